@@ -1,0 +1,1 @@
+//! Library part of the `analyze` tool (rendering and glue over unitrace-core).

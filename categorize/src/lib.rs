@@ -1,0 +1,1 @@
+//! Library part of the `categorize` tool (rendering and glue over unitrace-core).

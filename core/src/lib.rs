@@ -1,0 +1,15 @@
+//! Shared parsing core of unitrace-tools.
+//!
+//! One module per input format (see `../shared/formats.md` in the design
+//! repository and ARCHITECTURE.md); every parser works over `impl BufRead`
+//! or `&[u8]`, streams, and reports problems as typed errors that carry the
+//! file and line they refer to. The CLIs (analyze, categorize, summary,
+//! roofline, mergetrace) only parse arguments, call into this crate and
+//! render.
+
+pub mod atomic;
+pub mod error;
+
+pub use atomic::AtomicFile;
+pub use error::{InputError, Position};
+pub mod cli;

@@ -1,0 +1,1 @@
+//! Library part of the `mergetrace` tool (rendering and glue over unitrace-core).

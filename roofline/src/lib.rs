@@ -1,0 +1,1 @@
+//! Library part of the `roofline` tool (rendering and glue over unitrace-core).

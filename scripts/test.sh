@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite of unitrace-tools, runnable on a fresh machine that has
+# only the Rust toolchain: installs the Debian packages the tests use, then
+# runs every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# Debian packages used by tests: pdftoppm/pdftotext (poppler-utils) check that
+# PDFs render; chromium loads the HTML pages offline.
+need=()
+command -v pdftoppm >/dev/null 2>&1 || need+=(poppler-utils)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing ${need[*]}" >&2
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq >/dev/null 2>&1 || true
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
+        || echo "test.sh: could not install ${need[*]}; tests that need them will fail" >&2
+fi
+
+cargo test --workspace --release --locked "$@"
