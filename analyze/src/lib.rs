@@ -1,1 +1,26 @@
-//! Library part of the `analyze` tool (rendering and glue over unitrace-core).
+//! Library part of `analyze`: one module per mode of analyzeperfmetrics.py.
+//! Parsing lives in `unitrace-core`; this crate decides what to draw and
+//! renders it.
+
+pub mod args;
+pub mod charts;
+pub mod list;
+pub mod server;
+pub mod stall;
+
+use std::process::ExitCode;
+
+use args::Args;
+
+/// Runs one invocation of `analyze` (the flow of scripts.md 1.2).
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.list {
+        return list::run(args);
+    }
+    if args.http || args.https {
+        return server::run(args);
+    }
+    // Metric vs stall files are told apart by their header (scripts.md 1.2
+    // step 9); the chart module decides and hands stall files to `stall`.
+    charts::run(args)
+}

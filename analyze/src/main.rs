@@ -1,22 +1,22 @@
-//! `analyze`: charts, listings and stall reports from unitrace metric and stall CSVs
-//!
-//! Not implemented yet: the command line is accepted so scripts can be
-//! wired up, but every run ends with a clear error and exit code 2.
+//! `analyze`: drop-in for analyzeperfmetrics.py (scripts.md 1). Parses the
+//! command line and dispatches to the mode modules of the library.
 
 use std::process::ExitCode;
 
+use analyze::args::{expand_option_files, Args};
 use clap::Parser;
+use unitrace_core::cli::{finish, one_line, EXIT_USAGE};
 
-#[derive(Parser, Debug)]
-#[command(name = "analyze", about = "charts, listings and stall reports from unitrace metric and stall CSVs", infer_long_args = true)]
-struct Args {
-    /// Arguments of the original script (not interpreted yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
-}
+const TOOL: &str = "analyze";
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!("analyze: not yet implemented");
-    ExitCode::from(unitrace_core::cli::EXIT_USAGE)
+    let argv = match expand_option_files(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("{TOOL}: {}", one_line(&e.to_string()));
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let args = Args::parse_from(argv);
+    finish(TOOL, analyze::run(&args))
 }

@@ -37,4 +37,3 @@ pub fn one_line(message: &str) -> String {
 pub fn warn(tool: &str, message: impl Display) {
     eprintln!("{tool}: warning: {}", one_line(&message.to_string()));
 }
-

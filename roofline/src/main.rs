@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
-#[command(name = "roofline", about = "GPU roofline from unitrace compute and memory profiles", infer_long_args = true)]
+#[command(
+    name = "roofline",
+    about = "GPU roofline from unitrace compute and memory profiles",
+    infer_long_args = true
+)]
 struct Args {
     /// Arguments of the original script (not interpreted yet).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
-#[command(name = "categorize", about = "compile a kernel-category INI schema into a JSON search tree", infer_long_args = true)]
+#[command(
+    name = "categorize",
+    about = "compile a kernel-category INI schema into a JSON search tree",
+    infer_long_args = true
+)]
 struct Args {
     /// Arguments of the original script (not interpreted yet).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

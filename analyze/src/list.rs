@@ -1,0 +1,9 @@
+//! Mode `list` of analyze (not implemented yet).
+
+use std::process::ExitCode;
+
+use crate::args::Args;
+
+pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("list mode is not yet implemented")
+}
