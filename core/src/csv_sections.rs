@@ -564,9 +564,14 @@ impl<R: Read> CsvReader<R> {
             };
             let text = self.src.text(&line);
             let blank = text.iter().all(|b| *b == b' ' || *b == b'\t');
+            let stats = if blank {
+                LineStats::default()
+            } else {
+                LineStats::of(text)
+            };
 
             // Banner: ends the current section and starts the next.
-            if !blank && is_banner(text) {
+            if stats.has_equals && is_banner(text) {
                 let device = banner_device(text).ok_or_else(|| {
                     InputError::at_line(
                         &self.path,
@@ -672,7 +677,7 @@ impl<R: Read> CsvReader<R> {
                         }));
                     }
                     let kernel = if self.check_rows {
-                        check_row(text, header, &mut self.fields, line.had_newline)
+                        check_row(text, &stats, header, &mut self.fields, line.had_newline)
                             .map_err(|p| InputError::at_line(&self.path, line.number, p))?
                     } else {
                         kernel_field_fast(text, header)
@@ -843,10 +848,33 @@ pub fn split_fields(line: &[u8], out: &mut Vec<Field>) -> Result<(), String> {
     }
 }
 
-fn count_commas(s: &[u8]) -> usize {
-    // Plain loop on purpose: the compiler vectorises it, which is several
-    // times faster than iterating over memchr matches on comma-dense rows.
-    s.iter().filter(|&&b| b == b',').count()
+/// Byte counts of one line gathered in a single pass, so that the common
+/// row (quotes only around the kernel name) is checked without splitting.
+#[derive(Debug, Default, Clone, Copy)]
+struct LineStats {
+    commas: usize,
+    quotes: usize,
+    has_equals: bool,
+}
+
+impl LineStats {
+    fn of(s: &[u8]) -> LineStats {
+        let mut stats = LineStats::default();
+        // Byte-wide counters over chunks of at most 255 bytes: branch-free,
+        // so the compiler vectorises the inner loop.
+        for chunk in s.chunks(255) {
+            let (mut commas, mut quotes, mut equals) = (0u8, 0u8, 0u8);
+            for &b in chunk {
+                commas += u8::from(b == b',');
+                quotes += u8::from(b == b'"');
+                equals |= u8::from(b == b'=');
+            }
+            stats.commas += usize::from(commas);
+            stats.quotes += usize::from(quotes);
+            stats.has_equals |= equals != 0;
+        }
+        stats
+    }
 }
 
 /// Locates the kernel field without checking the row (structure scans).
@@ -865,6 +893,7 @@ fn kernel_field_fast(line: &[u8], header: &Header) -> Result<(usize, usize), Str
 /// Checks the field count of a data row and returns its kernel field range.
 fn check_row(
     line: &[u8],
+    stats: &LineStats,
     header: &Header,
     fields: &mut Vec<Field>,
     had_newline: bool,
@@ -872,9 +901,12 @@ fn check_row(
     let expected = header.field_count();
     let (count, kernel) = if header.kernel_index == 0 {
         let (kernel, end) = parse_field(line, 0)?;
-        let rest = &line[end..];
-        let count = if memchr::memchr(b'"', rest).is_none() {
-            1 + count_commas(rest)
+        let head = &line[..end];
+        let head_quotes = head.iter().filter(|&&b| b == b'"').count();
+        let count = if head_quotes == stats.quotes {
+            // No quote after the kernel field: every later comma separates.
+            let head_commas = head.iter().filter(|&&b| b == b',').count();
+            1 + stats.commas - head_commas
         } else {
             split_fields(line, fields)?;
             fields.len()
