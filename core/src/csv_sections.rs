@@ -392,6 +392,26 @@ pub fn scan_file_sections(path: &Path) -> Result<Vec<SectionInfo>, InputError> {
     scan_sections(file, path)
 }
 
+/// Opens `path` and returns a reader over the section `analyze -d DEVICE`
+/// reads (see [`find_device_section`]) with its [`SectionInfo`], or `None`
+/// when the file has no such device. Costs one structure scan of the file
+/// plus the read of that section.
+pub fn open_device_section(
+    path: &Path,
+    device: i64,
+) -> Result<Option<(SectionInfo, CsvReader<File>)>, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let sections = scan_file_sections(path)?;
+    let Some(section) = find_device_section(&sections, device) else {
+        return Ok(None);
+    };
+    let mut file = open_input(path)?;
+    file.seek(SeekFrom::Start(section.start_offset))
+        .map_err(|e| InputError::io(path, &e))?;
+    let csv = CsvReader::for_section(file, path, section);
+    Ok(Some((section.clone(), csv)))
+}
+
 /// Kind of the first section of a file, reading only up to its first header.
 pub fn sniff_kind<R: Read>(reader: R, path: &Path) -> Result<FileKind, InputError> {
     let mut csv = CsvReader::new(reader, path);
@@ -494,6 +514,30 @@ impl<R: Read> CsvReader<R> {
             prelude_text_seen: false,
             done: false,
         }
+    }
+
+    /// Reads data rows of `section` starting in the middle of it: `reader`
+    /// is positioned at byte `offset`, the start of line `line`, e.g. the
+    /// `byte_range` of a [`crate::metric_csv::KernelInstance`] found
+    /// earlier (wrap the file in `Read::take` to stop at the range end).
+    /// Emits `SectionStart` (with the section's index and device) and then
+    /// rows and separators under `section.header`; stops at the next banner.
+    pub fn for_rows(
+        reader: R,
+        path: &Path,
+        section: &SectionInfo,
+        offset: u64,
+        line: u64,
+    ) -> CsvReader<R> {
+        let mut csv = CsvReader::resume(reader, path, offset, line);
+        csv.single_section = true;
+        csv.seen_banner = true;
+        csv.state = State::Rows;
+        csv.header = Some(section.header.clone());
+        csv.next_index = section.index + 1;
+        csv.current = Some((section.index, section.device, offset, line));
+        csv.queued = Queued::SectionStart;
+        csv
     }
 
     pub fn path(&self) -> &Path {
@@ -1219,5 +1263,42 @@ mod tests {
             }
         }
         assert_eq!(rows, [(11, "b".to_string()), (12, "b".to_string())]);
+
+        // Re-reading only line 12 of the section.
+        let offset = text.find("\"b\", 3").unwrap();
+        let mut r = CsvReader::for_rows(
+            &text.as_bytes()[offset..],
+            Path::new("t.csv"),
+            s1,
+            offset as u64,
+            12,
+        );
+        let mut seen = Vec::new();
+        while let Some(e) = r.next_event().unwrap() {
+            seen.push(match e {
+                Event::SectionStart { device, .. } => format!("S{device:?}"),
+                Event::Row(row) => format!("R{}:{}", row.line(), row.kernel()),
+                other => format!("{other:?}"),
+            });
+        }
+        assert_eq!(seen[..2], ["SSome(1)", "R12:b"]);
+        assert!(matches!(seen.last().map(String::as_str), Some(s) if s.starts_with("SectionEnd")));
+    }
+
+    #[test]
+    fn open_device_section_seeks_to_the_banner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, "\n=== Device #0 Metrics ===\n\nKernel, A\n\"a\", 1\n\n\n=== Device #3 Metrics ===\n\nKernel, A\n\"b\", 2\n").unwrap();
+        let (info, mut csv) = open_device_section(&path, 3).unwrap().unwrap();
+        assert_eq!(info.device, Some(3));
+        let mut kernels = Vec::new();
+        while let Some(e) = csv.next_event().unwrap() {
+            if let Event::Row(row) = e {
+                kernels.push((row.line(), row.kernel().into_owned()));
+            }
+        }
+        assert_eq!(kernels, [(11, "b".to_string())]);
+        assert!(open_device_section(&path, 1).unwrap().is_none());
     }
 }

@@ -20,11 +20,12 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Range;
+use std::path::Path;
 
 pub use crate::csv_sections::{
-    banner_device, find_device_section, is_banner, is_header_line, open_input, scan_file_sections,
-    scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind, Header, RawRow,
-    SectionInfo, SeparatorKind, MAX_LINE_BYTES,
+    banner_device, find_device_section, is_banner, is_header_line, open_device_section, open_input,
+    scan_file_sections, scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind,
+    Header, RawRow, SectionInfo, SeparatorKind, MAX_LINE_BYTES,
 };
 use crate::error::InputError;
 
@@ -254,10 +255,34 @@ impl<R: Read> Iterator for InstanceReader<R> {
     }
 }
 
+/// Re-reads the rows of one instance found earlier (its `byte_range` and
+/// `first_line`) in `section` of the file at `path`, e.g. for an HTTP
+/// request, without reading the rest of the file.
+pub fn read_rows_at(
+    path: &Path,
+    section: &SectionInfo,
+    byte_range: Range<u64>,
+    first_line: u64,
+) -> Result<Vec<MetricRow>, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = open_input(path)?;
+    file.seek(SeekFrom::Start(byte_range.start))
+        .map_err(|e| InputError::io(path, &e))?;
+    let len = byte_range.end.saturating_sub(byte_range.start);
+    let mut csv = CsvReader::for_rows(file.take(len), path, section, byte_range.start, first_line);
+    let mut rows = Vec::new();
+    let mut fields = Vec::new();
+    while let Some(event) = csv.next_event()? {
+        if let Event::Row(row) = event {
+            rows.push(MetricRow::from_raw(&row, &mut fields)?);
+        }
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     const SAMPLING: &str = "
 === Device #0 Metrics ===
@@ -319,6 +344,29 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         let text = &SAMPLING[first.byte_range.start as usize..first.byte_range.end as usize];
         assert!(text.starts_with("\"k<a, b>") && text.ends_with("8.85e1\n"));
         assert!(all[1].rows[0].values[3].is_nan());
+
+        // An instance can be re-read from its byte range alone.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, SAMPLING).unwrap();
+        let sections = scan_file_sections(&path).unwrap();
+        let again = read_rows_at(
+            &path,
+            &sections[0],
+            first.byte_range.clone(),
+            first.first_line,
+        )
+        .unwrap();
+        assert_eq!(format!("{again:?}"), format!("{:?}", first.rows));
+        let last = &all[3];
+        let again = read_rows_at(
+            &path,
+            &sections[1],
+            last.byte_range.clone(),
+            last.first_line,
+        )
+        .unwrap();
+        assert_eq!(format!("{again:?}"), format!("{:?}", last.rows));
     }
 
     #[test]
