@@ -51,16 +51,17 @@ gen_file() {
 }
 
 # run_timed CMD...: runs CMD with stdout to /dev/null; prints
-# "<wall seconds> <peak RSS KiB>".
+# "<wall seconds> <peak RSS KiB> <CPU seconds (user+sys)>". CPU time is
+# reported too because on a shared machine wall time includes waiting.
 run_timed() {
     local t start end
     t=$(mktemp)
     # Wall time from the clock in ns (GNU time's %e has 10 ms steps, too
     # coarse for sub-second runs); peak RSS from GNU time.
     start=$(date +%s%N)
-    /usr/bin/time -f "%M" -o "$t" "$@" > /dev/null
+    /usr/bin/time -f "%M %U %S" -o "$t" "$@" > /dev/null
     end=$(date +%s%N)
-    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(cat "$t")"
+    awk -v a="$start" -v b="$end" '{ printf "%.3f %s %.2f\n", (b - a) / 1e9, $1, $2 + $3 }' "$t"
     rm -f "$t"
 }
 
@@ -70,7 +71,7 @@ best_of() {
     local best="" line
     for _ in $(seq "$n"); do
         line=$(run_timed "$@")
-        if [ -z "$best" ] || awk -v a="${line% *}" -v b="${best% *}" 'BEGIN { exit !(a < b) }'; then
+        if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
             best=$line
         fi
     done
@@ -80,9 +81,10 @@ best_of() {
 big=$(gen_file "metrics-$SIZE.csv" "$SIZE")
 bytes=$(stat -c %s "$big")
 cat "$big" > /dev/null   # into the page cache: we measure parsing, not the disk
-read -r wall rss < <(best_of 3 "$bin" -l "$big")
+read -r wall rss cpu < <(best_of 3 "$bin" -l "$big")
 mbps=$(awk -v b="$bytes" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? b / 1e6 / t : 0) }')
-echo "analyze -l on $(basename "$big"): $bytes bytes, best of 3: ${wall} s, ${mbps} MB/s, peak RSS $((rss / 1024)) MiB"
+cpu_mbps=$(awk -v b="$bytes" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? b / 1e6 / t : 0) }')
+echo "analyze -l on $(basename "$big"): $bytes bytes, best of 3: ${wall} s wall = ${mbps} MB/s (${cpu} s CPU = ${cpu_mbps} MB/s), peak RSS $((rss / 1024)) MiB"
 
 if [ -n "$ORIGINAL" ]; then
     small=$(gen_file "metrics-$RATIO_SIZE.csv" "$RATIO_SIZE")
@@ -92,10 +94,10 @@ if [ -n "$ORIGINAL" ]; then
     "$PYTHON" "$ORIGINAL" -l "$small" > "$DIR/original.list.txt"
     "$bin" -l "$small" > "$DIR/ours.list.txt"
     if cmp -s "$DIR/original.list.txt" "$DIR/ours.list.txt"; then same="identical output"; else same="OUTPUT DIFFERS"; fi
-    read -r owall orss < <(run_timed "$PYTHON" "$ORIGINAL" -l "$small")
-    read -r swall srss < <(best_of 3 "$bin" -l "$small")
+    read -r owall orss ocpu < <(run_timed "$PYTHON" "$ORIGINAL" -l "$small")
+    read -r swall srss scpu < <(best_of 3 "$bin" -l "$small")
     ratio=$(awk -v a="$owall" -v b="$swall" 'BEGIN { printf "%.0f", (b > 0 ? a / b : 0) }')
-    echo "on $(basename "$small") ($sbytes bytes, $same): original ${owall} s, peak RSS $((orss / 1024)) MiB; analyze ${swall} s, peak RSS $((srss / 1024)) MiB; ratio ${ratio}x"
+    echo "on $(basename "$small") ($sbytes bytes, $same): original ${owall} s wall (${ocpu} s CPU), peak RSS $((orss / 1024)) MiB; analyze ${swall} s wall (${scpu} s CPU), peak RSS $((srss / 1024)) MiB; wall-time ratio ${ratio}x"
 fi
 
 if [ "$KEEP" = 0 ]; then
