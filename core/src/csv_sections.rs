@@ -1201,6 +1201,24 @@ mod tests {
     }
 
     #[test]
+    fn byte_order_mark_and_kind_sniffing() {
+        let text = "\u{FEFF}Kernel, IP[Address], OtherStall[Events]\n\"k\", 10, 1\n";
+        assert_eq!(events(text)[..3], ["SNone@1", "H3", "R2:k"]);
+        assert_eq!(
+            sniff_kind(text.as_bytes(), Path::new("s.csv")).unwrap(),
+            FileKind::Stall
+        );
+        assert_eq!(
+            sniff_kind(
+                &b"\n=== Device #0 Metrics ===\n\nKernel,A\n"[..],
+                Path::new("m.csv")
+            )
+            .unwrap(),
+            FileKind::Metric
+        );
+    }
+
+    #[test]
     fn bannerless_file_and_repeated_headers() {
         let text = "== Kernel Metrics ==\n\nKernel,Device,GpuTime[ns],\nk1,0,5,\n\nKernel,Device,GpuTime[ns],\nk1,0,6,\n";
         assert_eq!(

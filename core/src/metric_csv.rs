@@ -93,6 +93,13 @@ impl MetricRow {
     pub fn value(&self, index: usize) -> f64 {
         self.values.get(index).copied().unwrap_or(f64::NAN)
     }
+
+    /// The original's 0-based row index of this row in its section: lines
+    /// after the header, blank ones included (scripts.md 1.3); the X values
+    /// of the original's metric charts (scripts.md 1.6.2).
+    pub fn section_row(&self, header: &Header) -> u64 {
+        self.line.saturating_sub(header.line() + 1)
+    }
 }
 
 /// Parses a numeric field as the original's pandas does: any float syntax,
@@ -344,6 +351,13 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         let text = &SAMPLING[first.byte_range.start as usize..first.byte_range.end as usize];
         assert!(text.starts_with("\"k<a, b>") && text.ends_with("8.85e1\n"));
         assert!(all[1].rows[0].values[3].is_nan());
+        let header = Header::parse(
+            b"Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]",
+            4,
+            Path::new("m.csv"),
+        )
+        .unwrap();
+        assert_eq!(all[2].rows[0].section_row(&header), 6);
 
         // An instance can be re-read from its byte range alone.
         let dir = tempfile::tempdir().unwrap();
