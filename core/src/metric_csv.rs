@@ -52,6 +52,17 @@ pub struct MetricRow {
 impl MetricRow {
     /// Parses every field of `row` (`fields` is a reused scratch buffer).
     pub fn from_raw(row: &RawRow<'_>, fields: &mut Vec<Field>) -> Result<MetricRow, InputError> {
+        MetricRow::from_raw_columns(row, fields, None)
+    }
+
+    /// Like [`MetricRow::from_raw`] but parses only the columns whose
+    /// index is `true` in `wanted` (and `GlobalInstanceId`); the others hold
+    /// NaN. Charts need a few of ~40 columns: this skips most float parsing.
+    pub fn from_raw_columns(
+        row: &RawRow<'_>,
+        fields: &mut Vec<Field>,
+        wanted: Option<&[bool]>,
+    ) -> Result<MetricRow, InputError> {
         let header = row.header();
         row.split(fields)?;
         let kernel_index = header.kernel_index();
@@ -59,7 +70,8 @@ impl MetricRow {
         let mut values = Vec::with_capacity(header.columns().len());
         let mut global_instance_id = None;
         for (i, (field, name)) in fields.iter().zip(header.columns()).enumerate() {
-            if i == kernel_index {
+            let is_wanted = wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
+            if i == kernel_index || (!is_wanted && Some(i) != id_index) {
                 values.push(f64::NAN);
                 continue;
             }
@@ -78,7 +90,7 @@ impl MetricRow {
                     ))
                 })?);
             }
-            values.push(value);
+            values.push(if is_wanted { value } else { f64::NAN });
         }
         Ok(MetricRow {
             kernel: row.kernel().into_owned(),
@@ -154,6 +166,10 @@ pub struct KernelInstance {
 pub struct InstanceReader<R> {
     csv: CsvReader<R>,
     keep_rows: bool,
+    /// Columns to parse (`None`: all), by index in the current header,
+    /// computed from `wanted_names` at each header.
+    wanted: Option<Vec<bool>>,
+    wanted_names: Vec<String>,
     section: usize,
     device: Option<i64>,
     ordinals: HashMap<String, u32>,
@@ -167,6 +183,8 @@ impl<R: Read> InstanceReader<R> {
         InstanceReader {
             csv,
             keep_rows: true,
+            wanted: None,
+            wanted_names: Vec::new(),
             section: 0,
             device: None,
             ordinals: HashMap::new(),
@@ -180,6 +198,16 @@ impl<R: Read> InstanceReader<R> {
     pub fn without_rows(csv: CsvReader<R>) -> InstanceReader<R> {
         let mut r = InstanceReader::new(csv);
         r.keep_rows = false;
+        r
+    }
+
+    /// Instances with rows in which only the named columns are parsed
+    /// (others are NaN); unknown names are ignored here, validate them
+    /// against the header first.
+    pub fn with_columns(csv: CsvReader<R>, names: &[&str]) -> InstanceReader<R> {
+        let mut r = InstanceReader::new(csv);
+        r.wanted_names = names.iter().map(|n| n.to_string()).collect();
+        r.wanted = Some(Vec::new());
         r
     }
 
@@ -203,7 +231,12 @@ impl<R: Read> InstanceReader<R> {
                     self.device = device;
                     self.ordinals.clear();
                 }
-                Event::Header(_) => {}
+                Event::Header(h) => {
+                    if let Some(wanted) = &mut self.wanted {
+                        wanted.clear();
+                        wanted.extend(h.columns().iter().map(|c| self.wanted_names.contains(c)));
+                    }
+                }
                 Event::Row(row) => {
                     if self.keep_rows && row.header().kind() == FileKind::Stall {
                         return Err(
@@ -241,7 +274,11 @@ impl<R: Read> InstanceReader<R> {
                     inst.byte_range.end = row.end_offset();
                     inst.row_count += 1;
                     if self.keep_rows {
-                        inst.rows.push(MetricRow::from_raw(&row, &mut self.fields)?);
+                        inst.rows.push(MetricRow::from_raw_columns(
+                            &row,
+                            &mut self.fields,
+                            self.wanted.as_deref(),
+                        )?);
                     }
                 }
                 Event::Separator { .. } | Event::SectionEnd { .. } => {
@@ -381,6 +418,19 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         )
         .unwrap();
         assert_eq!(format!("{again:?}"), format!("{:?}", last.rows));
+    }
+
+    #[test]
+    fn only_wanted_columns_are_parsed() {
+        let csv = CsvReader::new(SAMPLING.as_bytes(), Path::new("m.csv"));
+        let all: Vec<_> = InstanceReader::with_columns(csv, &["XVE_ACTIVE[%]"])
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let row = &all[0].rows[1];
+        assert_eq!(row.global_instance_id, Some(12));
+        assert!(row.values[1].is_nan() && row.values[2].is_nan());
+        assert_eq!(row.values[3], 88.5);
+        assert_eq!(all[3].rows[1].values[3], 8.0);
     }
 
     #[test]
