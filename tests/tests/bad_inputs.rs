@@ -1,0 +1,519 @@
+//! Every tool on every file of the shared bad-input corpus
+//! (`tests/bad_inputs/`) that is relevant to it, plus generated inputs too
+//! big to commit (huge lines) and truncations of the valid files at every
+//! section boundary. The contract checked for each run is described in
+//! `unitrace_system_tests` (src/lib.rs): no panic, one error line
+//! `TOOL: FILE[:LINE]: problem` (or, for inputs a tool may use, warnings
+//! only), no output file after a failure, inputs unchanged.
+//!
+//! Corpus layout: `tests/bad_inputs/<kind>/<case>`, one folder per input
+//! kind; `valid/` holds the good files that truncations start from and that
+//! tools needing several inputs get for their other inputs. Every corpus
+//! file must be listed in [`CASES`], so the table and the folder cannot
+//! drift apart.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use unitrace_system_tests::{check, repo_root, tool_binary, Expect, Invocation};
+
+/// Kinds of input, one corpus folder each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    MetricCsv,
+    StallCsv,
+    OptionFile,
+}
+
+impl Kind {
+    fn folder(self) -> &'static str {
+        match self {
+            Kind::MetricCsv => "metric_csv",
+            Kind::StallCsv => "stall_csv",
+            Kind::OptionFile => "option_file",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Kind::MetricCsv | Kind::StallCsv => "csv",
+            Kind::OptionFile => "txt",
+        }
+    }
+}
+
+/// The corpus: `(kind folder / file, what every tool must do with it)`.
+/// Per-tool exceptions are in [`OVERRIDES`].
+const CASES: &[(&str, Expect)] = &[
+    // --- metric CSVs (formats (a)) ---
+    ("metric_csv/empty.csv", Expect::Fail(None)),
+    // A PNG header: NUL bytes, no line structure.
+    ("metric_csv/binary.csv", Expect::Fail(None)),
+    // UTF-16 with BOM (an editor's "Unicode" save): no `Kernel,` header.
+    ("metric_csv/utf16.csv", Expect::Fail(None)),
+    // A kernel name in Latin-1: kept with U+FFFD, with a warning.
+    ("metric_csv/latin1_kernel.csv", Expect::Warn),
+    // CRLF line endings; line 6 has 5 of 8 fields: the line number must be
+    // counted the same way as with LF.
+    ("metric_csv/crlf_missing_fields.csv", Expect::Fail(Some(6))),
+    ("metric_csv/missing_fields.csv", Expect::Fail(Some(5))),
+    ("metric_csv/extra_fields.csv", Expect::Fail(Some(5))),
+    // Header naming `GpuTime[ns]` twice.
+    ("metric_csv/duplicate_columns.csv", Expect::Fail(Some(4))),
+    // Header line repeated (old main logs do this before every instance,
+    // so it is a separator, not an error).
+    (
+        "metric_csv/duplicate_header.csv",
+        Expect::Accept("a repeated header separates instances (old main logs)"),
+    ),
+    ("metric_csv/numbers_out_of_range.csv", Expect::Fail(Some(5))),
+    ("metric_csv/nan_inf.csv", Expect::Fail(Some(5))),
+    ("metric_csv/negative_duration.csv", Expect::Fail(Some(5))),
+    ("metric_csv/not_a_number.csv", Expect::Fail(Some(5))),
+    // Last row cut in the middle (profiler killed).
+    ("metric_csv/truncated_mid_row.csv", Expect::Fail(Some(5))),
+    ("metric_csv/banner_without_header.csv", Expect::Fail(None)),
+    ("metric_csv/unclosed_quote.csv", Expect::Fail(Some(5))),
+    ("metric_csv/trace_json.csv", Expect::Fail(None)),
+    (
+        "metric_csv/header_without_metrics.csv",
+        Expect::Fail(Some(1)),
+    ),
+    // A stall header where metrics are expected.
+    ("metric_csv/stall_header_only.csv", Expect::Fail(None)),
+    // --- stall CSVs (formats (b)) ---
+    ("stall_csv/empty.csv", Expect::Fail(None)),
+    ("stall_csv/binary.csv", Expect::Fail(None)),
+    ("stall_csv/latin1_kernel.csv", Expect::Warn),
+    ("stall_csv/crlf_missing_fields.csv", Expect::Fail(Some(6))),
+    ("stall_csv/bad_ip.csv", Expect::Fail(Some(5))),
+    ("stall_csv/ip_out_of_range.csv", Expect::Fail(Some(5))),
+    ("stall_csv/negative_count.csv", Expect::Fail(Some(5))),
+    ("stall_csv/count_out_of_range.csv", Expect::Fail(Some(5))),
+    ("stall_csv/nan_inf.csv", Expect::Fail(Some(5))),
+    ("stall_csv/duplicate_columns.csv", Expect::Fail(Some(4))),
+    ("stall_csv/truncated_mid_row.csv", Expect::Fail(Some(6))),
+    // --- option files (`-f FILE`, formats (h)) ---
+    ("option_file/unclosed_quote.txt", Expect::Fail(None)),
+    ("option_file/trailing_backslash.txt", Expect::Fail(None)),
+    (
+        "option_file/empty.txt",
+        Expect::Accept("an empty option file adds no option"),
+    ),
+    (
+        "option_file/crlf.txt",
+        Expect::Accept("CR is whitespace to shlex: CRLF files split like LF files"),
+    ),
+    // Binary bytes split into words that are not options: clap's usage
+    // error (exit 2).
+    ("option_file/binary.txt", Expect::Usage),
+    // clap reports unknown options in its own multi-line usage format
+    // (exit 2), like argparse does.
+    ("option_file/unknown_option.txt", Expect::Usage),
+    ("option_file/bad_number.txt", Expect::Usage),
+];
+
+/// `(mode, corpus file, expectation)` where a tool legitimately differs
+/// from the corpus default, with the reason.
+const OVERRIDES: &[(&str, &str, Expect)] = &[
+    // The listing prints names only: values are never parsed.
+    (
+        "analyze -l",
+        "metric_csv/numbers_out_of_range.csv",
+        Expect::Accept("-l lists names; it never parses metric values"),
+    ),
+    (
+        "analyze -l",
+        "metric_csv/nan_inf.csv",
+        Expect::Accept("-l lists names; it never parses metric values"),
+    ),
+    (
+        "analyze -l",
+        "metric_csv/negative_duration.csv",
+        Expect::Accept("-l lists names; it never parses metric values"),
+    ),
+    (
+        "analyze -l",
+        "metric_csv/not_a_number.csv",
+        Expect::Accept("-l lists names; it never parses metric values"),
+    ),
+    (
+        "analyze -l",
+        "metric_csv/stall_header_only.csv",
+        Expect::Accept("-l lists stall files too"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/bad_ip.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/ip_out_of_range.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/negative_count.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/count_out_of_range.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/nan_inf.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "stall_csv/duplicate_columns.csv",
+        Expect::Accept("-l lists kernel names; it never parses stall rows"),
+    ),
+    (
+        "analyze -l",
+        "metric_csv/duplicate_columns.csv",
+        Expect::Accept("-l lists the header as written"),
+    ),
+    // `-l` reads no metric, so `-m`/`-y` from an option file are unused.
+    ("analyze -l", "option_file/bad_number.txt", Expect::Usage),
+];
+
+/// Scratch folders of one run: the bad input, copies of the valid files
+/// (other inputs), an empty output folder.
+struct Scratch {
+    _dir: tempfile::TempDir,
+    input: PathBuf,
+    valid: PathBuf,
+    out: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str, bytes: &[u8]) -> Scratch {
+        let dir = tempfile::tempdir().expect("scratch dir");
+        let input_dir = dir.path().join("in");
+        let valid = dir.path().join("valid");
+        let out = dir.path().join("out");
+        let cwd = dir.path().join("cwd");
+        for d in [&input_dir, &valid, &out, &cwd] {
+            fs::create_dir(d).expect("scratch sub-folder");
+        }
+        let input = input_dir.join(name);
+        fs::write(&input, bytes).expect("write input");
+        let valid_src = corpus_dir().join("valid");
+        for entry in fs::read_dir(&valid_src).expect("valid corpus folder") {
+            let entry = entry.expect("valid corpus entry");
+            fs::copy(entry.path(), valid.join(entry.file_name())).expect("copy valid file");
+        }
+        Scratch {
+            _dir: dir,
+            input,
+            valid,
+            out,
+            cwd,
+        }
+    }
+}
+
+/// One way of running a tool on one kind of input.
+struct Mode {
+    /// Name used in [`OVERRIDES`] and failure messages.
+    name: &'static str,
+    /// Message prefix of the tool.
+    tool: &'static str,
+    binary: &'static str,
+    kinds: &'static [Kind],
+    /// Command line for a bad input of `kind`; the bad input is
+    /// `s.input`, other inputs come from `s.valid`, outputs go to `s.out`.
+    args: fn(kind: Kind, s: &Scratch) -> Vec<OsString>,
+}
+
+fn os(items: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
+    items.iter().map(|i| i.as_ref().to_os_string()).collect()
+}
+
+const MODES: &[Mode] = &[Mode {
+    name: "analyze -l",
+    tool: "analyze",
+    binary: "analyze",
+    kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
+    args: |kind, s| {
+        let out = s.out.join("listing.txt");
+        match kind {
+            Kind::OptionFile => os(&[
+                &"-f",
+                &s.input,
+                &"-l",
+                &"-o",
+                &out,
+                &s.valid.join("metrics_2dev.csv"),
+            ]),
+            _ => os(&[&"-l", &"-o", &out, &s.input]),
+        }
+    },
+}];
+
+fn corpus_dir() -> PathBuf {
+    repo_root().join("tests").join("bad_inputs")
+}
+
+fn expectation(mode: &str, file: &str, default: &Expect) -> Expect {
+    OVERRIDES
+        .iter()
+        .find(|(m, f, _)| *m == mode && *f == file)
+        .map_or_else(|| default.clone(), |(_, _, e)| e.clone())
+}
+
+/// Runs `mode` on `bytes` (named `name`) and records a failure message.
+fn run_case(mode: &Mode, kind: Kind, name: &str, bytes: &[u8], expect: &Expect) -> Option<String> {
+    let scratch = Scratch::new(name, bytes);
+    let args = (mode.args)(kind, &scratch);
+    let inv = Invocation {
+        tool: mode.tool.to_string(),
+        binary: tool_binary(mode.binary),
+        args,
+        inputs: vec![scratch.input.clone(), scratch.valid.clone()],
+        out_dir: scratch.out.clone(),
+        cwd: scratch.cwd.clone(),
+    };
+    check(&inv, expect)
+        .err()
+        .map(|e| format!("[{} on {name}, want {expect:?}] {e}", mode.name))
+}
+
+fn kind_of_case(file: &str) -> Kind {
+    let folder = file.split('/').next().unwrap_or_default();
+    [Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile]
+        .into_iter()
+        .find(|k| k.folder() == folder)
+        .unwrap_or_else(|| panic!("corpus file {file} is in an unknown folder"))
+}
+
+#[test]
+fn corpus_table_lists_every_file() {
+    let mut on_disk = Vec::new();
+    for entry in fs::read_dir(corpus_dir()).expect("corpus folder") {
+        let dir = entry.expect("corpus entry").path();
+        let folder = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if !dir.is_dir() || folder == "valid" {
+            continue;
+        }
+        for file in fs::read_dir(&dir).expect("kind folder") {
+            let name = file.expect("corpus file").file_name();
+            on_disk.push(format!("{folder}/{}", name.to_string_lossy()));
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = CASES.iter().map(|(f, _)| f.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "tests/bad_inputs and CASES differ");
+    for (mode, file, _) in OVERRIDES {
+        assert!(
+            MODES.iter().any(|m| m.name == *mode),
+            "override for unknown mode {mode}"
+        );
+        assert!(
+            CASES.iter().any(|(f, _)| f == file),
+            "override for unknown file {file}"
+        );
+    }
+}
+
+#[test]
+fn every_tool_on_every_corpus_file() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for (file, default) in CASES {
+        let kind = kind_of_case(file);
+        let path = corpus_dir().join(file);
+        let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let name = Path::new(file)
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        for mode in MODES.iter().filter(|m| m.kinds.contains(&kind)) {
+            let expect = expectation(mode.name, file, default);
+            runs += 1;
+            failures.extend(run_case(mode, kind, &name, &bytes, &expect));
+        }
+    }
+    assert!(runs >= CASES.len(), "only {runs} runs");
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs broke the contract:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Valid files of each kind that truncations start from.
+fn valid_base(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::MetricCsv => Some("metrics_2dev.csv"),
+        Kind::StallCsv => Some("stalls_2dev.csv"),
+        Kind::OptionFile => None,
+    }
+}
+
+/// Lines that start a structural part of a metric/stall CSV: a banner, a
+/// header, the first data row after a blank line (an instance start).
+fn is_section_boundary(line: &[u8], previous: Option<&[u8]>) -> bool {
+    let text = String::from_utf8_lossy(line);
+    let t = text.trim();
+    t.starts_with("=== Device")
+        || t.starts_with("Kernel,")
+        || t.is_empty()
+        || previous.is_some_and(|p| {
+            let p = String::from_utf8_lossy(p);
+            p.trim().is_empty() || p.trim_start().starts_with("Kernel,")
+        })
+}
+
+/// The valid files cut at every section boundary: at the line start
+/// (`Either`: often still a valid file) and in the middle of the line (a
+/// cut data row must fail at its line; a cut banner or header may still be
+/// a readable file).
+#[test]
+fn truncated_at_every_section_boundary() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for kind in [Kind::MetricCsv, Kind::StallCsv] {
+        let Some(base) = valid_base(kind) else {
+            continue;
+        };
+        let bytes = fs::read(corpus_dir().join("valid").join(base)).expect("valid base file");
+        let mut offset = 0usize;
+        let mut previous: Option<&[u8]> = None;
+        for (index, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+            let line_no = index as u64 + 1;
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            if is_section_boundary(body, previous) {
+                let is_row = !body.is_empty()
+                    && !String::from_utf8_lossy(body).contains("=== Device")
+                    && !String::from_utf8_lossy(body)
+                        .trim_start()
+                        .starts_with("Kernel,");
+                let mut cuts = vec![(offset, Expect::Either)];
+                if body.len() > 1 {
+                    let mid = if is_row {
+                        Expect::Fail(Some(line_no))
+                    } else {
+                        Expect::Either
+                    };
+                    cuts.push((offset + body.len() / 2, mid));
+                }
+                for (cut, expect) in cuts {
+                    if cut == 0 {
+                        continue; // the empty file is in the corpus
+                    }
+                    let name = format!("cut{cut}.{}", kind.extension());
+                    for mode in MODES.iter().filter(|m| m.kinds.contains(&kind)) {
+                        runs += 1;
+                        failures.extend(run_case(mode, kind, &name, &bytes[..cut], &expect));
+                    }
+                }
+            }
+            previous = Some(body);
+            offset += line.len();
+        }
+    }
+    assert!(runs >= 10, "only {runs} truncations");
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs broke the contract:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Lines longer than any reader accepts (generated: megabytes are not
+/// committed): one data row of 2 MiB after a valid header, and 3 MiB
+/// without any newline.
+#[test]
+fn huge_lines() {
+    let mut failures = Vec::new();
+    for kind in [Kind::MetricCsv, Kind::StallCsv] {
+        let base = fs::read(
+            corpus_dir()
+                .join("valid")
+                .join(valid_base(kind).unwrap_or_default()),
+        )
+        .expect("valid base file");
+        // Keep the first 4 lines (blank, banner, blank, header).
+        let header_end = base
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(3)
+            .map_or(base.len(), |(i, _)| i + 1);
+        let mut long_row = base[..header_end].to_vec();
+        long_row.push(b'"');
+        long_row.extend(std::iter::repeat(b'k').take(2 << 20));
+        long_row.extend_from_slice(b"\", 1, 2, 3\n");
+        let no_newline = vec![b'x'; 3 << 20];
+        for (name, bytes, expect) in [
+            ("long_row", &long_row, Expect::Fail(Some(5))),
+            ("no_newline", &no_newline, Expect::Fail(None)),
+        ] {
+            let name = format!("{name}.{}", kind.extension());
+            for mode in MODES.iter().filter(|m| m.kinds.contains(&kind)) {
+                failures.extend(run_case(mode, kind, &name, bytes, &expect));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "contract broken:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// A missing input and a folder where a file is expected.
+#[test]
+fn missing_and_directory_inputs() {
+    let mut failures = Vec::new();
+    for mode in MODES {
+        for &kind in mode.kinds {
+            if kind == Kind::OptionFile {
+                continue;
+            }
+            let scratch = Scratch::new("present.csv", b"");
+            let missing = scratch.input.with_file_name("missing.csv");
+            let folder = scratch.input.with_file_name("folder.csv");
+            fs::create_dir(&folder).expect("folder input");
+            for input in [missing, folder] {
+                let s = Scratch {
+                    _dir: tempfile::tempdir().expect("dir"),
+                    input: input.clone(),
+                    valid: scratch.valid.clone(),
+                    out: scratch.out.clone(),
+                    cwd: scratch.cwd.clone(),
+                };
+                let inv = Invocation {
+                    tool: mode.tool.to_string(),
+                    binary: tool_binary(mode.binary),
+                    args: (mode.args)(kind, &s),
+                    inputs: vec![input.clone()],
+                    out_dir: scratch.out.clone(),
+                    cwd: scratch.cwd.clone(),
+                };
+                if let Err(e) = check(&inv, &Expect::Fail(None)) {
+                    failures.push(format!("[{} on {}] {e}", mode.name, input.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "contract broken:\n{}",
+        failures.join("\n")
+    );
+}
