@@ -7,6 +7,15 @@ use std::io::Write;
 use crate::model::{KernelView, Roofline};
 use crate::pyfmt::repr;
 
+/// Counts (time, operations, bytes) print as integers when they are whole.
+fn count(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        format!("{}", x as i64)
+    } else {
+        repr(x)
+    }
+}
+
 pub const HEADER: [&str; 16] = [
     "kernel",
     "level",
@@ -36,12 +45,12 @@ pub fn write_csv(r: &Roofline, views: &[KernelView], out: impl Write) -> csv::Re
             w.write_record([
                 k.name.as_str(),
                 level.key.as_str(),
-                &repr(k.time_ns.as_f64()),
+                &count(k.time_ns.as_f64()),
                 &repr(v.time_pct),
                 &k.memory_instances.to_string(),
                 r.precision.label(),
-                &repr(v.ops),
-                &repr(p.bytes),
+                &count(v.ops),
+                &count(p.bytes),
                 &repr(p.ai),
                 &repr(p.gflops),
                 &repr(level.bandwidth_gb_per_s),

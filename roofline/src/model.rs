@@ -71,8 +71,12 @@ pub struct KernelView {
     /// Above the time threshold and with a non-zero count for the precision.
     pub selected: bool,
     pub points: Vec<Point>,
-    /// Index into `points` of the lowest roof (the binding one).
+    /// Index into `points` of the lowest roof (the binding one); `None`
+    /// when the kernel has no operation of the plotted precision.
     pub binding: Option<usize>,
+    /// The kernel's own largest operation type (it may differ from the
+    /// plotted precision, e.g. an FP32 kernel on an XMX page).
+    pub own_precision: Precision,
 }
 
 #[derive(Debug, Clone)]
@@ -198,6 +202,7 @@ impl Roofline {
                 }
                 let binding = points
                     .iter()
+                    .filter(|_| ops > 0.0)
                     .enumerate()
                     .filter(|(_, pt)| pt.roof_gflops.is_finite())
                     .fold(None::<(usize, f64)>, |best, (j, pt)| match best {
@@ -213,6 +218,7 @@ impl Roofline {
                     selected,
                     points,
                     binding,
+                    own_precision: largest_op_type(k),
                 }
             })
             .collect()
@@ -232,6 +238,18 @@ pub fn dominant_precision(kernels: &[Kernel]) -> Precision {
         if total > best_total {
             best = p;
             best_total = total;
+        }
+    }
+    best
+}
+
+/// The kernel's precision with the largest count (ties: first in
+/// [`Precision::ALL`] order).
+pub fn largest_op_type(k: &Kernel) -> Precision {
+    let mut best = Precision::Fp16;
+    for p in Precision::ALL {
+        if k.ops[p.index()].as_f64() > k.ops[best.index()].as_f64() {
+            best = p;
         }
     }
     best

@@ -513,7 +513,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     // Kernel table: sortable; default order is by time, longest first.
     let present: Vec<(usize, &crate::model::Level)> =
         r.levels.iter().enumerate().filter(|(_, l)| l.present).collect();
-    s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
+    s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Largest op type</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
     for (_, level) in &present {
         let _ = write!(s, "<th data-type=\"num\">AI {} (FLOP/byte)</th>", esc(&level.label));
     }
@@ -524,7 +524,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         let bound = match binding {
             Some(p) if p.memory_bound => format!("memory ({})", r.levels[p.level].label),
             Some(_) => "compute".to_string(),
-            None => "n/a".to_string(),
+            None => format!("no {} ops", r.precision.label()),
         };
         let pct = binding.map_or(f64::NAN, |p| p.pct_of_roof);
         let above = v.points.iter().any(|p| p.above_roof);
@@ -543,6 +543,8 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         s.push_str(&num_cell(ms));
         s.push_str(&num_cell(v.time_pct));
         s.push_str(&num_cell(v.gflops));
+        let own = v.own_precision.label();
+        let _ = write!(s, "<td data-v=\"{own}\">{own}</td>");
         let _ = write!(s, "<td data-v=\"{}\">{}</td>", esc(&bound), esc(&bound));
         s.push_str(&num_cell(pct));
         for (li, _) in &present {
