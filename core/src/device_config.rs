@@ -195,11 +195,7 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<DeviceConfig, InputError> {
             ));
         };
         let v: f64 = value.trim().parse().map_err(|_| {
-            InputError::at_line(
-                path,
-                *line,
-                format!("{key}: `{value}` is not a number"),
-            )
+            InputError::at_line(path, *line, format!("{key}: `{value}` is not a number"))
         })?;
         check_positive(path, Some(*line), key, v)
     };
@@ -232,11 +228,13 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<DeviceConfig, InputError> {
 
 fn parse_json(path: &Path, bytes: &[u8]) -> Result<DeviceConfig, InputError> {
     use serde_json::Value;
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
-        InputError::at_line(path, e.line() as u64, format!("invalid JSON: {e}"))
-    })?;
+    let root: Value = serde_json::from_slice(bytes)
+        .map_err(|e| InputError::at_line(path, e.line() as u64, format!("invalid JSON: {e}")))?;
     let Value::Object(root) = root else {
-        return Err(InputError::at_file(path, "device file must be a JSON object"));
+        return Err(InputError::at_file(
+            path,
+            "device file must be a JSON object",
+        ));
     };
     let name = match root.get("name") {
         Some(Value::String(s)) => s.clone(),
@@ -250,28 +248,32 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<DeviceConfig, InputError> {
     let object = |key: &str| -> Result<&serde_json::Map<String, Value>, InputError> {
         match root.get(key) {
             Some(Value::Object(m)) => Ok(m),
-            Some(_) => Err(InputError::at_file(path, format!("`{key}` must be an object"))),
+            Some(_) => Err(InputError::at_file(
+                path,
+                format!("`{key}` must be an object"),
+            )),
             None => Err(InputError::at_file(
                 path,
                 format!("missing `{key}` (a device file needs all five peaks and both bandwidths)"),
             )),
         }
     };
-    let number = |obj: &serde_json::Map<String, Value>, section: &str, key: &str| {
-        match obj.get(key) {
-            Some(Value::Number(n)) => {
-                let v = n.as_f64().unwrap_or(f64::NAN);
-                check_positive(path, None, &format!("{section}.{key}"), v)
-            }
-            Some(other) => Err(InputError::at_file(
-                path,
-                format!("{section}.{key}: `{other}` is not a number"),
-            )),
-            None => Err(InputError::at_file(
-                path,
-                format!("missing {section}.{key} (a device file needs all five peaks and both bandwidths)"),
-            )),
+    let number = |obj: &serde_json::Map<String, Value>, section: &str, key: &str| match obj.get(key)
+    {
+        Some(Value::Number(n)) => {
+            let v = n.as_f64().unwrap_or(f64::NAN);
+            check_positive(path, None, &format!("{section}.{key}"), v)
         }
+        Some(other) => Err(InputError::at_file(
+            path,
+            format!("{section}.{key}: `{other}` is not a number"),
+        )),
+        None => Err(InputError::at_file(
+            path,
+            format!(
+                "missing {section}.{key} (a device file needs all five peaks and both bandwidths)"
+            ),
+        )),
     };
     let peaks = object("peak_gflops")?;
     let mut peak_gflops = [0.0; 5];
@@ -297,13 +299,12 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<DeviceConfig, InputError> {
         .collect();
     extra.sort();
     for key in extra {
-        if !key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        {
+        if !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(InputError::at_file(
                 path,
-                format!("bandwidth_gb_per_s.{key}: level names may only use letters, digits and `_`"),
+                format!(
+                    "bandwidth_gb_per_s.{key}: level names may only use letters, digits and `_`"
+                ),
             ));
         }
         levels.push(MemoryLevel {
@@ -372,13 +373,13 @@ mod tests {
 
     #[test]
     fn extra_levels_follow_l3_and_gpu_memory() {
-        let json = JSON.replace(
-            "\"l3\": 2043}",
-            "\"l3\": 2043, \"load_store_cache\": 5000}",
-        );
+        let json = JSON.replace("\"l3\": 2043}", "\"l3\": 2043, \"load_store_cache\": 5000}");
         let d = DeviceConfig::from_bytes(p(), json.as_bytes()).unwrap();
         let keys: Vec<_> = d.levels.iter().map(|l| l.key.as_str()).collect();
         assert_eq!(keys, ["l3", "gpu_memory", "load_store_cache"]);
-        assert_eq!(d.levels[2].read_column(), "LOAD_STORE_CACHE_BYTE_READ[bytes]");
+        assert_eq!(
+            d.levels[2].read_column(),
+            "LOAD_STORE_CACHE_BYTE_READ[bytes]"
+        );
     }
 }

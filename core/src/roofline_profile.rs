@@ -252,7 +252,10 @@ impl Aggregator {
         if rows == 0 {
             return Err(InputError::at_file(
                 path,
-                format!("{} profile: the metric section has no kernel rows", self.what),
+                format!(
+                    "{} profile: the metric section has no kernel rows",
+                    self.what
+                ),
             ));
         }
         Ok(())
@@ -320,7 +323,12 @@ struct Header {
 }
 
 impl Header {
-    fn parse(agg: &mut Aggregator, path: &Path, line_no: u64, line: &str) -> Result<Header, InputError> {
+    fn parse(
+        agg: &mut Aggregator,
+        path: &Path,
+        line_no: u64,
+        line: &str,
+    ) -> Result<Header, InputError> {
         let names: Vec<&str> = line.split(',').map(str::trim).collect();
         let mut columns = Vec::with_capacity(agg.wanted.names.len());
         for (w, wanted) in agg.wanted.names.iter().enumerate() {
@@ -402,6 +410,9 @@ fn check_width(got: usize, width: usize) -> Result<(), String> {
     }
 }
 
+/// One input of a profile: its path (for messages) and its reader.
+pub type ProfileInput<'a> = (&'a Path, Box<dyn BufRead + 'a>);
+
 /// One kernel (full name incl. shape) of the memory profile.
 #[derive(Debug, Clone)]
 pub struct MemoryKernel {
@@ -457,10 +468,14 @@ impl ComputeProfile {
 /// aggregated together). `levels` come from the device file; `l3` and
 /// `gpu_memory` counters are required, further levels optional.
 pub fn read_memory_profile<'a>(
-    inputs: impl IntoIterator<Item = (&'a Path, Box<dyn BufRead + 'a>)>,
+    inputs: impl IntoIterator<Item = ProfileInput<'a>>,
     levels: &[MemoryLevel],
 ) -> Result<MemoryProfile, InputError> {
-    let mut names = vec![GPU_TIME.to_string(), CORE_FREQUENCY.to_string(), OCCUPANCY.to_string()];
+    let mut names = vec![
+        GPU_TIME.to_string(),
+        CORE_FREQUENCY.to_string(),
+        OCCUPANCY.to_string(),
+    ];
     let mut required = vec![true, false, false];
     for level in levels {
         let needed = level.key == "l3" || level.key == "gpu_memory";
@@ -510,9 +525,14 @@ pub fn read_memory_profile<'a>(
             .total_cmp(&a.time_ns.as_f64())
             .then_with(|| a.name.cmp(&b.name))
     });
-    let total_time_ns = kernels
-        .iter()
-        .fold(if time_int { Num::Int(0) } else { Num::Float(0.0) }, |acc, k| acc.plus(k.time_ns));
+    let total_time_ns = kernels.iter().fold(
+        if time_int {
+            Num::Int(0)
+        } else {
+            Num::Float(0.0)
+        },
+        |acc, k| acc.plus(k.time_ns),
+    );
     Ok(MemoryProfile {
         levels: levels.iter().map(|l| l.key.clone()).collect(),
         level_present,
@@ -523,7 +543,7 @@ pub fn read_memory_profile<'a>(
 
 /// Reads compute profiles (several files are aggregated together).
 pub fn read_compute_profile<'a>(
-    inputs: impl IntoIterator<Item = (&'a Path, Box<dyn BufRead + 'a>)>,
+    inputs: impl IntoIterator<Item = ProfileInput<'a>>,
 ) -> Result<ComputeProfile, InputError> {
     let mut names: Vec<String> = Precision::ALL
         .iter()
@@ -574,7 +594,10 @@ mod tests {
 
     fn memory(text: &str) -> Result<MemoryProfile, InputError> {
         let p = Path::new("m.csv");
-        read_memory_profile([(p, Box::new(text.as_bytes()) as Box<dyn BufRead>)], &levels())
+        read_memory_profile(
+            [(p, Box::new(text.as_bytes()) as Box<dyn BufRead>)],
+            &levels(),
+        )
     }
 
     fn compute(text: &str) -> Result<ComputeProfile, InputError> {
@@ -663,8 +686,13 @@ mod tests {
             "m.csv:4: memory profile: missing column L3_BYTE_READ[bytes] (profile the ComputeBasic metric group)"
         );
         let e = compute("just text\n").unwrap_err().to_string();
-        assert!(e.starts_with("c.csv: compute profile: missing section"), "{e}");
-        let e = compute("\n=== Device #0 Metrics ===\n\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with("c.csv: compute profile: missing section"),
+            "{e}"
+        );
+        let e = compute("\n=== Device #0 Metrics ===\n\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("has no `Kernel,` header"), "{e}");
     }
 
@@ -672,13 +700,19 @@ mod tests {
     fn non_numeric_value_is_an_error_with_line() {
         let text = format!("\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,abc,1000,10,1,5,5,40\n");
         let e = memory(&text).unwrap_err().to_string();
-        assert_eq!(e, "m.csv:3: memory profile: column GpuTime[ns]: `abc` is not a number");
+        assert_eq!(
+            e,
+            "m.csv:3: memory profile: column GpuTime[ns]: `abc` is not a number"
+        );
     }
 
     #[test]
     fn wrong_field_count_is_an_error() {
         let text = format!("\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,100\n");
         let e = memory(&text).unwrap_err().to_string();
-        assert_eq!(e, "m.csv:3: memory profile: row has 4 fields, header has 10");
+        assert_eq!(
+            e,
+            "m.csv:3: memory profile: row has 4 fields, header has 10"
+        );
     }
 }

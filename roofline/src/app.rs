@@ -153,14 +153,25 @@ pub fn metric_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>> {
 
 /// Runs unitrace for both groups inside `dir` (a relative path without
 /// dots) and returns (memory files, compute files).
-pub fn profile(unitrace: &Path, app: &[String], dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+pub fn profile(
+    unitrace: &Path,
+    app: &[String],
+    dir: &Path,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut found = Vec::new();
     for (group, prefix) in RUNS {
         let out = dir.join(prefix);
-        let mut args: Vec<OsString> = ["--group", group, "--demangle", "-q", "--chrome-kernel-logging", "-o"]
-            .iter()
-            .map(OsString::from)
-            .collect();
+        let mut args: Vec<OsString> = [
+            "--group",
+            group,
+            "--demangle",
+            "-q",
+            "--chrome-kernel-logging",
+            "-o",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
         args.push(out.clone().into_os_string());
         args.extend(app.iter().map(OsString::from));
         let shown: Vec<String> = std::iter::once(unitrace.as_os_str())
@@ -173,9 +184,7 @@ pub fn profile(unitrace: &Path, app: &[String], dir: &Path) -> Result<(Vec<PathB
             .status()
             .with_context(|| format!("cannot run {}", unitrace.display()))?;
         if !status.success() {
-            bail!(
-                "unitrace run with --group {group} failed ({status}); no roofline written"
-            );
+            bail!("unitrace run with --group {group} failed ({status}); no roofline written");
         }
         let files = metric_files(dir, prefix)?;
         if files.is_empty() {
@@ -194,7 +203,11 @@ pub fn profile(unitrace: &Path, app: &[String], dir: &Path) -> Result<(Vec<PathB
 
 /// Python's `repr(str)` for the `The command is [...]` line.
 fn py_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::new();
     out.push(quote);
     for c in s.chars() {
@@ -220,12 +233,18 @@ mod tests {
 
     #[test]
     fn splits_like_a_shell() {
-        assert_eq!(split_command("./a.out -n 5").unwrap(), ["./a.out", "-n", "5"]);
+        assert_eq!(
+            split_command("./a.out -n 5").unwrap(),
+            ["./a.out", "-n", "5"]
+        );
         assert_eq!(
             split_command(r#"app "two words" 'it''s' a\ b "q\"x" ''"#).unwrap(),
             ["app", "two words", "its", "a b", "q\"x", ""]
         );
-        assert_eq!(split_command("app '$HOME' *.c").unwrap(), ["app", "$HOME", "*.c"]);
+        assert_eq!(
+            split_command("app '$HOME' *.c").unwrap(),
+            ["app", "$HOME", "*.c"]
+        );
         assert!(split_command("app 'oops").is_err());
         assert!(split_command("   ").is_err());
     }

@@ -18,7 +18,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use unitrace_core::atomic::{ensure_not_input, AtomicFile};
 use unitrace_core::cli::warn;
 use unitrace_core::device_config::DeviceConfig;
-use unitrace_core::roofline_profile::{read_compute_profile, read_memory_profile};
+use unitrace_core::roofline_profile::{read_compute_profile, read_memory_profile, ProfileInput};
 use unitrace_core::InputError;
 
 use crate::model::Roofline;
@@ -107,12 +107,15 @@ pub fn main_with(args: Args) -> ExitCode {
     unitrace_core::cli::finish(TOOL, run(&args))
 }
 
-fn open_all(paths: &[PathBuf]) -> Result<Vec<(&Path, Box<dyn BufRead>)>, InputError> {
+fn open_all(paths: &[PathBuf]) -> Result<Vec<ProfileInput<'_>>, InputError> {
     paths
         .iter()
         .map(|p| {
             let f = File::open(p).map_err(|e| InputError::io(p, &e))?;
-            Ok((p.as_path(), Box::new(BufReader::with_capacity(1 << 16, f)) as Box<dyn BufRead>))
+            Ok((
+                p.as_path(),
+                Box::new(BufReader::with_capacity(1 << 16, f)) as Box<dyn BufRead>,
+            ))
         })
         .collect()
 }
@@ -215,8 +218,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 TOOL,
                 format!(
                     "{}: no bytes through {}; not plotted at that level",
-                    r.kernels[v.kernel].name,
-                    r.levels[p.level].label
+                    r.kernels[v.kernel].name, r.levels[p.level].label
                 ),
             );
         }

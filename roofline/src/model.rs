@@ -177,12 +177,18 @@ impl Roofline {
                 let selected = time_pct > MIN_TIME_PCT && ops > 0.0;
                 let mut points = Vec::new();
                 for (li, level) in self.levels.iter().enumerate() {
-                    let Some(Some(bytes)) = k.bytes.get(li) else { continue };
+                    let Some(Some(bytes)) = k.bytes.get(li) else {
+                        continue;
+                    };
                     if !level.present {
                         continue;
                     }
                     let bytes = bytes.as_f64();
-                    let ai = if bytes > 0.0 { ops / bytes } else { f64::INFINITY };
+                    let ai = if bytes > 0.0 {
+                        ops / bytes
+                    } else {
+                        f64::INFINITY
+                    };
                     let slope = ai * level.bandwidth_gb_per_s;
                     let roof = slope.min(peak);
                     let pct = gflops / roof * 100.0;

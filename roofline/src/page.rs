@@ -18,7 +18,9 @@ const RIGHT: f64 = 24.0;
 const TOP: f64 = 48.0;
 const BOTTOM: f64 = 62.0;
 
-const COLORS: [&str; 6] = ["#1f6fd1", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+const COLORS: [&str; 6] = [
+    "#1f6fd1", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+];
 
 pub fn level_color(i: usize) -> &'static str {
     COLORS[i % COLORS.len()]
@@ -43,7 +45,11 @@ pub fn esc(s: &str) -> String {
 /// Four significant digits, plain for everyday magnitudes.
 pub fn sig(x: f64) -> String {
     if !x.is_finite() {
-        return if x.is_nan() { "n/a".into() } else { "∞".into() };
+        return if x.is_nan() {
+            "n/a".into()
+        } else {
+            "∞".into()
+        };
     }
     if x == 0.0 {
         return "0".into();
@@ -113,7 +119,11 @@ fn radius(time_pct: f64) -> f64 {
 }
 
 pub fn title(r: &Roofline, name: &str) -> String {
-    format!("{name}  {} roofline on {}", r.precision.label(), r.device.name)
+    format!(
+        "{name}  {} roofline on {}",
+        r.precision.label(),
+        r.device.name
+    )
 }
 
 fn point_tooltip(r: &Roofline, v: &KernelView, p: &Point) -> String {
@@ -140,9 +150,9 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     let ax = Axes::new(r, views);
     let mut s = String::with_capacity(16 * 1024);
     let (pl, pr, pt, pb) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<svg id=\"roofline-plot\" {}viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">\n",
+        "<svg id=\"roofline-plot\" {}viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">",
         if standalone { "xmlns=\"http://www.w3.org/2000/svg\" " } else { "" }
     );
     let _ = writeln!(
@@ -152,7 +162,10 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
         pr - pl,
         pb - pt
     );
-    let _ = writeln!(s, "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#fff\"/>");
+    let _ = writeln!(
+        s,
+        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#fff\"/>"
+    );
     let _ = writeln!(
         s,
         "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"18\" font-weight=\"bold\">{}</text>",
@@ -163,11 +176,17 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     s.push_str("<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
     for k in ax.x0 as i32..=ax.x1 as i32 {
         let x = ax.sx(10f64.powi(k));
-        let _ = writeln!(s, "<line x1=\"{x:.2}\" y1=\"{pt}\" x2=\"{x:.2}\" y2=\"{pb}\"/>");
+        let _ = writeln!(
+            s,
+            "<line x1=\"{x:.2}\" y1=\"{pt}\" x2=\"{x:.2}\" y2=\"{pb}\"/>"
+        );
     }
     for k in ax.y0 as i32..=ax.y1 as i32 {
         let y = ax.sy(10f64.powi(k));
-        let _ = writeln!(s, "<line x1=\"{pl}\" y1=\"{y:.2}\" x2=\"{pr}\" y2=\"{y:.2}\"/>");
+        let _ = writeln!(
+            s,
+            "<line x1=\"{pl}\" y1=\"{y:.2}\" x2=\"{pr}\" y2=\"{y:.2}\"/>"
+        );
     }
     s.push_str("</g>\n<g class=\"ticks\" fill=\"#333\">\n");
     for k in ax.x0 as i32..=ax.x1 as i32 {
@@ -210,7 +229,9 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     // Roofs: min(AI × BW, peak) for every level the profile has.
     let peak = r.device.peak(r.precision);
     let (ai_lo, ai_hi) = (10f64.powf(ax.x0), 10f64.powf(ax.x1));
-    s.push_str("<g class=\"roofs\" clip-path=\"url(#plot-area)\" fill=\"none\" stroke-width=\"2.2\">\n");
+    s.push_str(
+        "<g class=\"roofs\" clip-path=\"url(#plot-area)\" fill=\"none\" stroke-width=\"2.2\">\n",
+    );
     for (i, level) in r.levels.iter().enumerate().filter(|(_, l)| l.present) {
         let bw = level.bandwidth_gb_per_s;
         let start = ai_lo.max(10f64.powf(ax.y0) / bw);
@@ -250,7 +271,11 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
         .iter()
         .flat_map(|v| v.points.iter().filter(|p| p.plotted).map(move |p| (v, p)))
         .collect();
-    order.sort_by(|a, b| b.0.time_pct.total_cmp(&a.0.time_pct).then(a.0.kernel.cmp(&b.0.kernel)));
+    order.sort_by(|a, b| {
+        b.0.time_pct
+            .total_cmp(&a.0.time_pct)
+            .then(a.0.kernel.cmp(&b.0.kernel))
+    });
     s.push_str("<g class=\"points\" clip-path=\"url(#plot-area)\">\n");
     for (v, p) in order {
         let level = &r.levels[p.level];
@@ -282,8 +307,12 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     }
     s.push_str("</g>\n");
     // Legend.
-    let present: Vec<(usize, &crate::model::Level)> =
-        r.levels.iter().enumerate().filter(|(_, l)| l.present).collect();
+    let present: Vec<(usize, &crate::model::Level)> = r
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.present)
+        .collect();
     let lx = pl + 12.0;
     let mut ly = pt + 18.0;
     let _ = writeln!(
@@ -335,7 +364,7 @@ th { background: #f2f2f2; cursor: pointer; user-select: none; position: sticky; 
 th[aria-sort="descending"]::after { content: " \25BC"; }
 th[aria-sort="ascending"]::after { content: " \25B2"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.name { max-width: 520px; overflow-wrap: anywhere; }
+td.name { min-width: 340px; max-width: 560px; overflow-wrap: anywhere; }
 tr.not-plotted td { color: #888; }
 tr.hl td { background: #fff6cc; }
 .warn { color: #c06000; font-weight: bold; }
@@ -511,11 +540,19 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     s.push_str("</div>\n<div id=\"tooltip\" hidden></div>\n");
     s.push_str("<div class=\"controls\"><label for=\"search\">Search kernels: </label><input id=\"search\" type=\"search\" placeholder=\"part of a kernel name\" autocomplete=\"off\"> <span id=\"match-count\"></span></div>\n");
     // Kernel table: sortable; default order is by time, longest first.
-    let present: Vec<(usize, &crate::model::Level)> =
-        r.levels.iter().enumerate().filter(|(_, l)| l.present).collect();
+    let present: Vec<(usize, &crate::model::Level)> = r
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.present)
+        .collect();
     s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Largest op type</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
     for (_, level) in &present {
-        let _ = write!(s, "<th data-type=\"num\">AI {} (FLOP/byte)</th>", esc(&level.label));
+        let _ = write!(
+            s,
+            "<th data-type=\"num\">AI {} (FLOP/byte)</th>",
+            esc(&level.label)
+        );
     }
     s.push_str("<th data-type=\"num\">Instances</th></tr></thead>\n<tbody>\n");
     for v in views {
@@ -533,9 +570,17 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
             "<tr data-k=\"{}\" data-name=\"{}\"{}><td class=\"name\" data-v=\"{}\">{}{}</td>",
             v.kernel,
             esc(&k.name),
-            if v.selected { "" } else { " class=\"not-plotted\"" },
+            if v.selected {
+                ""
+            } else {
+                " class=\"not-plotted\""
+            },
             esc(&k.name),
-            if above { "<span class=\"warn\" title=\"above its roof\">⚠ </span>" } else { "" },
+            if above {
+                "<span class=\"warn\" title=\"above its roof\">⚠ </span>"
+            } else {
+                ""
+            },
             esc(&k.name)
         );
         let ms = k.time_ns.as_f64() / 1e6;
@@ -548,10 +593,18 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         let _ = write!(s, "<td data-v=\"{}\">{}</td>", esc(&bound), esc(&bound));
         s.push_str(&num_cell(pct));
         for (li, _) in &present {
-            let ai = v.points.iter().find(|p| p.level == *li).map_or(f64::NAN, |p| p.ai);
+            let ai = v
+                .points
+                .iter()
+                .find(|p| p.level == *li)
+                .map_or(f64::NAN, |p| p.ai);
             s.push_str(&num_cell(ai));
         }
-        let _ = writeln!(s, "<td class=\"num\" data-v=\"{0}\">{0}</td></tr>", k.memory_instances);
+        let _ = writeln!(
+            s,
+            "<td class=\"num\" data-v=\"{0}\">{0}</td></tr>",
+            k.memory_instances
+        );
     }
     s.push_str("</tbody>\n</table>\n");
     let _ = writeln!(

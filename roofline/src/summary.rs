@@ -129,7 +129,11 @@ pub fn write_summary(r: &Roofline, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "FP64_total Tflop : {}", tot(Precision::Fp64))?;
     if any {
         writeln!(out, "Total_time {}", repr(total_time))?;
-        writeln!(out, "Total achieved Flops {}", repr(total_flops / total_time))?;
+        writeln!(
+            out,
+            "Total achieved Flops {}",
+            repr(total_flops / total_time)
+        )?;
     } else {
         writeln!(out, "Total_time 0")?;
     }

@@ -9,7 +9,9 @@ fn bin() -> Command {
 }
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/roofline").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/roofline")
+        .join(name)
 }
 
 fn device_json() -> PathBuf {
@@ -17,7 +19,11 @@ fn device_json() -> PathBuf {
 }
 
 fn run(args: &[&std::ffi::OsStr], cwd: &Path) -> Output {
-    bin().args(args).current_dir(cwd).output().expect("run roofline")
+    bin()
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run roofline")
 }
 
 fn text(b: &[u8]) -> String {
@@ -25,7 +31,12 @@ fn text(b: &[u8]) -> String {
 }
 
 /// Runs on a compute/memory pair and returns (stdout, stderr, status, dir).
-fn roofline(compute: &Path, memory: &Path, device: &Path, extra: &[&str]) -> (String, String, Output, tempfile::TempDir) {
+fn roofline(
+    compute: &Path,
+    memory: &Path,
+    device: &Path,
+    extra: &[&str],
+) -> (String, String, Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut args: Vec<std::ffi::OsString> = vec![
         "--compute".into(),
@@ -56,16 +67,37 @@ fn assert_same_lines(ours: &str, golden: &str, what: &str) {
 #[test]
 fn summary_matches_the_original() {
     let cases = [
-        ("gemm_fp16_flops.1799853", "gemm_fp16_bytes.1799860", "gemm_fp16.stdout"),
-        ("gen_new_compute.txt", "gen_new_memory.txt", "gen_new.stdout"),
+        (
+            "gemm_fp16_flops.1799853",
+            "gemm_fp16_bytes.1799860",
+            "gemm_fp16.stdout",
+        ),
+        (
+            "gen_new_compute.txt",
+            "gen_new_memory.txt",
+            "gen_new.stdout",
+        ),
         ("gen_v1_compute.txt", "gen_v1_memory.txt", "gen_v1.stdout"),
-        ("gen_old_compute.txt", "gen_old_memory.txt", "gen_old.stdout"),
-        ("gen_fp16_compute.txt", "gen_fp16_memory.txt", "gen_fp16.stdout"),
-        ("gen_fp64_compute.txt", "gen_fp64_memory.txt", "gen_fp64.stdout"),
+        (
+            "gen_old_compute.txt",
+            "gen_old_memory.txt",
+            "gen_old.stdout",
+        ),
+        (
+            "gen_fp16_compute.txt",
+            "gen_fp16_memory.txt",
+            "gen_fp16.stdout",
+        ),
+        (
+            "gen_fp64_compute.txt",
+            "gen_fp64_memory.txt",
+            "gen_fp64.stdout",
+        ),
     ];
     for (c, m, golden) in cases {
         for device in [data("PVC_1tile.csv"), device_json()] {
-            let (stdout, stderr, out, dir) = roofline(&data(c), &data(m), &device, &["--output", "r.html"]);
+            let (stdout, stderr, out, dir) =
+                roofline(&data(c), &data(m), &device, &["--output", "r.html"]);
             assert!(out.status.success(), "{c}: {stderr}");
             let want = std::fs::read_to_string(data(golden)).unwrap();
             assert_same_lines(&stdout, &want, golden);
@@ -79,7 +111,11 @@ fn summary_matches_the_original() {
 fn original_points(name: &str) -> (String, Vec<(String, String, String)>) {
     let t = std::fs::read_to_string(data(name)).unwrap();
     let mut lines = t.lines();
-    let title = lines.next().unwrap().trim_start_matches("# title: ").to_string();
+    let title = lines
+        .next()
+        .unwrap()
+        .trim_start_matches("# title: ")
+        .to_string();
     let pts = lines
         .map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
@@ -94,12 +130,28 @@ fn original_points(name: &str) -> (String, Vec<(String, String, String)>) {
 #[test]
 fn plotted_points_match_the_original_page() {
     for (c, m, golden) in [
-        ("gemm_fp16_flops.1799853", "gemm_fp16_bytes.1799860", "orig_gemm.points"),
-        ("gen_new_compute.txt", "gen_new_memory.txt", "orig_new.points"),
-        ("gen_fp64_compute.txt", "gen_fp64_memory.txt", "orig_fp64.points"),
+        (
+            "gemm_fp16_flops.1799853",
+            "gemm_fp16_bytes.1799860",
+            "orig_gemm.points",
+        ),
+        (
+            "gen_new_compute.txt",
+            "gen_new_memory.txt",
+            "orig_new.points",
+        ),
+        (
+            "gen_fp64_compute.txt",
+            "gen_fp64_memory.txt",
+            "orig_fp64.points",
+        ),
     ] {
-        let (_, stderr, out, dir) =
-            roofline(&data(c), &data(m), &data("PVC_1tile.csv"), &["--output", "r", "--data", "r.csv"]);
+        let (_, stderr, out, dir) = roofline(
+            &data(c),
+            &data(m),
+            &data("PVC_1tile.csv"),
+            &["--output", "r", "--data", "r.csv"],
+        );
         assert!(out.status.success(), "{stderr}");
         let (title, want) = original_points(golden);
         let precision = title.split("  ").nth(1).unwrap();
@@ -109,7 +161,11 @@ fn plotted_points_match_the_original_page() {
             let rec = rec.unwrap();
             assert_eq!(&rec[5], precision);
             if &rec[15] == "yes" {
-                let series = if &rec[1] == "l3" { "L3_data" } else { "Gpu_memory_data" };
+                let series = if &rec[1] == "l3" {
+                    "L3_data"
+                } else {
+                    "Gpu_memory_data"
+                };
                 got.push((series.to_string(), rec[8].to_string(), rec[9].to_string()));
             }
         }
@@ -123,7 +179,12 @@ fn plotted_points_match_the_original_page() {
 /// scripts.md 6.5 item 3: `--output x.html` wrote `x.html.html`.
 #[test]
 fn output_name_gets_html_only_when_missing() {
-    for (given, want) in [("x.html", "x.html"), ("x", "x.html"), ("run.v2", "run.v2.html"), ("X.HTML", "X.HTML")] {
+    for (given, want) in [
+        ("x.html", "x.html"),
+        ("x", "x.html"),
+        ("run.v2", "run.v2.html"),
+        ("X.HTML", "X.HTML"),
+    ] {
         let (_, stderr, out, dir) = roofline(
             &data("gen_new_compute.txt"),
             &data("gen_new_memory.txt"),
@@ -203,7 +264,13 @@ const COMP_HEADER: &str = "Kernel,GlobalInstanceId,SubDeviceId,GpuTime[ns],XVE_I
 fn memory_text(rows: &[(&str, u64, u64, u64)]) -> String {
     let mut s = format!("\n=== Device #0 Metrics ===\n\n{MEM_HEADER}\n");
     for (i, (n, t, l3, gm)) in rows.iter().enumerate() {
-        s += &format!("\"{n}\",{i},0,{t},1500,{},{},{},{},50.000000\n\n", l3 / 2, l3 - l3 / 2, gm / 2, gm - gm / 2);
+        s += &format!(
+            "\"{n}\",{i},0,{t},1500,{},{},{},{},50.000000\n\n",
+            l3 / 2,
+            l3 - l3 / 2,
+            gm / 2,
+            gm - gm / 2
+        );
     }
     s
 }
@@ -222,18 +289,40 @@ fn compute_text(rows: &[(&str, u64)]) -> String {
 #[test]
 fn zero_bytes_at_a_level_is_not_plotted() {
     let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.csv", &memory_text(&[("a[SIMD16]", 1000, 0, 4000), ("b[SIMD16]", 500, 1000, 1000)]));
-    let c = write(dir.path(), "c.csv", &compute_text(&[("a[SIMD16]", 100), ("b[SIMD16]", 100)]));
-    let (_, stderr, out, odir) = roofline(&c, &m, &device_json(), &["--output", "r", "--data", "d.csv"]);
+    let m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("a[SIMD16]", 1000, 0, 4000), ("b[SIMD16]", 500, 1000, 1000)]),
+    );
+    let c = write(
+        dir.path(),
+        "c.csv",
+        &compute_text(&[("a[SIMD16]", 100), ("b[SIMD16]", 100)]),
+    );
+    let (_, stderr, out, odir) = roofline(
+        &c,
+        &m,
+        &device_json(),
+        &["--output", "r", "--data", "d.csv"],
+    );
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("roofline: warning: a[SIMD16]: no bytes through L3; not plotted at that level"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "roofline: warning: a[SIMD16]: no bytes through L3; not plotted at that level"
+        ),
+        "{stderr}"
+    );
     let csv = std::fs::read_to_string(odir.path().join("d.csv")).unwrap();
     assert!(csv.contains("a[SIMD16],l3,1000,"));
     let a_l3 = csv.lines().find(|l| l.starts_with("a[SIMD16],l3")).unwrap();
     assert!(a_l3.contains(",inf,") && a_l3.ends_with(",no"), "{a_l3}");
     let html = std::fs::read_to_string(odir.path().join("r.html")).unwrap();
     assert_eq!(html.matches("<circle class=\"point level-l3").count(), 1);
-    assert_eq!(html.matches("<circle class=\"point level-gpu_memory").count(), 2);
+    assert_eq!(
+        html.matches("<circle class=\"point level-gpu_memory")
+            .count(),
+        2
+    );
 }
 
 /// scripts.md 6.5 item 6: kernels in only one profile are listed, not
@@ -244,9 +333,17 @@ fn kernels_in_only_one_profile_are_listed() {
     let m = write(
         dir.path(),
         "m.csv",
-        &memory_text(&[("a[SIMD16]", 1000, 10, 10), ("mem_only[SIMD8]", 10, 10, 10), ("a[SIMD16]", 1000, 10, 10)]),
+        &memory_text(&[
+            ("a[SIMD16]", 1000, 10, 10),
+            ("mem_only[SIMD8]", 10, 10, 10),
+            ("a[SIMD16]", 1000, 10, 10),
+        ]),
     );
-    let c = write(dir.path(), "c.csv", &compute_text(&[("a[SIMD16]", 100), ("compute_only[SIMD32]", 5)]));
+    let c = write(
+        dir.path(),
+        "c.csv",
+        &compute_text(&[("a[SIMD16]", 100), ("compute_only[SIMD32]", 5)]),
+    );
     let (stdout, stderr, out, _d) = roofline(&c, &m, &device_json(), &["--output", "r"]);
     assert!(out.status.success(), "{stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
@@ -263,23 +360,50 @@ fn page_uses_consistent_decimal_units() {
     let dir = tempfile::tempdir().unwrap();
     // 1e9 FP32 instructions = 32e9 operations in 1 ms over 64e9 L3 bytes
     // (AI 0.5) and 16e9 GPU-memory bytes (AI 2).
-    let m = write(dir.path(), "m.csv", &memory_text(&[("k[SIMD16]", 1_000_000, 64_000_000_000, 16_000_000_000)]));
-    let c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 1_000_000_000)]));
-    let (_, stderr, out, odir) = roofline(&c, &m, &device_json(), &["--output", "r", "--data", "d.csv"]);
+    let m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("k[SIMD16]", 1_000_000, 64_000_000_000, 16_000_000_000)]),
+    );
+    let c = write(
+        dir.path(),
+        "c.csv",
+        &compute_text(&[("k[SIMD16]", 1_000_000_000)]),
+    );
+    let (_, stderr, out, odir) = roofline(
+        &c,
+        &m,
+        &device_json(),
+        &["--output", "r", "--data", "d.csv"],
+    );
     assert!(out.status.success(), "{stderr}");
     let mut rdr = csv::Reader::from_path(odir.path().join("d.csv")).unwrap();
     let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
     assert_eq!(&rows[0][5], "FP32");
     // L3: AI 0.5 × 2043 GB/s = 1021.5 GFLOP/s roof; 32000 GFLOP/s measured
     // is above it: flagged.
-    assert_eq!((&rows[0][1], &rows[0][8], &rows[0][9], &rows[0][11]), ("l3", "0.5", "32000.0", "1021.5"));
+    assert_eq!(
+        (&rows[0][1], &rows[0][8], &rows[0][9], &rows[0][11]),
+        ("l3", "0.5", "32000.0", "1021.5")
+    );
     assert_eq!((&rows[0][13], &rows[0][14]), ("memory", "yes"));
     // GPU memory: AI 2 × 1055 = 2110 GFLOP/s (not 1024³-based).
-    assert_eq!((&rows[1][1], &rows[1][8], &rows[1][11]), ("gpu_memory", "2.0", "2110.0"));
+    assert_eq!(
+        (&rows[1][1], &rows[1][8], &rows[1][11]),
+        ("gpu_memory", "2.0", "2110.0")
+    );
     let html = std::fs::read_to_string(odir.path().join("r.html")).unwrap();
     assert_eq!(&rows[1][14], "yes");
-    assert_eq!(html.matches("<circle class=\"point level-l3 above-roof\"").count(), 1);
-    assert_eq!(html.matches("<circle class=\"point level-gpu_memory above-roof\"").count(), 1);
+    assert_eq!(
+        html.matches("<circle class=\"point level-l3 above-roof\"")
+            .count(),
+        1
+    );
+    assert_eq!(
+        html.matches("<circle class=\"point level-gpu_memory above-roof\"")
+            .count(),
+        1
+    );
     assert_eq!(html.matches("<g class=\"warn-mark\"").count(), 2);
 }
 
@@ -289,11 +413,23 @@ fn page_uses_consistent_decimal_units() {
 fn result_dir_files_without_banner_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let strip = |s: String| s.replace("\n=== Device #0 Metrics ===\n", "");
-    let m = write(dir.path(), "metrics_0.csv", &strip(memory_text(&[("k[SIMD16]", 1000, 100, 100)])));
-    let c = write(dir.path(), "metrics_1.csv", &strip(compute_text(&[("k[SIMD16]", 10)])));
+    let m = write(
+        dir.path(),
+        "metrics_0.csv",
+        &strip(memory_text(&[("k[SIMD16]", 1000, 100, 100)])),
+    );
+    let c = write(
+        dir.path(),
+        "metrics_1.csv",
+        &strip(compute_text(&[("k[SIMD16]", 10)])),
+    );
     let (stdout, stderr, out, _d) = roofline(&c, &m, &device_json(), &["--output", "r"]);
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.lines().nth(1).unwrap().starts_with("kSIMD , 1e-06 , 100.0 % ,"));
+    assert!(stdout
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("kSIMD , 1e-06 , 100.0 % ,"));
 }
 
 /// Bad input: one line `roofline: FILE[:LINE]: problem`, exit 1, no output.
@@ -310,46 +446,119 @@ fn assert_fails(c: &Path, m: &Path, device: &Path, want: &str) {
 #[test]
 fn missing_column_in_either_profile_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let good_m = write(dir.path(), "m.csv", &memory_text(&[("k[SIMD16]", 1000, 100, 100)]));
+    let good_m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("k[SIMD16]", 1000, 100, 100)]),
+    );
     let good_c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 10)]));
-    let bad_c = write(dir.path(), "bc.csv", &std::fs::read_to_string(&good_c).unwrap().replace("XVE_INST_EXECUTED_FP64[events]", "XVE_INST_EXECUTED_INT64[events]"));
+    let bad_c = write(
+        dir.path(),
+        "bc.csv",
+        &std::fs::read_to_string(&good_c).unwrap().replace(
+            "XVE_INST_EXECUTED_FP64[events]",
+            "XVE_INST_EXECUTED_INT64[events]",
+        ),
+    );
     assert_fails(&bad_c, &good_m, &device_json(), "bc.csv:4: compute profile: missing column XVE_INST_EXECUTED_FP64[events] (profile the VectorEngine138 metric group)");
-    let bad_m = write(dir.path(), "bm.csv", &std::fs::read_to_string(&good_m).unwrap().replace("GPU_MEMORY_BYTE_WRITE", "GPU_MEMORY_BYTE_WRITTEN"));
+    let bad_m = write(
+        dir.path(),
+        "bm.csv",
+        &std::fs::read_to_string(&good_m)
+            .unwrap()
+            .replace("GPU_MEMORY_BYTE_WRITE", "GPU_MEMORY_BYTE_WRITTEN"),
+    );
     assert_fails(&good_c, &bad_m, &device_json(), "bm.csv:4: memory profile: missing column GPU_MEMORY_BYTE_WRITE[bytes] (profile the ComputeBasic metric group)");
     // Swapped profiles: the memory file lacks the compute counters.
-    assert_fails(&good_m, &good_c, &device_json(), "memory profile: missing column L3_BYTE_READ[bytes]");
+    assert_fails(
+        &good_m,
+        &good_c,
+        &device_json(),
+        "memory profile: missing column L3_BYTE_READ[bytes]",
+    );
 }
 
 #[test]
 fn missing_section_in_either_profile_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let good_m = write(dir.path(), "m.csv", &memory_text(&[("k[SIMD16]", 1000, 100, 100)]));
+    let good_m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("k[SIMD16]", 1000, 100, 100)]),
+    );
     let good_c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 10)]));
-    let log = write(dir.path(), "log.txt", "=== Device Timing Summary ===\n\n       Kernel,   Calls,\nk[SIMD16],    1,\n");
+    let log = write(
+        dir.path(),
+        "log.txt",
+        "=== Device Timing Summary ===\n\n       Kernel,   Calls,\nk[SIMD16],    1,\n",
+    );
     assert_fails(&log, &good_m, &device_json(), "log.txt: compute profile: missing section: no `Metrics ==` banner and no `Kernel,` header line");
     let banner_only = write(dir.path(), "b.csv", "\n=== Device #0 Metrics ===\n\n");
     assert_fails(&good_c, &banner_only, &device_json(), "b.csv: memory profile: missing section: the `Metrics ==` section has no `Kernel,` header line");
-    let empty = write(dir.path(), "e.csv", &format!("\n=== Device #0 Metrics ===\n\n{COMP_HEADER}\n\n"));
-    assert_fails(&empty, &good_m, &device_json(), "e.csv: compute profile: the metric section has no kernel rows");
+    let empty = write(
+        dir.path(),
+        "e.csv",
+        &format!("\n=== Device #0 Metrics ===\n\n{COMP_HEADER}\n\n"),
+    );
+    assert_fails(
+        &empty,
+        &good_m,
+        &device_json(),
+        "e.csv: compute profile: the metric section has no kernel rows",
+    );
 }
 
 #[test]
 fn non_numeric_values_are_reported_with_their_line() {
     let dir = tempfile::tempdir().unwrap();
-    let good_m = write(dir.path(), "m.csv", &memory_text(&[("k[SIMD16]", 1000, 100, 100)]));
-    let c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 10)]).replace(",0,10,0,0,0,", ",0,ten,0,0,0,"));
-    assert_fails(&c, &good_m, &device_json(), "c.csv:5: compute profile: column XVE_INST_EXECUTED_FP32[events]: `ten` is not a number");
-    let dev = write(dir.path(), "dev.csv", &std::fs::read_to_string(data("PVC_1tile.csv")).unwrap().replace("FP32_GFLOPS,32000", "FP32_GFLOPS,32 TF"));
+    let good_m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("k[SIMD16]", 1000, 100, 100)]),
+    );
+    let c = write(
+        dir.path(),
+        "c.csv",
+        &compute_text(&[("k[SIMD16]", 10)]).replace(",0,10,0,0,0,", ",0,ten,0,0,0,"),
+    );
+    assert_fails(
+        &c,
+        &good_m,
+        &device_json(),
+        "c.csv:5: compute profile: column XVE_INST_EXECUTED_FP32[events]: `ten` is not a number",
+    );
+    let dev = write(
+        dir.path(),
+        "dev.csv",
+        &std::fs::read_to_string(data("PVC_1tile.csv"))
+            .unwrap()
+            .replace("FP32_GFLOPS,32000", "FP32_GFLOPS,32 TF"),
+    );
     let good_c = write(dir.path(), "c2.csv", &compute_text(&[("k[SIMD16]", 10)]));
-    assert_fails(&good_c, &good_m, &dev, "dev.csv:5: FP32_GFLOPS: `32 TF` is not a number");
+    assert_fails(
+        &good_c,
+        &good_m,
+        &dev,
+        "dev.csv:5: FP32_GFLOPS: `32 TF` is not a number",
+    );
 }
 
 #[test]
 fn device_file_with_missing_peak_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.csv", &memory_text(&[("k[SIMD16]", 1000, 100, 100)]));
+    let m = write(
+        dir.path(),
+        "m.csv",
+        &memory_text(&[("k[SIMD16]", 1000, 100, 100)]),
+    );
     let c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 10)]));
-    let dev = write(dir.path(), "dev.csv", &std::fs::read_to_string(data("PVC_1tile.csv")).unwrap().replace("BF16_XMX_GFLOPS,314000\n", ""));
+    let dev = write(
+        dir.path(),
+        "dev.csv",
+        &std::fs::read_to_string(data("PVC_1tile.csv"))
+            .unwrap()
+            .replace("BF16_XMX_GFLOPS,314000\n", ""),
+    );
     assert_fails(&c, &m, &dev, "dev.csv: missing BF16_XMX_GFLOPS");
     let json = std::fs::read_to_string(device_json()).unwrap();
     let v: serde_like::Stripped = serde_like::strip_key(&json, "\"fp64\"");
@@ -362,7 +571,10 @@ fn device_file_with_missing_peak_is_refused() {
 mod serde_like {
     pub struct Stripped(pub String);
     pub fn strip_key(json: &str, key: &str) -> Stripped {
-        let kept: Vec<&str> = json.lines().filter(|l| !l.trim_start().starts_with(key)).collect();
+        let kept: Vec<&str> = json
+            .lines()
+            .filter(|l| !l.trim_start().starts_with(key))
+            .collect();
         Stripped(kept.join("\n"))
     }
 }
@@ -376,7 +588,9 @@ fn neither_app_nor_both_profiles_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("You must provide either --app or both --compute and --memory"));
+    assert!(
+        text(&out.stderr).contains("You must provide either --app or both --compute and --memory")
+    );
 }
 
 /// scripts.md 6.5 item 4: the original's help swaps the metric groups.
@@ -384,7 +598,10 @@ fn neither_app_nor_both_profiles_is_a_usage_error() {
 fn help_names_the_right_metric_groups() {
     let out = bin().arg("--help").output().unwrap();
     let help = text(&out.stdout);
-    let compute = help.lines().find(|l| l.contains("Compute profile")).unwrap();
+    let compute = help
+        .lines()
+        .find(|l| l.contains("Compute profile"))
+        .unwrap();
     assert!(compute.contains("VectorEngine138"), "{compute}");
     let memory = help.lines().find(|l| l.contains("Memory profile")).unwrap();
     assert!(memory.contains("ComputeBasic"), "{memory}");
@@ -452,7 +669,15 @@ fn app_mode_runs_unitrace_twice_without_a_shell() {
     assert_eq!(lines.len(), 10, "{calls}");
     assert!(lines[0].starts_with("group=ComputeBasic out=Unitrace_result_"));
     assert!(lines[0].ends_with("/_IntelGPUBasic"));
-    assert_eq!(&lines[1..5], ["arg=./a.out", "arg=two words", "arg=$HOME;rm -rf x", "arg=--flag=1"]);
+    assert_eq!(
+        &lines[1..5],
+        [
+            "arg=./a.out",
+            "arg=two words",
+            "arg=$HOME;rm -rf x",
+            "arg=--flag=1"
+        ]
+    );
     assert!(lines[5].starts_with("group=VectorEngine138 out=Unitrace_result_"));
     assert!(lines[5].ends_with("/_IntelGPUCompute"));
     // Same summary as --compute/--memory on the same files.
@@ -462,8 +687,18 @@ fn app_mode_runs_unitrace_twice_without_a_shell() {
         .filter(|l| !l.starts_with("The command is [") && !l.starts_with("Output directory "))
         .collect();
     assert_eq!(summary, golden.lines().collect::<Vec<_>>());
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("The command is [")).count(), 2);
-    assert!(stdout.lines().last().unwrap().ends_with("has been removed."));
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("The command is ["))
+            .count(),
+        2
+    );
+    assert!(stdout
+        .lines()
+        .last()
+        .unwrap()
+        .ends_with("has been removed."));
     let left: Vec<String> = std::fs::read_dir(&cwd)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -491,11 +726,22 @@ fn app_mode_fails_when_unitrace_fails() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("roofline: unitrace run with --group VectorEngine138 failed (exit status: 3)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "roofline: unitrace run with --group VectorEngine138 failed (exit status: 3)"
+        ),
+        "{stderr}"
+    );
     assert!(!tmp.path().join("app.html").exists());
     let left = std::fs::read_dir(tmp.path())
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("Unitrace_result_"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("Unitrace_result_")
+        })
         .count();
     assert_eq!(left, 0, "work directory left behind");
 }
