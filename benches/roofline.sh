@@ -31,10 +31,11 @@ measure() { # label, command...
     local label=$1; shift
     /usr/bin/time -v -o "$work/time.txt" "$@" >"$work/stdout.txt" 2>"$work/stderr.txt" || {
         echo "$label failed:"; tail -3 "$work/stderr.txt"; return 1; }
-    local secs rss
+    local secs rss cpu
     secs=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$work/time.txt")
     rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$work/time.txt")
-    echo "$label: ${secs}s, $(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }') MB/s, peak RSS ${rss} MB"
+    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$work/time.txt")
+    echo "$label: ${secs}s wall ($(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }') MB/s), ${cpu}s CPU ($(awk -v b="$bytes" -v s="$cpu" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }') MB/s), peak RSS ${rss} MB"
     echo "$secs" >"$work/$label.secs"
 }
 

@@ -153,8 +153,7 @@ fn parse_value(s: &str) -> Option<Value> {
     if !digits.is_empty() && digits.len() <= 36 && digits.bytes().all(|b| b.is_ascii_digit()) {
         return t.parse::<i128>().ok().map(Value::Int);
     }
-    let lower = digits.to_ascii_lowercase();
-    if lower == "nan" {
+    if digits.eq_ignore_ascii_case("nan") {
         return Some(Value::Float(f64::NAN));
     }
     t.parse::<f64>().ok().map(Value::Float)
@@ -193,6 +192,7 @@ impl Aggregator {
 
     fn read(&mut self, path: &Path, mut input: impl BufRead) -> Result<(), InputError> {
         let mut buf = Vec::with_capacity(4096);
+        let banner = memchr::memmem::Finder::new("Metrics ==");
         let mut line_no: u64 = 0;
         let mut seen_banner = false;
         let mut header: Option<Header> = None;
@@ -207,12 +207,17 @@ impl Aggregator {
                 break;
             }
             line_no += 1;
-            let text = String::from_utf8_lossy(&buf);
+            // `from_utf8` has an ASCII fast path that the lossy decoder
+            // lacks; names are ASCII in practice.
+            let text = match std::str::from_utf8(&buf) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(&buf),
+            };
             let mut line: &str = text.trim_end_matches(['\n', '\r']);
             if line_no == 1 {
                 line = line.strip_prefix('\u{feff}').unwrap_or(line);
             }
-            if line.contains("Metrics ==") {
+            if banner.find(line.as_bytes()).is_some() {
                 // V0 main logs carry summaries before the banner; their
                 // `Kernel,` headers are right-aligned (leading spaces), so
                 // they are never taken for a metric header.

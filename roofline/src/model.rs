@@ -203,7 +203,11 @@ impl Roofline {
                         // A relative margin keeps rounding noise from
                         // flagging kernels that sit exactly on the roof.
                         above_roof: gflops > roof * (1.0 + 1e-9),
-                        plotted: selected && ai.is_finite() && ai > 0.0 && gflops > 0.0,
+                        plotted: selected
+                            && ai.is_finite()
+                            && ai > 0.0
+                            && gflops.is_finite()
+                            && gflops > 0.0,
                     });
                 }
                 let binding = points
@@ -259,4 +263,41 @@ pub fn largest_op_type(k: &Kernel) -> Precision {
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(ops: [i128; 5]) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            time_ns: Num::Int(1000),
+            memory_instances: 1,
+            compute_instances: 1,
+            frequency_mhz: f64::NAN,
+            occupancy_pct: f64::NAN,
+            bytes: vec![Some(Num::Int(10)), Some(Num::Int(10))],
+            ops: ops.map(Num::Int),
+            xmx_fp16_utilization: 0.0,
+        }
+    }
+
+    #[test]
+    fn dominant_precision_ties_go_to_the_first_in_the_original_order() {
+        // Index order: FP16, FP16_XMX, BF16_XMX, FP32, FP64.
+        assert_eq!(
+            dominant_precision(&[kernel([5, 0, 0, 5, 0])]),
+            Precision::Fp16
+        );
+        assert_eq!(
+            dominant_precision(&[kernel([0, 0, 7, 0, 7])]),
+            Precision::Bf16Xmx
+        );
+        assert_eq!(
+            dominant_precision(&[kernel([1, 0, 0, 0, 0]), kernel([0, 0, 0, 0, 2])]),
+            Precision::Fp64
+        );
+        assert_eq!(largest_op_type(&kernel([0, 3, 0, 3, 9])), Precision::Fp64);
+    }
 }

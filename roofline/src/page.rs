@@ -494,6 +494,12 @@ const SCRIPT: &str = r#"
   });
 
   filter();
+  // Exercise the sort once (a no-op: the table is rendered longest first)
+  // and record what the headless test checks.
+  sortBy(1, 'descending');
+  var unmatched = points.filter(function (c) { return !names[c.getAttribute('data-k')]; }).length;
+  status.setAttribute('data-unmatched', String(unmatched));
+  status.setAttribute('data-first-row', tbody.rows.length ? tbody.rows[0].getAttribute('data-k') : '');
   var perLevel = {};
   points.forEach(function (c) {
     var l = c.getAttribute('data-level');

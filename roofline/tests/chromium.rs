@@ -191,6 +191,10 @@ fn page_runs_offline_and_plots_every_kernel_above_the_threshold() {
             "{c}: GPU-memory dots"
         );
         assert_eq!(status("data-points"), Some((l3 + gm).to_string()), "{c}");
+        // Every dot has its table row (the hover box takes the name there),
+        // and sorting by time puts the longest kernel (index 0) first.
+        assert_eq!(status("data-unmatched").as_deref(), Some("0"), "{c}");
+        assert_eq!(status("data-first-row").as_deref(), Some("0"), "{c}");
     }
 }
 

@@ -775,3 +775,58 @@ fn app_mode_checks_the_unitrace_path() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unterminated single quote"));
 }
+
+/// A device file may list further memory levels; their dots and rows
+/// appear when the memory profile has `<LEVEL>_BYTE_READ/WRITE` counters,
+/// and a level the profile lacks is left out.
+#[test]
+fn further_memory_levels_are_plotted_when_profiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = std::fs::read_to_string(device_json()).unwrap().replace(
+        "\"l3\": 2043",
+        "\"l3\": 2043,\n    \"load_store_cache\": 6000,\n    \"slm\": 9000",
+    );
+    let dev = write(dir.path(), "dev.json", &json);
+    let header = format!(
+        "{MEM_HEADER},LOAD_STORE_CACHE_BYTE_READ[bytes],LOAD_STORE_CACHE_BYTE_WRITE[bytes]"
+    );
+    let m = write(
+        dir.path(),
+        "m.csv",
+        &format!("\n{header}\n\"k[SIMD16]\",1,0,1000,1500,50,50,10,10,40,300,100\n\n\"j[SIMD16]\",2,0,500,1500,50,50,10,10,40,30,10\n"),
+    );
+    let c = write(
+        dir.path(),
+        "c.csv",
+        &compute_text(&[("k[SIMD16]", 100), ("j[SIMD16]", 100)]),
+    );
+    let (stdout, stderr, out, odir) = roofline(&c, &m, &dev, &["--output", "r", "--data", "d.csv"]);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().count(), 1 + 2 + 7);
+    let csv = std::fs::read_to_string(odir.path().join("d.csv")).unwrap();
+    let levels: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            "l3",
+            "gpu_memory",
+            "load_store_cache",
+            "l3",
+            "gpu_memory",
+            "load_store_cache"
+        ]
+    );
+    assert!(csv.contains("k[SIMD16],load_store_cache,1000,66.66666666666667,1,FP32,3200,400,8.0,3.2,6000.0,32000.0,0.01,"), "{csv}");
+    let html = std::fs::read_to_string(odir.path().join("r.html")).unwrap();
+    assert_eq!(
+        html.matches("<circle class=\"point level-load_store_cache")
+            .count(),
+        2
+    );
+    assert!(html.contains("load store cache (6000 GB/s)"));
+    assert!(!html.contains("level-slm"));
+}
