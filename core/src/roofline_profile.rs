@@ -8,11 +8,12 @@
 //!   FP16 × 64, XMX FP16/BF16 × 512) and the mean XMX FP16 utilization.
 //!
 //! Reading rule (g.1, with the quirks of scripts.md 6.5 item 7 fixed):
-//! * a line containing `Metrics ==` (`=== Device #N Metrics ===` or the V0
-//!   `== Kernel Metrics ==`) starts a section and everything before the first
-//!   one is ignored (V0 main logs carry summaries there);
-//! * a file with no such banner (`--result-dir` metric files) is one section;
-//! * in a section, a line starting with `Kernel,` is the header; every
+//! * a banner line containing `Metrics ==` (`=== Device #N Metrics ===` or
+//!   the V0 `== Kernel Metrics ==`) starts a section; any other `==` banner
+//!   (summaries of V0 main logs) ends it, so summary rows are never read;
+//! * a file with no banner (`--result-dir` metric files) is one section;
+//! * a line starting with `Kernel,` (at column 0: summary tables indent
+//!   theirs) is the header of the rows that follow; every
 //!   section (and every repeated V0 header) uses its own header, so devices
 //!   with different column sets are read correctly;
 //! * every other non-empty line after a header is one kernel-instance row;
@@ -217,11 +218,16 @@ impl Aggregator {
             if line_no == 1 {
                 line = line.strip_prefix('\u{feff}').unwrap_or(line);
             }
-            if banner.find(line.as_bytes()).is_some() {
-                // V0 main logs carry summaries before the banner; their
-                // `Kernel,` headers are right-aligned (leading spaces), so
-                // they are never taken for a metric header.
-                seen_banner = true;
+            if line.trim_start().starts_with("==") {
+                // `=== Device #N Metrics ===` / `== Kernel Metrics ==` start
+                // a metric section; any other banner (V0 main logs put
+                // summaries such as `=== API Timing Summary ===` around the
+                // metrics) ends it. Summary tables right-align their
+                // `Kernel,` header (leading spaces), so it is never taken
+                // for a metric header.
+                if banner.find(line.as_bytes()).is_some() {
+                    seen_banner = true;
+                }
                 header = None;
                 continue;
             }
@@ -661,7 +667,7 @@ mod tests {
 
     #[test]
     fn v0_main_log_with_unquoted_names_and_trailing_commas() {
-        let text = "=== Device Timing Summary ===\n\n                 Kernel,       Calls,\nk[SIMD16 {1; 1; 1} {4; 2; 1}],           1,\n\n== Kernel Metrics ==\n\nKernel,Device,SubDeviceId,GpuTime[ns],L3_BYTE_READ[bytes],L3_BYTE_WRITE[bytes],GPU_MEMORY_BYTE_READ[bytes],GPU_MEMORY_BYTE_WRITE[bytes],\nf<a, 2>[SIMD16 {1; 1; 1} {4; 2; 1}],0,0,682680,1,2,3,4,\n\nKernel,Device,SubDeviceId,GpuTime[ns],L3_BYTE_READ[bytes],L3_BYTE_WRITE[bytes],GPU_MEMORY_BYTE_READ[bytes],GPU_MEMORY_BYTE_WRITE[bytes],\nf<a, 2>[SIMD16 {1; 1; 1} {4; 2; 1}],0,0,1.5e3,1,2,3,4,\n";
+        let text = "=== Device Timing Summary ===\n\n                 Kernel,       Calls,\nk[SIMD16 {1; 1; 1} {4; 2; 1}],           1,\n\n== Kernel Metrics ==\n\nKernel,Device,SubDeviceId,GpuTime[ns],L3_BYTE_READ[bytes],L3_BYTE_WRITE[bytes],GPU_MEMORY_BYTE_READ[bytes],GPU_MEMORY_BYTE_WRITE[bytes],\nf<a, 2>[SIMD16 {1; 1; 1} {4; 2; 1}],0,0,682680,1,2,3,4,\n\nKernel,Device,SubDeviceId,GpuTime[ns],L3_BYTE_READ[bytes],L3_BYTE_WRITE[bytes],GPU_MEMORY_BYTE_READ[bytes],GPU_MEMORY_BYTE_WRITE[bytes],\nf<a, 2>[SIMD16 {1; 1; 1} {4; 2; 1}],0,0,1.5e3,1,2,3,4,\n\n=== API Timing Summary ===\n\nTotal Execution Time (ns): 5\n          zeInit,  1,  5,\n";
         let m = memory(text).unwrap();
         assert_eq!(m.kernels.len(), 1);
         assert_eq!(m.kernels[0].name, "f<a, 2>[SIMD16 {1; 1; 1} {4; 2; 1}]");
