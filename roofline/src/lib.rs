@@ -188,10 +188,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             ),
         );
     }
-    for (name, m, c) in &r.instance_mismatch {
+    if !r.instance_mismatch.is_empty() {
+        let items: Vec<String> = r
+            .instance_mismatch
+            .iter()
+            .map(|(name, m, c)| format!("{name} (memory {m}, compute {c})"))
+            .collect();
         warn(
             TOOL,
-            format!("{name}: {m} instance(s) in the memory profile but {c} in the compute profile; the two runs differ"),
+            format!(
+                "{} kernel(s) ran a different number of times in the two profiles (the runs differ; sums are compared as they are): {}",
+                items.len(),
+                list(&items)
+            ),
         );
     }
     if r.kernels.is_empty() {

@@ -623,3 +623,36 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     s.push_str("</script>\n</body>\n</html>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn significant_digits_for_labels() {
+        assert_eq!(sig(252713.43995799552), "252713");
+        assert_eq!(sig(153.42136083618567), "153.4");
+        assert_eq!(sig(0.036002751885922085), "0.036");
+        assert_eq!(sig(2.0), "2");
+        assert_eq!(sig(3.5e12), "3.500e12");
+        assert_eq!(sig(0.0), "0");
+        assert_eq!(sig(f64::INFINITY), "∞");
+        assert_eq!(sig(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn names_are_escaped_for_html_and_attributes() {
+        assert_eq!(
+            esc("f<a, \"b\">(x&y)'"),
+            "f&lt;a, &quot;b&quot;&gt;(x&amp;y)&#39;"
+        );
+    }
+
+    #[test]
+    fn decade_labels() {
+        assert_eq!(decade_label(-3), "0.001");
+        assert_eq!(decade_label(0), "1");
+        assert_eq!(decade_label(5), "100000");
+        assert_eq!(decade_label(7), "1e7");
+    }
+}

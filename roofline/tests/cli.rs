@@ -349,7 +349,7 @@ fn kernels_in_only_one_profile_are_listed() {
     let lines: Vec<&str> = stderr.lines().collect();
     assert!(lines.contains(&"roofline: warning: 1 kernel(s) only in the memory profile (no operation counts; not plotted, their time still counts in the total): mem_only[SIMD8]"), "{stderr}");
     assert!(lines.contains(&"roofline: warning: 1 kernel(s) only in the compute profile (no time or bytes; not plotted): compute_only[SIMD32]"), "{stderr}");
-    assert!(lines.contains(&"roofline: warning: a[SIMD16]: 2 instance(s) in the memory profile but 1 in the compute profile; the two runs differ"), "{stderr}");
+    assert!(lines.contains(&"roofline: warning: 1 kernel(s) ran a different number of times in the two profiles (the runs differ; sums are compared as they are): a[SIMD16] (memory 2, compute 1)"), "{stderr}");
     assert_eq!(stdout.lines().count(), 1 + 1 + 7);
 }
 
