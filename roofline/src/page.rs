@@ -493,6 +493,21 @@ const SCRIPT: &str = r#"
     });
   });
 
+  document.getElementById('download-svg').addEventListener('click', function () {
+    var copy = svg.cloneNode(true);
+    copy.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
+    Array.prototype.slice.call(copy.querySelectorAll('.dim, .hl, .hidden-level')).forEach(function (el) {
+      el.classList.remove('dim', 'hl', 'hidden-level');
+    });
+    var blob = new Blob([new XMLSerializer().serializeToString(copy)], { type: 'image/svg+xml' });
+    var a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = (document.title || 'roofline').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.svg';
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+  });
+
   filter();
   // Exercise the sort once (a no-op: the table is rendered longest first)
   // and record what the headless test checks.
@@ -544,7 +559,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     s.push_str("<div id=\"chart\">\n");
     s.push_str(&svg(r, views, name, false));
     s.push_str("</div>\n<div id=\"tooltip\" hidden></div>\n");
-    s.push_str("<div class=\"controls\"><label for=\"search\">Search kernels: </label><input id=\"search\" type=\"search\" placeholder=\"part of a kernel name\" autocomplete=\"off\"> <span id=\"match-count\"></span></div>\n");
+    s.push_str("<div class=\"controls\"><label for=\"search\">Search kernels: </label><input id=\"search\" type=\"search\" placeholder=\"part of a kernel name\" autocomplete=\"off\"> <span id=\"match-count\"></span> <button id=\"download-svg\" type=\"button\">Download chart (SVG)</button></div>\n");
     // Kernel table: sortable; default order is by time, longest first.
     let present: Vec<(usize, &crate::model::Level)> = r
         .levels
