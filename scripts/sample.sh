@@ -12,3 +12,6 @@ echo "== analyze -l on a metric CSV" >&2
 "$bin/analyze" -l testdata/sample/metrics.csv
 echo "== analyze -l on a stall CSV" >&2
 "$bin/analyze" -l testdata/sample/stalls.csv
+echo "== roofline on a bundled compute/memory profile pair" >&2
+"$bin/roofline" --compute testdata/roofline/sample_compute.txt --memory testdata/roofline/sample_memory.txt \
+    --device device_configs/pvc.json --output "$out/roofline.html" --data "$out/roofline.csv"
