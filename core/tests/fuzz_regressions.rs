@@ -10,8 +10,12 @@ use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+#[path = "../../fuzz/exercise/device_config.rs"]
+mod device_config;
 #[path = "../../fuzz/exercise/metric_csv.rs"]
 mod metric_csv;
+#[path = "../../fuzz/exercise/roofline_profile.rs"]
+mod roofline_profile;
 #[path = "../../fuzz/exercise/stall_csv.rs"]
 mod stall_csv;
 
@@ -59,12 +63,40 @@ fn replay(target: &str, corpus: &[&str], check: fn(&[u8])) -> usize {
 
 #[test]
 fn metric_csv_regressions() {
-    let n = replay("metric_csv", &["metric_csv", "stall_csv", "valid"], metric_csv::run);
+    let n = replay(
+        "metric_csv",
+        &["metric_csv", "stall_csv", "valid"],
+        metric_csv::run,
+    );
     assert!(n >= 20, "only {n} inputs replayed");
 }
 
 #[test]
 fn stall_csv_regressions() {
-    let n = replay("stall_csv", &["stall_csv", "metric_csv", "valid"], stall_csv::run);
+    let n = replay(
+        "stall_csv",
+        &["stall_csv", "metric_csv", "valid"],
+        stall_csv::run,
+    );
     assert!(n >= 20, "only {n} inputs replayed");
+}
+
+#[test]
+fn roofline_profile_regressions() {
+    let n = replay(
+        "roofline_profile",
+        &["metric_csv", "valid"],
+        roofline_profile::run,
+    );
+    assert!(n >= 20, "only {n} inputs replayed");
+}
+
+#[test]
+fn device_config_regressions() {
+    let n = replay(
+        "device_config",
+        &["device_config", "valid"],
+        device_config::run,
+    );
+    assert!(n >= 10, "only {n} inputs replayed");
 }

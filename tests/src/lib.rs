@@ -126,7 +126,11 @@ pub struct Invocation {
     pub tool: String,
     pub binary: PathBuf,
     pub args: Vec<OsString>,
+    /// Inputs an error may name (the bad input under test).
     pub inputs: Vec<PathBuf>,
+    /// Further inputs (valid files, folders) that must stay unchanged but
+    /// that an error must not blame.
+    pub other_inputs: Vec<PathBuf>,
     pub out_dir: PathBuf,
     /// Working folder (tools with a default output name write there).
     pub cwd: PathBuf,
@@ -153,7 +157,8 @@ pub fn snapshot(path: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// Runs `inv` and checks it against `expect`; `Err` describes every broken
 /// rule (with the stderr), for a table-driven test to collect.
 pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
-    let before: Vec<_> = inv.inputs.iter().map(|p| snapshot(p)).collect();
+    let all_inputs: Vec<&PathBuf> = inv.inputs.iter().chain(&inv.other_inputs).collect();
+    let before: Vec<_> = all_inputs.iter().map(|p| snapshot(p)).collect();
     let out = Command::new(&inv.binary)
         .args(&inv.args)
         .current_dir(&inv.cwd)
@@ -243,7 +248,7 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
             _ => {}
         }
     }
-    for (path, snap) in inv.inputs.iter().zip(&before) {
+    for (path, snap) in all_inputs.iter().zip(&before) {
         if &snapshot(path) != snap {
             problems.push(format!("input {} changed", path.display()));
         }
@@ -331,6 +336,7 @@ mod tests {
             binary: PathBuf::new(),
             args: Vec::new(),
             inputs: vec![PathBuf::from(input)],
+            other_inputs: Vec::new(),
             out_dir: PathBuf::new(),
             cwd: PathBuf::new(),
         }

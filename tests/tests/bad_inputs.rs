@@ -24,7 +24,15 @@ enum Kind {
     MetricCsv,
     StallCsv,
     OptionFile,
+    DeviceConfig,
 }
+
+const KINDS: &[Kind] = &[
+    Kind::MetricCsv,
+    Kind::StallCsv,
+    Kind::OptionFile,
+    Kind::DeviceConfig,
+];
 
 impl Kind {
     fn folder(self) -> &'static str {
@@ -32,6 +40,7 @@ impl Kind {
             Kind::MetricCsv => "metric_csv",
             Kind::StallCsv => "stall_csv",
             Kind::OptionFile => "option_file",
+            Kind::DeviceConfig => "device_config",
         }
     }
 
@@ -39,6 +48,7 @@ impl Kind {
         match self {
             Kind::MetricCsv | Kind::StallCsv => "csv",
             Kind::OptionFile => "txt",
+            Kind::DeviceConfig => "json",
         }
     }
 }
@@ -52,7 +62,8 @@ const CASES: &[(&str, Expect)] = &[
     ("metric_csv/binary.csv", Expect::Fail(None)),
     // UTF-16 with BOM (an editor's "Unicode" save): no `Kernel,` header.
     ("metric_csv/utf16.csv", Expect::Fail(None)),
-    // A kernel name in Latin-1: kept with U+FFFD, with a warning.
+    // A kernel name in Latin-1: kept with U+FFFD, with a warning (the
+    // roofline warns that it is missing from the other profile).
     ("metric_csv/latin1_kernel.csv", Expect::Warn),
     // CRLF line endings; line 6 has 5 of 8 fields: the line number must be
     // counted the same way as with LF.
@@ -67,9 +78,14 @@ const CASES: &[(&str, Expect)] = &[
         "metric_csv/duplicate_header.csv",
         Expect::Accept("a repeated header separates instances (old main logs)"),
     ),
+    // GpuTime 1e999 (inf), a 26-digit byte count, FP64 count 1e400.
     ("metric_csv/numbers_out_of_range.csv", Expect::Fail(Some(5))),
+    // GpuTime NaN, frequency nan (both "missing", as pandas reads them),
+    // L3 bytes inf, FP32 count -inf.
     ("metric_csv/nan_inf.csv", Expect::Fail(Some(5))),
+    // GpuTime -5000.
     ("metric_csv/negative_duration.csv", Expect::Fail(Some(5))),
+    // GpuTime `ten`, FP32 count `7e`.
     ("metric_csv/not_a_number.csv", Expect::Fail(Some(5))),
     // Last row cut in the middle (profiler killed).
     ("metric_csv/truncated_mid_row.csv", Expect::Fail(Some(5))),
@@ -112,6 +128,28 @@ const CASES: &[(&str, Expect)] = &[
     // (exit 2), like argparse does.
     ("option_file/unknown_option.txt", Expect::Usage),
     ("option_file/bad_number.txt", Expect::Usage),
+    // --- device configurations of roofline (formats (g)) ---
+    ("device_config/empty.json", Expect::Fail(None)),
+    ("device_config/binary.json", Expect::Fail(None)),
+    ("device_config/utf16.json", Expect::Fail(None)),
+    ("device_config/syntax_error.json", Expect::Fail(None)),
+    ("device_config/truncated.json", Expect::Fail(None)),
+    ("device_config/missing_peak.json", Expect::Fail(None)),
+    ("device_config/negative_bandwidth.json", Expect::Fail(None)),
+    ("device_config/number_out_of_range.json", Expect::Fail(None)),
+    ("device_config/string_peak.json", Expect::Fail(None)),
+    ("device_config/zero_peak.json", Expect::Fail(None)),
+    // JSON leaves duplicate names undefined; the last one wins, as with
+    // Python's json module that reads the original's configs.
+    (
+        "device_config/duplicate_key.json",
+        Expect::Accept("the last of duplicate JSON names wins, as in Python"),
+    ),
+    ("device_config/crlf_nan.csv", Expect::Fail(None)),
+    ("device_config/inf_bandwidth.csv", Expect::Fail(None)),
+    ("device_config/missing_row.csv", Expect::Fail(None)),
+    ("device_config/missing_value.csv", Expect::Fail(None)),
+    ("device_config/duplicate_row.csv", Expect::Fail(None)),
 ];
 
 /// `(mode, corpus file, expectation)` where a tool legitimately differs
@@ -178,8 +216,17 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "metric_csv/duplicate_columns.csv",
         Expect::Accept("-l lists the header as written"),
     ),
-    // `-l` reads no metric, so `-m`/`-y` from an option file are unused.
-    ("analyze -l", "option_file/bad_number.txt", Expect::Usage),
+    // The compute profile reads instruction counts, not GpuTime.
+    (
+        "roofline --compute",
+        "metric_csv/negative_duration.csv",
+        Expect::Accept("the compute profile does not read GpuTime[ns]"),
+    ),
+    (
+        "roofline --compute",
+        "metric_csv/duplicate_columns.csv",
+        Expect::Accept("the compute profile does not read GpuTime[ns]"),
+    ),
 ];
 
 /// Scratch folders of one run: the bad input, copies of the valid files
@@ -236,26 +283,73 @@ fn os(items: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
     items.iter().map(|i| i.as_ref().to_os_string()).collect()
 }
 
-const MODES: &[Mode] = &[Mode {
-    name: "analyze -l",
-    tool: "analyze",
-    binary: "analyze",
-    kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
-    args: |kind, s| {
-        let out = s.out.join("listing.txt");
-        match kind {
-            Kind::OptionFile => os(&[
-                &"-f",
-                &s.input,
-                &"-l",
-                &"-o",
-                &out,
-                &s.valid.join("metrics_2dev.csv"),
-            ]),
-            _ => os(&[&"-l", &"-o", &out, &s.input]),
+/// `roofline` with the bad input in the role of `kind`, valid files in
+/// the other roles, and both outputs (page and `--data`).
+fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
+    let pick = |r: &str, valid: &str| {
+        if r == role {
+            s.input.clone()
+        } else {
+            s.valid.join(valid)
         }
+    };
+    os(&[
+        &"--compute",
+        &pick("compute", "roofline_compute.csv"),
+        &"--memory",
+        &pick("memory", "roofline_memory.csv"),
+        &"--device",
+        &pick("device", "device.json"),
+        &"--output",
+        &s.out.join("roofline.html"),
+        &"--data",
+        &s.out.join("roofline.csv"),
+    ])
+}
+
+const MODES: &[Mode] = &[
+    Mode {
+        name: "analyze -l",
+        tool: "analyze",
+        binary: "analyze",
+        kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
+        args: |kind, s| {
+            let out = s.out.join("listing.txt");
+            match kind {
+                Kind::OptionFile => os(&[
+                    &"-f",
+                    &s.input,
+                    &"-l",
+                    &"-o",
+                    &out,
+                    &s.valid.join("metrics_2dev.csv"),
+                ]),
+                _ => os(&[&"-l", &"-o", &out, &s.input]),
+            }
+        },
     },
-}];
+    Mode {
+        name: "roofline --compute",
+        tool: "roofline",
+        binary: "roofline",
+        kinds: &[Kind::MetricCsv],
+        args: |_, s| roofline_args("compute", s),
+    },
+    Mode {
+        name: "roofline --memory",
+        tool: "roofline",
+        binary: "roofline",
+        kinds: &[Kind::MetricCsv],
+        args: |_, s| roofline_args("memory", s),
+    },
+    Mode {
+        name: "roofline --device",
+        tool: "roofline",
+        binary: "roofline",
+        kinds: &[Kind::DeviceConfig],
+        args: |_, s| roofline_args("device", s),
+    },
+];
 
 fn corpus_dir() -> PathBuf {
     repo_root().join("tests").join("bad_inputs")
@@ -276,7 +370,8 @@ fn run_case(mode: &Mode, kind: Kind, name: &str, bytes: &[u8], expect: &Expect) 
         tool: mode.tool.to_string(),
         binary: tool_binary(mode.binary),
         args,
-        inputs: vec![scratch.input.clone(), scratch.valid.clone()],
+        inputs: vec![scratch.input.clone()],
+        other_inputs: vec![scratch.valid.clone()],
         out_dir: scratch.out.clone(),
         cwd: scratch.cwd.clone(),
     };
@@ -287,8 +382,9 @@ fn run_case(mode: &Mode, kind: Kind, name: &str, bytes: &[u8], expect: &Expect) 
 
 fn kind_of_case(file: &str) -> Kind {
     let folder = file.split('/').next().unwrap_or_default();
-    [Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile]
-        .into_iter()
+    KINDS
+        .iter()
+        .copied()
         .find(|k| k.folder() == folder)
         .unwrap_or_else(|| panic!("corpus file {file} is in an unknown folder"))
 }
@@ -359,7 +455,7 @@ fn valid_base(kind: Kind) -> Option<&'static str> {
     match kind {
         Kind::MetricCsv => Some("metrics_2dev.csv"),
         Kind::StallCsv => Some("stalls_2dev.csv"),
-        Kind::OptionFile => None,
+        Kind::OptionFile | Kind::DeviceConfig => None,
     }
 }
 
@@ -502,6 +598,7 @@ fn missing_and_directory_inputs() {
                     binary: tool_binary(mode.binary),
                     args: (mode.args)(kind, &s),
                     inputs: vec![input.clone()],
+                    other_inputs: vec![scratch.valid.clone()],
                     out_dir: scratch.out.clone(),
                     cwd: scratch.cwd.clone(),
                 };
