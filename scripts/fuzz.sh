@@ -56,14 +56,15 @@ seeds_for() {
         trace_json) echo testdata/trace testdata/mergetrace tests/bad_inputs/trace_json ;;
         ini_schema) echo schemas testdata/categorize tests/bad_inputs/ini_schema ;;
         category_schema) echo schemas testdata/categorize tests/bad_inputs/json_schema ;;
-        device_config) echo device_configs tests/bad_inputs/device_config ;;
+        device_config) echo device_configs testdata/roofline/PVC_1tile.csv tests/bad_inputs/device_config ;;
+        roofline_profile) echo testdata/roofline tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
         demangle) echo ;;
     esac
 }
 
 dict_for() {
     case $1 in
-        metric_csv | stall_csv) echo fuzz/dicts/csv.dict ;;
+        metric_csv | stall_csv | roofline_profile) echo fuzz/dicts/csv.dict ;;
         *) [ -f "fuzz/dicts/$1.dict" ] && echo "fuzz/dicts/$1.dict" ;;
     esac
 }
@@ -73,7 +74,7 @@ dict_for() {
 # huge files are covered by tests/tests/bad_inputs.rs.
 max_len_for() {
     case $1 in
-        metric_csv | stall_csv | trace_json | summary_tarball) echo 8192 ;;
+        metric_csv | stall_csv | roofline_profile | trace_json | summary_tarball) echo 8192 ;;
         *) echo 4096 ;;
     esac
 }
