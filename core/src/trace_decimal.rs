@@ -43,6 +43,10 @@ impl Decimal {
         }
     }
 
+    pub fn mantissa(&self) -> i128 {
+        self.mantissa
+    }
+
     pub fn scale(&self) -> u32 {
         self.scale
     }
