@@ -20,7 +20,7 @@ use unitrace_core::InputError;
 
 use args::{Align, Args};
 use merge::{InputPlan, MergeOptions, Merger};
-use select::{read_head, rank_from_path, RankSet, Window};
+use select::{rank_from_path, read_head, RankSet, Window};
 
 pub const TOOL: &str = "mergetrace";
 
@@ -126,7 +126,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 (Some(first), Some(origin)) => plan.shift = first.checked_sub(origin),
                 _ => warn(
                     TOOL,
-                    format!("{}: no timestamp found at its start; not aligned", plan.path.display()),
+                    format!(
+                        "{}: no timestamp found at its start; not aligned",
+                        plan.path.display()
+                    ),
                 ),
             }
         }
@@ -171,8 +174,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         stats::write_csv(&mut f, &outcome.ranks)?;
         f.commit().map_err(|e| InputError::io(csv, &e))?;
     }
-    out.commit()
-        .map_err(|e| InputError::io(&args.output, &e))?;
+    out.commit().map_err(|e| InputError::io(&args.output, &e))?;
     if opts.stats {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
@@ -183,7 +185,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a.parent().unwrap_or(Path::new("."))), std::fs::canonicalize(b.parent().unwrap_or(Path::new(".")))) {
+    match (
+        std::fs::canonicalize(a.parent().unwrap_or(Path::new("."))),
+        std::fs::canonicalize(b.parent().unwrap_or(Path::new("."))),
+    ) {
         (Ok(pa), Ok(pb)) => pa == pb && a.file_name() == b.file_name(),
         _ => a == b,
     }

@@ -76,12 +76,7 @@ enum Msg {
 }
 
 /// Scanner thread: validates every input in order and sends its events.
-fn scan_inputs(
-    plans: &[InputPlan],
-    max_event: usize,
-    tx: SyncSender<Msg>,
-    free: Receiver<Batch>,
-) {
+fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free: Receiver<Batch>) {
     let mut batch = Batch::default();
     for (i, plan) in plans.iter().enumerate() {
         if tx.send(Msg::Start(i)).is_err() {
@@ -115,7 +110,10 @@ fn scan_inputs(
                     });
                     if batch.data.len() >= BATCH_BYTES {
                         let next = free.try_recv().unwrap_or_default();
-                        if tx.send(Msg::Batch(std::mem::replace(&mut batch, next))).is_err() {
+                        if tx
+                            .send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -126,7 +124,10 @@ fn scan_inputs(
         };
         if !batch.events.is_empty() {
             let next = free.try_recv().unwrap_or_default();
-            if tx.send(Msg::Batch(std::mem::replace(&mut batch, next))).is_err() {
+            if tx
+                .send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                .is_err()
+            {
                 return;
             }
         }
@@ -378,7 +379,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
             // Flows are matched by (cat, id) across the whole trace: put the
             // input's position in the high 32 bits so two inputs never share
             // one (stays below 2^53, exact in JavaScript viewers).
-            if let (Some(span), Some(id)) = (ev.fields().span(Field::Id), ev.number_text(Field::Id)) {
+            if let (Some(span), Some(id)) = (ev.fields().span(Field::Id), ev.number_text(Field::Id))
+            {
                 match unitrace_core::trace::parse_u64(id) {
                     Some(id) if id < (1 << 32) && st.index < (1 << 20) => {
                         let new = ((st.index as u64) << 32) | id;
@@ -417,7 +419,11 @@ impl<'a, W: Write + Send> Merger<'a, W> {
             return;
         };
         let v = &args[span.range()];
-        if v.len() < 2 || v[0] != b'"' || v[1..].starts_with(b"RANK ") || v[1..].starts_with(b"rank ") {
+        if v.len() < 2
+            || v[0] != b'"'
+            || v[1..].starts_with(b"RANK ")
+            || v[1..].starts_with(b"rank ")
+        {
             return;
         }
         let at = args_span.start as usize + span.start as usize + 1;
@@ -458,6 +464,9 @@ pub fn report_summary(path: &Path, s: &TraceSummary) {
         // A bare array without its closing ']' is legal in Chrome's format.
     }
     if let Some((line, _)) = s.trailing_data {
-        warn(TOOL, format!("{p}:{line}: ignoring data after the end of the trace"));
+        warn(
+            TOOL,
+            format!("{p}:{line}: ignoring data after the end of the trace"),
+        );
     }
 }

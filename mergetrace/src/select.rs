@@ -193,8 +193,7 @@ pub fn process_label(ev: &unitrace_core::trace::Event<'_>) -> Option<String> {
         return None;
     }
     let escaped = v.contains(&b'\\');
-    unitrace_core::trace::decode_string_content(&v[1..v.len() - 1], escaped)
-        .map(|c| c.into_owned())
+    unitrace_core::trace::decode_string_content(&v[1..v.len() - 1], escaped).map(|c| c.into_owned())
 }
 
 fn rank_in_label(label: &str) -> Option<u32> {
@@ -209,7 +208,10 @@ mod tests {
 
     #[test]
     fn ranks_from_names() {
-        assert_eq!(rank_from_path(Path::new("d/python.100001.12.json")), Some(12));
+        assert_eq!(
+            rank_from_path(Path::new("d/python.100001.12.json")),
+            Some(12)
+        );
         assert_eq!(rank_from_path(Path::new("python.100001.json")), None);
         assert_eq!(
             rank_from_path(Path::new("res/rank_3.python.4242/chrome_trace.json")),

@@ -308,7 +308,11 @@ impl RankStats {
                 }
             })
             .collect();
-        kernels.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));
+        kernels.sort_by(|a, b| {
+            b.total_us
+                .total_cmp(&a.total_us)
+                .then_with(|| a.name.cmp(&b.name))
+        });
         let wall = if self.wall_end > self.wall_start {
             self.wall_end - self.wall_start
         } else {
@@ -336,7 +340,10 @@ fn args_id(ev: &Event<'_>) -> Option<u64> {
     }
     let (_, span) = object_members(args).find(|(k, _)| *k == b"id")?;
     let v = &args[span.range()];
-    let digits = v.strip_prefix(b"\"").and_then(|v| v.strip_suffix(b"\"")).unwrap_or(v);
+    let digits = v
+        .strip_prefix(b"\"")
+        .and_then(|v| v.strip_suffix(b"\""))
+        .unwrap_or(v);
     parse_u64(digits)
 }
 
@@ -360,6 +367,9 @@ fn vs(value: f64, reference: f64) -> f64 {
         0.0
     }
 }
+
+/// One kernel name over all ranks: count, total, max, time per host range.
+type KernelTotals<'a> = (u64, f64, f64, HashMap<&'a str, f64>);
 
 /// Human-readable report (stdout).
 pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> Result<()> {
@@ -404,7 +414,7 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
         )?;
     }
     // Kernels over all ranks.
-    let mut all: HashMap<&str, (u64, f64, f64, HashMap<&str, f64>)> = HashMap::new();
+    let mut all: HashMap<&str, KernelTotals> = HashMap::new();
     let total: f64 = ranks.iter().map(|r| r.gpu_time_us).sum();
     for r in ranks {
         for k in &r.kernels {
@@ -544,17 +554,26 @@ mod tests {
         let r = run(t);
         assert_eq!(r.launches, 3);
         assert_eq!(r.gpu_time_us, 60.0);
-        assert_eq!(r.busy_us, 50.0); // [200,235] + [300,320]
+        assert_eq!(r.busy_us, 55.0); // [200,235] + [300,320]
         assert_eq!(r.wall_us, 220.0); // 100 .. 320
         let gemm = &r.kernels[0];
-        assert_eq!((gemm.name.as_str(), gemm.count, gemm.total_us, gemm.max_us), ("gemm", 2, 40.0, 30.0));
+        assert_eq!(
+            (gemm.name.as_str(), gemm.count, gemm.total_us, gemm.max_us),
+            ("gemm", 2, 40.0, 30.0)
+        );
         assert_eq!(gemm.ranges[0], ("PyTorch::aten::linear".to_string(), 30.0));
-        assert_eq!(gemm.ranges[1], ("dnnl::primitive::execute::matmul".to_string(), 10.0));
+        assert_eq!(
+            gemm.ranges[1],
+            ("dnnl::primitive::execute::matmul".to_string(), 10.0)
+        );
         assert_eq!(r.kernels[1].ranges[0].0, "(none)");
         let mut csv = Vec::new();
-        write_csv(&mut csv, &[r.clone()]).unwrap();
+        write_csv(&mut csv, std::slice::from_ref(&r)).unwrap();
         let csv = String::from_utf8(csv).unwrap();
-        assert!(csv.contains("rank,0,t.json,,3,60.000,,,,220.000,22.73,0.0,,\n"), "{csv}");
+        assert!(
+            csv.contains("rank,0,t.json,,3,60.000,,,,220.000,25.00,0.0,,\n"),
+            "{csv}"
+        );
         assert!(csv.contains("kernel,0,t.json,gemm,2,40.000,20.000,30.000,66.67,,,,PyTorch::aten::linear,75.00\n"), "{csv}");
         let mut rep = Vec::new();
         write_report(&mut rep, &[r], 5).unwrap();
