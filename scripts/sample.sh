@@ -12,3 +12,5 @@ echo "== analyze -l on a metric CSV" >&2
 "$bin/analyze" -l testdata/sample/metrics.csv
 echo "== analyze -l on a stall CSV" >&2
 "$bin/analyze" -l testdata/sample/stalls.csv
+echo "== mergetrace: merge two rank traces, GPU-time stats" >&2
+"$bin/mergetrace" -o "$out/merged.json" --stats "$out/merged-stats.csv" testdata/trace/two/*.json

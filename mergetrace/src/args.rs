@@ -19,7 +19,9 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 pub struct Args {
     /// Trace files to merge, in this order (events keep file order, then
     /// their order within the file).
-    #[arg(required = true, value_name = "TRACE")]
+    // Checked after parsing (see `parse_from_os`): `--stats TRACE` must
+    // count as one input.
+    #[arg(value_name = "TRACE")]
     pub inputs: Vec<PathBuf>,
 
     /// Merged trace to write.
@@ -97,6 +99,14 @@ impl Args {
             Err(e) => e.exit(),
         };
         args.fix_stats_value(&matches);
+        if args.inputs.is_empty() {
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "the following required arguments were not provided:\n  <TRACE>...",
+                )
+                .exit();
+        }
         args
     }
 
@@ -137,6 +147,8 @@ mod tests {
         let a = Args::parse_from_os(["m", "--stats", "s.csv", "x.json", "-o", "o.json"]);
         assert_eq!(a.stats_csv().unwrap(), &PathBuf::from("s.csv"));
         assert_eq!(a.inputs, [PathBuf::from("x.json")]);
+        let a = Args::parse_from_os(["m", "--stats", "only.json"]);
+        assert_eq!(a.inputs, [PathBuf::from("only.json")]);
         let a = Args::parse_from_os(["m", "--outputFile", "o.json", "x.json"]);
         assert_eq!(a.output, PathBuf::from("o.json"));
         let a = Args::parse_from_os(["m", "--out", "o.json", "x.json"]);

@@ -184,12 +184,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether two output paths name the same file (neither needs to exist).
 fn same_path(a: &Path, b: &Path) -> bool {
-    match (
-        std::fs::canonicalize(a.parent().unwrap_or(Path::new("."))),
-        std::fs::canonicalize(b.parent().unwrap_or(Path::new("."))),
-    ) {
-        (Ok(pa), Ok(pb)) => pa == pb && a.file_name() == b.file_name(),
+    let dir = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::canonicalize(parent).ok()
+    };
+    match (dir(a), dir(b)) {
+        (Some(da), Some(db)) => da == db && a.file_name() == b.file_name(),
         _ => a == b,
     }
 }

@@ -193,9 +193,12 @@ impl Rewrites {
         self.text.clear();
     }
 
-    fn replace(&mut self, range: Range<usize>, with: impl AsRef<[u8]>) {
+    /// Replaces `range` of the raw event by the `Display` of `with`,
+    /// formatted straight into the reused text buffer.
+    fn replace(&mut self, range: Range<usize>, with: impl std::fmt::Display) {
+        use std::io::Write as _;
         let s = self.text.len();
-        self.text.extend_from_slice(with.as_ref());
+        let _ = write!(self.text, "{with}");
         self.edits.push((range, s..self.text.len()));
     }
 
@@ -346,7 +349,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                     // Keep the input's number of decimals when the shift has
                     // no more (always the case for unitrace's %f stamps).
                     let new = new.rescale(ts.scale()).unwrap_or(new);
-                    self.rewrites.replace(span.range(), new.to_string());
+                    self.rewrites.replace(span.range(), new);
                 }
             }
         }
@@ -372,7 +375,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 *next_id += 1;
                 *next_id
             });
-            self.rewrites.replace(span.range(), new.to_string());
+            self.rewrites.replace(span.range(), new);
         }
         let ph = ev.str_raw(Field::Ph).unwrap_or(b"");
         if matches!(ph, b"s" | b"t" | b"f") {
@@ -384,7 +387,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 match unitrace_core::trace::parse_u64(id) {
                     Some(id) if id < (1 << 32) && st.index < (1 << 20) => {
                         let new = ((st.index as u64) << 32) | id;
-                        self.rewrites.replace(span.range(), new.to_string());
+                        self.rewrites.replace(span.range(), new);
                     }
                     _ if !st.warned_flow_id => {
                         st.warned_flow_id = true;

@@ -630,3 +630,28 @@ fn csv_fields(line: &str) -> Vec<String> {
     out.push(cur);
     out
 }
+
+#[test]
+fn stats_csv_may_not_overwrite_an_input_or_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = copy_to(dir.path(), &traces("two"));
+    let before = snapshot(&inputs);
+    let o = mergetrace(dir.path(), &["-o", "m.json", "--stats", "m.json"], &inputs);
+    // `m.json` does not end in .csv: it is taken as an input, which does not
+    // exist.
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("m.json: no such file"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mergetrace(dir.path(), &["-o", "m.csv", "--stats", "m.csv"], &inputs);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("same file as the merged trace"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("m.csv").exists());
+    assert_eq!(snapshot(&inputs), before);
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Benchmark of `mergetrace` against the original mergetrace.py.
+#
+#   benches/mergetrace.sh [--gen GEN.py] [--orig mergetrace.py] [--python PY]
+#                         [--ranks N] [--size SIZE] [--orig-files K] [--work DIR]
+#
+# Generates N per-rank traces of SIZE each with gen_unitrace.py (default
+# ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE), merges
+# them with our binary (all cores, then pinned to one core) and prints MB/s
+# and peak RSS. With --orig (or $MERGETRACE_PY) the original runs in the same
+# session on COPIES of the first K files (default 1: it holds each whole file
+# as Python objects, ~4.4x its size in RAM), and our binary on the same K
+# files, to give the speed ratio on equal input.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
+orig="${MERGETRACE_PY:-}"
+py="${PYTHON:-python3}"
+ranks=8
+size=500MB
+orig_files=1
+work=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --gen) gen="$2"; shift 2 ;;
+        --orig) orig="$2"; shift 2 ;;
+        --python) py="$2"; shift 2 ;;
+        --ranks) ranks="$2"; shift 2 ;;
+        --size) size="$2"; shift 2 ;;
+        --orig-files) orig_files="$2"; shift 2 ;;
+        --work) work="$2"; shift 2 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$work" ]; then
+    work="$(mktemp -d "${TMPDIR:-/tmp}/mergetrace-bench.XXXXXX")"
+    trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
+(cd "$repo" && cargo build --release --locked -p mergetrace >&2)
+bin="$CARGO_TARGET_DIR/release/mergetrace"
+
+in="$work/in-$ranks-$size"
+if [ ! -d "$in" ]; then
+    echo "generating $ranks traces of $size in $in" >&2
+    "$py" "$gen" --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    mv "$in.tmp" "$in"
+fi
+mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
+bytes=$(cat "${files[@]}" | wc -c)
+cat "${files[@]}" > /dev/null   # warm the page cache for every run alike
+
+# run LABEL BYTES CMD... : prints "LABEL seconds MB/s peak-RSS-MB"
+run() {
+    local label="$1" nbytes="$2"; shift 2
+    local t="$work/time.txt"
+    /usr/bin/time -f "%e %M" -o "$t" "$@" > /dev/null
+    read -r secs rss_kb < "$t"
+    awk -v l="$label" -v s="$secs" -v b="$nbytes" -v r="$rss_kb" \
+        'BEGIN { printf "%-40s %8.2f s %9.1f MB/s %8.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), r / 1024 }'
+    echo "$secs"  > "$work/last_secs"
+}
+
+echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+run "mergetrace (all cores)" "$bytes" "$bin" -o "$work/out.json" "${files[@]}"
+run "mergetrace (taskset 1 core)" "$bytes" taskset -c 0 "$bin" -o "$work/out.json" "${files[@]}"
+run "mergetrace --stats (all cores)" "$bytes" "$bin" -o "$work/out.json" --stats "$work/stats.csv" "${files[@]}"
+run "mergetrace --remap-pids --align start" "$bytes" "$bin" -o "$work/out.json" --remap-pids --align start "${files[@]}"
+rm -f "$work/out.json"
+
+if [ -n "$orig" ]; then
+    sub=("${files[@]:0:$orig_files}")
+    sub_bytes=$(cat "${sub[@]}" | wc -c)
+    echo "same-run comparison on ${#sub[@]} file(s), $((sub_bytes / 1000000)) MB (the original edits its inputs: it runs on copies)"
+    run "mergetrace" "$sub_bytes" "$bin" -o "$work/ours.json" "${sub[@]}"
+    ours=$(cat "$work/last_secs")
+    mkdir -p "$work/copies"
+    copies=()
+    for f in "${sub[@]}"; do cp "$f" "$work/copies/"; copies+=("$work/copies/$(basename "$f")"); done
+    cat "${copies[@]}" > /dev/null
+    run "mergetrace.py (original)" "$sub_bytes" "$py" "$orig" -o "$work/orig.json" "${copies[@]}"
+    theirs=$(cat "$work/last_secs")
+    awk -v a="$theirs" -v b="$ours" 'BEGIN { printf "speed-up vs mergetrace.py: %.1fx\n", a / (b > 0 ? b : 0.01) }'
+    rm -rf "$work/copies" "$work/ours.json" "$work/orig.json"
+fi
