@@ -3,6 +3,7 @@
 #
 #   benches/mergetrace.sh [--gen GEN.py] [--orig mergetrace.py] [--python PY]
 #                         [--ranks N] [--size SIZE] [--orig-files K] [--work DIR]
+#                         [--out DIR]
 #
 # Generates N per-rank traces of SIZE each with gen_unitrace.py (default
 # ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE), merges
@@ -11,6 +12,10 @@
 # session on COPIES of the first K files (default 1: it holds each whole file
 # as Python objects, ~4.4x its size in RAM), and our binary on the same K
 # files, to give the speed ratio on equal input.
+# Besides wall time, each line gives the CPU seconds (user + sys) and the
+# input MB per CPU second: on a shared machine that is the steadier measure
+# of the one-core speed. --out DIR (e.g. /dev/shm) keeps the merged output
+# off the disk, whose write-back otherwise bounds the wall time.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
@@ -20,6 +25,7 @@ ranks=8
 size=500MB
 orig_files=1
 work=""
+outdir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) gen="$2"; shift 2 ;;
@@ -29,6 +35,7 @@ while [ $# -gt 0 ]; do
         --size) size="$2"; shift 2 ;;
         --orig-files) orig_files="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
+        --out) outdir="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -37,6 +44,8 @@ if [ -z "$work" ]; then
     trap 'rm -rf "$work"' EXIT
 fi
 mkdir -p "$work"
+outdir="${outdir:-$work}"
+mkdir -p "$outdir"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
 (cd "$repo" && cargo build --release --locked -p mergetrace >&2)
@@ -52,36 +61,38 @@ mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
 bytes=$(cat "${files[@]}" | wc -c)
 cat "${files[@]}" > /dev/null   # warm the page cache for every run alike
 
-# run LABEL BYTES CMD... : prints "LABEL seconds MB/s peak-RSS-MB"
+# run LABEL BYTES CMD... : prints wall seconds, MB/s, CPU seconds, MB per
+# CPU second, peak RSS.
 run() {
     local label="$1" nbytes="$2"; shift 2
     local t="$work/time.txt"
-    /usr/bin/time -f "%e %M" -o "$t" "$@" > /dev/null
-    read -r secs rss_kb < "$t"
-    awk -v l="$label" -v s="$secs" -v b="$nbytes" -v r="$rss_kb" \
-        'BEGIN { printf "%-40s %8.2f s %9.1f MB/s %8.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), r / 1024 }'
-    echo "$secs"  > "$work/last_secs"
+    /usr/bin/time -f "%e %U %S %M" -o "$t" "$@" > /dev/null
+    read -r secs user sys rss_kb < "$t"
+    awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$nbytes" -v r="$rss_kb" \
+        'BEGIN { c = u + y; printf "%-38s %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %7.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, b / 1e6 / (c > 0 ? c : 0.01), r / 1024 }'
+    echo "$secs $user $sys" > "$work/last_secs"
 }
 
 echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
-run "mergetrace (all cores)" "$bytes" "$bin" -o "$work/out.json" "${files[@]}"
-run "mergetrace (taskset 1 core)" "$bytes" taskset -c 0 "$bin" -o "$work/out.json" "${files[@]}"
-run "mergetrace --stats (all cores)" "$bytes" "$bin" -o "$work/out.json" --stats "$work/stats.csv" "${files[@]}"
-run "mergetrace --remap-pids --align start" "$bytes" "$bin" -o "$work/out.json" --remap-pids --align start "${files[@]}"
-rm -f "$work/out.json"
+run "mergetrace (all cores)" "$bytes" "$bin" -o "$outdir/out.json" "${files[@]}"
+run "mergetrace (taskset 1 core)" "$bytes" taskset -c 0 "$bin" -o "$outdir/out.json" "${files[@]}"
+run "mergetrace --stats (all cores)" "$bytes" "$bin" -o "$outdir/out.json" --stats "$work/stats.csv" "${files[@]}"
+run "mergetrace --remap-pids --align start" "$bytes" "$bin" -o "$outdir/out.json" --remap-pids --align start "${files[@]}"
+rm -f "$outdir/out.json"
 
 if [ -n "$orig" ]; then
     sub=("${files[@]:0:$orig_files}")
     sub_bytes=$(cat "${sub[@]}" | wc -c)
     echo "same-run comparison on ${#sub[@]} file(s), $((sub_bytes / 1000000)) MB (the original edits its inputs: it runs on copies)"
-    run "mergetrace" "$sub_bytes" "$bin" -o "$work/ours.json" "${sub[@]}"
-    ours=$(cat "$work/last_secs")
+    run "mergetrace" "$sub_bytes" "$bin" -o "$outdir/ours.json" "${sub[@]}"
+    read -r ours ours_u ours_s < "$work/last_secs"
     mkdir -p "$work/copies"
     copies=()
     for f in "${sub[@]}"; do cp "$f" "$work/copies/"; copies+=("$work/copies/$(basename "$f")"); done
     cat "${copies[@]}" > /dev/null
-    run "mergetrace.py (original)" "$sub_bytes" "$py" "$orig" -o "$work/orig.json" "${copies[@]}"
-    theirs=$(cat "$work/last_secs")
-    awk -v a="$theirs" -v b="$ours" 'BEGIN { printf "speed-up vs mergetrace.py: %.1fx\n", a / (b > 0 ? b : 0.01) }'
-    rm -rf "$work/copies" "$work/ours.json" "$work/orig.json"
+    run "mergetrace.py (original)" "$sub_bytes" "$py" "$orig" -o "$outdir/orig.json" "${copies[@]}"
+    read -r theirs theirs_u theirs_s < "$work/last_secs"
+    awk -v a="$theirs" -v b="$ours" -v au="$theirs_u" -v as="$theirs_s" -v bu="$ours_u" -v bs="$ours_s" \
+        'BEGIN { printf "speed-up vs mergetrace.py: %.1fx wall, %.1fx CPU\n", a / (b > 0 ? b : 0.01), (au + as) / (bu + bs > 0 ? bu + bs : 0.01) }'
+    rm -rf "$work/copies" "$outdir/ours.json" "$outdir/orig.json"
 fi
