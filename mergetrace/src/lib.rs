@@ -3,6 +3,7 @@
 //! pid remapping, alignment, filters and GPU-time statistics.
 
 pub mod args;
+pub mod fasthash;
 pub mod merge;
 pub mod select;
 pub mod stats;

@@ -4,7 +4,6 @@
 //! statistics and writes. Memory: a few 1 MiB batches in flight, plus the
 //! scanner's buffer (one event).
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
@@ -173,7 +172,7 @@ struct FileState {
     index: usize,
     /// Original pid/tid -> new id (`--remap-pids`); one map for both so
     /// that a main thread keeps tid == pid.
-    ids: HashMap<u64, u64>,
+    ids: crate::fasthash::FastMap<u64, u64>,
     stats: Option<RankStats>,
     warned_flow_id: bool,
 }
@@ -262,7 +261,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                         let plan = &plans[i];
                         state = Some(FileState {
                             index: i,
-                            ids: HashMap::new(),
+                            ids: Default::default(),
                             stats: self
                                 .opts
                                 .stats

@@ -14,6 +14,8 @@
 //! start and 20 per host range of that rank.
 
 use std::collections::HashMap;
+
+use crate::fasthash::FastMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -27,14 +29,14 @@ pub struct RankStats {
     file: String,
     wall_start: f64,
     wall_end: f64,
-    kernel_ids: HashMap<Box<str>, u32>,
+    kernel_ids: FastMap<Box<str>, u32>,
     kernels: Vec<KernelAgg>,
     device: Vec<DeviceRun>,
-    flow_sources: HashMap<u64, (u64, f64)>,
+    flow_sources: FastMap<u64, (u64, f64)>,
     range_names: Vec<Box<str>>,
-    range_ids: HashMap<Box<str>, u32>,
-    ranges: HashMap<u64, Vec<HostRange>>,
-    open_ranges: HashMap<u64, Vec<(f64, u32)>>,
+    range_ids: FastMap<Box<str>, u32>,
+    ranges: FastMap<u64, Vec<HostRange>>,
+    open_ranges: FastMap<u64, Vec<(f64, u32)>>,
 }
 
 struct KernelAgg {
@@ -116,14 +118,14 @@ impl RankStats {
                 .unwrap_or_else(|| path.display().to_string()),
             wall_start: f64::INFINITY,
             wall_end: f64::NEG_INFINITY,
-            kernel_ids: HashMap::new(),
+            kernel_ids: FastMap::default(),
             kernels: Vec::new(),
             device: Vec::new(),
-            flow_sources: HashMap::new(),
+            flow_sources: FastMap::default(),
             range_names: Vec::new(),
-            range_ids: HashMap::new(),
-            ranges: HashMap::new(),
-            open_ranges: HashMap::new(),
+            range_ids: FastMap::default(),
+            ranges: FastMap::default(),
+            open_ranges: FastMap::default(),
         }
     }
 
