@@ -31,8 +31,11 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::trace_decimal::Decimal;
 
-/// Bytes asked from the source per read.
+/// Bytes asked from the source per read, once warmed up.
 const CHUNK: usize = 1 << 20;
+/// First read size: small inputs (tests, repair of a short file) do not pay
+/// for a 1 MiB buffer; the read size doubles on every refill up to CHUNK.
+const FIRST_READ: usize = 16 << 10;
 /// Default bound on one event (and on any top-level value or gap).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 256 << 20;
 /// Nesting depth accepted inside one event.
@@ -768,6 +771,7 @@ pub struct TraceReader<R> {
     eof: bool,
     state: State,
     max_event: usize,
+    read_size: usize,
     fields: EventFields,
     array_open_end: Option<u64>,
     last_event_end: u64,
@@ -802,6 +806,7 @@ impl<R: Read> TraceReader<R> {
             eof: false,
             state: State::Start,
             max_event: max_event.max(16),
+            read_size: FIRST_READ,
             fields: EventFields::default(),
             array_open_end: None,
             last_event_end: 0,
@@ -940,7 +945,8 @@ impl<R: Read> TraceReader<R> {
                 },
             ));
         }
-        let want = (self.len + CHUNK.min(self.max_event)).min(self.max_event + 1);
+        let want = (self.len + self.read_size.min(self.max_event)).min(self.max_event + 1);
+        self.read_size = (self.read_size * 2).min(CHUNK);
         if self.buf.len() < want {
             let new_len = want.max(self.buf.len() * 2).min(self.max_event + 1);
             self.buf.resize(new_len, 0);
