@@ -292,6 +292,12 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                                 let e = e.into_input_error(&plan.path);
                                 if self.opts.skip_invalid {
                                     warn(TOOL, format!("{e}; skipping the rest of this file"));
+                                } else if i + 1 < plans.len() {
+                                    // The original skips such a file and goes on
+                                    // (scripts.md 7); say how to get that.
+                                    return Err(anyhow::anyhow!(
+                                        "{e} (--skip-invalid merges the other files)"
+                                    ));
                                 } else {
                                     return Err(e.into());
                                 }

@@ -212,12 +212,21 @@ fn missing_input_fails_before_writing() {
 fn not_json_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut inputs = copy_to(dir.path(), &traces("two"));
-    inputs.push(write(dir.path(), "text.json", b"API Timing Summary\n"));
+    inputs.insert(0, write(dir.path(), "text.json", b"API Timing Summary\n"));
     assert_fails(
         dir.path(),
         &inputs,
         &[],
-        "text.json:1: not a JSON trace: starts with 'A', expected '{' or '['",
+        "text.json:1: not a JSON trace: starts with 'A', expected '{' or '[' \
+         (--skip-invalid merges the other files)",
+    );
+    // With --skip-invalid: a warning, and the other files are merged.
+    let o = mergetrace(dir.path(), &["-o", "out.json", "--skip-invalid"], &inputs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("text.json:1: not a JSON trace"));
+    assert_eq!(
+        json(&dir.path().join("out.json")),
+        json(&data("golden/two.json"))
     );
 }
 
