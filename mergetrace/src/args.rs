@@ -46,7 +46,8 @@ pub struct Args {
     pub align: Align,
 
     /// Keep only events whose name matches REGEX (metadata events are
-    /// always kept).
+    /// always kept; flow events are named `dep`: add `|^dep$` to keep
+    /// them).
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
 
