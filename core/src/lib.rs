@@ -18,3 +18,5 @@ pub mod metric_csv;
 pub mod stall_csv;
 pub mod device_config;
 pub mod roofline_profile;
+pub mod trace;
+pub mod trace_decimal;
