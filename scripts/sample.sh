@@ -15,3 +15,5 @@ echo "== analyze -l on a stall CSV" >&2
 echo "== roofline on a bundled compute/memory profile pair" >&2
 "$bin/roofline" --compute testdata/roofline/sample_compute.txt --memory testdata/roofline/sample_memory.txt \
     --device device_configs/pvc.json --output "$out/roofline.html" --data "$out/roofline.csv"
+echo "== mergetrace: merge two rank traces, GPU-time stats" >&2
+"$bin/mergetrace" -o "$out/merged.json" --stats "$out/merged-stats.csv" testdata/trace/two/*.json
