@@ -18,6 +18,8 @@ mod metric_csv;
 mod roofline_profile;
 #[path = "../../fuzz/exercise/stall_csv.rs"]
 mod stall_csv;
+#[path = "../../fuzz/exercise/trace_json.rs"]
+mod trace_json;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -98,5 +100,11 @@ fn device_config_regressions() {
         &["device_config", "valid"],
         device_config::run,
     );
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn trace_json_regressions() {
+    let n = replay("trace_json", &["trace_json", "valid"], trace_json::run);
     assert!(n >= 10, "only {n} inputs replayed");
 }
