@@ -25,6 +25,7 @@ enum Kind {
     StallCsv,
     OptionFile,
     DeviceConfig,
+    TraceJson,
 }
 
 const KINDS: &[Kind] = &[
@@ -32,6 +33,7 @@ const KINDS: &[Kind] = &[
     Kind::StallCsv,
     Kind::OptionFile,
     Kind::DeviceConfig,
+    Kind::TraceJson,
 ];
 
 impl Kind {
@@ -41,6 +43,7 @@ impl Kind {
             Kind::StallCsv => "stall_csv",
             Kind::OptionFile => "option_file",
             Kind::DeviceConfig => "device_config",
+            Kind::TraceJson => "trace_json",
         }
     }
 
@@ -48,7 +51,7 @@ impl Kind {
         match self {
             Kind::MetricCsv | Kind::StallCsv => "csv",
             Kind::OptionFile => "txt",
-            Kind::DeviceConfig => "json",
+            Kind::DeviceConfig | Kind::TraceJson => "json",
         }
     }
 }
@@ -145,6 +148,45 @@ const CASES: &[(&str, Expect)] = &[
         "device_config/duplicate_key.json",
         Expect::Accept("the last of duplicate JSON names wins, as in Python"),
     ),
+    // --- Chrome/Perfetto traces (formats (e)) ---
+    ("trace_json/empty.json", Expect::Warn),
+    ("trace_json/binary.json", Expect::Fail(None)),
+    ("trace_json/csv_instead.json", Expect::Fail(None)),
+    ("trace_json/utf16.json", Expect::Fail(None)),
+    ("trace_json/truncated_mid_event.json", Expect::Warn),
+    ("trace_json/truncated_after_event.json", Expect::Warn),
+    ("trace_json/header_only.json", Expect::Warn),
+    (
+        "trace_json/syntax_error_in_event.json",
+        Expect::Fail(Some(5)),
+    ),
+    ("trace_json/event_not_object.json", Expect::Fail(Some(4))),
+    ("trace_json/no_trace_events.json", Expect::Warn),
+    (
+        "trace_json/trace_events_not_array.json",
+        Expect::Fail(Some(1)),
+    ),
+    ("trace_json/invalid_utf8.json", Expect::Fail(Some(4))),
+    (
+        "trace_json/crlf.json",
+        Expect::Accept("CRLF is JSON whitespace"),
+    ),
+    (
+        "trace_json/bom.json",
+        Expect::Accept("a UTF-8 BOM is skipped"),
+    ),
+    ("trace_json/nan_ts.json", Expect::Fail(Some(4))),
+    // Valid JSON with impossible times: statistics leave the event out
+    // with a warning (see OVERRIDES for the plain merge).
+    ("trace_json/ts_out_of_range.json", Expect::Warn),
+    ("trace_json/negative_duration.json", Expect::Warn),
+    (
+        "trace_json/duplicate_keys.json",
+        Expect::Accept("the last of duplicate JSON names wins, as in Python"),
+    ),
+    // Data after the closing `}`: ignored with a warning.
+    ("trace_json/trailing_garbage.json", Expect::Warn),
+    ("trace_json/deep_nesting.json", Expect::Fail(Some(4))),
     ("device_config/crlf_nan.csv", Expect::Fail(None)),
     ("device_config/inf_bandwidth.csv", Expect::Fail(None)),
     ("device_config/missing_row.csv", Expect::Fail(None)),
@@ -215,6 +257,18 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "analyze -l",
         "metric_csv/duplicate_columns.csv",
         Expect::Accept("-l lists the header as written"),
+    ),
+    // A plain merge copies events byte for byte and never reads `ts` or
+    // `dur` (only --stats, --align, --time-window do).
+    (
+        "mergetrace",
+        "trace_json/ts_out_of_range.json",
+        Expect::Accept("a plain merge passes events through unread"),
+    ),
+    (
+        "mergetrace",
+        "trace_json/negative_duration.json",
+        Expect::Accept("a plain merge passes events through unread"),
     ),
     // The compute profile reads instruction counts, not GpuTime.
     (
@@ -308,6 +362,39 @@ fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
 }
 
 const MODES: &[Mode] = &[
+    Mode {
+        name: "mergetrace",
+        tool: "mergetrace",
+        binary: "mergetrace",
+        kinds: &[Kind::TraceJson],
+        args: |_, s| {
+            os(&[
+                &"-o",
+                &s.out.join("all.json"),
+                &s.input,
+                &s.valid.join("python.4100.1.json"),
+            ])
+        },
+    },
+    Mode {
+        name: "mergetrace --stats",
+        tool: "mergetrace",
+        binary: "mergetrace",
+        kinds: &[Kind::TraceJson],
+        args: |_, s| {
+            os(&[
+                &"-o",
+                &s.out.join("all.json"),
+                &"--stats",
+                &s.out.join("stats.csv"),
+                &"--align",
+                &"start",
+                &"--remap-pids",
+                &s.input,
+                &s.valid.join("python.4100.1.json"),
+            ])
+        },
+    },
     Mode {
         name: "analyze -l",
         tool: "analyze",
@@ -455,6 +542,7 @@ fn valid_base(kind: Kind) -> Option<&'static str> {
     match kind {
         Kind::MetricCsv => Some("metrics_2dev.csv"),
         Kind::StallCsv => Some("stalls_2dev.csv"),
+        Kind::TraceJson => Some("python.4100.1.json"),
         Kind::OptionFile | Kind::DeviceConfig => None,
     }
 }
@@ -471,6 +559,41 @@ fn is_section_boundary(line: &[u8], previous: Option<&[u8]>) -> bool {
             let p = String::from_utf8_lossy(p);
             p.trim().is_empty() || p.trim_start().starts_with("Kernel,")
         })
+}
+
+/// Cuts of a valid trace (one event per line, as unitrace writes them) at
+/// every line start after the first and in the middle of every line: what
+/// a killed process leaves. Every cut misses its closing `]}`, so every
+/// tool must repair it in memory with a warning.
+#[test]
+fn traces_truncated_at_every_event() {
+    let kind = Kind::TraceJson;
+    let base = valid_base(kind).unwrap_or_default();
+    let bytes = fs::read(corpus_dir().join("valid").join(base)).expect("valid trace");
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    let mut offset = 0usize;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let cuts = [offset, offset + line.len() / 2];
+        offset += line.len();
+        for cut in cuts {
+            if cut == 0 || cut >= bytes.len() - 3 {
+                continue; // the empty trace is in the corpus; `]}` must be cut
+            }
+            let name = format!("cut{cut}.json");
+            for mode in MODES.iter().filter(|m| m.kinds.contains(&kind)) {
+                runs += 1;
+                failures.extend(run_case(mode, kind, &name, &bytes[..cut], &Expect::Warn));
+            }
+        }
+    }
+    assert!(runs >= 10, "only {runs} truncations");
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs broke the contract:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The valid files cut at every section boundary: at the line start
