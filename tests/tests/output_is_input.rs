@@ -161,3 +161,22 @@ fn roofline_refuses_an_input_as_page_or_data_output() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn mergetrace_refuses_an_input_trace_as_output() {
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let trace = inputs.path("python.4100.1.json");
+    let other = inputs.path("python.4200.2.json");
+    fs::copy(&trace, &other).expect("second trace");
+    for victim in [&trace, &other] {
+        for alias in aliases(victim) {
+            let args = os(&[&"-o", &alias, &trace, &other]);
+            failures.extend(refuses("mergetrace", args, &alias, &inputs));
+            let stats = inputs.path("stats.csv");
+            let args = os(&[&"-o", &alias, &"--stats", &stats, &trace, &other]);
+            failures.extend(refuses("mergetrace", args, &alias, &inputs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
