@@ -675,7 +675,7 @@ fn huge_lines() {
             .map_or(base.len(), |(i, _)| i + 1);
         let mut long_row = base[..header_end].to_vec();
         long_row.push(b'"');
-        long_row.extend(std::iter::repeat(b'k').take(2 << 20));
+        long_row.extend_from_slice(&vec![b'k'; 2 << 20]);
         long_row.extend_from_slice(b"\", 1, 2, 3\n");
         let no_newline = vec![b'x'; 3 << 20];
         for (name, bytes, expect) in [
