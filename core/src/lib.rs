@@ -13,3 +13,5 @@ pub mod error;
 pub use atomic::AtomicFile;
 pub use error::{InputError, Position};
 pub mod cli;
+pub mod demangle;
+pub mod shader_dump;
