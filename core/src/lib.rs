@@ -15,3 +15,4 @@ pub use error::{InputError, Position};
 pub mod cli;
 pub mod demangle;
 pub mod shader_dump;
+pub mod stall_report;
