@@ -5,6 +5,7 @@
 pub mod args;
 pub mod charts;
 pub mod list;
+pub mod render;
 pub mod server;
 pub mod stall;
 
