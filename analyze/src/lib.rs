@@ -8,6 +8,7 @@ pub mod list;
 pub mod render;
 pub mod server;
 pub mod stall;
+pub mod stall_charts;
 
 use std::process::ExitCode;
 

@@ -25,12 +25,15 @@ impl DataWriter {
         Ok(DataWriter { out, rows: 0 })
     }
 
-    /// Appends every point of every series of `chart`.
+    /// Appends every point of every series of `chart`; the metric column is
+    /// the series name followed by `metric_suffix` (throughput charts use
+    /// `/GpuTime[ns]`, so they stay apart from the metric's own chart).
     pub fn write_chart(
         &mut self,
         kernel: &str,
         instance: Option<u64>,
         chart: &Chart,
+        metric_suffix: &str,
     ) -> io::Result<()> {
         let instance = instance.map(|i| i.to_string()).unwrap_or_default();
         for series in &chart.series {
@@ -39,13 +42,9 @@ impl DataWriter {
                     Some(labels) => labels.get(pos).cloned().unwrap_or_default(),
                     None => format_number(x),
                 };
-                self.out.write_record([
-                    kernel,
-                    &instance,
-                    &sample,
-                    &series.name,
-                    &format_number(y),
-                ])?;
+                let metric = format!("{}{metric_suffix}", series.name);
+                self.out
+                    .write_record([kernel, &instance, &sample, &metric, &format_number(y)])?;
                 self.rows += 1;
             }
         }
@@ -93,7 +92,7 @@ mod tests {
             x_tick_labels: None,
         };
         let mut w = DataWriter::create(&path).unwrap();
-        w.write_chart("k, \"q\"", Some(3), &chart).unwrap();
+        w.write_chart("k, \"q\"", Some(3), &chart, "").unwrap();
         assert!(!path.exists(), "nothing visible before finish");
         w.finish().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
