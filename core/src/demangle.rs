@@ -123,7 +123,11 @@ fn run_external(program: &Path, symbol: &str) -> Result<String, String> {
         .output()
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     if !output.status.success() {
-        return Err(format!("{} exited with {}", program.display(), output.status));
+        return Err(format!(
+            "{} exited with {}",
+            program.display(),
+            output.status
+        ));
     }
     let text = String::from_utf8_lossy(&output.stdout);
     let first = text.split('\n').next().unwrap_or("");
@@ -176,7 +180,10 @@ mod tests {
     fn caches_and_falls_back_when_external_program_fails() {
         let mut d = Demangler::external(Path::new("/nonexistent/demangler-program"));
         assert_eq!(d.demangle("_ZTSZ4mainEUlT_E_"), "main::{lambda(auto:1)#1}");
-        assert!(d.failure().unwrap().contains("is not found or fails to run"));
+        assert!(d
+            .failure()
+            .unwrap()
+            .contains("is not found or fails to run"));
         assert_eq!(d.demangle("_ZTSZ4mainEUlT_E_"), "main::{lambda(auto:1)#1}");
     }
 

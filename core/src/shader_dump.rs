@@ -313,8 +313,7 @@ impl AsmListing {
         for (i, line) in lines.iter().enumerate() {
             line_marker_above.push(last_line);
             file_marker_above.push(last_file);
-            let kind = if marker_is(line, "B") && line.contains("Preds") && line.contains("Succs")
-            {
+            let kind = if marker_is(line, "B") && line.contains("Preds") && line.contains("Succs") {
                 let (id, preds) = parse_block_header(line).ok_or_else(|| {
                     InputError::at_line(
                         path,
@@ -480,7 +479,13 @@ pub fn annotate_lines(lines: &[String]) -> Vec<String> {
 /// Block id (second `' '`-separated word up to `:`) and predecessor ids
 /// (between the `{` after `Preds` and the next `}`) of a header line.
 fn parse_block_header(line: &str) -> Option<(String, Vec<String>)> {
-    let id = line.split(' ').nth(1)?.split(':').next()?.trim().to_string();
+    let id = line
+        .split(' ')
+        .nth(1)?
+        .split(':')
+        .next()?
+        .trim()
+        .to_string();
     let after = line.split_once("Preds")?.1;
     let list = after.split_once('{')?.1;
     let list = &list[..list.find('}')?];
@@ -554,7 +559,10 @@ mod tests {
         );
         assert!(!is_fully_annotated(&src));
         let out = annotate_lines(&src);
-        assert_eq!(out[3], "/* [00000000] */   mov (1|M0) r1 r2 {Compacted} // x");
+        assert_eq!(
+            out[3],
+            "/* [00000000] */   mov (1|M0) r1 r2 {Compacted} // x"
+        );
         assert_eq!(out[4], "/* [00000008] */   add (1|M0) r1 r2 r3 // y");
         assert_eq!(out[5], "/* [00000018] */   nop // Compacted");
         assert_eq!(out[6], "/* [00000020] */   end //");
@@ -605,7 +613,9 @@ mod tests {
         let l = AsmListing::from_lines(
             Path::new("t.asm"),
             "t".into(),
-            lines("/* [00000000] */ a // x\n// B001: Preds:{},  Succs:{}\n/* [00000010] */ b // y\n"),
+            lines(
+                "/* [00000000] */ a // x\n// B001: Preds:{},  Succs:{}\n/* [00000010] */ b // y\n",
+            ),
             false,
         )
         .unwrap();
@@ -623,7 +633,10 @@ mod tests {
             false,
         )
         .unwrap_err();
-        assert!(err.to_string().starts_with("k.asm:2: malformed asm line"), "{err}");
+        assert!(
+            err.to_string().starts_with("k.asm:2: malformed asm line"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -662,19 +675,28 @@ mod tests {
             dump.kernel_names(&mut d),
             vec!["GEMM", "main::{lambda(auto:1)#1}"]
         );
-        assert_eq!(dump.other_entries(), ["OCL_asm0c_simd32_entry_0002.visaasm"]);
+        assert_eq!(
+            dump.other_entries(),
+            ["OCL_asm0c_simd32_entry_0002.visaasm"]
+        );
     }
 
     #[test]
     fn missing_empty_and_asm_less_folders_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let err = ShaderDump::open(&dir.path().join("nope")).unwrap_err();
-        assert!(err.to_string().ends_with("shader dump folder does not exist"));
+        assert!(err
+            .to_string()
+            .ends_with("shader dump folder does not exist"));
         let err = ShaderDump::open(dir.path()).unwrap_err();
         assert!(err.to_string().ends_with("shader dump folder is empty"));
         fs::write(dir.path().join("a.visaasm"), "x").unwrap();
         let err = ShaderDump::open(dir.path()).unwrap_err();
-        assert!(err.to_string().ends_with("has no .asm files (it holds a.visaasm)"), "{err}");
+        assert!(
+            err.to_string()
+                .ends_with("has no .asm files (it holds a.visaasm)"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -682,6 +704,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.asm"), "//.platform X\n//.kernel\n").unwrap();
         let err = ShaderDump::open(dir.path()).unwrap_err();
-        assert!(err.to_string().contains("a.asm:2: malformed asm line"), "{err}");
+        assert!(
+            err.to_string().contains("a.asm:2: malformed asm line"),
+            "{err}"
+        );
     }
 }

@@ -24,8 +24,11 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
+pub use serde_json;
+pub use serde_json::Value as JsonValue;
 
 use crate::shader_dump::{AsmListing, LineKind};
+use crate::stall_csv::StallRow;
 
 /// The stall columns in the order the original uses everywhere
 /// (scripts.md 1.7.1).
@@ -70,6 +73,34 @@ pub trait StallCounts {
     fn ip_text(&self) -> &str;
     /// Count of stall type `index` (an index into [`STALL_COLUMNS`]).
     fn count(&self, index: usize) -> u64;
+}
+
+impl StallCounts for StallRow {
+    fn ip(&self) -> u64 {
+        self.ip
+    }
+    fn ip_text(&self) -> &str {
+        &self.ip_text
+    }
+    fn count(&self, index: usize) -> u64 {
+        // The first eight `StallType`s are the reported ones, in
+        // `STALL_COLUMNS` order.
+        self.counts[index]
+    }
+}
+
+/// JSON of a kernel whose `.asm` is missing.
+pub fn missing_asm_json(kernel: &str, message: &str) -> JsonValue {
+    serde_json::json!({ "kernel": kernel, "asm": null, "error": message })
+}
+
+/// The `--report-format json` document of a run: `{"kernels": [...]}`,
+/// pretty-printed, with a final newline.
+pub fn json_document(kernels: Vec<JsonValue>) -> Vec<u8> {
+    let doc = serde_json::json!({ "kernels": kernels });
+    let mut bytes = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
 }
 
 /// A minimal owned stall row (tests, benchmarks, callers without a CSV).
@@ -145,7 +176,7 @@ pub fn analyze_kernel<R: StallCounts>(
         let mut picked: Vec<&R> = rows.iter().filter(|r| r.count(stall) > 0).collect();
         let has_rows = !picked.is_empty();
         // Stable: equal counts keep their file order (quirk 13).
-        picked.sort_by(|a, b| b.count(stall).cmp(&a.count(stall)));
+        picked.sort_by_key(|r| std::cmp::Reverse(r.count(stall)));
         if top >= 0 {
             picked.truncate(top as usize);
         }
@@ -680,7 +711,9 @@ pub fn line_detail_text(
     );
     let matching: Vec<&LineStalls> = lines.iter().filter(|l| l.matches(file, line)).collect();
     if matching.is_empty() {
-        out.push_str(&format!("No stalled instruction on source line {file}:{line}\n"));
+        out.push_str(&format!(
+            "No stalled instruction on source line {file}:{line}\n"
+        ));
         out.push_str(EQUALS);
         out.push('\n');
         return out;
@@ -717,7 +750,7 @@ pub fn by_line_json(
 ) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = lines
         .iter()
-        .filter(|l| only.map_or(true, |(f, n)| l.matches(f, n)))
+        .filter(|l| only.is_none_or(|(f, n)| l.matches(f, n)))
         .map(|l| {
             let counts: serde_json::Map<String, serde_json::Value> = STALL_NAMES
                 .iter()
@@ -761,6 +794,15 @@ pub fn by_line_json(
 mod tests {
     use super::*;
     use crate::shader_dump::{annotate_lines, split_lines};
+    use crate::stall_csv::StallType;
+
+    #[test]
+    fn stall_columns_match_the_csv_reader_order() {
+        for (k, t) in StallType::REPORTED.iter().enumerate() {
+            assert_eq!(t.index(), k);
+            assert_eq!(t.column_name(), STALL_COLUMNS[k]);
+        }
+    }
     use std::path::Path;
 
     fn listing(text: &str) -> AsmListing {
@@ -793,20 +835,38 @@ mod tests {
         assert_eq!(
             t,
             vec![
-                StalledToken { needle: "$3".into(), needs_no_sync: false },
-                StalledToken { needle: "$4".into(), needs_no_sync: true },
+                StalledToken {
+                    needle: "$3".into(),
+                    needs_no_sync: false
+                },
+                StalledToken {
+                    needle: "$4".into(),
+                    needs_no_sync: true
+                },
             ]
         );
         // A send: plain $N allocates, only .dst/.src are waits.
         let t = stalled_tokens("/* [00000000] */ load.ugm (1|M0) r1 [r2] {I@1,$5,$2.src} // d");
-        assert_eq!(t, vec![StalledToken { needle: "$2".into(), needs_no_sync: false }]);
+        assert_eq!(
+            t,
+            vec![StalledToken {
+                needle: "$2".into(),
+                needs_no_sync: false
+            }]
+        );
         // sync.allrd ($5,$6): tokens in the first (...) group with a `$`.
         let t = stalled_tokens("/* [00000000] */ sync.allrd (32|M0) ($5,$6) // s");
         assert_eq!(t.len(), 2);
         assert_eq!(t[1].needle, "$6");
         // "load" in the trailing comment no longer makes it a send (quirk 12).
         let t = stalled_tokens("/* [00000000] */ add (1|M0) r1 r2 {$7} // reload");
-        assert_eq!(t, vec![StalledToken { needle: "$7".into(), needs_no_sync: true }]);
+        assert_eq!(
+            t,
+            vec![StalledToken {
+                needle: "$7".into(),
+                needs_no_sync: true
+            }]
+        );
     }
 
     #[test]
@@ -955,7 +1015,10 @@ is stalled
         ), "{text}");
         let l = listing("  load.ugm (1|M0) r1 [r2] {$1} // a\n  add (1|M0) r3 {$1.dst} // b\n// Line 1:  q\n  mov (1|M0) r3 {$1} // c\n  add (1|M0) r3 {$1.dst} // d\n");
         let text = analyze_kernel("K", &l, &[sample(0x30, SBID, 1)], 10).to_text(&l);
-        assert!(text.contains("    Line 1:  q\n    File: unknown\n"), "{text}");
+        assert!(
+            text.contains("    Line 1:  q\n    File: unknown\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -979,7 +1042,10 @@ is stalled
         assert_eq!(lines[1].counts[SBID], 5);
         assert!(lines[0].matches("a.cpp", 3) && !lines[0].matches("b.cpp", 3));
         let detail = line_detail_text("K", &l, &lines, "a.cpp", 3);
-        assert!(detail.contains("Source line /src/a.cpp:3:  x = load();"), "{detail}");
+        assert!(
+            detail.contains("Source line /src/a.cpp:3:  x = load();"),
+            "{detail}"
+        );
         assert!(detail.contains("(line total)"));
         let json = by_line_json("K", &l, &lines, Some(("a.cpp", 4)));
         assert_eq!(json["lines"][0]["total"], 5);
