@@ -13,7 +13,6 @@
 //! Beyond the original: `--report-format json` and `--by-line [--line
 //! FILE:LINE]`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -70,13 +69,15 @@ pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
 }
 
 /// Builds the stall reports of a run: the dump is listed once, symbols are
-/// demangled once, and each chosen `.asm` is read and annotated once.
+/// demangled once, and the `.asm` of consecutive runs of one kernel is read
+/// and annotated once.
 pub struct ReportBuilder {
     dump: ShaderDump,
     demangler: Demangler,
-    listings: HashMap<PathBuf, AsmListing>,
+    listing: Option<(PathBuf, AsmListing)>,
     top: i64,
     view: ReportView,
+    json: bool,
     warned_demangler: bool,
 }
 
@@ -84,8 +85,8 @@ pub struct ReportBuilder {
 pub struct KernelOutput {
     /// Text for the PDF pages and the `-r` text file.
     pub text: String,
-    /// The same as JSON (for `--report-format json`).
-    pub json: stall_report::JsonValue,
+    /// The same as JSON, only built for `--report-format json`.
+    pub json: Option<stall_report::JsonValue>,
 }
 
 impl ReportBuilder {
@@ -94,6 +95,7 @@ impl ReportBuilder {
         demangler: Option<&Path>,
         top: i64,
         view: ReportView,
+        json: bool,
     ) -> Result<ReportBuilder, InputError> {
         let dump = ShaderDump::open(dump_dir)?;
         let demangler = match demangler {
@@ -103,9 +105,10 @@ impl ReportBuilder {
         Ok(ReportBuilder {
             dump,
             demangler,
-            listings: HashMap::new(),
+            listing: None,
             top,
             view,
+            json,
             warned_demangler: false,
         })
     }
@@ -142,14 +145,21 @@ impl ReportBuilder {
                     summarize_names(&names, 8)
                 ),
             );
-            let json = stall_report::missing_asm_json(kernel, &text);
+            let json = self
+                .json
+                .then(|| stall_report::missing_asm_json(kernel, &text));
             return Ok(KernelOutput { text, json });
         };
-        if !self.listings.contains_key(&asm.path) {
-            let listing = AsmListing::load(&asm)?;
-            self.listings.insert(asm.path.clone(), listing);
+        // Keep one listing: a kernel's runs are usually consecutive, and
+        // memory stays bounded by the largest .asm rather than the dump.
+        if self.listing.as_ref().is_none_or(|(p, _)| *p != asm.path) {
+            self.listing = None;
         }
-        let listing = &self.listings[&asm.path];
+        let listing = match self.listing.take() {
+            Some(cached) => cached.1,
+            None => AsmListing::load(&asm)?,
+        };
+        let listing = &self.listing.insert((asm.path.clone(), listing)).1;
         let report = analyze_kernel(kernel, listing, rows, self.top);
         if !report.unknown_addresses.is_empty() {
             warn(
@@ -163,28 +173,25 @@ impl ReportBuilder {
                 ),
             );
         }
+        let json = self.json;
         Ok(match &self.view {
             ReportView::Standard => KernelOutput {
                 text: report.to_text(listing),
-                json: report.to_json(listing),
+                json: json.then(|| report.to_json(listing)),
             },
             ReportView::ByLine => {
                 let lines = by_line(listing, rows);
                 KernelOutput {
                     text: stall_report::by_line_text(kernel, listing, &lines),
-                    json: stall_report::by_line_json(kernel, listing, &lines, None),
+                    json: json.then(|| stall_report::by_line_json(kernel, listing, &lines, None)),
                 }
             }
             ReportView::Line { file, line } => {
                 let lines = by_line(listing, rows);
+                let only = Some((file.as_str(), *line));
                 KernelOutput {
                     text: stall_report::line_detail_text(kernel, listing, &lines, file, *line),
-                    json: stall_report::by_line_json(
-                        kernel,
-                        listing,
-                        &lines,
-                        Some((file.as_str(), *line)),
-                    ),
+                    json: json.then(|| stall_report::by_line_json(kernel, listing, &lines, only)),
                 }
             }
         })
@@ -201,7 +208,7 @@ struct ReportFile {
 }
 
 impl ReportFile {
-    fn add(&mut self, out: &KernelOutput) -> anyhow::Result<()> {
+    fn add(&mut self, out: &mut KernelOutput) -> anyhow::Result<()> {
         match self.format {
             ReportFormat::Text => {
                 if self.text.is_none() {
@@ -216,7 +223,7 @@ impl ReportFile {
                     f.write_all(b"\n")?;
                 }
             }
-            ReportFormat::Json => self.json.push(out.json.clone()),
+            ReportFormat::Json => self.json.extend(out.json.take()),
         }
         Ok(())
     }
@@ -309,6 +316,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             args.demangler.as_deref(),
             args.numtopstalls,
             view,
+            args.report_format == ReportFormat::Json,
         )?),
         None => {
             if wants_report_options {
@@ -366,9 +374,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             charts.add(&Page::Chart(chart))?;
         }
         if let Some(builder) = builder.as_mut() {
-            let out = builder.kernel_report(input, &run.kernel, &kept)?;
+            let mut out = builder.kernel_report(input, &run.kernel, &kept)?;
             if let Some(rf) = report_file.as_mut() {
-                rf.add(&out)?;
+                rf.add(&mut out)?;
             }
             for page in render::text_pages(&out.text) {
                 charts.add(&page)?;
