@@ -419,7 +419,7 @@ impl<'a> Session<'a> {
                             self.complete(inst)?;
                         }
                         if let Some(pb) = &self.progress {
-                            if instances_seen % 64 == 0 {
+                            if instances_seen.is_multiple_of(64) {
                                 pb.set_position(csv.offset());
                                 pb.set_message(format!("{instances_seen} instances"));
                             }

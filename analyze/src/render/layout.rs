@@ -145,7 +145,7 @@ fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
 /// whole-number steps (sample ordinals).
 fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
     let span = hi - lo;
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return (vec![lo], 1.0);
     }
     // matplotlib: nbins intervals (9 for axes of this size).
@@ -171,7 +171,7 @@ fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
 }
 
 /// Tick labels with matplotlib's scientific offset: values of magnitude
-/// >= 1e6 or < 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
+/// at least 1e6 or below 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
 /// the end of the axis.
 fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
     let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
