@@ -624,3 +624,67 @@ fn html_output_is_self_contained() {
     assert!(!text.contains("src=\"http") && !text.contains("href=\"http"));
     assert!(text.ends_with("</html>\n"));
 }
+
+/// `-b` divides each metric by the same row's `GpuTime[ns]`, as the
+/// original does (scripts.md 1.6.2): checked value by value, bit for bit.
+#[test]
+fn throughput_is_metric_divided_by_gpu_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = dir.path().join("t.pdf");
+    let data = dir.path().join("t.csv");
+    let out = run_in(
+        dir.path(),
+        &[
+            &sampling(),
+            "-k",
+            K_MAIN,
+            "-i",
+            "1",
+            "-m",
+            "GpuTime[ns]",
+            "-y",
+            "ns",
+            "-b",
+            "L3_BYTE_READ[bytes]",
+            "-o",
+            pdf.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The input rows of instance 1 of K_MAIN (the first instance).
+    let text = std::fs::read_to_string(testdata().join("sampling.csv")).unwrap();
+    let header: Vec<String> = text
+        .lines()
+        .find(|l| l.starts_with("Kernel,"))
+        .unwrap()
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .collect();
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (gpu, read) = (col("GpuTime[ns]"), col("L3_BYTE_READ[bytes]"));
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with('"'))
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            csv_fields(l)
+                .into_iter()
+                .map(|f| f.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 6);
+    let written = std::fs::read_to_string(&data).unwrap();
+    let throughput: Vec<f64> = written
+        .lines()
+        .filter(|l| l.contains(",L3_BYTE_READ[bytes]/GpuTime[ns],"))
+        .map(|l| csv_fields(l)[4].parse().unwrap())
+        .collect();
+    assert_eq!(throughput.len(), 6);
+    for (row, got) in rows.iter().zip(throughput) {
+        let want = row[read].parse::<f64>().unwrap() / row[gpu].parse::<f64>().unwrap();
+        assert_eq!(got.to_bits(), want.to_bits());
+    }
+}
