@@ -127,12 +127,12 @@ fn y_limits(chart: &Chart) -> (f64, f64) {
 }
 
 /// Widens an empty range the way matplotlib does for a constant series
-/// (±5 % of the value, ±1 around zero).
+/// (±5 % of the value, ±0.05 around zero).
 fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
     if hi > lo {
         (lo, hi)
     } else if lo == 0.0 {
-        (-1.0, 1.0)
+        (-0.05, 0.05)
     } else {
         let d = lo.abs() * 0.05;
         (lo - d, hi + d)
@@ -602,26 +602,68 @@ fn draw_legend(chart: &Chart, frame: &Frame, xs: &Scale, ys: &Scale, canvas: &mu
     let box_w = 2.0 * border_pad + handle_len + handle_pad + text_w;
     let box_h = 2.0 * border_pad + n * row_h + (n - 1.0) * row_gap;
 
-    // Points the legend would hide, per candidate spot.
-    let pts: Vec<(f32, f32)> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .map(|&(x, y)| match chart.kind {
-            ChartKind::Line => (xs.map(x), ys.map(y)),
-            ChartKind::Bar => (xs.map(0.0), ys.map(y)),
-        })
-        .collect();
+    // What the legend would hide at each candidate spot, scored like
+    // matplotlib's `loc='best'`: data vertices inside the box plus line
+    // segments crossing it (bars: bars overlapping it).
+    let runs: Vec<Vec<(f32, f32)>> = match chart.kind {
+        ChartKind::Line => chart
+            .series
+            .iter()
+            .map(|s| {
+                s.points
+                    .iter()
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|&(x, y)| (xs.map(x), ys.map(y)))
+                    .collect()
+            })
+            .collect(),
+        ChartKind::Bar => Vec::new(),
+    };
+    let bars: Vec<[f32; 4]> = match chart.kind {
+        ChartKind::Bar => {
+            let k = chart.series.len().max(1) as f64;
+            let w = 0.5 / k;
+            chart
+                .series
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    s.points
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.1.is_finite())
+                        .map(move |(pos, p)| {
+                            let left = pos as f64 - 0.25 + w * i as f64;
+                            (left, left + w, p.1)
+                        })
+                })
+                .map(|(x0, x1, y)| {
+                    let (a, b) = (ys.map(y.max(0.0)), ys.map(y.min(0.0)));
+                    [xs.map(x0), a.min(b), xs.map(x1), a.max(b)]
+                })
+                .collect()
+        }
+        ChartKind::Line => Vec::new(),
+    };
     let free_w = (frame.right - frame.left - 2.0 * axes_pad - box_w).max(0.0);
     let free_h = (frame.bottom - frame.top - 2.0 * axes_pad - box_h).max(0.0);
     let mut best = (usize::MAX, frame.left, frame.top);
     for (fx, fy) in LEGEND_SPOTS {
         let bx = frame.left + axes_pad + fx * free_w;
         let by = frame.top + axes_pad + fy * free_h;
-        let hidden = pts
+        let r = [bx, by, bx + box_w, by + box_h];
+        let inside = |p: &(f32, f32)| p.0 >= r[0] && p.0 <= r[2] && p.1 >= r[1] && p.1 <= r[3];
+        let mut hidden = 0usize;
+        for run in &runs {
+            hidden += run.iter().filter(|p| inside(p)).count();
+            hidden += run
+                .windows(2)
+                .filter(|w| segment_hits_rect(w[0], w[1], r))
+                .count();
+        }
+        hidden += bars
             .iter()
-            .filter(|(x, y)| *x >= bx && *x <= bx + box_w && *y >= by && *y <= by + box_h)
+            .filter(|b| b[0] < r[2] && b[2] > r[0] && b[1] < r[3] && b[3] > r[1])
             .count();
         if hidden < best.0 {
             best = (hidden, bx, by);
@@ -662,9 +704,49 @@ fn draw_legend(chart: &Chart, frame: &Frame, xs: &Scale, ys: &Scale, canvas: &mu
     }
 }
 
+/// Whether the segment a-b crosses the rectangle `[x0, y0, x1, y1]`
+/// (Liang-Barsky clipping).
+fn segment_hits_rect(a: (f32, f32), b: (f32, f32), r: [f32; 4]) -> bool {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let mut t0 = 0.0f32;
+    let mut t1 = 1.0f32;
+    for (p, q) in [
+        (-dx, a.0 - r[0]),
+        (dx, r[2] - a.0),
+        (-dy, a.1 - r[1]),
+        (dy, r[3] - a.1),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_crossing_rectangles() {
+        let r = [0.0, 0.0, 10.0, 10.0];
+        assert!(segment_hits_rect((-5.0, 5.0), (15.0, 5.0), r));
+        assert!(segment_hits_rect((1.0, 1.0), (2.0, 2.0), r));
+        assert!(!segment_hits_rect((-5.0, -5.0), (-1.0, 20.0), r));
+        assert!(!segment_hits_rect((11.0, 0.0), (20.0, 10.0), r));
+    }
 
     #[test]
     fn ticks_match_matplotlib_steps() {
