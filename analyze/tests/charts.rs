@@ -598,6 +598,22 @@ fn pdf_embeds_font_and_original_preset_paths_work() {
     assert!(text.contains("/ToUnicode"));
     assert!(text.contains("/Subtype /CIDFontType2"));
     assert_eq!(pdf_page_count(&pdf), 7);
+    // Deterministic: a second run writes the same bytes.
+    let again = dir.path().join("again.pdf");
+    let out = run_in(
+        dir.path(),
+        &[
+            &sampling(),
+            "-k",
+            K_MAIN,
+            "-f",
+            "pvc/ComputeBasic.txt",
+            "-o",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success());
+    assert!(std::fs::read(&again).unwrap() == bytes);
 }
 
 #[test]
