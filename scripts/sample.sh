@@ -12,3 +12,6 @@ echo "== analyze -l on a metric CSV" >&2
 "$bin/analyze" -l testdata/sample/metrics.csv
 echo "== analyze -l on a stall CSV" >&2
 "$bin/analyze" -l testdata/sample/stalls.csv
+echo "== analyze: charts of every instance with the pvc ComputeBasic preset (PDF + data)" >&2
+"$bin/analyze" testdata/sample/metrics.csv -i 0 -f pvc/ComputeBasic.txt \
+    -o "$out/metric-charts.pdf" --data "$out/metric-charts.csv"

@@ -704,3 +704,56 @@ fn throughput_is_metric_divided_by_gpu_time() {
         assert_eq!(got.to_bits(), want.to_bits());
     }
 }
+
+/// Our one-pass grouping in charts.rs numbers instances exactly like the
+/// core's `InstanceReader` (used by `analyze -l`): same kernels, ordinals
+/// and row counts, on every metric input of testdata/charts.
+#[test]
+fn instance_grouping_matches_the_core_reader() {
+    use unitrace_core::metric_csv::{CsvReader, InstanceReader};
+    for name in [
+        "sampling.csv",
+        "noblank-end.csv",
+        "query.csv",
+        "nobanner.csv",
+    ] {
+        let input = testdata().join(name);
+        let file = std::fs::File::open(&input).unwrap();
+        let mut want: Vec<(String, String, usize)> =
+            InstanceReader::new(CsvReader::new(file, &input))
+                .map(|i| i.unwrap())
+                .map(|i| (i.kernel, i.ordinal.to_string(), i.rows.len()))
+                .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let pdf = dir.path().join("a.pdf");
+        let data = dir.path().join("a.csv");
+        let out = run_in(
+            dir.path(),
+            &[
+                input.to_str().unwrap(),
+                "-i",
+                "0",
+                "-m",
+                "GpuTime[ns]",
+                "-y",
+                "ns",
+                "-o",
+                pdf.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let mut got: Vec<(String, String, usize)> = Vec::new();
+        for line in std::fs::read_to_string(&data).unwrap().lines().skip(1) {
+            let f = csv_fields(line);
+            match got.last_mut() {
+                Some(last) if last.0 == f[0] && last.1 == f[1] => last.2 += 1,
+                _ => got.push((f[0].clone(), f[1].clone(), 1)),
+            }
+        }
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{name}");
+    }
+}
