@@ -403,6 +403,10 @@ fn quirk17_handled_errors_exit_non_zero() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out), "analyze: Error: -o/--output is missing\n");
     assert!(!dir.path().join("x.pdf").exists());
+    // The device is checked first (scripts.md 1.2 step 8 before step 10).
+    let out = run_in(dir.path(), &[&sampling(), "-d", "2", "-o", "x.pdf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).ends_with("sampling.csv: Device 2 not found in input file\n"));
 }
 
 /// A bad run: one line on stderr, exit != 0, no output file.
