@@ -31,7 +31,9 @@ use unitrace_core::stall_csv::{
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
 use crate::args::{Args, ReportFormat};
-use crate::render::{self, Format, Page, PageSink};
+use crate::charts::chart_format;
+use crate::render::data::DataWriter;
+use crate::render::{self, Chart, Format, Page, PageSink};
 
 const TOOL: &str = "analyze";
 
@@ -254,14 +256,33 @@ impl ReportFile {
     }
 }
 
-/// The chart output, opened on the first page.
+/// The chart output, opened on the first page, and the `--data` file of
+/// the plotted series.
 struct Charts {
     path: PathBuf,
     format: Format,
     sink: Option<Box<dyn PageSink>>,
+    data_path: Option<PathBuf>,
+    data: Option<DataWriter>,
 }
 
 impl Charts {
+    fn add_chart(&mut self, kernel: &str, chart: Chart) -> anyhow::Result<()> {
+        if let Some(path) = &self.data_path {
+            if self.data.is_none() {
+                self.data = Some(
+                    DataWriter::create(path)
+                        .with_context(|| format!("{}: cannot create data file", path.display()))?,
+                );
+            }
+        }
+        if let Some(data) = self.data.as_mut() {
+            data.write_chart(kernel, None, &chart, "")
+                .context("cannot write the --data file")?;
+        }
+        self.add(&Page::Chart(chart))
+    }
+
     fn add(&mut self, page: &Page) -> anyhow::Result<()> {
         if self.sink.is_none() {
             self.sink = Some(
@@ -277,6 +298,9 @@ impl Charts {
     }
 
     fn finish(self) -> anyhow::Result<bool> {
+        if let Some(data) = self.data {
+            data.finish().context("cannot write the --data file")?;
+        }
         match self.sink {
             Some(sink) => {
                 sink.finish()
@@ -285,14 +309,6 @@ impl Charts {
             }
             None => Ok(false),
         }
-    }
-}
-
-fn chart_format(args: &Args) -> Format {
-    match args.format {
-        Some(crate::args::ChartFormat::Svg) => Format::Svg,
-        Some(crate::args::ChartFormat::Html) => Format::Html,
-        _ => Format::Pdf,
     }
 }
 
@@ -330,7 +346,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut report_file = match &args.report {
         Some(path) => {
-            ensure_not_input(path, &[input, output.as_path()])?;
+            let mut taken = vec![input, output.as_path()];
+            taken.extend(args.data.as_deref());
+            ensure_not_input(path, &taken)?;
             Some(ReportFile {
                 path: path.clone(),
                 format: args.report_format,
@@ -342,8 +360,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut charts = Charts {
         path: output.clone(),
-        format: chart_format(args),
+        format: chart_format(args.format, &output),
         sink: None,
+        data_path: args.data.clone(),
+        data: None,
     };
 
     let sections = scan_file_sections(input)?;
@@ -371,7 +391,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Ok(false);
         }
         for chart in crate::stall_charts::stall_chart_pages(&args.title, &run.kernel, &kept) {
-            charts.add(&Page::Chart(chart))?;
+            charts.add_chart(&run.kernel, chart)?;
         }
         if let Some(builder) = builder.as_mut() {
             let mut out = builder.kernel_report(input, &run.kernel, &kept)?;
