@@ -20,3 +20,8 @@ echo "== mergetrace: merge two rank traces, GPU-time stats" >&2
 echo "== analyze: charts of every instance with the pvc ComputeBasic preset (PDF + data)" >&2
 "$bin/analyze" testdata/sample/metrics.csv -i 0 -f pvc/ComputeBasic.txt \
     -o "$out/metric-charts.pdf" --data "$out/metric-charts.csv"
+echo "== analyze: stall charts + stall-to-source report from a bundled shader dump (dump left untouched)" >&2
+"$bin/analyze" -s testdata/stall_report/src/dump -r "$out/stall-report.txt" \
+    -o "$out/stall-charts.pdf" testdata/stall_report/src/stalls.csv
+"$bin/analyze" -s testdata/stall_report/src/dump --by-line -r "$out/stall-by-line.txt" \
+    -o "$out/stall-by-line.pdf" testdata/stall_report/src/stalls.csv
