@@ -16,3 +16,7 @@ pub mod cli;
 pub mod csv_sections;
 pub mod metric_csv;
 pub mod stall_csv;
+pub mod device_config;
+pub mod roofline_profile;
+pub mod trace;
+pub mod trace_decimal;
