@@ -46,7 +46,10 @@ impl Read for Trickle<'_> {
 
 /// serde_json's verdict on one JSON text, `None` where its limits (not the
 /// JSON grammar) decide: nesting deeper than 128, lone surrogate escapes.
+/// A leading UTF-8 BOM, which RFC 8259 lets readers ignore (and the trace
+/// reader does), is skipped.
 fn serde_accepts(text: &[u8]) -> Option<bool> {
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
     // A raw value is checked for syntax only, numbers are not converted
     // (1e400 is valid JSON).
     match serde_json::from_slice::<Box<serde_json::value::RawValue>>(text) {
