@@ -124,9 +124,8 @@ const CASES: &[(&str, Expect)] = &[
         "option_file/crlf.txt",
         Expect::Accept("CR is whitespace to shlex: CRLF files split like LF files"),
     ),
-    // Binary bytes split into words that are not options: clap's usage
-    // error (exit 2).
-    ("option_file/binary.txt", Expect::Usage),
+    // Binary bytes split into words that are not options.
+    ("option_file/binary.txt", Expect::Fail(None)),
     // clap reports unknown options in its own multi-line usage format
     // (exit 2), like argparse does.
     ("option_file/unknown_option.txt", Expect::Usage),
@@ -248,16 +247,6 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "stall_csv/nan_inf.csv",
         Expect::Accept("-l lists kernel names; it never parses stall rows"),
     ),
-    (
-        "analyze -l",
-        "stall_csv/duplicate_columns.csv",
-        Expect::Accept("-l lists kernel names; it never parses stall rows"),
-    ),
-    (
-        "analyze -l",
-        "metric_csv/duplicate_columns.csv",
-        Expect::Accept("-l lists the header as written"),
-    ),
     // A plain merge copies events byte for byte and never reads `ts` or
     // `dur` (only --stats, --align, --time-window do).
     (
@@ -269,6 +258,43 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "mergetrace",
         "trace_json/negative_duration.json",
         Expect::Accept("a plain merge passes events through unread"),
+    ),
+    // Charts draw one device section (-d, default 0) and follow the
+    // header's kind, as the original does.
+    (
+        "analyze charts",
+        "metric_csv/stall_header_only.csv",
+        Expect::Accept("the stall mode is chosen from the header, -m is ignored"),
+    ),
+    // KNOWN GAPS of the chart mode (reported for issue 4): values are
+    // plotted as read, without a warning, like the original's matplotlib
+    // (NaN is a gap, inf is not drawn, a negative GpuTime[ns] gives a
+    // negative -b throughput), and a non-UTF-8 kernel name is shown with
+    // U+FFFD without the warning `-l` prints.
+    (
+        "analyze charts",
+        "metric_csv/nan_inf.csv",
+        Expect::Accept("known gap: NaN/inf values plotted without a warning"),
+    ),
+    (
+        "analyze charts",
+        "metric_csv/numbers_out_of_range.csv",
+        Expect::Accept("known gap: 1e999 plotted as inf without a warning"),
+    ),
+    (
+        "analyze charts",
+        "metric_csv/negative_duration.csv",
+        Expect::Accept("known gap: negative GpuTime[ns] divides -b silently"),
+    ),
+    (
+        "analyze charts",
+        "metric_csv/latin1_kernel.csv",
+        Expect::Accept("known gap: no warning for a non-UTF-8 kernel name"),
+    ),
+    (
+        "analyze charts",
+        "stall_csv/latin1_kernel.csv",
+        Expect::Accept("known gap: no warning for a non-UTF-8 kernel name"),
     ),
     // The compute profile reads instruction counts, not GpuTime.
     (
@@ -328,6 +354,9 @@ struct Mode {
     tool: &'static str,
     binary: &'static str,
     kinds: &'static [Kind],
+    /// Reads every device section (false: only `-d`, default 0, so a cut
+    /// row in a later section goes unnoticed, which is fine).
+    all_sections: bool,
     /// Command line for a bad input of `kind`; the bad input is
     /// `s.input`, other inputs come from `s.valid`, outputs go to `s.out`.
     args: fn(kind: Kind, s: &Scratch) -> Vec<OsString>,
@@ -363,10 +392,68 @@ fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
 
 const MODES: &[Mode] = &[
     Mode {
+        name: "analyze charts",
+        tool: "analyze",
+        binary: "analyze",
+        kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
+        all_sections: false,
+        args: |kind, s| {
+            let pdf = s.out.join("charts.pdf");
+            let data = s.out.join("charts.csv");
+            match kind {
+                Kind::OptionFile => os(&[
+                    &"-f",
+                    &s.input,
+                    &"-m",
+                    &"XVE_ACTIVE[%]",
+                    &"-y",
+                    &"Percent",
+                    &"-o",
+                    &pdf,
+                    &"--data",
+                    &data,
+                    &s.valid.join("metrics_2dev.csv"),
+                ]),
+                // Every instance of every kernel, a metric and a
+                // throughput chart (GpuTime[ns] is read for -b).
+                Kind::MetricCsv => os(&[
+                    &"-i",
+                    &"0",
+                    &"-m",
+                    &"XVE_ACTIVE[%],XVE_THREADS_OCCUPANCY_ALL[%]",
+                    &"-y",
+                    &"Percent",
+                    &"-b",
+                    &"GPU_MEMORY_BYTE_READ[bytes]",
+                    &"-o",
+                    &pdf,
+                    &"--data",
+                    &data,
+                    &s.input,
+                ]),
+                // The mode follows the header, as in the original: -m is
+                // ignored for stall files (and makes a cut header that
+                // looks like a metric file fail on the file, not on -m).
+                _ => os(&[
+                    &"-m",
+                    &"XVE_ACTIVE[%]",
+                    &"-y",
+                    &"Percent",
+                    &"-o",
+                    &pdf,
+                    &"--data",
+                    &data,
+                    &s.input,
+                ]),
+            }
+        },
+    },
+    Mode {
         name: "mergetrace",
         tool: "mergetrace",
         binary: "mergetrace",
         kinds: &[Kind::TraceJson],
+        all_sections: true,
         args: |_, s| {
             os(&[
                 &"-o",
@@ -381,6 +468,7 @@ const MODES: &[Mode] = &[
         tool: "mergetrace",
         binary: "mergetrace",
         kinds: &[Kind::TraceJson],
+        all_sections: true,
         args: |_, s| {
             os(&[
                 &"-o",
@@ -400,6 +488,7 @@ const MODES: &[Mode] = &[
         tool: "analyze",
         binary: "analyze",
         kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
+        all_sections: true,
         args: |kind, s| {
             let out = s.out.join("listing.txt");
             match kind {
@@ -420,6 +509,7 @@ const MODES: &[Mode] = &[
         tool: "roofline",
         binary: "roofline",
         kinds: &[Kind::MetricCsv],
+        all_sections: true,
         args: |_, s| roofline_args("compute", s),
     },
     Mode {
@@ -427,6 +517,7 @@ const MODES: &[Mode] = &[
         tool: "roofline",
         binary: "roofline",
         kinds: &[Kind::MetricCsv],
+        all_sections: true,
         args: |_, s| roofline_args("memory", s),
     },
     Mode {
@@ -434,6 +525,7 @@ const MODES: &[Mode] = &[
         tool: "roofline",
         binary: "roofline",
         kinds: &[Kind::DeviceConfig],
+        all_sections: true,
         args: |_, s| roofline_args("device", s),
     },
 ];
@@ -611,9 +703,13 @@ fn truncated_at_every_section_boundary() {
         let bytes = fs::read(corpus_dir().join("valid").join(base)).expect("valid base file");
         let mut offset = 0usize;
         let mut previous: Option<&[u8]> = None;
+        let mut banners = 0;
         for (index, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
             let line_no = index as u64 + 1;
             let body = line.strip_suffix(b"\n").unwrap_or(line);
+            if String::from_utf8_lossy(body).contains("=== Device") {
+                banners += 1;
+            }
             if is_section_boundary(body, previous) {
                 let is_row = !body.is_empty()
                     && !String::from_utf8_lossy(body).contains("=== Device")
@@ -635,6 +731,12 @@ fn truncated_at_every_section_boundary() {
                     }
                     let name = format!("cut{cut}.{}", kind.extension());
                     for mode in MODES.iter().filter(|m| m.kinds.contains(&kind)) {
+                        // A cut in device 1 is not read by device-0 tools.
+                        let expect = if banners > 1 && !mode.all_sections {
+                            Expect::Either
+                        } else {
+                            expect.clone()
+                        };
                         runs += 1;
                         failures.extend(run_case(mode, kind, &name, &bytes[..cut], &expect));
                     }

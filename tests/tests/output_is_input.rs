@@ -180,3 +180,26 @@ fn mergetrace_refuses_an_input_trace_as_output() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn analyze_charts_refuse_an_input_as_chart_or_data_output() {
+    let mut failures = Vec::new();
+    for name in ["metrics_2dev.csv", "stalls_2dev.csv"] {
+        let inputs = Inputs::new();
+        let input = inputs.path(name);
+        let options = inputs.path("options.txt");
+        fs::write(&options, "-m XVE_ACTIVE[%] -y Percent\n").expect("option file");
+        for victim in [&input, &options] {
+            for alias in aliases(victim) {
+                for (chart, data) in [
+                    (alias.clone(), inputs.path("data-out.csv")),
+                    (inputs.path("charts-out.pdf"), alias.clone()),
+                ] {
+                    let args = os(&[&"-f", &options, &"-o", &chart, &"--data", &data, &input]);
+                    failures.extend(refuses("analyze", args, &alias, &inputs));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
