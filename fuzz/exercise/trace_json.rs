@@ -78,7 +78,11 @@ pub fn run(data: &[u8]) {
                 assert_eq!(raw.last(), Some(&b'}'));
                 assert_eq!(&data[ev.offset() as usize..][..raw.len()], raw);
                 if let Some(ok) = serde_accepts(raw) {
-                    assert!(ok, "event serde_json rejects: {:?}", String::from_utf8_lossy(raw));
+                    assert!(
+                        ok,
+                        "event serde_json rejects: {:?}",
+                        String::from_utf8_lossy(raw)
+                    );
                 }
                 for f in FIELDS {
                     let _ = (ev.value(f), ev.str(f), ev.decimal(f), ev.uint(f), ev.f64(f));
@@ -101,7 +105,10 @@ pub fn run(data: &[u8]) {
     };
 
     // Same events when the input arrives in small pieces.
-    let mut trickled = TraceReader::new(Trickle { data, step: data.len() % 7 });
+    let mut trickled = TraceReader::new(Trickle {
+        data,
+        step: data.len() % 7,
+    });
     let mut i = 0;
     loop {
         match trickled.next_event() {
@@ -111,12 +118,18 @@ pub fn run(data: &[u8]) {
                 i += 1;
             }
             Ok(None) => {
-                assert!(whole_ok, "trickled read succeeded where the whole read failed");
+                assert!(
+                    whole_ok,
+                    "trickled read succeeded where the whole read failed"
+                );
                 assert_eq!(i, events.len());
                 break;
             }
             Err(_) => {
-                assert!(!whole_ok, "trickled read failed where the whole read succeeded");
+                assert!(
+                    !whole_ok,
+                    "trickled read failed where the whole read succeeded"
+                );
                 break;
             }
         }
@@ -128,7 +141,11 @@ pub fn run(data: &[u8]) {
 
     if let Ok(repaired) = repaired_bytes(data) {
         if let Some(ok) = serde_accepts(&repaired.bytes) {
-            assert!(ok, "repaired trace is not JSON: {:?}", String::from_utf8_lossy(&repaired.bytes));
+            assert!(
+                ok,
+                "repaired trace is not JSON: {:?}",
+                String::from_utf8_lossy(&repaired.bytes)
+            );
         }
         let mut again = TraceReader::new(&repaired.bytes[..]);
         let mut n = 0u64;
@@ -136,6 +153,9 @@ pub fn run(data: &[u8]) {
             n += 1;
         }
         assert_eq!(n, repaired.events);
-        assert!(again.summary().truncation.is_none(), "repaired trace still truncated");
+        assert!(
+            again.summary().truncation.is_none(),
+            "repaired trace still truncated"
+        );
     }
 }
