@@ -53,7 +53,7 @@ main() {
             metric_csv) echo testdata/metrics testdata/metrics/fixed testdata/sample/metrics.csv tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
             stall_csv) echo testdata/metrics testdata/sample/stalls.csv tests/bad_inputs/stall_csv tests/bad_inputs/valid ;;
             option_file) echo analyze/presets/pvc analyze/presets/bmg tests/bad_inputs/option_file ;;
-            shader_dump) echo testdata/sample/dump testdata/stall tests/bad_inputs/shader_dump ;;
+            shader_dump) echo testdata/sample/dump tests/bad_inputs/valid/dump tests/bad_inputs/shader_dump ;;
             summary_text) echo testdata/summary tests/bad_inputs/summary_text ;;
             summary_tarball) echo testdata/summary tests/bad_inputs/tarball ;;
             trace_json) echo testdata/trace/two testdata/trace/trunc testdata/trace/collision tests/bad_inputs/trace_json ;;

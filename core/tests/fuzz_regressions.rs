@@ -16,6 +16,8 @@ mod device_config;
 mod metric_csv;
 #[path = "../../fuzz/exercise/roofline_profile.rs"]
 mod roofline_profile;
+#[path = "../../fuzz/exercise/shader_dump.rs"]
+mod shader_dump;
 #[path = "../../fuzz/exercise/stall_csv.rs"]
 mod stall_csv;
 #[path = "../../fuzz/exercise/trace_json.rs"]
@@ -106,5 +108,11 @@ fn device_config_regressions() {
 #[test]
 fn trace_json_regressions() {
     let n = replay("trace_json", &["trace_json", "valid"], trace_json::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn shader_dump_regressions() {
+    let n = replay("shader_dump", &["shader_dump", "valid/dump"], shader_dump::run);
     assert!(n >= 10, "only {n} inputs replayed");
 }

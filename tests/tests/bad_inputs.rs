@@ -26,6 +26,8 @@ enum Kind {
     OptionFile,
     DeviceConfig,
     TraceJson,
+    /// One `.asm` file; run as the only file of a shader dump folder.
+    ShaderDump,
 }
 
 const KINDS: &[Kind] = &[
@@ -34,6 +36,7 @@ const KINDS: &[Kind] = &[
     Kind::OptionFile,
     Kind::DeviceConfig,
     Kind::TraceJson,
+    Kind::ShaderDump,
 ];
 
 impl Kind {
@@ -44,6 +47,7 @@ impl Kind {
             Kind::OptionFile => "option_file",
             Kind::DeviceConfig => "device_config",
             Kind::TraceJson => "trace_json",
+            Kind::ShaderDump => "shader_dump",
         }
     }
 
@@ -52,6 +56,7 @@ impl Kind {
             Kind::MetricCsv | Kind::StallCsv => "csv",
             Kind::OptionFile => "txt",
             Kind::DeviceConfig | Kind::TraceJson => "json",
+            Kind::ShaderDump => "asm",
         }
     }
 }
@@ -191,6 +196,25 @@ const CASES: &[(&str, Expect)] = &[
     ("device_config/missing_row.csv", Expect::Fail(None)),
     ("device_config/missing_value.csv", Expect::Fail(None)),
     ("device_config/duplicate_row.csv", Expect::Fail(None)),
+    // --- IGC shader dumps (formats (c)), one .asm in a dump folder ---
+    ("shader_dump/empty.asm", Expect::Warn),
+    ("shader_dump/binary.asm", Expect::Warn),
+    ("shader_dump/no_kernel_line.asm", Expect::Warn),
+    ("shader_dump/truncated.asm", Expect::Warn),
+    (
+        "shader_dump/crlf.asm",
+        Expect::Accept("CRLF lines read like LF lines"),
+    ),
+    (
+        "shader_dump/latin1.asm",
+        Expect::Accept("non-UTF-8 comment text is kept lossily"),
+    ),
+    (
+        "shader_dump/not_annotated.asm",
+        Expect::Accept("addresses are computed in memory"),
+    ),
+    ("shader_dump/bad_addresses.asm", Expect::Warn),
+    ("shader_dump/duplicate_addresses.asm", Expect::Warn),
 ];
 
 /// `(mode, corpus file, expectation)` where a tool legitimately differs
@@ -331,17 +355,27 @@ impl Scratch {
         }
         let input = input_dir.join(name);
         fs::write(&input, bytes).expect("write input");
-        let valid_src = corpus_dir().join("valid");
-        for entry in fs::read_dir(&valid_src).expect("valid corpus folder") {
-            let entry = entry.expect("valid corpus entry");
-            fs::copy(entry.path(), valid.join(entry.file_name())).expect("copy valid file");
-        }
+        copy_tree(&corpus_dir().join("valid"), &valid);
         Scratch {
             _dir: dir,
             input,
             valid,
             out,
             cwd,
+        }
+    }
+}
+
+/// Copies the files of `from` (and its folders) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).expect("corpus folder") {
+        let entry = entry.expect("corpus entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            fs::create_dir_all(&target).expect("folder copy");
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).expect("file copy");
         }
     }
 }
@@ -391,6 +425,32 @@ fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
 }
 
 const MODES: &[Mode] = &[
+    Mode {
+        name: "analyze stall report",
+        tool: "analyze",
+        binary: "analyze",
+        kinds: &[Kind::ShaderDump, Kind::StallCsv],
+        all_sections: false,
+        args: |kind, s| {
+            let (dump, stalls) = match kind {
+                Kind::ShaderDump => (s.input.clone(), s.valid.join("stalls_2dev.csv")),
+                _ => (s.valid.join("dump"), s.input.clone()),
+            };
+            os(&[
+                &"-m",
+                &"XVE_ACTIVE[%]",
+                &"-y",
+                &"Percent",
+                &"-s",
+                &dump,
+                &"-r",
+                &s.out.join("report.txt"),
+                &"-o",
+                &s.out.join("stalls.pdf"),
+                &stalls,
+            ])
+        },
+    },
     Mode {
         name: "analyze charts",
         tool: "analyze",
@@ -543,7 +603,19 @@ fn expectation(mode: &str, file: &str, default: &Expect) -> Expect {
 
 /// Runs `mode` on `bytes` (named `name`) and records a failure message.
 fn run_case(mode: &Mode, kind: Kind, name: &str, bytes: &[u8], expect: &Expect) -> Option<String> {
-    let scratch = Scratch::new(name, bytes);
+    let scratch = if kind == Kind::ShaderDump {
+        // The dump folder is the input; the file keeps an IGC name.
+        let s = Scratch::new("dump", b"");
+        fs::remove_file(&s.input).expect("placeholder");
+        fs::create_dir(&s.input).expect("dump folder");
+        let asm = s
+            .input
+            .join("OCL_asm0123456789abcdef_simd16_entry_0001.asm");
+        fs::write(asm, bytes).expect("asm file");
+        s
+    } else {
+        Scratch::new(name, bytes)
+    };
     let args = (mode.args)(kind, &scratch);
     let inv = Invocation {
         tool: mode.tool.to_string(),
@@ -635,7 +707,7 @@ fn valid_base(kind: Kind) -> Option<&'static str> {
         Kind::MetricCsv => Some("metrics_2dev.csv"),
         Kind::StallCsv => Some("stalls_2dev.csv"),
         Kind::TraceJson => Some("python.4100.1.json"),
-        Kind::OptionFile | Kind::DeviceConfig => None,
+        Kind::OptionFile | Kind::DeviceConfig | Kind::ShaderDump => None,
     }
 }
 

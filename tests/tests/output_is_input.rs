@@ -20,7 +20,16 @@ impl Inputs {
         let valid = repo_root().join("tests/bad_inputs/valid");
         for entry in fs::read_dir(&valid).expect("valid corpus folder") {
             let entry = entry.expect("valid corpus entry");
-            fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+            if entry.path().is_dir() {
+                // The shader dump: its files are copied one level down.
+                let sub = dir.path().join(entry.file_name());
+                fs::create_dir(&sub).expect("folder");
+                for f in fs::read_dir(entry.path()).expect("sub folder").flatten() {
+                    fs::copy(f.path(), sub.join(f.file_name())).expect("copy");
+                }
+            } else {
+                fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+            }
         }
         Inputs { dir }
     }
@@ -91,7 +100,13 @@ fn sorted_listing(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .expect("listing")
         .flatten()
-        .map(|e| e.path())
+        .flat_map(|e| {
+            if e.path().is_dir() {
+                sorted_listing(&e.path())
+            } else {
+                vec![e.path()]
+            }
+        })
         .collect();
     v.sort();
     v
@@ -199,6 +214,35 @@ fn analyze_charts_refuse_an_input_as_chart_or_data_output() {
                     failures.extend(refuses("analyze", args, &alias, &inputs));
                 }
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn analyze_stall_report_refuses_an_input_as_report() {
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let stalls = inputs.path("stalls_2dev.csv");
+    let dump = inputs.path("dump");
+    let asm = fs::read_dir(&dump)
+        .expect("dump")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("an asm file");
+    for victim in [&stalls, &asm] {
+        for alias in aliases(victim) {
+            let args = os(&[
+                &"-s",
+                &dump,
+                &"-r",
+                &alias,
+                &"-o",
+                &inputs.path("stalls-out.pdf"),
+                &stalls,
+            ]);
+            failures.extend(refuses("analyze", args, &alias, &inputs));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
