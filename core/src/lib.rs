@@ -12,4 +12,8 @@ pub mod error;
 
 pub use atomic::AtomicFile;
 pub use error::{InputError, Position};
+pub mod category_schema;
 pub mod cli;
+pub mod ini_schema;
+pub mod summary_tarball;
+pub mod summary_text;

@@ -1,0 +1,636 @@
+//! unitrace text summaries (`-h`, `-d`, `-s`, `-t`, `-r`; formats.md d.1–d.6)
+//! as summary.py reads them (scripts.md 4.1), one member (log file) at a time.
+//!
+//! The reader follows summary.py's label scan: each line is checked for the
+//! labels below in order and the first one contained decides what happens;
+//! tables are the "CSV with padding" of formats d. Fixed on purpose
+//! (scripts.md 4.5; each has a test):
+//! * #1 `=== Kernel Submission Summary ===` blocks are skipped (the original
+//!   counts their totals again and crashes on their table);
+//! * #2 a table also ends at a line starting with `*` or with fewer fields
+//!   than the header, and that line is read again for labels, so the CCL
+//!   block written twice back to back parses; a repeated CCL block (same
+//!   banner) replaces the earlier one instead of counting twice;
+//! * #3 totals outside an API/Device section are ignored instead of landing
+//!   in the CCL bucket;
+//! * #4 rows with the same name in one file are summed ([`MemberSummary`]
+//!   holds one total per name);
+//! * #6 `Tile #n: "name"` loses its prefix and quotes and `-v` shapes
+//!   (`[SIMD16 {..} {..}]`, `[4096]`) are cut, so names match schemas;
+//! * #7 an old unquoted name containing commas is rebuilt from the extra
+//!   fields instead of failing the number conversion.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
+/// Name under which `Total Execution Time` is recorded (formats f.1).
+pub const WALLCLOCK: &str = "Wallclock";
+/// Name under which `Total Device Time for L0 backend` is recorded.
+pub const L0_BACKEND: &str = "L0_backend";
+
+/// Labels in summary.py's order, plus the submission banner (checked first;
+/// it contains none of the others).
+const LABELS: [&str; 8] = [
+    "API Timing Summary",
+    "Device Timing Summary",
+    "****************************",
+    "Total Execution Time",
+    "Total API Time for L0 backend",
+    "Total Device Time for L0 backend",
+    "L0 Backend",
+    "Kernel Submission Summary",
+];
+const API: usize = 0;
+const DEVICE: usize = 1;
+const STARS: usize = 2;
+const TOTAL_EXEC: usize = 3;
+const TOTAL_API_L0: usize = 4;
+const TOTAL_DEVICE_L0: usize = 5;
+const L0_TABLE: usize = 6;
+const SUBMISSION: usize = 7;
+
+fn labels() -> &'static AhoCorasick {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| AhoCorasick::new(LABELS).expect("fixed label set compiles"))
+}
+
+/// Index of the first label (in summary.py's order) contained in `line`.
+fn find_label(line: &str) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for m in labels().find_overlapping_iter(line) {
+        let id = m.pattern().as_usize();
+        let id = if id == SUBMISSION { 0 } else { id + 1 }; // submission first
+        best = Some(best.map_or(id, |b| b.min(id)));
+    }
+    best.map(|id| if id == 0 { SUBMISSION } else { id - 1 })
+}
+
+/// Time and calls of one name, summed over the rows of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameTotal {
+    pub name: String,
+    pub time_ns: i64,
+    pub calls: i64,
+}
+
+/// Names in first-seen order with one total each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameTotals {
+    pub entries: Vec<NameTotal>,
+    index: HashMap<String, usize>,
+}
+
+impl NameTotals {
+    fn add(&mut self, name: Cow<'_, str>, time_ns: i64, calls: i64) -> Result<(), String> {
+        match self.index.get(name.as_ref()) {
+            Some(&i) => {
+                let e = &mut self.entries[i];
+                e.time_ns = e
+                    .time_ns
+                    .checked_add(time_ns)
+                    .ok_or_else(|| format!("time of {:?} overflows", e.name))?;
+                e.calls = e
+                    .calls
+                    .checked_add(calls)
+                    .ok_or_else(|| format!("calls of {:?} overflow", e.name))?;
+            }
+            None => {
+                let name = name.into_owned();
+                self.index.insert(name.clone(), self.entries.len());
+                self.entries.push(NameTotal {
+                    name,
+                    time_ns,
+                    calls,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// What one log file (tar member) contributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberSummary {
+    /// Device bucket: `Wallclock`, `L0_backend` and the L0 kernel rows, in
+    /// the order summary.py inserts them.
+    pub device: NameTotals,
+    /// CCL bucket: the `Function` rows of the `-r` block.
+    pub comm: NameTotals,
+    /// `Total Execution Time` of the device section, else of the API section.
+    pub wallclock_ns: Option<i64>,
+    /// `Total Device Time for L0 backend`.
+    pub device_total_ns: Option<i64>,
+    /// From the CCL banner `*  Process ID : P | Rank ID : R`.
+    pub ccl_pid: Option<u64>,
+    pub ccl_rank: Option<u64>,
+    /// An API, Device or Submission heading or a CCL block was seen.
+    pub has_summary: bool,
+    /// Things the original would have counted or crashed on, for `-v`.
+    pub notes: Vec<String>,
+}
+
+/// A problem in one file, with its 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryError {
+    pub line: u64,
+    pub problem: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Section {
+    None,
+    Host,
+    Device,
+    Ccl,
+    Submission,
+}
+
+struct Lines<'a> {
+    rest: &'a str,
+    lineno: u64,
+}
+
+impl<'a> Lines<'a> {
+    fn next_line(&mut self) -> Option<(u64, &'a str)> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, rest) = match memchr::memchr(b'\n', self.rest.as_bytes()) {
+            Some(at) => (&self.rest[..at], &self.rest[at + 1..]),
+            None => (self.rest, ""),
+        };
+        self.rest = rest;
+        self.lineno += 1;
+        Some((self.lineno, line.strip_suffix('\r').unwrap_or(line)))
+    }
+}
+
+/// Parses one summary log.
+pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
+    let mut out = MemberSummary::default();
+    let mut lines = Lines {
+        rest: text,
+        lineno: 0,
+    };
+    let mut section = Section::None;
+    let mut pending: Option<(u64, &str)> = None;
+    let mut banner = String::new();
+    // (banner, rows) per CCL block; a repeated banner replaces its block.
+    let mut ccl_blocks: Vec<(String, NameTotals)> = Vec::new();
+    let mut fields: Vec<Cow<str>> = Vec::new();
+
+    while let Some((lineno, line)) = pending.take().or_else(|| lines.next_line()) {
+        let Some(label) = find_label(line) else {
+            if section == Section::Ccl {
+                banner.push_str(line.trim());
+                banner.push('\n');
+                parse_ccl_banner(line, &mut out);
+            }
+            continue;
+        };
+        match label {
+            SUBMISSION => {
+                section = Section::Submission;
+                out.has_summary = true;
+            }
+            API => {
+                section = Section::Host;
+                out.has_summary = true;
+            }
+            DEVICE => {
+                section = Section::Device;
+                out.has_summary = true;
+            }
+            STARS if section != Section::Ccl => {
+                section = Section::Ccl;
+                banner.clear();
+                out.has_summary = true;
+            }
+            STARS => {
+                let mut rows = NameTotals::default();
+                pending = read_table(&mut lines, "Function", Some(&mut rows), &mut fields, false)?;
+                match ccl_blocks.iter_mut().find(|(b, _)| *b == banner) {
+                    Some(block) => {
+                        out.notes.push(format!(
+                            "line {lineno}: CCL block repeated; the later copy replaces the earlier"
+                        ));
+                        block.1 = rows;
+                    }
+                    None => ccl_blocks.push((banner.clone(), rows)),
+                }
+                section = Section::None;
+            }
+            TOTAL_EXEC | TOTAL_API_L0 | TOTAL_DEVICE_L0 => {
+                let value = total_value(line).ok_or_else(|| SummaryError {
+                    line: lineno,
+                    problem: format!("no integer after the last `:` in {:?}", line.trim()),
+                })?;
+                let name = if label == TOTAL_EXEC {
+                    WALLCLOCK
+                } else {
+                    L0_BACKEND
+                };
+                match section {
+                    Section::Device => {
+                        out.device
+                            .add(Cow::Borrowed(name), value, 1)
+                            .map_err(|problem| SummaryError {
+                                line: lineno,
+                                problem,
+                            })?;
+                        if label == TOTAL_EXEC {
+                            out.wallclock_ns = Some(value);
+                        } else {
+                            out.device_total_ns = Some(value);
+                        }
+                    }
+                    Section::Host => {
+                        if label == TOTAL_EXEC && out.wallclock_ns.is_none() {
+                            out.wallclock_ns = Some(value);
+                        }
+                    }
+                    Section::Ccl => {
+                        // summary.py files it under the CCL bucket (section 2).
+                        let mut rows = NameTotals::default();
+                        rows.add(Cow::Borrowed(name), value, 1).map_err(|problem| {
+                            SummaryError {
+                                line: lineno,
+                                problem,
+                            }
+                        })?;
+                        ccl_blocks.push((format!("{lineno}"), rows));
+                    }
+                    Section::None | Section::Submission => out.notes.push(format!(
+                        "line {lineno}: {:?} outside an API/Device section ignored \
+                         (summary.py would count it as CCL, scripts.md 4.5 #1/#3)",
+                        line.trim()
+                    )),
+                }
+            }
+            L0_TABLE => match section {
+                Section::Device => {
+                    pending = read_table(
+                        &mut lines,
+                        "Kernel",
+                        Some(&mut out.device),
+                        &mut fields,
+                        true,
+                    )?;
+                }
+                Section::Host | Section::Submission => {
+                    pending = read_table(&mut lines, "", None, &mut fields, false)?;
+                }
+                Section::None | Section::Ccl => {}
+            },
+            _ => {}
+        }
+    }
+    for (_, rows) in ccl_blocks {
+        for e in rows.entries {
+            out.comm
+                .add(Cow::Owned(e.name), e.time_ns, e.calls)
+                .map_err(|problem| SummaryError {
+                    line: lines.lineno,
+                    problem,
+                })?;
+        }
+    }
+    Ok(out)
+}
+
+fn parse_ccl_banner(line: &str, out: &mut MemberSummary) {
+    let number_after = |key: &str| -> Option<u64> {
+        let at = line.find(key)? + key.len();
+        let rest = line[at..].trim_start().strip_prefix(':')?.trim_start();
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        rest[..end].parse().ok()
+    };
+    if let Some(pid) = number_after("Process ID") {
+        out.ccl_pid = Some(pid);
+    }
+    if let Some(rank) = number_after("Rank ID") {
+        out.ccl_rank = Some(rank);
+    }
+}
+
+/// `int(line.rpartition(':')[2])`.
+fn total_value(line: &str) -> Option<i64> {
+    let (_, value) = line.rsplit_once(':')?;
+    parse_int(value)
+}
+
+/// Python `int(text)` for the values unitrace writes: optional sign, decimal
+/// digits, surrounding whitespace.
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if digits.is_empty() {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Reads a table after a label line: the next non-blank line is the header,
+/// rows follow up to a blank line. Returns a line that ended the table
+/// without being part of it (to be scanned for labels again).
+fn read_table<'a>(
+    lines: &mut Lines<'a>,
+    key: &str,
+    mut into: Option<&mut NameTotals>,
+    fields: &mut Vec<Cow<'a, str>>,
+    kernel_names: bool,
+) -> Result<Option<(u64, &'a str)>, SummaryError> {
+    let (header_line, header) = loop {
+        match lines.next_line() {
+            None => return Ok(None),
+            Some((_, l)) if l.trim().is_empty() => continue,
+            Some((n, l)) => break (n, l),
+        }
+    };
+    let columns: Vec<&str> = header.trim().split(',').map(str::trim).collect();
+    let column = |name: &str| columns.iter().rposition(|c| *c == name);
+    let wanted = if into.is_some() {
+        let missing = |name: &str| SummaryError {
+            line: header_line,
+            problem: format!("table header has no {name:?} column: {:?}", header.trim()),
+        };
+        Some((
+            column(key).ok_or_else(|| missing(key))?,
+            column("Time (ns)").ok_or_else(|| missing("Time (ns)"))?,
+            column("Calls").ok_or_else(|| missing("Calls"))?,
+        ))
+    } else {
+        None
+    };
+    loop {
+        let Some((lineno, line)) = lines.next_line() else {
+            return Ok(None);
+        };
+        if line.trim().is_empty() {
+            return Ok(None);
+        }
+        if line.trim_start().starts_with('*') {
+            return Ok(Some((lineno, line)));
+        }
+        split_row(line, fields);
+        if fields.len() < columns.len() {
+            return Ok(Some((lineno, line)));
+        }
+        let (Some((key_col, time_col, calls_col)), Some(into)) = (wanted, into.as_deref_mut())
+        else {
+            continue;
+        };
+        let mut name_col = key_col;
+        let mut shift = 0;
+        if fields.len() > columns.len() && key_col == 0 {
+            // Old unquoted name with commas (scripts.md 4.5 #7): the extra
+            // fields belong to the name.
+            shift = fields.len() - columns.len();
+            let parts = line.splitn(shift + 2, ',').collect::<Vec<_>>();
+            let name_len: usize = parts[..=shift].iter().map(|p| p.len() + 1).sum::<usize>() - 1;
+            fields[0] = Cow::Borrowed(line[..name_len].trim_start());
+            name_col = 0;
+        }
+        let get = |col: usize| -> &str {
+            let col = if col == name_col { col } else { col + shift };
+            fields.get(col).map(|f| f.as_ref()).unwrap_or("")
+        };
+        let number = |col: usize, what: &str| -> Result<i64, SummaryError> {
+            parse_int(get(col)).ok_or_else(|| SummaryError {
+                line: lineno,
+                problem: format!("{what} is not an integer: {:?}", get(col)),
+            })
+        };
+        let time = number(time_col, "\"Time (ns)\"")?;
+        let calls = number(calls_col, "\"Calls\"")?;
+        let raw_name = get(name_col);
+        let name = if kernel_names {
+            normalize_kernel_name(raw_name)
+        } else {
+            Cow::Borrowed(raw_name)
+        };
+        into.add(name, time, calls)
+            .map_err(|problem| SummaryError {
+                line: lineno,
+                problem,
+            })?;
+    }
+}
+
+/// Splits a padded CSV row like Python's `csv` with `skipinitialspace=True`,
+/// except that a `Tile #n: "…"` field (formats d.2, `--separate-tiles`) is
+/// read as one field whose quoted part may contain commas.
+fn split_row<'a>(line: &'a str, fields: &mut Vec<Cow<'a, str>>) {
+    fields.clear();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    loop {
+        while i < bytes.len() && bytes[i] == b' ' {
+            i += 1;
+        }
+        let tile_quote = tile_prefix_len(&line[i..]).map(|n| i + n);
+        if i < bytes.len() && (bytes[i] == b'"' || tile_quote.is_some()) {
+            // Fast path: `"name",` with no doubled quote inside.
+            if tile_quote.is_none() {
+                if let Some(k) = memchr::memchr(b'"', &bytes[i + 1..]) {
+                    let close = i + 1 + k;
+                    if close + 1 == bytes.len() || bytes[close + 1] == b',' {
+                        fields.push(Cow::Borrowed(&line[i + 1..close]));
+                        if close + 1 >= bytes.len() {
+                            return;
+                        }
+                        i = close + 2;
+                        continue;
+                    }
+                }
+            }
+            let prefix_end = tile_quote.unwrap_or(i);
+            let mut value = String::from(&line[i..prefix_end]);
+            let mut j = prefix_end + 1;
+            while j < bytes.len() {
+                match memchr::memchr(b'"', &bytes[j..]) {
+                    Some(k) => {
+                        value.push_str(&line[j..j + k]);
+                        j += k + 1;
+                        if j < bytes.len() && bytes[j] == b'"' {
+                            value.push('"');
+                            j += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    None => {
+                        value.push_str(&line[j..]);
+                        j = bytes.len();
+                    }
+                }
+            }
+            // Characters after the closing quote up to the comma are kept.
+            let end = memchr::memchr(b',', &bytes[j..]).map_or(bytes.len(), |k| j + k);
+            value.push_str(&line[j..end]);
+            fields.push(Cow::Owned(value));
+            if end >= bytes.len() {
+                return;
+            }
+            i = end + 1;
+        } else {
+            let end = memchr::memchr(b',', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+            fields.push(Cow::Borrowed(&line[i..end]));
+            if end >= bytes.len() {
+                return;
+            }
+            i = end + 1;
+        }
+    }
+}
+
+/// Length of `Tile #<digits>: ` when `s` starts with it followed by a quote.
+fn tile_prefix_len(s: &str) -> Option<usize> {
+    let rest = s.strip_prefix("Tile #")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let after = rest[digits..].strip_prefix(":")?;
+    let spaces = after.bytes().take_while(|b| *b == b' ').count();
+    after[spaces..]
+        .starts_with('"')
+        .then_some(6 + digits + 1 + spaces)
+}
+
+/// Kernel name as a schema should see it (scripts.md 4.5 #6): without the
+/// `Tile #n: ` prefix of `--separate-tiles` and without the `-v` shape
+/// suffix (`[SIMD32 {..} {..}]`, or `[<bytes>]` after memory commands).
+pub fn normalize_kernel_name(name: &str) -> Cow<'_, str> {
+    let mut cut = name;
+    if let Some(n) = tile_prefix_len(name) {
+        // The splitter already removed the quotes; only the prefix is left.
+        cut = &name[n..];
+    } else if name.starts_with("Tile #") {
+        if let Some(at) = name.find(": ") {
+            cut = &name[at + 2..];
+        }
+    }
+    if let Some(body) = cut.strip_suffix(']') {
+        if let Some(open) = body.rfind('[') {
+            let shape = &body[open + 1..];
+            if shape.starts_with("SIMD")
+                || (!shape.is_empty() && shape.bytes().all(|b| b.is_ascii_digit()))
+            {
+                cut = &cut[..open];
+            }
+        }
+    }
+    if cut.len() == name.len() {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(cut.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(t: &NameTotals) -> Vec<(&str, i64, i64)> {
+        t.entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.time_ns, e.calls))
+            .collect()
+    }
+
+    const DEVICE_LOG: &str = "\n=== API Timing Summary ===\n\n             Total Execution Time (ns):             81615043\n    Total API Time for L0 backend (ns):             31476739\n\n== L0 Backend ==\n\n                              Function,        Calls,            Time (ns),      Time (%),         Average (ns),             Min (ns),             Max (ns)\n          zeCommandListHostSynchronize,            8,             19911548,     63.257973,              2488943,                 1270,              5135361\n\n\n=== Device Timing Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n                              Kernel,        Calls,            Time (ns),     Time (%),         Average (ns),             Min (ns),             Max (ns)\n          \"main::{lambda(auto:1)#4}\",            5,              2091520,    88.620728,               418304,               405280,               466400\n\"zeCommandListAppendMemoryCopy(H2H)\",            1,                18000,     0.762686,                18000,                18000,                18000\n          \"main::{lambda(auto:1)#4}\",            2,                 1000,    88.620728,               418304,               405280,               466400\n\n\n=== Kernel Properties ===\n\n                              Kernel, Compiled, SIMD\n          \"main::{lambda(auto:1)#4}\",      JIT,   32\n\n\n";
+
+    const CCL: &str = "************************************************************\n*  Process ID : 52110 | Rank ID : 1\n************************************************************\n     Function,        Calls,           Time (ns),     Time (%),        Average (ns),            Min (ns),            Max (ns)\n    allreduce,           10,             1000000,    90.000000,              100000,               90000,              110000\n      barrier,            5,              111111,    10.000000,               22222,               20000,               25000\n";
+
+    #[test]
+    fn device_and_host_sections() {
+        let s = parse_summary(DEVICE_LOG).unwrap();
+        assert_eq!(
+            names(&s.device),
+            vec![
+                ("Wallclock", 214649009, 1),
+                ("L0_backend", 97642160, 1),
+                // two rows of one name are summed (scripts.md 4.5 #4)
+                ("main::{lambda(auto:1)#4}", 2092520, 7),
+                ("zeCommandListAppendMemoryCopy(H2H)", 18000, 1),
+            ]
+        );
+        assert!(s.comm.is_empty());
+        assert_eq!(s.wallclock_ns, Some(214649009));
+        assert!(s.has_summary);
+    }
+
+    #[test]
+    fn ccl_block_twice_is_counted_once() {
+        // scripts.md 4.5 #2: summary.py crashes on the second banner.
+        let text = format!("{DEVICE_LOG}{CCL}{CCL}");
+        let s = parse_summary(&text).unwrap();
+        assert_eq!(
+            names(&s.comm),
+            vec![("allreduce", 1000000, 10), ("barrier", 111111, 5)]
+        );
+        assert_eq!((s.ccl_pid, s.ccl_rank), (Some(52110), Some(1)));
+    }
+
+    #[test]
+    fn submission_block_is_ignored() {
+        // scripts.md 4.5 #1: summary.py counts the totals twice and fails
+        // with KeyError on the table.
+        let sub = "\n=== Kernel Submission Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n  Kernel,        Calls,          Append (ns),  Append (%)\n  \"gemm\",            4,                 4321,   12.233515\n\n";
+        let s = parse_summary(&format!("{DEVICE_LOG}{sub}")).unwrap();
+        assert_eq!(s.device.entries.len(), 4);
+        assert_eq!(s.device.entries[0].time_ns, 214649009);
+    }
+
+    #[test]
+    fn totals_outside_sections_are_ignored() {
+        // scripts.md 4.5 #3.
+        let s = parse_summary("Total Execution Time (ns): 5\n").unwrap();
+        assert!(s.device.is_empty() && s.comm.is_empty());
+        assert!(!s.has_summary);
+        assert_eq!(s.notes.len(), 1);
+    }
+
+    #[test]
+    fn tiles_shapes_and_unquoted_commas() {
+        let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\n Kernel, Calls, Time (ns), Time (%)\nTile #1: \"a<int, 2>[SIMD16 {1; 1; 1} {2; 1; 1}]\", 3, 30, 1.0\nTile #0: \"a<int, 2>\", 1, 10, 1.0\n\"copy(M2D)[4096]\", 2, 7, 1.0\nb<x, y>, 1, 5, 1.0\n\n";
+        let s = parse_summary(text).unwrap();
+        assert_eq!(
+            names(&s.device),
+            vec![("a<int, 2>", 40, 4), ("copy(M2D)", 7, 2), ("b<x, y>", 5, 1)]
+        );
+    }
+
+    #[test]
+    fn bad_number_names_the_line() {
+        let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", x, 5\n";
+        let e = parse_summary(text).unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(e.problem.contains("\"Calls\" is not an integer"), "{e:?}");
+    }
+
+    #[test]
+    fn label_order_follows_summary_py() {
+        assert_eq!(find_label("== L0 Backend =="), Some(L0_TABLE));
+        assert_eq!(
+            find_label("Total Device Time for L0 backend (ns): 5"),
+            Some(TOTAL_DEVICE_L0)
+        );
+        assert_eq!(
+            find_label("=== Kernel Submission Summary ==="),
+            Some(SUBMISSION)
+        );
+        assert_eq!(find_label(&"*".repeat(60)), Some(STARS));
+        assert_eq!(find_label("*  Process ID : 1 | Rank ID : 0"), None);
+    }
+}
