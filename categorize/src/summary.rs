@@ -14,7 +14,7 @@ use unitrace_core::category_schema::{write_python_string, CategorySchema, RuleId
 use unitrace_core::cli::warn;
 use unitrace_core::summary_tarball::{for_each_member, Member};
 use unitrace_core::summary_text::{
-    parse_summary, MemberSummary, NameTotals, L0_BACKEND, WALLCLOCK,
+    parse_summary, MemberSummary, NameMap, NameTotals, L0_BACKEND, WALLCLOCK,
 };
 use unitrace_core::InputError;
 
@@ -114,7 +114,12 @@ fn parse_member(member: &Member) -> Parsed {
     if memchr::memchr(0, head).is_some() {
         return Parsed::Binary;
     }
-    let text = String::from_utf8_lossy(&member.data);
+    // Validating is cheaper than the lossy conversion; only damaged text
+    // pays for the replacement characters.
+    let text = match std::str::from_utf8(&member.data) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(&member.data),
+    };
     match parse_summary(&text) {
         Ok(s) => Parsed::Summary(Box::new(s)),
         Err(e) => Parsed::Bad(e.line, e.problem),
@@ -132,7 +137,7 @@ struct NameStats {
 #[derive(Default)]
 struct Bucket {
     names: Vec<NameStats>,
-    index: HashMap<String, usize>,
+    index: NameMap<usize>,
 }
 
 /// Interned category names in first-use order.

@@ -268,7 +268,7 @@ fn read_members(
                     path,
                     format!(
                         "truncated or corrupt archive: {tool}: {}",
-                        crate::cli::one_line(err_text.trim())
+                        err_text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failed")
                     ),
                 )),
             }
@@ -310,7 +310,9 @@ fn read_tar<R: Read>(
                 io::ErrorKind::UnexpectedEof => {
                     InputError::at_file(path, format!("truncated archive ({after})"))
                 }
-                _ if !saw_entry => InputError::at_file(path, format!("not a tar archive ({e})")),
+                _ if !saw_entry => {
+                    InputError::at_file(path, "not a tar archive (the first header is invalid)")
+                }
                 _ => InputError::at_file(path, format!("corrupt archive {after}: {e}")),
             }
         })?;

@@ -22,6 +22,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -59,6 +60,16 @@ fn labels() -> &'static AhoCorasick {
 
 /// Index of the first label (in summary.py's order) contained in `line`.
 fn find_label(line: &str) -> Option<usize> {
+    // Most lines hold no label. Every label contains one of these four
+    // needles, and SIMD substring search rejects a line much faster than
+    // the automaton.
+    static NEEDLES: OnceLock<[memchr::memmem::Finder<'static>; 4]> = OnceLock::new();
+    let needles = NEEDLES.get_or_init(|| {
+        ["Summary", "Total ", "****", "L0 Backend"].map(memchr::memmem::Finder::new)
+    });
+    if !needles.iter().any(|n| n.find(line.as_bytes()).is_some()) {
+        return None;
+    }
     let mut best: Option<usize> = None;
     for m in labels().find_overlapping_iter(line) {
         let id = m.pattern().as_usize();
@@ -67,6 +78,37 @@ fn find_label(line: &str) -> Option<usize> {
     }
     best.map(|id| if id == 0 { SUBMISSION } else { id - 1 })
 }
+
+/// A small multiplicative hasher (the Fx hash of rustc) for kernel-name
+/// maps: names are not attacker-chosen keys here and SipHash showed up in
+/// profiles.
+#[derive(Default, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Map keyed by kernel or function name.
+pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
 
 /// Time and calls of one name, summed over the rows of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +122,7 @@ pub struct NameTotal {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NameTotals {
     pub entries: Vec<NameTotal>,
-    index: HashMap<String, usize>,
+    index: NameMap<usize>,
 }
 
 impl NameTotals {
@@ -375,11 +417,11 @@ fn read_table<'a>(
         let Some((lineno, line)) = lines.next_line() else {
             return Ok(None);
         };
-        if line.trim().is_empty() {
-            return Ok(None);
-        }
-        if line.trim_start().starts_with('*') {
-            return Ok(Some((lineno, line)));
+        // Rows are right-aligned: find the first non-blank byte once.
+        match line.bytes().position(|b| !b.is_ascii_whitespace()) {
+            None => return Ok(None),
+            Some(first) if line.as_bytes()[first] == b'*' => return Ok(Some((lineno, line))),
+            Some(_) => {}
         }
         split_row(line, fields);
         if fields.len() < columns.len() {
