@@ -98,7 +98,12 @@ fn edge_cases_warn_where_the_original_is_silent() {
     let lines: Vec<&str> = stderr.lines().collect();
     let ini = data("edge.ini");
     let at = |line: u32| format!("categorize: warning: {}:{line}: ", ini.display());
-    assert!(lines.iter().any(|l| l.starts_with(&at(33)) && l.contains("`;`")), "{stderr}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&at(33)) && l.contains("`;`")),
+        "{stderr}"
+    );
     assert!(
         lines
             .iter()
@@ -175,7 +180,10 @@ fn other_bad_inis() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.json");
     for (text, want) in [
-        ("[a]\nfoo\n    continued\n", ":3: indented line continues the tag on line 2"),
+        (
+            "[a]\nfoo\n    continued\n",
+            ":3: indented line continues the tag on line 2",
+        ),
         ("[a if matches regex]\n(unclosed\n", ":2: invalid regex"),
         ("# only comments\n", ": no tags in any section"),
     ] {
@@ -196,7 +204,12 @@ fn other_bad_inis() {
         assert_eq!(stderr.lines().count(), 1);
         assert!(!out.exists());
     }
-    let o = categorize(&["--input", "/nonexistent/x.ini", "--output", out.to_str().unwrap()]);
+    let o = categorize(&[
+        "--input",
+        "/nonexistent/x.ini",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "categorize: /nonexistent/x.ini: no such file\n"
@@ -217,16 +230,29 @@ fn inductor_schema_trees_match_the_original_and_classify_inductor_names() {
     assert_eq!(ours["reverse"], base["reverse"]);
 
     let schema = CategorySchema::from_json_bytes(Path::new("inductor.json"), &shipped).unwrap();
-    let cat = |name: &str| schema.classify(name).map(|r| schema.category_of(r).to_string());
+    let cat = |name: &str| {
+        schema
+            .classify(name)
+            .map(|r| schema.category_of(r).to_string())
+    };
     let cases = [
         ("triton_poi_fused_add_mul_0", Some("triton_pointwise")),
         ("triton_red_fused__softmax_1", Some("triton_reduction")),
-        ("triton_per_fused_native_layer_norm_2", Some("triton_persistent_reduction")),
+        (
+            "triton_per_fused_native_layer_norm_2",
+            Some("triton_persistent_reduction"),
+        ),
         ("triton_tem_fused_mm_3", Some("triton_unknown")),
         ("triton_", Some("triton_unknown")),
         ("gemm_kernel", Some("gemm")),
-        ("xpu::xetla::hgemm_caller<sycl::_V1::detail::half_impl::half, 32>", Some("gemm")),
-        ("gpu::xetla::fmha::FmhaForwardKernel<policy, half>", Some("attention")),
+        (
+            "xpu::xetla::hgemm_caller<sycl::_V1::detail::half_impl::half, 32>",
+            Some("gemm"),
+        ),
+        (
+            "gpu::xetla::fmha::FmhaForwardKernel<policy, half>",
+            Some("attention"),
+        ),
         ("gen_conv_fwd", Some("conv")),
         ("at::native::xpu::convert_kernel", None),
         ("oneCCL::API::ALLREDUCE_SMALL", Some("collectives")),

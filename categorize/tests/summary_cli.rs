@@ -83,7 +83,10 @@ fn output_file_is_the_same_bytes_and_aliases_work() {
     ]);
     assert!(o.status.success());
     assert!(o.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), golden("plain.median.json"));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        golden("plain.median.json")
+    );
 }
 
 // --- quirks of scripts.md 4.5, each with input on which the original fails or
@@ -250,7 +253,10 @@ fn empty_result_writes_nothing_unless_asked() {
     let (stdout, _) = run_ok(&tgz, &["--output", out.to_str().unwrap()]);
     assert!(stdout.is_empty());
     assert!(!out.exists());
-    run_ok(&tgz, &["--output", out.to_str().unwrap(), "--no-skip-empty"]);
+    run_ok(
+        &tgz,
+        &["--output", out.to_str().unwrap(), "--no-skip-empty"],
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "{}");
 }
 
@@ -273,7 +279,10 @@ fn assert_fails(tgz: &Path, schema: &Path, want_prefix: &str) {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with(want_prefix), "want {want_prefix:?}, got {stderr:?}");
+    assert!(
+        stderr.starts_with(want_prefix),
+        "want {want_prefix:?}, got {stderr:?}"
+    );
     assert!(!out.exists() && !ranks.exists());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -343,12 +352,18 @@ fn member_without_summary_section() {
     let timeline = b"Thread 1 Device 2 : \"k\" [ns] 1 (append) 2 (submit) 3 (start) 4 (end)\n";
     tgz_of(
         &p,
-        &[("output.1.0.txt", &good[..]), ("output.2.1.txt", &timeline[..])],
+        &[
+            ("output.1.0.txt", &good[..]),
+            ("output.2.1.txt", &timeline[..]),
+        ],
     );
     assert_fails(
         &p,
         &llama(),
-        &format!("summary: {}: output.2.1.txt: no summary section", p.display()),
+        &format!(
+            "summary: {}: output.2.1.txt: no summary section",
+            p.display()
+        ),
     );
 }
 

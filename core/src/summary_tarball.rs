@@ -235,12 +235,13 @@ fn read_members(
     tokens: &Receiver<()>,
 ) -> Result<TarballStats, InputError> {
     match source {
-        Source::Gzip(r) => read_tar(
-            path,
-            flate2::bufread::MultiGzDecoder::new(r),
-            work_tx,
-            tokens,
-        ),
+        Source::Gzip(r) => {
+            // Inflate in large chunks: the tar reader asks for 512-byte
+            // headers, which would make inflate and the CRC run on small
+            // buffers.
+            let gz = flate2::bufread::MultiGzDecoder::new(r);
+            read_tar(path, BufReader::with_capacity(1 << 18, gz), work_tx, tokens)
+        }
         Source::Plain(r) => read_tar(path, r, work_tx, tokens),
         Source::External(tool, mut child) => {
             let stdout = child.stdout.take();
@@ -268,7 +269,11 @@ fn read_members(
                     path,
                     format!(
                         "truncated or corrupt archive: {tool}: {}",
-                        err_text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failed")
+                        err_text
+                            .lines()
+                            .map(str::trim)
+                            .find(|l| !l.is_empty())
+                            .unwrap_or("failed")
                     ),
                 )),
             }
