@@ -149,6 +149,9 @@ pub struct Column {
     pub median: Option<f64>,
     /// Row index of the largest value (first one on ties).
     pub slowest: Option<usize>,
+    /// Row index of the smallest value: in collective (wait) time the
+    /// compute straggler is the rank that waits least.
+    pub fastest: Option<usize>,
 }
 
 impl Column {
@@ -156,6 +159,12 @@ impl Column {
         let median = self.median?;
         let max = self.values[self.slowest?]? as f64;
         (median > 0.0).then(|| 100.0 * (max - median) / median)
+    }
+
+    pub fn fastest_deviation_percent(&self) -> Option<f64> {
+        let median = self.median?;
+        let min = self.values[self.fastest?]? as f64;
+        (median > 0.0).then(|| 100.0 * (min - median) / median)
     }
 }
 
@@ -212,6 +221,7 @@ impl RankTable {
                 values: rows.iter().map(|r| r.wallclock_ns).collect(),
                 median: None,
                 slowest: None,
+                fastest: None,
             },
             Column {
                 name: "device_total_ns".into(),
@@ -219,6 +229,7 @@ impl RankTable {
                 values: rows.iter().map(|r| r.device_total_ns).collect(),
                 median: None,
                 slowest: None,
+                fastest: None,
             },
         ];
         for &c in &cat_order {
@@ -229,6 +240,7 @@ impl RankTable {
                 values: rows.iter().map(|r| Some(cell(r).0)).collect(),
                 median: None,
                 slowest: None,
+                fastest: None,
             });
             columns.push(Column {
                 name: format!("{}_calls", categories.names[c]),
@@ -236,6 +248,7 @@ impl RankTable {
                 values: rows.iter().map(|r| Some(cell(r).1)).collect(),
                 median: None,
                 slowest: None,
+                fastest: None,
             });
         }
         for col in &mut columns {
@@ -253,6 +266,15 @@ impl RankTable {
                 }
             }
             col.slowest = best.map(|(i, _)| i);
+            let mut least: Option<(usize, i64)> = None;
+            for (i, v) in col.values.iter().enumerate() {
+                if let Some(v) = v {
+                    if least.is_none_or(|(_, b)| *v < b) {
+                        least = Some((i, *v));
+                    }
+                }
+            }
+            col.fastest = least.map(|(i, _)| i);
         }
         RankTable { rows, columns }
     }
@@ -342,10 +364,27 @@ pub fn render_json(table: &RankTable, coverage: &Coverage) -> String {
             );
         }
     }
+    let mut fastest = Map::new();
+    for c in table.columns.iter().filter(|c| c.is_time) {
+        if let Some(i) = c.fastest {
+            let r = &table.rows[i];
+            fastest.insert(
+                c.name.clone(),
+                json!({
+                    "rank": r.id.rank,
+                    "pid": r.id.pid,
+                    "member": r.key,
+                    "value": c.values[i],
+                    "vs_median_percent": c.fastest_deviation_percent(),
+                }),
+            );
+        }
+    }
     let share = (coverage.kernel_time > 0.0).then(|| coverage.default_time / coverage.kernel_time);
     let doc = json!({
         "ranks": rows,
         "slowest": slowest,
+        "fastest": fastest,
         "uncategorized": {
             "category": coverage.default_category,
             "device_time_share": share,
@@ -360,7 +399,9 @@ pub fn render_json(table: &RankTable, coverage: &Coverage) -> String {
 }
 
 /// Human-readable report: times in ms, `*` on the slowest value of each time
-/// column, then median and slowest-vs-median rows and the coverage report.
+/// column, then median, slowest-vs-median and fastest-vs-median rows (a
+/// compute straggler shows as the slowest in kernel time and the fastest in
+/// collective time, since the others wait for it) and the coverage report.
 pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
     let time_cols: Vec<&Column> = table.columns.iter().filter(|c| c.is_time).collect();
     let mut header = vec!["process".to_string()];
@@ -407,6 +448,17 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
             }),
     );
     lines.push(slow);
+    let mut fast = vec!["fastest vs median".to_string()];
+    fast.extend(
+        time_cols
+            .iter()
+            .map(|c| match (c.fastest, c.fastest_deviation_percent()) {
+                (Some(i), Some(d)) => format!("{} {d:+.1}%", row_label(&table.rows[i])),
+                (Some(i), None) => row_label(&table.rows[i]),
+                _ => "-".into(),
+            }),
+    );
+    lines.push(fast);
     let widths: Vec<usize> = (0..lines[0].len())
         .map(|j| {
             lines
@@ -419,7 +471,7 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
     let mut out = String::new();
     let n = lines.len();
     for (k, line) in lines.iter().enumerate() {
-        if k == n - 2 || k == 1 {
+        if k == n - 3 || k == 1 {
             let total: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
             let _ = writeln!(out, "{}", "-".repeat(total));
         }

@@ -198,6 +198,7 @@ fn console_formats_report_ranks_coverage_and_unused_rules() {
     assert!(table.starts_with("process"), "{table}");
     assert!(table.contains("rank 3"));
     assert!(table.contains("slowest vs median"));
+    assert!(table.contains("fastest vs median"));
     assert!(table.contains("uncategorized: "));
     assert!(table.contains("rules that matched nothing: "));
     assert!(table.contains("[allreduce if starts with] Allreduce_small_kernel"));
@@ -210,6 +211,12 @@ fn console_formats_report_ranks_coverage_and_unused_rules() {
     let top = v["uncategorized"]["top"].as_array().unwrap();
     assert!(!top.is_empty() && top.len() <= 10);
     assert!(v["slowest"]["wallclock_ns"]["vs_median_percent"].is_number());
+    // The compute straggler waits least in the collectives: the rank slowest
+    // in matmul is the fastest in allreduce.
+    assert_eq!(
+        v["slowest"]["matmul_time_ns"]["rank"],
+        v["fastest"]["allreduce_time_ns"]["rank"]
+    );
     assert!(v["unmatched_rules"].as_array().unwrap().len() > 10);
 
     let (csv_text, _) = run_ok(&data("plain.tgz"), &["--format", "csv"]);
