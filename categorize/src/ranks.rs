@@ -536,6 +536,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn slowest_fastest_and_median_per_column() {
+        let mut cats = Categories::default();
+        let gemm = cats.id("gemm");
+        let ccl = cats.id("allreduce");
+        let mut rows = Vec::new();
+        for (rank, (g, c, wall)) in [(100, 50, 1000), (180, 10, 1010), (110, 45, 990)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut row = ProcessRow::new(
+                format!("output.{}.{rank}.txt", 10 + rank),
+                ProcessId::from_member_path(&format!("output.{}.{rank}.txt", 10 + rank)),
+            );
+            row.add(gemm, g, 2);
+            row.add(ccl, c, 1);
+            row.wallclock_ns = Some(wall);
+            rows.push(row);
+        }
+        // A launcher log without rows is left out.
+        rows.push(ProcessRow::new("output.9.txt".into(), ProcessId::default()));
+        let order = vec!["gemm".to_string(), "allreduce".to_string()];
+        let t = RankTable::build(&rows, &cats, &order);
+        assert_eq!(t.rows.len(), 3);
+        let col = |name: &str| t.columns.iter().find(|c| c.name == name).unwrap();
+        let g = col("gemm_time_ns");
+        assert_eq!(
+            (g.slowest, g.fastest, g.median),
+            (Some(1), Some(0), Some(110.0))
+        );
+        assert!((g.deviation_percent().unwrap() - 63.636).abs() < 0.01);
+        let a = col("allreduce_time_ns");
+        assert_eq!((a.slowest, a.fastest), (Some(0), Some(1)));
+        assert!((a.fastest_deviation_percent().unwrap() + 77.777).abs() < 0.01);
+        assert!(!col("gemm_calls").is_time);
+        let csv = render_csv(&t);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "rank,pid,member,wallclock_ns,device_total_ns,gemm_time_ns,gemm_calls,allreduce_time_ns,allreduce_calls,slowest_in"
+        );
+        assert_eq!(
+            lines[2],
+            "1,11,output.11.1.txt,1010,,180,2,10,1,wallclock_ns(+1.0%);gemm_time_ns(+63.6%)"
+        );
+    }
+
+    #[test]
     fn ids_from_paths() {
         let id = ProcessId::from_member_path("output.100030.0.txt");
         assert_eq!((id.pid, id.rank), (Some(100030), Some(0)));

@@ -654,6 +654,15 @@ mod tests {
     }
 
     #[test]
+    fn crlf_lines_parse_like_lf() {
+        let crlf = DEVICE_LOG.replace('\n', "\r\n");
+        assert_eq!(
+            names(&parse_summary(&crlf).unwrap().device),
+            names(&parse_summary(DEVICE_LOG).unwrap().device)
+        );
+    }
+
+    #[test]
     fn bad_number_names_the_line() {
         let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", x, 5\n";
         let e = parse_summary(text).unwrap_err();
