@@ -309,9 +309,14 @@ pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
                         })?;
                         ccl_blocks.push((format!("{lineno}"), rows));
                     }
-                    Section::None | Section::Submission => out.notes.push(format!(
+                    Section::Submission => out.notes.push(format!(
+                        "line {lineno}: {:?} of a Kernel Submission Summary ignored \
+                         (summary.py counts it a second time, scripts.md 4.5 #1)",
+                        line.trim()
+                    )),
+                    Section::None => out.notes.push(format!(
                         "line {lineno}: {:?} outside an API/Device section ignored \
-                         (summary.py would count it as CCL, scripts.md 4.5 #1/#3)",
+                         (summary.py files it under CCL, scripts.md 4.5 #3)",
                         line.trim()
                     )),
                 }
