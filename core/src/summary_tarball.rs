@@ -3,10 +3,11 @@
 //! to disk, and each member is parsed on a worker thread while the reader
 //! thread inflates the next one.
 //!
-//! Memory is bounded by a fixed number of members in flight (a token channel:
-//! the reader takes a token before reading a member, the consumer gives it
-//! back after using the parsed result), so a 1024-rank tarball needs a few
-//! members' worth of memory, not the whole archive. Results reach the
+//! Memory is bounded by [`InFlight`]: the reader reserves a member (count and
+//! bytes) before reading it and the consumer releases it after using the
+//! parsed result; at most a few members and [`IN_FLIGHT_BYTES`] are held at
+//! once (a single member larger than that is still read whole), so a
+//! 1024-rank tarball needs a few members' worth of memory, not the archive. Results reach the
 //! consumer in archive order, which keeps every output deterministic and
 //! equal to summary.py's sequential order.
 //!
@@ -20,8 +21,57 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::Mutex;
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Condvar, Mutex};
+
+/// Uncompressed bytes of members read but not yet consumed, beyond which the
+/// reader waits (unless nothing is in flight).
+pub const IN_FLIGHT_BYTES: u64 = 64 << 20;
+
+/// Members and bytes between the reader and the consumer.
+struct InFlight {
+    state: Mutex<(usize, u64, bool)>,
+    freed: Condvar,
+    max_members: usize,
+}
+
+impl InFlight {
+    /// Waits for room for a member of `size` bytes; false once closed.
+    fn reserve(&self, size: u64) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        loop {
+            let (members, bytes, closed) = *st;
+            if closed {
+                return false;
+            }
+            if members == 0 || (members < self.max_members && bytes + size <= IN_FLIGHT_BYTES) {
+                *st = (members + 1, bytes + size, false);
+                return true;
+            }
+            st = match self.freed.wait(st) {
+                Ok(st) => st,
+                Err(_) => return false,
+            };
+        }
+    }
+
+    fn release(&self, size: u64) {
+        if let Ok(mut st) = self.state.lock() {
+            st.0 = st.0.saturating_sub(1);
+            st.1 = st.1.saturating_sub(size);
+        }
+        self.freed.notify_all();
+    }
+
+    fn close(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.2 = true;
+        }
+        self.freed.notify_all();
+    }
+}
 
 use crate::error::InputError;
 
@@ -46,7 +96,7 @@ pub struct TarballStats {
 }
 
 enum Msg<T> {
-    Parsed(usize, String, T),
+    Parsed(usize, String, u64, T),
     ReaderFailed(InputError),
     ReaderDone(TarballStats),
 }
@@ -71,15 +121,17 @@ where
 
     let (work_tx, work_rx) = mpsc::sync_channel::<Member>(in_flight);
     let (msg_tx, msg_rx) = mpsc::channel::<Msg<T>>();
-    let (token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
-    for _ in 0..in_flight {
-        let _ = token_tx.send(());
-    }
+    let budget = InFlight {
+        state: Mutex::new((0, 0, false)),
+        freed: Condvar::new(),
+        max_members: in_flight,
+    };
+    let budget = &budget;
     let work_rx = Mutex::new(work_rx);
     std::thread::scope(|scope| {
         let reader_tx = msg_tx.clone();
         scope.spawn(move || {
-            let msg = match read_members(path, source, &work_tx, &token_rx) {
+            let msg = match read_members(path, source, &work_tx, budget) {
                 Ok(stats) => Msg::ReaderDone(stats),
                 Err(e) => Msg::ReaderFailed(e),
             };
@@ -96,15 +148,16 @@ where
                 };
                 let Ok(member) = member else { return };
                 let result = parse(&member);
+                let size = member.data.len() as u64;
                 let Member { index, path, .. } = member;
-                if msg_tx.send(Msg::Parsed(index, path, result)).is_err() {
+                if msg_tx.send(Msg::Parsed(index, path, size, result)).is_err() {
                     return;
                 }
             });
         }
         drop(msg_tx);
 
-        let mut waiting: BTreeMap<usize, (String, T)> = BTreeMap::new();
+        let mut waiting: BTreeMap<usize, (String, u64, T)> = BTreeMap::new();
         let mut next = 0usize;
         let mut done: Option<TarballStats> = None;
         let outcome = loop {
@@ -122,12 +175,12 @@ where
             match msg {
                 Msg::ReaderDone(stats) => done = Some(stats),
                 Msg::ReaderFailed(e) => break Err(e),
-                Msg::Parsed(index, name, result) => {
-                    waiting.insert(index, (name, result));
+                Msg::Parsed(index, name, size, result) => {
+                    waiting.insert(index, (name, size, result));
                     let mut failed = None;
-                    while let Some((name, result)) = waiting.remove(&next) {
+                    while let Some((name, size, result)) = waiting.remove(&next) {
                         next += 1;
-                        let _ = token_tx.send(());
+                        budget.release(size);
                         if let Err(e) = consume(&name, result) {
                             failed = Some(e);
                             break;
@@ -139,8 +192,8 @@ where
                 }
             }
         };
-        // Unblock the reader (no more tokens) and the workers (no more work).
-        drop(token_tx);
+        // Unblock the reader (no more room) and the workers (no more work).
+        budget.close();
         drop(msg_rx);
         outcome
     })
@@ -232,7 +285,7 @@ fn read_members(
     path: &Path,
     source: Source,
     work_tx: &SyncSender<Member>,
-    tokens: &Receiver<()>,
+    budget: &InFlight,
 ) -> Result<TarballStats, InputError> {
     match source {
         Source::Gzip(r) => {
@@ -240,9 +293,9 @@ fn read_members(
             // headers, which would make inflate and the CRC run on small
             // buffers.
             let gz = flate2::bufread::MultiGzDecoder::new(r);
-            read_tar(path, BufReader::with_capacity(1 << 18, gz), work_tx, tokens)
+            read_tar(path, BufReader::with_capacity(1 << 18, gz), work_tx, budget)
         }
-        Source::Plain(r) => read_tar(path, r, work_tx, tokens),
+        Source::Plain(r) => read_tar(path, r, work_tx, budget),
         Source::External(tool, mut child) => {
             let stdout = child.stdout.take();
             let result = match stdout {
@@ -250,7 +303,7 @@ fn read_members(
                     path,
                     BufReader::with_capacity(1 << 20, out),
                     work_tx,
-                    tokens,
+                    budget,
                 ),
                 None => Err(InputError::at_file(
                     path,
@@ -296,7 +349,7 @@ fn read_tar<R: Read>(
     path: &Path,
     reader: R,
     work_tx: &SyncSender<Member>,
-    tokens: &Receiver<()>,
+    budget: &InFlight,
 ) -> Result<TarballStats, InputError> {
     let mut archive = tar::Archive::new(reader);
     let mut stats = TarballStats::default();
@@ -332,8 +385,8 @@ fn read_tar<R: Read>(
             continue;
         }
         let size = entry.size();
-        // Wait until a parsed member has been consumed (bounded memory).
-        if tokens.recv().is_err() {
+        // Wait for room (bounded memory).
+        if !budget.reserve(size) {
             return Ok(stats); // the consumer stopped; its error wins
         }
         let mut data = Vec::with_capacity(size.min(1 << 30) as usize);
