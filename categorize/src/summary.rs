@@ -14,7 +14,7 @@ use unitrace_core::category_schema::{write_python_string, CategorySchema, RuleId
 use unitrace_core::cli::warn;
 use unitrace_core::summary_tarball::{for_each_member, Member};
 use unitrace_core::summary_text::{
-    parse_summary, MemberSummary, NameMap, NameTotals, L0_BACKEND, WALLCLOCK,
+    parse_summary, MemberSummary, NameIndex, NameTotals, L0_BACKEND, WALLCLOCK,
 };
 use unitrace_core::InputError;
 
@@ -137,7 +137,7 @@ struct NameStats {
 #[derive(Default)]
 struct Bucket {
     names: Vec<NameStats>,
-    index: NameMap<usize>,
+    index: NameIndex,
 }
 
 /// Interned category names in first-use order.
@@ -184,25 +184,29 @@ impl<'a> Aggregation<'a> {
         };
         let buckets: [&NameTotals; 2] = [&summary.device, &summary.comm];
         for (b, totals) in buckets.into_iter().enumerate() {
-            for entry in &totals.entries {
-                let bucket = &mut self.buckets[b];
-                let i = match bucket.index.get(entry.name.as_str()) {
-                    Some(&i) => i,
-                    None => {
-                        let rule = self.schema.classify(&entry.name);
+            for entry in totals.iter() {
+                let Bucket { names, index } = &mut self.buckets[b];
+                let next = names.len() as u32;
+                let found = index.find_or_insert(entry.hash, entry.name, next, |i| {
+                    names[i as usize].name.as_str()
+                });
+                let i = match found {
+                    Ok(i) => i as usize,
+                    Err(i) => {
+                        let rule = self.schema.classify(entry.name);
                         if let Some(r) = rule {
                             self.rule_hits[r as usize] += 1;
                         }
-                        bucket.index.insert(entry.name.clone(), bucket.names.len());
-                        bucket.names.push(NameStats {
-                            name: entry.name.clone(),
+                        names.push(NameStats {
+                            name: entry.name.to_string(),
                             time: Samples::new(),
                             calls: Samples::new(),
                             rule,
                         });
-                        bucket.names.len() - 1
+                        i as usize
                     }
                 };
+                let bucket = &mut self.buckets[b];
                 let stats = &mut bucket.names[i];
                 stats.time.push(entry.time_ns, self.keep_all);
                 stats.calls.push(entry.calls, self.keep_all);

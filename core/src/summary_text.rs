@@ -79,77 +79,165 @@ fn find_label(line: &str) -> Option<usize> {
     best.map(|id| if id == 0 { SUBMISSION } else { id - 1 })
 }
 
-/// A small multiplicative hasher (the Fx hash of rustc) for kernel-name
-/// maps: names are not attacker-chosen keys here and SipHash showed up in
-/// profiles.
-#[derive(Default, Clone, Copy)]
-pub struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            h = (h.rotate_left(5) ^ v).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
-        }
-        self.0 = h;
+/// 64-bit hash of a kernel or function name: the multiplicative Fx hash of
+/// rustc with a final mix. Names are not attacker-chosen keys here, and
+/// SipHash plus one allocation per row showed up in profiles.
+pub fn name_hash(name: &str) -> u64 {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let bytes = name.as_bytes();
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h.rotate_left(5) ^ v).wrapping_mul(K);
     }
-    fn write_u8(&mut self, b: u8) {
-        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    for &b in chunks.remainder() {
+        h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
+    }
+    // Fx leaves the low bits weak; hashbrown uses both ends.
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 32)
+}
+
+/// Hasher for maps whose keys already are [`name_hash`] values.
+#[derive(Default, Clone, Copy)]
+pub struct PrehashedKey(u64);
+
+impl Hasher for PrehashedKey {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
     fn finish(&self) -> u64 {
         self.0
     }
 }
 
-/// Map keyed by kernel or function name.
-pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
+/// Index from name to position, keyed by [`name_hash`]; the caller keeps
+/// the names. Hash collisions are resolved by probing the next key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameIndex {
+    map: HashMap<u64, u32, BuildHasherDefault<PrehashedKey>>,
+}
+
+impl NameIndex {
+    /// `Ok(i)` when `name` is already at position `i` (`name_of(i)`), else
+    /// records it at `next` and returns `Err(next)`.
+    pub fn find_or_insert<'n>(
+        &mut self,
+        hash: u64,
+        name: &str,
+        next: u32,
+        name_of: impl Fn(u32) -> &'n str,
+    ) -> Result<u32, u32> {
+        let mut key = hash;
+        loop {
+            match self.map.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let i = *e.get();
+                    if name_of(i) == name {
+                        return Ok(i);
+                    }
+                    key = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(next);
+                    return Err(next);
+                }
+            }
+        }
+    }
+}
 
 /// Time and calls of one name, summed over the rows of one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NameTotal {
-    pub name: String,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameTotal<'a> {
+    pub name: &'a str,
+    /// [`name_hash`] of `name`, reusable by the caller's own maps.
+    pub hash: u64,
     pub time_ns: i64,
     pub calls: i64,
 }
 
-/// Names in first-seen order with one total each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    start: u32,
+    end: u32,
+    hash: u64,
+    time_ns: i64,
+    calls: i64,
+}
+
+/// Names in first-seen order with one total each. Names live in one string
+/// arena (no allocation per row).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NameTotals {
-    pub entries: Vec<NameTotal>,
-    index: NameMap<usize>,
+    names: String,
+    entries: Vec<Entry>,
+    index: NameIndex,
 }
 
 impl NameTotals {
-    fn add(&mut self, name: Cow<'_, str>, time_ns: i64, calls: i64) -> Result<(), String> {
-        match self.index.get(name.as_ref()) {
-            Some(&i) => {
-                let e = &mut self.entries[i];
+    fn add(&mut self, name: &str, time_ns: i64, calls: i64) -> Result<(), String> {
+        let hash = name_hash(name);
+        let NameTotals {
+            names,
+            entries,
+            index,
+        } = self;
+        let next = entries.len() as u32;
+        let found = index.find_or_insert(hash, name, next, |i| {
+            let e = &entries[i as usize];
+            &names[e.start as usize..e.end as usize]
+        });
+        match found {
+            Ok(i) => {
+                let e = &mut entries[i as usize];
                 e.time_ns = e
                     .time_ns
                     .checked_add(time_ns)
-                    .ok_or_else(|| format!("time of {:?} overflows", e.name))?;
+                    .ok_or_else(|| format!("time of {name:?} overflows"))?;
                 e.calls = e
                     .calls
                     .checked_add(calls)
-                    .ok_or_else(|| format!("calls of {:?} overflow", e.name))?;
+                    .ok_or_else(|| format!("calls of {name:?} overflow"))?;
             }
-            None => {
-                let name = name.into_owned();
-                self.index.insert(name.clone(), self.entries.len());
-                self.entries.push(NameTotal {
-                    name,
+            Err(_) => {
+                let start = names.len();
+                names.push_str(name);
+                let (Ok(start), Ok(end)) = (u32::try_from(start), u32::try_from(names.len()))
+                else {
+                    return Err("more than 4 GiB of names in one file".to_string());
+                };
+                entries.push(Entry {
+                    start,
+                    end,
+                    hash,
                     time_ns,
                     calls,
                 });
             }
         }
         Ok(())
+    }
+
+    /// The totals in first-seen order.
+    pub fn iter(&self) -> impl Iterator<Item = NameTotal<'_>> {
+        self.entries.iter().map(|e| NameTotal {
+            name: &self.names[e.start as usize..e.end as usize],
+            hash: e.hash,
+            time_ns: e.time_ns,
+            calls: e.calls,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -282,7 +370,7 @@ pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
                 match section {
                     Section::Device => {
                         out.device
-                            .add(Cow::Borrowed(name), value, 1)
+                            .add(name, value, 1)
                             .map_err(|problem| SummaryError {
                                 line: lineno,
                                 problem,
@@ -301,11 +389,9 @@ pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
                     Section::Ccl => {
                         // summary.py files it under the CCL bucket (section 2).
                         let mut rows = NameTotals::default();
-                        rows.add(Cow::Borrowed(name), value, 1).map_err(|problem| {
-                            SummaryError {
-                                line: lineno,
-                                problem,
-                            }
+                        rows.add(name, value, 1).map_err(|problem| SummaryError {
+                            line: lineno,
+                            problem,
                         })?;
                         ccl_blocks.push((format!("{lineno}"), rows));
                     }
@@ -340,9 +426,9 @@ pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
         }
     }
     for (_, rows) in ccl_blocks {
-        for e in rows.entries {
+        for e in rows.iter() {
             out.comm
-                .add(Cow::Owned(e.name), e.time_ns, e.calls)
+                .add(e.name, e.time_ns, e.calls)
                 .map_err(|problem| SummaryError {
                     line: lines.lineno,
                     problem,
@@ -465,7 +551,7 @@ fn read_table<'a>(
         } else {
             Cow::Borrowed(raw_name)
         };
-        into.add(name, time, calls)
+        into.add(&name, time, calls)
             .map_err(|problem| SummaryError {
                 line: lineno,
                 problem,
@@ -589,10 +675,7 @@ mod tests {
     use super::*;
 
     fn names(t: &NameTotals) -> Vec<(&str, i64, i64)> {
-        t.entries
-            .iter()
-            .map(|e| (e.name.as_str(), e.time_ns, e.calls))
-            .collect()
+        t.iter().map(|e| (e.name, e.time_ns, e.calls)).collect()
     }
 
     const DEVICE_LOG: &str = "\n=== API Timing Summary ===\n\n             Total Execution Time (ns):             81615043\n    Total API Time for L0 backend (ns):             31476739\n\n== L0 Backend ==\n\n                              Function,        Calls,            Time (ns),      Time (%),         Average (ns),             Min (ns),             Max (ns)\n          zeCommandListHostSynchronize,            8,             19911548,     63.257973,              2488943,                 1270,              5135361\n\n\n=== Device Timing Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n                              Kernel,        Calls,            Time (ns),     Time (%),         Average (ns),             Min (ns),             Max (ns)\n          \"main::{lambda(auto:1)#4}\",            5,              2091520,    88.620728,               418304,               405280,               466400\n\"zeCommandListAppendMemoryCopy(H2H)\",            1,                18000,     0.762686,                18000,                18000,                18000\n          \"main::{lambda(auto:1)#4}\",            2,                 1000,    88.620728,               418304,               405280,               466400\n\n\n=== Kernel Properties ===\n\n                              Kernel, Compiled, SIMD\n          \"main::{lambda(auto:1)#4}\",      JIT,   32\n\n\n";
@@ -635,8 +718,8 @@ mod tests {
         // with KeyError on the table.
         let sub = "\n=== Kernel Submission Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n  Kernel,        Calls,          Append (ns),  Append (%)\n  \"gemm\",            4,                 4321,   12.233515\n\n";
         let s = parse_summary(&format!("{DEVICE_LOG}{sub}")).unwrap();
-        assert_eq!(s.device.entries.len(), 4);
-        assert_eq!(s.device.entries[0].time_ns, 214649009);
+        assert_eq!(s.device.len(), 4);
+        assert_eq!(s.device.iter().next().unwrap().time_ns, 214649009);
     }
 
     #[test]
@@ -656,6 +739,25 @@ mod tests {
             names(&s.device),
             vec![("a<int, 2>", 40, 4), ("copy(M2D)", 7, 2), ("b<x, y>", 5, 1)]
         );
+    }
+
+    #[test]
+    fn name_index_survives_hash_collisions() {
+        let names = ["a", "b", "c"];
+        let mut index = NameIndex::default();
+        // Same hash for every name: each must still get its own slot.
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(
+                index.find_or_insert(7, n, i as u32, |j| names[j as usize]),
+                Err(i as u32)
+            );
+        }
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(
+                index.find_or_insert(7, n, 9, |j| names[j as usize]),
+                Ok(i as u32)
+            );
+        }
     }
 
     #[test]
