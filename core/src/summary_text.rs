@@ -282,160 +282,358 @@ enum Section {
     Submission,
 }
 
-struct Lines<'a> {
-    rest: &'a str,
-    lineno: u64,
+/// Where the rows of the table being read go.
+#[derive(Debug)]
+enum Target {
+    /// Device L0 table, keyed by `Kernel`, names normalized.
+    Device,
+    /// CCL table, keyed by `Function`; the block's rows until it ends.
+    Ccl(NameTotals),
+    /// Host or submission table: consumed, not counted.
+    Skip,
 }
 
-impl<'a> Lines<'a> {
-    fn next_line(&mut self) -> Option<(u64, &'a str)> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let (line, rest) = match memchr::memchr(b'\n', self.rest.as_bytes()) {
-            Some(at) => (&self.rest[..at], &self.rest[at + 1..]),
-            None => (self.rest, ""),
-        };
-        self.rest = rest;
-        self.lineno += 1;
-        Some((self.lineno, line.strip_suffix('\r').unwrap_or(line)))
+#[derive(Debug)]
+struct Table {
+    target: Target,
+    /// Line of the label that started the table.
+    label_line: u64,
+    /// `(key, time, calls)` columns and the header's field count, once the
+    /// header has been read.
+    columns: Option<((usize, usize, usize), usize)>,
+}
+
+/// Incremental reader of one summary log: feed it lines in order
+/// ([`SummaryParser::feed`]) and take the result with
+/// [`SummaryParser::finish`]. Works on any line source, so a huge member can
+/// be parsed while it streams out of the archive.
+#[derive(Debug)]
+pub struct SummaryParser {
+    out: MemberSummary,
+    section: Section,
+    banner: String,
+    /// (banner, rows) per CCL block; a repeated banner replaces its block.
+    ccl_blocks: Vec<(String, NameTotals)>,
+    table: Option<Table>,
+    lineno: u64,
+    /// Recycled allocation for the fields of a row.
+    fields_buf: Vec<Cow<'static, str>>,
+}
+
+impl Default for SummaryParser {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
-/// Parses one summary log.
-pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
-    let mut out = MemberSummary::default();
-    let mut lines = Lines {
-        rest: text,
-        lineno: 0,
-    };
-    let mut section = Section::None;
-    let mut pending: Option<(u64, &str)> = None;
-    let mut banner = String::new();
-    // (banner, rows) per CCL block; a repeated banner replaces its block.
-    let mut ccl_blocks: Vec<(String, NameTotals)> = Vec::new();
-    let mut fields: Vec<Cow<str>> = Vec::new();
+impl SummaryParser {
+    pub fn new() -> SummaryParser {
+        SummaryParser {
+            out: MemberSummary::default(),
+            section: Section::None,
+            banner: String::new(),
+            ccl_blocks: Vec::new(),
+            table: None,
+            lineno: 0,
+            fields_buf: Vec::new(),
+        }
+    }
 
-    while let Some((lineno, line)) = pending.take().or_else(|| lines.next_line()) {
-        let Some(label) = find_label(line) else {
-            if section == Section::Ccl {
-                banner.push_str(line.trim());
-                banner.push('\n');
-                parse_ccl_banner(line, &mut out);
+    /// Lines fed so far.
+    pub fn lines(&self) -> u64 {
+        self.lineno
+    }
+
+    /// Feeds the next line (without its `\n`; a trailing `\r` is ignored).
+    pub fn feed(&mut self, line: &str) -> Result<(), SummaryError> {
+        self.lineno += 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if self.table.is_some() && self.table_line(line)? {
+            return Ok(());
+        }
+        self.scan_line(line)
+    }
+
+    /// Ends the file and returns what it contributes.
+    pub fn finish(mut self) -> Result<MemberSummary, SummaryError> {
+        self.end_table();
+        let mut out = self.out;
+        for (_, rows) in self.ccl_blocks {
+            for e in rows.iter() {
+                out.comm
+                    .add(e.name, e.time_ns, e.calls)
+                    .map_err(|problem| SummaryError {
+                        line: self.lineno,
+                        problem,
+                    })?;
             }
-            continue;
+        }
+        Ok(out)
+    }
+
+    fn error(&self, problem: String) -> SummaryError {
+        SummaryError {
+            line: self.lineno,
+            problem,
+        }
+    }
+
+    fn start_table(&mut self, target: Target) {
+        self.table = Some(Table {
+            target,
+            label_line: self.lineno,
+            columns: None,
+        });
+    }
+
+    fn end_table(&mut self) {
+        let Some(table) = self.table.take() else {
+            return;
+        };
+        if let Target::Ccl(rows) = table.target {
+            match self.ccl_blocks.iter_mut().find(|(b, _)| *b == self.banner) {
+                Some(block) => {
+                    self.out.notes.push(format!(
+                        "line {}: CCL block repeated; the later copy replaces the earlier",
+                        table.label_line
+                    ));
+                    block.1 = rows;
+                }
+                None => self.ccl_blocks.push((self.banner.clone(), rows)),
+            }
+        }
+    }
+
+    /// A line while a table is open (summary.py's `csv_from`: the next
+    /// non-blank line is the header, rows follow up to a blank line).
+    /// Returns false when the line ended the table without belonging to it
+    /// (a `*` line or too few fields, scripts.md 4.5 #2): it is then scanned
+    /// for labels like any other line.
+    fn table_line(&mut self, line: &str) -> Result<bool, SummaryError> {
+        let lineno = self.lineno;
+        let Some(table) = self.table.as_mut() else {
+            return Ok(false);
+        };
+        // Rows are right-aligned: find the first non-blank byte once.
+        let first = line.bytes().position(|b| !b.is_ascii_whitespace());
+        let Some(((key_col, time_col, calls_col), ncols)) = table.columns else {
+            if first.is_none() {
+                return Ok(true);
+            }
+            let columns: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+            let column = |name: &str| columns.iter().rposition(|c| *c == name);
+            let key = match table.target {
+                Target::Device => "Kernel",
+                Target::Ccl(_) => "Function",
+                Target::Skip => "",
+            };
+            let found = if matches!(table.target, Target::Skip) {
+                Some((0, 0, 0))
+            } else {
+                column(key)
+                    .zip(column("Time (ns)"))
+                    .zip(column("Calls"))
+                    .map(|((k, t), c)| (k, t, c))
+            };
+            let Some(cols) = found else {
+                let missing = [key, "Time (ns)", "Calls"]
+                    .into_iter()
+                    .find(|name| column(name).is_none())
+                    .unwrap_or(key);
+                return Err(SummaryError {
+                    line: lineno,
+                    problem: format!("table header has no {missing:?} column: {:?}", line.trim()),
+                });
+            };
+            table.columns = Some((cols, columns.len()));
+            return Ok(true);
+        };
+        match first {
+            None => {
+                self.end_table();
+                return Ok(true);
+            }
+            Some(at) if line.as_bytes()[at] == b'*' => {
+                self.end_table();
+                return Ok(false);
+            }
+            Some(_) => {}
+        }
+        let mut fields: Vec<Cow<'_, str>> = std::mem::take(&mut self.fields_buf)
+            .into_iter()
+            .map(|_| Cow::Borrowed(""))
+            .collect();
+        split_row(line, &mut fields);
+        let result = self.table_row(line, &mut fields, (key_col, time_col, calls_col), ncols);
+        fields.clear();
+        self.fields_buf = fields.into_iter().map(|_| Cow::Borrowed("")).collect();
+        result
+    }
+
+    fn table_row<'l>(
+        &mut self,
+        line: &'l str,
+        fields: &mut [Cow<'l, str>],
+        (key_col, time_col, calls_col): (usize, usize, usize),
+        ncols: usize,
+    ) -> Result<bool, SummaryError> {
+        if fields.len() < ncols {
+            self.end_table();
+            return Ok(false);
+        }
+        let Some(table) = self.table.as_mut() else {
+            return Ok(true);
+        };
+        if matches!(table.target, Target::Skip) {
+            return Ok(true);
+        }
+        let mut shift = 0;
+        if fields.len() > ncols && key_col == 0 {
+            // Old unquoted name with commas (scripts.md 4.5 #7): the extra
+            // fields belong to the name.
+            shift = fields.len() - ncols;
+            let name_len: usize = line
+                .splitn(shift + 2, ',')
+                .take(shift + 1)
+                .map(|p| p.len() + 1)
+                .sum::<usize>()
+                - 1;
+            fields[0] = Cow::Borrowed(line[..name_len.min(line.len())].trim_start());
+        }
+        let get = |col: usize| -> &str {
+            let col = if col == key_col { col } else { col + shift };
+            fields.get(col).map(|f| f.as_ref()).unwrap_or("")
+        };
+        let lineno = self.lineno;
+        let number = |col: usize, what: &str| -> Result<i64, SummaryError> {
+            parse_int(get(col)).ok_or_else(|| SummaryError {
+                line: lineno,
+                problem: format!("{what} is not an integer: {:?}", get(col)),
+            })
+        };
+        let time = number(time_col, "\"Time (ns)\"")?;
+        let calls = number(calls_col, "\"Calls\"")?;
+        let raw_name = get(key_col);
+        let added = match &mut table.target {
+            Target::Device => self
+                .out
+                .device
+                .add(&normalize_kernel_name(raw_name), time, calls),
+            Target::Ccl(rows) => rows.add(raw_name, time, calls),
+            Target::Skip => Ok(()),
+        };
+        added.map_err(|problem| SummaryError {
+            line: lineno,
+            problem,
+        })?;
+        Ok(true)
+    }
+
+    /// summary.py's label scan for a line outside tables (scripts.md 4.1).
+    fn scan_line(&mut self, line: &str) -> Result<(), SummaryError> {
+        let lineno = self.lineno;
+        let Some(label) = find_label(line) else {
+            if self.section == Section::Ccl {
+                self.banner.push_str(line.trim());
+                self.banner.push('\n');
+                parse_ccl_banner(line, &mut self.out);
+            }
+            return Ok(());
         };
         match label {
             SUBMISSION => {
-                section = Section::Submission;
-                out.has_summary = true;
+                self.section = Section::Submission;
+                self.out.has_summary = true;
             }
             API => {
-                section = Section::Host;
-                out.has_summary = true;
+                self.section = Section::Host;
+                self.out.has_summary = true;
             }
             DEVICE => {
-                section = Section::Device;
-                out.has_summary = true;
+                self.section = Section::Device;
+                self.out.has_summary = true;
             }
-            STARS if section != Section::Ccl => {
-                section = Section::Ccl;
-                banner.clear();
-                out.has_summary = true;
+            STARS if self.section != Section::Ccl => {
+                self.section = Section::Ccl;
+                self.banner.clear();
+                self.out.has_summary = true;
             }
             STARS => {
-                let mut rows = NameTotals::default();
-                pending = read_table(&mut lines, "Function", Some(&mut rows), &mut fields, false)?;
-                match ccl_blocks.iter_mut().find(|(b, _)| *b == banner) {
-                    Some(block) => {
-                        out.notes.push(format!(
-                            "line {lineno}: CCL block repeated; the later copy replaces the earlier"
-                        ));
-                        block.1 = rows;
-                    }
-                    None => ccl_blocks.push((banner.clone(), rows)),
-                }
-                section = Section::None;
+                self.start_table(Target::Ccl(NameTotals::default()));
+                self.section = Section::None;
             }
             TOTAL_EXEC | TOTAL_API_L0 | TOTAL_DEVICE_L0 => {
-                let value = total_value(line).ok_or_else(|| SummaryError {
-                    line: lineno,
-                    problem: format!("no integer after the last `:` in {:?}", line.trim()),
+                let value = total_value(line).ok_or_else(|| {
+                    self.error(format!(
+                        "no integer after the last `:` in {:?}",
+                        line.trim()
+                    ))
                 })?;
                 let name = if label == TOTAL_EXEC {
                     WALLCLOCK
                 } else {
                     L0_BACKEND
                 };
-                match section {
+                match self.section {
                     Section::Device => {
-                        out.device
+                        self.out
+                            .device
                             .add(name, value, 1)
-                            .map_err(|problem| SummaryError {
-                                line: lineno,
-                                problem,
-                            })?;
+                            .map_err(|problem| self.error(problem))?;
                         if label == TOTAL_EXEC {
-                            out.wallclock_ns = Some(value);
+                            self.out.wallclock_ns = Some(value);
                         } else {
-                            out.device_total_ns = Some(value);
+                            self.out.device_total_ns = Some(value);
                         }
                     }
                     Section::Host => {
-                        if label == TOTAL_EXEC && out.wallclock_ns.is_none() {
-                            out.wallclock_ns = Some(value);
+                        if label == TOTAL_EXEC && self.out.wallclock_ns.is_none() {
+                            self.out.wallclock_ns = Some(value);
                         }
                     }
                     Section::Ccl => {
                         // summary.py files it under the CCL bucket (section 2).
                         let mut rows = NameTotals::default();
-                        rows.add(name, value, 1).map_err(|problem| SummaryError {
-                            line: lineno,
-                            problem,
-                        })?;
-                        ccl_blocks.push((format!("{lineno}"), rows));
+                        rows.add(name, value, 1)
+                            .map_err(|problem| self.error(problem))?;
+                        self.ccl_blocks.push((format!("{lineno}"), rows));
                     }
-                    Section::Submission => out.notes.push(format!(
+                    Section::Submission => self.out.notes.push(format!(
                         "line {lineno}: {:?} of a Kernel Submission Summary ignored \
                          (summary.py counts it a second time, scripts.md 4.5 #1)",
                         line.trim()
                     )),
-                    Section::None => out.notes.push(format!(
+                    Section::None => self.out.notes.push(format!(
                         "line {lineno}: {:?} outside an API/Device section ignored \
                          (summary.py files it under CCL, scripts.md 4.5 #3)",
                         line.trim()
                     )),
                 }
             }
-            L0_TABLE => match section {
-                Section::Device => {
-                    pending = read_table(
-                        &mut lines,
-                        "Kernel",
-                        Some(&mut out.device),
-                        &mut fields,
-                        true,
-                    )?;
-                }
-                Section::Host | Section::Submission => {
-                    pending = read_table(&mut lines, "", None, &mut fields, false)?;
-                }
+            L0_TABLE => match self.section {
+                Section::Device => self.start_table(Target::Device),
+                Section::Host | Section::Submission => self.start_table(Target::Skip),
                 Section::None | Section::Ccl => {}
             },
             _ => {}
         }
+        Ok(())
     }
-    for (_, rows) in ccl_blocks {
-        for e in rows.iter() {
-            out.comm
-                .add(e.name, e.time_ns, e.calls)
-                .map_err(|problem| SummaryError {
-                    line: lines.lineno,
-                    problem,
-                })?;
-        }
+}
+
+/// Parses one whole summary log.
+pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
+    let mut parser = SummaryParser::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, tail) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, ""),
+        };
+        parser.feed(line)?;
+        rest = tail;
     }
-    Ok(out)
+    parser.finish()
 }
 
 fn parse_ccl_banner(line: &str, out: &mut MemberSummary) {
@@ -470,93 +668,6 @@ fn parse_int(text: &str) -> Option<i64> {
         return None;
     }
     digits.parse().ok()
-}
-
-/// Reads a table after a label line: the next non-blank line is the header,
-/// rows follow up to a blank line. Returns a line that ended the table
-/// without being part of it (to be scanned for labels again).
-fn read_table<'a>(
-    lines: &mut Lines<'a>,
-    key: &str,
-    mut into: Option<&mut NameTotals>,
-    fields: &mut Vec<Cow<'a, str>>,
-    kernel_names: bool,
-) -> Result<Option<(u64, &'a str)>, SummaryError> {
-    let (header_line, header) = loop {
-        match lines.next_line() {
-            None => return Ok(None),
-            Some((_, l)) if l.trim().is_empty() => continue,
-            Some((n, l)) => break (n, l),
-        }
-    };
-    let columns: Vec<&str> = header.trim().split(',').map(str::trim).collect();
-    let column = |name: &str| columns.iter().rposition(|c| *c == name);
-    let wanted = if into.is_some() {
-        let missing = |name: &str| SummaryError {
-            line: header_line,
-            problem: format!("table header has no {name:?} column: {:?}", header.trim()),
-        };
-        Some((
-            column(key).ok_or_else(|| missing(key))?,
-            column("Time (ns)").ok_or_else(|| missing("Time (ns)"))?,
-            column("Calls").ok_or_else(|| missing("Calls"))?,
-        ))
-    } else {
-        None
-    };
-    loop {
-        let Some((lineno, line)) = lines.next_line() else {
-            return Ok(None);
-        };
-        // Rows are right-aligned: find the first non-blank byte once.
-        match line.bytes().position(|b| !b.is_ascii_whitespace()) {
-            None => return Ok(None),
-            Some(first) if line.as_bytes()[first] == b'*' => return Ok(Some((lineno, line))),
-            Some(_) => {}
-        }
-        split_row(line, fields);
-        if fields.len() < columns.len() {
-            return Ok(Some((lineno, line)));
-        }
-        let (Some((key_col, time_col, calls_col)), Some(into)) = (wanted, into.as_deref_mut())
-        else {
-            continue;
-        };
-        let mut name_col = key_col;
-        let mut shift = 0;
-        if fields.len() > columns.len() && key_col == 0 {
-            // Old unquoted name with commas (scripts.md 4.5 #7): the extra
-            // fields belong to the name.
-            shift = fields.len() - columns.len();
-            let parts = line.splitn(shift + 2, ',').collect::<Vec<_>>();
-            let name_len: usize = parts[..=shift].iter().map(|p| p.len() + 1).sum::<usize>() - 1;
-            fields[0] = Cow::Borrowed(line[..name_len].trim_start());
-            name_col = 0;
-        }
-        let get = |col: usize| -> &str {
-            let col = if col == name_col { col } else { col + shift };
-            fields.get(col).map(|f| f.as_ref()).unwrap_or("")
-        };
-        let number = |col: usize, what: &str| -> Result<i64, SummaryError> {
-            parse_int(get(col)).ok_or_else(|| SummaryError {
-                line: lineno,
-                problem: format!("{what} is not an integer: {:?}", get(col)),
-            })
-        };
-        let time = number(time_col, "\"Time (ns)\"")?;
-        let calls = number(calls_col, "\"Calls\"")?;
-        let raw_name = get(name_col);
-        let name = if kernel_names {
-            normalize_kernel_name(raw_name)
-        } else {
-            Cow::Borrowed(raw_name)
-        };
-        into.add(&name, time, calls)
-            .map_err(|problem| SummaryError {
-                line: lineno,
-                problem,
-            })?;
-    }
 }
 
 /// Splits a padded CSV row like Python's `csv` with `skipinitialspace=True`,
