@@ -3,7 +3,7 @@
 //! report of what no schema rule matched.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,9 +12,9 @@ use clap::{Parser, ValueEnum};
 use unitrace_core::atomic::{ensure_not_input, write_atomic};
 use unitrace_core::category_schema::{write_python_string, CategorySchema, RuleId};
 use unitrace_core::cli::warn;
-use unitrace_core::summary_tarball::{for_each_member, Member};
+use unitrace_core::summary_tarball::{for_each_member_streaming, Member};
 use unitrace_core::summary_text::{
-    parse_summary, MemberSummary, NameIndex, NameTotals, L0_BACKEND, WALLCLOCK,
+    parse_summary, MemberSummary, NameIndex, NameTotals, SummaryParser, L0_BACKEND, WALLCLOCK,
 };
 use unitrace_core::InputError;
 
@@ -124,6 +124,46 @@ fn parse_member(member: &Member) -> Parsed {
         Ok(s) => Parsed::Summary(Box::new(s)),
         Err(e) => Parsed::Bad(e.line, e.problem),
     }
+}
+
+/// Members above this size are parsed while they stream out of the archive
+/// instead of being read whole (bounded memory for huge single-rank logs).
+const STREAM_ABOVE: u64 = unitrace_core::summary_tarball::IN_FLIGHT_BYTES / 2;
+
+/// [`parse_member`] for a member read line by line from the archive.
+fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parsed> {
+    if is_side_file(path) {
+        return Some(Parsed::SideFile);
+    }
+    let head = reader.fill_buf().ok()?;
+    if memchr::memchr(0, &head[..head.len().min(8192)]).is_some() {
+        return Some(Parsed::Binary);
+    }
+    let mut parser = SummaryParser::new();
+    let mut buf = Vec::with_capacity(1 << 12);
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            // The archive layer reports the truncation with the member name.
+            Err(_) => return Some(Parsed::SideFile),
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let fed = match std::str::from_utf8(&buf) {
+            Ok(line) => parser.feed(line),
+            Err(_) => parser.feed(&String::from_utf8_lossy(&buf)),
+        };
+        if let Err(e) = fed {
+            return Some(Parsed::Bad(e.line, e.problem));
+        }
+    }
+    Some(match parser.finish() {
+        Ok(s) => Parsed::Summary(Box::new(s)),
+        Err(e) => Parsed::Bad(e.line, e.problem),
+    })
 }
 
 /// One name's samples across files.
@@ -267,46 +307,53 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
     let tar = &args.tarfile;
     let verbose = args.verbose;
     let mut summaries = 0usize;
-    let stats = for_each_member(tar, workers, parse_member, |member, parsed| {
-        let at = |problem: String| InputError::at_file(tar, format!("{member}: {problem}"));
-        match parsed {
-            Parsed::Summary(s) => {
-                if !s.has_summary {
-                    return Err(at(
+    let stats = for_each_member_streaming(
+        tar,
+        workers,
+        STREAM_ABOVE,
+        parse_member,
+        parse_member_stream,
+        |member, parsed| {
+            let at = |problem: String| InputError::at_file(tar, format!("{member}: {problem}"));
+            match parsed {
+                Parsed::Summary(s) => {
+                    if !s.has_summary {
+                        return Err(at(
                         "no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
                          or CCL block): run unitrace with -h/-d/-r, or did this rank crash?"
                             .to_string(),
                     ));
+                    }
+                    if verbose >= 2 {
+                        eprintln!("{TOOL}: processing {member}");
+                    }
+                    if verbose >= 1 {
+                        for note in &s.notes {
+                            warn(TOOL, format!("{}: {member}: {note}", tar.display()));
+                        }
+                    }
+                    summaries += 1;
+                    agg.fold(member, &s);
                 }
-                if verbose >= 2 {
-                    eprintln!("{TOOL}: processing {member}");
-                }
-                if verbose >= 1 {
-                    for note in &s.notes {
-                        warn(TOOL, format!("{}: {member}: {note}", tar.display()));
+                Parsed::SideFile => {
+                    if verbose >= 2 {
+                        eprintln!("{TOOL}: skipping {member} (not a text summary)");
                     }
                 }
-                summaries += 1;
-                agg.fold(member, &s);
-            }
-            Parsed::SideFile => {
-                if verbose >= 2 {
-                    eprintln!("{TOOL}: skipping {member} (not a text summary)");
+                Parsed::Binary => warn(
+                    TOOL,
+                    format!("{}: {member}: binary member skipped", tar.display()),
+                ),
+                Parsed::Bad(line, problem) => {
+                    return Err(InputError::at_file(
+                        tar,
+                        format!("{member}:{line}: {problem}"),
+                    ));
                 }
             }
-            Parsed::Binary => warn(
-                TOOL,
-                format!("{}: {member}: binary member skipped", tar.display()),
-            ),
-            Parsed::Bad(line, problem) => {
-                return Err(InputError::at_file(
-                    tar,
-                    format!("{member}:{line}: {problem}"),
-                ));
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     if summaries == 0 {
         let what = if stats.members == 0 {
             "archive holds no files".to_string()
@@ -508,4 +555,40 @@ pub fn shorten(name: &str, max: usize) -> String {
     }
     let head: String = name.chars().take(max - 1).collect();
     format!("{head}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\n=== Device Timing Summary ===\n\n  Total Execution Time (ns): 99\r\n\n== L0 Backend ==\n\n Kernel, Calls, Time (ns)\n\"k\", 2, 30\n\"k\", 1, 5\n\n************\n\n";
+
+    fn summary_of(p: Parsed) -> MemberSummary {
+        match p {
+            Parsed::Summary(s) => *s,
+            _ => panic!("not a summary"),
+        }
+    }
+
+    #[test]
+    fn streamed_and_whole_members_parse_alike() {
+        let whole = parse_member(&Member {
+            index: 0,
+            path: "output.1.0.txt".into(),
+            data: LOG.as_bytes().to_vec(),
+        });
+        let mut reader = std::io::BufReader::with_capacity(7, LOG.as_bytes());
+        let streamed = parse_member_stream("output.1.0.txt", &mut reader).unwrap();
+        let (a, b) = (summary_of(whole), summary_of(streamed));
+        assert_eq!(a, b);
+        assert_eq!(a.device.len(), 2);
+        assert!(matches!(
+            parse_member_stream("x.bin", &mut &b"ab\0cd"[..]),
+            Some(Parsed::Binary)
+        ));
+        assert!(matches!(
+            parse_member_stream("res/p.1/chrome_trace.json", &mut &b"{}"[..]),
+            Some(Parsed::SideFile)
+        ));
+    }
 }

@@ -103,16 +103,39 @@ enum Msg<T> {
 
 /// Reads every regular member of `path`, runs `parse` on worker threads and
 /// hands `(path, result)` to `consume` in archive order. Stops at the first
-/// error of the archive or of `consume`.
+/// error of the archive or of `consume`. Members are read whole; see
+/// [`for_each_member_streaming`] for a bound on member size.
 pub fn for_each_member<T, P, C>(
     path: &Path,
     workers: usize,
     parse: P,
+    consume: C,
+) -> Result<TarballStats, InputError>
+where
+    T: Send,
+    P: Fn(&Member) -> T + Sync,
+    C: FnMut(&str, T) -> Result<(), InputError>,
+{
+    let never = |_: &str, _: &mut dyn BufRead| -> Option<T> { None };
+    for_each_member_streaming(path, workers, u64::MAX, parse, never, consume)
+}
+
+/// Like [`for_each_member`], but a member larger than `stream_above` bytes
+/// is not read into memory: `stream` parses it on the reader thread straight
+/// from the archive stream (returning `None` falls back to reading it whole).
+/// Memory then stays bounded whatever the member sizes.
+pub fn for_each_member_streaming<T, P, S, C>(
+    path: &Path,
+    workers: usize,
+    stream_above: u64,
+    parse: P,
+    stream: S,
     mut consume: C,
 ) -> Result<TarballStats, InputError>
 where
     T: Send,
     P: Fn(&Member) -> T + Sync,
+    S: Fn(&str, &mut dyn BufRead) -> Option<T> + Sync,
     C: FnMut(&str, T) -> Result<(), InputError>,
 {
     let workers = workers.max(1);
@@ -128,10 +151,19 @@ where
     };
     let budget = &budget;
     let work_rx = Mutex::new(work_rx);
+    let stream_ref = &stream;
     std::thread::scope(|scope| {
         let reader_tx = msg_tx.clone();
         scope.spawn(move || {
-            let msg = match read_members(path, source, &work_tx, budget) {
+            let ctx = ReaderCtx {
+                path,
+                work_tx: &work_tx,
+                msg_tx: &reader_tx,
+                budget,
+                stream: stream_ref,
+                stream_above,
+            };
+            let msg = match read_members(&ctx, source) {
                 Ok(stats) => Msg::ReaderDone(stats),
                 Err(e) => Msg::ReaderFailed(e),
             };
@@ -281,30 +313,34 @@ fn looks_like_tar_header(head: &[u8]) -> bool {
     stored == Some(computed) && head[0] != 0
 }
 
-fn read_members(
-    path: &Path,
-    source: Source,
-    work_tx: &SyncSender<Member>,
-    budget: &InFlight,
-) -> Result<TarballStats, InputError> {
+/// What the reader thread needs besides the archive.
+struct ReaderCtx<'a, T, S> {
+    path: &'a Path,
+    work_tx: &'a SyncSender<Member>,
+    msg_tx: &'a mpsc::Sender<Msg<T>>,
+    budget: &'a InFlight,
+    stream: &'a S,
+    stream_above: u64,
+}
+
+fn read_members<T, S>(ctx: &ReaderCtx<'_, T, S>, source: Source) -> Result<TarballStats, InputError>
+where
+    S: Fn(&str, &mut dyn BufRead) -> Option<T>,
+{
+    let path = ctx.path;
     match source {
         Source::Gzip(r) => {
             // Inflate in large chunks: the tar reader asks for 512-byte
             // headers, which would make inflate and the CRC run on small
             // buffers.
             let gz = flate2::bufread::MultiGzDecoder::new(r);
-            read_tar(path, BufReader::with_capacity(1 << 18, gz), work_tx, budget)
+            read_tar(ctx, BufReader::with_capacity(1 << 18, gz))
         }
-        Source::Plain(r) => read_tar(path, r, work_tx, budget),
+        Source::Plain(r) => read_tar(ctx, r),
         Source::External(tool, mut child) => {
             let stdout = child.stdout.take();
             let result = match stdout {
-                Some(out) => read_tar(
-                    path,
-                    BufReader::with_capacity(1 << 20, out),
-                    work_tx,
-                    budget,
-                ),
+                Some(out) => read_tar(ctx, BufReader::with_capacity(1 << 20, out)),
                 None => Err(InputError::at_file(
                     path,
                     format!("`{tool}` gave no output"),
@@ -345,12 +381,11 @@ fn corrupt(path: &Path, member: Option<&str>, e: &io::Error) -> InputError {
     }
 }
 
-fn read_tar<R: Read>(
-    path: &Path,
-    reader: R,
-    work_tx: &SyncSender<Member>,
-    budget: &InFlight,
-) -> Result<TarballStats, InputError> {
+fn read_tar<R: Read, T, S>(ctx: &ReaderCtx<'_, T, S>, reader: R) -> Result<TarballStats, InputError>
+where
+    S: Fn(&str, &mut dyn BufRead) -> Option<T>,
+{
+    let path = ctx.path;
     let mut archive = tar::Archive::new(reader);
     let mut stats = TarballStats::default();
     let entries = archive.entries().map_err(|e| corrupt(path, None, &e))?;
@@ -385,8 +420,53 @@ fn read_tar<R: Read>(
             continue;
         }
         let size = entry.size();
+        if size > ctx.stream_above {
+            // Too big to hold: parse it here while it streams (the parser
+            // threads keep working on the members before it).
+            if !ctx.budget.reserve(0) {
+                return Ok(stats);
+            }
+            let mut counted = CountingReader {
+                inner: &mut entry,
+                count: 0,
+            };
+            let mut buffered = BufReader::with_capacity(1 << 16, &mut counted);
+            let result = (ctx.stream)(&name, &mut buffered);
+            drop(buffered);
+            if let Some(result) = result {
+                // Whatever the parser left unread still counts for the size
+                // check (truncation).
+                io::copy(&mut counted, &mut io::sink())
+                    .map_err(|e| corrupt(path, Some(&name), &e))?;
+                if counted.count < size {
+                    return Err(InputError::at_file(
+                        path,
+                        format!(
+                            "{name}: truncated archive ({} of {size} bytes)",
+                            counted.count
+                        ),
+                    ));
+                }
+                stats.bytes += size;
+                let index = stats.members;
+                stats.members += 1;
+                last_member = Some(name.clone());
+                if ctx
+                    .msg_tx
+                    .send(Msg::Parsed(index, name, 0, result))
+                    .is_err()
+                {
+                    return Ok(stats);
+                }
+                continue;
+            }
+            return Err(InputError::at_file(
+                path,
+                format!("{name}: member of {size} bytes is too large to read whole"),
+            ));
+        }
         // Wait for room (bounded memory).
-        if !budget.reserve(size) {
+        if !ctx.budget.reserve(size) {
             return Ok(stats); // the consumer stopped; its error wins
         }
         let mut data = Vec::with_capacity(size.min(1 << 30) as usize);
@@ -407,7 +487,7 @@ fn read_tar<R: Read>(
         };
         stats.members += 1;
         last_member = Some(name);
-        if work_tx.send(member).is_err() {
+        if ctx.work_tx.send(member).is_err() {
             return Ok(stats);
         }
     }
@@ -415,6 +495,20 @@ fn read_tar<R: Read>(
         return Err(InputError::at_file(path, "empty archive (no members)"));
     }
     Ok(stats)
+}
+
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -469,6 +563,73 @@ mod tests {
         for (i, (name, len)) in got.iter().enumerate() {
             assert_eq!((name.as_str(), *len), (names[i].as_str(), i * 100));
         }
+    }
+
+    #[test]
+    fn big_members_stream_and_keep_their_place() {
+        let sizes = [10usize, 5000, 20, 7000, 30];
+        let data: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![b'y'; n]).collect();
+        let names: Vec<String> = (0..sizes.len()).map(|i| format!("m{i}")).collect();
+        let members: Vec<(&str, &[u8])> = names
+            .iter()
+            .zip(&data)
+            .map(|(n, d)| (n.as_str(), d.as_slice()))
+            .collect();
+        let bytes = tgz(&members);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.tgz");
+        std::fs::write(&p, &bytes).unwrap();
+        let mut got = Vec::new();
+        for_each_member_streaming(
+            &p,
+            2,
+            1000,
+            |m| format!("whole {}", m.data.len()),
+            |_, r| {
+                // Read only part: the rest must still be checked and skipped.
+                let mut first = [0u8; 100];
+                r.read_exact(&mut first).ok()?;
+                Some("streamed".to_string())
+            },
+            |name, v| {
+                got.push(format!("{name} {v}"));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                "m0 whole 10",
+                "m1 streamed",
+                "m2 whole 20",
+                "m3 streamed",
+                "m4 whole 30"
+            ]
+        );
+        // A streamed member cut short is a truncated archive.
+        let tar_bytes = {
+            let mut d = flate2::read::GzDecoder::new(&bytes[..]);
+            let mut v = Vec::new();
+            d.read_to_end(&mut v).unwrap();
+            v
+        };
+        let cut = dir.path().join("cut.tar");
+        std::fs::write(&cut, &tar_bytes[..512 * 4 + 3000]).unwrap();
+        let err = for_each_member_streaming(
+            &cut,
+            1,
+            1000,
+            |m| m.data.len(),
+            |_, r| {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                Some(v.len())
+            },
+            |_, _| Ok(()),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("m1: truncated archive"), "{err}");
     }
 
     #[test]
