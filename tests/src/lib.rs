@@ -178,6 +178,9 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
     }
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let warning_prefix = format!("{}: warning: ", inv.tool);
+    // Informational lines (`summary: note: ...`) are allowed like warnings.
+    let note_prefix = format!("{}: note: ", inv.tool);
+    let is_remark = |l: &&str| l.starts_with(&warning_prefix) || l.starts_with(&note_prefix);
     let failed = !out.status.success();
     if failed && *expect == Expect::Usage {
         if code != Some(2) {
@@ -201,10 +204,7 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
         }
         // Warnings before the error are allowed (e.g. a skipped input);
         // the error itself is one line.
-        let errors: Vec<&&str> = lines
-            .iter()
-            .filter(|l| !l.starts_with(&warning_prefix))
-            .collect();
+        let errors: Vec<&&str> = lines.iter().filter(|l| !is_remark(l)).collect();
         if errors.len() != 1 {
             problems.push(format!("{} error lines, want exactly 1", errors.len()));
         }
@@ -229,10 +229,7 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
             problems.push("refused an input it must accept".to_string());
         }
     } else {
-        let non_warnings: Vec<&&str> = lines
-            .iter()
-            .filter(|l| !l.starts_with(&warning_prefix))
-            .collect();
+        let non_warnings: Vec<&&str> = lines.iter().filter(|l| !is_remark(l)).collect();
         if !non_warnings.is_empty() {
             problems.push(format!(
                 "succeeded with non-warning stderr {non_warnings:?}"
@@ -242,7 +239,7 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
             Expect::Fail(_) | Expect::Usage => {
                 problems.push("accepted a bad input (exit code 0)".to_string())
             }
-            Expect::Warn if lines.is_empty() => {
+            Expect::Warn if !lines.iter().any(|l| l.starts_with(&warning_prefix)) => {
                 problems.push("accepted a flawed input without a warning".to_string())
             }
             _ => {}

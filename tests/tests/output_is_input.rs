@@ -220,6 +220,47 @@ fn analyze_charts_refuse_an_input_as_chart_or_data_output() {
 }
 
 #[test]
+fn categorize_refuses_its_ini_as_output() {
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let ini = inputs.path("rules.ini");
+    for alias in aliases(&ini) {
+        let args = os(&[&"--input", &ini, &"--output", &alias]);
+        failures.extend(refuses("categorize", args, &alias, &inputs));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn summary_refuses_an_input_as_json_or_per_rank_output() {
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let tarball = inputs.path("summary.tgz");
+    let schema = inputs.path("rules.json");
+    for victim in [&tarball, &schema] {
+        for alias in aliases(victim) {
+            for (json, per_rank) in [
+                (alias.clone(), inputs.path("ranks-out.csv")),
+                (inputs.path("summary-out.json"), alias.clone()),
+            ] {
+                let args = os(&[
+                    &"--input",
+                    &tarball,
+                    &"--schema",
+                    &schema,
+                    &"--output",
+                    &json,
+                    &"--per-rank",
+                    &per_rank,
+                ]);
+                failures.extend(refuses("summary", args, &alias, &inputs));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
 fn analyze_stall_report_refuses_an_input_as_report() {
     let mut failures = Vec::new();
     let inputs = Inputs::new();
