@@ -54,11 +54,11 @@ main() {
             stall_csv) echo testdata/metrics testdata/sample/stalls.csv tests/bad_inputs/stall_csv tests/bad_inputs/valid ;;
             option_file) echo analyze/presets/pvc analyze/presets/bmg tests/bad_inputs/option_file ;;
             shader_dump) echo testdata/sample/dump tests/bad_inputs/valid/dump tests/bad_inputs/shader_dump ;;
-            summary_text) echo testdata/summary tests/bad_inputs/summary_text ;;
-            summary_tarball) echo testdata/summary tests/bad_inputs/tarball ;;
+            summary_text) echo tests/bad_inputs/valid/output.4100.1.txt tests/bad_inputs/summary_text ;;
+            summary_tarball) echo testdata/summary tests/bad_inputs/valid/summary.tgz tests/bad_inputs/tarball ;;
             trace_json) echo testdata/trace/two testdata/trace/trunc testdata/trace/collision tests/bad_inputs/trace_json ;;
-            ini_schema) echo schemas testdata/categorize tests/bad_inputs/ini_schema ;;
-            category_schema) echo schemas testdata/categorize tests/bad_inputs/json_schema ;;
+            ini_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.ini tests/bad_inputs/ini_schema ;;
+            category_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.json tests/bad_inputs/json_schema ;;
             device_config) echo device_configs testdata/roofline/PVC_1tile.csv tests/bad_inputs/device_config ;;
             roofline_profile) echo testdata/roofline tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
             demangle) echo ;;

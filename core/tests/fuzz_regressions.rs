@@ -10,8 +10,12 @@ use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+#[path = "../../fuzz/exercise/category_schema.rs"]
+mod category_schema;
 #[path = "../../fuzz/exercise/device_config.rs"]
 mod device_config;
+#[path = "../../fuzz/exercise/ini_schema.rs"]
+mod ini_schema;
 #[path = "../../fuzz/exercise/metric_csv.rs"]
 mod metric_csv;
 #[path = "../../fuzz/exercise/roofline_profile.rs"]
@@ -20,6 +24,10 @@ mod roofline_profile;
 mod shader_dump;
 #[path = "../../fuzz/exercise/stall_csv.rs"]
 mod stall_csv;
+#[path = "../../fuzz/exercise/summary_tarball.rs"]
+mod summary_tarball;
+#[path = "../../fuzz/exercise/summary_text.rs"]
+mod summary_text;
 #[path = "../../fuzz/exercise/trace_json.rs"]
 mod trace_json;
 
@@ -114,5 +122,29 @@ fn trace_json_regressions() {
 #[test]
 fn shader_dump_regressions() {
     let n = replay("shader_dump", &["shader_dump", "valid/dump"], shader_dump::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn ini_schema_regressions() {
+    let n = replay("ini_schema", &["ini_schema", "valid"], ini_schema::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn category_schema_regressions() {
+    let n = replay("category_schema", &["json_schema", "valid"], category_schema::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn summary_text_regressions() {
+    let n = replay("summary_text", &["summary_text", "valid"], summary_text::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn summary_tarball_regressions() {
+    let n = replay("summary_tarball", &["tarball", "valid"], summary_tarball::run);
     assert!(n >= 10, "only {n} inputs replayed");
 }
