@@ -17,8 +17,9 @@
 # FUZZ_NICE (niceness, default 10), FUZZ_ARGS (extra libFuzzer flags).
 set -uo pipefail
 
-# Everything runs inside main, so bash has parsed the whole file before the
-# first command: editing or checking out the script during a long run is safe.
+# Everything runs inside main, called with exit on the last line, so bash
+# has parsed the whole file before the first command and reads nothing
+# after it: editing or checking out the script during a long run is safe.
 main() {
     cd "$(dirname "$0")/.."
 
@@ -141,4 +142,4 @@ main() {
     return $status
 }
 
-main "$@"
+main "$@"; exit $?
