@@ -13,3 +13,6 @@ pub mod error;
 pub use atomic::AtomicFile;
 pub use error::{InputError, Position};
 pub mod cli;
+pub mod csv_sections;
+pub mod metric_csv;
+pub mod stall_csv;

@@ -1,0 +1,341 @@
+//! Hardware metric CSVs written by `unitrace -q` / `-k` (formats (a)):
+//! typed rows and the kernel-instance grouping the original
+//! analyzeperfmetrics.py uses (scripts.md 1.5, 1.6.3).
+//!
+//! The section/line/field machinery is shared with stall CSVs and lives in
+//! [`crate::csv_sections`]; its main types are re-exported here.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use unitrace_core::metric_csv::{open_input, CsvReader, InstanceReader};
+//! let path = Path::new("perf.metrics.1234.csv");
+//! let file = open_input(path)?;
+//! let mut instances = InstanceReader::new(CsvReader::new(file, path));
+//! while let Some(inst) = instances.next_instance()? {
+//!     println!("{:?} {} #{}: {} rows", inst.device, inst.kernel, inst.ordinal, inst.rows.len());
+//! }
+//! # Ok::<(), unitrace_core::InputError>(())
+//! ```
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::ops::Range;
+
+pub use crate::csv_sections::{
+    banner_device, find_device_section, is_banner, is_header_line, open_input, scan_file_sections,
+    scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind, Header, RawRow,
+    SectionInfo, SeparatorKind, MAX_LINE_BYTES,
+};
+use crate::error::InputError;
+
+/// Name of the column holding unitrace's global kernel-instance id (the id
+/// in the trace's metrics links).
+pub const GLOBAL_INSTANCE_ID: &str = "GlobalInstanceId";
+
+/// One parsed data row of a metric section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRow {
+    /// Kernel name with shape, quotes and padding removed (lossy UTF-8).
+    pub kernel: String,
+    /// Value of the `GlobalInstanceId` column when the file has one.
+    pub global_instance_id: Option<u64>,
+    /// One value per header column (`Header::columns` order); the kernel
+    /// column and empty fields hold NaN.
+    pub values: Vec<f64>,
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line start in the file.
+    pub offset: u64,
+}
+
+impl MetricRow {
+    /// Parses every field of `row` (`fields` is a reused scratch buffer).
+    pub fn from_raw(row: &RawRow<'_>, fields: &mut Vec<Field>) -> Result<MetricRow, InputError> {
+        let header = row.header();
+        row.split(fields)?;
+        let kernel_index = header.kernel_index();
+        let id_index = header.index_of(GLOBAL_INSTANCE_ID);
+        let mut values = Vec::with_capacity(header.columns().len());
+        let mut global_instance_id = None;
+        for (i, (field, name)) in fields.iter().zip(header.columns()).enumerate() {
+            if i == kernel_index {
+                values.push(f64::NAN);
+                continue;
+            }
+            let text = row.field_bytes(field);
+            let value = parse_number(text).ok_or_else(|| {
+                row.error(format!(
+                    "column `{name}`: `{}` is not a number",
+                    String::from_utf8_lossy(text)
+                ))
+            })?;
+            if Some(i) == id_index && !text.is_empty() {
+                global_instance_id = Some(parse_id(text).ok_or_else(|| {
+                    row.error(format!(
+                        "column `{name}`: `{}` is not an instance id",
+                        String::from_utf8_lossy(text)
+                    ))
+                })?);
+            }
+            values.push(value);
+        }
+        Ok(MetricRow {
+            kernel: row.kernel().into_owned(),
+            global_instance_id,
+            values,
+            line: row.line(),
+            offset: row.offset(),
+        })
+    }
+
+    /// Value of column `index` (NaN when out of range).
+    pub fn value(&self, index: usize) -> f64 {
+        self.values.get(index).copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// Parses a numeric field as the original's pandas does: any float syntax,
+/// `inf`/`nan`; an empty field is missing (NaN).
+pub fn parse_number(text: &[u8]) -> Option<f64> {
+    if text.is_empty() {
+        return Some(f64::NAN);
+    }
+    std::str::from_utf8(text).ok()?.parse::<f64>().ok()
+}
+
+fn parse_id(text: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(text).ok()?;
+    s.parse::<u64>().ok().or_else(|| {
+        let f = s.parse::<f64>().ok()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+    })
+}
+
+/// One kernel instance: a maximal run of data rows of one section, ended by
+/// a separator (blank line, empty-kernel row, repeated header) or by the end
+/// of the section / file. Named after its first row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelInstance {
+    /// Index of the section in the file (0-based, file order).
+    pub section: usize,
+    /// Banner device number; `None` for a banner-less file.
+    pub device: Option<i64>,
+    /// Kernel name (with shape) of the first row.
+    pub kernel: String,
+    /// 1-based ordinal per (section, exact kernel string), as the original
+    /// numbers instances for `-i` (scripts.md 1.6.3).
+    pub ordinal: u32,
+    /// 1-based line numbers of the first and last row.
+    pub first_line: u64,
+    pub last_line: u64,
+    /// Bytes of the instance's rows in the file (start of the first row to
+    /// just past the last row's line end): re-read them with
+    /// [`CsvReader::resume`] at `byte_range.start` / `first_line`.
+    pub byte_range: Range<u64>,
+    /// Number of rows (also when `rows` is not kept).
+    pub row_count: u64,
+    /// The parsed rows (empty when read with [`InstanceReader::without_rows`]).
+    pub rows: Vec<MetricRow>,
+}
+
+/// Groups the rows of a metric CSV into [`KernelInstance`]s, streaming.
+///
+/// Unlike the original, the end of a section or of the file also ends an
+/// instance, so the last instance of a sampling file is not lost
+/// (scripts.md 1.11 quirks 3 and 4).
+pub struct InstanceReader<R> {
+    csv: CsvReader<R>,
+    keep_rows: bool,
+    section: usize,
+    device: Option<i64>,
+    ordinals: HashMap<String, u32>,
+    building: Option<KernelInstance>,
+    fields: Vec<Field>,
+}
+
+impl<R: Read> InstanceReader<R> {
+    /// Instances with their parsed rows.
+    pub fn new(csv: CsvReader<R>) -> InstanceReader<R> {
+        InstanceReader {
+            csv,
+            keep_rows: true,
+            section: 0,
+            device: None,
+            ordinals: HashMap::new(),
+            building: None,
+            fields: Vec::new(),
+        }
+    }
+
+    /// Instances without rows (names, ordinals, positions and row counts
+    /// only): what listings need, and much faster.
+    pub fn without_rows(csv: CsvReader<R>) -> InstanceReader<R> {
+        let mut r = InstanceReader::new(csv);
+        r.keep_rows = false;
+        r
+    }
+
+    pub fn csv(&self) -> &CsvReader<R> {
+        &self.csv
+    }
+
+    pub fn into_csv(self) -> CsvReader<R> {
+        self.csv
+    }
+
+    /// The next complete instance, in file order.
+    pub fn next_instance(&mut self) -> Result<Option<KernelInstance>, InputError> {
+        loop {
+            let Some(event) = self.csv.next_event()? else {
+                return Ok(self.building.take());
+            };
+            match event {
+                Event::SectionStart { index, device, .. } => {
+                    self.section = index;
+                    self.device = device;
+                    self.ordinals.clear();
+                }
+                Event::Header(_) => {}
+                Event::Row(row) => {
+                    if self.keep_rows && row.header().kind() == FileKind::Stall {
+                        return Err(
+                            row.error("this is a stall-sampling section, not hardware metrics")
+                        );
+                    }
+                    let inst = match &mut self.building {
+                        Some(inst) => inst,
+                        None => {
+                            let kernel = row.kernel().into_owned();
+                            let ordinal = match self.ordinals.get_mut(kernel.as_str()) {
+                                Some(n) => {
+                                    *n += 1;
+                                    *n
+                                }
+                                None => {
+                                    self.ordinals.insert(kernel.clone(), 1);
+                                    1
+                                }
+                            };
+                            self.building.insert(KernelInstance {
+                                section: self.section,
+                                device: self.device,
+                                kernel,
+                                ordinal,
+                                first_line: row.line(),
+                                last_line: row.line(),
+                                byte_range: row.offset()..row.end_offset(),
+                                row_count: 0,
+                                rows: Vec::new(),
+                            })
+                        }
+                    };
+                    inst.last_line = row.line();
+                    inst.byte_range.end = row.end_offset();
+                    inst.row_count += 1;
+                    if self.keep_rows {
+                        inst.rows.push(MetricRow::from_raw(&row, &mut self.fields)?);
+                    }
+                }
+                Event::Separator { .. } | Event::SectionEnd { .. } => {
+                    if let Some(inst) = self.building.take() {
+                        return Ok(Some(inst));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<R: Read> Iterator for InstanceReader<R> {
+    type Item = Result<KernelInstance, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_instance().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const SAMPLING: &str = "
+=== Device #0 Metrics ===
+
+Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
+\"k<a, b>[SIMD32 {1; 1; 1} {2; 1; 1}]\", 12, 50104, 71.25
+\"k<a, b>[SIMD32 {1; 1; 1} {2; 1; 1}]\", 12, 49980, 8.85e1
+
+\"q\", 13, 1, nan
+, 14, 0, 0
+
+\"k<a, b>[SIMD32 {1; 1; 1} {2; 1; 1}]\", 15, 3, 4
+
+
+=== Device #1 Metrics ===
+
+Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
+\"q\", 16, 5, 6
+\"q\", 16, 7, 8
+";
+
+    fn instances(text: &str) -> Vec<KernelInstance> {
+        InstanceReader::new(CsvReader::new(text.as_bytes(), Path::new("m.csv")))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn groups_instances_with_ordinals_and_ranges() {
+        let all = instances(SAMPLING);
+        let summary: Vec<_> = all
+            .iter()
+            .map(|i| {
+                (
+                    i.device,
+                    i.kernel.as_str(),
+                    i.ordinal,
+                    i.first_line,
+                    i.rows.len(),
+                )
+            })
+            .collect();
+        let k = "k<a, b>[SIMD32 {1; 1; 1} {2; 1; 1}]";
+        assert_eq!(
+            summary,
+            [
+                (Some(0), k, 1, 5, 2),
+                (Some(0), "q", 1, 8, 1),
+                (Some(0), k, 2, 11, 1),
+                // The last instance has no blank line after it: the end of
+                // the file ends it (scripts.md 1.11 quirk 4, fixed).
+                (Some(1), "q", 1, 17, 2),
+            ]
+        );
+        let first = &all[0];
+        assert_eq!(first.rows[0].global_instance_id, Some(12));
+        assert_eq!(first.rows[1].values[2..], [49980.0, 88.5]);
+        assert!(first.rows[1].values[0].is_nan());
+        let text = &SAMPLING[first.byte_range.start as usize..first.byte_range.end as usize];
+        assert!(text.starts_with("\"k<a, b>") && text.ends_with("8.85e1\n"));
+        assert!(all[1].rows[0].values[3].is_nan());
+    }
+
+    #[test]
+    fn rows_can_be_skipped_and_bad_numbers_are_errors() {
+        let r =
+            InstanceReader::without_rows(CsvReader::new(SAMPLING.as_bytes(), Path::new("m.csv")));
+        let all: Vec<_> = r.collect::<Result<_, _>>().unwrap();
+        assert_eq!(all.len(), 4);
+        assert!(all.iter().all(|i| i.rows.is_empty()));
+        assert_eq!(all[0].row_count, 2);
+        let bad = "Kernel,GpuTime[ns]\nk,abc\n";
+        let err = InstanceReader::new(CsvReader::new(bad.as_bytes(), Path::new("m.csv")))
+            .next_instance()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.csv:2: column `GpuTime[ns]`: `abc` is not a number"
+        );
+    }
+}
