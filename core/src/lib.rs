@@ -16,3 +16,5 @@ pub mod cli;
 pub mod csv_sections;
 pub mod metric_csv;
 pub mod stall_csv;
+pub mod trace;
+pub mod trace_decimal;

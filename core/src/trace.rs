@@ -1,0 +1,1441 @@
+//! Streaming reader of Chrome/Perfetto trace JSON (formats (e)).
+//!
+//! [`TraceReader`] scans a trace once, front to back, through one reusable
+//! buffer and yields every element of `traceEvents` as the raw bytes of the
+//! source ([`Event::raw`]): events are validated but never re-encoded, so a
+//! timestamp like `1719391234567890.250000` keeps its digits. While an event
+//! is validated, the spans of its top-level keys `ph`, `name`, `cat`, `pid`,
+//! `tid`, `ts`, `dur`, `id` and `args` are recorded, which gives filters and
+//! statistics cheap field access without a second parse.
+//!
+//! Accepted shapes: the object form `{"traceEvents": [...], ...}` (other
+//! top-level keys are validated and skipped) and Chrome's bare array form
+//! `[...]`.
+//!
+//! Memory: the buffer only has to hold one event (plus the separator before
+//! it), whatever the length of a line; [`TraceReader::with_max_event_bytes`]
+//! bounds it (an event longer than that is an error, not an allocation).
+//!
+//! Truncation: a trace whose writer was killed stops in the middle of the
+//! array (formats e.2). The reader then ends normally and
+//! [`TraceSummary::truncation`] says where the last complete event ended and
+//! how many bytes after it were dropped. [`repaired_bytes`] and
+//! [`repair_to`] turn such a trace into valid JSON (every complete event
+//! kept) without touching the input.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::trace_decimal::Decimal;
+
+/// Bytes asked from the source per read.
+const CHUNK: usize = 1 << 20;
+/// Default bound on one event (and on any top-level value or gap).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 256 << 20;
+/// Nesting depth accepted inside one event.
+const MAX_DEPTH: usize = 256;
+
+/// Which top-level shape a trace has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceForm {
+    /// `{"traceEvents": [...]}`
+    Object,
+    /// `[...]` (Chrome's array form)
+    Array,
+}
+
+impl TraceForm {
+    /// What closes a trace of this form after its last event.
+    pub fn closing(self) -> &'static [u8] {
+        match self {
+            TraceForm::Object => b"\n]\n}\n",
+            TraceForm::Array => b"\n]\n",
+        }
+    }
+}
+
+/// What kind of problem made a trace unreadable.
+#[derive(Debug)]
+pub enum TraceErrorKind {
+    Io(io::Error),
+    /// The first non-blank byte is neither `{` nor `[`.
+    NotJson(String),
+    /// Invalid JSON syntax.
+    Syntax(String),
+    /// An element of `traceEvents` is not an object.
+    EventNotObject { index: u64 },
+    InvalidUtf8,
+    /// `traceEvents` holds something other than an array.
+    TraceEventsNotArray,
+    /// One event (or other top-level value) is longer than the limit.
+    TooLong { limit: usize },
+}
+
+/// A trace that cannot be read, with the 1-based line where that was found.
+#[derive(Debug)]
+pub struct TraceError {
+    pub kind: TraceErrorKind,
+    pub line: Option<u64>,
+    pub offset: u64,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        f.write_str(&self.problem())
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+impl TraceError {
+    fn io(err: io::Error) -> TraceError {
+        TraceError {
+            kind: TraceErrorKind::Io(err),
+            line: None,
+            offset: 0,
+        }
+    }
+
+    /// The problem without the position.
+    pub fn problem(&self) -> String {
+        match &self.kind {
+            TraceErrorKind::Io(e) => e.to_string(),
+            TraceErrorKind::NotJson(what) => {
+                format!("not a JSON trace: starts with {what}, expected '{{' or '['")
+            }
+            TraceErrorKind::Syntax(m) => format!("invalid JSON: {m}"),
+            TraceErrorKind::EventNotObject { index } => {
+                format!("traceEvents element {index} is not a JSON object")
+            }
+            TraceErrorKind::InvalidUtf8 => "invalid UTF-8 in a string".to_string(),
+            TraceErrorKind::TraceEventsNotArray => "traceEvents is not an array".to_string(),
+            TraceErrorKind::TooLong { limit } => format!(
+                "an event (or top-level value) is longer than {limit} bytes; \
+                 refusing to buffer it"
+            ),
+        }
+    }
+
+    /// `FILE[:LINE]: problem`, the error style of every tool.
+    pub fn into_input_error(self, path: &Path) -> InputError {
+        if let TraceErrorKind::Io(e) = &self.kind {
+            return InputError::io(path, e);
+        }
+        match self.line {
+            Some(line) => InputError::at_line(path, line, self.problem()),
+            None => InputError::at_file(path, self.problem()),
+        }
+    }
+}
+
+/// A span `start..end` of bytes inside an event's raw text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+    fn is_set(self) -> bool {
+        self.end > 0
+    }
+}
+
+/// Top-level keys whose value spans are recorded while an event is scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Ph,
+    Name,
+    Cat,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+}
+
+const FIELD_COUNT: usize = 9;
+
+impl Field {
+    fn from_key(key: &[u8]) -> Option<Field> {
+        Some(match key {
+            b"ph" => Field::Ph,
+            b"name" => Field::Name,
+            b"cat" => Field::Cat,
+            b"pid" => Field::Pid,
+            b"tid" => Field::Tid,
+            b"ts" => Field::Ts,
+            b"dur" => Field::Dur,
+            b"id" => Field::Id,
+            b"args" => Field::Args,
+            _ => return None,
+        })
+    }
+}
+
+/// Value spans (quotes included for strings) of the recorded keys of one
+/// event, relative to the event's first byte. The last occurrence of a
+/// duplicated key wins, as in most JSON readers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventFields {
+    spans: [Span; FIELD_COUNT],
+    /// Bit per field: the string value contains a backslash escape.
+    escaped: u16,
+}
+
+impl EventFields {
+    pub fn span(&self, field: Field) -> Option<Span> {
+        let s = self.spans[field as usize];
+        s.is_set().then_some(s)
+    }
+}
+
+/// One element of `traceEvents`: its exact source bytes and field spans.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    raw: &'a [u8],
+    fields: EventFields,
+    index: u64,
+    offset: u64,
+}
+
+impl<'a> Event<'a> {
+    /// Builds an event from the raw text of one JSON object (already
+    /// validated, e.g. taken from a [`TraceReader`] earlier).
+    pub fn from_parts(raw: &'a [u8], fields: EventFields, index: u64, offset: u64) -> Self {
+        Event {
+            raw,
+            fields,
+            index,
+            offset,
+        }
+    }
+
+    /// The event's source text, from `{` to `}`.
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+    pub fn fields(&self) -> &EventFields {
+        &self.fields
+    }
+    /// 0-based position in `traceEvents`.
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+    /// Byte offset of the event's `{` in the input.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Raw value text of a recorded key (strings with their quotes).
+    pub fn value(&self, field: Field) -> Option<&'a [u8]> {
+        self.fields.span(field).map(|s| &self.raw[s.range()])
+    }
+
+    /// The content of a string value without quotes, still escaped; `None`
+    /// if the key is missing or its value is not a string.
+    pub fn str_raw(&self, field: Field) -> Option<&'a [u8]> {
+        let v = self.value(field)?;
+        (v.len() >= 2 && v[0] == b'"').then(|| &v[1..v.len() - 1])
+    }
+
+    /// A string value, unescaped only when it contains escapes.
+    pub fn str(&self, field: Field) -> Option<Cow<'a, str>> {
+        let raw = self.str_raw(field)?;
+        let escaped = self.fields.escaped & (1 << field as u16) != 0;
+        decode_string_content(raw, escaped)
+    }
+
+    /// Number text of a numeric value (`None` for strings and others).
+    pub fn number_text(&self, field: Field) -> Option<&'a [u8]> {
+        let v = self.value(field)?;
+        matches!(v.first(), Some(b'-' | b'0'..=b'9')).then_some(v)
+    }
+
+    /// Exact decimal value of a numeric field (`ts`, `dur`).
+    pub fn decimal(&self, field: Field) -> Option<Decimal> {
+        Decimal::parse(self.number_text(field)?)
+    }
+
+    /// Integer value (pid, tid, id); also accepts a decimal string, as some
+    /// writers quote ids.
+    pub fn uint(&self, field: Field) -> Option<u64> {
+        let v = self.value(field)?;
+        let digits = if v.first() == Some(&b'"') {
+            &v[1..v.len() - 1]
+        } else {
+            v
+        };
+        parse_u64(digits)
+    }
+
+    /// Float value of a numeric field, for statistics only.
+    pub fn f64(&self, field: Field) -> Option<f64> {
+        std::str::from_utf8(self.number_text(field)?)
+            .ok()?
+            .parse()
+            .ok()
+    }
+}
+
+/// Parses an unsigned decimal integer (no sign, no fraction).
+pub fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(v)
+}
+
+/// Decodes the content of a JSON string (between the quotes). The content
+/// must come from a validated string (escapes well formed, UTF-8 valid).
+pub fn decode_string_content(raw: &[u8], escaped: bool) -> Option<Cow<'_, str>> {
+    if !escaped {
+        return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let c = raw[i];
+        if c != b'\\' {
+            let next = memchr::memchr(b'\\', &raw[i..]).map_or(raw.len(), |n| i + n);
+            out.push_str(std::str::from_utf8(&raw[i..next]).ok()?);
+            i = next;
+            continue;
+        }
+        let e = *raw.get(i + 1)?;
+        i += 2;
+        match e {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let hi = hex4(raw.get(i..i + 4)?)?;
+                i += 4;
+                let cp = if (0xD800..0xDC00).contains(&hi)
+                    && raw.get(i) == Some(&b'\\')
+                    && raw.get(i + 1) == Some(&b'u')
+                {
+                    let lo = hex4(raw.get(i + 2..i + 6)?)?;
+                    if (0xDC00..0xE000).contains(&lo) {
+                        i += 6;
+                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                    } else {
+                        hi
+                    }
+                } else {
+                    hi
+                };
+                out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+            }
+            _ => return None,
+        }
+    }
+    Some(Cow::Owned(out))
+}
+
+fn hex4(b: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &c in b {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Iterates over the members of a validated JSON object text (e.g. the
+/// `args` value of an event): yields `(key content, value span)` with the
+/// span relative to `object`.
+pub fn object_members(object: &[u8]) -> impl Iterator<Item = (&[u8], Span)> + '_ {
+    let mut i = 1; // after '{'
+    std::iter::from_fn(move || {
+        i = skip_ws(object, i);
+        if object.get(i) == Some(&b',') {
+            i = skip_ws(object, i + 1);
+        }
+        if object.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = parse_string(object, i).ok()?.0;
+        let key = &object[i + 1..key_end - 1];
+        i = skip_ws(object, key_end);
+        if object.get(i) != Some(&b':') {
+            return None;
+        }
+        let vstart = skip_ws(object, i + 1);
+        let vend = parse_value(object, vstart, 1).ok()?;
+        i = vend;
+        Some((
+            key,
+            Span {
+                start: vstart as u32,
+                end: vend as u32,
+            },
+        ))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Byte-level validation. Every function works on the bytes read so far and
+// either returns the index just after what it parsed, or `Incomplete` when
+// it ran into the end of the data (the caller reads more and retries from
+// the start of the unit), or `Invalid` with the index of the offending byte.
+
+#[derive(Debug)]
+enum PErr {
+    Incomplete,
+    Invalid(usize, String),
+    Utf8(usize),
+    /// A `traceEvents` element that is valid JSON but not an object.
+    NotObject(usize),
+    /// The first byte of the input cannot start a trace.
+    NotJson(usize, String),
+    /// `traceEvents` is valid JSON but not an array.
+    NotArray(usize),
+}
+
+type PResult<T> = Result<T, PErr>;
+
+/// Class of each byte inside a string: 0 ordinary, 1 quote, 2 backslash,
+/// 3 control character (invalid), 4 non-ASCII (UTF-8 check needed).
+static STRING_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = if i < 0x20 {
+            3
+        } else if i == b'"' as usize {
+            1
+        } else if i == b'\\' as usize {
+            2
+        } else if i >= 0x80 {
+            4
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn ws_then(b: &[u8], i: usize) -> PResult<(usize, u8)> {
+    let i = skip_ws(b, i);
+    match b.get(i) {
+        Some(&c) => Ok((i, c)),
+        None => Err(PErr::Incomplete),
+    }
+}
+
+fn describe(c: u8) -> String {
+    if c.is_ascii_graphic() {
+        format!("'{}'", c as char)
+    } else {
+        format!("byte 0x{c:02x}")
+    }
+}
+
+/// Parses the string starting at the quote `b[i]`; returns the index after
+/// the closing quote and whether it contained escapes.
+#[inline]
+fn parse_string(b: &[u8], i: usize) -> PResult<(usize, bool)> {
+    let mut j = i + 1;
+    let mut escaped = false;
+    let mut non_ascii = false;
+    loop {
+        while j < b.len() && STRING_CLASS[b[j] as usize] == 0 {
+            j += 1;
+        }
+        let Some(&c) = b.get(j) else {
+            return Err(PErr::Incomplete);
+        };
+        match STRING_CLASS[c as usize] {
+            1 => {
+                if non_ascii {
+                    if let Err(e) = std::str::from_utf8(&b[i + 1..j]) {
+                        return Err(PErr::Utf8(i + 1 + e.valid_up_to()));
+                    }
+                }
+                return Ok((j + 1, escaped));
+            }
+            2 => {
+                escaped = true;
+                let Some(&e) = b.get(j + 1) else {
+                    return Err(PErr::Incomplete);
+                };
+                match e {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
+                    b'u' => {
+                        for k in 0..4 {
+                            match b.get(j + 2 + k) {
+                                None => return Err(PErr::Incomplete),
+                                Some(h) if h.is_ascii_hexdigit() => {}
+                                Some(_) => {
+                                    return Err(PErr::Invalid(
+                                        j,
+                                        "bad \\u escape in a string".into(),
+                                    ))
+                                }
+                            }
+                        }
+                        j += 6;
+                    }
+                    _ => return Err(PErr::Invalid(j, "invalid escape in a string".into())),
+                }
+            }
+            3 => {
+                return Err(PErr::Invalid(
+                    j,
+                    "control character inside a string".into(),
+                ))
+            }
+            _ => {
+                non_ascii = true;
+                j += 1;
+            }
+        }
+    }
+}
+
+#[inline]
+fn parse_number(b: &[u8], i: usize) -> PResult<usize> {
+    let mut j = i;
+    if b.get(j) == Some(&b'-') {
+        j += 1;
+    }
+    let digits = |j: &mut usize| -> PResult<usize> {
+        let s = *j;
+        while *j < b.len() && b[*j].is_ascii_digit() {
+            *j += 1;
+        }
+        if *j == b.len() {
+            return Err(PErr::Incomplete);
+        }
+        Ok(*j - s)
+    };
+    match b.get(j) {
+        None => return Err(PErr::Incomplete),
+        Some(b'0') => {
+            j += 1;
+            if j == b.len() {
+                return Err(PErr::Incomplete);
+            }
+        }
+        Some(b'1'..=b'9') => {
+            digits(&mut j)?;
+        }
+        Some(&c) => return Err(PErr::Invalid(j, format!("bad number at {}", describe(c)))),
+    }
+    if b[j] == b'.' {
+        j += 1;
+        if digits(&mut j)? == 0 {
+            return Err(PErr::Invalid(j, "number without digits after '.'".into()));
+        }
+    }
+    if b[j] == b'e' || b[j] == b'E' {
+        j += 1;
+        match b.get(j) {
+            None => return Err(PErr::Incomplete),
+            Some(b'+' | b'-') => j += 1,
+            _ => {}
+        }
+        if digits(&mut j)? == 0 {
+            return Err(PErr::Invalid(j, "number without exponent digits".into()));
+        }
+    }
+    Ok(j)
+}
+
+fn parse_literal(b: &[u8], i: usize, lit: &[u8]) -> PResult<usize> {
+    let avail = &b[i..b.len().min(i + lit.len())];
+    if avail != &lit[..avail.len()] {
+        return Err(PErr::Invalid(i, "invalid literal".into()));
+    }
+    if avail.len() < lit.len() {
+        return Err(PErr::Incomplete);
+    }
+    Ok(i + lit.len())
+}
+
+fn parse_value(b: &[u8], i: usize, depth: usize) -> PResult<usize> {
+    match b.get(i) {
+        None => Err(PErr::Incomplete),
+        Some(b'"') => parse_string(b, i).map(|r| r.0),
+        Some(b'{') => parse_object(b, i, depth + 1, None),
+        Some(b'[') => parse_array(b, i, depth + 1),
+        Some(b'-' | b'0'..=b'9') => parse_number(b, i),
+        Some(b't') => parse_literal(b, i, b"true"),
+        Some(b'f') => parse_literal(b, i, b"false"),
+        Some(b'n') => parse_literal(b, i, b"null"),
+        Some(&c) => Err(PErr::Invalid(i, format!("unexpected {}", describe(c)))),
+    }
+}
+
+fn parse_array(b: &[u8], i: usize, depth: usize) -> PResult<usize> {
+    if depth > MAX_DEPTH {
+        return Err(PErr::Invalid(i, "nesting too deep".into()));
+    }
+    let (mut j, c) = ws_then(b, i + 1)?;
+    if c == b']' {
+        return Ok(j + 1);
+    }
+    loop {
+        j = parse_value(b, j, depth)?;
+        let (k, c) = ws_then(b, j)?;
+        match c {
+            b',' => j = ws_then(b, k + 1)?.0,
+            b']' => return Ok(k + 1),
+            _ => return Err(PErr::Invalid(k, format!("expected ',' or ']', found {}", describe(c)))),
+        }
+    }
+}
+
+/// Parses an object; at depth 1 (an event) records the spans of known keys,
+/// relative to `i`.
+fn parse_object(
+    b: &[u8],
+    i: usize,
+    depth: usize,
+    mut fields: Option<&mut EventFields>,
+) -> PResult<usize> {
+    if depth > MAX_DEPTH {
+        return Err(PErr::Invalid(i, "nesting too deep".into()));
+    }
+    let (mut j, c) = ws_then(b, i + 1)?;
+    if c == b'}' {
+        return Ok(j + 1);
+    }
+    loop {
+        if b[j] != b'"' {
+            return Err(PErr::Invalid(j, format!("expected a key, found {}", describe(b[j]))));
+        }
+        let (key_end, _) = parse_string(b, j)?;
+        let (k, c) = ws_then(b, key_end)?;
+        if c != b':' {
+            return Err(PErr::Invalid(k, format!("expected ':', found {}", describe(c))));
+        }
+        let (vstart, vc) = ws_then(b, k + 1)?;
+        let vend = if vc == b'"' {
+            let (end, escaped) = parse_string(b, vstart)?;
+            if let Some(f) = fields.as_deref_mut() {
+                if let Some(field) = Field::from_key(&b[j + 1..key_end - 1]) {
+                    record(f, field, i, vstart, end);
+                    if escaped {
+                        f.escaped |= 1 << field as u16;
+                    }
+                }
+            }
+            end
+        } else {
+            let end = parse_value(b, vstart, depth)?;
+            if let Some(f) = fields.as_deref_mut() {
+                if let Some(field) = Field::from_key(&b[j + 1..key_end - 1]) {
+                    record(f, field, i, vstart, end);
+                }
+            }
+            end
+        };
+        let (k, c) = ws_then(b, vend)?;
+        match c {
+            b',' => j = ws_then(b, k + 1)?.0,
+            b'}' => return Ok(k + 1),
+            _ => return Err(PErr::Invalid(k, format!("expected ',' or '}}', found {}", describe(c)))),
+        }
+    }
+}
+
+#[inline]
+fn record(f: &mut EventFields, field: Field, base: usize, start: usize, end: usize) {
+    f.spans[field as usize] = Span {
+        start: (start - base) as u32,
+        end: (end - base) as u32,
+    };
+    f.escaped &= !(1 << field as u16);
+}
+
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    /// Inside the top-level object, before a key (`first`: right after `{`).
+    ObjKey { first: bool },
+    ObjAfterValue,
+    /// Inside the event array; `first`: right after `[`; `need`: after `,`.
+    Array { first: bool },
+    ArrayAfterEvent,
+    Done,
+}
+
+/// Where a truncated trace was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncation {
+    /// Bytes kept: the input up to the end of the last complete event (or
+    /// up to the `[` when no event is complete); 0 when even the header is
+    /// incomplete.
+    pub kept_bytes: u64,
+    /// Bytes after that point (a partial event, a trailing `,`).
+    pub dropped_bytes: u64,
+    /// Whether the dropped bytes hold anything but blanks and commas (a
+    /// partial event or header) rather than a clean stop between events.
+    pub partial_event: bool,
+    /// 1-based line of the first dropped byte.
+    pub line: u64,
+    /// The `[` of the event array was read.
+    pub array_opened: bool,
+}
+
+/// What a finished scan found.
+#[derive(Debug, Clone, Default)]
+pub struct TraceSummary {
+    pub form: Option<TraceForm>,
+    pub events: u64,
+    pub bytes_read: u64,
+    /// The input holds nothing but blanks.
+    pub empty: bool,
+    /// An object without a `traceEvents` key.
+    pub has_trace_events: bool,
+    pub truncation: Option<Truncation>,
+    /// Non-blank bytes after the top-level value: `(line, offset)`.
+    pub trailing_data: Option<(u64, u64)>,
+    /// Offset just after the top-level value (complete traces).
+    pub value_end: u64,
+}
+
+/// Streaming event reader; see the module documentation.
+pub struct TraceReader<R> {
+    src: R,
+    buf: Vec<u8>,
+    /// Valid bytes in `buf`.
+    len: usize,
+    /// Parse cursor in `buf`.
+    pos: usize,
+    /// Bytes before this index may be discarded (end of the last event).
+    keep: usize,
+    /// `keep` to apply at the next call (the last event is still borrowed).
+    pending_keep: Option<usize>,
+    /// Absolute offset of `buf[0]`.
+    base: u64,
+    /// Newlines in the discarded bytes before `buf[0]`.
+    lines_before: u64,
+    eof: bool,
+    state: State,
+    max_event: usize,
+    fields: EventFields,
+    array_open_end: Option<u64>,
+    last_event_end: u64,
+    summary: TraceSummary,
+    finished: bool,
+}
+
+/// One step of the top-level state machine.
+enum Step {
+    Continue,
+    Event(usize, usize),
+    Finished,
+}
+
+impl<R: Read> TraceReader<R> {
+    pub fn new(src: R) -> Self {
+        TraceReader::with_max_event_bytes(src, DEFAULT_MAX_EVENT_BYTES)
+    }
+
+    /// A reader that refuses events (or top-level values, or blank gaps)
+    /// longer than `max_event` bytes instead of buffering them.
+    pub fn with_max_event_bytes(src: R, max_event: usize) -> Self {
+        TraceReader {
+            src,
+            buf: Vec::new(),
+            len: 0,
+            pos: 0,
+            keep: 0,
+            pending_keep: None,
+            base: 0,
+            lines_before: 0,
+            eof: false,
+            state: State::Start,
+            max_event: max_event.max(16),
+            fields: EventFields::default(),
+            array_open_end: None,
+            last_event_end: 0,
+            summary: TraceSummary::default(),
+            finished: false,
+        }
+    }
+
+    /// Bytes consumed from the source so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.base + self.len as u64
+    }
+
+    /// Current buffer capacity (for tests of the memory bound).
+    pub fn buffer_capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Valid after [`TraceReader::next_event`] returned `Ok(None)`.
+    pub fn summary(&self) -> &TraceSummary {
+        &self.summary
+    }
+
+    /// The next event, `Ok(None)` at the end of the trace (complete or
+    /// truncated: see [`TraceReader::summary`]).
+    pub fn next_event(&mut self) -> Result<Option<Event<'_>>, TraceError> {
+        if let Some(k) = self.pending_keep.take() {
+            self.keep = k;
+        }
+        if self.finished {
+            return Ok(None);
+        }
+        loop {
+            match self.step() {
+                Ok(Step::Continue) => {}
+                Ok(Step::Event(start, end)) => {
+                    self.pending_keep = Some(end);
+                    let index = self.summary.events;
+                    self.summary.events += 1;
+                    self.last_event_end = self.base + end as u64;
+                    return Ok(Some(Event {
+                        raw: &self.buf[start..end],
+                        fields: self.fields,
+                        index,
+                        offset: self.base + start as u64,
+                    }));
+                }
+                Ok(Step::Finished) => {
+                    self.finish();
+                    return Ok(None);
+                }
+                Err(PErr::Incomplete) => {
+                    if self.eof {
+                        self.finish();
+                        return Ok(None);
+                    }
+                    self.refill()?;
+                }
+                Err(PErr::Invalid(at, msg)) => {
+                    return Err(self.error_at(at, TraceErrorKind::Syntax(msg)))
+                }
+                Err(PErr::NotObject(at)) => {
+                    let index = self.summary.events;
+                    return Err(self.error_at(at, TraceErrorKind::EventNotObject { index }));
+                }
+                Err(PErr::NotJson(at, what)) => {
+                    return Err(self.error_at(at, TraceErrorKind::NotJson(what)))
+                }
+                Err(PErr::NotArray(at)) => {
+                    return Err(self.error_at(at, TraceErrorKind::TraceEventsNotArray))
+                }
+                Err(PErr::Utf8(at)) => return Err(self.error_at(at, TraceErrorKind::InvalidUtf8)),
+            }
+        }
+    }
+
+    fn error_at(&self, at: usize, kind: TraceErrorKind) -> TraceError {
+        TraceError {
+            kind,
+            line: Some(self.line_at(at)),
+            offset: self.base + at as u64,
+        }
+    }
+
+    fn line_at(&self, at: usize) -> u64 {
+        let at = at.min(self.len);
+        self.lines_before + memchr::memchr_iter(b'\n', &self.buf[..at]).count() as u64 + 1
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.summary.bytes_read = self.bytes_read();
+        match self.state {
+            State::Done => {}
+            State::Start => {
+                // Only blanks (or nothing) were read.
+                self.summary.empty = true;
+            }
+            _ => {
+                let kept = if self.summary.events > 0 {
+                    self.last_event_end
+                } else {
+                    self.array_open_end.unwrap_or(0)
+                };
+                let from = (kept.saturating_sub(self.base) as usize).min(self.len);
+                let dropped = &self.buf[from..self.len];
+                self.summary.truncation = Some(Truncation {
+                    kept_bytes: kept,
+                    dropped_bytes: self.bytes_read() - kept,
+                    partial_event: dropped
+                        .iter()
+                        .any(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t' | b',')),
+                    line: self.line_at(from),
+                    array_opened: self.array_open_end.is_some(),
+                });
+            }
+        }
+    }
+
+    /// Discards consumed bytes, grows the buffer if one unit does not fit,
+    /// and reads more.
+    fn refill(&mut self) -> Result<(), TraceError> {
+        if self.keep > 0 {
+            self.lines_before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
+            self.buf.copy_within(self.keep..self.len, 0);
+            self.len -= self.keep;
+            self.pos -= self.keep;
+            self.base += self.keep as u64;
+            self.keep = 0;
+        }
+        if self.len >= self.max_event {
+            return Err(self.error_at(
+                self.pos,
+                TraceErrorKind::TooLong {
+                    limit: self.max_event,
+                },
+            ));
+        }
+        let want = (self.len + CHUNK.min(self.max_event)).min(self.max_event + 1);
+        if self.buf.len() < want {
+            let new_len = want.max(self.buf.len() * 2).min(self.max_event + 1);
+            self.buf.resize(new_len, 0);
+        }
+        loop {
+            match self.src.read(&mut self.buf[self.len..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.len += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(e)),
+            }
+        }
+    }
+
+    fn step(&mut self) -> PResult<Step> {
+        let b = &self.buf[..self.len];
+        match self.state {
+            State::Start => {
+                let mut i = self.pos;
+                if self.base == 0 && i == 0 && b.starts_with(b"\xEF\xBB\xBF") {
+                    i = 3;
+                }
+                let i = skip_ws(b, i);
+                self.pos = i;
+                let Some(&c) = b.get(i) else {
+                    return Err(PErr::Incomplete);
+                };
+                match c {
+                    b'{' => {
+                        self.summary.form = Some(TraceForm::Object);
+                        self.state = State::ObjKey { first: true };
+                    }
+                    b'[' => {
+                        self.summary.form = Some(TraceForm::Array);
+                        self.summary.has_trace_events = true;
+                        self.array_open_end = Some(self.base + i as u64 + 1);
+                        self.state = State::Array { first: true };
+                    }
+                    _ => return Err(PErr::NotJson(i, describe(c))),
+                }
+                self.pos = i + 1;
+                Ok(Step::Continue)
+            }
+            State::ObjKey { first } => {
+                let (i, c) = ws_then(b, self.pos)?;
+                if c == b'}' && first {
+                    self.pos = i + 1;
+                    self.state = State::Done;
+                    return Ok(Step::Continue);
+                }
+                if c != b'"' {
+                    return Err(PErr::Invalid(i, format!("expected a key, found {}", describe(c))));
+                }
+                let (key_end, _) = parse_string(b, i)?;
+                let (k, c) = ws_then(b, key_end)?;
+                if c != b':' {
+                    return Err(PErr::Invalid(k, format!("expected ':', found {}", describe(c))));
+                }
+                let (v, c) = ws_then(b, k + 1)?;
+                if &b[i + 1..key_end - 1] == b"traceEvents" {
+                    if c != b'[' {
+                        // Make sure the value is valid JSON before calling it
+                        // "not an array" (a truncated value is truncation).
+                        parse_value(b, v, 1)?;
+                        return Err(PErr::NotArray(v));
+                    }
+                    self.summary.has_trace_events = true;
+                    self.array_open_end = Some(self.base + v as u64 + 1);
+                    self.pos = v + 1;
+                    self.state = State::Array { first: true };
+                } else {
+                    self.pos = parse_value(b, v, 1)?;
+                    self.state = State::ObjAfterValue;
+                }
+                Ok(Step::Continue)
+            }
+            State::ObjAfterValue => {
+                let (i, c) = ws_then(b, self.pos)?;
+                match c {
+                    b',' => self.state = State::ObjKey { first: false },
+                    b'}' => self.state = State::Done,
+                    _ => {
+                        return Err(PErr::Invalid(
+                            i,
+                            format!("expected ',' or '}}', found {}", describe(c)),
+                        ))
+                    }
+                }
+                self.pos = i + 1;
+                Ok(Step::Continue)
+            }
+            State::Array { first } => {
+                let (i, c) = ws_then(b, self.pos)?;
+                if c == b']' {
+                    if !first {
+                        return Err(PErr::Invalid(i, "comma before ']'".into()));
+                    }
+                    self.pos = i + 1;
+                    self.end_array();
+                    return Ok(Step::Continue);
+                }
+                if c != b'{' {
+                    // Distinguish "valid JSON but not an object" from a
+                    // syntax error, and a truncated value from both.
+                    parse_value(b, i, 1)?;
+                    return Err(PErr::NotObject(i));
+                }
+                self.fields = EventFields::default();
+                let end = parse_object(b, i, 1, Some(&mut self.fields))?;
+                self.pos = end;
+                self.state = State::ArrayAfterEvent;
+                Ok(Step::Event(i, end))
+            }
+            State::ArrayAfterEvent => {
+                let (i, c) = ws_then(b, self.pos)?;
+                match c {
+                    b',' => self.state = State::Array { first: false },
+                    b']' => self.end_array(),
+                    _ => {
+                        return Err(PErr::Invalid(
+                            i,
+                            format!("expected ',' or ']' after an event, found {}", describe(c)),
+                        ))
+                    }
+                }
+                self.pos = i + 1;
+                Ok(Step::Continue)
+            }
+            State::Done => {
+                if self.summary.value_end == 0 {
+                    self.summary.value_end = self.base + self.pos as u64;
+                }
+                let i = skip_ws(b, self.pos);
+                self.pos = i;
+                if i < b.len() {
+                    self.summary.trailing_data = Some((self.line_at(i), self.base + i as u64));
+                    return Ok(Step::Finished);
+                }
+                Err(PErr::Incomplete)
+            }
+        }
+    }
+
+    fn end_array(&mut self) {
+        self.state = match self.summary.form {
+            Some(TraceForm::Object) => State::ObjAfterValue,
+            _ => State::Done,
+        };
+    }
+}
+
+/// Reads a whole trace, validating it; returns the summary. Convenience for
+/// checks that do not need the events.
+pub fn scan<R: Read>(src: R) -> Result<TraceSummary, TraceError> {
+    let mut reader = TraceReader::new(src);
+    while reader.next_event()?.is_some() {}
+    Ok(reader.summary().clone())
+}
+
+/// A trace made valid: every complete event kept, closing brackets added.
+#[derive(Debug)]
+pub struct Repaired<'a> {
+    /// The input itself when it was complete, else its repaired copy.
+    pub bytes: Cow<'a, [u8]>,
+    pub events: u64,
+    /// `None` when the input was complete.
+    pub truncation: Option<Truncation>,
+    pub form: TraceForm,
+}
+
+/// What [`repair_to`] did.
+#[derive(Debug, Clone)]
+pub struct RepairReport {
+    pub events: u64,
+    pub truncation: Option<Truncation>,
+    pub form: TraceForm,
+    pub bytes_written: u64,
+}
+
+/// The minimal trace written when even the header of an input was cut.
+const EMPTY_OBJECT_TRACE: &[u8] = b"{\"traceEvents\": [\n]\n}\n";
+
+/// Validates `input` and, if it was cut mid-write, returns a repaired copy:
+/// the input up to the end of its last complete event followed by the
+/// closing brackets of its form. A complete input is returned borrowed. An
+/// empty input gives an empty object trace. Errors for inputs that are not
+/// a trace at all (not JSON, invalid UTF-8, an event that is not an object,
+/// an object without `traceEvents`).
+pub fn repaired_bytes(input: &[u8]) -> Result<Repaired<'_>, TraceError> {
+    let mut reader = TraceReader::new(input);
+    while reader.next_event()?.is_some() {}
+    let s = reader.summary().clone();
+    check_has_events_array(&s)?;
+    let form = s.form.unwrap_or(TraceForm::Object);
+    let bytes = match &s.truncation {
+        None if s.empty => Cow::Borrowed(EMPTY_OBJECT_TRACE),
+        None if s.trailing_data.is_some() => {
+            // Drop what follows the top-level value (not JSON).
+            let mut out = input[..s.value_end as usize].to_vec();
+            out.push(b'\n');
+            Cow::Owned(out)
+        }
+        None => Cow::Borrowed(input),
+        Some(t) if !t.array_opened => Cow::Borrowed(match form {
+            TraceForm::Object => EMPTY_OBJECT_TRACE,
+            TraceForm::Array => b"[\n]\n" as &[u8],
+        }),
+        Some(t) => {
+            let mut out = Vec::with_capacity(t.kept_bytes as usize + 8);
+            out.extend_from_slice(&input[..t.kept_bytes as usize]);
+            out.extend_from_slice(form.closing());
+            Cow::Owned(out)
+        }
+    };
+    Ok(Repaired {
+        bytes,
+        events: s.events,
+        truncation: s.truncation,
+        form,
+    })
+}
+
+fn check_has_events_array(s: &TraceSummary) -> Result<(), TraceError> {
+    if !s.empty && !s.has_trace_events && s.truncation.is_none() {
+        return Err(TraceError {
+            kind: TraceErrorKind::Syntax("no traceEvents array".into()),
+            line: None,
+            offset: 0,
+        });
+    }
+    Ok(())
+}
+
+/// Streaming form of [`repaired_bytes`]: copies `input` to `out`, ending
+/// after the last complete event plus the closing brackets when the input
+/// was cut. Memory stays bounded by the largest event. On error, `out` has
+/// received a prefix only: write to a temporary file (crate::atomic).
+pub fn repair_to<R: Read, W: Write>(input: R, mut out: W) -> Result<RepairReport, TraceError> {
+    let mut reader = TraceReader::new(input);
+    let mut written: u64 = 0;
+    loop {
+        // Bytes from the last write up to the end of this event are still in
+        // the buffer: the reader keeps everything after the previous event.
+        let Some(ev) = reader.next_event()? else {
+            break;
+        };
+        let end = ev.offset() + ev.raw().len() as u64;
+        let from = (written - reader.base) as usize;
+        let to = (end - reader.base) as usize;
+        out.write_all(&reader.buf[from..to]).map_err(TraceError::io)?;
+        written = end;
+    }
+    let s = reader.summary().clone();
+    check_has_events_array(&s)?;
+    let form = s.form.unwrap_or(TraceForm::Object);
+    let tail: Cow<[u8]> = match &s.truncation {
+        None if s.empty => Cow::Borrowed(EMPTY_OBJECT_TRACE),
+        None => {
+            let from = (written - reader.base) as usize;
+            if s.trailing_data.is_some() {
+                let mut tail = reader.buf[from..(s.value_end - reader.base) as usize].to_vec();
+                tail.push(b'\n');
+                Cow::Owned(tail)
+            } else {
+                Cow::Owned(reader.buf[from..reader.len].to_vec())
+            }
+        }
+        Some(t) if !t.array_opened => Cow::Borrowed(match form {
+            TraceForm::Object => EMPTY_OBJECT_TRACE,
+            TraceForm::Array => b"[\n]\n" as &[u8],
+        }),
+        Some(t) => {
+            let mut tail = Vec::new();
+            if s.events == 0 {
+                // Header up to and including '[' is still buffered.
+                let from = (written - reader.base) as usize;
+                let to = (t.kept_bytes - reader.base) as usize;
+                tail.extend_from_slice(&reader.buf[from..to]);
+            }
+            tail.extend_from_slice(form.closing());
+            Cow::Owned(tail)
+        }
+    };
+    out.write_all(&tail).map_err(TraceError::io)?;
+    written += tail.len() as u64;
+    Ok(RepairReport {
+        events: s.events,
+        truncation: s.truncation,
+        form,
+        bytes_written: written,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most `n` bytes per read, to exercise the
+    /// refill/retry paths at every possible cut.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        n: usize,
+    }
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let k = self.n.min(out.len()).min(self.data.len());
+            out[..k].copy_from_slice(&self.data[..k]);
+            self.data = &self.data[k..];
+            Ok(k)
+        }
+    }
+
+    const TRACE: &[u8] = b"{ \"traceEvents\":[\n\
+{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 7, \"ts\": 1719000000000000.250000, \"args\": {\"name\": \"RANK 0 HOST<n>\"}},\n\
+{\"ph\": \"X\", \"tid\": 7, \"pid\": 7, \"name\": \"a\\\"b\\u00e9\", \"cat\": \"gpu_op\", \"ts\": 1719000000000010.500000, \"dur\": 3.250000, \"args\": {\"id\": \"57\"}}\n\
+]\n}\n";
+
+    fn collect(reader: &mut TraceReader<impl Read>) -> Result<Vec<Vec<u8>>, TraceError> {
+        let mut out = Vec::new();
+        while let Some(e) = reader.next_event()? {
+            out.push(e.raw().to_vec());
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn yields_raw_events_and_fields() {
+        let mut r = TraceReader::new(TRACE);
+        let e = r.next_event().unwrap().unwrap();
+        assert_eq!(e.str(Field::Ph).as_deref(), Some("M"));
+        assert_eq!(e.uint(Field::Pid), Some(7));
+        assert_eq!(
+            e.number_text(Field::Ts),
+            Some(&b"1719000000000000.250000"[..])
+        );
+        let e = r.next_event().unwrap().unwrap();
+        assert!(e.raw().starts_with(b"{\"ph\": \"X\""));
+        assert!(e.raw().ends_with(b"\"57\"}}"));
+        assert_eq!(e.str(Field::Name).as_deref(), Some("a\"b\u{e9}"));
+        assert_eq!(e.decimal(Field::Dur).unwrap().to_string(), "3.250000");
+        let args = e.value(Field::Args).unwrap();
+        let id: Vec<_> = object_members(args).collect();
+        assert_eq!(id[0].0, b"id");
+        assert_eq!(&args[id[0].1.range()], b"\"57\"");
+        assert!(r.next_event().unwrap().is_none());
+        let s = r.summary();
+        assert_eq!(s.events, 2);
+        assert!(s.truncation.is_none());
+        assert_eq!(s.form, Some(TraceForm::Object));
+    }
+
+    #[test]
+    fn same_events_whatever_the_read_size() {
+        let whole = collect(&mut TraceReader::new(TRACE)).unwrap();
+        for n in 1..40 {
+            let mut r = TraceReader::new(Trickle { data: TRACE, n });
+            assert_eq!(collect(&mut r).unwrap(), whole, "read size {n}");
+        }
+    }
+
+    #[test]
+    fn truncated_at_every_byte_keeps_complete_events() {
+        let second_end = TRACE.windows(6).position(|w| w == b"\"}}\n]\n").unwrap() + 3;
+        let first_end = TRACE.windows(4).position(|w| w == b"}},\n").unwrap() + 2;
+        for cut in 0..TRACE.len() - 3 {
+            let input = &TRACE[..cut];
+            let mut r = TraceReader::new(Trickle { data: input, n: 7 });
+            let events = collect(&mut r).unwrap();
+            let expect = if cut >= second_end {
+                2
+            } else if cut >= first_end {
+                1
+            } else {
+                0
+            };
+            assert_eq!(events.len(), expect, "cut at {cut}");
+            let s = r.summary();
+            if cut == 0 {
+                assert!(s.empty);
+                continue;
+            }
+            let t = s.truncation.as_ref().expect("truncated");
+            assert_eq!(t.kept_bytes + t.dropped_bytes, cut as u64);
+            let rep = repaired_bytes(input).unwrap();
+            assert_eq!(rep.events, expect as u64);
+            let again = collect(&mut TraceReader::new(&rep.bytes[..])).unwrap();
+            assert_eq!(again.len(), expect);
+            let mut streamed = Vec::new();
+            let report = repair_to(Trickle { data: input, n: 5 }, &mut streamed).unwrap();
+            assert_eq!(streamed, rep.bytes.as_ref(), "cut at {cut}");
+            assert_eq!(report.bytes_written, streamed.len() as u64);
+        }
+    }
+
+    #[test]
+    fn repair_appends_closing_after_last_complete_event() {
+        let cut = TRACE.windows(4).position(|w| w == b"}},\n").unwrap() + 2 + 30;
+        let rep = repaired_bytes(&TRACE[..cut]).unwrap();
+        assert_eq!(rep.events, 1);
+        let t = rep.truncation.unwrap();
+        assert!(t.partial_event);
+        assert_eq!(t.dropped_bytes, 30);
+        assert!(rep.bytes.ends_with(b"\"}}\n]\n}\n"));
+        // A complete trace comes back borrowed and identical.
+        let rep = repaired_bytes(TRACE).unwrap();
+        assert!(matches!(rep.bytes, Cow::Borrowed(_)));
+        let mut out = Vec::new();
+        repair_to(TRACE, &mut out).unwrap();
+        assert_eq!(out, TRACE);
+    }
+
+    #[test]
+    fn bare_array_form() {
+        let input = b"[{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",\"ts\":2}]";
+        let mut r = TraceReader::new(&input[..]);
+        assert_eq!(collect(&mut r).unwrap().len(), 2);
+        assert_eq!(r.summary().form, Some(TraceForm::Array));
+        // Chrome allows the closing ']' to be missing.
+        let rep = repaired_bytes(&input[..input.len() - 1]).unwrap();
+        assert_eq!(rep.events, 2);
+        assert!(!rep.truncation.unwrap().partial_event);
+        assert!(rep.bytes.ends_with(b"}\n]\n"));
+    }
+
+    fn err(input: &[u8]) -> TraceError {
+        let mut r = TraceReader::new(input);
+        collect(&mut r).unwrap_err()
+    }
+
+    #[test]
+    fn bad_inputs_give_positioned_errors() {
+        let e = err(b"hello");
+        assert!(matches!(e.kind, TraceErrorKind::NotJson(_)), "{e}");
+        assert_eq!(e.line, Some(1));
+        let e = err(b"{\"traceEvents\": [\n{\"a\": 1},\n42\n]}");
+        assert!(matches!(e.kind, TraceErrorKind::EventNotObject { index: 1 }), "{e}");
+        assert_eq!(e.line, Some(3));
+        let e = err(b"{\"traceEvents\": [\n{\"a\": \"\xff\"}]}");
+        assert!(matches!(e.kind, TraceErrorKind::InvalidUtf8), "{e}");
+        assert_eq!(e.line, Some(2));
+        let e = err(b"{\"traceEvents\": [\n{\"args\": {, \"mpi_counter\": 3}}]}");
+        assert!(matches!(e.kind, TraceErrorKind::Syntax(_)), "{e}");
+        let e = err(b"{\"traceEvents\": 3}");
+        assert!(matches!(e.kind, TraceErrorKind::TraceEventsNotArray), "{e}");
+        let e = err(b"{\"traceEvents\": [{\"a\": 1},]}");
+        assert!(matches!(e.kind, TraceErrorKind::Syntax(_)), "{e}");
+        let e = err(b"{\"traceEvents\": [{\"a\": 01}]}");
+        assert!(matches!(e.kind, TraceErrorKind::Syntax(_)), "{e}");
+        assert_eq!(
+            e.into_input_error(Path::new("r.json")).to_string(),
+            "r.json:1: invalid JSON: expected ',' or '}', found '1'"
+        );
+    }
+
+    #[test]
+    fn object_without_trace_events_and_extra_keys() {
+        let mut r = TraceReader::new(&b"{\"otherData\": {\"x\": [1, 2]}}"[..]);
+        assert!(collect(&mut r).unwrap().is_empty());
+        assert!(!r.summary().has_trace_events);
+        assert!(repaired_bytes(b"{\"otherData\": 1}").is_err());
+        let input =
+            b"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [{\"ph\": \"X\"}], \"otherData\": {}}  x";
+        let mut r = TraceReader::new(&input[..]);
+        assert_eq!(collect(&mut r).unwrap().len(), 1);
+        assert!(r.summary().trailing_data.is_some());
+        let rep = repaired_bytes(input).unwrap();
+        assert!(rep.bytes.ends_with(b"{}}\n"));
+    }
+
+    #[test]
+    fn long_line_needs_only_one_event_of_buffer() {
+        // One line of 20 000 events (~600 KB) read with a 4 KiB limit: the
+        // buffer never grows past the limit, whatever the line length.
+        let mut line = b"{\"traceEvents\":[".to_vec();
+        for i in 0..20_000 {
+            if i > 0 {
+                line.push(b',');
+            }
+            line.extend_from_slice(format!("{{\"ph\":\"X\",\"ts\":{i}.5}}").as_bytes());
+        }
+        line.extend_from_slice(b"]}");
+        let mut r = TraceReader::with_max_event_bytes(&line[..], 4096);
+        let mut n = 0;
+        while r.next_event().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 20_000);
+        assert!(r.buffer_capacity() <= 4097, "{}", r.buffer_capacity());
+    }
+
+    #[test]
+    fn event_over_the_limit_is_an_error() {
+        let mut big = b"{\"traceEvents\":[{\"name\":\"".to_vec();
+        big.extend(std::iter::repeat(b'x').take(10_000));
+        big.extend_from_slice(b"\"}]}");
+        let mut r = TraceReader::with_max_event_bytes(&big[..], 4096);
+        let e = collect(&mut r).unwrap_err();
+        assert!(matches!(e.kind, TraceErrorKind::TooLong { limit: 4096 }), "{e}");
+        assert!(r.buffer_capacity() <= 4097);
+        // The default limit accepts it.
+        assert_eq!(collect(&mut TraceReader::new(&big[..])).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn decode_escapes() {
+        assert_eq!(
+            decode_string_content(br"a\n\u00e9\ud83d\ude00", true).unwrap(),
+            "a\n\u{e9}\u{1F600}"
+        );
+    }
+}

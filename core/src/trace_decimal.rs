@@ -1,0 +1,281 @@
+//! Exact decimal numbers for trace timestamps.
+//!
+//! unitrace prints `ts`/`dur` in microseconds with six decimals
+//! (`1719391234567890.250000`, formats (e.3)). That is 22 significant
+//! digits: an `f64` keeps only ~16, so shifting a timestamp through a float
+//! would change its digits. [`Decimal`] keeps the value as an integer
+//! mantissa and a decimal scale, parsed from and printed back to the JSON
+//! number text, so `ts - offset` is exact and keeps the input's number of
+//! decimals.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// `mantissa / 10^scale`, exactly.
+#[derive(Debug, Clone, Copy)]
+pub struct Decimal {
+    mantissa: i128,
+    scale: u32,
+}
+
+/// Largest scale accepted (more decimals than any trace writer prints; keeps
+/// the mantissa far from i128 overflow for realistic magnitudes).
+const MAX_SCALE: u32 = 18;
+
+fn pow10(n: u32) -> Option<i128> {
+    10i128.checked_pow(n)
+}
+
+impl Decimal {
+    pub const ZERO: Decimal = Decimal {
+        mantissa: 0,
+        scale: 0,
+    };
+
+    pub fn from_parts(mantissa: i128, scale: u32) -> Decimal {
+        Decimal { mantissa, scale }
+    }
+
+    pub fn from_int(v: i64) -> Decimal {
+        Decimal {
+            mantissa: v as i128,
+            scale: 0,
+        }
+    }
+
+    pub fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.mantissa == 0
+    }
+
+    /// Parses JSON number text (`-12.5e3` included). `None` for text that is
+    /// not a number or whose value does not fit (more than 18 decimals,
+    /// magnitude beyond ~1e20 at that scale).
+    pub fn parse(text: &[u8]) -> Option<Decimal> {
+        let mut i = 0;
+        let neg = text.first() == Some(&b'-');
+        if neg {
+            i += 1;
+        }
+        let mut mantissa: i128 = 0;
+        let mut digits = 0;
+        while i < text.len() && text[i].is_ascii_digit() {
+            mantissa = mantissa.checked_mul(10)?.checked_add((text[i] - b'0') as i128)?;
+            i += 1;
+            digits += 1;
+        }
+        if digits == 0 {
+            return None;
+        }
+        let mut scale: u32 = 0;
+        if i < text.len() && text[i] == b'.' {
+            i += 1;
+            let start = i;
+            while i < text.len() && text[i].is_ascii_digit() {
+                mantissa = mantissa.checked_mul(10)?.checked_add((text[i] - b'0') as i128)?;
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            scale = (i - start) as u32;
+        }
+        if i < text.len() && (text[i] == b'e' || text[i] == b'E') {
+            i += 1;
+            let eneg = match text.get(i) {
+                Some(b'-') => {
+                    i += 1;
+                    true
+                }
+                Some(b'+') => {
+                    i += 1;
+                    false
+                }
+                _ => false,
+            };
+            let start = i;
+            let mut exp: u32 = 0;
+            while i < text.len() && text[i].is_ascii_digit() {
+                exp = exp.checked_mul(10)?.checked_add((text[i] - b'0') as u32)?;
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            if eneg {
+                scale = scale.checked_add(exp)?;
+            } else if exp <= scale {
+                scale -= exp;
+            } else {
+                mantissa = mantissa.checked_mul(pow10(exp - scale)?)?;
+                scale = 0;
+            }
+        }
+        if i != text.len() || scale > MAX_SCALE {
+            return None;
+        }
+        Some(Decimal {
+            mantissa: if neg { -mantissa } else { mantissa },
+            scale,
+        })
+    }
+
+    /// The same value with `scale` decimals (`None` if that would drop
+    /// non-zero digits or overflow).
+    pub fn rescale(self, scale: u32) -> Option<Decimal> {
+        match scale.cmp(&self.scale) {
+            Ordering::Equal => Some(self),
+            Ordering::Greater => Some(Decimal {
+                mantissa: self.mantissa.checked_mul(pow10(scale - self.scale)?)?,
+                scale,
+            }),
+            Ordering::Less => {
+                let f = pow10(self.scale - scale)?;
+                if self.mantissa % f != 0 {
+                    return None;
+                }
+                Some(Decimal {
+                    mantissa: self.mantissa / f,
+                    scale,
+                })
+            }
+        }
+    }
+
+    fn common(a: Decimal, b: Decimal) -> Option<(i128, i128, u32)> {
+        let s = a.scale.max(b.scale);
+        Some((a.rescale(s)?.mantissa, b.rescale(s)?.mantissa, s))
+    }
+
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        let (a, b, s) = Decimal::common(self, other)?;
+        Some(Decimal {
+            mantissa: a.checked_sub(b)?,
+            scale: s,
+        })
+    }
+
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        let (a, b, s) = Decimal::common(self, other)?;
+        Some(Decimal {
+            mantissa: a.checked_add(b)?,
+            scale: s,
+        })
+    }
+
+    /// Multiplies by `10^n` (unit conversion, e.g. seconds to microseconds).
+    pub fn shift_decimal_point(self, n: u32) -> Option<Decimal> {
+        if n <= self.scale {
+            Some(Decimal {
+                mantissa: self.mantissa,
+                scale: self.scale - n,
+            })
+        } else {
+            Some(Decimal {
+                mantissa: self.mantissa.checked_mul(pow10(n - self.scale)?)?,
+                scale: 0,
+            })
+        }
+    }
+
+    pub fn to_f64(self) -> f64 {
+        self.mantissa as f64 / 10f64.powi(self.scale as i32)
+    }
+
+    /// Appends the value with exactly `self.scale()` decimals.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let _ = write!(out, "{self}");
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let neg = self.mantissa < 0;
+        let digits = self.mantissa.unsigned_abs().to_string();
+        let scale = self.scale as usize;
+        let (int, frac) = if digits.len() > scale {
+            digits.split_at(digits.len() - scale)
+        } else {
+            ("0", digits.as_str())
+        };
+        if neg {
+            f.write_str("-")?;
+        }
+        f.write_str(int)?;
+        if scale > 0 {
+            f.write_str(".")?;
+            for _ in frac.len()..scale {
+                f.write_str("0")?;
+            }
+            f.write_str(frac)?;
+        }
+        Ok(())
+    }
+}
+
+impl PartialEq for Decimal {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Decimal {}
+
+impl PartialOrd for Decimal {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Decimal {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match Decimal::common(*self, *other) {
+            Some((a, b, _)) => a.cmp(&b),
+            // Only reachable for magnitudes near i128::MAX / 10^18: compare
+            // through floats, which is exact enough to order them.
+            None => self
+                .to_f64()
+                .partial_cmp(&other.to_f64())
+                .unwrap_or(Ordering::Equal),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn keeps_every_digit() {
+        let ts = d("1719391234567890.250000");
+        assert_eq!(ts.to_string(), "1719391234567890.250000");
+        let shifted = ts.checked_sub(d("1000000.125000")).unwrap();
+        assert_eq!(shifted.to_string(), "1719391233567890.125000");
+        assert_eq!(d("-0.5").to_string(), "-0.5");
+        assert_eq!(d("12").checked_sub(d("12.75")).unwrap().to_string(), "-0.75");
+    }
+
+    #[test]
+    fn exponents_and_rejects() {
+        assert_eq!(d("1.5e3").to_string(), "1500");
+        assert_eq!(d("15e-1").to_string(), "1.5");
+        assert!(Decimal::parse(b"1.").is_none());
+        assert!(Decimal::parse(b"abc").is_none());
+        assert!(Decimal::parse(b"1e").is_none());
+        assert!(Decimal::parse(b"").is_none());
+    }
+
+    #[test]
+    fn compares_across_scales() {
+        assert!(d("2") > d("1.999999"));
+        assert_eq!(d("1.50"), d("1.5"));
+        assert_eq!(d("1.5").shift_decimal_point(6).unwrap().to_string(), "1500000");
+    }
+}
