@@ -1,0 +1,283 @@
+//! The one pass over the input the chart server makes at start-up: where
+//! every metric instance (by `GlobalInstanceId`) and every stall kernel run
+//! is, so that a request seeks to its bytes and parses only them.
+//!
+//! Every device section is indexed (scripts.md 1.11 quirk 8: the original
+//! loses every other section of files with three or more devices), and the
+//! kind (metric or stall) is decided per section rather than once for the
+//! whole file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
+use unitrace_core::metric_csv::{MetricRow, GLOBAL_INSTANCE_ID};
+use unitrace_core::stall_csv::{KernelRun, StallReader};
+use unitrace_core::InputError;
+
+/// Rows of one section in `start..end` (whole lines), the first at
+/// 1-based line `first_line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub section: usize,
+    pub first_line: u64,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Where everything is in the input file.
+#[derive(Debug)]
+pub struct FileIndex {
+    path: PathBuf,
+    /// Header of each section, by section index.
+    headers: Vec<Header>,
+    /// Spans of the rows of each `GlobalInstanceId` in file order (rows of
+    /// one instance are normally consecutive: one span; the original
+    /// selects rows by id, so non-consecutive rows are kept too).
+    instances: HashMap<u64, Vec<Span>>,
+    /// Stall kernel runs by kernel name, in file order.
+    stall_runs: HashMap<String, Vec<Span>>,
+    metric_sections: usize,
+    stall_sections: usize,
+}
+
+impl FileIndex {
+    /// Reads the whole file once. Errors are the core parser's
+    /// (`FILE:LINE: problem`).
+    pub fn build(path: &Path) -> Result<FileIndex, InputError> {
+        let file = open_input(path)?;
+        let mut csv = CsvReader::new(BufReader::with_capacity(1 << 20, file), path);
+        let mut index = FileIndex {
+            path: path.to_path_buf(),
+            headers: Vec::new(),
+            instances: HashMap::new(),
+            stall_runs: HashMap::new(),
+            metric_sections: 0,
+            stall_sections: 0,
+        };
+        let mut section = 0usize;
+        let mut id_column: Option<usize> = None;
+        let mut fields: Vec<Field> = Vec::new();
+        // The span being extended: (id, section) of the previous row, for
+        // metric rows; (kernel) of the previous row for stall rows.
+        let mut last_id: Option<u64> = None;
+        let mut last_kernel: Option<String> = None;
+        while let Some(event) = csv.next_event()? {
+            match event {
+                Event::SectionStart { index: i, .. } => {
+                    section = i;
+                    last_id = None;
+                    last_kernel = None;
+                }
+                Event::Header(header) => {
+                    if index.headers.len() <= section {
+                        index.headers.resize(section + 1, header.clone());
+                    }
+                    index.headers[section] = header.clone();
+                    id_column = header.index_of(GLOBAL_INSTANCE_ID);
+                    match header.kind() {
+                        FileKind::Metric => index.metric_sections += 1,
+                        FileKind::Stall => index.stall_sections += 1,
+                    }
+                }
+                Event::Row(row) => match row.header().kind() {
+                    FileKind::Metric => {
+                        let Some(column) = id_column else {
+                            // Old files without the id column cannot be
+                            // reached by the trace links.
+                            continue;
+                        };
+                        row.split(&mut fields)?;
+                        let Some(field) = fields.get(column) else {
+                            continue;
+                        };
+                        let text = row.field_bytes(field);
+                        if text.is_empty() {
+                            last_id = None;
+                            continue;
+                        }
+                        let id = parse_instance_id(text).ok_or_else(|| {
+                            row.error(format!(
+                                "column `{GLOBAL_INSTANCE_ID}`: `{}` is not an instance id",
+                                String::from_utf8_lossy(text)
+                            ))
+                        })?;
+                        let spans = index.instances.entry(id).or_default();
+                        match spans.last_mut() {
+                            Some(span)
+                                if last_id == Some(id)
+                                    && span.section == section
+                                    && span.end == row.offset() =>
+                            {
+                                span.end = row.end_offset();
+                            }
+                            _ => spans.push(Span {
+                                section,
+                                first_line: row.line(),
+                                start: row.offset(),
+                                end: row.end_offset(),
+                            }),
+                        }
+                        last_id = Some(id);
+                    }
+                    FileKind::Stall => {
+                        let kernel = row.kernel();
+                        let runs = index.stall_runs.entry(kernel.to_string()).or_default();
+                        match runs.last_mut() {
+                            Some(span)
+                                if last_kernel.as_deref() == Some(&*kernel)
+                                    && span.section == section
+                                    && span.end == row.offset() =>
+                            {
+                                span.end = row.end_offset();
+                            }
+                            _ => {
+                                runs.push(Span {
+                                    section,
+                                    first_line: row.line(),
+                                    start: row.offset(),
+                                    end: row.end_offset(),
+                                });
+                                last_kernel = Some(kernel.into_owned());
+                            }
+                        }
+                    }
+                },
+                Event::Separator { .. } | Event::SectionEnd { .. } => {
+                    last_id = None;
+                    last_kernel = None;
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether any section is a metric / stall section.
+    pub fn has_metric_sections(&self) -> bool {
+        self.metric_sections > 0
+    }
+
+    pub fn has_stall_sections(&self) -> bool {
+        self.stall_sections > 0
+    }
+
+    /// Number of distinct instance ids and of stall kernels indexed.
+    pub fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    pub fn stall_kernel_count(&self) -> usize {
+        self.stall_runs.len()
+    }
+
+    pub fn header(&self, section: usize) -> Option<&Header> {
+        self.headers.get(section)
+    }
+
+    /// The rows of instance `id` in the first section that has it (the
+    /// original's search order, scripts.md 1.9), with that section's
+    /// header; `None` when no section has the id.
+    pub fn instance_rows(&self, id: u64) -> Result<Option<(&Header, Vec<MetricRow>)>, InputError> {
+        let Some(spans) = self.instances.get(&id) else {
+            return Ok(None);
+        };
+        let Some(first) = spans.first() else {
+            return Ok(None);
+        };
+        let Some(header) = self.headers.get(first.section) else {
+            return Ok(None);
+        };
+        let mut rows = Vec::new();
+        let mut fields = Vec::new();
+        for span in spans.iter().filter(|s| s.section == first.section) {
+            let mut csv = self.reader_for(span, header)?;
+            while let Some(event) = csv.next_event()? {
+                if let Event::Row(row) = event {
+                    let parsed = MetricRow::from_raw(&row, &mut fields)?;
+                    if parsed.global_instance_id == Some(id) {
+                        rows.push(parsed);
+                    }
+                }
+            }
+        }
+        Ok(Some((header, rows)))
+    }
+
+    /// Runs of stall kernel `kernel`: per section, its first run (the
+    /// original's "first run of that kernel", scripts.md 1.9), in section
+    /// order, each with the section's header.
+    pub fn stall_runs(&self, kernel: &str) -> Result<Vec<(&Header, KernelRun)>, InputError> {
+        let Some(spans) = self.stall_runs.get(kernel) else {
+            return Ok(Vec::new());
+        };
+        let mut runs = Vec::new();
+        let mut seen_section = None;
+        for span in spans {
+            if seen_section == Some(span.section) {
+                continue;
+            }
+            seen_section = Some(span.section);
+            let Some(header) = self.headers.get(span.section) else {
+                continue;
+            };
+            let mut reader = StallReader::new(self.reader_for(span, header)?);
+            if let Some(mut run) = reader.next_run()? {
+                run.section = span.section;
+                runs.push((header, run));
+            }
+        }
+        Ok(runs)
+    }
+
+    /// A CSV reader over the bytes of `span` only, preceded by the
+    /// section's header line so the core parser knows the columns; offsets
+    /// and line numbers stay those of the file (errors point at the right
+    /// line).
+    fn reader_for(
+        &self,
+        span: &Span,
+        header: &Header,
+    ) -> Result<CsvReader<impl Read>, InputError> {
+        let mut file = File::open(&self.path).map_err(|e| InputError::io(&self.path, &e))?;
+        file.seek(SeekFrom::Start(span.start))
+            .map_err(|e| InputError::io(&self.path, &e))?;
+        let header_line = header_line(header);
+        let virtual_start = span.start.saturating_sub(header_line.len() as u64);
+        let source = std::io::Cursor::new(header_line)
+            .chain(BufReader::new(file.take(span.end - span.start)));
+        Ok(CsvReader::resume(
+            source,
+            &self.path,
+            virtual_start,
+            span.first_line.saturating_sub(1).max(1),
+        ))
+    }
+}
+
+/// A header line with the same columns as `header` (the parser looks
+/// columns up by name, so padding does not matter).
+fn header_line(header: &Header) -> Vec<u8> {
+    let mut line = header.columns().join(",");
+    if header.has_trailing_separator() {
+        line.push(',');
+    }
+    line.push('\n');
+    line.into_bytes()
+}
+
+/// `GlobalInstanceId` as written by unitrace (an unsigned integer); a float
+/// form with no fraction (`57.0`) is accepted like the original's float
+/// comparison does.
+fn parse_instance_id(text: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(text).ok()?.trim();
+    text.parse::<u64>().ok().or_else(|| {
+        let value = text.parse::<f64>().ok()?;
+        (value >= 0.0 && value.fract() == 0.0 && value < 1.8e19).then_some(value as u64)
+    })
+}
