@@ -1,9 +1,846 @@
-//! Mode `charts` of analyze (not implemented yet).
+//! Chart modes of analyze: metric and throughput charts of kernel instances
+//! (scripts.md 1.2 steps 4, 7-10 and 1.6), and the hand-over of stall files
+//! to [`crate::stall`].
+//!
+//! One streaming pass over the input: rows are grouped into kernel
+//! instances as they are read; only the columns the charts need are parsed,
+//! only for the instances that are drawn, and an instance is dropped as soon
+//! as its pages are written. Memory is therefore bounded by the series of
+//! the instances being drawn (mode B buffers at most one instance per
+//! kernel to keep the original's page order).
+//!
+//! Quirks of scripts.md 1.11 fixed here (each has a test in
+//! `analyze/tests/charts.rs`):
+//! * 1: mode C reports the instance ordinal, not ordinal x number of `-m`
+//!   sets;
+//! * 2, 3: the last instance of a section is drawn even when no blank line
+//!   follows it, and a double blank line does not re-draw an instance with
+//!   an empty kernel name;
+//! * 7: the X value of a point is the 0-based ordinal of the sample within
+//!   its instance (the original uses the row position in the whole section,
+//!   so only the first instance of a section starts at 0). The first
+//!   instance of a section therefore looks exactly like the original's;
+//! * 15: a banner-less (`--result-dir`) file is device 0;
+//! * 16: "has been" instead of "hsa been";
+//! * 17: every handled error exits non-zero (the message is the original's,
+//!   on stderr as `analyze: FILE: message`).
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::args::Args;
+use anyhow::{bail, Context};
+use unitrace_core::atomic::ensure_not_input;
+use unitrace_core::metric_csv::{
+    open_input, parse_number, sniff_kind, CsvReader, Event, FileKind, Header,
+};
+use unitrace_core::InputError;
 
-pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("charts mode is not yet implemented")
+use crate::args::{Args, ChartFormat};
+use crate::render::data::DataWriter;
+use crate::render::{self, Chart, Format, Page, PageSink, Series};
+
+/// Name of the column every throughput chart divides by (scripts.md 1.6.1).
+pub const GPU_TIME: &str = "GpuTime[ns]";
+/// Y label of throughput charts.
+pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let input = args.input.as_path();
+    // Steps 1-2: the input exists, is a file, is not empty.
+    let file = open_input(input)?;
+    // Step 4 (checked before anything else, also for stall files).
+    if args.metrics.len() != args.ylabels.len() {
+        bail!("Number of metric sets does not match number of Y labels");
+    }
+    // Step 7.
+    let Some(output) = args.output.as_deref() else {
+        bail!("Error: -o/--output is missing");
+    };
+    ensure_not_input(output, &[input])?;
+    if let Some(data) = args.data.as_deref() {
+        ensure_not_input(data, &[input])?;
+        if same_path(data, output) {
+            bail!("{}: --data and -o name the same file", data.display());
+        }
+    }
+    // Step 9: a stall header hands over to the stall mode.
+    if sniff_kind(file, input)? == FileKind::Stall {
+        return crate::stall::run(args);
+    }
+    // Step 10.
+    if args.metrics.is_empty() {
+        bail!("-m option is missing");
+    }
+    let format = chart_format(args.format, output);
+    let mut session = Session::new(args, format)?;
+    let file = open_input(input)?;
+    session.read(file)?;
+    session.finish()
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// `--format`, else the output's extension (`.svg`, `.html`/`.htm`), else
+/// PDF like the original.
+pub fn chart_format(flag: Option<ChartFormat>, output: &Path) -> Format {
+    match flag {
+        Some(ChartFormat::Pdf) => Format::Pdf,
+        Some(ChartFormat::Svg) => Format::Svg,
+        Some(ChartFormat::Html) => Format::Html,
+        None => match output
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("svg") => Format::Svg,
+            Some("html") | Some("htm") => Format::Html,
+            _ => Format::Pdf,
+        },
+    }
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Pdf => "PDF",
+        Format::Svg => "SVG",
+        Format::Html => "HTML",
+    }
+}
+
+/// One `-m` set (with its `-y` label) or one `-b` set, validated against
+/// the header: column indices of its metrics.
+#[derive(Debug, Clone)]
+struct ChartSet {
+    names: Vec<String>,
+    columns: Vec<usize>,
+    y_label: String,
+    throughput: bool,
+}
+
+/// Validates the `-m`/`-b` names against `header` (scripts.md 1.6.1).
+fn chart_sets(args: &Args, header: &Header, path: &Path) -> Result<Vec<ChartSet>, InputError> {
+    let column = |name: &str| {
+        header
+            .index_of(name)
+            .filter(|&i| i != header.kernel_index())
+    };
+    let mut sets = Vec::new();
+    for (set, label) in args.metrics.iter().zip(&args.ylabels) {
+        let mut names = Vec::new();
+        let mut columns = Vec::new();
+        for piece in set.split(',') {
+            let name = piece.trim();
+            let Some(i) = column(name) else {
+                return Err(InputError::at_file(
+                    path,
+                    format!("No metric data for {piece}"),
+                ));
+            };
+            names.push(name.to_string());
+            columns.push(i);
+        }
+        sets.push(ChartSet {
+            names,
+            columns,
+            y_label: label.clone(),
+            throughput: false,
+        });
+    }
+    for set in &args.throughput {
+        let mut names = Vec::new();
+        let mut columns = Vec::new();
+        for piece in set.split(',') {
+            let name = piece.trim();
+            let Some(i) = column(name) else {
+                return Err(InputError::at_file(
+                    path,
+                    format!("No throughput data for {name}"),
+                ));
+            };
+            names.push(name.to_string());
+            columns.push(i);
+        }
+        sets.push(ChartSet {
+            names,
+            columns,
+            y_label: THROUGHPUT_LABEL.to_string(),
+            throughput: true,
+        });
+    }
+    Ok(sets)
+}
+
+/// Which instances are drawn (scripts.md 1.6.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mode {
+    /// A: every instance of every kernel.
+    All,
+    /// B: instance N of every kernel.
+    NthOfEach(u32),
+    /// C: every instance of one kernel.
+    AllOf(String),
+    /// D: instance N of one kernel.
+    One(String, u32),
+}
+
+impl Mode {
+    fn from_args(args: &Args) -> Mode {
+        let n = (args.instance >= 1).then(|| u32::try_from(args.instance).unwrap_or(u32::MAX));
+        match (&args.kernel, n) {
+            (None, None) => Mode::All,
+            (None, Some(n)) => Mode::NthOfEach(n),
+            (Some(k), None) => Mode::AllOf(k.clone()),
+            (Some(k), Some(n)) => Mode::One(k.clone(), n),
+        }
+    }
+
+    fn wants(&self, kernel: &str, ordinal: u32) -> bool {
+        match self {
+            Mode::All => true,
+            Mode::NthOfEach(n) => ordinal == *n,
+            Mode::AllOf(k) => k == kernel,
+            Mode::One(k, n) => k == kernel && ordinal == *n,
+        }
+    }
+}
+
+/// The rows of one drawn instance: one value column per needed CSV column.
+#[derive(Debug, Clone)]
+struct Instance {
+    kernel: String,
+    ordinal: u32,
+    /// `values[j][r]`: needed column j (see `Session::needed`), row r.
+    values: Vec<Vec<f64>>,
+    rows: usize,
+}
+
+/// The state of one chart run.
+struct Session<'a> {
+    args: &'a Args,
+    path: PathBuf,
+    format: Format,
+    mode: Mode,
+    sets: Vec<ChartSet>,
+    /// CSV columns read for drawn instances, and where each set's columns
+    /// sit in that list.
+    needed: Vec<usize>,
+    gpu_time_slot: Option<usize>,
+    slots: Vec<Vec<usize>>,
+    sink: Option<Box<dyn PageSink>>,
+    data: Option<DataWriter>,
+    /// Kernel names of the device section in order of first appearance,
+    /// with their instance counts.
+    kernels: Vec<String>,
+    counts: HashMap<String, u32>,
+    /// Mode B: instances waiting for an earlier kernel's turn.
+    pending: HashMap<String, Instance>,
+    next_turn: usize,
+    progress: Option<indicatif::ProgressBar>,
+    stdout: std::io::Stdout,
+    found_device: bool,
+    done: bool,
+}
+
+impl<'a> Session<'a> {
+    fn new(args: &'a Args, format: Format) -> anyhow::Result<Session<'a>> {
+        Ok(Session {
+            args,
+            path: args.input.clone(),
+            format,
+            mode: Mode::from_args(args),
+            sets: Vec::new(),
+            needed: Vec::new(),
+            gpu_time_slot: None,
+            slots: Vec::new(),
+            sink: None,
+            data: None,
+            kernels: Vec::new(),
+            counts: HashMap::new(),
+            pending: HashMap::new(),
+            next_turn: 0,
+            progress: None,
+            stdout: std::io::stdout(),
+            found_device: false,
+            done: false,
+        })
+    }
+
+    /// Prints one message line on stdout (around the progress bar).
+    fn say(&mut self, message: String) {
+        let out = &mut self.stdout;
+        match &self.progress {
+            Some(pb) => pb.suspend(|| {
+                let _ = writeln!(out, "{message}");
+            }),
+            None => {
+                let _ = writeln!(out, "{message}");
+            }
+        }
+    }
+
+    fn prepare(&mut self, header: &Header) -> Result<(), InputError> {
+        self.sets = chart_sets(self.args, header, &self.path)?;
+        let mut needed: Vec<usize> = Vec::new();
+        let slot_of = |c: usize, needed: &mut Vec<usize>| match needed.iter().position(|&x| x == c)
+        {
+            Some(s) => s,
+            None => {
+                needed.push(c);
+                needed.len() - 1
+            }
+        };
+        self.slots = self
+            .sets
+            .iter()
+            .map(|s| s.columns.iter().map(|&c| slot_of(c, &mut needed)).collect())
+            .collect();
+        if self.sets.iter().any(|s| s.throughput) {
+            // A file without GpuTime[ns] crashes the original; say why.
+            let Some(g) = header.index_of(GPU_TIME) else {
+                return Err(InputError::at_file(
+                    &self.path,
+                    format!("No throughput data for {GPU_TIME}"),
+                ));
+            };
+            self.gpu_time_slot = Some(slot_of(g, &mut needed));
+        }
+        self.needed = needed;
+        Ok(())
+    }
+
+    fn is_target_section(&self, device: Option<i64>) -> bool {
+        match device {
+            Some(d) => d == self.args.device,
+            // A banner-less file is device 0 (quirk 15, fixed).
+            None => self.args.device == 0,
+        }
+    }
+
+    fn read(&mut self, file: File) -> anyhow::Result<()> {
+        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let path = self.path.clone();
+        let mut csv = CsvReader::new(file, &path);
+        if std::io::stderr().is_terminal() && !matches!(self.mode, Mode::One(..)) {
+            let pb = indicatif::ProgressBar::new(total);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.progress = Some(pb);
+        }
+        let mut in_target = false;
+        let mut target_seen = false;
+        let mut building: Option<Instance> = None;
+        let mut fields = Vec::new();
+        let mut instances_seen = 0u64;
+        loop {
+            let event = csv.next_event()?;
+            let Some(event) = event else { break };
+            match event {
+                Event::SectionStart { device, .. } => {
+                    // Only the first section of the wanted device is used
+                    // (scripts.md 1.4).
+                    if target_seen {
+                        break;
+                    }
+                    in_target = self.is_target_section(device);
+                }
+                Event::Header(header) => {
+                    if in_target && !target_seen {
+                        target_seen = true;
+                        self.found_device = true;
+                        let header = header.clone();
+                        self.prepare(&header)?;
+                    }
+                }
+                Event::Row(row) => {
+                    if !in_target {
+                        continue;
+                    }
+                    if building.is_none() {
+                        let kernel = row.kernel().into_owned();
+                        let ordinal = match self.counts.get_mut(&kernel) {
+                            Some(n) => {
+                                *n += 1;
+                                *n
+                            }
+                            None => {
+                                self.counts.insert(kernel.clone(), 1);
+                                self.kernels.push(kernel.clone());
+                                1
+                            }
+                        };
+                        let wanted = self.mode.wants(&kernel, ordinal);
+                        building = Some(Instance {
+                            kernel,
+                            ordinal,
+                            values: if wanted {
+                                vec![Vec::new(); self.needed.len()]
+                            } else {
+                                Vec::new()
+                            },
+                            rows: 0,
+                        });
+                    }
+                    let Some(inst) = building.as_mut() else {
+                        continue;
+                    };
+                    inst.rows += 1;
+                    if inst.values.is_empty() {
+                        continue;
+                    }
+                    row.split(&mut fields)?;
+                    for (slot, &col) in self.needed.iter().enumerate() {
+                        let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
+                        let v = parse_number(text).ok_or_else(|| {
+                            row.error(format!(
+                                "column `{}`: `{}` is not a number",
+                                row.header().columns().get(col).map_or("?", |c| c.as_str()),
+                                String::from_utf8_lossy(text)
+                            ))
+                        })?;
+                        inst.values[slot].push(v);
+                    }
+                }
+                Event::Separator { .. } | Event::SectionEnd { .. } => {
+                    if let Some(inst) = building.take() {
+                        instances_seen += 1;
+                        if !inst.values.is_empty() {
+                            self.complete(inst)?;
+                        }
+                        if let Some(pb) = &self.progress {
+                            if instances_seen % 64 == 0 {
+                                pb.set_position(csv.offset());
+                                pb.set_message(format!("{instances_seen} instances"));
+                            }
+                        }
+                        if self.done {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(inst) = building.take() {
+            if !inst.values.is_empty() {
+                self.complete(inst)?;
+            }
+        }
+        if let Some(pb) = self.progress.take() {
+            pb.finish_and_clear();
+        }
+        Ok(())
+    }
+
+    /// An instance the mode wants has been read completely.
+    fn complete(&mut self, inst: Instance) -> anyhow::Result<()> {
+        match self.mode.clone() {
+            Mode::All => {
+                self.draw(&inst)?;
+                self.say(format!("Analyzed kernel {}", inst.kernel));
+            }
+            Mode::AllOf(_) => {
+                self.draw(&inst)?;
+                self.say(format!(
+                    "Analyzed instance {} of kernel {}",
+                    inst.ordinal, inst.kernel
+                ));
+            }
+            Mode::One(_, _) => {
+                self.draw(&inst)?;
+                self.say(format!(
+                    "Performance metric chart for instance {} of kernel {} has been successfully generated",
+                    inst.ordinal, inst.kernel
+                ));
+                self.done = true;
+            }
+            Mode::NthOfEach(_) => {
+                self.pending.insert(inst.kernel.clone(), inst);
+                self.flush_turns(false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mode B: draws buffered instances in the order the kernels first
+    /// appeared; at the end of the input (`at_end`) kernels without
+    /// instance N get the original's message.
+    fn flush_turns(&mut self, at_end: bool) -> anyhow::Result<()> {
+        let Mode::NthOfEach(n) = self.mode else {
+            return Ok(());
+        };
+        while self.next_turn < self.kernels.len() {
+            let kernel = self.kernels[self.next_turn].clone();
+            match self.pending.remove(&kernel) {
+                Some(inst) => {
+                    self.draw(&inst)?;
+                    self.say(format!("Analyzed kernel {kernel}"));
+                }
+                None if at_end => {
+                    self.say(format!(
+                        "No metric data for instance {n} of kernel {kernel}"
+                    ));
+                }
+                None => {
+                    // Instance N of this kernel may still come; a kernel
+                    // already seen fewer than N times blocks the later
+                    // ones only until then.
+                    return Ok(());
+                }
+            }
+            self.next_turn += 1;
+        }
+        Ok(())
+    }
+
+    /// The pages of one instance (scripts.md 1.6.2): every `-m` page, then
+    /// every `-b` page.
+    fn draw(&mut self, inst: &Instance) -> anyhow::Result<()> {
+        let mut pages = Vec::with_capacity(self.sets.len());
+        for (set, slots) in self.sets.iter().zip(&self.slots) {
+            let series = set
+                .names
+                .iter()
+                .zip(slots)
+                .map(|(name, &slot)| {
+                    let values = &inst.values[slot];
+                    let points = match (set.throughput, self.gpu_time_slot) {
+                        (true, Some(g)) => values
+                            .iter()
+                            .zip(&inst.values[g])
+                            .enumerate()
+                            .map(|(i, (v, t))| (i as f64, v / t))
+                            .collect(),
+                        _ => values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| (i as f64, *v))
+                            .collect(),
+                    };
+                    Series {
+                        name: name.clone(),
+                        points,
+                    }
+                })
+                .collect();
+            let chart = Chart {
+                title_lines: vec![self.args.title.clone(), format!("({})", inst.kernel)],
+                x_label: self.args.xlabel.clone(),
+                y_label: set.y_label.clone(),
+                series,
+                kind: Chart::kind_for_points(inst.rows),
+                x_tick_labels: None,
+            };
+            let suffix = if set.throughput {
+                format!("/{GPU_TIME}")
+            } else {
+                String::new()
+            };
+            pages.push((chart, suffix));
+        }
+        for (chart, suffix) in pages {
+            self.emit(&inst.kernel, inst.ordinal, chart, &suffix)?;
+        }
+        Ok(())
+    }
+
+    fn emit(
+        &mut self,
+        kernel: &str,
+        ordinal: u32,
+        chart: Chart,
+        suffix: &str,
+    ) -> anyhow::Result<()> {
+        let output = self
+            .args
+            .output
+            .as_deref()
+            .context("-o/--output is missing")?;
+        if self.sink.is_none() {
+            // Created with the first page, like the original's PDF.
+            self.sink = Some(
+                render::create(output, self.format)
+                    .with_context(|| format!("{}: cannot create output", output.display()))?,
+            );
+            if let Some(data) = self.args.data.as_deref() {
+                self.data = Some(
+                    DataWriter::create(data)
+                        .with_context(|| format!("{}: cannot create data file", data.display()))?,
+                );
+            }
+        }
+        if let Some(data) = self.data.as_mut() {
+            data.write_chart(kernel, Some(u64::from(ordinal)), &chart, suffix)
+                .with_context(|| "cannot write the --data file".to_string())?;
+        }
+        if let Some(sink) = self.sink.as_mut() {
+            sink.add_page(&Page::Chart(chart))
+                .with_context(|| format!("{}: cannot write output", output.display()))?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<ExitCode> {
+        let path = self.path.clone();
+        if !self.found_device {
+            return Err(InputError::at_file(
+                &path,
+                format!("Device {} not found in input file", self.args.device),
+            )
+            .into());
+        }
+        self.flush_turns(true)?;
+        match self.mode.clone() {
+            Mode::AllOf(k) | Mode::One(k, _) if !self.counts.contains_key(&k) => {
+                return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
+            }
+            Mode::One(k, n) if self.sink.is_none() => {
+                let have = self.counts.get(&k).copied().unwrap_or(0);
+                return Err(InputError::at_file(
+                    &path,
+                    format!(
+                        "No metric data for instance {n} of kernel {k} (it has {have} instance{})",
+                        if have == 1 { "" } else { "s" }
+                    ),
+                )
+                .into());
+            }
+            _ => {}
+        }
+        let Some(sink) = self.sink.take() else {
+            return Err(InputError::at_file(
+                &path,
+                "No performance metric data for kernel or kernel instance",
+            )
+            .into());
+        };
+        let output = self.args.output.clone().unwrap_or_default();
+        sink.finish()
+            .with_context(|| format!("{}: cannot write output", output.display()))?;
+        if let Some(data) = self.data.take() {
+            data.finish()
+                .with_context(|| "cannot write the --data file".to_string())?;
+        }
+        self.say(format!(
+            "Performance metric charts are successfully generated in {} format",
+            format_name(self.format)
+        ));
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// The original's message plus the closest kernel names of the section.
+    fn unknown_kernel_message(&self, kernel: &str) -> String {
+        let close = closest_names(kernel, &self.kernels, 3);
+        if close.is_empty() {
+            format!("No metric data for kernel {kernel}")
+        } else {
+            let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
+            format!(
+                "No metric data for kernel {kernel}; closest names (full name with shape is needed): {}",
+                list.join(", ")
+            )
+        }
+    }
+}
+
+/// Up to `max` names closest to `wanted`: names that start with it first
+/// (the usual mistake is leaving out the `[SIMD…]` shape), then by edit
+/// distance; ties in file order.
+pub fn closest_names<'n>(wanted: &str, names: &'n [String], max: usize) -> Vec<&'n str> {
+    let mut scored: Vec<(usize, usize, &str)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let score = if n.starts_with(wanted) && !wanted.is_empty() {
+                0
+            } else {
+                1 + edit_distance(wanted, n)
+            };
+            (score, i, n.as_str())
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(max).map(|(_, _, n)| n).collect()
+}
+
+/// Levenshtein distance over characters (names are at most a few KB).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Preset option files shipped with analyze (the metric sets of the
+/// original's `metrics/config/<family>/*.txt`), by `<family>/<name>`.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "bmg/ComputeBasic.txt",
+        include_str!("../presets/bmg/ComputeBasic.txt"),
+    ),
+    (
+        "bmg/MemoryProfile.txt",
+        include_str!("../presets/bmg/MemoryProfile.txt"),
+    ),
+    (
+        "pvc/ComputeBasic.txt",
+        include_str!("../presets/pvc/ComputeBasic.txt"),
+    ),
+    (
+        "pvc/GpuOffload.txt",
+        include_str!("../presets/pvc/GpuOffload.txt"),
+    ),
+    (
+        "pvc/L1ProfileReads.txt",
+        include_str!("../presets/pvc/L1ProfileReads.txt"),
+    ),
+    (
+        "pvc/L1ProfileSlmBankConflicts.txt",
+        include_str!("../presets/pvc/L1ProfileSlmBankConflicts.txt"),
+    ),
+    (
+        "pvc/L1ProfileWrites.txt",
+        include_str!("../presets/pvc/L1ProfileWrites.txt"),
+    ),
+    (
+        "pvc/MemProfile.txt",
+        include_str!("../presets/pvc/MemProfile.txt"),
+    ),
+];
+
+/// The built-in preset an option-file path names when no such file exists:
+/// its last two components `<family>/<name>` (`pvc/ComputeBasic.txt`,
+/// `config/pvc/ComputeBasic.txt`, the original's
+/// `…/scripts/metrics/config/pvc/ComputeBasic.txt`); `.txt` may be left out
+/// and case is ignored.
+pub fn builtin_preset(path: &Path) -> Option<&'static str> {
+    let mut parts = path.components().rev().filter_map(|c| match c {
+        std::path::Component::Normal(s) => Some(s.to_string_lossy().to_ascii_lowercase()),
+        _ => None,
+    });
+    let name = parts.next()?;
+    let family = parts.next()?;
+    let name = if name.ends_with(".txt") {
+        name
+    } else {
+        format!("{name}.txt")
+    };
+    let key = format!("{family}/{name}");
+    PRESETS
+        .iter()
+        .find(|(k, _)| k.to_ascii_lowercase() == key)
+        .map(|(_, text)| *text)
+}
+
+/// Options of analyze that take a value (short letters and long names);
+/// the others are flags. Used to find stray positional words in option
+/// files.
+const VALUE_SHORT: &str = "dkimybxtosngrcef";
+const FLAG_LONG: &[&str] = &[
+    "--list",
+    "--http",
+    "--https",
+    "--by-line",
+    "--help",
+    "--version",
+];
+
+/// Refuses an option file that holds a positional word, i.e. an input
+/// path: the input is always given on the command line (an input hidden in
+/// a preset would silently replace or clash with it).
+pub fn check_option_words(words: &[String]) -> Result<(), String> {
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let takes_value = if let Some(long) = w.strip_prefix("--") {
+            !long.contains('=')
+                && !long.is_empty()
+                && !FLAG_LONG.iter().any(|f| f.starts_with(w.as_str()))
+        } else if let Some(short) = w.strip_prefix('-') {
+            short.len() == 1 && VALUE_SHORT.contains(short)
+        } else {
+            return Err(format!(
+                "`{w}` is not an option; option files hold options only (give the input file on the command line)"
+            ));
+        };
+        i += if takes_value { 2 } else { 1 };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_names_prefer_missing_shape() {
+        let names = vec![
+            "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]".to_string(),
+            "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]".to_string(),
+            "gen_cony".to_string(),
+        ];
+        assert_eq!(
+            closest_names("gen_conv", &names, 2),
+            vec![names[0].as_str(), "gen_cony"]
+        );
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn presets_resolve_from_original_paths() {
+        assert!(builtin_preset(Path::new("pvc/ComputeBasic.txt")).is_some());
+        assert!(
+            builtin_preset(Path::new("/x/scripts/metrics/config/bmg/MemoryProfile.txt")).is_some()
+        );
+        assert!(builtin_preset(Path::new("PVC/computebasic")).is_some());
+        assert!(builtin_preset(Path::new("ComputeBasic.txt")).is_none());
+        assert!(builtin_preset(Path::new("xe/ComputeBasic.txt")).is_none());
+        for (name, text) in PRESETS {
+            let words = crate::args::shell_split(text).unwrap();
+            check_option_words(&words).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(words.iter().any(|w| w == "-m"), "{name}");
+        }
+    }
+
+    #[test]
+    fn option_words_reject_positionals() {
+        let ok: Vec<String> = ["-m", "A", "-l", "--inst", "0", "--kernel=K", "-q"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(check_option_words(&ok).is_ok());
+        let bad: Vec<String> = ["-m", "A", "perf.csv"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(check_option_words(&bad).unwrap_err().contains("perf.csv"));
+    }
+
+    #[test]
+    fn mode_selection() {
+        assert!(Mode::One("k".into(), 2).wants("k", 2));
+        assert!(!Mode::One("k".into(), 2).wants("k", 1));
+        assert!(Mode::NthOfEach(1).wants("x", 1));
+        assert!(Mode::AllOf("k".into()).wants("k", 7));
+        assert!(!Mode::AllOf("k".into()).wants("j", 1));
+    }
 }

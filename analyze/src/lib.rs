@@ -5,8 +5,10 @@
 pub mod args;
 pub mod charts;
 pub mod list;
+pub mod render;
 pub mod server;
 pub mod stall;
+pub mod stall_charts;
 
 use std::process::ExitCode;
 

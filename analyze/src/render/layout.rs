@@ -1,0 +1,642 @@
+//! Lays out one [`Page`] on a [`Canvas`]: axes, ticks, grid, series,
+//! legend and title, with matplotlib's default geometry (see the module
+//! documentation of `render`).
+
+use super::font::{metrics, text_width};
+use super::{Align, Canvas, Chart, ChartKind, Page, Rgb, TextRun};
+
+/// Page size: matplotlib's default figure, 6.4 x 4.8 inches.
+pub const PAGE_WIDTH: f32 = 460.8;
+pub const PAGE_HEIGHT: f32 = 345.6;
+
+/// Axes box (matplotlib `figure.subplot.*` defaults), origin top-left.
+const AX_LEFT: f32 = 0.125 * PAGE_WIDTH;
+const AX_RIGHT: f32 = 0.9 * PAGE_WIDTH;
+const AX_TOP: f32 = (1.0 - 0.88) * PAGE_HEIGHT;
+const AX_BOTTOM: f32 = (1.0 - 0.11) * PAGE_HEIGHT;
+
+const TAB10: [Rgb; 10] = [
+    Rgb(0x1f, 0x77, 0xb4),
+    Rgb(0xff, 0x7f, 0x0e),
+    Rgb(0x2c, 0xa0, 0x2c),
+    Rgb(0xd6, 0x27, 0x28),
+    Rgb(0x94, 0x67, 0xbd),
+    Rgb(0x8c, 0x56, 0x4b),
+    Rgb(0xe3, 0x77, 0xc2),
+    Rgb(0x7f, 0x7f, 0x7f),
+    Rgb(0xbc, 0xbd, 0x22),
+    Rgb(0x17, 0xbe, 0xcf),
+];
+const GRID: Rgb = Rgb(0xb0, 0xb0, 0xb0);
+const LEGEND_EDGE: Rgb = Rgb(0xcc, 0xcc, 0xcc);
+
+const LABEL_SIZE: f32 = 10.0;
+const TITLE_SIZE: f32 = 8.0;
+const LEGEND_SIZE: f32 = 4.0;
+const TICK_LEN: f32 = 3.5;
+const TICK_PAD: f32 = 3.5;
+const LABEL_PAD: f32 = 4.0;
+const TITLE_PAD: f32 = 6.0;
+/// Font size of metric-chart tick labels (matplotlib default) and of
+/// stall-chart ticks (`fontsize=6`), and of the rotated IP labels.
+const TICK_SIZE: f32 = 10.0;
+const STALL_TICK_SIZE: f32 = 6.0;
+const IP_LABEL_SIZE: f32 = 4.0;
+/// Text pages (scripts.md 1.8.8).
+const TEXT_PAGE_SIZE: f32 = 4.0;
+
+/// Colour of series `i` (tab10, cycling).
+pub fn series_color(i: usize) -> Rgb {
+    TAB10[i % TAB10.len()]
+}
+
+/// Draws one page.
+pub fn draw_page(page: &Page, canvas: &mut dyn Canvas) {
+    match page {
+        Page::Chart(chart) => draw_chart(chart, canvas),
+        Page::Text(lines) => draw_text_page(lines, canvas),
+    }
+}
+
+fn draw_text_page(lines: &[String], canvas: &mut dyn Canvas) {
+    let step = TEXT_PAGE_SIZE * 1.2;
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        canvas.text(&TextRun {
+            x: AX_LEFT,
+            y: AX_TOP + step * (i as f32 + 1.0),
+            size: TEXT_PAGE_SIZE,
+            align: Align::Left,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: line,
+        });
+    }
+}
+
+/// A linear mapping from data to page coordinates along one axis.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    lo: f64,
+    hi: f64,
+    p0: f32,
+    p1: f32,
+}
+
+impl Scale {
+    fn map(&self, v: f64) -> f32 {
+        let t = if self.hi > self.lo {
+            (v - self.lo) / (self.hi - self.lo)
+        } else {
+            0.5
+        };
+        self.p0 + (self.p1 - self.p0) * t as f32
+    }
+}
+
+/// Data limits of the Y axis: data range plus 5 % margins (matplotlib
+/// `axes.ymargin`); bars stand on 0, which stays the edge (sticky edge).
+fn y_limits(chart: &Chart) -> (f64, f64) {
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for s in &chart.series {
+        for &(_, y) in &s.points {
+            if y.is_finite() {
+                lo = lo.min(y);
+                hi = hi.max(y);
+            }
+        }
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if chart.kind == ChartKind::Bar {
+        lo = lo.min(0.0);
+        hi = hi.max(0.0);
+    }
+    let (lo, hi) = nonsingular(lo, hi);
+    let m = (hi - lo) * 0.05;
+    if chart.kind == ChartKind::Bar {
+        let lo2 = if lo == 0.0 { 0.0 } else { lo - m };
+        let hi2 = if hi == 0.0 { 0.0 } else { hi + m };
+        (lo2, hi2)
+    } else {
+        (lo - m, hi + m)
+    }
+}
+
+/// Widens an empty range the way matplotlib does for a constant series
+/// (±5 % of the value, ±1 around zero).
+fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
+    if hi > lo {
+        (lo, hi)
+    } else if lo == 0.0 {
+        (-1.0, 1.0)
+    } else {
+        let d = lo.abs() * 0.05;
+        (lo - d, hi + d)
+    }
+}
+
+/// Tick positions inside `[lo, hi]` with a 1-2-2.5-5-10 step giving at most
+/// `max_ticks` ticks (matplotlib's MaxNLocator steps). `integer` forces
+/// whole-number steps (sample ordinals).
+fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
+    let span = hi - lo;
+    if !(span > 0.0) || !span.is_finite() {
+        return (vec![lo], 1.0);
+    }
+    // matplotlib: nbins intervals (9 for axes of this size).
+    let raw = span / max_ticks.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let mut step = 10.0 * mag;
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * mag >= raw * 0.999_999 {
+            step = m * mag;
+            break;
+        }
+    }
+    if integer {
+        step = step.max(1.0).round();
+    }
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    let ticks = (first..=last)
+        .map(|k| k as f64 * step)
+        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
+        .collect();
+    (ticks, step)
+}
+
+/// Tick labels with matplotlib's scientific offset: values of magnitude
+/// >= 1e6 or < 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
+/// the end of the axis.
+fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
+    let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut exp = 0i32;
+    if max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-5) {
+        exp = max_abs.log10().floor() as i32;
+    }
+    let scale = 10f64.powi(exp);
+    let s = step / scale;
+    let mut decimals = 0usize;
+    while decimals < 10 {
+        let m = s * 10f64.powi(decimals as i32);
+        if (m - m.round()).abs() < 1e-6 * m.abs().max(1.0) {
+            break;
+        }
+        decimals += 1;
+    }
+    let labels = ticks
+        .iter()
+        .map(|v| {
+            let t = format!("{:.*}", decimals, v / scale);
+            // matplotlib writes a minus sign (U+2212) for negative ticks.
+            match t.strip_prefix('-') {
+                Some(rest) if rest.chars().any(|c| c != '0' && c != '.') => {
+                    format!("\u{2212}{rest}")
+                }
+                Some(rest) => rest.to_string(),
+                None => t,
+            }
+        })
+        .collect();
+    let offset = (exp != 0).then(|| format!("1e{exp}"));
+    (labels, offset)
+}
+
+/// Formats an X value for a category label (bar charts).
+fn category_label(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
+    let stall_style = chart.x_tick_labels.is_some();
+    let tick_size = if stall_style {
+        STALL_TICK_SIZE
+    } else {
+        TICK_SIZE
+    };
+
+    // --- X geometry -------------------------------------------------------
+    // Bars: one category per point of the first series at 0..n-1; lines:
+    // data X values with 5 % margins.
+    let n_points = chart
+        .series
+        .iter()
+        .map(|s| s.points.len())
+        .max()
+        .unwrap_or(0);
+    let (x_lo, x_hi) = match chart.kind {
+        ChartKind::Bar => (-0.5, n_points.max(1) as f64 - 0.5),
+        ChartKind::Line => {
+            let mut lo = f64::INFINITY;
+            let mut hi = f64::NEG_INFINITY;
+            for s in &chart.series {
+                for &(x, _) in &s.points {
+                    if x.is_finite() {
+                        lo = lo.min(x);
+                        hi = hi.max(x);
+                    }
+                }
+            }
+            if !lo.is_finite() {
+                (0.0, 1.0)
+            } else {
+                let (lo, hi) = nonsingular(lo, hi);
+                let m = (hi - lo) * 0.05;
+                (lo - m, hi + m)
+            }
+        }
+    };
+    let xs = Scale {
+        lo: x_lo,
+        hi: x_hi,
+        p0: AX_LEFT,
+        p1: AX_RIGHT,
+    };
+    let (y_lo, y_hi) = y_limits(chart);
+    let ys = Scale {
+        lo: y_lo,
+        hi: y_hi,
+        p0: AX_BOTTOM,
+        p1: AX_TOP,
+    };
+
+    // --- grid and Y ticks -------------------------------------------------
+    let (yt, ystep) = ticks(y_lo, y_hi, 9, false);
+    let (ylabels, yoffset) = tick_labels(&yt, ystep);
+    let mut max_ylabel_w: f32 = 0.0;
+    for (v, label) in yt.iter().zip(&ylabels) {
+        let y = ys.map(*v);
+        canvas.polyline(&[(AX_LEFT, y), (AX_RIGHT, y)], GRID, 0.8);
+        canvas.polyline(&[(AX_LEFT - TICK_LEN, y), (AX_LEFT, y)], Rgb::BLACK, 0.8);
+        canvas.text(&TextRun {
+            x: AX_LEFT - TICK_LEN - TICK_PAD,
+            y: y + tick_size * 0.36,
+            size: tick_size,
+            align: Align::Right,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: label,
+        });
+        max_ylabel_w = max_ylabel_w.max(text_width(label, tick_size));
+    }
+    if let Some(off) = &yoffset {
+        canvas.text(&TextRun {
+            x: AX_LEFT,
+            y: AX_TOP - 4.0,
+            size: tick_size,
+            align: Align::Left,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: off,
+        });
+    }
+
+    // --- series -----------------------------------------------------------
+    match chart.kind {
+        ChartKind::Line => {
+            for (i, s) in chart.series.iter().enumerate() {
+                let color = series_color(i);
+                let mut run: Vec<(f32, f32)> = Vec::with_capacity(s.points.len());
+                for &(x, y) in &s.points {
+                    if x.is_finite() && y.is_finite() {
+                        run.push((xs.map(x), ys.map(y)));
+                    } else {
+                        if run.len() >= 2 {
+                            canvas.polyline(&run, color, 1.5);
+                        }
+                        run.clear();
+                    }
+                }
+                if run.len() >= 2 {
+                    canvas.polyline(&run, color, 1.5);
+                }
+            }
+        }
+        ChartKind::Bar => {
+            // pandas: the group of k bars spans 0.5 of a category.
+            let k = chart.series.len().max(1) as f64;
+            let w = 0.5 / k;
+            for (i, s) in chart.series.iter().enumerate() {
+                for (pos, &(_, y)) in s.points.iter().enumerate() {
+                    if !y.is_finite() {
+                        continue;
+                    }
+                    let left = pos as f64 - 0.25 + w * i as f64;
+                    let (px0, px1) = (xs.map(left), xs.map(left + w));
+                    let (py0, py1) = (ys.map(y.max(0.0).max(y_lo)), ys.map(y.min(0.0).max(y_lo)));
+                    canvas.rect(px0, py0, px1 - px0, py1 - py0, series_color(i), None);
+                }
+            }
+        }
+    }
+
+    // --- spines -----------------------------------------------------------
+    canvas.polyline(
+        &[
+            (AX_LEFT, AX_TOP),
+            (AX_RIGHT, AX_TOP),
+            (AX_RIGHT, AX_BOTTOM),
+            (AX_LEFT, AX_BOTTOM),
+            (AX_LEFT, AX_TOP),
+        ],
+        Rgb::BLACK,
+        0.8,
+    );
+
+    // --- X ticks ----------------------------------------------------------
+    let tick_top = AX_BOTTOM + TICK_LEN + TICK_PAD;
+    let mut xlabel_top = tick_top + tick_size * 0.95;
+    let category_labels: Option<Vec<String>> = match (&chart.x_tick_labels, chart.kind) {
+        (Some(l), _) => Some(l.clone()),
+        (None, ChartKind::Bar) => Some(
+            chart
+                .series
+                .first()
+                .map(|s| s.points.iter().map(|p| category_label(p.0)).collect())
+                .unwrap_or_default(),
+        ),
+        (None, ChartKind::Line) => None,
+    };
+    match category_labels {
+        Some(labels) => {
+            // Every position gets its label, rotated 90° (pandas bar charts
+            // and the stall charts' IP labels).
+            let size = if stall_style {
+                IP_LABEL_SIZE
+            } else {
+                tick_size
+            };
+            let mut max_w: f32 = 0.0;
+            for (pos, label) in labels.iter().enumerate() {
+                let x = xs.map(pos as f64);
+                canvas.polyline(
+                    &[(x, AX_BOTTOM), (x, AX_BOTTOM + TICK_LEN)],
+                    Rgb::BLACK,
+                    0.8,
+                );
+                canvas.text(&TextRun {
+                    x: x + size * 0.36,
+                    y: tick_top,
+                    size,
+                    align: Align::Right,
+                    rotated: true,
+                    color: Rgb::BLACK,
+                    text: label,
+                });
+                max_w = max_w.max(text_width(label, size));
+            }
+            xlabel_top = tick_top + max_w;
+        }
+        None => {
+            let (xt, xstep) = ticks(x_lo, x_hi, 9, true);
+            let (xlabels, _) = tick_labels(&xt, xstep);
+            for (v, label) in xt.iter().zip(&xlabels) {
+                let x = xs.map(*v);
+                canvas.polyline(
+                    &[(x, AX_BOTTOM), (x, AX_BOTTOM + TICK_LEN)],
+                    Rgb::BLACK,
+                    0.8,
+                );
+                canvas.text(&TextRun {
+                    x,
+                    y: tick_top + tick_size * 0.76,
+                    size: tick_size,
+                    align: Align::Center,
+                    rotated: false,
+                    color: Rgb::BLACK,
+                    text: label,
+                });
+            }
+        }
+    }
+
+    // --- axis labels --------------------------------------------------------
+    if !chart.x_label.is_empty() {
+        canvas.text(&TextRun {
+            x: (AX_LEFT + AX_RIGHT) / 2.0,
+            y: (xlabel_top + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
+            size: LABEL_SIZE,
+            align: Align::Center,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: &chart.x_label,
+        });
+    }
+    if !chart.y_label.is_empty() {
+        let right = AX_LEFT - TICK_LEN - TICK_PAD - max_ylabel_w - LABEL_PAD;
+        canvas.text(&TextRun {
+            x: (right - LABEL_SIZE * 0.24).max(LABEL_SIZE),
+            y: (AX_TOP + AX_BOTTOM) / 2.0,
+            size: LABEL_SIZE,
+            align: Align::Center,
+            rotated: true,
+            color: Rgb::BLACK,
+            text: &chart.y_label,
+        });
+    }
+
+    draw_title(&chart.title_lines, canvas);
+    draw_legend(chart, &xs, &ys, canvas);
+}
+
+/// Breaks `text` into lines no wider than `max_w` at `size`, preferring
+/// spaces, else cutting inside a word (kernel names can be long tokens).
+pub fn wrap(text: &str, size: f32, max_w: f32) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_inclusive(' ') {
+        let candidate = format!("{line}{word}");
+        if text_width(candidate.trim_end(), size) <= max_w {
+            line = candidate;
+            continue;
+        }
+        if !line.trim_end().is_empty() {
+            lines.push(line.trim_end().to_string());
+            line = String::new();
+        }
+        // The word alone may still be too wide: cut it by characters.
+        for c in word.chars() {
+            line.push(c);
+            if text_width(line.trim_end(), size) > max_w && line.chars().count() > 1 {
+                line.pop();
+                lines.push(std::mem::take(&mut line));
+                line.push(c);
+            }
+        }
+    }
+    if !line.trim_end().is_empty() || lines.is_empty() {
+        lines.push(line.trim_end().to_string());
+    }
+    lines
+}
+
+fn draw_title(title_lines: &[String], canvas: &mut dyn Canvas) {
+    let max_w = PAGE_WIDTH - 12.0;
+    let lines: Vec<String> = title_lines
+        .iter()
+        .flat_map(|l| wrap(l, TITLE_SIZE, max_w))
+        .collect();
+    let step = TITLE_SIZE * 1.2;
+    let last_baseline = AX_TOP - TITLE_PAD - TITLE_SIZE * 0.24;
+    let n = lines.len();
+    for (i, line) in lines.iter().enumerate() {
+        let y = last_baseline - step * (n - 1 - i) as f32;
+        canvas.text(&TextRun {
+            x: PAGE_WIDTH / 2.0,
+            y: y.max(TITLE_SIZE),
+            size: TITLE_SIZE,
+            align: Align::Center,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: line,
+        });
+    }
+}
+
+/// Legend placement candidates in matplotlib's order for `loc='best'`
+/// (ties keep the earlier one): fractions of the free axes space.
+const LEGEND_SPOTS: [(f32, f32); 9] = [
+    (1.0, 0.0), // upper right
+    (0.0, 0.0), // upper left
+    (0.0, 1.0), // lower left
+    (1.0, 1.0), // lower right
+    (0.0, 0.5), // center left
+    (1.0, 0.5), // center right
+    (0.5, 1.0), // lower center
+    (0.5, 0.0), // upper center
+    (0.5, 0.5), // center
+];
+
+fn draw_legend(chart: &Chart, xs: &Scale, ys: &Scale, canvas: &mut dyn Canvas) {
+    if chart.series.is_empty() {
+        return;
+    }
+    let size = LEGEND_SIZE;
+    let border_pad = 0.4 * size;
+    let handle_len = 2.0 * size;
+    let handle_pad = 0.8 * size;
+    let row_h = size * 1.17;
+    let row_gap = 0.5 * size;
+    let axes_pad = 0.5 * size;
+    let text_w = chart
+        .series
+        .iter()
+        .map(|s| text_width(&s.name, size))
+        .fold(0.0f32, f32::max);
+    let n = chart.series.len() as f32;
+    let box_w = 2.0 * border_pad + handle_len + handle_pad + text_w;
+    let box_h = 2.0 * border_pad + n * row_h + (n - 1.0) * row_gap;
+
+    // Points the legend would hide, per candidate spot.
+    let pts: Vec<(f32, f32)> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .map(|&(x, y)| match chart.kind {
+            ChartKind::Line => (xs.map(x), ys.map(y)),
+            ChartKind::Bar => (xs.map(0.0), ys.map(y)),
+        })
+        .collect();
+    let free_w = (AX_RIGHT - AX_LEFT - 2.0 * axes_pad - box_w).max(0.0);
+    let free_h = (AX_BOTTOM - AX_TOP - 2.0 * axes_pad - box_h).max(0.0);
+    let mut best = (usize::MAX, AX_LEFT, AX_TOP);
+    for (fx, fy) in LEGEND_SPOTS {
+        let bx = AX_LEFT + axes_pad + fx * free_w;
+        let by = AX_TOP + axes_pad + fy * free_h;
+        let hidden = pts
+            .iter()
+            .filter(|(x, y)| *x >= bx && *x <= bx + box_w && *y >= by && *y <= by + box_h)
+            .count();
+        if hidden < best.0 {
+            best = (hidden, bx, by);
+        }
+        if hidden == 0 {
+            break;
+        }
+    }
+    let (_, bx, by) = best;
+    canvas.rect(bx, by, box_w, box_h, Rgb::WHITE, Some((LEGEND_EDGE, 0.5)));
+    let (asc, _, _) = metrics().vertical_milli();
+    for (i, s) in chart.series.iter().enumerate() {
+        let top = by + border_pad + i as f32 * (row_h + row_gap);
+        let mid = top + row_h / 2.0;
+        let hx = bx + border_pad;
+        match chart.kind {
+            ChartKind::Line => {
+                canvas.polyline(&[(hx, mid), (hx + handle_len, mid)], series_color(i), 1.0)
+            }
+            ChartKind::Bar => canvas.rect(
+                hx,
+                top + row_h * 0.15,
+                handle_len,
+                row_h * 0.7,
+                series_color(i),
+                None,
+            ),
+        }
+        canvas.text(&TextRun {
+            x: hx + handle_len + handle_pad,
+            y: top + size * asc / 1000.0 * 0.9,
+            size,
+            align: Align::Left,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: &s.name,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_match_matplotlib_steps() {
+        // Data 0..60 with margins: matplotlib shows 0,10,…,60.
+        let (t, s) = ticks(-3.0, 64.75, 9, false);
+        assert_eq!(s, 10.0);
+        assert_eq!(t, vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+        // A constant 1550 series: 1480..1620 in steps of 20.
+        let (lo, hi) = nonsingular(1550.0, 1550.0);
+        let m = (hi - lo) * 0.05;
+        let (t, _) = ticks(lo - m, hi + m, 9, false);
+        assert_eq!(t.first(), Some(&1480.0));
+        assert_eq!(t.last(), Some(&1620.0));
+        // Integer X ticks never go below a step of 1.
+        let (t, s) = ticks(-0.25, 5.25, 9, true);
+        assert_eq!(s, 1.0);
+        assert_eq!(t.len(), 6);
+    }
+
+    #[test]
+    fn tick_labels_use_offset_for_large_values() {
+        let (l, off) = tick_labels(&[0.0, 2e9, 4e9], 2e9);
+        assert_eq!(l, vec!["0", "2", "4"]);
+        assert_eq!(off.as_deref(), Some("1e9"));
+        let (l, off) = tick_labels(&[-0.5, 0.0, 0.5], 0.5);
+        assert_eq!(l, vec!["\u{2212}0.5", "0.0", "0.5"]);
+        assert!(off.is_none());
+    }
+
+    #[test]
+    fn wrap_breaks_long_titles() {
+        let long = "(".to_string() + &"abc ".repeat(60) + ")";
+        let lines = wrap(&long, 8.0, 200.0);
+        assert!(lines.len() > 1);
+        assert!(lines.iter().all(|l| text_width(l, 8.0) <= 200.0));
+        let token = "x".repeat(300);
+        let lines = wrap(&token, 8.0, 200.0);
+        assert_eq!(lines.concat(), token);
+        assert_eq!(wrap("short", 8.0, 200.0), vec!["short"]);
+    }
+}

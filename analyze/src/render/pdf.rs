@@ -1,0 +1,308 @@
+//! Multi-page PDF writer: vector pages, the DejaVu Sans font embedded as a
+//! CID TrueType font (Identity-H, with a ToUnicode map so text is
+//! selectable and searchable, e.g. by `pdftotext`).
+//!
+//! The file is streamed: each page's content stream is compressed and
+//! written as soon as the page is added; only the object offsets, the page
+//! references and the set of used glyphs are kept until [`PdfWriter`]
+//! finishes with the font objects, the page tree and the cross-reference
+//! table. Objects are serialised with pdf-writer, one chunk per object.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use flate2::write::ZlibEncoder;
+use flate2::Compression;
+use pdf_writer::types::{CidFontType, FontFlags, LineCapStyle, LineJoinStyle, SystemInfo};
+use pdf_writer::{Chunk, Content, Filter, Name, Rect, Ref, Str, TextStr};
+use unitrace_core::AtomicFile;
+
+use super::font::{metrics, FONT_BYTES, FONT_NAME};
+use super::layout::{draw_page, PAGE_HEIGHT, PAGE_WIDTH};
+use super::{Align, Canvas, Page, PageSink, Rgb, TextRun};
+
+const CATALOG: Ref = Ref::new(1);
+const PAGE_TREE: Ref = Ref::new(2);
+const TYPE0_FONT: Ref = Ref::new(3);
+const CID_FONT: Ref = Ref::new(4);
+const FONT_DESCRIPTOR: Ref = Ref::new(5);
+const FONT_FILE: Ref = Ref::new(6);
+const TO_UNICODE: Ref = Ref::new(7);
+const INFO: Ref = Ref::new(8);
+const FIRST_FREE: i32 = 9;
+const FONT_RESOURCE: Name<'static> = Name(b"F1");
+
+pub struct PdfWriter {
+    out: AtomicFile,
+    written: u64,
+    /// Byte offset of every object, indexed by object number.
+    offsets: Vec<u64>,
+    next_id: i32,
+    page_refs: Vec<Ref>,
+    /// Glyph id → the character it was used for (ToUnicode, widths).
+    glyphs: BTreeMap<u16, char>,
+}
+
+impl PdfWriter {
+    pub fn create(path: &Path) -> io::Result<PdfWriter> {
+        let mut w = PdfWriter {
+            out: AtomicFile::create(path)?,
+            written: 0,
+            offsets: vec![0; FIRST_FREE as usize],
+            next_id: FIRST_FREE,
+            page_refs: Vec::new(),
+            glyphs: BTreeMap::new(),
+        };
+        // A binary comment after the header marks the file as binary.
+        w.write_raw(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")?;
+        Ok(w)
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn alloc(&mut self) -> Ref {
+        let r = Ref::new(self.next_id);
+        self.next_id += 1;
+        self.offsets.push(0);
+        r
+    }
+
+    /// Writes one chunk holding exactly the object `id`.
+    fn write_object(&mut self, id: Ref, chunk: Chunk) -> io::Result<()> {
+        self.offsets[id.get() as usize] = self.written;
+        self.write_raw(chunk.as_bytes())
+    }
+
+    fn write_font(&mut self) -> io::Result<()> {
+        let m = metrics();
+        let (ascent, descent, bbox) = m.vertical_milli();
+
+        let mut c = Chunk::new();
+        c.type0_font(TYPE0_FONT)
+            .base_font(Name(FONT_NAME.as_bytes()))
+            .encoding_predefined(Name(b"Identity-H"))
+            .descendant_font(CID_FONT)
+            .to_unicode(TO_UNICODE);
+        self.write_object(TYPE0_FONT, c)?;
+
+        let mut c = Chunk::new();
+        {
+            let mut cid = c.cid_font(CID_FONT);
+            cid.subtype(CidFontType::Type2)
+                .base_font(Name(FONT_NAME.as_bytes()))
+                .system_info(system_info())
+                .font_descriptor(FONT_DESCRIPTOR)
+                .default_width(m.advance_milli(0))
+                .cid_to_gid_map_predefined(Name(b"Identity"));
+            let mut widths = cid.widths();
+            for &gid in self.glyphs.keys() {
+                widths.consecutive(gid, [m.advance_milli(gid)]);
+            }
+        }
+        self.write_object(CID_FONT, c)?;
+
+        let mut c = Chunk::new();
+        c.font_descriptor(FONT_DESCRIPTOR)
+            .name(Name(FONT_NAME.as_bytes()))
+            .flags(FontFlags::NON_SYMBOLIC)
+            .bbox(Rect::new(bbox[0], bbox[1], bbox[2], bbox[3]))
+            .italic_angle(0.0)
+            .ascent(ascent)
+            .descent(descent)
+            .cap_height(ascent * 0.75)
+            .stem_v(80.0)
+            .font_file2(FONT_FILE);
+        self.write_object(FONT_DESCRIPTOR, c)?;
+
+        let mut c = Chunk::new();
+        c.stream(FONT_FILE, compressed_font())
+            .filter(Filter::FlateDecode)
+            .pair(Name(b"Length1"), FONT_BYTES.len() as i32);
+        self.write_object(FONT_FILE, c)?;
+
+        let mut cmap = pdf_writer::types::UnicodeCmap::new(Name(b"Custom"), system_info());
+        for (&gid, &ch) in &self.glyphs {
+            cmap.pair(gid, ch);
+        }
+        let cmap_bytes = cmap.finish();
+        let mut c = Chunk::new();
+        c.cmap(TO_UNICODE, &cmap_bytes);
+        self.write_object(TO_UNICODE, c)
+    }
+}
+
+fn system_info() -> SystemInfo<'static> {
+    SystemInfo {
+        registry: Str(b"Adobe"),
+        ordering: Str(b"Identity"),
+        supplement: 0,
+    }
+}
+
+/// The embedded font file, deflated once per process.
+fn compressed_font() -> &'static [u8] {
+    static DEFLATED: OnceLock<Vec<u8>> = OnceLock::new();
+    DEFLATED.get_or_init(|| deflate(FONT_BYTES))
+}
+
+fn deflate(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = ZlibEncoder::new(Vec::new(), Compression::new(6));
+    // Writing into a Vec cannot fail.
+    let _ = enc.write_all(bytes);
+    enc.finish().unwrap_or_default()
+}
+
+impl PageSink for PdfWriter {
+    fn add_page(&mut self, page: &Page) -> io::Result<()> {
+        let mut canvas = PdfCanvas {
+            content: Content::new(),
+            glyphs: &mut self.glyphs,
+        };
+        canvas.content.set_line_join(LineJoinStyle::RoundJoin);
+        canvas.content.set_line_cap(LineCapStyle::ButtCap);
+        draw_page(page, &mut canvas);
+        let data = deflate(&canvas.content.finish());
+
+        let page_ref = self.alloc();
+        let content_ref = self.alloc();
+        let mut c = Chunk::new();
+        {
+            let mut p = c.page(page_ref);
+            p.parent(PAGE_TREE)
+                .media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
+                .contents(content_ref);
+            p.resources().fonts().pair(FONT_RESOURCE, TYPE0_FONT);
+        }
+        self.write_object(page_ref, c)?;
+        let mut c = Chunk::new();
+        c.stream(content_ref, &data).filter(Filter::FlateDecode);
+        self.write_object(content_ref, c)?;
+        self.page_refs.push(page_ref);
+        Ok(())
+    }
+
+    fn pages(&self) -> usize {
+        self.page_refs.len()
+    }
+
+    fn finish(mut self: Box<Self>) -> io::Result<()> {
+        self.write_font()?;
+
+        let mut c = Chunk::new();
+        c.pages(PAGE_TREE)
+            .kids(self.page_refs.iter().copied())
+            .count(self.page_refs.len() as i32);
+        self.write_object(PAGE_TREE, c)?;
+
+        let mut c = Chunk::new();
+        c.indirect(CATALOG)
+            .start::<pdf_writer::writers::Catalog>()
+            .pages(PAGE_TREE);
+        self.write_object(CATALOG, c)?;
+
+        let mut c = Chunk::new();
+        c.indirect(INFO)
+            .start::<pdf_writer::writers::DocumentInfo>()
+            .producer(TextStr("unitrace-tools analyze"));
+        self.write_object(INFO, c)?;
+
+        let xref_at = self.written;
+        let mut xref = format!("xref\n0 {}\n0000000000 65535 f\r\n", self.offsets.len());
+        for off in &self.offsets[1..] {
+            xref.push_str(&format!("{off:010} 00000 n\r\n"));
+        }
+        xref.push_str(&format!(
+            "trailer\n<<\n  /Size {}\n  /Root {} 0 R\n  /Info {} 0 R\n>>\nstartxref\n{}\n%%EOF\n",
+            self.offsets.len(),
+            CATALOG.get(),
+            INFO.get(),
+            xref_at
+        ));
+        self.write_raw(xref.as_bytes())?;
+        self.out.commit()
+    }
+}
+
+/// Canvas that appends PDF content-stream operators.
+struct PdfCanvas<'a> {
+    content: Content,
+    glyphs: &'a mut BTreeMap<u16, char>,
+}
+
+fn flip(y: f32) -> f32 {
+    PAGE_HEIGHT - y
+}
+
+impl Canvas for PdfCanvas<'_> {
+    fn polyline(&mut self, points: &[(f32, f32)], color: Rgb, width: f32) {
+        let Some((first, rest)) = points.split_first() else {
+            return;
+        };
+        let [r, g, b] = color.unit();
+        self.content
+            .set_stroke_rgb(r, g, b)
+            .set_line_width(width)
+            .move_to(first.0, flip(first.1));
+        for p in rest {
+            self.content.line_to(p.0, flip(p.1));
+        }
+        self.content.stroke();
+    }
+
+    fn rect(&mut self, x: f32, y: f32, w: f32, h: f32, fill: Rgb, stroke: Option<(Rgb, f32)>) {
+        let [r, g, b] = fill.unit();
+        self.content
+            .set_fill_rgb(r, g, b)
+            .rect(x, flip(y + h), w, h);
+        match stroke {
+            Some((color, width)) => {
+                let [r, g, b] = color.unit();
+                self.content
+                    .set_stroke_rgb(r, g, b)
+                    .set_line_width(width)
+                    .fill_nonzero_and_stroke();
+            }
+            None => {
+                self.content.fill_nonzero();
+            }
+        }
+    }
+
+    fn text(&mut self, run: &TextRun<'_>) {
+        let m = metrics();
+        let mut encoded = Vec::with_capacity(run.text.len() * 2);
+        let mut width_milli = 0.0;
+        for ch in run.text.chars() {
+            let gid = m.glyph(ch);
+            width_milli += m.advance_milli(gid);
+            self.glyphs.entry(gid).or_insert(ch);
+            encoded.extend_from_slice(&gid.to_be_bytes());
+        }
+        let width = width_milli * run.size / 1000.0;
+        let shift = match run.align {
+            Align::Left => 0.0,
+            Align::Center => width / 2.0,
+            Align::Right => width,
+        };
+        let matrix = if run.rotated {
+            // Text running upwards: the run direction is +y in PDF space.
+            [0.0, 1.0, -1.0, 0.0, run.x, flip(run.y) - shift]
+        } else {
+            [1.0, 0.0, 0.0, 1.0, run.x - shift, flip(run.y)]
+        };
+        let [r, g, b] = run.color.unit();
+        self.content
+            .begin_text()
+            .set_fill_rgb(r, g, b)
+            .set_font(FONT_RESOURCE, run.size)
+            .set_text_matrix(matrix)
+            .show(Str(&encoded))
+            .end_text();
+    }
+}
