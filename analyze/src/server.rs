@@ -16,9 +16,13 @@
 //!   printed.
 
 pub mod http;
+pub mod index;
+pub mod pages;
 pub mod request;
 pub mod service;
 pub mod tls;
+pub mod trace;
+pub mod uniview;
 
 use std::future::Future;
 use std::io::Write;
