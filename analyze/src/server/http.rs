@@ -381,22 +381,35 @@ impl FileStream {
                             ))));
                         }
                         self.remaining -= filled.len() as u64;
-                        return Poll::Ready(Some(Ok(Frame::data(Bytes::copy_from_slice(filled)))));
+                        let frame = Frame::data(Bytes::copy_from_slice(filled));
+                        if self.remaining == 0 && self.suffix.as_ref().map_or(true, |s| s.is_empty()) {
+                            self.suffix = None;
+                            self.complete();
+                        }
+                        return Poll::Ready(Some(Ok(frame)));
                     }
                 }
             }
         }
         if let Some(suffix) = self.suffix.take() {
+            self.complete();
             if !suffix.is_empty() {
                 return Poll::Ready(Some(Ok(Frame::data(suffix))));
             }
         }
+        self.complete();
+        Poll::Ready(None)
+    }
+
+    /// Marks the last byte as handed out. hyper stops polling a body whose
+    /// length is known once that many bytes were sent, so completion is
+    /// signalled with the last frame rather than at a final `None`.
+    fn complete(&mut self) {
         if !self.finished {
             self.finished = true;
             if let Some(done) = self.on_complete.take() {
                 done();
             }
         }
-        Poll::Ready(None)
     }
 }

@@ -32,10 +32,21 @@ impl Server {
     /// Starts `program args…` and reads stdout until `ready` says the
     /// server is up (or the process ends, which fails the test).
     pub fn start(program: &str, args: &[&str], ready: impl Fn(&Server) -> bool) -> Server {
+        Server::start_with_env(program, args, &[], ready)
+    }
+
+    /// [`Server::start`] with extra environment variables.
+    pub fn start_with_env(
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        ready: impl Fn(&Server) -> bool,
+    ) -> Server {
         let child = Command::new(program)
             .args(args)
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
