@@ -1,9 +1,436 @@
-//! Mode `stall` of analyze (not implemented yet).
+//! Stall mode of analyze (scripts.md 1.7, 1.8): stall charts per kernel run
+//! and, with `-s DUMP`, the stall-to-source report built from the IGC shader
+//! dump.
+//!
+//! Drop-in behaviour: the same kernel runs, the same messages on stdout, the
+//! same report text; the report goes into the PDF as text pages after each
+//! kernel's charts and, with `-r`, also into a text file. Fixed on purpose
+//! (scripts.md 1.11): the dump folder is never written to (quirk 11), the
+//! `-r` file is only created when something is written to it and, like
+//! every output, appears atomically at the end of a successful run (quirk
+//! 16), errors exit non-zero (quirk 17), digit-only IPs are hex and
+//! multi-device files work (quirks 5, 6, via the core stall reader).
+//! Beyond the original: `--report-format json` and `--by-line [--line
+//! FILE:LINE]`.
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::args::Args;
+use anyhow::{bail, Context};
+use unitrace_core::atomic::{ensure_not_input, AtomicFile};
+use unitrace_core::cli::warn;
+use unitrace_core::demangle::Demangler;
+use unitrace_core::error::InputError;
+use unitrace_core::shader_dump::{summarize_names, AsmListing, ShaderDump};
+use unitrace_core::stall_csv::{
+    find_device_section, open_input, scan_file_sections, CsvReader, KernelRun, StallReader,
+    StallRow,
+};
+use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
-pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("stall mode is not yet implemented")
+use crate::args::{Args, ReportFormat};
+use crate::render::{self, Format, Page, PageSink};
+
+const TOOL: &str = "analyze";
+
+/// Which form of the report is produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportView {
+    /// The original's report (scripts.md 1.8.7).
+    Standard,
+    /// Stall events summed per source line.
+    ByLine,
+    /// The stalled instructions of one source line.
+    Line { file: String, line: u64 },
+}
+
+impl ReportView {
+    pub fn from_args(args: &Args) -> anyhow::Result<ReportView> {
+        match &args.line {
+            Some(spec) => {
+                let (file, line) = parse_line_spec(spec)?;
+                Ok(ReportView::Line { file, line })
+            }
+            None if args.by_line => Ok(ReportView::ByLine),
+            None => Ok(ReportView::Standard),
+        }
+    }
+}
+
+/// `FILE:LINE` of `--line` (the file may itself contain colons).
+pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
+    let parsed = spec.rsplit_once(':').and_then(|(file, line)| {
+        let n: u64 = line.trim().parse().ok()?;
+        (!file.is_empty()).then(|| (file.to_string(), n))
+    });
+    parsed.with_context(|| format!("--line {spec}: expected FILE:LINE, e.g. grf.cpp:40"))
+}
+
+/// Builds the stall reports of a run: the dump is listed once, symbols are
+/// demangled once, and each chosen `.asm` is read and annotated once.
+pub struct ReportBuilder {
+    dump: ShaderDump,
+    demangler: Demangler,
+    listings: HashMap<PathBuf, AsmListing>,
+    top: i64,
+    view: ReportView,
+    warned_demangler: bool,
+}
+
+/// The report of one kernel in the forms the CLI writes.
+pub struct KernelOutput {
+    /// Text for the PDF pages and the `-r` text file.
+    pub text: String,
+    /// The same as JSON (for `--report-format json`).
+    pub json: stall_report::JsonValue,
+}
+
+impl ReportBuilder {
+    pub fn new(
+        dump_dir: &Path,
+        demangler: Option<&Path>,
+        top: i64,
+        view: ReportView,
+    ) -> Result<ReportBuilder, InputError> {
+        let dump = ShaderDump::open(dump_dir)?;
+        let demangler = match demangler {
+            Some(p) => Demangler::external(p),
+            None => Demangler::built_in(),
+        };
+        Ok(ReportBuilder {
+            dump,
+            demangler,
+            listings: HashMap::new(),
+            top,
+            view,
+            warned_demangler: false,
+        })
+    }
+
+    /// The report of `kernel` from its stall rows (those with a non-zero
+    /// stall count, in file order). Prints the original's stdout message
+    /// when the kernel has no `.asm`.
+    pub fn kernel_report(
+        &mut self,
+        input: &Path,
+        kernel: &str,
+        rows: &[StallRow],
+    ) -> anyhow::Result<KernelOutput> {
+        let chosen = self.dump.select(kernel, &mut self.demangler).cloned();
+        if let Some(reason) = self.demangler.failure() {
+            if !self.warned_demangler {
+                self.warned_demangler = true;
+                warn(
+                    TOOL,
+                    format!("{reason}; using the built-in demangler instead"),
+                );
+            }
+        }
+        let Some(asm) = chosen else {
+            let text = format!("Not found .asm file for {kernel}");
+            println!("{text}");
+            let names = self.dump.kernel_names(&mut self.demangler);
+            warn(
+                TOOL,
+                format!(
+                    "{}: no .asm file for kernel {kernel}; the dump holds {} .asm file(s) for: {}",
+                    self.dump.dir.display(),
+                    self.dump.files().len(),
+                    summarize_names(&names, 8)
+                ),
+            );
+            let json = stall_report::missing_asm_json(kernel, &text);
+            return Ok(KernelOutput { text, json });
+        };
+        if !self.listings.contains_key(&asm.path) {
+            let listing = AsmListing::load(&asm)?;
+            self.listings.insert(asm.path.clone(), listing);
+        }
+        let listing = &self.listings[&asm.path];
+        let report = analyze_kernel(kernel, listing, rows, self.top);
+        if !report.unknown_addresses.is_empty() {
+            warn(
+                TOOL,
+                format!(
+                    "{}: {} stalled address(es) of kernel {kernel} are not instructions of {}: {}",
+                    input.display(),
+                    report.unknown_addresses.len(),
+                    asm.path.display(),
+                    summarize_names(&report.unknown_addresses, 8)
+                ),
+            );
+        }
+        Ok(match &self.view {
+            ReportView::Standard => KernelOutput {
+                text: report.to_text(listing),
+                json: report.to_json(listing),
+            },
+            ReportView::ByLine => {
+                let lines = by_line(listing, rows);
+                KernelOutput {
+                    text: stall_report::by_line_text(kernel, listing, &lines),
+                    json: stall_report::by_line_json(kernel, listing, &lines, None),
+                }
+            }
+            ReportView::Line { file, line } => {
+                let lines = by_line(listing, rows);
+                KernelOutput {
+                    text: stall_report::line_detail_text(kernel, listing, &lines, file, *line),
+                    json: stall_report::by_line_json(
+                        kernel,
+                        listing,
+                        &lines,
+                        Some((file.as_str(), *line)),
+                    ),
+                }
+            }
+        })
+    }
+}
+
+/// Where the `-r` report goes; the file is created on the first write only
+/// (scripts.md 1.11 quirk 16) and committed at the end.
+struct ReportFile {
+    path: PathBuf,
+    format: ReportFormat,
+    text: Option<AtomicFile>,
+    json: Vec<stall_report::JsonValue>,
+}
+
+impl ReportFile {
+    fn add(&mut self, out: &KernelOutput) -> anyhow::Result<()> {
+        match self.format {
+            ReportFormat::Text => {
+                if self.text.is_none() {
+                    self.text = Some(
+                        AtomicFile::create(&self.path)
+                            .with_context(|| format!("{}: cannot write", self.path.display()))?,
+                    );
+                }
+                if let Some(f) = self.text.as_mut() {
+                    // The original `print`s the report: one more newline.
+                    f.write_all(out.text.as_bytes())?;
+                    f.write_all(b"\n")?;
+                }
+            }
+            ReportFormat::Json => self.json.push(out.json.clone()),
+        }
+        Ok(())
+    }
+
+    /// Commits the file; false when nothing was written.
+    fn commit(self) -> anyhow::Result<bool> {
+        let written = match self.format {
+            ReportFormat::Text => match self.text {
+                Some(f) => {
+                    f.commit()
+                        .with_context(|| format!("{}: cannot write", self.path.display()))?;
+                    true
+                }
+                None => false,
+            },
+            ReportFormat::Json => {
+                if self.json.is_empty() {
+                    false
+                } else {
+                    let bytes = stall_report::json_document(self.json);
+                    unitrace_core::atomic::write_atomic(&self.path, &bytes)
+                        .with_context(|| format!("{}: cannot write", self.path.display()))?;
+                    true
+                }
+            }
+        };
+        Ok(written)
+    }
+}
+
+/// The chart output, opened on the first page.
+struct Charts {
+    path: PathBuf,
+    format: Format,
+    sink: Option<Box<dyn PageSink>>,
+}
+
+impl Charts {
+    fn add(&mut self, page: &Page) -> anyhow::Result<()> {
+        if self.sink.is_none() {
+            self.sink = Some(
+                render::create(&self.path, self.format)
+                    .with_context(|| format!("{}: cannot write", self.path.display()))?,
+            );
+        }
+        if let Some(sink) = self.sink.as_mut() {
+            sink.add_page(page)
+                .with_context(|| format!("{}: cannot write", self.path.display()))?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<bool> {
+        match self.sink {
+            Some(sink) => {
+                sink.finish()
+                    .with_context(|| format!("{}: cannot write", self.path.display()))?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+fn chart_format(args: &Args) -> Format {
+    match args.format {
+        Some(crate::args::ChartFormat::Svg) => Format::Svg,
+        Some(crate::args::ChartFormat::Html) => Format::Html,
+        _ => Format::Pdf,
+    }
+}
+
+/// Stall mode (scripts.md 1.7): the caller has checked the input and found
+/// that the `-d` section has a stall header.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let Some(output) = args.output.clone() else {
+        bail!("Error: -o/--output is missing");
+    };
+    let input = args.input.as_path();
+    ensure_not_input(&output, &[input])?;
+    let view = ReportView::from_args(args)?;
+    let wants_report_options = args.report.is_some()
+        || args.by_line
+        || args.line.is_some()
+        || args.report_format == ReportFormat::Json;
+    // 1.7.1: the dump folder is checked before any data is read.
+    let mut builder = match &args.shaderdump {
+        Some(dir) => Some(ReportBuilder::new(
+            dir,
+            args.demangler.as_deref(),
+            args.numtopstalls,
+            view,
+        )?),
+        None => {
+            if wants_report_options {
+                bail!("-r/--report, --report-format, --by-line and --line need -s/--shaderdump");
+            }
+            None
+        }
+    };
+    if args.report_format == ReportFormat::Json && args.report.is_none() {
+        bail!("--report-format json needs -r/--report FILE");
+    }
+    let mut report_file = match &args.report {
+        Some(path) => {
+            ensure_not_input(path, &[input, output.as_path()])?;
+            Some(ReportFile {
+                path: path.clone(),
+                format: args.report_format,
+                text: None,
+                json: Vec::new(),
+            })
+        }
+        None => None,
+    };
+    let mut charts = Charts {
+        path: output.clone(),
+        format: chart_format(args),
+        sink: None,
+    };
+
+    let sections = scan_file_sections(input)?;
+    let Some(section) = find_device_section(&sections, args.device) else {
+        bail!(InputError::at_file(
+            input,
+            format!("Device {} not found in input file", args.device)
+        ));
+    };
+    let file = open_section(input, section.start_offset)?;
+    let mut reader = StallReader::new(CsvReader::for_section(file, input, section));
+
+    let process = |run: &KernelRun,
+                   charts: &mut Charts,
+                   report_file: &mut Option<ReportFile>,
+                   builder: &mut Option<ReportBuilder>|
+     -> anyhow::Result<bool> {
+        let kept: Vec<StallRow> = run
+            .rows
+            .iter()
+            .filter(|r| crate::stall_charts::has_charted_stall(r))
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            return Ok(false);
+        }
+        for chart in crate::stall_charts::stall_chart_pages(&args.title, &run.kernel, &kept) {
+            charts.add(&Page::Chart(chart))?;
+        }
+        if let Some(builder) = builder.as_mut() {
+            let out = builder.kernel_report(input, &run.kernel, &kept)?;
+            if let Some(rf) = report_file.as_mut() {
+                rf.add(&out)?;
+            }
+            for page in render::text_pages(&out.text) {
+                charts.add(&page)?;
+            }
+        }
+        Ok(true)
+    };
+
+    match &args.kernel {
+        None => {
+            // 1.7.2: every run of consecutive rows with one kernel name.
+            while let Some(run) = reader.next_run()? {
+                if process(&run, &mut charts, &mut report_file, &mut builder)? {
+                    println!("\nAnalyzed kernel {}", run.kernel);
+                } else {
+                    println!("\nNo stall events for kernel {}", run.kernel);
+                }
+            }
+            let out_shown = output.display().to_string();
+            if charts.finish()? {
+                println!("\nStall metric charts are stored in file {out_shown} in PDF format");
+            }
+        }
+        Some(kernel) => {
+            // 1.7.3: the first run of K.
+            let mut found = None;
+            while let Some(run) = reader.next_run()? {
+                if &run.kernel == kernel {
+                    found = Some(run);
+                    break;
+                }
+            }
+            let Some(run) = found else {
+                bail!(InputError::at_file(
+                    input,
+                    format!("No metric data for kernel {kernel}")
+                ));
+            };
+            if process(&run, &mut charts, &mut report_file, &mut builder)? {
+                charts.finish()?;
+                println!(
+                    "\nStall metric chart in file {} has been successfully generated.",
+                    output.display()
+                );
+            } else {
+                println!("\nNo stall events for kernel {kernel} in the input data");
+            }
+        }
+    }
+    if let Some(rf) = report_file {
+        let path = rf.path.clone();
+        if rf.commit()? {
+            println!("Stall report is also stored in file {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the input positioned at a section start.
+pub fn open_section(input: &Path, offset: u64) -> Result<File, InputError> {
+    let mut file = open_input(input)?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| InputError::io(input, &e))?;
+    Ok(file)
 }
