@@ -182,7 +182,11 @@ pub async fn ctrl_c() {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
     let server = prepare(args, &mut stdout)?;
-    let _ = writeln!(stdout, "Serving charts on {} (Ctrl-C to stop)", server.url());
+    let _ = writeln!(
+        stdout,
+        "Serving charts on {} (Ctrl-C to stop)",
+        server.url()
+    );
     let _ = stdout.flush();
     let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
     runtime.block_on(server.serve(ctrl_c()))?;

@@ -85,7 +85,15 @@ fn html_format_has_inline_svg_charts() {
 fn bad_requests_get_the_original_text_with_real_status_codes() {
     let server = metric_server();
     let port = server.port();
-    for target in ["/", "/k", "/k/", "/k/abc", "/k/1x", "/../../etc/passwd", "/%22k%22/-3"] {
+    for target in [
+        "/",
+        "/k",
+        "/k/",
+        "/k/abc",
+        "/k/1x",
+        "/../../etc/passwd",
+        "/%22k%22/-3",
+    ] {
         let response = get(port, target);
         assert_eq!(response.status, 400, "{target}");
         assert_eq!(response.text(), "Invalid", "{target}");
@@ -158,9 +166,7 @@ fn serves_200_concurrent_clients() {
                     2 => link(MAIN, 424242),
                     _ => format!("{}?format=html", link(CONV, 20)),
                 };
-                let raw = format!(
-                    "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                );
+                let raw = format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
                 let bytes = exchange(port, raw.as_bytes()).expect("answered");
                 parse_response(&bytes).expect("an HTTP answer").status
             })
@@ -182,7 +188,12 @@ fn keep_alive_connections_get_several_answers() {
         .unwrap();
     let request = "GET /k/abc HTTP/1.1\r\nHost: x\r\n\r\n";
     stream
-        .write_all(format!("{request}{request}GET /k/abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .write_all(
+            format!(
+                "{request}{request}GET /k/abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
         .unwrap();
     let mut out = String::new();
     stream.read_to_string(&mut out).unwrap();
@@ -192,7 +203,14 @@ fn keep_alive_connections_get_several_answers() {
 #[test]
 fn misspelt_metric_is_a_server_error_with_the_original_text() {
     let input = testdata("metrics3.csv");
-    let server = Server::analyze(&["-q", "-m", "XVE_ACTIVE[%], NoSuch[x]", "-y", "Y", input.to_str().unwrap()]);
+    let server = Server::analyze(&[
+        "-q",
+        "-m",
+        "XVE_ACTIVE[%], NoSuch[x]",
+        "-y",
+        "Y",
+        input.to_str().unwrap(),
+    ]);
     let response = get(server.port(), &link(MAIN, 7));
     assert_eq!(response.status, 500);
     assert_eq!(
@@ -213,11 +231,26 @@ fn without_metrics_nothing_is_drawn() {
 #[test]
 fn query_files_draw_one_row_instances() {
     let input = testdata("query.csv");
-    let server = Server::analyze(&["-q", "-m", "GpuTime[ns]", "-y", "ns", input.to_str().unwrap()]);
+    let server = Server::analyze(&[
+        "-q",
+        "-m",
+        "GpuTime[ns]",
+        "-y",
+        "ns",
+        input.to_str().unwrap(),
+    ]);
     let text = std::fs::read_to_string(&input).unwrap();
     // The first data row's instance id.
     let row = text.lines().find(|l| l.starts_with('"')).unwrap();
-    let id: u64 = row.rsplit("\",").next().unwrap().split(',').next().unwrap().parse().unwrap();
+    let id: u64 = row
+        .rsplit("\",")
+        .next()
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_pdf(&get(server.port(), &link("k", id)), 1);
 }
 
@@ -227,11 +260,23 @@ fn stall_server_cuts_the_shape_and_draws_stall_charts() {
     let server = Server::analyze(&["-q", input.to_str().unwrap()]);
     let port = server.port();
     // The trace link carries the shape; the stall CSV does not.
-    let response = get(port, &link("main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]", 3));
+    let response = get(
+        port,
+        &link(
+            "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]",
+            3,
+        ),
+    );
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.header("content-type"), Some("application/pdf"));
     assert!(pdf_pages(&response.body) >= 1);
-    let response = get(port, &format!("{}?format=html", link("triton_poi_fused_add_0[SIMD32 {2048; 1; 1} {128; 1; 1}]", 5)));
+    let response = get(
+        port,
+        &format!(
+            "{}?format=html",
+            link("triton_poi_fused_add_0[SIMD32 {2048; 1; 1} {128; 1; 1}]", 5)
+        ),
+    );
     assert_eq!(response.status, 200);
     assert!(response.text().contains("SbidStall[Events]"));
     let response = get(port, &link("unknown_kernel[SIMD16 {1; 1; 1} {1; 1; 1}]", 1));
@@ -248,7 +293,10 @@ fn stall_server_with_missing_dump_folder_says_so() {
     let server = Server::analyze(&["-q", "-s", "/nonexistent/dump", input.to_str().unwrap()]);
     let response = get(server.port(), &link("main::{lambda(auto:1)#4}", 1));
     assert_eq!(response.status, 500);
-    assert_eq!(response.text(), "Shader dump folder /nonexistent/dump does not exist");
+    assert_eq!(
+        response.text(),
+        "Shader dump folder /nonexistent/dump does not exist"
+    );
 }
 
 #[test]
@@ -284,7 +332,10 @@ fn checks_options_before_serving_with_the_original_messages() {
         .ends_with("/nonexistent/in.csv does not exist or cannot be opened\n"));
     let empty = tempfile::NamedTempFile::new().unwrap();
     let err = analyze_fails(&["-q", "--port", "0", empty.path().to_str().unwrap()]);
-    assert_eq!(err, format!("analyze: File {} is empty\n", empty.path().display()));
+    assert_eq!(
+        err,
+        format!("analyze: File {} is empty\n", empty.path().display())
+    );
     let trace = testdata("trace.json");
     let err = analyze_fails(&["-q", "--port", "0", trace.to_str().unwrap()]);
     assert!(err.contains("JSON"), "{err}");
@@ -297,7 +348,16 @@ fn checks_options_before_serving_with_the_original_messages() {
         "analyze: Certificate file is missing\n"
     );
     assert_eq!(
-        analyze_fails(&["-p", "-c", "/nonexistent/c.pem", "-e", "/nonexistent/k.pem", "--port", "0", input]),
+        analyze_fails(&[
+            "-p",
+            "-c",
+            "/nonexistent/c.pem",
+            "-e",
+            "/nonexistent/k.pem",
+            "--port",
+            "0",
+            input
+        ]),
         "analyze: Certificate file /nonexistent/c.pem does not exist\n"
     );
 }
@@ -308,5 +368,54 @@ fn refuses_a_port_in_use() {
     let port = taken.local_addr().unwrap().port().to_string();
     let input = testdata("metrics3.csv");
     let err = analyze_fails(&["-q", "--port", &port, input.to_str().unwrap()]);
-    assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn stall_server_with_a_dump_adds_the_report_and_leaves_the_dump_alone() {
+    let input = testdata("stalls.csv");
+    let dump = testdata("dump");
+    let listing = |dir: &std::path::Path| {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&dump);
+    let without = Server::analyze(&["-q", input.to_str().unwrap()]);
+    let plain = get(without.port(), &link("main::{lambda(auto:1)#4}", 1));
+    drop(without);
+    let server = Server::analyze(&[
+        "-q",
+        "-s",
+        dump.to_str().unwrap(),
+        "-n",
+        "2",
+        input.to_str().unwrap(),
+    ]);
+    let port = server.port();
+    let target = link(
+        "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]",
+        4,
+    );
+    let html = get(port, &format!("{target}?format=html")).text();
+    assert!(html.contains("<h2>Stall report</h2>"), "{html}");
+    assert!(html.contains("Kernel: main::{lambda(auto:1)#4}"));
+    assert!(html.contains("Report of Top 2 Stalls of Each Type"));
+    // The PDF has the report as text pages after the chart pages.
+    let pdf = get(port, &target);
+    assert_eq!(pdf.status, 200);
+    assert!(pdf_pages(&pdf.body) > pdf_pages(&plain.body));
+    // Asked again: the cached listings give the same report.
+    assert_eq!(get(port, &format!("{target}?format=html")).text(), html);
+    assert_eq!(
+        listing(&dump),
+        before,
+        "the dump folder must not be written to"
+    );
 }

@@ -57,7 +57,12 @@ fn chromium_dom(url: &str) -> String {
 fn chromium_shows_the_charts_of_an_instance() {
     let options = testdata("options.txt");
     let input = testdata("metrics3.csv");
-    let server = Server::analyze(&["-q", "-f", options.to_str().unwrap(), input.to_str().unwrap()]);
+    let server = Server::analyze(&[
+        "-q",
+        "-f",
+        options.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
     let url = format!(
         "http://127.0.0.1:{}{}?format=html",
         server.port(),
@@ -68,7 +73,10 @@ fn chromium_shows_the_charts_of_an_instance() {
     // series drawn as paths and the title as text.
     assert_eq!(dom.matches("<figure").count(), 3, "{dom}");
     assert!(dom.matches("<svg").count() >= 3, "{dom}");
-    assert!(dom.contains("<path") || dom.contains("<polyline"), "no series drawn");
+    assert!(
+        dom.contains("<path") || dom.contains("<polyline"),
+        "no series drawn"
+    );
     assert!(dom.contains("Throughput(GB/s)"));
     assert!(dom.contains("instance 20 (4 samples)"));
 }

@@ -25,7 +25,9 @@ fn tls_get(port: u16, config: Arc<rustls::ClientConfig>, target: &str) -> Respon
     let name = ServerName::try_from("localhost").unwrap();
     let connection = rustls::ClientConnection::new(config, name).unwrap();
     let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    socket.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
     let mut tls = rustls::StreamOwned::new(connection, socket);
     write!(
         tls,
@@ -59,7 +61,10 @@ fn serves_over_tls_with_the_given_certificate() {
         options.to_str().unwrap(),
         input.to_str().unwrap(),
     ]);
-    assert!(server.lines.iter().any(|l| l.starts_with("Serving charts on https://")));
+    assert!(server
+        .lines
+        .iter()
+        .any(|l| l.starts_with("Serving charts on https://")));
     // The client trusts exactly that certificate and checks it properly.
     let mut roots = rustls::RootCertStore::empty();
     roots.add(generated.cert.der().clone()).unwrap();
@@ -109,7 +114,12 @@ impl ServerCertVerifier for AcceptAnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -118,7 +128,12 @@ impl ServerCertVerifier for AcceptAnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -133,7 +148,16 @@ fn generates_a_self_signed_certificate_without_openssl() {
     // come from the process itself.
     let server = Server::start_with_env(
         env!("CARGO_BIN_EXE_analyze"),
-        &["-p", "--port", "0", "-m", "GpuTime[ns]", "-y", "ns", input.to_str().unwrap()],
+        &[
+            "-p",
+            "--port",
+            "0",
+            "-m",
+            "GpuTime[ns]",
+            "-y",
+            "ns",
+            input.to_str().unwrap(),
+        ],
         &[("PATH", "")],
         |s| s.port.is_some(),
     );

@@ -72,11 +72,25 @@ fn checks_in_the_original_order_with_its_messages() {
         "uniview: Config file is missing\n"
     );
     assert_eq!(
-        uniview_fails(&["-t", path(&trace), "-m", path(&metrics), "-f", "/nonexistent/o.txt"]),
+        uniview_fails(&[
+            "-t",
+            path(&trace),
+            "-m",
+            path(&metrics),
+            "-f",
+            "/nonexistent/o.txt"
+        ]),
         "uniview: Config file /nonexistent/o.txt is not found\n"
     );
     assert_eq!(
-        uniview_fails(&["-t", path(&trace), "-m", path(&stalls), "-s", "/nonexistent/dump"]),
+        uniview_fails(&[
+            "-t",
+            path(&trace),
+            "-m",
+            path(&stalls),
+            "-s",
+            "/nonexistent/dump"
+        ]),
         "uniview: Shader dump folder /nonexistent/dump is not found\n"
     );
 }
@@ -107,7 +121,10 @@ fn empty_and_invalid_traces_are_refused_and_left_alone() {
     let before = snapshot(&invalid);
     let err = uniview_fails(&["-t", path(&invalid)]);
     assert!(
-        err.starts_with(&format!("uniview: Trace file {} is invalid", invalid.display())),
+        err.starts_with(&format!(
+            "uniview: Trace file {} is invalid",
+            invalid.display()
+        )),
         "{err}"
     );
     // The original appends `\n]\n}\n` and truncates it again; never touch it.
@@ -130,7 +147,12 @@ fn serves_the_trace_once_with_perfetto_headers_then_exits() {
         format!("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/my%20run%20%231.json")
     );
     // Only that one file: not its directory, not other files.
-    for target in ["/secret.txt", "/", "/../../etc/passwd", "/%2E%2E/secret.txt"] {
+    for target in [
+        "/secret.txt",
+        "/",
+        "/../../etc/passwd",
+        "/%2E%2E/secret.txt",
+    ] {
         let response = get(port, target);
         assert_eq!(response.status, 404, "{target}");
         assert_eq!(
@@ -141,7 +163,10 @@ fn serves_the_trace_once_with_perfetto_headers_then_exits() {
     assert_eq!(request(port, "POST", "/my%20run%20%231.json").status, 405);
     let preflight = request(port, "OPTIONS", "/my%20run%20%231.json");
     assert_eq!(preflight.status, 204);
-    assert!(server.is_running(), "stray requests must not end the one-shot server");
+    assert!(
+        server.is_running(),
+        "stray requests must not end the one-shot server"
+    );
     let response = get(port, "/my%20run%20%231.json");
     assert_eq!(response.status, 200);
     assert_eq!(
@@ -188,8 +213,18 @@ fn serves_the_trace_and_the_charts_together_until_ctrl_c() {
     let metrics = testdata("metrics3.csv");
     let options = testdata("options.txt");
     let before = snapshot(&trace);
-    let server = start(&["-t", path(&trace), "-m", path(&metrics), "-f", path(&options)]);
-    assert!(server.lines.iter().any(|l| l.starts_with("Serving charts on http://")));
+    let server = start(&[
+        "-t",
+        path(&trace),
+        "-m",
+        path(&metrics),
+        "-f",
+        path(&options),
+    ]);
+    assert!(server
+        .lines
+        .iter()
+        .any(|l| l.starts_with("Serving charts on http://")));
     let trace_port = server.trace_port();
     // With -m the trace stays available (a reload of the Perfetto tab).
     for _ in 0..2 {
@@ -214,12 +249,28 @@ fn https_links_start_the_tls_chart_server() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("old.json");
     let text = std::fs::read_to_string(testdata("trace.json")).unwrap();
-    std::fs::write(&trace, text.replace("http://localhost:8000/", "https://localhost:8000/")).unwrap();
+    std::fs::write(
+        &trace,
+        text.replace("http://localhost:8000/", "https://localhost:8000/"),
+    )
+    .unwrap();
     let stalls = testdata("stalls.csv");
     let dump = testdata("dump");
-    let server = start(&["-t", path(&trace), "-m", path(&stalls), "-s", path(&dump), "-n", "3"]);
+    let server = start(&[
+        "-t",
+        path(&trace),
+        "-m",
+        path(&stalls),
+        "-s",
+        path(&dump),
+        "-n",
+        "3",
+    ]);
     assert!(
-        server.lines.iter().any(|l| l.starts_with("Serving charts on https://")),
+        server
+            .lines
+            .iter()
+            .any(|l| l.starts_with("Serving charts on https://")),
         "{:?}",
         server.lines
     );
@@ -235,12 +286,20 @@ fn opens_a_browser_only_when_one_is_available() {
     std::fs::create_dir(&bin).unwrap();
     let opened = dir.path().join("opened.txt");
     let fake = bin.join("xdg-open");
-    std::fs::write(&fake, format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display())).unwrap();
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
     let mut permissions = std::fs::metadata(&fake).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&fake, permissions).unwrap();
     let trace = testdata("trace.json");
-    let path_var = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path_var = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let args = ["--trace-port", "0", "-t", path(&trace)];
     // No display: the link is only printed.
     let server = Server::start_with_env(UNIVIEW, &args, &[("PATH", &path_var)], |s| {
@@ -254,7 +313,11 @@ fn opens_a_browser_only_when_one_is_available() {
         UNIVIEW,
         &args,
         &[("PATH", &path_var), ("DISPLAY", ":99")],
-        |s| s.lines.iter().any(|l| l == "Opened the trace in the browser"),
+        |s| {
+            s.lines
+                .iter()
+                .any(|l| l == "Opened the trace in the browser")
+        },
     );
     let url = server.perfetto_url.clone().unwrap();
     let start = std::time::Instant::now();

@@ -18,6 +18,6 @@ pub mod demangle;
 pub mod metric_csv;
 pub mod shader_dump;
 pub mod stall_csv;
+pub mod stall_report;
 pub mod trace;
 pub mod trace_decimal;
-pub mod stall_report;

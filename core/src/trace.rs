@@ -66,12 +66,16 @@ pub enum TraceErrorKind {
     /// Invalid JSON syntax.
     Syntax(String),
     /// An element of `traceEvents` is not an object.
-    EventNotObject { index: u64 },
+    EventNotObject {
+        index: u64,
+    },
     InvalidUtf8,
     /// `traceEvents` holds something other than an array.
     TraceEventsNotArray,
     /// One event (or other top-level value) is longer than the limit.
-    TooLong { limit: usize },
+    TooLong {
+        limit: usize,
+    },
 }
 
 /// A trace that cannot be read, with the 1-based line where that was found.
@@ -511,12 +515,7 @@ fn parse_string(b: &[u8], i: usize) -> PResult<(usize, bool)> {
                     _ => return Err(PErr::Invalid(j, "invalid escape in a string".into())),
                 }
             }
-            3 => {
-                return Err(PErr::Invalid(
-                    j,
-                    "control character inside a string".into(),
-                ))
-            }
+            3 => return Err(PErr::Invalid(j, "control character inside a string".into())),
             _ => {
                 non_ascii = true;
                 j += 1;
@@ -613,7 +612,12 @@ fn parse_array(b: &[u8], i: usize, depth: usize) -> PResult<usize> {
         match c {
             b',' => j = ws_then(b, k + 1)?.0,
             b']' => return Ok(k + 1),
-            _ => return Err(PErr::Invalid(k, format!("expected ',' or ']', found {}", describe(c)))),
+            _ => {
+                return Err(PErr::Invalid(
+                    k,
+                    format!("expected ',' or ']', found {}", describe(c)),
+                ))
+            }
         }
     }
 }
@@ -635,12 +639,18 @@ fn parse_object(
     }
     loop {
         if b[j] != b'"' {
-            return Err(PErr::Invalid(j, format!("expected a key, found {}", describe(b[j]))));
+            return Err(PErr::Invalid(
+                j,
+                format!("expected a key, found {}", describe(b[j])),
+            ));
         }
         let (key_end, _) = parse_string(b, j)?;
         let (k, c) = ws_then(b, key_end)?;
         if c != b':' {
-            return Err(PErr::Invalid(k, format!("expected ':', found {}", describe(c))));
+            return Err(PErr::Invalid(
+                k,
+                format!("expected ':', found {}", describe(c)),
+            ));
         }
         let (vstart, vc) = ws_then(b, k + 1)?;
         let vend = if vc == b'"' {
@@ -667,7 +677,12 @@ fn parse_object(
         match c {
             b',' => j = ws_then(b, k + 1)?.0,
             b'}' => return Ok(k + 1),
-            _ => return Err(PErr::Invalid(k, format!("expected ',' or '}}', found {}", describe(c)))),
+            _ => {
+                return Err(PErr::Invalid(
+                    k,
+                    format!("expected ',' or '}}', found {}", describe(c)),
+                ))
+            }
         }
     }
 }
@@ -687,10 +702,14 @@ fn record(f: &mut EventFields, field: Field, base: usize, start: usize, end: usi
 enum State {
     Start,
     /// Inside the top-level object, before a key (`first`: right after `{`).
-    ObjKey { first: bool },
+    ObjKey {
+        first: bool,
+    },
     ObjAfterValue,
     /// Inside the event array; `first`: right after `[`; `need`: after `,`.
-    Array { first: bool },
+    Array {
+        first: bool,
+    },
     ArrayAfterEvent,
     Done,
 }
@@ -979,12 +998,18 @@ impl<R: Read> TraceReader<R> {
                     return Ok(Step::Continue);
                 }
                 if c != b'"' {
-                    return Err(PErr::Invalid(i, format!("expected a key, found {}", describe(c))));
+                    return Err(PErr::Invalid(
+                        i,
+                        format!("expected a key, found {}", describe(c)),
+                    ));
                 }
                 let (key_end, _) = parse_string(b, i)?;
                 let (k, c) = ws_then(b, key_end)?;
                 if c != b':' {
-                    return Err(PErr::Invalid(k, format!("expected ':', found {}", describe(c))));
+                    return Err(PErr::Invalid(
+                        k,
+                        format!("expected ':', found {}", describe(c)),
+                    ));
                 }
                 let (v, c) = ws_then(b, k + 1)?;
                 if &b[i + 1..key_end - 1] == b"traceEvents" {
@@ -1177,7 +1202,8 @@ pub fn repair_to<R: Read, W: Write>(input: R, mut out: W) -> Result<RepairReport
         let end = ev.offset() + ev.raw().len() as u64;
         let from = (written - reader.base) as usize;
         let to = (end - reader.base) as usize;
-        out.write_all(&reader.buf[from..to]).map_err(TraceError::io)?;
+        out.write_all(&reader.buf[from..to])
+            .map_err(TraceError::io)?;
         written = end;
     }
     let s = reader.summary().clone();
@@ -1363,7 +1389,10 @@ mod tests {
         assert!(matches!(e.kind, TraceErrorKind::NotJson(_)), "{e}");
         assert_eq!(e.line, Some(1));
         let e = err(b"{\"traceEvents\": [\n{\"a\": 1},\n42\n]}");
-        assert!(matches!(e.kind, TraceErrorKind::EventNotObject { index: 1 }), "{e}");
+        assert!(
+            matches!(e.kind, TraceErrorKind::EventNotObject { index: 1 }),
+            "{e}"
+        );
         assert_eq!(e.line, Some(3));
         let e = err(b"{\"traceEvents\": [\n{\"a\": \"\xff\"}]}");
         assert!(matches!(e.kind, TraceErrorKind::InvalidUtf8), "{e}");
@@ -1425,7 +1454,10 @@ mod tests {
         big.extend_from_slice(b"\"}]}");
         let mut r = TraceReader::with_max_event_bytes(&big[..], 4096);
         let e = collect(&mut r).unwrap_err();
-        assert!(matches!(e.kind, TraceErrorKind::TooLong { limit: 4096 }), "{e}");
+        assert!(
+            matches!(e.kind, TraceErrorKind::TooLong { limit: 4096 }),
+            "{e}"
+        );
         assert!(r.buffer_capacity() <= 4097);
         // The default limit accepts it.
         assert_eq!(collect(&mut TraceReader::new(&big[..])).unwrap().len(), 1);

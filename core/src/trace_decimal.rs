@@ -63,7 +63,9 @@ impl Decimal {
         let mut mantissa: i128 = 0;
         let mut digits = 0;
         while i < text.len() && text[i].is_ascii_digit() {
-            mantissa = mantissa.checked_mul(10)?.checked_add((text[i] - b'0') as i128)?;
+            mantissa = mantissa
+                .checked_mul(10)?
+                .checked_add((text[i] - b'0') as i128)?;
             i += 1;
             digits += 1;
         }
@@ -75,7 +77,9 @@ impl Decimal {
             i += 1;
             let start = i;
             while i < text.len() && text[i].is_ascii_digit() {
-                mantissa = mantissa.checked_mul(10)?.checked_add((text[i] - b'0') as i128)?;
+                mantissa = mantissa
+                    .checked_mul(10)?
+                    .checked_add((text[i] - b'0') as i128)?;
                 i += 1;
             }
             if i == start {
@@ -259,7 +263,10 @@ mod tests {
         let shifted = ts.checked_sub(d("1000000.125000")).unwrap();
         assert_eq!(shifted.to_string(), "1719391233567890.125000");
         assert_eq!(d("-0.5").to_string(), "-0.5");
-        assert_eq!(d("12").checked_sub(d("12.75")).unwrap().to_string(), "-0.75");
+        assert_eq!(
+            d("12").checked_sub(d("12.75")).unwrap().to_string(),
+            "-0.75"
+        );
     }
 
     #[test]
@@ -276,6 +283,9 @@ mod tests {
     fn compares_across_scales() {
         assert!(d("2") > d("1.999999"));
         assert_eq!(d("1.50"), d("1.5"));
-        assert_eq!(d("1.5").shift_decimal_point(6).unwrap().to_string(), "1500000");
+        assert_eq!(
+            d("1.5").shift_decimal_point(6).unwrap().to_string(),
+            "1500000"
+        );
     }
 }

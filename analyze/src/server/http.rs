@@ -307,9 +307,9 @@ impl Body for ResponseBody {
         match self {
             ResponseBody::Bytes(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
             ResponseBody::Bytes(None) => SizeHint::with_exact(0),
-            ResponseBody::File(stream) => {
-                SizeHint::with_exact(stream.remaining + stream.suffix.as_ref().map_or(0, |s| s.len() as u64))
-            }
+            ResponseBody::File(stream) => SizeHint::with_exact(
+                stream.remaining + stream.suffix.as_ref().map_or(0, |s| s.len() as u64),
+            ),
         }
     }
 }
@@ -382,7 +382,8 @@ impl FileStream {
                         }
                         self.remaining -= filled.len() as u64;
                         let frame = Frame::data(Bytes::copy_from_slice(filled));
-                        if self.remaining == 0 && self.suffix.as_ref().map_or(true, |s| s.is_empty()) {
+                        if self.remaining == 0 && self.suffix.as_ref().is_none_or(|s| s.is_empty())
+                        {
                             self.suffix = None;
                             self.complete();
                         }

@@ -239,11 +239,7 @@ impl FileIndex {
     /// section's header line so the core parser knows the columns; offsets
     /// and line numbers stay those of the file (errors point at the right
     /// line).
-    fn reader_for(
-        &self,
-        span: &Span,
-        header: &Header,
-    ) -> Result<CsvReader<impl Read>, InputError> {
+    fn reader_for(&self, span: &Span, header: &Header) -> Result<CsvReader<impl Read>, InputError> {
         let mut file = File::open(&self.path).map_err(|e| InputError::io(&self.path, &e))?;
         file.seek(SeekFrom::Start(span.start))
             .map_err(|e| InputError::io(&self.path, &e))?;

@@ -144,7 +144,9 @@ pub fn metric_pages(
 /// writes files: it goes through a private temporary directory, as the
 /// original's server does).
 pub fn pdf_bytes(pages: &[Page]) -> std::io::Result<Vec<u8>> {
-    let dir = tempfile::Builder::new().prefix("analyze-server-").tempdir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("analyze-server-")
+        .tempdir()?;
     let path = dir.path().join("charts.pdf");
     let mut sink = render::create(&path, render::Format::Pdf)?;
     for page in pages {

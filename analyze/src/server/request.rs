@@ -187,7 +187,11 @@ fn trailing_groups_start(text: &str) -> Option<usize> {
         let open = group.rfind('{')?;
         let inner = &group[open + 1..];
         let parts: Vec<&str> = inner.split("; ").collect();
-        if parts.len() != 3 || !parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+        if parts.len() != 3
+            || !parts
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        {
             return None;
         }
         end = open.checked_sub(1)?;
@@ -229,7 +233,17 @@ mod tests {
 
     #[test]
     fn rejects_what_the_original_calls_invalid() {
-        for target in ["/", "/k", "/k/", "/k/abc", "/k/-1", "/k/1.5", "/../../etc/passwd", "", "/k/%31x"] {
+        for target in [
+            "/",
+            "/k",
+            "/k/",
+            "/k/abc",
+            "/k/-1",
+            "/k/1.5",
+            "/../../etc/passwd",
+            "",
+            "/k/%31x",
+        ] {
             assert_eq!(parse_target(target), Err(Rejection::Invalid), "{target}");
         }
         assert_eq!(parse_target("/favicon.ico"), Err(Rejection::Favicon));
@@ -254,9 +268,15 @@ mod tests {
 
     #[test]
     fn strips_only_real_shapes() {
-        assert_eq!(strip_shape("main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]"), "main::{lambda(auto:1)#4}");
+        assert_eq!(
+            strip_shape("main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]"),
+            "main::{lambda(auto:1)#4}"
+        );
         assert_eq!(strip_shape("k[SIMD_ANY {1; 1; 1} {16; 1; 1}]"), "k");
-        assert_eq!(strip_shape("gemm(float*, int) {1; 1; 1} {16; 1; 1}]"), "gemm(float*, int)");
+        assert_eq!(
+            strip_shape("gemm(float*, int) {1; 1; 1} {16; 1; 1}]"),
+            "gemm(float*, int)"
+        );
         assert_eq!(strip_shape("a[b][SIMD16 {2; 1; 1} {8; 2; 1}]"), "a[b]");
         assert_eq!(strip_shape("Foo::operator[]"), "Foo::operator[]");
         assert_eq!(strip_shape("table[2]"), "table[2]");

@@ -16,10 +16,10 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use unitrace_core::stall_csv::KernelRun;
+use unitrace_core::stall_csv::{KernelRun, StallRow};
 
 use super::index::FileIndex;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
@@ -27,6 +27,8 @@ use super::request::{strip_shape, ChartRequest, PageFormat};
 use super::{Answer, ChartService};
 use crate::args::Args;
 use crate::render::{text_pages, Page};
+use crate::stall::{ReportBuilder, ReportView};
+use crate::stall_charts::has_charted_stall;
 
 /// The original's answer when nothing could be drawn (scripts.md 1.9).
 pub const NOTHING: &str = "No metric data collected or no metrics specified";
@@ -44,6 +46,7 @@ pub struct FileService {
     index: FileIndex,
     charts: ChartOptions,
     stall: StallOptions,
+    reports: Mutex<Option<ReportBuilder>>,
 }
 
 /// Indexes `args.input` and returns the service for it.
@@ -72,6 +75,7 @@ impl FileService {
             index,
             charts,
             stall,
+            reports: Mutex::new(None),
         }
     }
 
@@ -116,17 +120,23 @@ impl FileService {
         let kernel = strip_shape(&request.kernel);
         let runs = self.index.stall_runs(kernel)?;
         if runs.is_empty() {
-            return Ok(Answer::NotFound(format!("No metric data for kernel {kernel}")));
+            return Ok(Answer::NotFound(format!(
+                "No metric data for kernel {kernel}"
+            )));
         }
         for (_, run) in runs {
-            let charts = crate::stall_charts::stall_chart_pages(&self.charts.title, kernel, &run.rows);
+            let charts =
+                crate::stall_charts::stall_chart_pages(&self.charts.title, kernel, &run.rows);
             if charts.is_empty() {
                 // The original's console message (scripts.md 1.9).
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "\nNo stall events for kernel {kernel} in the input data");
+                let _ = writeln!(
+                    out,
+                    "\nNo stall events for kernel {kernel} in the input data"
+                );
                 continue;
             }
-            let report = self.stall_report(&run)?;
+            let report = self.stall_report(kernel, &run)?;
             let mut pages: Vec<Page> = charts.into_iter().map(Page::Chart).collect();
             let context = HtmlContext {
                 title: &self.charts.title,
@@ -147,13 +157,38 @@ impl FileService {
         Ok(Answer::NotFound(NOTHING.to_string()))
     }
 
-    /// The stall report of one run, with `-s` (scripts.md 1.8).
-    fn stall_report(&self, run: &KernelRun) -> anyhow::Result<Option<String>> {
+    /// The stall report of one run, with `-s` (scripts.md 1.8), built by
+    /// the stall mode's [`ReportBuilder`] (created on first use, then its
+    /// dump listing, demangled names and annotated listings are reused by
+    /// later requests). Never written to `-r` (scripts.md 1.9).
+    fn stall_report(&self, kernel: &str, run: &KernelRun) -> anyhow::Result<Option<String>> {
         let Some(dump) = &self.stall.shaderdump else {
             return Ok(None);
         };
-        let _ = (dump, run);
-        anyhow::bail!("the stall report is not wired into the server yet")
+        let stalled: Vec<StallRow> = run
+            .rows
+            .iter()
+            .filter(|r| has_charted_stall(r))
+            .cloned()
+            .collect();
+        // A panic in another request must not disable reports for good.
+        let mut builder = self
+            .reports
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if builder.is_none() {
+            *builder = Some(ReportBuilder::new(
+                dump,
+                self.stall.demangler.as_deref(),
+                self.stall.numtopstalls,
+                ReportView::Standard,
+            )?);
+        }
+        let Some(builder) = builder.as_mut() else {
+            return Ok(None);
+        };
+        let output = builder.kernel_report(self.index.path(), kernel, &stalled)?;
+        Ok(Some(output.text))
     }
 }
 

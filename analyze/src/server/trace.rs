@@ -45,8 +45,8 @@ impl TracePlan {
         if size == 0 {
             bail!("Trace file {shown} is empty");
         }
-        let file =
-            File::open(path).map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?;
+        let file = File::open(path)
+            .map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?;
         let summary = scan(BufReader::with_capacity(1 << 20, file))
             .map_err(|e: TraceError| anyhow::anyhow!("Trace file {shown} is invalid: {e}"))?;
         if summary.empty {
@@ -235,14 +235,21 @@ mod tests {
             perfetto_url(9001, "app.123.json"),
             "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/app.123.json"
         );
-        assert_eq!(encode_component("my trace#1&x.json"), "my%20trace%231%26x.json");
+        assert_eq!(
+            encode_component("my trace#1&x.json"),
+            "my%20trace%231%26x.json"
+        );
     }
 
     #[test]
     fn finds_the_link_scheme() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
-        std::fs::write(&path, "{\"a\": \"https://example.com\", \"metrics\": \"http://localhost:8000/%22k%22/1\"}").unwrap();
+        std::fs::write(
+            &path,
+            "{\"a\": \"https://example.com\", \"metrics\": \"http://localhost:8000/%22k%22/1\"}",
+        )
+        .unwrap();
         assert!(!links_use_https(&path).unwrap());
         let mut long = "x".repeat((1 << 20) - 10);
         long.push_str("\"https://localhost:8000/%22k%22/1\"");

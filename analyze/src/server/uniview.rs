@@ -160,11 +160,7 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
 /// The analyze command line uniview hands the metrics file to (scripts.md 3
 /// step 5): `-f CONFIG -q|-p METRICS` for metric CSVs,
 /// `[-s DUMP] [-g DEMANGLER] -n N -q|-p METRICS` for stall CSVs.
-pub fn analyze_args(
-    args: &UniviewArgs,
-    kind: MetricsKind,
-    https: bool,
-) -> anyhow::Result<Args> {
+pub fn analyze_args(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow::Result<Args> {
     let mut argv: Vec<OsString> = vec!["analyze".into()];
     match kind {
         MetricsKind::Metric => {
@@ -233,9 +229,10 @@ fn on_path(program: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|paths| {
         std::env::split_paths(&paths).any(|dir| {
             let candidate = dir.join(program);
-            candidate
-                .metadata()
-                .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+            candidate.metadata().is_ok_and(|m| {
+                m.is_file()
+                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+            })
         })
     })
 }
@@ -282,7 +279,11 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     ));
     let _ = writeln!(stdout, "Open {url} in a browser to view the trace");
     if let Some(charts) = &charts {
-        let _ = writeln!(stdout, "Serving charts on {} (Ctrl-C to stop)", charts.url());
+        let _ = writeln!(
+            stdout,
+            "Serving charts on {} (Ctrl-C to stop)",
+            charts.url()
+        );
     }
     let _ = stdout.flush();
     if !args.no_browser && open_browser(&url) {

@@ -65,7 +65,8 @@ impl Server {
         loop {
             match rx.recv_timeout(Duration::from_secs(30)) {
                 Ok(line) => {
-                    if let Some(rest) = line.strip_prefix("Serving charts on http://127.0.0.1:")
+                    if let Some(rest) = line
+                        .strip_prefix("Serving charts on http://127.0.0.1:")
                         .or_else(|| line.strip_prefix("Serving charts on https://127.0.0.1:"))
                     {
                         server.port = rest.split('/').next().and_then(|p| p.parse().ok());
@@ -108,14 +109,23 @@ impl Server {
 
     /// The trace server's port, from the Perfetto link.
     pub fn trace_port(&self) -> u16 {
-        let url = self.perfetto_url.as_deref().expect("uniview printed the link");
-        let rest = url.split("url=http://127.0.0.1:").nth(1).expect("link has url=");
-        rest.split('/').next().and_then(|p| p.parse().ok()).expect("port in link")
+        let url = self
+            .perfetto_url
+            .as_deref()
+            .expect("uniview printed the link");
+        let rest = url
+            .split("url=http://127.0.0.1:")
+            .nth(1)
+            .expect("link has url=");
+        rest.split('/')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port in link")
     }
 
     /// Sends SIGINT (Ctrl-C) and waits for the exit; returns (exit code,
     /// remaining stdout).
-    pub fn interrupt(mut self) -> (Option<i32>, String) {
+    pub fn interrupt(self) -> (Option<i32>, String) {
         let status = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status()
@@ -200,9 +210,16 @@ pub fn exchange(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 pub fn request(port: u16, method: &str, target: &str) -> Response {
-    let raw = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let raw = format!(
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
     let bytes = exchange(port, raw.as_bytes()).expect("HTTP exchange");
-    parse_response(&bytes).unwrap_or_else(|| panic!("not an HTTP response: {:?}", String::from_utf8_lossy(&bytes)))
+    parse_response(&bytes).unwrap_or_else(|| {
+        panic!(
+            "not an HTTP response: {:?}",
+            String::from_utf8_lossy(&bytes)
+        )
+    })
 }
 
 pub fn get(port: u16, target: &str) -> Response {
