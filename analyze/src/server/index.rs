@@ -277,3 +277,82 @@ fn parse_instance_id(text: &[u8]) -> Option<u64> {
         (value >= 0.0 && value.fract() == 0.0 && value < 1.8e19).then_some(value as u64)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    /// V1 sampling file (trailing `, ` on every line), two devices; an id
+    /// whose rows are split by another instance; the last instance of the
+    /// file with no blank line after it.
+    const V1: &str = "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 1.5, \n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 2.5, \n\
+\n\
+\"b, c\", 6, 50, 9.0, \n\
+\n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 3.5, \n\
+\n\n=== Device #1 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
+\"d\", 5, 10, 7.0, \n\
+\"d\", 7, 10, 8.0, ";
+
+    #[test]
+    fn reads_only_the_rows_of_an_instance_with_file_positions() {
+        let (_dir, path) = write(V1);
+        let index = FileIndex::build(&path).unwrap();
+        assert!(index.has_metric_sections() && !index.has_stall_sections());
+        assert_eq!(index.instance_count(), 3);
+        let (header, rows) = index.instance_rows(5).unwrap().unwrap();
+        let x = header.index_of("X[%]").unwrap();
+        // Device 0 only (the first section that has the id), both runs.
+        let values: Vec<f64> = rows.iter().map(|r| r.value(x)).collect();
+        assert_eq!(values, vec![1.5, 2.5, 3.5]);
+        let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+        assert_eq!(lines, vec![5, 6, 10]);
+        let (_, rows) = index.instance_rows(6).unwrap().unwrap();
+        assert_eq!(rows[0].kernel, "b, c");
+        // Device 1, last line without a newline.
+        let (_, rows) = index.instance_rows(7).unwrap().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].value(x), 8.0);
+        assert_eq!(rows[0].line, 17);
+        assert!(index.instance_rows(8).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_file_changed_after_indexing_gives_an_error_not_a_panic() {
+        let (_dir, path) = write(V1);
+        let index = FileIndex::build(&path).unwrap();
+        std::fs::write(&path, V1.replace("1.5", "oops")).unwrap();
+        let err = index.instance_rows(5).unwrap_err().to_string();
+        assert!(err.contains(":5:"), "{err}");
+    }
+
+    const STALLS: &str = "\n=== Device #0 Metrics ===\n\n\
+      Kernel, IP[Address], Active[Events], ControlStall[Events], PipeStall[Events], SendStall[Events], DistStall[Events], SbidStall[Events], SyncStall[Events], InstrFetchStall[Events], OtherStall[Events]\n\
+ \"k1\",          10,              2,                    0,                 0,                 0,                 0,                 0,                 0,                       0,                 0\n\
+ \"k1\",          20,              2,                    0,                 3,                 0,                 0,                 0,                 0,                       0,                 0\n\
+ \"k2\",          10,              2,                    0,                 0,                 0,                 0,                 4,                 0,                       0,                 0\n\
+ \"k1\",          30,              2,                    0,                 0,                 0,                 0,                 0,                 0,                       0,                 5\n";
+
+    #[test]
+    fn stall_runs_are_the_first_run_per_section() {
+        let (_dir, path) = write(STALLS);
+        let index = FileIndex::build(&path).unwrap();
+        assert!(index.has_stall_sections() && !index.has_metric_sections());
+        assert_eq!(index.stall_kernel_count(), 2);
+        let runs = index.stall_runs("k1").unwrap();
+        assert_eq!(runs.len(), 1);
+        let ips: Vec<u64> = runs[0].1.rows.iter().map(|r| r.ip).collect();
+        // IPs are hex; the later run of k1 is not part of the first run.
+        assert_eq!(ips, vec![0x10, 0x20]);
+        assert!(index.stall_runs("k3").unwrap().is_empty());
+    }
+}
