@@ -12,3 +12,16 @@ echo "== analyze -l on a metric CSV" >&2
 "$bin/analyze" -l testdata/sample/metrics.csv
 echo "== analyze -l on a stall CSV" >&2
 "$bin/analyze" -l testdata/sample/stalls.csv
+echo "== roofline on a bundled compute/memory profile pair" >&2
+"$bin/roofline" --compute testdata/roofline/sample_compute.txt --memory testdata/roofline/sample_memory.txt \
+    --device device_configs/pvc.json --output "$out/roofline.html" --data "$out/roofline.csv"
+echo "== mergetrace: merge two rank traces, GPU-time stats" >&2
+"$bin/mergetrace" -o "$out/merged.json" --stats "$out/merged-stats.csv" testdata/trace/two/*.json
+echo "== analyze: charts of every instance with the pvc ComputeBasic preset (PDF + data)" >&2
+"$bin/analyze" testdata/sample/metrics.csv -i 0 -f pvc/ComputeBasic.txt \
+    -o "$out/metric-charts.pdf" --data "$out/metric-charts.csv"
+echo "== analyze: stall charts + stall-to-source report from a bundled shader dump (dump left untouched)" >&2
+"$bin/analyze" -s testdata/stall_report/src/dump -r "$out/stall-report.txt" \
+    -o "$out/stall-charts.pdf" testdata/stall_report/src/stalls.csv
+"$bin/analyze" -s testdata/stall_report/src/dump --by-line -r "$out/stall-by-line.txt" \
+    -o "$out/stall-by-line.pdf" testdata/stall_report/src/stalls.csv

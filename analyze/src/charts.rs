@@ -34,7 +34,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use unitrace_core::atomic::ensure_not_input;
 use unitrace_core::metric_csv::{
-    open_input, parse_number, sniff_kind, CsvReader, Event, FileKind, Header,
+    find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
+    Event, FileKind, Header,
 };
 use unitrace_core::InputError;
 
@@ -70,8 +71,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if sniff_kind(file, input)? == FileKind::Stall {
         return crate::stall::run(args);
     }
-    // Step 10.
+    // Step 10, after step 8 (the device must exist) as in the original.
     if args.metrics.is_empty() {
+        let sections = scan_file_sections(input)?;
+        if find_device_section(&sections, args.device).is_none() {
+            return Err(device_not_found(input, args.device).into());
+        }
         bail!("-m option is missing");
     }
     let format = chart_format(args.format, output);
@@ -79,6 +84,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let file = open_input(input)?;
     session.read(file)?;
     session.finish()
+}
+
+fn device_not_found(path: &Path, device: i64) -> InputError {
+    InputError::at_file(path, format!("Device {device} not found in input file"))
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
@@ -419,7 +428,7 @@ impl<'a> Session<'a> {
                             self.complete(inst)?;
                         }
                         if let Some(pb) = &self.progress {
-                            if instances_seen % 64 == 0 {
+                            if instances_seen.is_multiple_of(64) {
                                 pb.set_position(csv.offset());
                                 pb.set_message(format!("{instances_seen} instances"));
                             }
@@ -593,11 +602,7 @@ impl<'a> Session<'a> {
     fn finish(mut self) -> anyhow::Result<ExitCode> {
         let path = self.path.clone();
         if !self.found_device {
-            return Err(InputError::at_file(
-                &path,
-                format!("Device {} not found in input file", self.args.device),
-            )
-            .into());
+            return Err(device_not_found(&path, self.args.device).into());
         }
         self.flush_turns(true)?;
         match self.mode.clone() {

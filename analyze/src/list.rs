@@ -1,9 +1,241 @@
-//! Mode `list` of analyze (not implemented yet).
+//! `analyze -l [-o FILE] INPUT`: devices, metrics and kernels of a metric or
+//! stall CSV, in the text layout of `analyzeperfmetrics.py -l`
+//! (scripts.md 1.5), byte for byte, except for these deliberate fixes:
+//!
+//! * the last instance of a section counts even when no blank line follows
+//!   it (scripts.md 1.11 quirk 4);
+//! * rows with an empty kernel name and the blank line before the next
+//!   banner are separators, not kernels: multi-device stall files and
+//!   unresolved kernel names no longer crash the listing (quirk 5);
+//! * a file without any `=== Device #N Metrics ===` banner (`--result-dir`
+//!   layout, old main logs) is listed as device 0 instead of printing
+//!   nothing (quirk 15);
+//! * the empty field after a trailing separator (files before 2024-12) is
+//!   not listed as a metric (pandas calls it `Unnamed: N`).
+//!
+//! `GlobalInstanceId` and `SubDeviceId` stay listed, as in the original:
+//! they are columns of the file and valid `-m` names, and keeping them keeps
+//! the output identical for every current file.
 
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use unitrace_core::atomic::{ensure_not_input, AtomicFile};
+use unitrace_core::cli::warn;
+use unitrace_core::metric_csv::{open_input, CsvReader, Event, FileKind, Header};
+use unitrace_core::InputError;
 
 use crate::args::Args;
 
-pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("list mode is not yet implemented")
+const TOOL: &str = "analyze";
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let input = args.input.as_path();
+    if let Some(out) = &args.output {
+        ensure_not_input(out, &[input])?;
+    }
+    let file = open_input(input)?;
+    let listing = list(file, input)?;
+    if let Some(line) = listing.first_non_utf8_kernel {
+        warn(
+            TOOL,
+            format!(
+                "{}:{line}: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+                input.display()
+            ),
+        );
+    }
+    match &args.output {
+        Some(out) => {
+            let mut f = AtomicFile::create(out)
+                .with_context(|| format!("{}: cannot create output file", out.display()))?;
+            f.write_all(listing.text.as_bytes())
+                .and_then(|()| f.commit())
+                .with_context(|| format!("{}: cannot write output file", out.display()))?;
+        }
+        None => {
+            let mut stdout = io::stdout().lock();
+            match stdout
+                .write_all(listing.text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                // `analyze -l big.csv | head` is not an error.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+                other => other.context("cannot write to standard output")?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The listing text and what the caller should warn about.
+#[derive(Debug)]
+pub struct Listing {
+    pub text: String,
+    /// First line whose kernel name is not valid UTF-8.
+    pub first_non_utf8_kernel: Option<u64>,
+}
+
+/// What one device section contributes to the listing.
+struct SectionListing {
+    device: Option<i64>,
+    header: Option<Header>,
+    /// Kernels in order of first appearance with their instance counts
+    /// (stall sections: count unused).
+    kernels: Vec<(String, u64)>,
+    positions: HashMap<String, usize>,
+}
+
+impl SectionListing {
+    /// Adds one to `kernel`'s count, appending it when new.
+    fn count(&mut self, kernel: &str) {
+        match self.positions.get(kernel) {
+            Some(&i) => self.kernels[i].1 += 1,
+            None => {
+                self.positions
+                    .insert(kernel.to_string(), self.kernels.len());
+                self.kernels.push((kernel.to_string(), 1));
+            }
+        }
+    }
+}
+
+/// Reads the whole input once and renders the listing.
+pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
+    let mut csv = CsvReader::new(reader, path);
+    let mut sections: Vec<SectionListing> = Vec::new();
+    // Inside a metric instance (a run of rows not yet ended by a separator).
+    let mut in_instance = false;
+    while let Some(event) = csv.next_event()? {
+        match event {
+            Event::SectionStart { device, .. } => {
+                sections.push(SectionListing {
+                    device,
+                    header: None,
+                    kernels: Vec::new(),
+                    positions: HashMap::new(),
+                });
+                in_instance = false;
+            }
+            Event::Header(h) => {
+                if let Some(s) = sections.last_mut() {
+                    s.header = Some(h.clone());
+                }
+            }
+            Event::Row(row) => {
+                let Some(s) = sections.last_mut() else {
+                    continue;
+                };
+                match row.header().kind() {
+                    // An instance is named after its first row and counted
+                    // once (scripts.md 1.5 / 1.6.3 numbering).
+                    FileKind::Metric => {
+                        if !in_instance {
+                            in_instance = true;
+                            s.count(&row.kernel());
+                        }
+                    }
+                    FileKind::Stall => {
+                        let kernel = row.kernel();
+                        let name = if row.header().index_of("IP[Address]").is_none() {
+                            // Before 2024-03 the address followed the name:
+                            // `name!0x000001b8` (formats b.2).
+                            kernel.rsplit_once('!').map_or(&*kernel, |(n, _)| n)
+                        } else {
+                            &kernel
+                        };
+                        if !s.positions.contains_key(name) {
+                            s.count(name);
+                        }
+                    }
+                }
+            }
+            Event::Separator { .. } | Event::SectionEnd { .. } => in_instance = false,
+        }
+    }
+    Ok(Listing {
+        text: render(&sections),
+        first_non_utf8_kernel: csv.first_non_utf8_kernel(),
+    })
+}
+
+fn render(sections: &[SectionListing]) -> String {
+    let has_banner = sections.iter().any(|s| s.device.is_some());
+    let mut out = String::new();
+    for s in sections {
+        // Data before the first banner of a file that has banners is not a
+        // section (the original never reads it).
+        if has_banner && s.device.is_none() {
+            continue;
+        }
+        // The original lists a device number that appears in two banners
+        // twice, both times with the data of its first section.
+        let shown = match s.device {
+            Some(d) => sections.iter().find(|o| o.device == Some(d)).unwrap_or(s),
+            None => s,
+        };
+        let Some(header) = &shown.header else {
+            continue;
+        };
+        let _ = writeln!(out, "Device {}", s.device.unwrap_or(0));
+        out.push_str("    Metric\n");
+        for m in header.listed_metrics() {
+            let _ = writeln!(out, "        {m}");
+        }
+        match header.kind() {
+            FileKind::Metric => {
+                out.push_str("    Kernel, Number of Instances\n");
+                for (k, n) in &shown.kernels {
+                    let _ = writeln!(out, "        \"{k}\", {n}");
+                }
+            }
+            FileKind::Stall => {
+                out.push_str("    Kernel\n");
+                for (k, _) in &shown.kernels {
+                    let _ = writeln!(out, "        \"{k}\"");
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(text: &str) -> String {
+        list(text.as_bytes(), Path::new("t.csv")).unwrap().text
+    }
+
+    #[test]
+    fn metric_listing_counts_instances_per_section() {
+        let text = "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], StreamMarker, Extra\n\"a\", 1, 2, 0, 1\n\"a\", 1, 2, 0, 1\n\n\"b\", 2, 2, 0, 1\n\n\"a\", 3, 2, 0, 1\n";
+        assert_eq!(
+            listing(text),
+            "Device 0\n    Metric\n        GlobalInstanceId\n        GpuTime[ns]\n        StreamMarker\n    Kernel, Number of Instances\n        \"a\", 2\n        \"b\", 1\n"
+        );
+    }
+
+    #[test]
+    fn duplicate_device_banner_repeats_first_section() {
+        let text =
+            "=== Device #1 Metrics ===\nKernel,A\nx,1\n=== Device #1 Metrics ===\nKernel,A\ny,1\n";
+        let one =
+            "Device 1\n    Metric\n        A\n    Kernel, Number of Instances\n        \"x\", 1\n";
+        assert_eq!(listing(text), format!("{one}{one}"));
+    }
+
+    #[test]
+    fn stall_listing_skips_blank_and_lists_distinct_kernels() {
+        let text = "\n=== Device #0 Metrics ===\n\n  Kernel, IP[Address], Active[Events], OtherStall[Events]\n\"k\", 10, 1, 0\n\"j\", 10, 1, 0\n\"k\", 20, 1, 0\n\n=== Device #1 Metrics ===\n\n  Kernel, IP[Address], Active[Events], OtherStall[Events]\n\"z\", 10, 1, 0\n";
+        assert_eq!(
+            listing(text),
+            "Device 0\n    Metric\n        Active[Events]\n        OtherStall[Events]\n    Kernel\n        \"k\"\n        \"j\"\nDevice 1\n    Metric\n        Active[Events]\n        OtherStall[Events]\n    Kernel\n        \"z\"\n"
+        );
+    }
 }

@@ -13,7 +13,6 @@
 //! Beyond the original: `--report-format json` and `--by-line [--line
 //! FILE:LINE]`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -32,7 +31,9 @@ use unitrace_core::stall_csv::{
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
 use crate::args::{Args, ReportFormat};
-use crate::render::{self, Format, Page, PageSink};
+use crate::charts::chart_format;
+use crate::render::data::DataWriter;
+use crate::render::{self, Chart, Format, Page, PageSink};
 
 const TOOL: &str = "analyze";
 
@@ -70,13 +71,15 @@ pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
 }
 
 /// Builds the stall reports of a run: the dump is listed once, symbols are
-/// demangled once, and each chosen `.asm` is read and annotated once.
+/// demangled once, and the `.asm` of consecutive runs of one kernel is read
+/// and annotated once.
 pub struct ReportBuilder {
     dump: ShaderDump,
     demangler: Demangler,
-    listings: HashMap<PathBuf, AsmListing>,
+    listing: Option<(PathBuf, AsmListing)>,
     top: i64,
     view: ReportView,
+    json: bool,
     warned_demangler: bool,
 }
 
@@ -84,8 +87,8 @@ pub struct ReportBuilder {
 pub struct KernelOutput {
     /// Text for the PDF pages and the `-r` text file.
     pub text: String,
-    /// The same as JSON (for `--report-format json`).
-    pub json: stall_report::JsonValue,
+    /// The same as JSON, only built for `--report-format json`.
+    pub json: Option<stall_report::JsonValue>,
 }
 
 impl ReportBuilder {
@@ -94,6 +97,7 @@ impl ReportBuilder {
         demangler: Option<&Path>,
         top: i64,
         view: ReportView,
+        json: bool,
     ) -> Result<ReportBuilder, InputError> {
         let dump = ShaderDump::open(dump_dir)?;
         let demangler = match demangler {
@@ -103,9 +107,10 @@ impl ReportBuilder {
         Ok(ReportBuilder {
             dump,
             demangler,
-            listings: HashMap::new(),
+            listing: None,
             top,
             view,
+            json,
             warned_demangler: false,
         })
     }
@@ -142,14 +147,21 @@ impl ReportBuilder {
                     summarize_names(&names, 8)
                 ),
             );
-            let json = stall_report::missing_asm_json(kernel, &text);
+            let json = self
+                .json
+                .then(|| stall_report::missing_asm_json(kernel, &text));
             return Ok(KernelOutput { text, json });
         };
-        if !self.listings.contains_key(&asm.path) {
-            let listing = AsmListing::load(&asm)?;
-            self.listings.insert(asm.path.clone(), listing);
+        // Keep one listing: a kernel's runs are usually consecutive, and
+        // memory stays bounded by the largest .asm rather than the dump.
+        if self.listing.as_ref().is_none_or(|(p, _)| *p != asm.path) {
+            self.listing = None;
         }
-        let listing = &self.listings[&asm.path];
+        let listing = match self.listing.take() {
+            Some(cached) => cached.1,
+            None => AsmListing::load(&asm)?,
+        };
+        let listing = &self.listing.insert((asm.path.clone(), listing)).1;
         let report = analyze_kernel(kernel, listing, rows, self.top);
         if !report.unknown_addresses.is_empty() {
             warn(
@@ -163,28 +175,25 @@ impl ReportBuilder {
                 ),
             );
         }
+        let json = self.json;
         Ok(match &self.view {
             ReportView::Standard => KernelOutput {
                 text: report.to_text(listing),
-                json: report.to_json(listing),
+                json: json.then(|| report.to_json(listing)),
             },
             ReportView::ByLine => {
                 let lines = by_line(listing, rows);
                 KernelOutput {
                     text: stall_report::by_line_text(kernel, listing, &lines),
-                    json: stall_report::by_line_json(kernel, listing, &lines, None),
+                    json: json.then(|| stall_report::by_line_json(kernel, listing, &lines, None)),
                 }
             }
             ReportView::Line { file, line } => {
                 let lines = by_line(listing, rows);
+                let only = Some((file.as_str(), *line));
                 KernelOutput {
                     text: stall_report::line_detail_text(kernel, listing, &lines, file, *line),
-                    json: stall_report::by_line_json(
-                        kernel,
-                        listing,
-                        &lines,
-                        Some((file.as_str(), *line)),
-                    ),
+                    json: json.then(|| stall_report::by_line_json(kernel, listing, &lines, only)),
                 }
             }
         })
@@ -201,7 +210,7 @@ struct ReportFile {
 }
 
 impl ReportFile {
-    fn add(&mut self, out: &KernelOutput) -> anyhow::Result<()> {
+    fn add(&mut self, out: &mut KernelOutput) -> anyhow::Result<()> {
         match self.format {
             ReportFormat::Text => {
                 if self.text.is_none() {
@@ -216,7 +225,7 @@ impl ReportFile {
                     f.write_all(b"\n")?;
                 }
             }
-            ReportFormat::Json => self.json.push(out.json.clone()),
+            ReportFormat::Json => self.json.extend(out.json.take()),
         }
         Ok(())
     }
@@ -247,14 +256,33 @@ impl ReportFile {
     }
 }
 
-/// The chart output, opened on the first page.
+/// The chart output, opened on the first page, and the `--data` file of
+/// the plotted series.
 struct Charts {
     path: PathBuf,
     format: Format,
     sink: Option<Box<dyn PageSink>>,
+    data_path: Option<PathBuf>,
+    data: Option<DataWriter>,
 }
 
 impl Charts {
+    fn add_chart(&mut self, kernel: &str, chart: Chart) -> anyhow::Result<()> {
+        if let Some(path) = &self.data_path {
+            if self.data.is_none() {
+                self.data = Some(
+                    DataWriter::create(path)
+                        .with_context(|| format!("{}: cannot create data file", path.display()))?,
+                );
+            }
+        }
+        if let Some(data) = self.data.as_mut() {
+            data.write_chart(kernel, None, &chart, "")
+                .context("cannot write the --data file")?;
+        }
+        self.add(&Page::Chart(chart))
+    }
+
     fn add(&mut self, page: &Page) -> anyhow::Result<()> {
         if self.sink.is_none() {
             self.sink = Some(
@@ -270,6 +298,9 @@ impl Charts {
     }
 
     fn finish(self) -> anyhow::Result<bool> {
+        if let Some(data) = self.data {
+            data.finish().context("cannot write the --data file")?;
+        }
         match self.sink {
             Some(sink) => {
                 sink.finish()
@@ -278,14 +309,6 @@ impl Charts {
             }
             None => Ok(false),
         }
-    }
-}
-
-fn chart_format(args: &Args) -> Format {
-    match args.format {
-        Some(crate::args::ChartFormat::Svg) => Format::Svg,
-        Some(crate::args::ChartFormat::Html) => Format::Html,
-        _ => Format::Pdf,
     }
 }
 
@@ -309,6 +332,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             args.demangler.as_deref(),
             args.numtopstalls,
             view,
+            args.report_format == ReportFormat::Json,
         )?),
         None => {
             if wants_report_options {
@@ -322,7 +346,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut report_file = match &args.report {
         Some(path) => {
-            ensure_not_input(path, &[input, output.as_path()])?;
+            let mut taken = vec![input, output.as_path()];
+            taken.extend(args.data.as_deref());
+            ensure_not_input(path, &taken)?;
             Some(ReportFile {
                 path: path.clone(),
                 format: args.report_format,
@@ -334,8 +360,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut charts = Charts {
         path: output.clone(),
-        format: chart_format(args),
+        format: chart_format(args.format, &output),
         sink: None,
+        data_path: args.data.clone(),
+        data: None,
     };
 
     let sections = scan_file_sections(input)?;
@@ -363,12 +391,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Ok(false);
         }
         for chart in crate::stall_charts::stall_chart_pages(&args.title, &run.kernel, &kept) {
-            charts.add(&Page::Chart(chart))?;
+            charts.add_chart(&run.kernel, chart)?;
         }
         if let Some(builder) = builder.as_mut() {
-            let out = builder.kernel_report(input, &run.kernel, &kept)?;
+            let mut out = builder.kernel_report(input, &run.kernel, &kept)?;
             if let Some(rf) = report_file.as_mut() {
-                rf.add(&out)?;
+                rf.add(&mut out)?;
             }
             for page in render::text_pages(&out.text) {
                 charts.add(&page)?;

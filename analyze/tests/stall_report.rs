@@ -775,3 +775,30 @@ fn json_needs_a_report_file_and_line_spec_is_checked() {
     ]);
     assert_failed_cleanly(&work, &out, "expected FILE:LINE");
 }
+
+#[test]
+fn data_file_holds_the_plotted_stall_series() {
+    let work = Work::new("src");
+    let out = work.run(&[
+        "-k",
+        "triton_poi_fused_add_0",
+        "-s",
+        "dump",
+        "--data",
+        "d.csv",
+        "-o",
+        "c.pdf",
+        &csv_arg("src"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = read(&work.path("d.csv"));
+    let rows = rows_by_kernel(&testdata("src").join("stalls.csv"));
+    let kept = rows["triton_poi_fused_add_0"]
+        .iter()
+        .filter(|r| r.has_reported_stall())
+        .count();
+    assert!(data.starts_with("kernel,instance,sample,metric,value\n"));
+    // Eight series (PVC file, no PSDep) of one point per kept row.
+    assert_eq!(data.lines().count(), 1 + 8 * kept);
+    assert!(data.contains("triton_poi_fused_add_0,,"));
+}

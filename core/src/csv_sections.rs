@@ -392,6 +392,26 @@ pub fn scan_file_sections(path: &Path) -> Result<Vec<SectionInfo>, InputError> {
     scan_sections(file, path)
 }
 
+/// Opens `path` and returns a reader over the section `analyze -d DEVICE`
+/// reads (see [`find_device_section`]) with its [`SectionInfo`], or `None`
+/// when the file has no such device. Costs one structure scan of the file
+/// plus the read of that section.
+pub fn open_device_section(
+    path: &Path,
+    device: i64,
+) -> Result<Option<(SectionInfo, CsvReader<File>)>, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let sections = scan_file_sections(path)?;
+    let Some(section) = find_device_section(&sections, device) else {
+        return Ok(None);
+    };
+    let mut file = open_input(path)?;
+    file.seek(SeekFrom::Start(section.start_offset))
+        .map_err(|e| InputError::io(path, &e))?;
+    let csv = CsvReader::for_section(file, path, section);
+    Ok(Some((section.clone(), csv)))
+}
+
 /// Kind of the first section of a file, reading only up to its first header.
 pub fn sniff_kind<R: Read>(reader: R, path: &Path) -> Result<FileKind, InputError> {
     let mut csv = CsvReader::new(reader, path);
@@ -496,6 +516,30 @@ impl<R: Read> CsvReader<R> {
         }
     }
 
+    /// Reads data rows of `section` starting in the middle of it: `reader`
+    /// is positioned at byte `offset`, the start of line `line`, e.g. the
+    /// `byte_range` of a [`crate::metric_csv::KernelInstance`] found
+    /// earlier (wrap the file in `Read::take` to stop at the range end).
+    /// Emits `SectionStart` (with the section's index and device) and then
+    /// rows and separators under `section.header`; stops at the next banner.
+    pub fn for_rows(
+        reader: R,
+        path: &Path,
+        section: &SectionInfo,
+        offset: u64,
+        line: u64,
+    ) -> CsvReader<R> {
+        let mut csv = CsvReader::resume(reader, path, offset, line);
+        csv.single_section = true;
+        csv.seen_banner = true;
+        csv.state = State::Rows;
+        csv.header = Some(section.header.clone());
+        csv.next_index = section.index + 1;
+        csv.current = Some((section.index, section.device, offset, line));
+        csv.queued = Queued::SectionStart;
+        csv
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -564,9 +608,14 @@ impl<R: Read> CsvReader<R> {
             };
             let text = self.src.text(&line);
             let blank = text.iter().all(|b| *b == b' ' || *b == b'\t');
+            let stats = if blank {
+                LineStats::default()
+            } else {
+                LineStats::of(text)
+            };
 
             // Banner: ends the current section and starts the next.
-            if !blank && is_banner(text) {
+            if stats.has_equals && is_banner(text) {
                 let device = banner_device(text).ok_or_else(|| {
                     InputError::at_line(
                         &self.path,
@@ -672,7 +721,7 @@ impl<R: Read> CsvReader<R> {
                         }));
                     }
                     let kernel = if self.check_rows {
-                        check_row(text, header, &mut self.fields, line.had_newline)
+                        check_row(text, &stats, header, &mut self.fields, line.had_newline)
                             .map_err(|p| InputError::at_line(&self.path, line.number, p))?
                     } else {
                         kernel_field_fast(text, header)
@@ -843,10 +892,33 @@ pub fn split_fields(line: &[u8], out: &mut Vec<Field>) -> Result<(), String> {
     }
 }
 
-fn count_commas(s: &[u8]) -> usize {
-    // Plain loop on purpose: the compiler vectorises it, which is several
-    // times faster than iterating over memchr matches on comma-dense rows.
-    s.iter().filter(|&&b| b == b',').count()
+/// Byte counts of one line gathered in a single pass, so that the common
+/// row (quotes only around the kernel name) is checked without splitting.
+#[derive(Debug, Default, Clone, Copy)]
+struct LineStats {
+    commas: usize,
+    quotes: usize,
+    has_equals: bool,
+}
+
+impl LineStats {
+    fn of(s: &[u8]) -> LineStats {
+        let mut stats = LineStats::default();
+        // Byte-wide counters over chunks of at most 255 bytes: branch-free,
+        // so the compiler vectorises the inner loop.
+        for chunk in s.chunks(255) {
+            let (mut commas, mut quotes, mut equals) = (0u8, 0u8, 0u8);
+            for &b in chunk {
+                commas += u8::from(b == b',');
+                quotes += u8::from(b == b'"');
+                equals |= u8::from(b == b'=');
+            }
+            stats.commas += usize::from(commas);
+            stats.quotes += usize::from(quotes);
+            stats.has_equals |= equals != 0;
+        }
+        stats
+    }
 }
 
 /// Locates the kernel field without checking the row (structure scans).
@@ -865,6 +937,7 @@ fn kernel_field_fast(line: &[u8], header: &Header) -> Result<(usize, usize), Str
 /// Checks the field count of a data row and returns its kernel field range.
 fn check_row(
     line: &[u8],
+    stats: &LineStats,
     header: &Header,
     fields: &mut Vec<Field>,
     had_newline: bool,
@@ -872,9 +945,12 @@ fn check_row(
     let expected = header.field_count();
     let (count, kernel) = if header.kernel_index == 0 {
         let (kernel, end) = parse_field(line, 0)?;
-        let rest = &line[end..];
-        let count = if memchr::memchr(b'"', rest).is_none() {
-            1 + count_commas(rest)
+        let head = &line[..end];
+        let head_quotes = head.iter().filter(|&&b| b == b'"').count();
+        let count = if head_quotes == stats.quotes {
+            // No quote after the kernel field: every later comma separates.
+            let head_commas = head.iter().filter(|&&b| b == b',').count();
+            1 + stats.commas - head_commas
         } else {
             split_fields(line, fields)?;
             fields.len()
@@ -1125,6 +1201,24 @@ mod tests {
     }
 
     #[test]
+    fn byte_order_mark_and_kind_sniffing() {
+        let text = "\u{FEFF}Kernel, IP[Address], OtherStall[Events]\n\"k\", 10, 1\n";
+        assert_eq!(events(text)[..3], ["SNone@1", "H3", "R2:k"]);
+        assert_eq!(
+            sniff_kind(text.as_bytes(), Path::new("s.csv")).unwrap(),
+            FileKind::Stall
+        );
+        assert_eq!(
+            sniff_kind(
+                &b"\n=== Device #0 Metrics ===\n\nKernel,A\n"[..],
+                Path::new("m.csv")
+            )
+            .unwrap(),
+            FileKind::Metric
+        );
+    }
+
+    #[test]
     fn bannerless_file_and_repeated_headers() {
         let text = "== Kernel Metrics ==\n\nKernel,Device,GpuTime[ns],\nk1,0,5,\n\nKernel,Device,GpuTime[ns],\nk1,0,6,\n";
         assert_eq!(
@@ -1187,5 +1281,42 @@ mod tests {
             }
         }
         assert_eq!(rows, [(11, "b".to_string()), (12, "b".to_string())]);
+
+        // Re-reading only line 12 of the section.
+        let offset = text.find("\"b\", 3").unwrap();
+        let mut r = CsvReader::for_rows(
+            &text.as_bytes()[offset..],
+            Path::new("t.csv"),
+            s1,
+            offset as u64,
+            12,
+        );
+        let mut seen = Vec::new();
+        while let Some(e) = r.next_event().unwrap() {
+            seen.push(match e {
+                Event::SectionStart { device, .. } => format!("S{device:?}"),
+                Event::Row(row) => format!("R{}:{}", row.line(), row.kernel()),
+                other => format!("{other:?}"),
+            });
+        }
+        assert_eq!(seen[..2], ["SSome(1)", "R12:b"]);
+        assert!(matches!(seen.last().map(String::as_str), Some(s) if s.starts_with("SectionEnd")));
+    }
+
+    #[test]
+    fn open_device_section_seeks_to_the_banner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, "\n=== Device #0 Metrics ===\n\nKernel, A\n\"a\", 1\n\n\n=== Device #3 Metrics ===\n\nKernel, A\n\"b\", 2\n").unwrap();
+        let (info, mut csv) = open_device_section(&path, 3).unwrap().unwrap();
+        assert_eq!(info.device, Some(3));
+        let mut kernels = Vec::new();
+        while let Some(e) = csv.next_event().unwrap() {
+            if let Event::Row(row) = e {
+                kernels.push((row.line(), row.kernel().into_owned()));
+            }
+        }
+        assert_eq!(kernels, [(11, "b".to_string())]);
+        assert!(open_device_section(&path, 1).unwrap().is_none());
     }
 }

@@ -20,11 +20,12 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Range;
+use std::path::Path;
 
 pub use crate::csv_sections::{
-    banner_device, find_device_section, is_banner, is_header_line, open_input, scan_file_sections,
-    scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind, Header, RawRow,
-    SectionInfo, SeparatorKind, MAX_LINE_BYTES,
+    banner_device, find_device_section, is_banner, is_header_line, open_device_section, open_input,
+    scan_file_sections, scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind,
+    Header, RawRow, SectionInfo, SeparatorKind, MAX_LINE_BYTES,
 };
 use crate::error::InputError;
 
@@ -51,6 +52,17 @@ pub struct MetricRow {
 impl MetricRow {
     /// Parses every field of `row` (`fields` is a reused scratch buffer).
     pub fn from_raw(row: &RawRow<'_>, fields: &mut Vec<Field>) -> Result<MetricRow, InputError> {
+        MetricRow::from_raw_columns(row, fields, None)
+    }
+
+    /// Like [`MetricRow::from_raw`] but parses only the columns whose
+    /// index is `true` in `wanted` (and `GlobalInstanceId`); the others hold
+    /// NaN. Charts need a few of ~40 columns: this skips most float parsing.
+    pub fn from_raw_columns(
+        row: &RawRow<'_>,
+        fields: &mut Vec<Field>,
+        wanted: Option<&[bool]>,
+    ) -> Result<MetricRow, InputError> {
         let header = row.header();
         row.split(fields)?;
         let kernel_index = header.kernel_index();
@@ -58,7 +70,8 @@ impl MetricRow {
         let mut values = Vec::with_capacity(header.columns().len());
         let mut global_instance_id = None;
         for (i, (field, name)) in fields.iter().zip(header.columns()).enumerate() {
-            if i == kernel_index {
+            let is_wanted = wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
+            if i == kernel_index || (!is_wanted && Some(i) != id_index) {
                 values.push(f64::NAN);
                 continue;
             }
@@ -77,7 +90,7 @@ impl MetricRow {
                     ))
                 })?);
             }
-            values.push(value);
+            values.push(if is_wanted { value } else { f64::NAN });
         }
         Ok(MetricRow {
             kernel: row.kernel().into_owned(),
@@ -91,6 +104,13 @@ impl MetricRow {
     /// Value of column `index` (NaN when out of range).
     pub fn value(&self, index: usize) -> f64 {
         self.values.get(index).copied().unwrap_or(f64::NAN)
+    }
+
+    /// The original's 0-based row index of this row in its section: lines
+    /// after the header, blank ones included (scripts.md 1.3); the X values
+    /// of the original's metric charts (scripts.md 1.6.2).
+    pub fn section_row(&self, header: &Header) -> u64 {
+        self.line.saturating_sub(header.line() + 1)
     }
 }
 
@@ -146,6 +166,10 @@ pub struct KernelInstance {
 pub struct InstanceReader<R> {
     csv: CsvReader<R>,
     keep_rows: bool,
+    /// Columns to parse (`None`: all), by index in the current header,
+    /// computed from `wanted_names` at each header.
+    wanted: Option<Vec<bool>>,
+    wanted_names: Vec<String>,
     section: usize,
     device: Option<i64>,
     ordinals: HashMap<String, u32>,
@@ -159,6 +183,8 @@ impl<R: Read> InstanceReader<R> {
         InstanceReader {
             csv,
             keep_rows: true,
+            wanted: None,
+            wanted_names: Vec::new(),
             section: 0,
             device: None,
             ordinals: HashMap::new(),
@@ -172,6 +198,16 @@ impl<R: Read> InstanceReader<R> {
     pub fn without_rows(csv: CsvReader<R>) -> InstanceReader<R> {
         let mut r = InstanceReader::new(csv);
         r.keep_rows = false;
+        r
+    }
+
+    /// Instances with rows in which only the named columns are parsed
+    /// (others are NaN); unknown names are ignored here, validate them
+    /// against the header first.
+    pub fn with_columns(csv: CsvReader<R>, names: &[&str]) -> InstanceReader<R> {
+        let mut r = InstanceReader::new(csv);
+        r.wanted_names = names.iter().map(|n| n.to_string()).collect();
+        r.wanted = Some(Vec::new());
         r
     }
 
@@ -195,7 +231,12 @@ impl<R: Read> InstanceReader<R> {
                     self.device = device;
                     self.ordinals.clear();
                 }
-                Event::Header(_) => {}
+                Event::Header(h) => {
+                    if let Some(wanted) = &mut self.wanted {
+                        wanted.clear();
+                        wanted.extend(h.columns().iter().map(|c| self.wanted_names.contains(c)));
+                    }
+                }
                 Event::Row(row) => {
                     if self.keep_rows && row.header().kind() == FileKind::Stall {
                         return Err(
@@ -233,7 +274,11 @@ impl<R: Read> InstanceReader<R> {
                     inst.byte_range.end = row.end_offset();
                     inst.row_count += 1;
                     if self.keep_rows {
-                        inst.rows.push(MetricRow::from_raw(&row, &mut self.fields)?);
+                        inst.rows.push(MetricRow::from_raw_columns(
+                            &row,
+                            &mut self.fields,
+                            self.wanted.as_deref(),
+                        )?);
                     }
                 }
                 Event::Separator { .. } | Event::SectionEnd { .. } => {
@@ -254,10 +299,34 @@ impl<R: Read> Iterator for InstanceReader<R> {
     }
 }
 
+/// Re-reads the rows of one instance found earlier (its `byte_range` and
+/// `first_line`) in `section` of the file at `path`, e.g. for an HTTP
+/// request, without reading the rest of the file.
+pub fn read_rows_at(
+    path: &Path,
+    section: &SectionInfo,
+    byte_range: Range<u64>,
+    first_line: u64,
+) -> Result<Vec<MetricRow>, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = open_input(path)?;
+    file.seek(SeekFrom::Start(byte_range.start))
+        .map_err(|e| InputError::io(path, &e))?;
+    let len = byte_range.end.saturating_sub(byte_range.start);
+    let mut csv = CsvReader::for_rows(file.take(len), path, section, byte_range.start, first_line);
+    let mut rows = Vec::new();
+    let mut fields = Vec::new();
+    while let Some(event) = csv.next_event()? {
+        if let Event::Row(row) = event {
+            rows.push(MetricRow::from_raw(&row, &mut fields)?);
+        }
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     const SAMPLING: &str = "
 === Device #0 Metrics ===
@@ -319,6 +388,49 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         let text = &SAMPLING[first.byte_range.start as usize..first.byte_range.end as usize];
         assert!(text.starts_with("\"k<a, b>") && text.ends_with("8.85e1\n"));
         assert!(all[1].rows[0].values[3].is_nan());
+        let header = Header::parse(
+            b"Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]",
+            4,
+            Path::new("m.csv"),
+        )
+        .unwrap();
+        assert_eq!(all[2].rows[0].section_row(&header), 6);
+
+        // An instance can be re-read from its byte range alone.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, SAMPLING).unwrap();
+        let sections = scan_file_sections(&path).unwrap();
+        let again = read_rows_at(
+            &path,
+            &sections[0],
+            first.byte_range.clone(),
+            first.first_line,
+        )
+        .unwrap();
+        assert_eq!(format!("{again:?}"), format!("{:?}", first.rows));
+        let last = &all[3];
+        let again = read_rows_at(
+            &path,
+            &sections[1],
+            last.byte_range.clone(),
+            last.first_line,
+        )
+        .unwrap();
+        assert_eq!(format!("{again:?}"), format!("{:?}", last.rows));
+    }
+
+    #[test]
+    fn only_wanted_columns_are_parsed() {
+        let csv = CsvReader::new(SAMPLING.as_bytes(), Path::new("m.csv"));
+        let all: Vec<_> = InstanceReader::with_columns(csv, &["XVE_ACTIVE[%]"])
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let row = &all[0].rows[1];
+        assert_eq!(row.global_instance_id, Some(12));
+        assert!(row.values[1].is_nan() && row.values[2].is_nan());
+        assert_eq!(row.values[3], 88.5);
+        assert_eq!(all[3].rows[1].values[3], 8.0);
     }
 
     #[test]

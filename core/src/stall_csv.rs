@@ -403,6 +403,25 @@ Kernel, IP[Address], Active[Events], ControlStall[Events], PipeStall[Events], Se
     }
 
     #[test]
+    fn address_after_the_name_without_ip_column() {
+        // Before 2024-03: `name!0x000001b8` in the kernel field.
+        let text = "Kernel, Active[Events], SbidStall[Events], OtherStall[Events], \nk<a>!0x000001b8, 1, 2, 0, \n";
+        let run = StallReader::new(CsvReader::new(text.as_bytes(), Path::new("s.csv")))
+            .next_run()
+            .unwrap()
+            .unwrap();
+        let row = &run.rows[0];
+        assert_eq!(
+            (row.kernel.as_str(), row.ip, row.ip_text.as_str()),
+            ("k<a>", 0x1b8, "0x000001b8")
+        );
+        assert_eq!(
+            (row.count(StallType::Sbid), row.count(StallType::Pipe)),
+            (2, 0)
+        );
+    }
+
+    #[test]
     fn bad_ip_is_an_error_with_line() {
         let text = "Kernel, IP[Address], OtherStall[Events]\n\"k\", zz, 1\n";
         let err = StallReader::new(CsvReader::new(text.as_bytes(), Path::new("s.csv")))

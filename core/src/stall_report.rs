@@ -1022,6 +1022,34 @@ is stalled
     }
 
     #[test]
+    fn markers_of_a_later_predecessor_block_are_not_the_stalled_line() {
+        // Quirk 12: the original walked B002 (the loop latch, listed first
+        // in Preds) before B000 and gave the stalled instruction B002's
+        // `Line 9`; IGC's markers apply in file order, so it is `Line 1`.
+        let l = listing(
+            "\
+// B000: Preds:{},  Succs:{B001}
+// File: /a.cpp
+// Line 1:  setup
+  load.ugm (1|M0) r1 [r2] {$1} // a
+// B001: Preds:{B002, B000},  Succs:{B002}
+  add (1|M0) r3 r1 r1 {$1.dst} // b
+// B002: Preds:{B001},  Succs:{B001}
+// Line 9:  loop tail
+  mov (1|M0) r4 r4 // c
+",
+        );
+        let text = analyze_kernel("K", &l, &[sample(0x10, SBID, 3)], 10).to_text(&l);
+        assert!(
+            text.contains(
+                "{$1.dst} // b\n  Line 1:  setup\n  File: /a.cpp\nis stalled potentially by\n  instruction\n    /* [00000000] */   load.ugm"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Line 9"));
+    }
+
+    #[test]
     fn by_line_sums_per_source_line_and_lists_instructions() {
         let l = listing(
             "\

@@ -31,8 +31,11 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::trace_decimal::Decimal;
 
-/// Bytes asked from the source per read.
+/// Bytes asked from the source per read, once warmed up.
 const CHUNK: usize = 1 << 20;
+/// First read size: small inputs (tests, repair of a short file) do not pay
+/// for a 1 MiB buffer; the read size doubles on every refill up to CHUNK.
+const FIRST_READ: usize = 16 << 10;
 /// Default bound on one event (and on any top-level value or gap).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 256 << 20;
 /// Nesting depth accepted inside one event.
@@ -768,6 +771,7 @@ pub struct TraceReader<R> {
     eof: bool,
     state: State,
     max_event: usize,
+    read_size: usize,
     fields: EventFields,
     array_open_end: Option<u64>,
     last_event_end: u64,
@@ -802,6 +806,7 @@ impl<R: Read> TraceReader<R> {
             eof: false,
             state: State::Start,
             max_event: max_event.max(16),
+            read_size: FIRST_READ,
             fields: EventFields::default(),
             array_open_end: None,
             last_event_end: 0,
@@ -940,7 +945,8 @@ impl<R: Read> TraceReader<R> {
                 },
             ));
         }
-        let want = (self.len + CHUNK.min(self.max_event)).min(self.max_event + 1);
+        let want = (self.len + self.read_size.min(self.max_event)).min(self.max_event + 1);
+        self.read_size = (self.read_size * 2).min(CHUNK);
         if self.buf.len() < want {
             let new_len = want.max(self.buf.len() * 2).min(self.max_event + 1);
             self.buf.resize(new_len, 0);
@@ -1193,12 +1199,9 @@ fn check_has_events_array(s: &TraceSummary) -> Result<(), TraceError> {
 pub fn repair_to<R: Read, W: Write>(input: R, mut out: W) -> Result<RepairReport, TraceError> {
     let mut reader = TraceReader::new(input);
     let mut written: u64 = 0;
-    loop {
-        // Bytes from the last write up to the end of this event are still in
-        // the buffer: the reader keeps everything after the previous event.
-        let Some(ev) = reader.next_event()? else {
-            break;
-        };
+    // Bytes from the last write up to the end of each event are still in the
+    // buffer: the reader keeps everything after the previous event.
+    while let Some(ev) = reader.next_event()? {
         let end = ev.offset() + ev.raw().len() as u64;
         let from = (written - reader.base) as usize;
         let to = (end - reader.base) as usize;
@@ -1450,7 +1453,7 @@ mod tests {
     #[test]
     fn event_over_the_limit_is_an_error() {
         let mut big = b"{\"traceEvents\":[{\"name\":\"".to_vec();
-        big.extend(std::iter::repeat(b'x').take(10_000));
+        big.extend(std::iter::repeat_n(b'x', 10_000));
         big.extend_from_slice(b"\"}]}");
         let mut r = TraceReader::with_max_event_bytes(&big[..], 4096);
         let e = collect(&mut r).unwrap_err();

@@ -26,6 +26,21 @@ fn pow10(n: u32) -> Option<i128> {
     10i128.checked_pow(n)
 }
 
+/// `m * 10^len(digits) + digits`, taking the digits 18 at a time in a u64
+/// (per-digit i128 arithmetic dominated the cost of shifting timestamps).
+fn push_digits(mut m: i128, digits: &[u8]) -> Option<i128> {
+    for chunk in digits.chunks(18) {
+        let mut v: u64 = 0;
+        for &c in chunk {
+            v = v * 10 + (c - b'0') as u64;
+        }
+        m = m
+            .checked_mul(pow10(chunk.len() as u32)?)?
+            .checked_add(v as i128)?;
+    }
+    Some(m)
+}
+
 impl Decimal {
     pub const ZERO: Decimal = Decimal {
         mantissa: 0,
@@ -41,6 +56,10 @@ impl Decimal {
             mantissa: v as i128,
             scale: 0,
         }
+    }
+
+    pub fn mantissa(&self) -> i128 {
+        self.mantissa
     }
 
     pub fn scale(&self) -> u32 {
@@ -60,31 +79,25 @@ impl Decimal {
         if neg {
             i += 1;
         }
-        let mut mantissa: i128 = 0;
-        let mut digits = 0;
+        let start = i;
         while i < text.len() && text[i].is_ascii_digit() {
-            mantissa = mantissa
-                .checked_mul(10)?
-                .checked_add((text[i] - b'0') as i128)?;
             i += 1;
-            digits += 1;
         }
-        if digits == 0 {
+        if i == start {
             return None;
         }
+        let mut mantissa = push_digits(0, &text[start..i])?;
         let mut scale: u32 = 0;
         if i < text.len() && text[i] == b'.' {
             i += 1;
             let start = i;
             while i < text.len() && text[i].is_ascii_digit() {
-                mantissa = mantissa
-                    .checked_mul(10)?
-                    .checked_add((text[i] - b'0') as i128)?;
                 i += 1;
             }
             if i == start {
                 return None;
             }
+            mantissa = push_digits(mantissa, &text[start..i])?;
             scale = (i - start) as u32;
         }
         if i < text.len() && (text[i] == b'e' || text[i] == b'E') {
@@ -198,26 +211,53 @@ impl Decimal {
 
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let neg = self.mantissa < 0;
-        let digits = self.mantissa.unsigned_abs().to_string();
+        // Digits into a stack buffer (no allocation: called once per shifted
+        // event). u128::MAX has 39 digits; MAX_SCALE adds at most 18 zeros
+        // and the point, the sign 1.
+        let mut buf = [0u8; 64];
+        let mut at = buf.len();
         let scale = self.scale as usize;
-        let (int, frac) = if digits.len() > scale {
-            digits.split_at(digits.len() - scale)
-        } else {
-            ("0", digits.as_str())
-        };
-        if neg {
-            f.write_str("-")?;
-        }
-        f.write_str(int)?;
-        if scale > 0 {
-            f.write_str(".")?;
-            for _ in frac.len()..scale {
-                f.write_str("0")?;
+        // Split into u64 pieces of 18 digits: one u128 division per piece
+        // instead of one per digit.
+        let mut m = self.mantissa.unsigned_abs();
+        let mut written = 0usize;
+        loop {
+            let piece = (m % 1_000_000_000_000_000_000) as u64;
+            m /= 1_000_000_000_000_000_000;
+            let mut p = piece;
+            for _ in 0..18 {
+                if m == 0 && p == 0 {
+                    break;
+                }
+                if written == scale && scale > 0 {
+                    at -= 1;
+                    buf[at] = b'.';
+                }
+                at -= 1;
+                buf[at] = b'0' + (p % 10) as u8;
+                p /= 10;
+                written += 1;
             }
-            f.write_str(frac)?;
+            if m == 0 {
+                break;
+            }
         }
-        Ok(())
+        // Leading zeros of the fraction and the `0` before the point.
+        while written <= scale {
+            if written == scale && scale > 0 {
+                at -= 1;
+                buf[at] = b'.';
+            }
+            at -= 1;
+            buf[at] = b'0';
+            written += 1;
+        }
+        if self.mantissa < 0 {
+            at -= 1;
+            buf[at] = b'-';
+        }
+        // Only ASCII digits, '.', '-' were written.
+        f.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -263,6 +303,21 @@ mod tests {
         let shifted = ts.checked_sub(d("1000000.125000")).unwrap();
         assert_eq!(shifted.to_string(), "1719391233567890.125000");
         assert_eq!(d("-0.5").to_string(), "-0.5");
+        assert_eq!(Decimal::from_parts(0, 0).to_string(), "0");
+        assert_eq!(Decimal::from_parts(5, 2).to_string(), "0.05");
+        assert_eq!(Decimal::from_parts(-150, 2).to_string(), "-1.50");
+        assert_eq!(Decimal::from_parts(0, 3).to_string(), "0.000");
+        assert_eq!(
+            Decimal::from_parts(1_000_000_000_000_000_000, 0).to_string(),
+            "1000000000000000000"
+        );
+        assert_eq!(
+            Decimal::from_parts(-1_000_000_000_000_000_007, 20).to_string(),
+            "-0.01000000000000000007"
+        );
+        for text in ["123456789012345678901234.5", "0.000000000000000001", "7"] {
+            assert_eq!(d(text).to_string(), text);
+        }
         assert_eq!(
             d("12").checked_sub(d("12.75")).unwrap().to_string(),
             "-0.75"

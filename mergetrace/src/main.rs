@@ -1,26 +1,10 @@
-//! `mergetrace`: merge per-rank unitrace Chrome/Perfetto traces
-//!
-//! Not implemented yet: the command line is accepted so scripts can be
-//! wired up, but every run ends with a clear error and exit code 2.
+//! `mergetrace`: merge per-rank unitrace Chrome/Perfetto traces.
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "mergetrace",
-    about = "merge per-rank unitrace Chrome/Perfetto traces",
-    infer_long_args = true
-)]
-struct Args {
-    /// Arguments of the original script (not interpreted yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
-}
+use mergetrace::args::Args;
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!("mergetrace: not yet implemented");
-    ExitCode::from(unitrace_core::cli::EXIT_USAGE)
+    let args = Args::parse_from_os(std::env::args_os());
+    unitrace_core::cli::finish(mergetrace::TOOL, mergetrace::run(args))
 }

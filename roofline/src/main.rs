@@ -1,26 +1,9 @@
-//! `roofline`: GPU roofline from unitrace compute and memory profiles
-//!
-//! Not implemented yet: the command line is accepted so scripts can be
-//! wired up, but every run ends with a clear error and exit code 2.
+//! `roofline`: GPU roofline from unitrace compute and memory profiles.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "roofline",
-    about = "GPU roofline from unitrace compute and memory profiles",
-    infer_long_args = true
-)]
-struct Args {
-    /// Arguments of the original script (not interpreted yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
-}
-
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!("roofline: not yet implemented");
-    ExitCode::from(unitrace_core::cli::EXIT_USAGE)
+    roofline::main_with(roofline::Args::parse())
 }

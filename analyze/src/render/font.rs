@@ -15,7 +15,13 @@ pub const FONT_NAME: &str = "DejaVuSans";
 pub struct FontMetrics {
     face: ttf_parser::Face<'static>,
     units_per_em: f32,
+    /// Glyph ids and advances (1/1000 em) of the first [`CACHED_CHARS`]
+    /// code points: layout measures the same few characters millions of
+    /// times on large runs.
+    cache: Vec<(u16, f32)>,
 }
+
+const CACHED_CHARS: u32 = 0x500;
 
 /// The shipped font; it is part of the binary, so failing to parse it is a
 /// build defect, caught by the tests of this module.
@@ -25,14 +31,43 @@ pub fn metrics() -> &'static FontMetrics {
         let face = ttf_parser::Face::parse(FONT_BYTES, 0)
             .expect("the DejaVu Sans file compiled into analyze is a valid TrueType font");
         let units_per_em = f32::from(face.units_per_em());
-        FontMetrics { face, units_per_em }
+        let mut m = FontMetrics {
+            face,
+            units_per_em,
+            cache: Vec::new(),
+        };
+        m.cache = (0..CACHED_CHARS)
+            .map(|c| {
+                let gid = char::from_u32(c).map_or(0, |c| m.lookup(c));
+                (gid, m.advance_milli(gid))
+            })
+            .collect();
+        m
     })
 }
 
 impl FontMetrics {
     /// Glyph id of `c` (0, the .notdef box, when the font lacks it).
     pub fn glyph(&self, c: char) -> u16 {
+        match self.cache.get(c as usize) {
+            Some(&(gid, _)) => gid,
+            None => self.lookup(c),
+        }
+    }
+
+    fn lookup(&self, c: char) -> u16 {
         self.face.glyph_index(c).map(|g| g.0).unwrap_or(0)
+    }
+
+    /// Glyph id and advance (1/1000 em) of `c`.
+    pub fn glyph_and_advance(&self, c: char) -> (u16, f32) {
+        match self.cache.get(c as usize) {
+            Some(&entry) => entry,
+            None => {
+                let gid = self.lookup(c);
+                (gid, self.advance_milli(gid))
+            }
+        }
     }
 
     /// Advance width of a glyph in 1/1000 em (PDF glyph space).
@@ -46,10 +81,7 @@ impl FontMetrics {
 
     /// Width of `text` set at `size` points.
     pub fn text_width(&self, text: &str, size: f32) -> f32 {
-        let milli: f32 = text
-            .chars()
-            .map(|c| self.advance_milli(self.glyph(c)))
-            .sum();
+        let milli: f32 = text.chars().map(|c| self.glyph_and_advance(c).1).sum();
         milli * size / 1000.0
     }
 

@@ -40,7 +40,7 @@ impl HtmlWriter {
 impl PageSink for HtmlWriter {
     fn add_page(&mut self, page: &Page) -> io::Result<()> {
         self.pages += 1;
-        write!(self.out, "<figure id=\"page-{}\">\n", self.pages)?;
+        writeln!(self.out, "<figure id=\"page-{}\">", self.pages)?;
         self.out.write_all(page_svg(page, 0.0, true).as_bytes())?;
         self.out.write_all(b"</figure>\n")
     }

@@ -9,11 +9,10 @@ use super::{Align, Canvas, Chart, ChartKind, Page, Rgb, TextRun};
 pub const PAGE_WIDTH: f32 = 460.8;
 pub const PAGE_HEIGHT: f32 = 345.6;
 
-/// Axes box (matplotlib `figure.subplot.*` defaults), origin top-left.
+/// Where text pages start (matplotlib's default axes corner, origin
+/// top-left); chart frames are computed per chart like `tight_layout`.
 const AX_LEFT: f32 = 0.125 * PAGE_WIDTH;
-const AX_RIGHT: f32 = 0.9 * PAGE_WIDTH;
 const AX_TOP: f32 = (1.0 - 0.88) * PAGE_HEIGHT;
-const AX_BOTTOM: f32 = (1.0 - 0.11) * PAGE_HEIGHT;
 
 const TAB10: [Rgb; 10] = [
     Rgb(0x1f, 0x77, 0xb4),
@@ -128,12 +127,12 @@ fn y_limits(chart: &Chart) -> (f64, f64) {
 }
 
 /// Widens an empty range the way matplotlib does for a constant series
-/// (±5 % of the value, ±1 around zero).
+/// (±5 % of the value, ±0.05 around zero).
 fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
     if hi > lo {
         (lo, hi)
     } else if lo == 0.0 {
-        (-1.0, 1.0)
+        (-0.05, 0.05)
     } else {
         let d = lo.abs() * 0.05;
         (lo - d, hi + d)
@@ -145,7 +144,7 @@ fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
 /// whole-number steps (sample ordinals).
 fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
     let span = hi - lo;
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return (vec![lo], 1.0);
     }
     // matplotlib: nbins intervals (9 for axes of this size).
@@ -171,7 +170,7 @@ fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
 }
 
 /// Tick labels with matplotlib's scientific offset: values of magnitude
-/// >= 1e6 or < 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
+/// at least 1e6 or below 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
 /// the end of the axis.
 fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
     let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -216,6 +215,19 @@ fn category_label(x: f64) -> String {
     }
 }
 
+/// The axes rectangle of one chart, origin top-left.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    left: f32,
+    right: f32,
+    top: f32,
+    bottom: f32,
+}
+
+/// Padding of matplotlib's `tight_layout` (1.08 x the 10 pt font size),
+/// which the original calls before saving every chart.
+const TIGHT_PAD: f32 = 1.08 * 10.0;
+
 fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     let stall_style = chart.x_tick_labels.is_some();
     let tick_size = if stall_style {
@@ -224,7 +236,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         TICK_SIZE
     };
 
-    // --- X geometry -------------------------------------------------------
+    // --- data limits and tick labels (independent of the frame) ----------
     // Bars: one category per point of the first series at 0..n-1; lines:
     // data X values with 5 % margins.
     let n_points = chart
@@ -255,30 +267,104 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             }
         }
     };
+    let (y_lo, y_hi) = y_limits(chart);
+    let (yt, ystep) = ticks(y_lo, y_hi, 9, false);
+    let (ylabels, yoffset) = tick_labels(&yt, ystep);
+    let max_ylabel_w = ylabels
+        .iter()
+        .map(|l| text_width(l, tick_size))
+        .fold(0.0f32, f32::max);
+
+    // Category labels (every position, rotated 90°: pandas bar charts and
+    // the stall charts' IP labels) or numeric ticks.
+    let category_labels: Option<Vec<String>> = match (&chart.x_tick_labels, chart.kind) {
+        (Some(l), _) => Some(l.clone()),
+        (None, ChartKind::Bar) => Some(
+            chart
+                .series
+                .first()
+                .map(|s| s.points.iter().map(|p| category_label(p.0)).collect())
+                .unwrap_or_default(),
+        ),
+        (None, ChartKind::Line) => None,
+    };
+    let category_size = if stall_style {
+        IP_LABEL_SIZE
+    } else {
+        tick_size
+    };
+    let (xt, xstep) = ticks(x_lo, x_hi, 9, true);
+    let (xlabels, _) = tick_labels(&xt, xstep);
+    let xtick_depth = match &category_labels {
+        Some(labels) => labels
+            .iter()
+            .map(|l| text_width(l, category_size))
+            .fold(0.0f32, f32::max),
+        None => tick_size * 1.17,
+    };
+    let right_overhang = match &category_labels {
+        Some(_) => 0.0,
+        None => xlabels
+            .last()
+            .map(|l| text_width(l, tick_size) / 2.0)
+            .unwrap_or(0.0),
+    };
+
+    // --- frame: what tight_layout leaves for the axes ---------------------
+    let title = title_lines(&chart.title_lines);
+    let title_h = title.len() as f32 * TITLE_SIZE * 1.2;
+    let y_label_w = if chart.y_label.is_empty() {
+        0.0
+    } else {
+        LABEL_SIZE * 1.17 + LABEL_PAD
+    };
+    let x_label_h = if chart.x_label.is_empty() {
+        0.0
+    } else {
+        LABEL_SIZE * 1.17 + LABEL_PAD
+    };
+    let offset_h = if yoffset.is_some() {
+        tick_size * 1.4
+    } else {
+        0.0
+    };
+    let frame = Frame {
+        left: TIGHT_PAD + y_label_w + max_ylabel_w + TICK_PAD + TICK_LEN,
+        right: PAGE_WIDTH - TIGHT_PAD - right_overhang,
+        top: TIGHT_PAD + title_h.max(offset_h) + TITLE_PAD,
+        bottom: PAGE_HEIGHT - TIGHT_PAD - x_label_h - xtick_depth - TICK_PAD - TICK_LEN,
+    };
+    // Pathological labels (a huge IP text) must not invert the frame.
+    let frame = Frame {
+        left: frame.left.min(PAGE_WIDTH * 0.5),
+        right: frame.right.max(PAGE_WIDTH * 0.6),
+        top: frame.top.min(PAGE_HEIGHT * 0.4),
+        bottom: frame.bottom.max(PAGE_HEIGHT * 0.5),
+    };
     let xs = Scale {
         lo: x_lo,
         hi: x_hi,
-        p0: AX_LEFT,
-        p1: AX_RIGHT,
+        p0: frame.left,
+        p1: frame.right,
     };
-    let (y_lo, y_hi) = y_limits(chart);
     let ys = Scale {
         lo: y_lo,
         hi: y_hi,
-        p0: AX_BOTTOM,
-        p1: AX_TOP,
+        p0: frame.bottom,
+        p1: frame.top,
     };
 
     // --- grid and Y ticks -------------------------------------------------
-    let (yt, ystep) = ticks(y_lo, y_hi, 9, false);
-    let (ylabels, yoffset) = tick_labels(&yt, ystep);
-    let mut max_ylabel_w: f32 = 0.0;
     for (v, label) in yt.iter().zip(&ylabels) {
         let y = ys.map(*v);
-        canvas.polyline(&[(AX_LEFT, y), (AX_RIGHT, y)], GRID, 0.8);
-        canvas.polyline(&[(AX_LEFT - TICK_LEN, y), (AX_LEFT, y)], Rgb::BLACK, 0.8);
+        canvas.polyline(&[(frame.left, y), (frame.right, y)], GRID, 0.8);
+        canvas.polyline(
+            &[(frame.left - TICK_LEN, y), (frame.left, y)],
+            Rgb::BLACK,
+            0.8,
+        );
         canvas.text(&TextRun {
-            x: AX_LEFT - TICK_LEN - TICK_PAD,
+            x: frame.left - TICK_LEN - TICK_PAD,
             y: y + tick_size * 0.36,
             size: tick_size,
             align: Align::Right,
@@ -286,12 +372,11 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             color: Rgb::BLACK,
             text: label,
         });
-        max_ylabel_w = max_ylabel_w.max(text_width(label, tick_size));
     }
     if let Some(off) = &yoffset {
         canvas.text(&TextRun {
-            x: AX_LEFT,
-            y: AX_TOP - 4.0,
+            x: frame.left,
+            y: frame.top - 4.0,
             size: tick_size,
             align: Align::Left,
             rotated: false,
@@ -342,67 +427,43 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     // --- spines -----------------------------------------------------------
     canvas.polyline(
         &[
-            (AX_LEFT, AX_TOP),
-            (AX_RIGHT, AX_TOP),
-            (AX_RIGHT, AX_BOTTOM),
-            (AX_LEFT, AX_BOTTOM),
-            (AX_LEFT, AX_TOP),
+            (frame.left, frame.top),
+            (frame.right, frame.top),
+            (frame.right, frame.bottom),
+            (frame.left, frame.bottom),
+            (frame.left, frame.top),
         ],
         Rgb::BLACK,
         0.8,
     );
 
     // --- X ticks ----------------------------------------------------------
-    let tick_top = AX_BOTTOM + TICK_LEN + TICK_PAD;
-    let mut xlabel_top = tick_top + tick_size * 0.95;
-    let category_labels: Option<Vec<String>> = match (&chart.x_tick_labels, chart.kind) {
-        (Some(l), _) => Some(l.clone()),
-        (None, ChartKind::Bar) => Some(
-            chart
-                .series
-                .first()
-                .map(|s| s.points.iter().map(|p| category_label(p.0)).collect())
-                .unwrap_or_default(),
-        ),
-        (None, ChartKind::Line) => None,
-    };
-    match category_labels {
+    let tick_top = frame.bottom + TICK_LEN + TICK_PAD;
+    match &category_labels {
         Some(labels) => {
-            // Every position gets its label, rotated 90° (pandas bar charts
-            // and the stall charts' IP labels).
-            let size = if stall_style {
-                IP_LABEL_SIZE
-            } else {
-                tick_size
-            };
-            let mut max_w: f32 = 0.0;
             for (pos, label) in labels.iter().enumerate() {
                 let x = xs.map(pos as f64);
                 canvas.polyline(
-                    &[(x, AX_BOTTOM), (x, AX_BOTTOM + TICK_LEN)],
+                    &[(x, frame.bottom), (x, frame.bottom + TICK_LEN)],
                     Rgb::BLACK,
                     0.8,
                 );
                 canvas.text(&TextRun {
-                    x: x + size * 0.36,
+                    x: x + category_size * 0.36,
                     y: tick_top,
-                    size,
+                    size: category_size,
                     align: Align::Right,
                     rotated: true,
                     color: Rgb::BLACK,
                     text: label,
                 });
-                max_w = max_w.max(text_width(label, size));
             }
-            xlabel_top = tick_top + max_w;
         }
         None => {
-            let (xt, xstep) = ticks(x_lo, x_hi, 9, true);
-            let (xlabels, _) = tick_labels(&xt, xstep);
             for (v, label) in xt.iter().zip(&xlabels) {
                 let x = xs.map(*v);
                 canvas.polyline(
-                    &[(x, AX_BOTTOM), (x, AX_BOTTOM + TICK_LEN)],
+                    &[(x, frame.bottom), (x, frame.bottom + TICK_LEN)],
                     Rgb::BLACK,
                     0.8,
                 );
@@ -422,8 +483,8 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     // --- axis labels --------------------------------------------------------
     if !chart.x_label.is_empty() {
         canvas.text(&TextRun {
-            x: (AX_LEFT + AX_RIGHT) / 2.0,
-            y: (xlabel_top + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
+            x: (frame.left + frame.right) / 2.0,
+            y: (tick_top + xtick_depth + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
             size: LABEL_SIZE,
             align: Align::Center,
             rotated: false,
@@ -432,10 +493,10 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         });
     }
     if !chart.y_label.is_empty() {
-        let right = AX_LEFT - TICK_LEN - TICK_PAD - max_ylabel_w - LABEL_PAD;
+        let right = frame.left - TICK_LEN - TICK_PAD - max_ylabel_w - LABEL_PAD;
         canvas.text(&TextRun {
             x: (right - LABEL_SIZE * 0.24).max(LABEL_SIZE),
-            y: (AX_TOP + AX_BOTTOM) / 2.0,
+            y: (frame.top + frame.bottom) / 2.0,
             size: LABEL_SIZE,
             align: Align::Center,
             rotated: true,
@@ -444,8 +505,8 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         });
     }
 
-    draw_title(&chart.title_lines, canvas);
-    draw_legend(chart, &xs, &ys, canvas);
+    draw_title(&title, &frame, canvas);
+    draw_legend(chart, &frame, &xs, &ys, canvas);
 }
 
 /// Breaks `text` into lines no wider than `max_w` at `size`, preferring
@@ -479,19 +540,24 @@ pub fn wrap(text: &str, size: f32, max_w: f32) -> Vec<String> {
     lines
 }
 
-fn draw_title(title_lines: &[String], canvas: &mut dyn Canvas) {
+/// The title lines, each wrapped to the page width (matplotlib
+/// `wrap=True`).
+fn title_lines(title_lines: &[String]) -> Vec<String> {
     let max_w = PAGE_WIDTH - 12.0;
-    let lines: Vec<String> = title_lines
+    title_lines
         .iter()
         .flat_map(|l| wrap(l, TITLE_SIZE, max_w))
-        .collect();
+        .collect()
+}
+
+fn draw_title(lines: &[String], frame: &Frame, canvas: &mut dyn Canvas) {
     let step = TITLE_SIZE * 1.2;
-    let last_baseline = AX_TOP - TITLE_PAD - TITLE_SIZE * 0.24;
+    let last_baseline = frame.top - TITLE_PAD - TITLE_SIZE * 0.24;
     let n = lines.len();
     for (i, line) in lines.iter().enumerate() {
         let y = last_baseline - step * (n - 1 - i) as f32;
         canvas.text(&TextRun {
-            x: PAGE_WIDTH / 2.0,
+            x: (frame.left + frame.right) / 2.0,
             y: y.max(TITLE_SIZE),
             size: TITLE_SIZE,
             align: Align::Center,
@@ -516,7 +582,7 @@ const LEGEND_SPOTS: [(f32, f32); 9] = [
     (0.5, 0.5), // center
 ];
 
-fn draw_legend(chart: &Chart, xs: &Scale, ys: &Scale, canvas: &mut dyn Canvas) {
+fn draw_legend(chart: &Chart, frame: &Frame, xs: &Scale, ys: &Scale, canvas: &mut dyn Canvas) {
     if chart.series.is_empty() {
         return;
     }
@@ -536,26 +602,68 @@ fn draw_legend(chart: &Chart, xs: &Scale, ys: &Scale, canvas: &mut dyn Canvas) {
     let box_w = 2.0 * border_pad + handle_len + handle_pad + text_w;
     let box_h = 2.0 * border_pad + n * row_h + (n - 1.0) * row_gap;
 
-    // Points the legend would hide, per candidate spot.
-    let pts: Vec<(f32, f32)> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .map(|&(x, y)| match chart.kind {
-            ChartKind::Line => (xs.map(x), ys.map(y)),
-            ChartKind::Bar => (xs.map(0.0), ys.map(y)),
-        })
-        .collect();
-    let free_w = (AX_RIGHT - AX_LEFT - 2.0 * axes_pad - box_w).max(0.0);
-    let free_h = (AX_BOTTOM - AX_TOP - 2.0 * axes_pad - box_h).max(0.0);
-    let mut best = (usize::MAX, AX_LEFT, AX_TOP);
-    for (fx, fy) in LEGEND_SPOTS {
-        let bx = AX_LEFT + axes_pad + fx * free_w;
-        let by = AX_TOP + axes_pad + fy * free_h;
-        let hidden = pts
+    // What the legend would hide at each candidate spot, scored like
+    // matplotlib's `loc='best'`: data vertices inside the box plus line
+    // segments crossing it (bars: bars overlapping it).
+    let runs: Vec<Vec<(f32, f32)>> = match chart.kind {
+        ChartKind::Line => chart
+            .series
             .iter()
-            .filter(|(x, y)| *x >= bx && *x <= bx + box_w && *y >= by && *y <= by + box_h)
+            .map(|s| {
+                s.points
+                    .iter()
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .map(|&(x, y)| (xs.map(x), ys.map(y)))
+                    .collect()
+            })
+            .collect(),
+        ChartKind::Bar => Vec::new(),
+    };
+    let bars: Vec<[f32; 4]> = match chart.kind {
+        ChartKind::Bar => {
+            let k = chart.series.len().max(1) as f64;
+            let w = 0.5 / k;
+            chart
+                .series
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    s.points
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.1.is_finite())
+                        .map(move |(pos, p)| {
+                            let left = pos as f64 - 0.25 + w * i as f64;
+                            (left, left + w, p.1)
+                        })
+                })
+                .map(|(x0, x1, y)| {
+                    let (a, b) = (ys.map(y.max(0.0)), ys.map(y.min(0.0)));
+                    [xs.map(x0), a.min(b), xs.map(x1), a.max(b)]
+                })
+                .collect()
+        }
+        ChartKind::Line => Vec::new(),
+    };
+    let free_w = (frame.right - frame.left - 2.0 * axes_pad - box_w).max(0.0);
+    let free_h = (frame.bottom - frame.top - 2.0 * axes_pad - box_h).max(0.0);
+    let mut best = (usize::MAX, frame.left, frame.top);
+    for (fx, fy) in LEGEND_SPOTS {
+        let bx = frame.left + axes_pad + fx * free_w;
+        let by = frame.top + axes_pad + fy * free_h;
+        let r = [bx, by, bx + box_w, by + box_h];
+        let inside = |p: &(f32, f32)| p.0 >= r[0] && p.0 <= r[2] && p.1 >= r[1] && p.1 <= r[3];
+        let mut hidden = 0usize;
+        for run in &runs {
+            hidden += run.iter().filter(|p| inside(p)).count();
+            hidden += run
+                .windows(2)
+                .filter(|w| segment_hits_rect(w[0], w[1], r))
+                .count();
+        }
+        hidden += bars
+            .iter()
+            .filter(|b| b[0] < r[2] && b[2] > r[0] && b[1] < r[3] && b[3] > r[1])
             .count();
         if hidden < best.0 {
             best = (hidden, bx, by);
@@ -596,9 +704,49 @@ fn draw_legend(chart: &Chart, xs: &Scale, ys: &Scale, canvas: &mut dyn Canvas) {
     }
 }
 
+/// Whether the segment a-b crosses the rectangle `[x0, y0, x1, y1]`
+/// (Liang-Barsky clipping).
+fn segment_hits_rect(a: (f32, f32), b: (f32, f32), r: [f32; 4]) -> bool {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let mut t0 = 0.0f32;
+    let mut t1 = 1.0f32;
+    for (p, q) in [
+        (-dx, a.0 - r[0]),
+        (dx, r[2] - a.0),
+        (-dy, a.1 - r[1]),
+        (dy, r[3] - a.1),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_crossing_rectangles() {
+        let r = [0.0, 0.0, 10.0, 10.0];
+        assert!(segment_hits_rect((-5.0, 5.0), (15.0, 5.0), r));
+        assert!(segment_hits_rect((1.0, 1.0), (2.0, 2.0), r));
+        assert!(!segment_hits_rect((-5.0, -5.0), (-1.0, 20.0), r));
+        assert!(!segment_hits_rect((11.0, 0.0), (20.0, 10.0), r));
+    }
 
     #[test]
     fn ticks_match_matplotlib_steps() {

@@ -13,8 +13,8 @@
 //! series of one chart, not by the number of pages.
 //!
 //! The look follows what matplotlib 3.x draws for the original script
-//! (scripts.md 1.6.2, 1.7.1 step 3, 1.8.8): a 6.4 x 4.8 inch page, axes at
-//! 12.5 %..90 % horizontally and 11 %..88 % vertically, the tab10 colours,
+//! (scripts.md 1.6.2, 1.7.1 step 3, 1.8.8): a 6.4 x 4.8 inch page, the axes
+//! filling what `tight_layout` leaves around the labels, the tab10 colours,
 //! horizontal grid lines, a two-line centred title in 8 pt wrapped when long,
 //! a 4 pt legend placed where it hides the fewest points, a line chart for
 //! two or more points and grouped bars for one.

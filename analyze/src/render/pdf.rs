@@ -43,6 +43,10 @@ pub struct PdfWriter {
     page_refs: Vec<Ref>,
     /// Glyph id → the character it was used for (ToUnicode, widths).
     glyphs: BTreeMap<u16, char>,
+    /// Reused for every content stream (allocating a deflate state per page
+    /// costs more than compressing the page).
+    compressor: flate2::Compress,
+    compressed: Vec<u8>,
 }
 
 impl PdfWriter {
@@ -54,6 +58,8 @@ impl PdfWriter {
             next_id: FIRST_FREE,
             page_refs: Vec::new(),
             glyphs: BTreeMap::new(),
+            compressor: flate2::Compress::new(Compression::fast(), true),
+            compressed: Vec::new(),
         };
         // A binary comment after the header marks the file as binary.
         w.write_raw(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")?;
@@ -152,7 +158,34 @@ fn compressed_font() -> &'static [u8] {
 }
 
 fn deflate(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = ZlibEncoder::new(Vec::new(), Compression::new(6));
+    deflate_level(bytes, Compression::new(6))
+}
+
+/// Compresses a page content stream with the writer's reused compressor,
+/// at the fastest level: content streams are small, repetitive operator
+/// text, and large runs write hundreds of thousands of them.
+fn deflate_reusing(c: &mut flate2::Compress, out: &mut Vec<u8>, bytes: &[u8]) -> io::Result<()> {
+    c.reset();
+    out.clear();
+    out.reserve(bytes.len() / 2 + 64);
+    loop {
+        let before = c.total_in() as usize;
+        let status = c
+            .compress_vec(
+                &bytes[before.min(bytes.len())..],
+                out,
+                flate2::FlushCompress::Finish,
+            )
+            .map_err(io::Error::other)?;
+        if status == flate2::Status::StreamEnd {
+            return Ok(());
+        }
+        out.reserve(out.capacity().max(4096));
+    }
+}
+
+fn deflate_level(bytes: &[u8], level: Compression) -> Vec<u8> {
+    let mut enc = ZlibEncoder::new(Vec::new(), level);
     // Writing into a Vec cannot fail.
     let _ = enc.write_all(bytes);
     enc.finish().unwrap_or_default()
@@ -167,7 +200,9 @@ impl PageSink for PdfWriter {
         canvas.content.set_line_join(LineJoinStyle::RoundJoin);
         canvas.content.set_line_cap(LineCapStyle::ButtCap);
         draw_page(page, &mut canvas);
-        let data = deflate(&canvas.content.finish());
+        let content = canvas.content.finish();
+        let mut data = std::mem::take(&mut self.compressed);
+        deflate_reusing(&mut self.compressor, &mut data, &content)?;
 
         let page_ref = self.alloc();
         let content_ref = self.alloc();
@@ -182,6 +217,7 @@ impl PageSink for PdfWriter {
         self.write_object(page_ref, c)?;
         let mut c = Chunk::new();
         c.stream(content_ref, &data).filter(Filter::FlateDecode);
+        self.compressed = data;
         self.write_object(content_ref, c)?;
         self.page_refs.push(page_ref);
         Ok(())
@@ -279,8 +315,8 @@ impl Canvas for PdfCanvas<'_> {
         let mut encoded = Vec::with_capacity(run.text.len() * 2);
         let mut width_milli = 0.0;
         for ch in run.text.chars() {
-            let gid = m.glyph(ch);
-            width_milli += m.advance_milli(gid);
+            let (gid, advance) = m.glyph_and_advance(ch);
+            width_milli += advance;
             self.glyphs.entry(gid).or_insert(ch);
             encoded.extend_from_slice(&gid.to_be_bytes());
         }

@@ -1,0 +1,159 @@
+//! Command line of `mergetrace` (scripts.md 7, plus the options beyond the
+//! original described in the README).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mergetrace",
+    version,
+    about = "Merge per-rank unitrace Chrome/Perfetto traces into one trace",
+    long_about = "Merge per-rank unitrace Chrome/Perfetto traces into one trace, streaming \
+                  (constant memory), events passed through byte for byte. Truncated inputs \
+                  (a rank killed mid-write) are repaired in memory; inputs are never modified.",
+    infer_long_args = true
+)]
+pub struct Args {
+    /// Trace files to merge, in this order (events keep file order, then
+    /// their order within the file).
+    // Checked after parsing (see `parse_from_os`): `--stats TRACE` must
+    // count as one input.
+    #[arg(value_name = "TRACE")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Merged trace to write.
+    #[arg(
+        short = 'o',
+        long = "outputFile",
+        visible_alias = "output",
+        value_name = "OUT",
+        default_value = "unitrace.all.json"
+    )]
+    pub output: PathBuf,
+
+    /// Give each input its own pid namespace (pids and tids renumbered per
+    /// input, flow ids made unique per input, processes labelled `rank N`
+    /// when the file name carries the rank).
+    #[arg(long)]
+    pub remap_pids: bool,
+
+    /// `start`: shift each input so that its first timestamp lines up with
+    /// the earliest input's (ranks on nodes whose clocks differ).
+    #[arg(long, value_enum, default_value_t = Align::None, value_name = "MODE")]
+    pub align: Align,
+
+    /// Keep only events whose name matches REGEX (metadata events are
+    /// always kept; flow events are named `dep`: add `|^dep$` to keep
+    /// them).
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+
+    /// Keep only these ranks, e.g. `0-3,7` (rank from the file name
+    /// `APP.PID.RANK.json` or `rank_N`, else from the `RANK N` process name).
+    #[arg(long, value_name = "LIST")]
+    pub ranks: Option<String>,
+
+    /// Keep only events overlapping A:B, times since the start of the
+    /// merged trace; bare numbers are seconds, or add a unit (ns, us, ms,
+    /// s); either side may be empty (`:2s`, `1.5s:`).
+    #[arg(long, value_name = "A:B", allow_hyphen_values = false)]
+    pub time_window: Option<String>,
+
+    /// Print per-rank GPU time, busy %, straggler check and top kernels on
+    /// stdout; with FILE.csv also write per-rank and per-kernel rows there.
+    #[arg(long, value_name = "FILE.csv", num_args = 0..=1, default_missing_value = "")]
+    pub stats: Option<PathBuf>,
+
+    /// A file that is not a valid trace is skipped with a warning (its
+    /// complete events before the bad spot are kept) instead of failing the
+    /// whole merge.
+    #[arg(long)]
+    pub skip_invalid: bool,
+
+    /// Largest single event accepted, in MiB (bounds the memory used).
+    #[arg(long, value_name = "MIB", default_value_t = 256, hide = true)]
+    pub max_event_mib: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Align {
+    Start,
+    None,
+}
+
+impl Args {
+    /// Parses the command line. `--stats` takes an optional value, so in
+    /// `--stats a.json b.json` clap would take `a.json` as the CSV: a value
+    /// that does not end in `.csv` is put back among the inputs, at its
+    /// place on the command line.
+    pub fn parse_from_os<I, T>(argv: I) -> Args
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = Args::command().get_matches_from(argv);
+        let mut args = match Args::from_arg_matches(&matches) {
+            Ok(a) => a,
+            Err(e) => e.exit(),
+        };
+        args.fix_stats_value(&matches);
+        if args.inputs.is_empty() {
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "the following required arguments were not provided:\n  <TRACE>...",
+                )
+                .exit();
+        }
+        args
+    }
+
+    fn fix_stats_value(&mut self, matches: &ArgMatches) {
+        let Some(stats) = &self.stats else { return };
+        if stats.as_os_str().is_empty() {
+            return;
+        }
+        let is_csv = stats
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+        if is_csv {
+            return;
+        }
+        let at = matches.index_of("stats").unwrap_or(0);
+        let before = matches
+            .indices_of("inputs")
+            .map(|ix| ix.filter(|&i| i < at).count())
+            .unwrap_or(0);
+        let value = std::mem::take(self.stats.as_mut().expect("checked above"));
+        self.inputs.insert(before, value);
+    }
+
+    pub fn stats_csv(&self) -> Option<&PathBuf> {
+        self.stats.as_ref().filter(|p| !p.as_os_str().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_value_that_is_a_trace_goes_back_to_inputs() {
+        let a = Args::parse_from_os(["m", "x.json", "--stats", "y.json", "z.json"]);
+        assert_eq!(a.inputs, ["x.json", "y.json", "z.json"].map(PathBuf::from));
+        assert_eq!(a.stats.as_deref(), Some(std::path::Path::new("")));
+        let a = Args::parse_from_os(["m", "--stats", "s.csv", "x.json", "-o", "o.json"]);
+        assert_eq!(a.stats_csv().unwrap(), &PathBuf::from("s.csv"));
+        assert_eq!(a.inputs, [PathBuf::from("x.json")]);
+        let a = Args::parse_from_os(["m", "--stats", "only.json"]);
+        assert_eq!(a.inputs, [PathBuf::from("only.json")]);
+        let a = Args::parse_from_os(["m", "--outputFile", "o.json", "x.json"]);
+        assert_eq!(a.output, PathBuf::from("o.json"));
+        let a = Args::parse_from_os(["m", "--out", "o.json", "x.json"]);
+        assert_eq!(a.output, PathBuf::from("o.json"));
+        assert!(a.stats.is_none());
+    }
+}

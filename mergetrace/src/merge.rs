@@ -1,0 +1,480 @@
+//! The merge itself: one scanning thread validates the inputs one after the
+//! other and hands batches of raw events to the writing thread, which
+//! filters, rewrites (only the fields an option changes), collects
+//! statistics and writes. Memory: a few 1 MiB batches in flight, plus the
+//! scanner's buffer (one event).
+
+use std::fs::File;
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use anyhow::Result;
+use regex::Regex;
+use unitrace_core::cli::warn;
+use unitrace_core::trace::{
+    object_members, Event, EventFields, Field, TraceError, TraceReader, TraceSummary,
+};
+use unitrace_core::trace_decimal::Decimal;
+
+use crate::select::Window;
+use crate::stats::{RankReport, RankStats};
+
+const TOOL: &str = "mergetrace";
+/// Raw event bytes per batch handed from the scanner to the writer.
+const BATCH_BYTES: usize = 1 << 20;
+/// Batches in flight (bounds the memory of the pipeline).
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// One input as the merge sees it.
+#[derive(Debug, Clone)]
+pub struct InputPlan {
+    pub path: PathBuf,
+    /// Rank from the file name (for `rank N` labels) or the head's label.
+    pub rank: Option<u32>,
+    pub rank_from_name: bool,
+    /// Subtracted from every `ts` (`--align start`).
+    pub shift: Option<Decimal>,
+}
+
+/// What is done to the events.
+pub struct MergeOptions {
+    pub remap_pids: bool,
+    pub filter: Option<Regex>,
+    /// Absolute window (already offset by the trace origin).
+    pub window: Option<Window>,
+    pub stats: bool,
+    pub skip_invalid: bool,
+    pub max_event_bytes: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct MergeOutcome {
+    pub events_written: u64,
+    pub ranks: Vec<RankReport>,
+}
+
+struct EventRec {
+    range: Range<u32>,
+    fields: EventFields,
+    index: u64,
+    offset: u64,
+}
+
+#[derive(Default)]
+struct Batch {
+    data: Vec<u8>,
+    events: Vec<EventRec>,
+}
+
+enum Msg {
+    Start(usize),
+    Batch(Batch),
+    End(usize, Result<TraceSummary, TraceError>),
+}
+
+/// Scanner thread: validates every input in order and sends its events.
+fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free: Receiver<Batch>) {
+    let mut batch = Batch::default();
+    for (i, plan) in plans.iter().enumerate() {
+        if tx.send(Msg::Start(i)).is_err() {
+            return;
+        }
+        let file = match File::open(&plan.path) {
+            Ok(f) => f,
+            Err(e) => {
+                let err = TraceError {
+                    kind: unitrace_core::trace::TraceErrorKind::Io(e),
+                    line: None,
+                    offset: 0,
+                };
+                if tx.send(Msg::End(i, Err(err))).is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut reader = TraceReader::with_max_event_bytes(file, max_event);
+        let result = loop {
+            match reader.next_event() {
+                Ok(Some(ev)) => {
+                    let start = batch.data.len() as u32;
+                    batch.data.extend_from_slice(ev.raw());
+                    batch.events.push(EventRec {
+                        range: start..batch.data.len() as u32,
+                        fields: *ev.fields(),
+                        index: ev.index(),
+                        offset: ev.offset(),
+                    });
+                    if batch.data.len() >= BATCH_BYTES {
+                        let next = free.try_recv().unwrap_or_default();
+                        if tx
+                            .send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+                Ok(None) => break Ok(reader.summary().clone()),
+                Err(e) => break Err(e),
+            }
+        };
+        if !batch.events.is_empty() {
+            let next = free.try_recv().unwrap_or_default();
+            if tx
+                .send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                .is_err()
+            {
+                return;
+            }
+        }
+        if tx.send(Msg::End(i, result)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Writes `{\n"traceEvents": [\n`, the events joined by `,\n`, and
+/// `\n]\n}\n` (scripts.md 7 envelope; with no event the array is `[\n]`,
+/// which is valid JSON, unlike the original's output, quirk 7.2).
+pub struct EnvelopeWriter<W: Write> {
+    out: W,
+    events: u64,
+}
+
+impl<W: Write> EnvelopeWriter<W> {
+    pub fn new(mut out: W) -> std::io::Result<Self> {
+        out.write_all(b"{\n\"traceEvents\": [\n")?;
+        Ok(EnvelopeWriter { out, events: 0 })
+    }
+
+    pub fn event(&mut self, raw: &[u8]) -> std::io::Result<()> {
+        if self.events > 0 {
+            self.out.write_all(b",\n")?;
+        }
+        self.events += 1;
+        self.out.write_all(raw)
+    }
+
+    pub fn finish(mut self) -> std::io::Result<(W, u64)> {
+        if self.events > 0 {
+            self.out.write_all(b"\n")?;
+        }
+        self.out.write_all(b"]\n}\n")?;
+        Ok((self.out, self.events))
+    }
+}
+
+/// Per-input state of the writer.
+struct FileState {
+    index: usize,
+    /// Original pid/tid -> new id (`--remap-pids`); one map for both so
+    /// that a main thread keeps tid == pid.
+    ids: crate::fasthash::FastMap<u64, u64>,
+    stats: Option<RankStats>,
+    warned_flow_id: bool,
+}
+
+/// Edits applied to one event: byte ranges of the raw text and their new
+/// text (stored in `text`).
+#[derive(Default)]
+struct Rewrites {
+    edits: Vec<(Range<usize>, Range<usize>)>,
+    text: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Rewrites {
+    fn clear(&mut self) {
+        self.edits.clear();
+        self.text.clear();
+    }
+
+    /// Replaces `range` of the raw event by the `Display` of `with`,
+    /// formatted straight into the reused text buffer.
+    fn replace(&mut self, range: Range<usize>, with: impl std::fmt::Display) {
+        use std::io::Write as _;
+        let s = self.text.len();
+        let _ = write!(self.text, "{with}");
+        self.edits.push((range, s..self.text.len()));
+    }
+
+    fn apply<'a>(&'a mut self, raw: &'a [u8]) -> &'a [u8] {
+        if self.edits.is_empty() {
+            return raw;
+        }
+        self.edits.sort_by_key(|e| e.0.start);
+        self.out.clear();
+        let mut at = 0;
+        for (range, text) in &self.edits {
+            self.out.extend_from_slice(&raw[at..range.start]);
+            self.out.extend_from_slice(&self.text[text.clone()]);
+            at = range.end;
+        }
+        self.out.extend_from_slice(&raw[at..]);
+        &self.out
+    }
+}
+
+pub struct Merger<'a, W: Write> {
+    plans: &'a [InputPlan],
+    opts: &'a MergeOptions,
+    out: EnvelopeWriter<W>,
+    next_id: u64,
+    rewrites: Rewrites,
+    progress: Option<indicatif::ProgressBar>,
+}
+
+impl<'a, W: Write + Send> Merger<'a, W> {
+    pub fn new(
+        plans: &'a [InputPlan],
+        opts: &'a MergeOptions,
+        out: W,
+        progress: Option<indicatif::ProgressBar>,
+    ) -> Result<Self> {
+        Ok(Merger {
+            plans,
+            opts,
+            out: EnvelopeWriter::new(out)?,
+            next_id: 0,
+            rewrites: Rewrites::default(),
+            progress,
+        })
+    }
+
+    /// Runs the pipeline; returns the writer (to commit) and the outcome.
+    pub fn run(mut self) -> Result<(W, MergeOutcome)> {
+        let (tx, rx) = sync_channel::<Msg>(BATCHES_IN_FLIGHT);
+        let (free_tx, free_rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT + 2);
+        let plans = self.plans;
+        let max_event = self.opts.max_event_bytes;
+        let mut outcome = MergeOutcome::default();
+        let mut done_bytes = 0u64;
+        let result: Result<()> = std::thread::scope(|scope| {
+            scope.spawn(move || scan_inputs(plans, max_event, tx, free_rx));
+            let mut state: Option<FileState> = None;
+            for msg in rx {
+                match msg {
+                    Msg::Start(i) => {
+                        let plan = &plans[i];
+                        state = Some(FileState {
+                            index: i,
+                            ids: Default::default(),
+                            stats: self
+                                .opts
+                                .stats
+                                .then(|| RankStats::new(plan.rank, i, &plan.path)),
+                            warned_flow_id: false,
+                        });
+                    }
+                    Msg::Batch(mut batch) => {
+                        let st = state.as_mut().expect("Start precedes batches");
+                        for rec in &batch.events {
+                            let raw = &batch.data[rec.range.start as usize..rec.range.end as usize];
+                            let ev = Event::from_parts(raw, rec.fields, rec.index, rec.offset);
+                            self.event(st, &ev)?;
+                        }
+                        if let Some(pb) = &self.progress {
+                            pb.inc(batch.data.len() as u64);
+                        }
+                        batch.data.clear();
+                        batch.events.clear();
+                        let _ = free_tx.try_send(batch);
+                    }
+                    Msg::End(i, result) => {
+                        let plan = &plans[i];
+                        let st = state.take().expect("Start precedes End");
+                        match result {
+                            Ok(summary) => report_summary(&plan.path, &summary),
+                            Err(e) => {
+                                let e = e.into_input_error(&plan.path);
+                                if self.opts.skip_invalid {
+                                    warn(TOOL, format!("{e}; skipping the rest of this file"));
+                                } else if i + 1 < plans.len() {
+                                    // The original skips such a file and goes on
+                                    // (scripts.md 7); say how to get that.
+                                    return Err(anyhow::anyhow!(
+                                        "{e} (--skip-invalid merges the other files)"
+                                    ));
+                                } else {
+                                    return Err(e.into());
+                                }
+                            }
+                        }
+                        if let Some(stats) = st.stats {
+                            outcome.ranks.push(stats.finish());
+                        }
+                        done_bytes += std::fs::metadata(&plan.path).map_or(0, |m| m.len());
+                        if let Some(pb) = &self.progress {
+                            pb.set_position(done_bytes);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        result?;
+        let (w, n) = self.out.finish()?;
+        outcome.events_written = n;
+        Ok((w, outcome))
+    }
+
+    fn event(&mut self, st: &mut FileState, ev: &Event<'_>) -> Result<()> {
+        let plan = &self.plans[st.index];
+        let is_meta = ev.str_raw(Field::Ph) == Some(b"M");
+        let shift = plan.shift.filter(|s| !s.is_zero());
+        if !is_meta {
+            if let Some(re) = &self.opts.filter {
+                match ev.str(Field::Name) {
+                    Some(name) if re.is_match(&name) => {}
+                    _ => return Ok(()),
+                }
+            }
+            if let Some(w) = &self.opts.window {
+                if let Some(ts) = ev.decimal(Field::Ts) {
+                    let ts = match shift {
+                        Some(s) => ts.checked_sub(s).unwrap_or(ts),
+                        None => ts,
+                    };
+                    if !w.overlaps(ts, ev.decimal(Field::Dur)) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if let Some(stats) = st.stats.as_mut() {
+            stats.feed(ev);
+        }
+        self.rewrites.clear();
+        if let Some(shift) = shift {
+            if let (Some(span), Some(ts)) = (ev.fields().span(Field::Ts), ev.decimal(Field::Ts)) {
+                if let Some(new) = ts.checked_sub(shift) {
+                    // Keep the input's number of decimals when the shift has
+                    // no more (always the case for unitrace's %f stamps).
+                    let new = new.rescale(ts.scale()).unwrap_or(new);
+                    self.rewrites.replace(span.range(), new);
+                }
+            }
+        }
+        if self.opts.remap_pids {
+            self.remap(st, ev);
+        }
+        let raw = self.rewrites.apply(ev.raw());
+        self.out.event(raw)?;
+        Ok(())
+    }
+
+    fn remap(&mut self, st: &mut FileState, ev: &Event<'_>) {
+        let plan = &self.plans[st.index];
+        for field in [Field::Pid, Field::Tid] {
+            let (Some(span), Some(orig)) = (ev.fields().span(field), ev.number_text(field)) else {
+                continue;
+            };
+            let Some(orig) = unitrace_core::trace::parse_u64(orig) else {
+                continue;
+            };
+            let next_id = &mut self.next_id;
+            let new = *st.ids.entry(orig).or_insert_with(|| {
+                *next_id += 1;
+                *next_id
+            });
+            self.rewrites.replace(span.range(), new);
+        }
+        let ph = ev.str_raw(Field::Ph).unwrap_or(b"");
+        if matches!(ph, b"s" | b"t" | b"f") {
+            // Flows are matched by (cat, id) across the whole trace: put the
+            // input's position in the high 32 bits so two inputs never share
+            // one (stays below 2^53, exact in JavaScript viewers).
+            if let (Some(span), Some(id)) = (ev.fields().span(Field::Id), ev.number_text(Field::Id))
+            {
+                match unitrace_core::trace::parse_u64(id) {
+                    Some(id) if id < (1 << 32) && st.index < (1 << 20) => {
+                        let new = ((st.index as u64) << 32) | id;
+                        self.rewrites.replace(span.range(), new);
+                    }
+                    _ if !st.warned_flow_id => {
+                        st.warned_flow_id = true;
+                        warn(
+                            TOOL,
+                            format!(
+                                "{}: flow id {} is not below 2^32; left as is",
+                                plan.path.display(),
+                                String::from_utf8_lossy(id)
+                            ),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if ph == b"M" && ev.str_raw(Field::Name) == Some(b"process_name") && plan.rank_from_name {
+            self.label_process(ev, plan);
+        }
+    }
+
+    /// Prefixes `rank N ` to a process name that does not carry its rank.
+    fn label_process(&mut self, ev: &Event<'_>, plan: &InputPlan) {
+        let (Some(rank), Some(args_span)) = (plan.rank, ev.fields().span(Field::Args)) else {
+            return;
+        };
+        let args = &ev.raw()[args_span.range()];
+        if args.first() != Some(&b'{') {
+            return;
+        }
+        let Some((_, span)) = object_members(args).find(|(k, _)| *k == b"name") else {
+            return;
+        };
+        let v = &args[span.range()];
+        if v.len() < 2
+            || v[0] != b'"'
+            || v[1..].starts_with(b"RANK ")
+            || v[1..].starts_with(b"rank ")
+        {
+            return;
+        }
+        let at = args_span.start as usize + span.start as usize + 1;
+        self.rewrites.replace(at..at, format!("rank {rank} "));
+    }
+}
+
+/// One-line warnings for what a finished scan found.
+pub fn report_summary(path: &Path, s: &TraceSummary) {
+    let p = path.display();
+    if s.empty {
+        warn(TOOL, format!("{p}: empty file, skipped"));
+        return;
+    }
+    if !s.has_trace_events {
+        warn(TOOL, format!("{p}: no traceEvents array, skipped"));
+        return;
+    }
+    if let Some(t) = &s.truncation {
+        if t.partial_event {
+            warn(
+                TOOL,
+                format!(
+                    "{p}:{}: trace cut short (writer killed?): kept {} complete events, \
+                     dropped {} bytes",
+                    t.line, s.events, t.dropped_bytes
+                ),
+            );
+        } else if s.form == Some(unitrace_core::trace::TraceForm::Object) {
+            warn(
+                TOOL,
+                format!(
+                    "{p}: trace not closed (writer killed?): kept all {} events, dropped {} bytes",
+                    s.events, t.dropped_bytes
+                ),
+            );
+        }
+        // A bare array without its closing ']' is legal in Chrome's format.
+    }
+    if let Some((line, _)) = s.trailing_data {
+        warn(
+            TOOL,
+            format!("{p}:{line}: ignoring data after the end of the trace"),
+        );
+    }
+}

@@ -1,0 +1,592 @@
+//! `--stats`: where the GPU time went, from the trace alone, computed in the
+//! merge's streaming pass.
+//!
+//! Per rank: device time of every device command (`ph` X, `cat` gpu_op,
+//! formats e.3), GPU busy time (union of device intervals) against the wall
+//! time (first to last event), and per kernel name: count, total, mean, max,
+//! share of the rank's GPU time, and the host range it ran under. The host
+//! range of a kernel instance is the innermost host range (a `cpu_op` X or
+//! B/E event whose name contains `::`: ITT/PyTorch ops, `dnnl::`,
+//! `oneCCL::`, `MPI::`) enclosing the host end of its `Flow_H2D_<K>_<R>`
+//! flow (formats e.4), i.e. the submitting API call, on that host thread.
+//!
+//! Memory: one rank at a time; 24 bytes per device command, 12 per flow
+//! start and 20 per host range of that rank.
+
+use std::collections::HashMap;
+
+use crate::fasthash::FastMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use unitrace_core::trace::{object_members, parse_u64, Event, Field};
+
+/// Accumulates one rank.
+pub struct RankStats {
+    rank: Option<u32>,
+    input_index: usize,
+    file: String,
+    wall_start: f64,
+    wall_end: f64,
+    kernel_ids: FastMap<Box<str>, u32>,
+    kernels: Vec<KernelAgg>,
+    device: Vec<DeviceRun>,
+    flow_sources: FastMap<u64, (u64, f64)>,
+    range_names: Vec<Box<str>>,
+    range_ids: FastMap<Box<str>, u32>,
+    ranges: FastMap<u64, Vec<HostRange>>,
+    open_ranges: FastMap<u64, Vec<(f64, u32)>>,
+}
+
+struct KernelAgg {
+    name: Box<str>,
+    count: u64,
+    total: f64,
+    max: f64,
+}
+
+struct DeviceRun {
+    kernel: u32,
+    start: f64,
+    dur: f64,
+    id: Option<u64>,
+}
+
+#[derive(Clone, Copy)]
+struct HostRange {
+    start: f64,
+    end: f64,
+    name: u32,
+}
+
+/// The finished numbers of one rank.
+#[derive(Debug, Clone)]
+pub struct RankReport {
+    pub rank: Option<u32>,
+    pub input_index: usize,
+    pub file: String,
+    pub gpu_time_us: f64,
+    pub busy_us: f64,
+    pub wall_us: f64,
+    pub launches: u64,
+    /// Sorted by total device time, largest first.
+    pub kernels: Vec<KernelRow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KernelRow {
+    pub name: String,
+    pub count: u64,
+    pub total_us: f64,
+    pub max_us: f64,
+    /// Device time per host range, largest first (`(none)` when no range
+    /// encloses the submission or the command has no flow).
+    pub ranges: Vec<(String, f64)>,
+}
+
+impl RankReport {
+    pub fn label(&self) -> String {
+        match self.rank {
+            Some(r) => r.to_string(),
+            None => format!("#{}", self.input_index),
+        }
+    }
+    pub fn busy_pct(&self) -> f64 {
+        pct(self.busy_us, self.wall_us)
+    }
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+const NO_RANGE: &str = "(none)";
+
+impl RankStats {
+    pub fn new(rank: Option<u32>, input_index: usize, path: &Path) -> RankStats {
+        RankStats {
+            rank,
+            input_index,
+            file: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string()),
+            wall_start: f64::INFINITY,
+            wall_end: f64::NEG_INFINITY,
+            kernel_ids: FastMap::default(),
+            kernels: Vec::new(),
+            device: Vec::new(),
+            flow_sources: FastMap::default(),
+            range_names: Vec::new(),
+            range_ids: FastMap::default(),
+            ranges: FastMap::default(),
+            open_ranges: FastMap::default(),
+        }
+    }
+
+    pub fn feed(&mut self, ev: &Event<'_>) {
+        let Some(ph) = ev.str_raw(Field::Ph) else {
+            return;
+        };
+        if ph == b"M" {
+            return;
+        }
+        let Some(ts) = ev.f64(Field::Ts) else {
+            return;
+        };
+        let dur = ev.f64(Field::Dur).unwrap_or(0.0);
+        self.wall_start = self.wall_start.min(ts);
+        self.wall_end = self.wall_end.max(ts + dur);
+        let cat = ev.str_raw(Field::Cat).unwrap_or(b"");
+        match ph {
+            b"X" if cat == b"gpu_op" => {
+                let Some(name) = ev.str(Field::Name) else {
+                    return;
+                };
+                let kernel = match self.kernel_ids.get(name.as_ref()) {
+                    Some(&k) => k,
+                    None => {
+                        let k = self.kernels.len() as u32;
+                        let name: Box<str> = name.as_ref().into();
+                        self.kernel_ids.insert(name.clone(), k);
+                        self.kernels.push(KernelAgg {
+                            name,
+                            count: 0,
+                            total: 0.0,
+                            max: 0.0,
+                        });
+                        k
+                    }
+                };
+                let agg = &mut self.kernels[kernel as usize];
+                agg.count += 1;
+                agg.total += dur;
+                agg.max = agg.max.max(dur);
+                self.device.push(DeviceRun {
+                    kernel,
+                    start: ts,
+                    dur,
+                    id: args_id(ev),
+                });
+            }
+            b"s" if cat.starts_with(b"Flow_H2D_") || cat.starts_with(b"CL_Flow_H2D_") => {
+                if let (Some(id), Some(tid)) = (ev.uint(Field::Id), ev.uint(Field::Tid)) {
+                    self.flow_sources.insert(id, (tid, ts));
+                }
+            }
+            b"X" | b"B" | b"E" if cat != b"gpu_op" => {
+                let Some(tid) = ev.uint(Field::Tid) else {
+                    return;
+                };
+                if ph == b"E" {
+                    if let Some((start, name)) =
+                        self.open_ranges.get_mut(&tid).and_then(|s| s.pop())
+                    {
+                        self.ranges.entry(tid).or_default().push(HostRange {
+                            start,
+                            end: ts,
+                            name,
+                        });
+                    }
+                    return;
+                }
+                let Some(name) = ev.str(Field::Name) else {
+                    return;
+                };
+                if !name.contains("::") {
+                    return;
+                }
+                let id = self.range_id(&name);
+                if ph == b"B" {
+                    self.open_ranges.entry(tid).or_default().push((ts, id));
+                } else {
+                    self.ranges.entry(tid).or_default().push(HostRange {
+                        start: ts,
+                        end: ts + dur,
+                        name: id,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn range_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.range_ids.get(name) {
+            return id;
+        }
+        let id = self.range_names.len() as u32;
+        self.range_names.push(name.into());
+        self.range_ids.insert(name.into(), id);
+        id
+    }
+
+    pub fn finish(mut self) -> RankReport {
+        // GPU busy time: union of the device intervals.
+        self.device.sort_by(|a, b| a.start.total_cmp(&b.start));
+        let mut busy = 0.0;
+        let mut cur: Option<(f64, f64)> = None;
+        for d in &self.device {
+            let (s, e) = (d.start, d.start + d.dur);
+            match &mut cur {
+                Some((_, ce)) if s <= *ce => *ce = ce.max(e),
+                _ => {
+                    if let Some((cs, ce)) = cur {
+                        busy += ce - cs;
+                    }
+                    cur = Some((s, e));
+                }
+            }
+        }
+        if let Some((cs, ce)) = cur {
+            busy += ce - cs;
+        }
+
+        // Host range of each device run: innermost range enclosing the
+        // submission time on the submitting thread (ranges of one thread
+        // nest, so a sweep with a stack finds it).
+        let mut queries: HashMap<u64, Vec<(f64, usize)>> = HashMap::new();
+        for (i, d) in self.device.iter().enumerate() {
+            if let Some(&(tid, ts)) = d.id.and_then(|id| self.flow_sources.get(&id)) {
+                queries.entry(tid).or_default().push((ts, i));
+            }
+        }
+        let mut run_range: Vec<Option<u32>> = vec![None; self.device.len()];
+        for (tid, mut qs) in queries {
+            let Some(ranges) = self.ranges.get_mut(&tid) else {
+                continue;
+            };
+            ranges.sort_by(|a, b| a.start.total_cmp(&b.start).then(b.end.total_cmp(&a.end)));
+            qs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut stack: Vec<HostRange> = Vec::new();
+            let mut next = 0;
+            for (ts, run) in qs {
+                while next < ranges.len() && ranges[next].start <= ts {
+                    let r = ranges[next];
+                    while stack.last().is_some_and(|top| top.end <= r.start) {
+                        stack.pop();
+                    }
+                    stack.push(r);
+                    next += 1;
+                }
+                while stack.last().is_some_and(|top| top.end < ts) {
+                    stack.pop();
+                }
+                run_range[run] = stack.last().map(|r| r.name);
+            }
+        }
+        let mut by_range: Vec<HashMap<Option<u32>, f64>> = vec![HashMap::new(); self.kernels.len()];
+        for (d, r) in self.device.iter().zip(&run_range) {
+            *by_range[d.kernel as usize].entry(*r).or_default() += d.dur;
+        }
+
+        let gpu_time: f64 = self.kernels.iter().map(|k| k.total).sum();
+        let launches = self.kernels.iter().map(|k| k.count).sum();
+        let names = &self.range_names;
+        let mut kernels: Vec<KernelRow> = self
+            .kernels
+            .into_iter()
+            .zip(by_range)
+            .map(|(k, ranges)| {
+                let mut ranges: Vec<(String, f64)> = ranges
+                    .into_iter()
+                    .map(|(r, t)| {
+                        let name = r.map_or(NO_RANGE, |r| &names[r as usize]);
+                        (name.to_string(), t)
+                    })
+                    .collect();
+                ranges.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                KernelRow {
+                    name: k.name.into(),
+                    count: k.count,
+                    total_us: k.total,
+                    max_us: k.max,
+                    ranges,
+                }
+            })
+            .collect();
+        kernels.sort_by(|a, b| {
+            b.total_us
+                .total_cmp(&a.total_us)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let wall = if self.wall_end > self.wall_start {
+            self.wall_end - self.wall_start
+        } else {
+            0.0
+        };
+        RankReport {
+            rank: self.rank,
+            input_index: self.input_index,
+            file: self.file,
+            gpu_time_us: gpu_time,
+            busy_us: busy,
+            wall_us: wall,
+            launches,
+            kernels,
+        }
+    }
+}
+
+/// `args.id` of a device event: the kernel instance id, written as a JSON
+/// string (formats e.3).
+fn args_id(ev: &Event<'_>) -> Option<u64> {
+    let args = ev.value(Field::Args)?;
+    if args.first() != Some(&b'{') {
+        return None;
+    }
+    let (_, span) = object_members(args).find(|(k, _)| *k == b"id")?;
+    let v = &args[span.range()];
+    let digits = v
+        .strip_prefix(b"\"")
+        .and_then(|v| v.strip_suffix(b"\""))
+        .unwrap_or(v);
+    parse_u64(digits)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn vs(value: f64, reference: f64) -> f64 {
+    if reference > 0.0 {
+        100.0 * (value - reference) / reference
+    } else {
+        0.0
+    }
+}
+
+/// One kernel name over all ranks: count, total, max, time per host range.
+type KernelTotals<'a> = (u64, f64, f64, HashMap<&'a str, f64>);
+
+/// Human-readable report (stdout).
+pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> Result<()> {
+    let med = median(&mut ranks.iter().map(|r| r.gpu_time_us).collect::<Vec<_>>());
+    writeln!(
+        out,
+        "GPU time per rank ({} rank{}, median {:.3} ms):",
+        ranks.len(),
+        if ranks.len() == 1 { "" } else { "s" },
+        med / 1e3
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>12} {:>12} {:>7} {:>9} {:>10}  file",
+        "rank", "gpu_ms", "wall_ms", "busy_%", "launches", "vs_median"
+    )?;
+    for r in ranks {
+        writeln!(
+            out,
+            "{:>6} {:>12.3} {:>12.3} {:>7.2} {:>9} {:>+9.1}%  {}",
+            r.label(),
+            r.gpu_time_us / 1e3,
+            r.wall_us / 1e3,
+            r.busy_pct(),
+            r.launches,
+            vs(r.gpu_time_us, med),
+            r.file
+        )?;
+    }
+    if let Some(slow) = ranks.iter().max_by(|a, b| {
+        a.gpu_time_us
+            .total_cmp(&b.gpu_time_us)
+            .then(b.input_index.cmp(&a.input_index))
+    }) {
+        writeln!(
+            out,
+            "straggler: rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
+            slow.label(),
+            slow.gpu_time_us / 1e3,
+            vs(slow.gpu_time_us, med),
+            med / 1e3
+        )?;
+    }
+    // Kernels over all ranks.
+    let mut all: HashMap<&str, KernelTotals> = HashMap::new();
+    let total: f64 = ranks.iter().map(|r| r.gpu_time_us).sum();
+    for r in ranks {
+        for k in &r.kernels {
+            let e = all.entry(&k.name).or_default();
+            e.0 += k.count;
+            e.1 += k.total_us;
+            e.2 = e.2.max(k.max_us);
+            for (name, t) in &k.ranges {
+                *e.3.entry(name).or_default() += t;
+            }
+        }
+    }
+    let mut rows: Vec<_> = all.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1).then_with(|| a.0.cmp(b.0)));
+    writeln!(out, "top kernels (all ranks, by device time):")?;
+    writeln!(
+        out,
+        "{:>12} {:>7} {:>9} {:>11} {:>11}  kernel  [host range]",
+        "total_ms", "share_%", "count", "mean_us", "max_us"
+    )?;
+    for (name, (count, t, max, ranges)) in rows.into_iter().take(top) {
+        let range = ranges
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+            .map_or(NO_RANGE, |r| r.0);
+        writeln!(
+            out,
+            "{:>12.3} {:>7.2} {:>9} {:>11.3} {:>11.3}  {}  [{}]",
+            t / 1e3,
+            pct(t, total),
+            count,
+            t / count.max(1) as f64,
+            max,
+            name,
+            range
+        )?;
+    }
+    Ok(())
+}
+
+/// CSV: one `rank` row per rank, then its `kernel` rows.
+pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
+    let med = median(&mut ranks.iter().map(|r| r.gpu_time_us).collect::<Vec<_>>());
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "row",
+        "rank",
+        "file",
+        "kernel",
+        "count",
+        "total_us",
+        "mean_us",
+        "max_us",
+        "gpu_share_pct",
+        "wall_us",
+        "gpu_busy_pct",
+        "vs_median_pct",
+        "host_range",
+        "host_range_share_pct",
+    ])?;
+    let f3 = |v: f64| format!("{v:.3}");
+    let f2 = |v: f64| format!("{v:.2}");
+    for r in ranks {
+        let label = r.label();
+        w.write_record([
+            "rank",
+            &label,
+            &r.file,
+            "",
+            &r.launches.to_string(),
+            &f3(r.gpu_time_us),
+            "",
+            "",
+            "",
+            &f3(r.wall_us),
+            &f2(r.busy_pct()),
+            &format!("{:.1}", vs(r.gpu_time_us, med)),
+            "",
+            "",
+        ])?;
+        for k in &r.kernels {
+            let (range, rt) = k
+                .ranges
+                .first()
+                .map_or((NO_RANGE, 0.0), |(n, t)| (n.as_str(), *t));
+            w.write_record([
+                "kernel",
+                &label,
+                &r.file,
+                &k.name,
+                &k.count.to_string(),
+                &f3(k.total_us),
+                &f3(k.total_us / k.count.max(1) as f64),
+                &f3(k.max_us),
+                &f2(pct(k.total_us, r.gpu_time_us)),
+                "",
+                "",
+                "",
+                range,
+                &f2(pct(rt, k.total_us)),
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use unitrace_core::trace::TraceReader;
+
+    fn run(trace: &str) -> RankReport {
+        let mut st = RankStats::new(Some(0), 0, Path::new("t.json"));
+        let mut r = TraceReader::new(trace.as_bytes());
+        while let Some(ev) = r.next_event().unwrap() {
+            st.feed(&ev);
+        }
+        st.finish()
+    }
+
+    #[test]
+    fn kernel_times_busy_and_host_ranges() {
+        // Two kernels overlapping on two engines, submitted under nested
+        // host ranges (X outer, B/E inner); one without a flow.
+        let t = r#"{"traceEvents":[
+{"ph": "M", "name": "process_name", "pid": 1, "ts": 0.0, "args": {"name": "HOST"}},
+{"ph": "X", "tid": 1, "pid": 1, "name": "PyTorch::aten::linear", "cat": "cpu_op", "ts": 100.0, "dur": 50.0, "id": 0},
+{"ph": "B", "tid": 1, "pid": 1, "name": "dnnl::primitive::execute::matmul", "cat": "cpu_op", "ts": 110.0},
+{"ph": "s", "tid": 1, "pid": 1, "name": "dep", "cat": "Flow_H2D_1_0", "ts": 111.0, "id": 1},
+{"ph": "E", "tid": 1, "pid": 1, "name": "dnnl::primitive::execute::matmul", "cat": "cpu_op", "ts": 120.0},
+{"ph": "s", "tid": 1, "pid": 1, "name": "dep", "cat": "Flow_H2D_2_0", "ts": 130.0, "id": 2},
+{"ph": "X", "tid": 9, "pid": 9, "name": "gemm", "cat": "gpu_op", "ts": 200.0, "dur": 10.0, "args": {"id": "1"}},
+{"ph": "X", "tid": 8, "pid": 9, "name": "gemm", "cat": "gpu_op", "ts": 205.0, "dur": 30.0, "args": {"id": "2"}},
+{"ph": "X", "tid": 9, "pid": 9, "name": "copy", "cat": "gpu_op", "ts": 300.0, "dur": 20.0, "args": {"id": "3"}}
+]}"#;
+        let r = run(t);
+        assert_eq!(r.launches, 3);
+        assert_eq!(r.gpu_time_us, 60.0);
+        assert_eq!(r.busy_us, 55.0); // [200,235] + [300,320]
+        assert_eq!(r.wall_us, 220.0); // 100 .. 320
+        let gemm = &r.kernels[0];
+        assert_eq!(
+            (gemm.name.as_str(), gemm.count, gemm.total_us, gemm.max_us),
+            ("gemm", 2, 40.0, 30.0)
+        );
+        assert_eq!(gemm.ranges[0], ("PyTorch::aten::linear".to_string(), 30.0));
+        assert_eq!(
+            gemm.ranges[1],
+            ("dnnl::primitive::execute::matmul".to_string(), 10.0)
+        );
+        assert_eq!(r.kernels[1].ranges[0].0, "(none)");
+        let mut csv = Vec::new();
+        write_csv(&mut csv, std::slice::from_ref(&r)).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        assert!(
+            csv.contains("rank,0,t.json,,3,60.000,,,,220.000,25.00,0.0,,\n"),
+            "{csv}"
+        );
+        assert!(csv.contains("kernel,0,t.json,gemm,2,40.000,20.000,30.000,66.67,,,,PyTorch::aten::linear,75.00\n"), "{csv}");
+        let mut rep = Vec::new();
+        write_report(&mut rep, &[r], 5).unwrap();
+        let rep = String::from_utf8(rep).unwrap();
+        assert!(rep.contains("straggler: rank 0"), "{rep}");
+    }
+
+    #[test]
+    fn median_and_straggler() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(vs(150.0, 100.0), 50.0);
+    }
+}

@@ -1,0 +1,67 @@
+//! `--data FILE`: one CSV row per kernel and memory level with the numbers
+//! behind each dot (decimal units, see `model.rs`). Floats are written as
+//! shortest round-trip decimals so the file is deterministic and exact.
+
+use std::io::Write;
+
+use crate::model::{KernelView, Roofline};
+use crate::pyfmt::repr;
+
+/// Counts (time, operations, bytes) print as integers when they are whole.
+fn count(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        format!("{}", x as i64)
+    } else {
+        repr(x)
+    }
+}
+
+pub const HEADER: [&str; 16] = [
+    "kernel",
+    "level",
+    "time_ns",
+    "time_pct",
+    "instances",
+    "precision",
+    "ops",
+    "bytes",
+    "ai_flop_per_byte",
+    "gflops",
+    "bandwidth_gb_per_s",
+    "roof_gflops",
+    "pct_of_roof",
+    "roof_kind",
+    "above_roof",
+    "plotted",
+];
+
+pub fn write_csv(r: &Roofline, views: &[KernelView], out: impl Write) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(HEADER)?;
+    for v in views {
+        let k = &r.kernels[v.kernel];
+        for p in &v.points {
+            let level = &r.levels[p.level];
+            w.write_record([
+                k.name.as_str(),
+                level.key.as_str(),
+                &count(k.time_ns.as_f64()),
+                &repr(v.time_pct),
+                &k.memory_instances.to_string(),
+                r.precision.label(),
+                &count(v.ops),
+                &count(p.bytes),
+                &repr(p.ai),
+                &repr(p.gflops),
+                &repr(level.bandwidth_gb_per_s),
+                &repr(p.roof_gflops),
+                &repr(p.pct_of_roof),
+                if p.memory_bound { "memory" } else { "compute" },
+                if p.above_roof { "yes" } else { "no" },
+                if p.plotted { "yes" } else { "no" },
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}

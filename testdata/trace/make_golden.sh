@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates the trace test inputs and the golden outputs of the original
+# mergetrace.py. Not run by the tests (they only read the committed files).
+# Usage: testdata/trace/make_golden.sh [GEN_UNITRACE.py] [MERGETRACE.py] [PYTHON]
+# The original edits its inputs in place (scripts.md 7): it only ever sees
+# copies made in a temporary directory.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+gen="${1:-$here/../../../shared/gen_unitrace.py}"
+orig="${2:-/work/orig/tools/unitrace/scripts/tracemerge/mergetrace.py}"
+py="${3:-/work/pyenv/bin/python}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+rm -rf "$here/two" "$here/trunc" "$here/collision" "$here/golden"
+mkdir -p "$here/golden"
+"$py" "$gen" --seed 3 trace "$here/two" --ranks 2 --events 120 -q
+"$py" "$gen" --seed 4 trace "$here/trunc" --ranks 3 --events 120 \
+    --truncate-rank 1:event --truncate-rank 2:block -q
+"$py" "$gen" --seed 5 trace "$tmp/coll" --ranks 14 --ranks-per-node 12 --events 60 --pid-collision -q
+mkdir -p "$here/collision"
+# Ranks 0 and 12 run on different nodes with the same host pid.
+cp "$tmp/coll/"python.*.0.json "$tmp/coll/"python.*.12.json "$here/collision/"
+
+merge() { # NAME FILES...
+    local name="$1"; shift
+    rm -rf "$tmp/in"; mkdir "$tmp/in"
+    local copies=()
+    for f in "$@"; do cp "$f" "$tmp/in/"; copies+=("$tmp/in/$(basename "$f")"); done
+    (cd "$tmp" && "$py" "$orig" -o "$here/golden/$name.json" "${copies[@]}" \
+        | sed "s#$tmp/in/##" > "$here/golden/$name.stdout")
+}
+merge two "$here"/two/*.json
+merge trunc "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
+merge collision "$here"/collision/*.json
+
+# Deliberate difference (scripts.md 7, quirk "a file cut mid-event is
+# dropped"): we keep the complete events of a block-truncated rank. The
+# expected output is the original's merge of that rank cut by hand right
+# after its last complete event (which the original then repairs).
+blk="$(ls "$here"/trunc/python.*.2.json)"
+mkdir -p "$tmp/cut"
+"$py" - "$blk" "$tmp/cut/$(basename "$blk")" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+end = data.rfind(b'},\n') + 1   # end of the last complete event line
+open(sys.argv[2], 'wb').write(data[:end])
+PY
+merge trunc_keep_complete "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$tmp/cut/$(basename "$blk")"
+"$py" -c "import sys; print(\"python\", sys.version.split()[0])" > "$here/golden/VERSIONS"
+ls -la "$here"/golden
