@@ -411,7 +411,7 @@ fn stall_server_with_a_dump_adds_the_report_and_leaves_the_dump_alone() {
     let pdf = get(port, &target);
     assert_eq!(pdf.status, 200);
     assert!(pdf_pages(&pdf.body) > pdf_pages(&plain.body));
-    // Asked again: the cached listings give the same report.
+    // Asked again (the report builder is reused): the same report.
     assert_eq!(get(port, &format!("{target}?format=html")).text(), html);
     assert_eq!(
         listing(&dump),

@@ -292,7 +292,8 @@ mod tests {
     /// V1 sampling file (trailing `, ` on every line), two devices; an id
     /// whose rows are split by another instance; the last instance of the
     /// file with no blank line after it.
-    const V1: &str = "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
+    const V1: &str =
+        "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
 \"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 1.5, \n\
 \"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 2.5, \n\
 \n\

@@ -159,8 +159,8 @@ impl FileService {
 
     /// The stall report of one run, with `-s` (scripts.md 1.8), built by
     /// the stall mode's [`ReportBuilder`] (created on first use, then its
-    /// dump listing, demangled names and annotated listings are reused by
-    /// later requests). Never written to `-r` (scripts.md 1.9).
+    /// dump listing and demangled names are reused by later requests).
+    /// Never written to `-r` (scripts.md 1.9).
     fn stall_report(&self, kernel: &str, run: &KernelRun) -> anyhow::Result<Option<String>> {
         let Some(dump) = &self.stall.shaderdump else {
             return Ok(None);
@@ -182,6 +182,7 @@ impl FileService {
                 self.stall.demangler.as_deref(),
                 self.stall.numtopstalls,
                 ReportView::Standard,
+                false,
             )?);
         }
         let Some(builder) = builder.as_mut() else {
