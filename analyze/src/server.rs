@@ -170,11 +170,34 @@ fn check_input(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves when the user presses Ctrl-C (SIGINT); never when the signal
-/// cannot be watched.
-pub async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+/// Ctrl-C (SIGINT), watched from the moment [`CtrlC::watch`] is called:
+/// the handler must be in place before the server announces itself, or an
+/// interrupt right after start-up would kill the process without
+/// `Goodbye!`. Clones all resolve on the same interrupt.
+#[derive(Clone)]
+pub struct CtrlC(tokio::sync::watch::Receiver<bool>);
+
+impl CtrlC {
+    /// Installs the handler; call inside the runtime (`Runtime::enter`).
+    pub fn watch() -> std::io::Result<CtrlC> {
+        let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            if signal.recv().await.is_some() {
+                let _ = tx.send(true);
+            }
+            // Keep the sender alive: waiters must not mistake the end of
+            // this task for an interrupt.
+            std::future::pending::<()>().await;
+        });
+        Ok(CtrlC(rx))
+    }
+
+    /// Resolves on Ctrl-C.
+    pub async fn pressed(mut self) {
+        if self.0.wait_for(|pressed| *pressed).await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 
@@ -182,14 +205,18 @@ pub async fn ctrl_c() {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
     let server = prepare(args, &mut stdout)?;
+    let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
+    let ctrl_c = {
+        let _inside = runtime.enter();
+        CtrlC::watch().context("cannot watch Ctrl-C")?
+    };
     let _ = writeln!(
         stdout,
         "Serving charts on {} (Ctrl-C to stop)",
         server.url()
     );
     let _ = stdout.flush();
-    let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
-    runtime.block_on(server.serve(ctrl_c()))?;
+    runtime.block_on(server.serve(ctrl_c.pressed()))?;
     println!("Goodbye!");
     Ok(ExitCode::SUCCESS)
 }

@@ -271,6 +271,10 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_default();
     let url = perfetto_url(port, &file_name);
     let runtime = http::runtime(&limits).context("cannot start the server threads")?;
+    let ctrl_c = {
+        let _inside = runtime.enter();
+        super::CtrlC::watch().context("cannot watch Ctrl-C")?
+    };
     let delivered = Arc::new(tokio::sync::Notify::new());
     let notify = delivered.clone();
     let handler = Arc::new(TraceHandler::new(
@@ -296,12 +300,12 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
                 let stop = async move { delivered.notified().await };
                 tokio::select! {
                     served = http::serve(listener, None, handler, limits, stop) => served.map(|_| false),
-                    _ = super::ctrl_c() => Ok(true),
+                    _ = ctrl_c.pressed() => Ok(true),
                 }
             }
             Some(charts) => {
-                let trace = http::serve(listener, None, handler, limits, super::ctrl_c());
-                let charts = charts.serve(super::ctrl_c());
+                let trace = http::serve(listener, None, handler, limits, ctrl_c.clone().pressed());
+                let charts = charts.serve(ctrl_c.pressed());
                 let (trace, charts) = tokio::join!(trace, charts);
                 trace.and(charts).map(|_| true)
             }
