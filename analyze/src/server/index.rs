@@ -374,8 +374,11 @@ mod tests {
         assert!(index.instance_rows(8).unwrap().is_none());
     }
 
-    /// Rows as comparable values (the kernel column holds NaN).
-    fn key(found: Option<(&Header, Vec<MetricRow>)>) -> Option<Vec<(String, u64, u64, Vec<u64>)>> {
+    /// A row as comparable values: kernel, line, offset, value bits (the
+    /// kernel column holds NaN, which `==` never matches).
+    type RowKey = (String, u64, u64, Vec<u64>);
+
+    fn key(found: Option<(&Header, Vec<MetricRow>)>) -> Option<Vec<RowKey>> {
         found.map(|(_, rows)| {
             rows.into_iter()
                 .map(|r| {
