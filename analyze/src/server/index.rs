@@ -80,8 +80,8 @@ impl FileIndex {
         let mut section = 0usize;
         let mut id_column: Option<usize> = None;
         let mut fields: Vec<Field> = Vec::new();
-        // The span being extended: (id, section) of the previous row, for
-        // metric rows; (kernel) of the previous row for stall rows.
+        // Id of the previous metric row in the current block (one entry per
+        // id and block); kernel of the previous stall row (runs).
         let mut last_id: Option<u64> = None;
         let mut last_kernel: Option<String> = None;
         let mut block_open = false;
