@@ -25,3 +25,19 @@ echo "== analyze: stall charts + stall-to-source report from a bundled shader du
     -o "$out/stall-charts.pdf" testdata/stall_report/src/stalls.csv
 "$bin/analyze" -s testdata/stall_report/src/dump --by-line -r "$out/stall-by-line.txt" \
     -o "$out/stall-by-line.pdf" testdata/stall_report/src/stalls.csv
+echo "== analyze -q: chart server on a free port, one instance page fetched as HTML, then Ctrl-C" >&2
+server_log="$out/server.log"
+"$bin/analyze" -q --port 0 -f testdata/server/options.txt testdata/server/metrics3.csv > "$server_log" &
+server_pid=$!
+until grep -q "^Serving charts on" "$server_log"; do
+    kill -0 "$server_pid" 2>/dev/null || { echo "analyze -q did not start" >&2; exit 1; }
+    sleep 0.1
+done
+server_port=$(sed -n 's/^Serving charts on http:\/\/127.0.0.1:\([0-9]*\)\/.*/\1/p' "$server_log")
+# A plain HTTP/1.1 GET through bash's /dev/tcp (no curl needed).
+exec 3<>"/dev/tcp/127.0.0.1/$server_port"
+printf 'GET /%%22k%%22/26?format=html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+sed '1,/^\r$/d' <&3 > "$out/server-instance-26.html"
+exec 3<&-
+kill -INT "$server_pid"
+wait "$server_pid"
