@@ -213,6 +213,11 @@ impl FileIndex {
         self.stall_runs.len()
     }
 
+    /// Header of the first metric section.
+    pub fn first_metric_header(&self) -> Option<&Header> {
+        self.headers.iter().find(|h| h.kind() == FileKind::Metric)
+    }
+
     pub fn header(&self, section: usize) -> Option<&Header> {
         self.headers.get(section)
     }

@@ -19,6 +19,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use unitrace_core::cli::warn;
+use unitrace_core::metric_csv::GLOBAL_INSTANCE_ID;
 use unitrace_core::stall_csv::{KernelRun, StallRow};
 
 use super::index::FileIndex;
@@ -52,15 +54,31 @@ pub struct FileService {
 /// Indexes `args.input` and returns the service for it.
 pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
     let index = FileIndex::build(&args.input)?;
+    let charts = ChartOptions {
+        metrics: args.metrics.clone(),
+        ylabels: args.ylabels.clone(),
+        throughput: args.throughput.clone(),
+        xlabel: args.xlabel.clone(),
+        title: args.title.clone(),
+    };
+    // Early hints on stderr; requests still get the original's answers.
+    if let Some(header) = index.first_metric_header() {
+        if index.instance_entries() == 0 {
+            warn(
+                "analyze",
+                format!(
+                    "{}: no row has a {GLOBAL_INSTANCE_ID}: no trace link can be answered",
+                    args.input.display()
+                ),
+            );
+        }
+        if let Err(message) = metric_pages(&charts, header, &[]) {
+            warn("analyze", format!("{}: {message}", args.input.display()));
+        }
+    }
     Ok(Arc::new(FileService::new(
         index,
-        ChartOptions {
-            metrics: args.metrics.clone(),
-            ylabels: args.ylabels.clone(),
-            throughput: args.throughput.clone(),
-            xlabel: args.xlabel.clone(),
-            title: args.title.clone(),
-        },
+        charts,
         StallOptions {
             shaderdump: args.shaderdump.clone(),
             numtopstalls: args.numtopstalls,
