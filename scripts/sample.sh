@@ -25,6 +25,12 @@ echo "== analyze: stall charts + stall-to-source report from a bundled shader du
     -o "$out/stall-charts.pdf" testdata/stall_report/src/stalls.csv
 "$bin/analyze" -s testdata/stall_report/src/dump --by-line -r "$out/stall-by-line.txt" \
     -o "$out/stall-by-line.pdf" testdata/stall_report/src/stalls.csv
+echo "== categorize schemas/LLaMA.ini (must equal schemas/LLaMA.json)" >&2
+"$bin/categorize" --input schemas/LLaMA.ini --output "$out/LLaMA.json"
+cmp "$out/LLaMA.json" schemas/LLaMA.json
+echo "== summary of a 4-rank tarball with schemas/LLaMA.json" >&2
+"$bin/summary" --input testdata/summary/plain.tgz --schema schemas/LLaMA.json \
+    --output "$out/summary.json" --per-rank "$out/summary_ranks.csv" --format table
 echo "== analyze -q: chart server on a free port, one instance page fetched as HTML, then Ctrl-C" >&2
 server_log="$out/server.log"
 "$bin/analyze" -q --port 0 -f testdata/server/options.txt testdata/server/metrics3.csv > "$server_log" &

@@ -12,14 +12,18 @@ pub mod error;
 
 pub use atomic::AtomicFile;
 pub use error::{InputError, Position};
+pub mod category_schema;
 pub mod cli;
 pub mod csv_sections;
 pub mod demangle;
 pub mod device_config;
+pub mod ini_schema;
 pub mod metric_csv;
 pub mod roofline_profile;
 pub mod shader_dump;
 pub mod stall_csv;
 pub mod stall_report;
+pub mod summary_tarball;
+pub mod summary_text;
 pub mod trace;
 pub mod trace_decimal;

@@ -1,26 +1,13 @@
-//! `categorize`: compile a kernel-category INI schema into a JSON search tree
-//!
-//! Not implemented yet: the command line is accepted so scripts can be
-//! wired up, but every run ends with a clear error and exit code 2.
+//! `categorize`: drop-in for categorize.py (scripts.md 5). Compiles a
+//! kernel-category INI schema into the JSON search tree read by `summary`.
 
 use std::process::ExitCode;
 
+use categorize::compile::{run, CategorizeArgs};
 use clap::Parser;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "categorize",
-    about = "compile a kernel-category INI schema into a JSON search tree",
-    infer_long_args = true
-)]
-struct Args {
-    /// Arguments of the original script (not interpreted yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
-}
+use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!("categorize: not yet implemented");
-    ExitCode::from(unitrace_core::cli::EXIT_USAGE)
+    let args = CategorizeArgs::parse();
+    finish("categorize", run(&args))
 }

@@ -1,26 +1,13 @@
-//! `summary`: per-category time and calls from a tarball of unitrace summaries
-//!
-//! Not implemented yet: the command line is accepted so scripts can be
-//! wired up, but every run ends with a clear error and exit code 2.
+//! `summary`: drop-in for summary.py (scripts.md 4). Per-category time and
+//! calls from a tarball of unitrace text summaries, plus a per-rank table.
 
 use std::process::ExitCode;
 
+use categorize::summary::{run, SummaryArgs};
 use clap::Parser;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "summary",
-    about = "per-category time and calls from a tarball of unitrace summaries",
-    infer_long_args = true
-)]
-struct Args {
-    /// Arguments of the original script (not interpreted yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
-}
+use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!("summary: not yet implemented");
-    ExitCode::from(unitrace_core::cli::EXIT_USAGE)
+    let args = SummaryArgs::parse();
+    finish("summary", run(&args))
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates the inputs and golden outputs of testdata/summary/ (needs
+# /work/shared/gen_unitrace.py, the original summary.py and a Python >= 3.10
+# with pandas not required). Tests do not run this; they use the committed
+# files. Run from the repository root.
+set -euo pipefail
+GEN=${GEN:-/work/shared/gen_unitrace.py}
+ORIG=${ORIG:-/work/orig/tools/unitrace/scripts/summary/summary.py}
+PY=${PY:-/work/pyenv/bin/python}
+REAL=${REAL:-/work/shared/testdata/real/summaries}
+D=testdata/summary
+S=schemas/LLaMA.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+orig() { "$PY" "$ORIG" --input "$1" --schema "$S" --aggregator "$2"; }
+g() { python3 "$GEN" summaries --ranks 4 --kernels 6 --steps 20 --seed 7 -q "$@"; }
+
+# 1. Parity inputs (no duplicate names): every aggregator.
+g "$tmp/raw.tgz"
+python3 $D/normalize.py "$tmp/raw.tgz" $D/plain.tgz
+(cd "$REAL" && tar czf "$tmp/real.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.d.txt ./*.h.txt)
+cp "$tmp/real.tgz" $D/real_hd.tgz
+g --launcher-files 1 --layout result-dir --ccl-summary once "$tmp/rd.tgz"
+python3 $D/normalize.py "$tmp/rd.tgz" $D/resultdir_launcher.tgz
+for a in min max mean median sum min+1 max-1; do
+  orig $D/plain.tgz "$a" > "$D/plain.$a.json"
+  orig $D/real_hd.tgz "$a" > "$D/real_hd.$a.json"
+done
+orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.mean.json
+
+# 2. Quirk inputs (scripts.md 4.5): expected = original on the normalized
+#    tarball; the original on the raw tarball crashes or differs.
+g "$D/dups.tgz"                                   # 4: same name on two rows
+g --ccl-summary twice "$D/ccl_twice.tgz"          # 2
+g --kernel-submission "$D/submission.tgz"         # 1
+g --old-format "$D/old_format.tgz"                # 7 (unquoted commas)
+g --separate-tiles "$D/tiles.tgz"                 # 6
+g --verbose-names "$D/verbose_names.tgz"          # 6
+for x in dups ccl_twice submission old_format tiles verbose_names; do
+  python3 $D/normalize.py "$D/$x.tgz" "$tmp/$x.n.tgz"
+  orig "$tmp/$x.n.tgz" mean > "$D/$x.fixed.mean.json"
+done
+for a in min median min+1; do
+  python3 $D/normalize.py "$D/dups.tgz" "$tmp/dups.n.tgz"
+  orig "$tmp/dups.n.tgz" "$a" > "$D/dups.fixed.$a.json"
+  orig "$D/dups.tgz" "$a" > "$D/dups.original.$a.json"
+done
+# 7: a binary member next to the plain logs (the original aborts).
+mkdir -p "$tmp/bin" && tar xzf $D/plain.tgz -C "$tmp/bin"
+head -c 3000 /dev/urandom > "$tmp/bin/zz_core.bin"
+(cd "$tmp/bin" && tar czf "$OLDPWD/$D/binary_member.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 .)
