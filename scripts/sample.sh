@@ -31,3 +31,19 @@ cmp "$out/LLaMA.json" schemas/LLaMA.json
 echo "== summary of a 4-rank tarball with schemas/LLaMA.json" >&2
 "$bin/summary" --input testdata/summary/plain.tgz --schema schemas/LLaMA.json \
     --output "$out/summary.json" --per-rank "$out/summary_ranks.csv" --format table
+echo "== analyze -q: chart server on a free port, one instance page fetched as HTML, then Ctrl-C" >&2
+server_log="$out/server.log"
+"$bin/analyze" -q --port 0 -f testdata/server/options.txt testdata/server/metrics3.csv > "$server_log" &
+server_pid=$!
+until grep -q "^Serving charts on" "$server_log"; do
+    kill -0 "$server_pid" 2>/dev/null || { echo "analyze -q did not start" >&2; exit 1; }
+    sleep 0.1
+done
+server_port=$(sed -n 's/^Serving charts on http:\/\/127.0.0.1:\([0-9]*\)\/.*/\1/p' "$server_log")
+# A plain HTTP/1.1 GET through bash's /dev/tcp (no curl needed).
+exec 3<>"/dev/tcp/127.0.0.1/$server_port"
+printf 'GET /%%22k%%22/26?format=html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+sed '1,/^\r$/d' <&3 > "$out/server-instance-26.html"
+exec 3<&-
+kill -INT "$server_pid"
+wait "$server_pid"

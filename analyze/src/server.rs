@@ -1,9 +1,222 @@
-//! Mode `server` of analyze (not implemented yet).
+//! `analyze -q` / `analyze -p`: the chart server behind the links unitrace
+//! writes into kernel events of a Perfetto trace (scripts.md 1.9, 1.2 steps
+//! 4-6; formats (e.6)).
+//!
+//! Differences from the original, all deliberate:
+//! * several requests are served at once (bounded: see [`http::Limits`]);
+//! * the input is indexed once at start-up and a request reads only its
+//!   instance's bytes (see [`service`]);
+//! * errors carry real status codes: `Invalid` → 400, unknown instance or
+//!   kernel → 404, a server-side configuration problem (misspelt `-m` name,
+//!   missing shader dump folder) → 500, non-GET methods → 405; bodies keep
+//!   the original's text;
+//! * `?format=html` answers an HTML page with inline SVG charts (and the
+//!   stall report for stall files);
+//! * `--port` (default 8000; 0 = any free port), and the address served is
+//!   printed.
 
+pub mod http;
+pub mod index;
+pub mod pages;
+pub mod request;
+pub mod service;
+pub mod tls;
+pub mod trace;
+pub mod uniview;
+
+use std::future::Future;
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
 
 use crate::args::Args;
+use http::{Handler, Limits, Reply, RequestHead};
+use request::{parse_target, ChartRequest, Rejection};
 
-pub fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("server mode is not yet implemented")
+/// The answer of a [`ChartService`] to one [`ChartRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A document: `application/pdf` or `text/html`.
+    Page {
+        content_type: &'static str,
+        body: Vec<u8>,
+    },
+    /// Nothing to show for this kernel/instance (404, original's text).
+    NotFound(String),
+    /// The server's own options are wrong (500, original's text), e.g. an
+    /// `-m` name the file does not have.
+    Misconfigured(String),
+}
+
+/// Turns a chart request into a page. The real services live in
+/// [`service`]; tests use fakes.
+pub trait ChartService: Send + Sync + 'static {
+    fn answer(&self, request: &ChartRequest) -> Answer;
+}
+
+/// The HTTP face of a [`ChartService`]: method check, URL decoding, status
+/// codes.
+pub struct ChartHandler {
+    service: Arc<dyn ChartService>,
+}
+
+impl ChartHandler {
+    pub fn new(service: Arc<dyn ChartService>) -> ChartHandler {
+        ChartHandler { service }
+    }
+}
+
+impl Handler for ChartHandler {
+    fn handle(&self, head: &RequestHead) -> Reply {
+        if head.method != "GET" && head.method != "HEAD" {
+            return Reply::method_not_allowed();
+        }
+        let request = match parse_target(&head.target) {
+            Ok(request) => request,
+            Err(rejection @ Rejection::Favicon) => return Reply::text(404, rejection.to_string()),
+            Err(rejection) => return Reply::text(400, rejection.to_string()),
+        };
+        let reply = match self.service.answer(&request) {
+            Answer::Page { content_type, body } => Reply::document(content_type, body),
+            Answer::NotFound(message) => Reply::text(404, message),
+            Answer::Misconfigured(message) => Reply::text(500, message),
+        };
+        // Pages are computed from a file that may be re-recorded between
+        // runs: never let a browser reuse a stale chart.
+        reply.with_header("cache-control", "no-cache")
+    }
+}
+
+/// A chart server ready to run: socket bound, TLS set up, file indexed.
+pub struct ChartServer {
+    listener: std::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    service: Arc<dyn ChartService>,
+    limits: Limits,
+}
+
+impl ChartServer {
+    /// The URL clients reach the server at (with the real port when
+    /// `--port 0` was given).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        match self.listener.local_addr() {
+            Ok(addr) => format!("{scheme}://{addr}/"),
+            Err(_) => format!("{scheme}://127.0.0.1/"),
+        }
+    }
+
+    /// Serves until `stop` completes.
+    pub async fn serve(self, stop: impl Future<Output = ()>) -> std::io::Result<()> {
+        let handler: Arc<dyn Handler> = Arc::new(ChartHandler::new(self.service));
+        http::serve(self.listener, self.tls, handler, self.limits, stop).await
+    }
+}
+
+/// Checks the options like the original (scripts.md 1.2 steps 1, 2, 4, 5,
+/// 6 and 1.9), prints its notices to `out`, indexes the input, binds the
+/// port and sets up TLS.
+pub fn prepare(args: &Args, out: &mut dyn Write) -> anyhow::Result<ChartServer> {
+    check_input(args)?;
+    if args.metrics.len() != args.ylabels.len() {
+        bail!("Number of metric sets does not match number of Y labels");
+    }
+    if args.http && args.https {
+        bail!("Options -p and -q cannot be used at the same time");
+    }
+    let _ = writeln!(out, "No output to file");
+    let _ = writeln!(
+        out,
+        "Options -o/--output, -r/--report, -k/--kernel, -i/--instance and -d/--device are ignored if they are present"
+    );
+    let tls = if args.https {
+        Some(tls::server_config(
+            args.certificate.as_deref(),
+            args.key.as_deref(),
+            out,
+        )?)
+    } else {
+        None
+    };
+    let service = service::open(args)?;
+    let listener = http::bind_loopback(args.port)
+        .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
+    Ok(ChartServer {
+        listener,
+        tls,
+        service,
+        limits: Limits::default(),
+    })
+}
+
+/// scripts.md 1.2 steps 1-2, with the original's messages (but exit 1:
+/// quirk 17).
+fn check_input(args: &Args) -> anyhow::Result<()> {
+    if !args.input.is_file() {
+        let shown = std::path::absolute(&args.input).unwrap_or_else(|_| args.input.clone());
+        bail!(
+            "File {} does not exist or cannot be opened",
+            shown.display()
+        );
+    }
+    let size = std::fs::metadata(&args.input)
+        .with_context(|| args.input.display().to_string())?
+        .len();
+    if size == 0 {
+        bail!("File {} is empty", args.input.display());
+    }
+    Ok(())
+}
+
+/// Ctrl-C (SIGINT), watched from the moment [`CtrlC::watch`] is called:
+/// the handler must be in place before the server announces itself, or an
+/// interrupt right after start-up would kill the process without
+/// `Goodbye!`. Clones all resolve on the same interrupt.
+#[derive(Clone)]
+pub struct CtrlC(tokio::sync::watch::Receiver<bool>);
+
+impl CtrlC {
+    /// Installs the handler; call inside the runtime (`Runtime::enter`).
+    pub fn watch() -> std::io::Result<CtrlC> {
+        let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            if signal.recv().await.is_some() {
+                let _ = tx.send(true);
+            }
+            // Keep the sender alive: waiters must not mistake the end of
+            // this task for an interrupt.
+            std::future::pending::<()>().await;
+        });
+        Ok(CtrlC(rx))
+    }
+
+    /// Resolves on Ctrl-C.
+    pub async fn pressed(mut self) {
+        if self.0.wait_for(|pressed| *pressed).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// `analyze -q/-p`: serve until Ctrl-C, then print `Goodbye!` and exit 0.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout();
+    let server = prepare(args, &mut stdout)?;
+    let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
+    let ctrl_c = {
+        let _inside = runtime.enter();
+        CtrlC::watch().context("cannot watch Ctrl-C")?
+    };
+    let _ = writeln!(
+        stdout,
+        "Serving charts on {} (Ctrl-C to stop)",
+        server.url()
+    );
+    let _ = stdout.flush();
+    runtime.block_on(server.serve(ctrl_c.pressed()))?;
+    println!("Goodbye!");
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,454 @@
+//! The one pass over the input the chart server makes at start-up: where
+//! every metric instance (by `GlobalInstanceId`) and every stall kernel run
+//! is, so that a request seeks to its bytes and parses only them.
+//!
+//! Metric rows are grouped into blocks of about [`BLOCK_BYTES`] of one
+//! section; the index holds one `(id, block)` pair per instance and block
+//! (16 bytes), sorted by id. A request reads the one or two blocks its
+//! instance lies in. Memory is therefore ~16 bytes per instance (a 5 GB
+//! query file with 10 M one-row instances: ~160 MB; sampling files, with
+//! many rows per instance, far less), whatever the order of the ids.
+//!
+//! Every device section is indexed (scripts.md 1.11 quirk 8: the original
+//! loses every other section of files with three or more devices), and the
+//! kind (metric or stall) is decided per section rather than once for the
+//! whole file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
+use unitrace_core::metric_csv::{MetricRow, GLOBAL_INSTANCE_ID};
+use unitrace_core::stall_csv::{KernelRun, StallReader};
+use unitrace_core::InputError;
+
+/// Rows of one section in `start..end` (whole lines), the first at
+/// 1-based line `first_line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub section: usize,
+    pub first_line: u64,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Bytes of metric rows per block: small enough that parsing a block costs
+/// about a millisecond, large enough that the block list stays tiny.
+pub const BLOCK_BYTES: u64 = 64 * 1024;
+
+/// Where everything is in the input file.
+#[derive(Debug)]
+pub struct FileIndex {
+    path: PathBuf,
+    /// Header of each section, by section index.
+    headers: Vec<Header>,
+    /// Blocks of metric rows in file order.
+    blocks: Vec<Span>,
+    /// `(GlobalInstanceId, block)` for every block holding rows of that id,
+    /// sorted (the original selects rows by id, so rows of one id that are
+    /// not consecutive are found too).
+    instances: Vec<(u64, u32)>,
+    /// Stall kernel runs by kernel name, in file order.
+    stall_runs: HashMap<String, Vec<Span>>,
+    metric_sections: usize,
+    stall_sections: usize,
+}
+
+impl FileIndex {
+    /// Reads the whole file once. Errors are the core parser's
+    /// (`FILE:LINE: problem`).
+    pub fn build(path: &Path) -> Result<FileIndex, InputError> {
+        FileIndex::build_with_block_bytes(path, BLOCK_BYTES)
+    }
+
+    /// [`FileIndex::build`] with another block size (tests use tiny blocks
+    /// so that instances straddle blocks).
+    pub fn build_with_block_bytes(path: &Path, block_bytes: u64) -> Result<FileIndex, InputError> {
+        let file = open_input(path)?;
+        let mut csv = CsvReader::new(BufReader::with_capacity(1 << 20, file), path);
+        let mut index = FileIndex {
+            path: path.to_path_buf(),
+            headers: Vec::new(),
+            blocks: Vec::new(),
+            instances: Vec::new(),
+            stall_runs: HashMap::new(),
+            metric_sections: 0,
+            stall_sections: 0,
+        };
+        let mut section = 0usize;
+        let mut id_column: Option<usize> = None;
+        let mut fields: Vec<Field> = Vec::new();
+        // Id of the previous metric row in the current block (one entry per
+        // id and block); kernel of the previous stall row (runs).
+        let mut last_id: Option<u64> = None;
+        let mut last_kernel: Option<String> = None;
+        let mut block_open = false;
+        while let Some(event) = csv.next_event()? {
+            match event {
+                Event::SectionStart { index: i, .. } => {
+                    section = i;
+                    last_id = None;
+                    last_kernel = None;
+                    block_open = false;
+                }
+                Event::Header(header) => {
+                    if index.headers.len() <= section {
+                        index.headers.resize(section + 1, header.clone());
+                    }
+                    index.headers[section] = header.clone();
+                    id_column = header.index_of(GLOBAL_INSTANCE_ID);
+                    match header.kind() {
+                        FileKind::Metric => index.metric_sections += 1,
+                        FileKind::Stall => index.stall_sections += 1,
+                    }
+                }
+                Event::Row(row) => match row.header().kind() {
+                    FileKind::Metric => {
+                        let Some(column) = id_column else {
+                            // Old files without the id column cannot be
+                            // reached by the trace links.
+                            continue;
+                        };
+                        row.split(&mut fields)?;
+                        let Some(field) = fields.get(column) else {
+                            continue;
+                        };
+                        let text = row.field_bytes(field);
+                        if text.is_empty() {
+                            last_id = None;
+                            continue;
+                        }
+                        let id = parse_instance_id(text).ok_or_else(|| {
+                            row.error(format!(
+                                "column `{GLOBAL_INSTANCE_ID}`: `{}` is not an instance id",
+                                String::from_utf8_lossy(text)
+                            ))
+                        })?;
+                        let extend = index.blocks.last().is_some_and(|block| {
+                            block_open
+                                && block.section == section
+                                && block.end - block.start < block_bytes
+                        });
+                        if extend {
+                            if let Some(block) = index.blocks.last_mut() {
+                                block.end = row.end_offset();
+                            }
+                        } else {
+                            index.blocks.push(Span {
+                                section,
+                                first_line: row.line(),
+                                start: row.offset(),
+                                end: row.end_offset(),
+                            });
+                            block_open = true;
+                            last_id = None;
+                        }
+                        let block = u32::try_from(index.blocks.len() - 1).map_err(|_| {
+                            row.error("too many rows to index (more than 2^32 blocks)")
+                        })?;
+                        if last_id != Some(id) {
+                            index.instances.push((id, block));
+                        }
+                        last_id = Some(id);
+                    }
+                    FileKind::Stall => {
+                        let kernel = row.kernel();
+                        let runs = index.stall_runs.entry(kernel.to_string()).or_default();
+                        match runs.last_mut() {
+                            Some(span)
+                                if last_kernel.as_deref() == Some(&*kernel)
+                                    && span.section == section
+                                    && span.end == row.offset() =>
+                            {
+                                span.end = row.end_offset();
+                            }
+                            _ => {
+                                runs.push(Span {
+                                    section,
+                                    first_line: row.line(),
+                                    start: row.offset(),
+                                    end: row.end_offset(),
+                                });
+                                last_kernel = Some(kernel.into_owned());
+                            }
+                        }
+                    }
+                },
+                Event::Separator { .. } | Event::SectionEnd { .. } => {
+                    last_id = None;
+                    last_kernel = None;
+                }
+            }
+        }
+        // Sorted by id, then block: a request finds its blocks by binary
+        // search, in file order.
+        index.instances.sort_unstable();
+        index.instances.dedup();
+        index.instances.shrink_to_fit();
+        Ok(index)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether any section is a metric / stall section.
+    pub fn has_metric_sections(&self) -> bool {
+        self.metric_sections > 0
+    }
+
+    pub fn has_stall_sections(&self) -> bool {
+        self.stall_sections > 0
+    }
+
+    /// Number of `(instance id, block)` entries and of stall kernels
+    /// indexed.
+    pub fn instance_entries(&self) -> usize {
+        self.instances.len()
+    }
+
+    pub fn stall_kernel_count(&self) -> usize {
+        self.stall_runs.len()
+    }
+
+    /// Header of the first metric section.
+    pub fn first_metric_header(&self) -> Option<&Header> {
+        self.headers.iter().find(|h| h.kind() == FileKind::Metric)
+    }
+
+    pub fn header(&self, section: usize) -> Option<&Header> {
+        self.headers.get(section)
+    }
+
+    /// The rows of instance `id` in the first section that has it (the
+    /// original's search order, scripts.md 1.9), with that section's
+    /// header; `None` when no section has the id.
+    pub fn instance_rows(&self, id: u64) -> Result<Option<(&Header, Vec<MetricRow>)>, InputError> {
+        let first = self.instances.partition_point(|&(i, _)| i < id);
+        let mut found: Option<usize> = None;
+        let mut rows = Vec::new();
+        let mut fields = Vec::new();
+        for &(_, block) in self.instances[first..]
+            .iter()
+            .take_while(|&&(i, _)| i == id)
+        {
+            let Some(span) = self.blocks.get(block as usize) else {
+                continue;
+            };
+            if found.is_some_and(|section| section != span.section) {
+                continue;
+            }
+            let Some(header) = self.headers.get(span.section) else {
+                continue;
+            };
+            let mut csv = self.reader_for(span, header)?;
+            while let Some(event) = csv.next_event()? {
+                if let Event::Row(row) = event {
+                    let parsed = MetricRow::from_raw(&row, &mut fields)?;
+                    if parsed.global_instance_id == Some(id) {
+                        rows.push(parsed);
+                        found = Some(span.section);
+                    }
+                }
+            }
+        }
+        let Some(section) = found else {
+            return Ok(None);
+        };
+        Ok(self.headers.get(section).map(|header| (header, rows)))
+    }
+
+    /// Runs of stall kernel `kernel`: per section, its first run (the
+    /// original's "first run of that kernel", scripts.md 1.9), in section
+    /// order, each with the section's header.
+    pub fn stall_runs(&self, kernel: &str) -> Result<Vec<(&Header, KernelRun)>, InputError> {
+        let Some(spans) = self.stall_runs.get(kernel) else {
+            return Ok(Vec::new());
+        };
+        let mut runs = Vec::new();
+        let mut seen_section = None;
+        for span in spans {
+            if seen_section == Some(span.section) {
+                continue;
+            }
+            seen_section = Some(span.section);
+            let Some(header) = self.headers.get(span.section) else {
+                continue;
+            };
+            let mut reader = StallReader::new(self.reader_for(span, header)?);
+            if let Some(mut run) = reader.next_run()? {
+                run.section = span.section;
+                runs.push((header, run));
+            }
+        }
+        Ok(runs)
+    }
+
+    /// A CSV reader over the bytes of `span` only, preceded by the
+    /// section's header line so the core parser knows the columns; offsets
+    /// and line numbers stay those of the file (errors point at the right
+    /// line).
+    fn reader_for(&self, span: &Span, header: &Header) -> Result<CsvReader<impl Read>, InputError> {
+        let mut file = File::open(&self.path).map_err(|e| InputError::io(&self.path, &e))?;
+        file.seek(SeekFrom::Start(span.start))
+            .map_err(|e| InputError::io(&self.path, &e))?;
+        let header_line = header_line(header);
+        let virtual_start = span.start.saturating_sub(header_line.len() as u64);
+        let source = std::io::Cursor::new(header_line)
+            .chain(BufReader::new(file.take(span.end - span.start)));
+        Ok(CsvReader::resume(
+            source,
+            &self.path,
+            virtual_start,
+            span.first_line.saturating_sub(1).max(1),
+        ))
+    }
+}
+
+/// A header line with the same columns as `header` (the parser looks
+/// columns up by name, so padding does not matter).
+fn header_line(header: &Header) -> Vec<u8> {
+    let mut line = header.columns().join(",");
+    if header.has_trailing_separator() {
+        line.push(',');
+    }
+    line.push('\n');
+    line.into_bytes()
+}
+
+/// `GlobalInstanceId` as written by unitrace (an unsigned integer); a float
+/// form with no fraction (`57.0`) is accepted like the original's float
+/// comparison does.
+fn parse_instance_id(text: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(text).ok()?.trim();
+    text.parse::<u64>().ok().or_else(|| {
+        let value = text.parse::<f64>().ok()?;
+        (value >= 0.0 && value.fract() == 0.0 && value < 1.8e19).then_some(value as u64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    /// V1 sampling file (trailing `, ` on every line), two devices; an id
+    /// whose rows are split by another instance; the last instance of the
+    /// file with no blank line after it.
+    const V1: &str =
+        "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 1.5, \n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 2.5, \n\
+\n\
+\"b, c\", 6, 50, 9.0, \n\
+\n\
+\"a[SIMD16 {1; 1; 1} {16; 1; 1}]\", 5, 100, 3.5, \n\
+\n\n=== Device #1 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], X[%], \n\
+\"d\", 5, 10, 7.0, \n\
+\"d\", 7, 10, 8.0, ";
+
+    #[test]
+    fn reads_only_the_rows_of_an_instance_with_file_positions() {
+        let (_dir, path) = write(V1);
+        let index = FileIndex::build(&path).unwrap();
+        assert!(index.has_metric_sections() && !index.has_stall_sections());
+        // Ids 5 and 6 of device 0 share a block; 5 and 7 of device 1 too.
+        assert_eq!(index.instance_entries(), 4);
+        let (header, rows) = index.instance_rows(5).unwrap().unwrap();
+        let x = header.index_of("X[%]").unwrap();
+        // Device 0 only (the first section that has the id), both runs.
+        let values: Vec<f64> = rows.iter().map(|r| r.value(x)).collect();
+        assert_eq!(values, vec![1.5, 2.5, 3.5]);
+        let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+        assert_eq!(lines, vec![5, 6, 10]);
+        let (_, rows) = index.instance_rows(6).unwrap().unwrap();
+        assert_eq!(rows[0].kernel, "b, c");
+        // Device 1, last line without a newline.
+        let (_, rows) = index.instance_rows(7).unwrap().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].value(x), 8.0);
+        assert_eq!(rows[0].line, 17);
+        assert!(index.instance_rows(8).unwrap().is_none());
+    }
+
+    /// A row as comparable values: kernel, line, offset, value bits (the
+    /// kernel column holds NaN, which `==` never matches).
+    type RowKey = (String, u64, u64, Vec<u64>);
+
+    fn key(found: Option<(&Header, Vec<MetricRow>)>) -> Option<Vec<RowKey>> {
+        found.map(|(_, rows)| {
+            rows.into_iter()
+                .map(|r| {
+                    (
+                        r.kernel,
+                        r.line,
+                        r.offset,
+                        r.values.iter().map(|v| v.to_bits()).collect(),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn instances_straddling_blocks_are_read_whole() {
+        let (_dir, path) = write(V1);
+        let whole = FileIndex::build(&path).unwrap();
+        for block_bytes in [1, 40, 100] {
+            let tiny = FileIndex::build_with_block_bytes(&path, block_bytes).unwrap();
+            for id in [5, 6, 7, 8] {
+                let a = key(whole.instance_rows(id).unwrap());
+                let b = key(tiny.instance_rows(id).unwrap());
+                assert_eq!(a, b, "id {id}, blocks of {block_bytes} bytes");
+            }
+        }
+        let testdata =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/server/metrics3.csv");
+        let whole = FileIndex::build(&testdata).unwrap();
+        let tiny = FileIndex::build_with_block_bytes(&testdata, 500).unwrap();
+        for id in [7, 8, 9, 19, 20, 21, 25, 39, 40] {
+            let a = key(whole.instance_rows(id).unwrap());
+            let b = key(tiny.instance_rows(id).unwrap());
+            assert_eq!(a.is_some(), id != 40, "id {id}");
+            assert_eq!(a, b, "id {id}");
+        }
+    }
+
+    #[test]
+    fn a_file_changed_after_indexing_gives_an_error_not_a_panic() {
+        let (_dir, path) = write(V1);
+        let index = FileIndex::build(&path).unwrap();
+        std::fs::write(&path, V1.replace("1.5", "oops")).unwrap();
+        let err = index.instance_rows(5).unwrap_err().to_string();
+        assert!(err.contains(":5:"), "{err}");
+    }
+
+    const STALLS: &str = "\n=== Device #0 Metrics ===\n\n\
+      Kernel, IP[Address], Active[Events], ControlStall[Events], PipeStall[Events], SendStall[Events], DistStall[Events], SbidStall[Events], SyncStall[Events], InstrFetchStall[Events], OtherStall[Events]\n\
+ \"k1\",          10,              2,                    0,                 0,                 0,                 0,                 0,                 0,                       0,                 0\n\
+ \"k1\",          20,              2,                    0,                 3,                 0,                 0,                 0,                 0,                       0,                 0\n\
+ \"k2\",          10,              2,                    0,                 0,                 0,                 0,                 4,                 0,                       0,                 0\n\
+ \"k1\",          30,              2,                    0,                 0,                 0,                 0,                 0,                 0,                       0,                 5\n";
+
+    #[test]
+    fn stall_runs_are_the_first_run_per_section() {
+        let (_dir, path) = write(STALLS);
+        let index = FileIndex::build(&path).unwrap();
+        assert!(index.has_stall_sections() && !index.has_metric_sections());
+        assert_eq!(index.stall_kernel_count(), 2);
+        let runs = index.stall_runs("k1").unwrap();
+        assert_eq!(runs.len(), 1);
+        let ips: Vec<u64> = runs[0].1.rows.iter().map(|r| r.ip).collect();
+        // IPs are hex; the later run of k1 is not part of the first run.
+        assert_eq!(ips, vec![0x10, 0x20]);
+        assert!(index.stall_runs("k3").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,257 @@
+//! The real [`ChartService`]: answers chart requests from the input file,
+//! through the [`FileIndex`] built once at start-up.
+//!
+//! * Metric sections (scripts.md 1.9): the rows whose `GlobalInstanceId` is
+//!   the requested instance, in the first section that has it (the kernel
+//!   name of the link is not used, like the original); the `-m`/`-b` pages
+//!   of scripts.md 1.6.2.
+//! * Stall sections: the kernel of the link without its shape (only when
+//!   it has one: [`strip_shape`]); per section its first run; the first run
+//!   with stall events gives the stall charts and, with `-s`, the stall
+//!   report. A run without stall events prints the original's console
+//!   message and the next section is tried.
+//!
+//! A file may mix both kinds; the instance id is looked up first, then the
+//! kernel (the original decides once for the whole file: quirk 8).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use unitrace_core::cli::warn;
+use unitrace_core::metric_csv::GLOBAL_INSTANCE_ID;
+use unitrace_core::stall_csv::{KernelRun, StallRow};
+
+use super::index::FileIndex;
+use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
+use super::request::{strip_shape, ChartRequest, PageFormat};
+use super::{Answer, ChartService};
+use crate::args::Args;
+use crate::render::{text_pages, Page};
+use crate::stall::{ReportBuilder, ReportView};
+use crate::stall_charts::has_charted_stall;
+
+/// The original's answer when nothing could be drawn (scripts.md 1.9).
+pub const NOTHING: &str = "No metric data collected or no metrics specified";
+
+/// Options of the stall report (`-s -n -g`).
+#[derive(Debug, Clone, Default)]
+pub struct StallOptions {
+    pub shaderdump: Option<PathBuf>,
+    pub numtopstalls: i64,
+    pub demangler: Option<PathBuf>,
+}
+
+/// Answers from an indexed metric or stall CSV.
+pub struct FileService {
+    index: FileIndex,
+    charts: ChartOptions,
+    stall: StallOptions,
+    reports: Mutex<Option<ReportBuilder>>,
+}
+
+/// Indexes `args.input` and returns the service for it.
+pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
+    let index = FileIndex::build(&args.input)?;
+    let charts = ChartOptions {
+        metrics: args.metrics.clone(),
+        ylabels: args.ylabels.clone(),
+        throughput: args.throughput.clone(),
+        xlabel: args.xlabel.clone(),
+        title: args.title.clone(),
+    };
+    // Early hints on stderr; requests still get the original's answers.
+    if let Some(header) = index.first_metric_header() {
+        if index.instance_entries() == 0 {
+            warn(
+                "analyze",
+                format!(
+                    "{}: no row has a {GLOBAL_INSTANCE_ID}: no trace link can be answered",
+                    args.input.display()
+                ),
+            );
+        }
+        if let Err(message) = metric_pages(&charts, header, &[]) {
+            warn("analyze", format!("{}: {message}", args.input.display()));
+        }
+    }
+    Ok(Arc::new(FileService::new(
+        index,
+        charts,
+        StallOptions {
+            shaderdump: args.shaderdump.clone(),
+            numtopstalls: args.numtopstalls,
+            demangler: args.demangler.clone(),
+        },
+    )))
+}
+
+impl FileService {
+    pub fn new(index: FileIndex, charts: ChartOptions, stall: StallOptions) -> FileService {
+        FileService {
+            index,
+            charts,
+            stall,
+            reports: Mutex::new(None),
+        }
+    }
+
+    pub fn index(&self) -> &FileIndex {
+        &self.index
+    }
+
+    fn metric_answer(&self, request: &ChartRequest, id: u64) -> anyhow::Result<Option<Answer>> {
+        let Some((header, rows)) = self.index.instance_rows(id)? else {
+            return Ok(None);
+        };
+        if self.charts.metrics.is_empty() {
+            return Ok(Some(Answer::NotFound(NOTHING.to_string())));
+        }
+        let charts = match metric_pages(&self.charts, header, &rows) {
+            Ok(charts) => charts,
+            Err(message) => return Ok(Some(Answer::Misconfigured(message))),
+        };
+        if charts.is_empty() {
+            return Ok(Some(Answer::NotFound(NOTHING.to_string())));
+        }
+        let kernel = rows.first().map(|r| r.kernel.as_str()).unwrap_or_default();
+        let pages: Vec<Page> = charts.into_iter().map(Page::Chart).collect();
+        let context = HtmlContext {
+            title: &self.charts.title,
+            kernel,
+            subject: format!("instance {id} ({} samples)", rows.len()),
+            pdf_link: pdf_link(request),
+        };
+        Ok(Some(document(request.format, &context, &pages, None)?))
+    }
+
+    fn stall_answer(&self, request: &ChartRequest) -> anyhow::Result<Answer> {
+        if let Some(dump) = &self.stall.shaderdump {
+            if !dump.is_dir() {
+                return Ok(Answer::Misconfigured(format!(
+                    "Shader dump folder {} does not exist",
+                    dump.display()
+                )));
+            }
+        }
+        let kernel = strip_shape(&request.kernel);
+        let runs = self.index.stall_runs(kernel)?;
+        if runs.is_empty() {
+            return Ok(Answer::NotFound(format!(
+                "No metric data for kernel {kernel}"
+            )));
+        }
+        for (_, run) in runs {
+            let charts =
+                crate::stall_charts::stall_chart_pages(&self.charts.title, kernel, &run.rows);
+            if charts.is_empty() {
+                // The original's console message (scripts.md 1.9).
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(
+                    out,
+                    "\nNo stall events for kernel {kernel} in the input data"
+                );
+                continue;
+            }
+            let report = self.stall_report(kernel, &run)?;
+            let mut pages: Vec<Page> = charts.into_iter().map(Page::Chart).collect();
+            let context = HtmlContext {
+                title: &self.charts.title,
+                kernel,
+                subject: match run.device {
+                    Some(device) => format!("stall samples of device {device}"),
+                    None => "stall samples".to_string(),
+                },
+                pdf_link: pdf_link(request),
+            };
+            if request.format == PageFormat::Pdf {
+                if let Some(report) = &report {
+                    pages.extend(text_pages(report));
+                }
+            }
+            return document(request.format, &context, &pages, report.as_deref());
+        }
+        Ok(Answer::NotFound(NOTHING.to_string()))
+    }
+
+    /// The stall report of one run, with `-s` (scripts.md 1.8), built by
+    /// the stall mode's [`ReportBuilder`] (created on first use, then its
+    /// dump listing and demangled names are reused by later requests).
+    /// Never written to `-r` (scripts.md 1.9).
+    fn stall_report(&self, kernel: &str, run: &KernelRun) -> anyhow::Result<Option<String>> {
+        let Some(dump) = &self.stall.shaderdump else {
+            return Ok(None);
+        };
+        let stalled: Vec<StallRow> = run
+            .rows
+            .iter()
+            .filter(|r| has_charted_stall(r))
+            .cloned()
+            .collect();
+        // A panic in another request must not disable reports for good.
+        let mut builder = self
+            .reports
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if builder.is_none() {
+            *builder = Some(ReportBuilder::new(
+                dump,
+                self.stall.demangler.as_deref(),
+                self.stall.numtopstalls,
+                ReportView::Standard,
+                false,
+            )?);
+        }
+        let Some(builder) = builder.as_mut() else {
+            return Ok(None);
+        };
+        let output = builder.kernel_report(self.index.path(), kernel, &stalled)?;
+        Ok(Some(output.text))
+    }
+}
+
+impl ChartService for FileService {
+    fn answer(&self, request: &ChartRequest) -> Answer {
+        let result = (|| -> anyhow::Result<Answer> {
+            if self.index.has_metric_sections() {
+                if let Some(id) = request.instance_id() {
+                    if let Some(answer) = self.metric_answer(request, id)? {
+                        return Ok(answer);
+                    }
+                }
+            }
+            if self.index.has_stall_sections() {
+                return self.stall_answer(request);
+            }
+            Ok(Answer::NotFound(NOTHING.to_string()))
+        })();
+        result.unwrap_or_else(|e| {
+            // The file changed or became unreadable since start-up.
+            Answer::Misconfigured(format!("{e:#}"))
+        })
+    }
+}
+
+/// The same request as PDF (relative link from `/<kernel>/<id>?format=html`).
+fn pdf_link(request: &ChartRequest) -> String {
+    format!("{}?format=pdf", request.instance)
+}
+
+fn document(
+    format: PageFormat,
+    context: &HtmlContext<'_>,
+    pages: &[Page],
+    report: Option<&str>,
+) -> anyhow::Result<Answer> {
+    Ok(match format {
+        PageFormat::Pdf => Answer::Page {
+            content_type: "application/pdf",
+            body: pdf_bytes(pages).context("cannot draw the PDF")?,
+        },
+        PageFormat::Html => Answer::Page {
+            content_type: "text/html; charset=utf-8",
+            body: html_bytes(context, pages, report),
+        },
+    })
+}

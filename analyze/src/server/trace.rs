@@ -1,0 +1,289 @@
+//! uniview's trace server (scripts.md 3 step 4): serves ONE trace file to
+//! ui.perfetto.dev, repaired in memory when its writer was killed.
+//!
+//! The original appends `\n]\n}\n` to the user's file in place and serves
+//! the whole directory; here the file is only read: [`TracePlan`] says which
+//! prefix of it is valid and which closing bytes follow (the repair of
+//! `unitrace_core::trace`: every complete event kept), and the handler
+//! streams exactly that, for the one path that names the file.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::bail;
+use bytes::Bytes;
+use memchr::memmem;
+use unitrace_core::trace::{scan, TraceError};
+
+use super::http::{FileSlice, Handler, Reply, ReplyBody, RequestHead};
+use super::request::percent_decode;
+
+/// The origin of the Perfetto UI, the only site allowed to read the trace.
+pub const PERFETTO_ORIGIN: &str = "https://ui.perfetto.dev";
+
+/// What to serve for a trace file: `path[..len]` then `suffix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TracePlan {
+    pub path: PathBuf,
+    pub len: u64,
+    pub suffix: Vec<u8>,
+    /// Bytes dropped after the last complete event, when the trace was cut.
+    pub dropped_bytes: Option<u64>,
+}
+
+impl TracePlan {
+    /// Validates the trace in one streaming pass and plans its repair.
+    /// Errors use uniview's messages (scripts.md 3 step 3): `is empty`,
+    /// `is invalid` (with the reason and line).
+    pub fn for_file(path: &Path) -> anyhow::Result<TracePlan> {
+        let shown = path.display();
+        let size = std::fs::metadata(path)
+            .map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?
+            .len();
+        if size == 0 {
+            bail!("Trace file {shown} is empty");
+        }
+        let file = File::open(path)
+            .map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?;
+        let summary = scan(BufReader::with_capacity(1 << 20, file))
+            .map_err(|e: TraceError| anyhow::anyhow!("Trace file {shown} is invalid: {e}"))?;
+        if summary.empty {
+            bail!("Trace file {shown} is invalid: it holds only blanks");
+        }
+        if !summary.has_trace_events && summary.truncation.is_none() && summary.form.is_some() {
+            // An object without `traceEvents`; the array form always has
+            // its events.
+            if summary.form == Some(unitrace_core::trace::TraceForm::Object) {
+                bail!("Trace file {shown} is invalid: no traceEvents array");
+            }
+        }
+        let form = summary
+            .form
+            .unwrap_or(unitrace_core::trace::TraceForm::Object);
+        let plan = match &summary.truncation {
+            None => match summary.trailing_data {
+                // Drop what follows the top-level value (not JSON).
+                Some(_) => TracePlan {
+                    path: path.to_path_buf(),
+                    len: summary.value_end,
+                    suffix: b"\n".to_vec(),
+                    dropped_bytes: Some(size.saturating_sub(summary.value_end)),
+                },
+                None => TracePlan {
+                    path: path.to_path_buf(),
+                    len: size,
+                    suffix: Vec::new(),
+                    dropped_bytes: None,
+                },
+            },
+            Some(cut) if cut.array_opened => TracePlan {
+                path: path.to_path_buf(),
+                len: cut.kept_bytes,
+                suffix: form.closing().to_vec(),
+                dropped_bytes: Some(cut.dropped_bytes),
+            },
+            Some(cut) => bail!(
+                "Trace file {shown} is invalid: it ends (line {}) before its event array starts",
+                cut.line
+            ),
+        };
+        Ok(plan)
+    }
+
+    /// Bytes a client receives.
+    pub fn served_len(&self) -> u64 {
+        self.len + self.suffix.len() as u64
+    }
+}
+
+/// Whether the trace's metric links use `https://` (legacy traces written
+/// between 2024-08 and 2025-04, formats (e.6)), which makes uniview run the
+/// chart server with TLS. Decided by the first link to the chart server
+/// (`http(s)://localhost:8000/`), not by any `https://` anywhere in the file
+/// as the original does (scripts.md 3: "plain substring").
+pub fn links_use_https(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    const NEEDLE: &[u8] = b"://localhost:8000/";
+    let finder = memmem::Finder::new(NEEDLE);
+    let mut file = File::open(path)?;
+    let mut buffer = vec![0u8; 1 << 20];
+    // Keep the last bytes of the previous chunk so a link cut by a chunk
+    // border is still found (needle + the `https` before it).
+    const KEEP: usize = NEEDLE.len() + 5;
+    let mut carried = 0usize;
+    loop {
+        let n = file.read(&mut buffer[carried..])?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let end = carried + n;
+        if let Some(at) = finder.find(&buffer[..end]) {
+            return Ok(at >= 5 && &buffer[at - 5..at] == b"https");
+        }
+        let keep = KEEP.min(end);
+        buffer.copy_within(end - keep..end, 0);
+        carried = keep;
+    }
+}
+
+/// Percent-encodes a file name for the `url=` parameter of the Perfetto
+/// link (the original inserts it raw: scripts.md 3).
+pub fn encode_component(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The link that opens the trace in Perfetto.
+pub fn perfetto_url(port: u16, file_name: &str) -> String {
+    format!(
+        "{PERFETTO_ORIGIN}/#!/?url=http://127.0.0.1:{port}/{}",
+        encode_component(file_name)
+    )
+}
+
+/// Serves the planned trace at `/<file name>` and nothing else; every
+/// answer carries the CORS and cache headers Perfetto needs (scripts.md 3
+/// step 4). `delivered` runs each time the whole trace has been handed out.
+pub struct TraceHandler {
+    plan: TracePlan,
+    file_name: String,
+    delivered: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl TraceHandler {
+    pub fn new(plan: TracePlan, delivered: Arc<dyn Fn() + Send + Sync>) -> TraceHandler {
+        let file_name = plan
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        TraceHandler {
+            plan,
+            file_name,
+            delivered,
+        }
+    }
+
+    fn names_the_trace(&self, target: &str) -> bool {
+        let path = target.split(['?', '#']).next().unwrap_or("");
+        let Some(requested) = path.strip_prefix('/') else {
+            return false;
+        };
+        // Browsers may send the name encoded once more or once less than the
+        // link; both name the one file (never a path: `/` is not allowed in
+        // a file name, so `..` tricks cannot match).
+        requested == self.file_name
+            || percent_decode(requested) == self.file_name
+            || requested == encode_component(&self.file_name)
+    }
+}
+
+fn with_cors(reply: Reply) -> Reply {
+    reply
+        .with_header("access-control-allow-origin", PERFETTO_ORIGIN)
+        .with_header("cache-control", "no-cache")
+}
+
+impl Handler for TraceHandler {
+    fn handle(&self, head: &RequestHead) -> Reply {
+        match head.method.as_str() {
+            "GET" | "HEAD" => {}
+            "OPTIONS" => {
+                // A CORS preflight (not needed for Perfetto's plain GET, but
+                // harmless to answer).
+                let mut reply = Reply::text(204, "");
+                reply.body = ReplyBody::Bytes(Bytes::new());
+                return with_cors(reply)
+                    .with_header("access-control-allow-methods", "GET, HEAD")
+                    .with_header("allow", "GET, HEAD, OPTIONS");
+            }
+            _ => return with_cors(Reply::method_not_allowed()),
+        }
+        if !self.names_the_trace(&head.target) {
+            return with_cors(Reply::text(404, "Not found"));
+        }
+        let delivered = self.delivered.clone();
+        with_cors(Reply {
+            status: 200,
+            headers: vec![("content-type", "application/json".to_string())],
+            body: ReplyBody::File(FileSlice {
+                path: self.plan.path.clone(),
+                len: self.plan.len,
+                suffix: Bytes::from(self.plan.suffix.clone()),
+                on_complete: Some(Box::new(move || delivered())),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_file_names_for_the_link() {
+        assert_eq!(
+            perfetto_url(9001, "app.123.json"),
+            "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/app.123.json"
+        );
+        assert_eq!(
+            encode_component("my trace#1&x.json"),
+            "my%20trace%231%26x.json"
+        );
+    }
+
+    #[test]
+    fn finds_the_link_scheme() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(
+            &path,
+            "{\"a\": \"https://example.com\", \"metrics\": \"http://localhost:8000/%22k%22/1\"}",
+        )
+        .unwrap();
+        assert!(!links_use_https(&path).unwrap());
+        let mut long = "x".repeat((1 << 20) - 10);
+        long.push_str("\"https://localhost:8000/%22k%22/1\"");
+        std::fs::write(&path, long).unwrap();
+        assert!(links_use_https(&path).unwrap());
+        std::fs::write(&path, "{}").unwrap();
+        assert!(!links_use_https(&path).unwrap());
+    }
+
+    #[test]
+    fn plans_repair_of_a_truncated_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        let complete = "{ \"traceEvents\":[\n{\"ph\": \"X\", \"name\": \"a\"},\n{\"ph\": \"X\", \"name\": \"b\"}";
+        std::fs::write(&path, format!("{complete},\n{{\"ph\": \"X\", \"na")).unwrap();
+        let plan = TracePlan::for_file(&path).unwrap();
+        assert_eq!(plan.len, complete.len() as u64);
+        assert_eq!(plan.suffix, b"\n]\n}\n");
+        std::fs::write(&path, format!("{complete}\n]\n}}\n")).unwrap();
+        let plan = TracePlan::for_file(&path).unwrap();
+        assert_eq!(plan.len, complete.len() as u64 + 5);
+        assert!(plan.suffix.is_empty());
+        assert_eq!(plan.dropped_bytes, None);
+    }
+
+    #[test]
+    fn rejects_empty_and_invalid_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, "").unwrap();
+        let err = TracePlan::for_file(&path).unwrap_err().to_string();
+        assert!(err.ends_with("is empty"), "{err}");
+        std::fs::write(&path, "Kernel,GlobalInstanceId\n").unwrap();
+        let err = TracePlan::for_file(&path).unwrap_err().to_string();
+        assert!(err.contains("is invalid"), "{err}");
+    }
+}

@@ -1,0 +1,323 @@
+//! `uniview`: open a trace in ui.perfetto.dev and serve the metric charts its
+//! kernel events link to (drop-in for uniview.py, scripts.md 3).
+//!
+//! Decisions (the "fix/decide" list of scripts.md 3):
+//! * the trace file is never modified: a truncated trace is repaired in
+//!   memory ([`TracePlan`]) and the repaired bytes are served;
+//! * only that one file is served (at `/<its name>`), not its directory;
+//! * the file name is URL-encoded in the Perfetto link;
+//! * a metrics file with neither a `GlobalInstanceId` nor an `IP[Address]`
+//!   column is an error, not a stall file;
+//! * http vs https follows the trace's first chart link, not any `https://`;
+//! * the browser is opened only when one can be (`xdg-open` on PATH and a
+//!   display), otherwise the link is printed and that is all;
+//! * one-shot trace server: without `-m` it stops once the whole trace has
+//!   been sent once (the original stops after the first GET, even a 404, so
+//!   a stray request or a reload could leave Perfetto with nothing). With
+//!   `-m` it keeps serving next to the chart server until Ctrl-C, so
+//!   reloading the Perfetto tab works; the chart server is started first,
+//!   so links work as soon as the trace shows.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+
+use super::http::{self, Limits};
+use super::trace::{links_use_https, perfetto_url, TraceHandler, TracePlan};
+use crate::args::{expand_option_files, Args};
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "uniview",
+    version,
+    about = "Open a unitrace trace in ui.perfetto.dev and serve the metric charts its kernels link to",
+    infer_long_args = true
+)]
+pub struct UniviewArgs {
+    /// Chrome/Perfetto JSON trace written by unitrace.
+    #[arg(short = 't', long = "trace")]
+    pub trace: PathBuf,
+
+    /// Metric or stall CSV to serve charts for.
+    #[arg(short = 'm', long = "metrics")]
+    pub metrics: Option<PathBuf>,
+
+    /// analyze option file (-m/-y/-b… lists) for metric CSVs.
+    #[arg(short = 'f', long = "config")]
+    pub config: Option<PathBuf>,
+
+    /// IGC shader dump folder, for the stall report of stall CSVs.
+    #[arg(short = 's', long = "shaderdump")]
+    pub shaderdump: Option<PathBuf>,
+
+    /// Entries per stall type in the stall report; negative = unlimited.
+    #[arg(
+        short = 'n',
+        long = "numtopstalls",
+        default_value_t = 10,
+        allow_negative_numbers = true
+    )]
+    pub numtopstalls: i64,
+
+    /// External demangler for the stall report.
+    #[arg(short = 'g', long = "demangler")]
+    pub demangler: Option<PathBuf>,
+
+    /// Port of the trace server (127.0.0.1 only; 0 = any free port).
+    #[arg(long = "trace-port", default_value_t = 9001)]
+    pub trace_port: u16,
+
+    /// Port of the chart server; the trace's links point at 8000.
+    #[arg(long = "port", default_value_t = 8000)]
+    pub port: u16,
+
+    /// Only print the Perfetto link, never start a browser.
+    #[arg(long = "no-browser")]
+    pub no_browser: bool,
+}
+
+/// Which kind of CSV `-m` names (scripts.md 3 step 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsKind {
+    Metric,
+    Stall,
+}
+
+/// Bytes of the metrics file searched for its header: headers follow the
+/// device banner within a few lines; a file whose first MiB has none is not
+/// a unitrace CSV.
+const KIND_SCAN_BYTES: u64 = 1 << 20;
+
+/// Reads lines until one holds `GlobalInstanceId` (metric CSV) or
+/// `IP[Address]` (stall CSV). Neither is an error (the original falls back
+/// to stall mode).
+pub fn metrics_kind(path: &Path) -> anyhow::Result<MetricsKind> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("Metrics file {} cannot be read", path.display()))?;
+    let mut reader = BufReader::new(std::io::Read::take(file, KIND_SCAN_BYTES));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("Metrics file {} cannot be read", path.display()))?;
+        if n == 0 {
+            bail!(
+                "Metrics file {} is neither a metric CSV (no GlobalInstanceId column) nor a stall CSV (no IP[Address] column)",
+                path.display()
+            );
+        }
+        if memchr::memmem::find(&line, b"GlobalInstanceId").is_some() {
+            return Ok(MetricsKind::Metric);
+        }
+        if memchr::memmem::find(&line, b"IP[Address]").is_some() {
+            return Ok(MetricsKind::Stall);
+        }
+    }
+}
+
+/// The checks of scripts.md 3 steps 1-2, in the original's order and with
+/// its messages (each exits 1). Returns the kind of `-m`, if given.
+pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
+    if !args.trace.exists() {
+        bail!("Trace file {} is not found", args.trace.display());
+    }
+    if args.trace.is_dir() {
+        bail!("Trace file {} is a directory", args.trace.display());
+    }
+    let Some(metrics) = &args.metrics else {
+        if args.config.is_some() || args.shaderdump.is_some() {
+            bail!("Metrics file is missing");
+        }
+        return Ok(None);
+    };
+    if !metrics.is_file() {
+        bail!("Metrics file {} is not found", metrics.display());
+    }
+    let kind = metrics_kind(metrics)?;
+    if kind == MetricsKind::Metric {
+        match &args.config {
+            None => bail!("Config file is missing"),
+            Some(config) if !config.is_file() => {
+                bail!("Config file {} is not found", config.display())
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(dump) = &args.shaderdump {
+        if !dump.exists() {
+            bail!("Shader dump folder {} is not found", dump.display());
+        }
+    }
+    Ok(Some(kind))
+}
+
+/// The analyze command line uniview hands the metrics file to (scripts.md 3
+/// step 5): `-f CONFIG -q|-p METRICS` for metric CSVs,
+/// `[-s DUMP] [-g DEMANGLER] -n N -q|-p METRICS` for stall CSVs.
+pub fn analyze_args(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow::Result<Args> {
+    let mut argv: Vec<OsString> = vec!["analyze".into()];
+    match kind {
+        MetricsKind::Metric => {
+            if let Some(config) = &args.config {
+                argv.push("-f".into());
+                argv.push(config.into());
+            }
+        }
+        MetricsKind::Stall => {
+            if let Some(dump) = &args.shaderdump {
+                argv.push("-s".into());
+                argv.push(dump.into());
+            }
+            if let Some(demangler) = &args.demangler {
+                argv.push("-g".into());
+                argv.push(demangler.into());
+            }
+            argv.push("-n".into());
+            argv.push(args.numtopstalls.to_string().into());
+        }
+    }
+    argv.push(if https { "-p" } else { "-q" }.into());
+    argv.push("--port".into());
+    argv.push(args.port.to_string().into());
+    argv.push("--".into());
+    if let Some(metrics) = &args.metrics {
+        argv.push(metrics.into());
+    }
+    let argv = expand_option_files(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Args::try_parse_from(argv).map_err(|e| {
+        anyhow::anyhow!(
+            "the config file gives options analyze does not accept: {}",
+            e.to_string().trim()
+        )
+    })
+}
+
+/// Starts `xdg-open URL` when a browser can be shown: `xdg-open` is on PATH
+/// and a display (X11 or Wayland) is set. Never fails the run.
+fn open_browser(url: &str) -> bool {
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    if !has_display || !on_path("xdg-open") {
+        return false;
+    }
+    match Command::new("xdg-open")
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(mut child) => {
+            // Reap it in the background so it never lingers as a zombie.
+            std::thread::spawn(move || {
+                let _ = child.wait();
+            });
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let candidate = dir.join(program);
+            candidate.metadata().is_ok_and(|m| {
+                m.is_file()
+                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+            })
+        })
+    })
+}
+
+/// The whole uniview flow (scripts.md 3).
+pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
+    let kind = check(args)?;
+    let plan = TracePlan::for_file(&args.trace)?;
+    let mut stdout = std::io::stdout();
+    if let Some(dropped) = plan.dropped_bytes {
+        let _ = writeln!(
+            stdout,
+            "Trace file {} is truncated: serving it repaired in memory ({dropped} bytes after the last complete event left out); the file is not modified",
+            args.trace.display()
+        );
+    }
+    // The chart server is prepared (file indexed, port bound) before the
+    // trace is offered, so a problem shows before the browser opens.
+    let charts = match kind {
+        Some(kind) => {
+            let https = links_use_https(&args.trace)
+                .with_context(|| format!("Trace file {} cannot be read", args.trace.display()))?;
+            let analyze = analyze_args(args, kind, https)?;
+            Some(super::prepare(&analyze, &mut stdout)?)
+        }
+        None => None,
+    };
+    let limits = Limits::default();
+    let listener = http::bind_loopback(args.trace_port)
+        .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.trace_port))?;
+    let port = listener.local_addr()?.port();
+    let file_name = plan
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let url = perfetto_url(port, &file_name);
+    let runtime = http::runtime(&limits).context("cannot start the server threads")?;
+    let ctrl_c = {
+        let _inside = runtime.enter();
+        super::CtrlC::watch().context("cannot watch Ctrl-C")?
+    };
+    let delivered = Arc::new(tokio::sync::Notify::new());
+    let notify = delivered.clone();
+    let handler = Arc::new(TraceHandler::new(
+        plan,
+        Arc::new(move || notify.notify_one()),
+    ));
+    let _ = writeln!(stdout, "Open {url} in a browser to view the trace");
+    if let Some(charts) = &charts {
+        let _ = writeln!(
+            stdout,
+            "Serving charts on {} (Ctrl-C to stop)",
+            charts.url()
+        );
+    }
+    let _ = stdout.flush();
+    if !args.no_browser && open_browser(&url) {
+        let _ = writeln!(stdout, "Opened the trace in the browser");
+    }
+    runtime.block_on(async move {
+        match charts {
+            None => {
+                // One-shot: stop once the trace has been sent whole.
+                let stop = async move { delivered.notified().await };
+                tokio::select! {
+                    served = http::serve(listener, None, handler, limits, stop) => served.map(|_| false),
+                    _ = ctrl_c.pressed() => Ok(true),
+                }
+            }
+            Some(charts) => {
+                let trace = http::serve(listener, None, handler, limits, ctrl_c.clone().pressed());
+                let charts = charts.serve(ctrl_c.pressed());
+                let (trace, charts) = tokio::join!(trace, charts);
+                trace.and(charts).map(|_| true)
+            }
+        }
+    })
+    .map(|interrupted| {
+        if interrupted {
+            println!("Goodbye!");
+        } else {
+            println!("Trace file {} has been served", args.trace.display());
+        }
+        ExitCode::SUCCESS
+    })
+    .map_err(anyhow::Error::from)
+}

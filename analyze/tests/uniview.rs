@@ -1,0 +1,328 @@
+//! `uniview` end to end (scripts.md 3): checks and messages, the one-shot
+//! trace server (CORS, one file only, repaired in memory, file untouched),
+//! the browser hand-off and the chart server next to it.
+
+mod server_common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::SystemTime;
+
+use server_common::*;
+
+const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
+const UNIVIEW: &str = env!("CARGO_BIN_EXE_uniview");
+
+fn uniview_fails(args: &[&str]) -> String {
+    let output = Command::new(UNIVIEW)
+        .args(args)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {output:?}");
+    String::from_utf8(output.stderr).unwrap()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Bytes and modification time, to prove a file was not touched.
+fn snapshot(p: &Path) -> (Vec<u8>, SystemTime) {
+    (
+        std::fs::read(p).unwrap(),
+        std::fs::metadata(p).unwrap().modified().unwrap(),
+    )
+}
+
+fn start(args: &[&str]) -> Server {
+    let mut all = vec!["--trace-port", "0", "--port", "0", "--no-browser"];
+    all.extend_from_slice(args);
+    let wants_charts = args.contains(&"-m");
+    Server::start(UNIVIEW, &all, move |s| {
+        s.perfetto_url.is_some() && (!wants_charts || s.port.is_some())
+    })
+}
+
+#[test]
+fn checks_in_the_original_order_with_its_messages() {
+    let trace = testdata("trace.json");
+    let metrics = testdata("metrics3.csv");
+    let stalls = testdata("stalls.csv");
+    let options = testdata("options.txt");
+    assert_eq!(
+        uniview_fails(&["-t", "/nonexistent/t.json"]),
+        "uniview: Trace file /nonexistent/t.json is not found\n"
+    );
+    assert_eq!(
+        uniview_fails(&["-t", path(&trace), "-m", "/nonexistent/m.csv"]),
+        "uniview: Metrics file /nonexistent/m.csv is not found\n"
+    );
+    assert_eq!(
+        uniview_fails(&["-t", path(&trace), "-f", path(&options)]),
+        "uniview: Metrics file is missing\n"
+    );
+    assert_eq!(
+        uniview_fails(&["-t", path(&trace), "-s", "/tmp"]),
+        "uniview: Metrics file is missing\n"
+    );
+    assert_eq!(
+        uniview_fails(&["-t", path(&trace), "-m", path(&metrics)]),
+        "uniview: Config file is missing\n"
+    );
+    assert_eq!(
+        uniview_fails(&[
+            "-t",
+            path(&trace),
+            "-m",
+            path(&metrics),
+            "-f",
+            "/nonexistent/o.txt"
+        ]),
+        "uniview: Config file /nonexistent/o.txt is not found\n"
+    );
+    assert_eq!(
+        uniview_fails(&[
+            "-t",
+            path(&trace),
+            "-m",
+            path(&stalls),
+            "-s",
+            "/nonexistent/dump"
+        ]),
+        "uniview: Shader dump folder /nonexistent/dump is not found\n"
+    );
+}
+
+/// scripts.md 3 ("fix/decide"): the original treats a file with neither a
+/// `GlobalInstanceId` nor an `IP[Address]` column as a stall file.
+#[test]
+fn a_metrics_file_of_neither_kind_is_an_error() {
+    let trace = testdata("trace.json");
+    let err = uniview_fails(&["-t", path(&trace), "-m", path(&testdata("README.md"))]);
+    assert!(
+        err.contains("is neither a metric CSV (no GlobalInstanceId column) nor a stall CSV"),
+        "{err}"
+    );
+}
+
+#[test]
+fn empty_and_invalid_traces_are_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    assert_eq!(
+        uniview_fails(&["-t", path(&empty)]),
+        format!("uniview: Trace file {} is empty\n", empty.display())
+    );
+    let invalid = dir.path().join("bad.json");
+    std::fs::write(&invalid, "Kernel, GlobalInstanceId\n").unwrap();
+    let before = snapshot(&invalid);
+    let err = uniview_fails(&["-t", path(&invalid)]);
+    assert!(
+        err.starts_with(&format!(
+            "uniview: Trace file {} is invalid",
+            invalid.display()
+        )),
+        "{err}"
+    );
+    // The original appends `\n]\n}\n` and truncates it again; never touch it.
+    assert_eq!(snapshot(&invalid), before);
+}
+
+#[test]
+fn serves_the_trace_once_with_perfetto_headers_then_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file name that needs encoding in the link.
+    let trace = dir.path().join("my run #1.json");
+    std::fs::copy(testdata("trace.json"), &trace).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "not for Perfetto").unwrap();
+    let before = snapshot(&trace);
+    let mut server = start(&["-t", path(&trace)]);
+    let url = server.perfetto_url.clone().unwrap();
+    let port = server.trace_port();
+    assert_eq!(
+        url,
+        format!("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/my%20run%20%231.json")
+    );
+    // Only that one file: not its directory, not other files.
+    for target in [
+        "/secret.txt",
+        "/",
+        "/../../etc/passwd",
+        "/%2E%2E/secret.txt",
+    ] {
+        let response = get(port, target);
+        assert_eq!(response.status, 404, "{target}");
+        assert_eq!(
+            response.header("access-control-allow-origin"),
+            Some("https://ui.perfetto.dev")
+        );
+    }
+    assert_eq!(request(port, "POST", "/my%20run%20%231.json").status, 405);
+    let preflight = request(port, "OPTIONS", "/my%20run%20%231.json");
+    assert_eq!(preflight.status, 204);
+    assert!(
+        server.is_running(),
+        "stray requests must not end the one-shot server"
+    );
+    let response = get(port, "/my%20run%20%231.json");
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("access-control-allow-origin"),
+        Some("https://ui.perfetto.dev")
+    );
+    assert_eq!(response.header("cache-control"), Some("no-cache"));
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    assert_eq!(response.body, before.0);
+    let (code, out) = server.wait();
+    assert_eq!(code, Some(0));
+    assert!(out.contains("has been served"), "{out}");
+    assert_eq!(snapshot(&trace), before);
+}
+
+#[test]
+fn a_truncated_trace_is_repaired_in_memory_and_never_modified() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("cut.json");
+    std::fs::copy(testdata("trace-truncated.json"), &trace).unwrap();
+    let before = snapshot(&trace);
+    let server = start(&["-t", path(&trace)]);
+    assert!(
+        server.lines[0].starts_with(&format!("Trace file {} is truncated", trace.display())),
+        "{:?}",
+        server.lines
+    );
+    let response = get(server.trace_port(), "/cut.json");
+    assert_eq!(response.status, 200);
+    let served: serde_json::Value = serde_json::from_slice(&response.body)
+        .unwrap_or_else(|e| panic!("served trace is not JSON: {e}"));
+    // Every complete event kept (the metadata event and three kernels).
+    assert_eq!(served["traceEvents"].as_array().unwrap().len(), 4);
+    let complete = std::fs::read(testdata("trace.json")).unwrap();
+    assert_eq!(response.body, complete);
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    assert_eq!(snapshot(&trace), before);
+}
+
+#[test]
+fn serves_the_trace_and_the_charts_together_until_ctrl_c() {
+    let trace = testdata("trace.json");
+    let metrics = testdata("metrics3.csv");
+    let options = testdata("options.txt");
+    let before = snapshot(&trace);
+    let server = start(&[
+        "-t",
+        path(&trace),
+        "-m",
+        path(&metrics),
+        "-f",
+        path(&options),
+    ]);
+    assert!(server
+        .lines
+        .iter()
+        .any(|l| l.starts_with("Serving charts on http://")));
+    let trace_port = server.trace_port();
+    // With -m the trace stays available (a reload of the Perfetto tab).
+    for _ in 0..2 {
+        let response = get(trace_port, "/trace.json");
+        assert_eq!(response.status, 200);
+        assert_eq!(response.body, before.0);
+    }
+    // The links in the trace open charts.
+    let response = get(server.port(), &link(MAIN, 7));
+    assert_eq!(response.status, 200);
+    assert_eq!(pdf_pages(&response.body), 3);
+    let (code, out) = server.interrupt();
+    assert_eq!(code, Some(0));
+    assert_eq!(out, "Goodbye!\n");
+    assert_eq!(snapshot(&trace), before);
+}
+
+/// Links written between 2024-08 and 2025-04 use https (formats (e.6)):
+/// the chart server then runs with TLS, like the original's `-p` hand-off.
+#[test]
+fn https_links_start_the_tls_chart_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("old.json");
+    let text = std::fs::read_to_string(testdata("trace.json")).unwrap();
+    std::fs::write(
+        &trace,
+        text.replace("http://localhost:8000/", "https://localhost:8000/"),
+    )
+    .unwrap();
+    let stalls = testdata("stalls.csv");
+    let dump = testdata("dump");
+    let server = start(&[
+        "-t",
+        path(&trace),
+        "-m",
+        path(&stalls),
+        "-s",
+        path(&dump),
+        "-n",
+        "3",
+    ]);
+    assert!(
+        server
+            .lines
+            .iter()
+            .any(|l| l.starts_with("Serving charts on https://")),
+        "{:?}",
+        server.lines
+    );
+    assert!(server
+        .lines
+        .contains(&"Generating a self-signed certificate...".to_string()));
+}
+
+#[test]
+fn opens_a_browser_only_when_one_is_available() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let opened = dir.path().join("opened.txt");
+    let fake = bin.join("xdg-open");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&fake, permissions).unwrap();
+    let trace = testdata("trace.json");
+    let path_var = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let args = ["--trace-port", "0", "-t", path(&trace)];
+    // No display: the link is only printed.
+    let server = Server::start_with_env(UNIVIEW, &args, &[("PATH", &path_var)], |s| {
+        s.perfetto_url.is_some()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!opened.exists());
+    drop(server);
+    // A display and xdg-open: the Perfetto link is opened.
+    let server = Server::start_with_env(
+        UNIVIEW,
+        &args,
+        &[("PATH", &path_var), ("DISPLAY", ":99")],
+        |s| {
+            s.lines
+                .iter()
+                .any(|l| l == "Opened the trace in the browser")
+        },
+    );
+    let url = server.perfetto_url.clone().unwrap();
+    let start = std::time::Instant::now();
+    while !opened.exists() && start.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), url);
+}
