@@ -121,7 +121,11 @@ fn trace_json_regressions() {
 
 #[test]
 fn shader_dump_regressions() {
-    let n = replay("shader_dump", &["shader_dump", "valid/dump"], shader_dump::run);
+    let n = replay(
+        "shader_dump",
+        &["shader_dump", "valid/dump"],
+        shader_dump::run,
+    );
     assert!(n >= 10, "only {n} inputs replayed");
 }
 
@@ -133,18 +137,30 @@ fn ini_schema_regressions() {
 
 #[test]
 fn category_schema_regressions() {
-    let n = replay("category_schema", &["json_schema", "valid"], category_schema::run);
+    let n = replay(
+        "category_schema",
+        &["json_schema", "valid"],
+        category_schema::run,
+    );
     assert!(n >= 10, "only {n} inputs replayed");
 }
 
 #[test]
 fn summary_text_regressions() {
-    let n = replay("summary_text", &["summary_text", "valid"], summary_text::run);
+    let n = replay(
+        "summary_text",
+        &["summary_text", "valid"],
+        summary_text::run,
+    );
     assert!(n >= 10, "only {n} inputs replayed");
 }
 
 #[test]
 fn summary_tarball_regressions() {
-    let n = replay("summary_tarball", &["tarball", "valid"], summary_tarball::run);
+    let n = replay(
+        "summary_tarball",
+        &["tarball", "valid"],
+        summary_tarball::run,
+    );
     assert!(n >= 10, "only {n} inputs replayed");
 }
