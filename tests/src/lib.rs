@@ -14,9 +14,11 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// Packages whose binaries the system tests run.
 pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "roofline", "mergetrace"];
@@ -159,13 +161,7 @@ pub fn snapshot(path: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
     let all_inputs: Vec<&PathBuf> = inv.inputs.iter().chain(&inv.other_inputs).collect();
     let before: Vec<_> = all_inputs.iter().map(|p| snapshot(p)).collect();
-    let out = Command::new(&inv.binary)
-        .args(&inv.args)
-        .current_dir(&inv.cwd)
-        .env_remove("RUST_BACKTRACE")
-        .env("NO_COLOR", "1")
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", inv.binary.display()))?;
+    let out = run_with_timeout(inv)?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let mut problems = Vec::new();
     let code = out.status.code();
@@ -262,6 +258,69 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
             shorten(&stderr)
         ))
     }
+}
+
+/// A tool that neither finishes nor fails within this time is a bug (a
+/// server waiting for a client on a bad input, a loop).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the invocation with stdin closed; kills it after [`TIMEOUT`].
+fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
+    let mut child = Command::new(&inv.binary)
+        .args(&inv.args)
+        .current_dir(&inv.cwd)
+        .env_remove("RUST_BACKTRACE")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", inv.binary.display()))?;
+    // Drain both pipes while waiting, so a chatty tool never blocks.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} {:?}: still running after {} s, killed",
+                    inv.tool,
+                    inv.args,
+                    TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("cannot wait for {}: {e}", inv.tool)),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 fn shorten(s: &str) -> String {
