@@ -10,7 +10,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use unitrace_core::atomic::{ensure_not_input, write_atomic};
-use unitrace_core::category_schema::{write_python_string, CategorySchema, RuleId};
+use unitrace_core::category_schema::{
+    write_python_string, CategorySchema, RuleId, DEFAULT_COMM_CATEGORY, DEFAULT_DEVICE_CATEGORY,
+};
 use unitrace_core::cli::warn;
 use unitrace_core::summary_tarball::{for_each_member_streaming, Member};
 use unitrace_core::summary_text::{
@@ -208,7 +210,7 @@ struct Aggregation<'a> {
     process_index: HashMap<String, usize>,
 }
 
-const DEFAULT_CATEGORY: [&str; 2] = ["device", "comm"];
+const DEFAULT_CATEGORY: [&str; 2] = [DEFAULT_DEVICE_CATEGORY, DEFAULT_COMM_CATEGORY];
 
 impl<'a> Aggregation<'a> {
     fn fold(&mut self, member: &str, summary: &MemberSummary) {

@@ -422,6 +422,13 @@ pub fn compile_rules(rules: &[IniRule], ignore_spaces: bool) -> JsonValue {
 /// Index of a rule in [`CategorySchema::rules`].
 pub type RuleId = u32;
 
+/// Category of a device kernel (or memory command) that no rule matches:
+/// summary.py passes `device` as the default for the kernels of the device
+/// table (formats f.3, scripts.md 4).
+pub const DEFAULT_DEVICE_CATEGORY: &str = "device";
+/// Category of a CCL function that no rule matches (formats f.3).
+pub const DEFAULT_COMM_CATEGORY: &str = "comm";
+
 /// How a rule of a compiled schema matches (recovered from the tree shape).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuleKind {

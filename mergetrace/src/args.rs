@@ -64,8 +64,25 @@ pub struct Args {
 
     /// Print per-rank GPU time, busy %, straggler check and top kernels on
     /// stdout; with FILE.csv also write per-rank and per-kernel rows there.
-    #[arg(long, value_name = "FILE.csv", num_args = 0..=1, default_missing_value = "")]
+    // The plain `PathBuf` parser refuses the empty default-missing value, so
+    // a bare `--stats` before another option or at the end failed.
+    #[arg(
+        long,
+        value_name = "FILE.csv",
+        num_args = 0..=1,
+        default_missing_value = "",
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::OsStringValueParser::new(),
+            PathBuf::from
+        )
+    )]
     pub stats: Option<PathBuf>,
+
+    /// With --stats: group the device kernels by category with this
+    /// compiled category schema (as written by `categorize`, e.g.
+    /// schemas/LLaMA.json); kernels no rule matches count as `device`.
+    #[arg(long, value_name = "X.json")]
+    pub schema: Option<PathBuf>,
 
     /// A file that is not a valid trace is skipped with a warning (its
     /// complete events before the bad spot are kept) instead of failing the
@@ -100,6 +117,14 @@ impl Args {
             Err(e) => e.exit(),
         };
         args.fix_stats_value(&matches);
+        if args.schema.is_some() && args.stats.is_none() {
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--schema groups the --stats report by kernel category: it needs --stats",
+                )
+                .exit();
+        }
         if args.inputs.is_empty() {
             Args::command()
                 .error(
@@ -155,5 +180,15 @@ mod tests {
         let a = Args::parse_from_os(["m", "--out", "o.json", "x.json"]);
         assert_eq!(a.output, PathBuf::from("o.json"));
         assert!(a.stats.is_none());
+        let a = Args::parse_from_os(["m", "--stats", "--schema", "c.json", "x.json"]);
+        assert_eq!(a.schema.as_deref(), Some(std::path::Path::new("c.json")));
+        assert_eq!(a.inputs, [PathBuf::from("x.json")]);
+        // A bare `--stats` before another option or at the end.
+        let a = Args::parse_from_os(["m", "--stats", "-o", "o.json", "x.json"]);
+        assert_eq!(a.stats.as_deref(), Some(std::path::Path::new("")));
+        assert_eq!(a.output, PathBuf::from("o.json"));
+        let a = Args::parse_from_os(["m", "x.json", "--stats"]);
+        assert_eq!(a.stats.as_deref(), Some(std::path::Path::new("")));
+        assert_eq!(a.inputs, [PathBuf::from("x.json")]);
     }
 }

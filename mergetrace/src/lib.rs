@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use regex::Regex;
 use unitrace_core::atomic::{ensure_not_input, AtomicFile};
+use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::InputError;
 
@@ -65,7 +66,10 @@ fn check_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let inputs = check_inputs(&args.inputs)?;
-    let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let mut input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    // Read before anything is written: a bad schema leaves no output.
+    let schema = args.schema.as_deref().map(load_schema).transpose()?;
+    input_refs.extend(args.schema.as_deref());
     ensure_not_input(&args.output, &input_refs)?;
     if let Some(csv) = args.stats_csv() {
         ensure_not_input(csv, &input_refs)?;
@@ -166,9 +170,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
     let merger = Merger::new(&plans, &opts, out, progress.clone())
         .map_err(|e| e.context(args.output.display().to_string()))?;
-    let (out, outcome) = merger.run()?;
+    let (out, mut outcome) = merger.run()?;
     if let Some(pb) = progress {
         pb.finish_and_clear();
+    }
+    if let Some(schema) = &schema {
+        stats::apply_schema(&mut outcome.ranks, schema);
     }
     if let Some(csv) = args.stats_csv() {
         let mut f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
@@ -183,6 +190,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         lock.flush()?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a compiled category schema (`--schema`).
+fn load_schema(path: &Path) -> Result<CategorySchema> {
+    let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
+    Ok(CategorySchema::from_json_bytes(path, &bytes)?)
 }
 
 /// Whether two output paths name the same file (neither needs to exist).

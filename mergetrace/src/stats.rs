@@ -10,6 +10,10 @@
 //! `oneCCL::`, `MPI::`) enclosing the host end of its `Flow_H2D_<K>_<R>`
 //! flow (formats e.4), i.e. the submitting API call, on that host thread.
 //!
+//! With `--schema`, [`apply_schema`] then groups each rank's kernels by
+//! category (count, total, mean, max, share), unmatched kernels in the
+//! default category `device` as summary.py does (formats f.3).
+//!
 //! Memory: one rank at a time; 24 bytes per device command, 12 per flow
 //! start and 20 per host range of that rank.
 
@@ -20,6 +24,8 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use unitrace_core::category_schema::{CategorySchema, RuleId, DEFAULT_DEVICE_CATEGORY};
+use unitrace_core::summary_text::normalize_kernel_name;
 use unitrace_core::trace::{object_members, parse_u64, Event, Field};
 
 /// Accumulates one rank.
@@ -75,6 +81,8 @@ pub struct RankReport {
     pub launches: u64,
     /// Sorted by total device time, largest first.
     pub kernels: Vec<KernelRow>,
+    /// Filled by [`apply_schema`] (`--schema`).
+    pub categories: Option<RankCategories>,
 }
 
 #[derive(Debug, Clone)]
@@ -86,6 +94,30 @@ pub struct KernelRow {
     /// Device time per host range, largest first (`(none)` when no range
     /// encloses the submission or the command has no flow).
     pub ranges: Vec<(String, f64)>,
+    /// Category from `--schema` ([`apply_schema`]).
+    pub category: Option<String>,
+}
+
+/// Device time of one kernel category in one rank (`--schema`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryRow {
+    pub category: String,
+    pub count: u64,
+    pub total_us: f64,
+    pub max_us: f64,
+}
+
+/// One rank's kernels grouped by category (`--schema`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankCategories {
+    /// Sorted by total device time, largest first, then by name.
+    pub rows: Vec<CategoryRow>,
+    /// Launches and device time of the kernels no rule matched (they are
+    /// also counted in the default category's row).
+    pub unmatched_launches: u64,
+    pub unmatched_us: f64,
+    /// Distinct kernel names (shape cut) no rule matched, sorted.
+    pub unmatched_names: Vec<String>,
 }
 
 impl RankReport {
@@ -323,6 +355,7 @@ impl RankStats {
                     total_us: k.total,
                     max_us: k.max,
                     ranges,
+                    category: None,
                 }
             })
             .collect();
@@ -345,7 +378,64 @@ impl RankStats {
             wall_us: wall,
             launches,
             kernels,
+            categories: None,
         }
+    }
+}
+
+/// Groups the kernels of every rank by category (`--schema`). It works on
+/// the per-kernel totals of the streaming pass, so each distinct kernel name
+/// is classified once (the lookup is cached across ranks), not each launch.
+pub fn apply_schema(ranks: &mut [RankReport], schema: &CategorySchema) {
+    let mut rules: HashMap<String, Option<RuleId>> = HashMap::new();
+    for rank in ranks.iter_mut() {
+        let mut cats = RankCategories::default();
+        let mut row_of: HashMap<String, usize> = HashMap::new();
+        for k in &mut rank.kernels {
+            // Trace names carry the `-v` shape (`name[SIMD16 {..} {..}]`,
+            // `[bytes]` after memory commands) that schemas are not written
+            // for; cut it as summary does (scripts.md 4.5 #6).
+            let name = normalize_kernel_name(&k.name);
+            let rule = match rules.get(name.as_ref()) {
+                Some(&rule) => rule,
+                None => {
+                    let rule = schema.classify(&name);
+                    rules.insert(name.to_string(), rule);
+                    rule
+                }
+            };
+            let category = match rule {
+                Some(r) => schema.category_of(r),
+                None => {
+                    cats.unmatched_launches += k.count;
+                    cats.unmatched_us += k.total_us;
+                    cats.unmatched_names.push(name.into_owned());
+                    DEFAULT_DEVICE_CATEGORY
+                }
+            };
+            let i = *row_of.entry(category.to_string()).or_insert_with(|| {
+                cats.rows.push(CategoryRow {
+                    category: category.to_string(),
+                    count: 0,
+                    total_us: 0.0,
+                    max_us: 0.0,
+                });
+                cats.rows.len() - 1
+            });
+            let row = &mut cats.rows[i];
+            row.count += k.count;
+            row.total_us += k.total_us;
+            row.max_us = row.max_us.max(k.max_us);
+            k.category = Some(category.to_string());
+        }
+        cats.rows.sort_by(|a, b| {
+            b.total_us
+                .total_cmp(&a.total_us)
+                .then_with(|| a.category.cmp(&b.category))
+        });
+        cats.unmatched_names.sort();
+        cats.unmatched_names.dedup();
+        rank.categories = Some(cats);
     }
 }
 
@@ -431,6 +521,7 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
             med / 1e3
         )?;
     }
+    write_categories(out, ranks)?;
     // Kernels over all ranks.
     let mut all: HashMap<&str, KernelTotals> = HashMap::new();
     let total: f64 = ranks.iter().map(|r| r.gpu_time_us).sum();
@@ -473,15 +564,91 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
     Ok(())
 }
 
-/// CSV: one `rank` row per rank, then its `kernel` rows.
+/// `--schema` part of the report: per rank, device time per category, then
+/// the share of the default category over all ranks. Nothing without a
+/// schema.
+fn write_categories(out: &mut impl Write, ranks: &[RankReport]) -> Result<()> {
+    if ranks.iter().all(|r| r.categories.is_none()) {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "device time by category (kernels no rule matches count as \"{DEFAULT_DEVICE_CATEGORY}\"):"
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>12} {:>7} {:>9} {:>11} {:>11}  category",
+        "rank", "total_ms", "share_%", "count", "mean_us", "max_us"
+    )?;
+    let mut gpu_total = 0.0;
+    let mut default_total = 0.0;
+    let mut unmatched_us = 0.0;
+    let mut unmatched_launches = 0;
+    let mut unmatched_names: Vec<&str> = Vec::new();
+    for r in ranks {
+        let Some(cats) = &r.categories else { continue };
+        let label = r.label();
+        gpu_total += r.gpu_time_us;
+        for c in &cats.rows {
+            if c.category == DEFAULT_DEVICE_CATEGORY {
+                default_total += c.total_us;
+            }
+            writeln!(
+                out,
+                "{:>6} {:>12.3} {:>7.2} {:>9} {:>11.3} {:>11.3}  {}",
+                label,
+                c.total_us / 1e3,
+                pct(c.total_us, r.gpu_time_us),
+                c.count,
+                c.total_us / c.count.max(1) as f64,
+                c.max_us,
+                c.category
+            )?;
+        }
+        unmatched_us += cats.unmatched_us;
+        unmatched_launches += cats.unmatched_launches;
+        unmatched_names.extend(cats.unmatched_names.iter().map(String::as_str));
+    }
+    unmatched_names.sort_unstable();
+    unmatched_names.dedup();
+    writeln!(
+        out,
+        "default category \"{DEFAULT_DEVICE_CATEGORY}\": {:.2}% of device time (all ranks); \
+         no rule matched {} launch{} of {} kernel name{} ({:.2}% of device time)",
+        pct(default_total, gpu_total),
+        unmatched_launches,
+        if unmatched_launches == 1 { "" } else { "es" },
+        unmatched_names.len(),
+        if unmatched_names.len() == 1 { "" } else { "s" },
+        pct(unmatched_us, gpu_total)
+    )?;
+    Ok(())
+}
+
+/// CSV: one `rank` row per rank, then (with `--schema`) its `category`
+/// rows, then its `kernel` rows. With a schema a `category` column follows
+/// `kernel`; without one the columns are unchanged.
 pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
     let med = median(&mut ranks.iter().map(|r| r.gpu_time_us).collect::<Vec<_>>());
+    let with_categories = ranks.iter().any(|r| r.categories.is_some());
     let mut w = csv::Writer::from_writer(out);
-    w.write_record([
+    // Writes a record, dropping the `category` field (index 4) when no
+    // schema was given.
+    let mut write = |mut record: [&str; 15]| -> Result<()> {
+        if with_categories {
+            w.write_record(record)?;
+        } else {
+            record[4..].rotate_left(1);
+            w.write_record(&record[..14])?;
+        }
+        Ok(())
+    };
+    write([
         "row",
         "rank",
         "file",
         "kernel",
+        "category",
         "count",
         "total_us",
         "mean_us",
@@ -497,10 +664,11 @@ pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
     let f2 = |v: f64| format!("{v:.2}");
     for r in ranks {
         let label = r.label();
-        w.write_record([
+        write([
             "rank",
             &label,
             &r.file,
+            "",
             "",
             &r.launches.to_string(),
             &f3(r.gpu_time_us),
@@ -513,16 +681,36 @@ pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
             "",
             "",
         ])?;
+        for c in r.categories.iter().flat_map(|c| &c.rows) {
+            write([
+                "category",
+                &label,
+                &r.file,
+                "",
+                &c.category,
+                &c.count.to_string(),
+                &f3(c.total_us),
+                &f3(c.total_us / c.count.max(1) as f64),
+                &f3(c.max_us),
+                &f2(pct(c.total_us, r.gpu_time_us)),
+                "",
+                "",
+                "",
+                "",
+                "",
+            ])?;
+        }
         for k in &r.kernels {
             let (range, rt) = k
                 .ranges
                 .first()
                 .map_or((NO_RANGE, 0.0), |(n, t)| (n.as_str(), *t));
-            w.write_record([
+            write([
                 "kernel",
                 &label,
                 &r.file,
                 &k.name,
+                k.category.as_deref().unwrap_or(""),
                 &k.count.to_string(),
                 &f3(k.total_us),
                 &f3(k.total_us / k.count.max(1) as f64),
