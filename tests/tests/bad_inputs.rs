@@ -532,6 +532,25 @@ fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
 
 const MODES: &[Mode] = &[
     Mode {
+        name: "mergetrace --stats --schema",
+        tool: "mergetrace",
+        binary: "mergetrace",
+        kinds: &[Kind::JsonSchema],
+        all_sections: true,
+        only_refusals: false,
+        args: |_, s| {
+            os(&[
+                &"-o",
+                &s.out.join("all.json"),
+                &"--stats",
+                &s.out.join("stats.csv"),
+                &"--schema",
+                &s.input,
+                &s.valid.join("python.4100.1.json"),
+            ])
+        },
+    },
+    Mode {
         name: "uniview",
         tool: "uniview",
         binary: "uniview",

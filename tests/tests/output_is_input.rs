@@ -288,3 +288,27 @@ fn analyze_stall_report_refuses_an_input_as_report() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn mergetrace_refuses_its_schema_as_output() {
+    // Only `-o`: a `--stats` value not ending in `.csv` is read as one more
+    // trace (documented), so `--stats rules.json` is no output.
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let trace = inputs.path("python.4100.1.json");
+    let schema = inputs.path("rules.json");
+    let stats = inputs.path("stats-out.csv");
+    for alias in aliases(&schema) {
+        let args = os(&[
+            &"-o",
+            &alias,
+            &"--stats",
+            &stats,
+            &"--schema",
+            &schema,
+            &trace,
+        ]);
+        failures.extend(refuses("mergetrace", args, &alias, &inputs));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
