@@ -333,7 +333,9 @@ impl RankStats {
             *by_range[d.kernel as usize].entry(*r).or_default() += d.dur;
         }
 
-        let gpu_time: f64 = self.kernels.iter().map(|k| k.total).sum();
+        // `Sum for f64` starts at -0.0: a rank without kernels printed
+        // `-0.000` ms (found by the issue-10 system tests). Start at +0.0.
+        let gpu_time: f64 = self.kernels.iter().fold(0.0, |acc, k| acc + k.total);
         let launches = self.kernels.iter().map(|k| k.count).sum();
         let names = &self.range_names;
         let mut kernels: Vec<KernelRow> = self
@@ -524,7 +526,7 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
     write_categories(out, ranks)?;
     // Kernels over all ranks.
     let mut all: HashMap<&str, KernelTotals> = HashMap::new();
-    let total: f64 = ranks.iter().map(|r| r.gpu_time_us).sum();
+    let total: f64 = ranks.iter().fold(0.0, |acc, r| acc + r.gpu_time_us);
     for r in ranks {
         for k in &r.kernels {
             let e = all.entry(&k.name).or_default();
@@ -740,6 +742,14 @@ mod tests {
             st.feed(&ev);
         }
         st.finish()
+    }
+
+    #[test]
+    fn a_rank_without_kernels_has_zero_not_negative_zero_gpu_time() {
+        let report = run(r#"{"traceEvents":[
+{"ph": "X", "tid": 1, "pid": 1, "name": "host", "cat": "cpu_op", "ts": 100.0, "dur": 1.0}
+]}"#);
+        assert!(report.gpu_time_us.is_sign_positive());
     }
 
     #[test]
