@@ -27,3 +27,4 @@ pub mod summary_tarball;
 pub mod summary_text;
 pub mod trace;
 pub mod trace_decimal;
+pub mod pyfmt;
