@@ -527,46 +527,32 @@ impl CategorySchema {
         let reverse = trees.pop().unwrap_or_default();
         let direct = trees.pop().unwrap_or_default();
 
-        let contains = match doc.get("contains") {
-            None => None,
-            Some(list) => {
-                let entries = extension_list(list, "contains", "tag")?;
-                let mut ids = Vec::new();
-                let mut patterns = Vec::new();
-                for (tag, category) in entries {
-                    ids.push(rules.len() as RuleId);
-                    patterns.push(tag.clone());
-                    rules.push(SchemaRule {
-                        kind: RuleKind::Contains,
-                        tag,
-                        category,
-                    });
-                }
-                let ac = AhoCorasick::new(&patterns)
-                    .map_err(|e| format!("\"contains\" tags cannot be compiled: {e}"))?;
-                Some((ac, ids))
-            }
-        };
-        let matches = match doc.get("matches") {
-            None => None,
-            Some(list) => {
-                let entries = extension_list(list, "matches", "regex")?;
-                let mut ids = Vec::new();
-                let mut patterns = Vec::new();
-                for (tag, category) in entries {
-                    ids.push(rules.len() as RuleId);
-                    patterns.push(tag.clone());
-                    rules.push(SchemaRule {
-                        kind: RuleKind::MatchesRegex,
-                        tag,
-                        category,
-                    });
-                }
-                let set = RegexSet::new(&patterns)
-                    .map_err(|e| format!("a \"matches\" regex is invalid: {e}"))?;
-                Some((set, ids))
-            }
-        };
+        let contains = extension_rules(
+            doc.get("contains"),
+            "contains",
+            "tag",
+            RuleKind::Contains,
+            &mut rules,
+        )?
+        .map(|(patterns, ids)| {
+            AhoCorasick::new(&patterns)
+                .map(|ac| (ac, ids))
+                .map_err(|e| format!("\"contains\" tags cannot be compiled: {e}"))
+        })
+        .transpose()?;
+        let matches = extension_rules(
+            doc.get("matches"),
+            "matches",
+            "regex",
+            RuleKind::MatchesRegex,
+            &mut rules,
+        )?
+        .map(|(patterns, ids)| {
+            RegexSet::new(&patterns)
+                .map(|set| (set, ids))
+                .map_err(|e| format!("a \"matches\" regex is invalid: {e}"))
+        })
+        .transpose()?;
         Ok(CategorySchema {
             ignore_spaces,
             direct,
@@ -619,6 +605,36 @@ impl CategorySchema {
     pub fn category_of(&self, rule: RuleId) -> &str {
         &self.rules[rule as usize].category
     }
+}
+
+/// The patterns of an extension list, with the rule id of each.
+type ExtensionPatterns = (Vec<String>, Vec<RuleId>);
+
+/// The rules of the extension list `key` (`contains` or `matches`), if the
+/// document has one: appended to `rules` as `kind`, and returned as their
+/// patterns with their rule ids, ready for one multi-pattern matcher.
+fn extension_rules(
+    list: Option<&JsonValue>,
+    key: &str,
+    field: &str,
+    kind: RuleKind,
+    rules: &mut Vec<SchemaRule>,
+) -> Result<Option<ExtensionPatterns>, String> {
+    let Some(list) = list else {
+        return Ok(None);
+    };
+    let mut ids = Vec::new();
+    let mut patterns = Vec::new();
+    for (tag, category) in extension_list(list, key, field)? {
+        ids.push(rules.len() as RuleId);
+        patterns.push(tag.clone());
+        rules.push(SchemaRule {
+            kind,
+            tag,
+            category,
+        });
+    }
+    Ok(Some((patterns, ids)))
 }
 
 fn extension_list(
