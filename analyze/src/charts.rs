@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use unitrace_core::atomic::ensure_not_input;
+use unitrace_core::atomic::{ensure_not_input, same_output_path};
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
     Event, FileKind, Header,
@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     ensure_not_input(output, &[input])?;
     if let Some(data) = args.data.as_deref() {
         ensure_not_input(data, &[input])?;
-        if same_path(data, output) {
+        if same_output_path(data, output) {
             bail!("{}: --data and -o name the same file", data.display());
         }
     }
@@ -89,13 +89,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 fn device_not_found(path: &Path, device: i64) -> InputError {
     InputError::at_file(path, format!("Device {device} not found in input file"))
-}
-
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }
 
 /// `--format`, else the output's extension (`.svg`, `.html`/`.htm`), else
