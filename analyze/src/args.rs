@@ -254,67 +254,11 @@ pub fn read_option_file(path: &Path) -> Result<Vec<String>, OptionFileError> {
     Ok(words)
 }
 
-/// POSIX shell word splitting as Python's `shlex.split(s)` does it with
-/// `comments=False`: whitespace separates words, single quotes are literal,
-/// double quotes allow backslash escapes of `\ " $ ` and newline, a
-/// backslash outside quotes escapes the next character. `#` is not special.
+/// Splits an option file like Python's `shlex.split` (formats (h)); the
+/// splitter is shared with roofline's `--app` in `unitrace_core::shell_words`.
 pub fn shell_split(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err("no closing quotation".to_string()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.peek() {
-                            Some(&n @ ('\\' | '"' | '$' | '`' | '\n')) => {
-                                chars.next();
-                                word.push(n);
-                            }
-                            _ => word.push('\\'),
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err("no closing quotation".to_string()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(n) => word.push(n),
-                    None => return Err("no escaped character".to_string()),
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
+    use unitrace_core::shell_words::{split, Dialect};
+    split(text, Dialect::Shlex).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

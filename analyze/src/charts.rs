@@ -25,6 +25,7 @@
 //! * 17: every handled error exits non-zero (the message is the original's,
 //!   on stderr as `analyze: FILE: message`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use unitrace_core::atomic::ensure_not_input;
+use unitrace_core::atomic::{ensure_not_input, same_output_path};
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
     Event, FileKind, Header,
@@ -63,7 +64,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     ensure_not_input(output, &[input])?;
     if let Some(data) = args.data.as_deref() {
         ensure_not_input(data, &[input])?;
-        if same_path(data, output) {
+        if same_output_path(data, output) {
             bail!("{}: --data and -o name the same file", data.display());
         }
     }
@@ -88,13 +89,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 fn device_not_found(path: &Path, device: i64) -> InputError {
     InputError::at_file(path, format!("Device {device} not found in input file"))
-}
-
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }
 
 /// `--format`, else the output's extension (`.svg`, `.html`/`.htm`), else
@@ -124,67 +118,185 @@ fn format_name(format: Format) -> &'static str {
     }
 }
 
+/// The chart options shared by `analyze -o` and the server: the `-m -y -b
+/// -x -t` of the command line (or of uniview's `-f` file).
+#[derive(Debug, Clone, Default)]
+pub struct ChartOptions {
+    pub metrics: Vec<String>,
+    pub ylabels: Vec<String>,
+    pub throughput: Vec<String>,
+    pub xlabel: String,
+    pub title: String,
+}
+
+impl ChartOptions {
+    pub fn from_args(args: &Args) -> ChartOptions {
+        ChartOptions {
+            metrics: args.metrics.clone(),
+            ylabels: args.ylabels.clone(),
+            throughput: args.throughput.clone(),
+            xlabel: args.xlabel.clone(),
+            title: args.title.clone(),
+        }
+    }
+}
+
 /// One `-m` set (with its `-y` label) or one `-b` set, validated against
 /// the header: column indices of its metrics.
 #[derive(Debug, Clone)]
-struct ChartSet {
+pub(crate) struct ChartSet {
     names: Vec<String>,
     columns: Vec<usize>,
     y_label: String,
     throughput: bool,
 }
 
-/// Validates the `-m`/`-b` names against `header` (scripts.md 1.6.1).
-fn chart_sets(args: &Args, header: &Header, path: &Path) -> Result<Vec<ChartSet>, InputError> {
-    let column = |name: &str| {
-        header
-            .index_of(name)
-            .filter(|&i| i != header.kernel_index())
-    };
-    let mut sets = Vec::new();
-    for (set, label) in args.metrics.iter().zip(&args.ylabels) {
-        let mut names = Vec::new();
-        let mut columns = Vec::new();
-        for piece in set.split(',') {
-            let name = piece.trim();
-            let Some(i) = column(name) else {
-                return Err(InputError::at_file(
-                    path,
-                    format!("No metric data for {piece}"),
-                ));
-            };
-            names.push(name.to_string());
-            columns.push(i);
+/// The chart sets of one header, in page order: every `-m` set, then every
+/// `-b` set (scripts.md 1.6.2).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChartSets {
+    sets: Vec<ChartSet>,
+    /// The `GpuTime[ns]` column, when there is a `-b` set.
+    gpu_time: Option<usize>,
+}
+
+/// A name of the options that the header does not have; each tool words
+/// the message its own way (scripts.md 1.6.1, 1.9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MissingColumn {
+    /// A `-m` name, as given (untrimmed, like the original's message).
+    Metric(String),
+    /// A `-b` name, trimmed.
+    Throughput(String),
+    /// `GpuTime[ns]`, needed by `-b` (the original crashes without it).
+    GpuTime,
+}
+
+impl ChartSets {
+    /// Validates the `-m`/`-b` names against `header` (scripts.md 1.6.1):
+    /// the named metrics first, then the `GpuTime[ns]` the `-b` sets imply.
+    pub(crate) fn new(options: &ChartOptions, header: &Header) -> Result<ChartSets, MissingColumn> {
+        let column = |name: &str| {
+            header
+                .index_of(name)
+                .filter(|&i| i != header.kernel_index())
+        };
+        let labelled = options
+            .metrics
+            .iter()
+            .zip(&options.ylabels)
+            .map(|(set, label)| (set, label.as_str(), false));
+        let throughput = options
+            .throughput
+            .iter()
+            .map(|set| (set, THROUGHPUT_LABEL, true));
+        let mut sets = Vec::new();
+        for (set, label, is_throughput) in labelled.chain(throughput) {
+            let mut names = Vec::new();
+            let mut columns = Vec::new();
+            for piece in set.split(',') {
+                let name = piece.trim();
+                let Some(i) = column(name) else {
+                    return Err(if is_throughput {
+                        MissingColumn::Throughput(name.to_string())
+                    } else {
+                        MissingColumn::Metric(piece.to_string())
+                    });
+                };
+                names.push(name.to_string());
+                columns.push(i);
+            }
+            sets.push(ChartSet {
+                names,
+                columns,
+                y_label: label.to_string(),
+                throughput: is_throughput,
+            });
         }
-        sets.push(ChartSet {
-            names,
-            columns,
-            y_label: label.clone(),
-            throughput: false,
-        });
+        let gpu_time = if options.throughput.is_empty() {
+            None
+        } else {
+            Some(header.index_of(GPU_TIME).ok_or(MissingColumn::GpuTime)?)
+        };
+        Ok(ChartSets { sets, gpu_time })
     }
-    for set in &args.throughput {
-        let mut names = Vec::new();
-        let mut columns = Vec::new();
-        for piece in set.split(',') {
-            let name = piece.trim();
-            let Some(i) = column(name) else {
-                return Err(InputError::at_file(
-                    path,
-                    format!("No throughput data for {name}"),
-                ));
-            };
-            names.push(name.to_string());
-            columns.push(i);
+
+    /// Whether there is a `-m` page (without one, the original draws no `-b`
+    /// page either: scripts.md 1.6.2).
+    pub(crate) fn has_metric_set(&self) -> bool {
+        self.sets.iter().any(|s| !s.throughput)
+    }
+
+    /// Every CSV column the pages read, each once.
+    fn columns(&self) -> Vec<usize> {
+        let mut columns: Vec<usize> = Vec::new();
+        let all = self.sets.iter().flat_map(|s| &s.columns);
+        for &c in all.chain(&self.gpu_time) {
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
         }
-        sets.push(ChartSet {
-            names,
-            columns,
-            y_label: THROUGHPUT_LABEL.to_string(),
-            throughput: true,
-        });
+        columns
     }
-    Ok(sets)
+}
+
+/// The values of one kernel instance, by CSV column (all of the same
+/// length: the instance's rows).
+pub(crate) trait InstanceColumns {
+    fn rows(&self) -> usize;
+    /// The values of `column` (one of [`ChartSets::columns`]), row by row.
+    fn column(&self, column: usize) -> Cow<'_, [f64]>;
+}
+
+/// The pages of one instance, in the order of `sets` (scripts.md 1.6.2),
+/// each with whether it is a throughput page. X values are the 0-based
+/// sample ordinals within the instance (scripts.md 1.11 quirk 7, fixed).
+pub(crate) fn instance_charts(
+    options: &ChartOptions,
+    sets: &ChartSets,
+    kernel: &str,
+    instance: &impl InstanceColumns,
+) -> Vec<(Chart, bool)> {
+    let gpu_time = sets.gpu_time.map(|g| instance.column(g));
+    sets.sets
+        .iter()
+        .map(|set| {
+            let series = set
+                .names
+                .iter()
+                .zip(&set.columns)
+                .map(|(name, &c)| {
+                    let values = instance.column(c);
+                    let points = match (set.throughput, &gpu_time) {
+                        (true, Some(times)) => values
+                            .iter()
+                            .zip(times.iter())
+                            .enumerate()
+                            .map(|(i, (v, t))| (i as f64, v / t))
+                            .collect(),
+                        _ => values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| (i as f64, *v))
+                            .collect(),
+                    };
+                    Series {
+                        name: name.clone(),
+                        points,
+                    }
+                })
+                .collect();
+            let chart = Chart {
+                title_lines: vec![options.title.clone(), format!("({kernel})")],
+                x_label: options.xlabel.clone(),
+                y_label: set.y_label.clone(),
+                series,
+                kind: Chart::kind_for_points(instance.rows()),
+                x_tick_labels: None,
+            };
+            (chart, set.throughput)
+        })
+        .collect()
 }
 
 /// Which instances are drawn (scripts.md 1.6.3).
@@ -231,18 +343,34 @@ struct Instance {
     rows: usize,
 }
 
+/// A drawn instance of `analyze -o`: its values are stored by position in
+/// `Session::needed`.
+struct DrawnInstance<'a> {
+    instance: &'a Instance,
+    needed: &'a [usize],
+}
+
+impl InstanceColumns for DrawnInstance<'_> {
+    fn rows(&self) -> usize {
+        self.instance.rows
+    }
+
+    fn column(&self, column: usize) -> Cow<'_, [f64]> {
+        let slot = self.needed.iter().position(|&c| c == column);
+        Cow::Borrowed(slot.map_or(&[][..], |s| &self.instance.values[s]))
+    }
+}
+
 /// The state of one chart run.
 struct Session<'a> {
     args: &'a Args,
     path: PathBuf,
     format: Format,
     mode: Mode,
-    sets: Vec<ChartSet>,
-    /// CSV columns read for drawn instances, and where each set's columns
-    /// sit in that list.
+    options: ChartOptions,
+    sets: ChartSets,
+    /// CSV columns read for drawn instances (`Instance::values` order).
     needed: Vec<usize>,
-    gpu_time_slot: Option<usize>,
-    slots: Vec<Vec<usize>>,
     sink: Option<Box<dyn PageSink>>,
     data: Option<DataWriter>,
     /// Kernel names of the device section in order of first appearance,
@@ -265,10 +393,9 @@ impl<'a> Session<'a> {
             path: args.input.clone(),
             format,
             mode: Mode::from_args(args),
-            sets: Vec::new(),
+            options: ChartOptions::from_args(args),
+            sets: ChartSets::default(),
             needed: Vec::new(),
-            gpu_time_slot: None,
-            slots: Vec::new(),
             sink: None,
             data: None,
             kernels: Vec::new(),
@@ -296,32 +423,16 @@ impl<'a> Session<'a> {
     }
 
     fn prepare(&mut self, header: &Header) -> Result<(), InputError> {
-        self.sets = chart_sets(self.args, header, &self.path)?;
-        let mut needed: Vec<usize> = Vec::new();
-        let slot_of = |c: usize, needed: &mut Vec<usize>| match needed.iter().position(|&x| x == c)
-        {
-            Some(s) => s,
-            None => {
-                needed.push(c);
-                needed.len() - 1
-            }
-        };
-        self.slots = self
-            .sets
-            .iter()
-            .map(|s| s.columns.iter().map(|&c| slot_of(c, &mut needed)).collect())
-            .collect();
-        if self.sets.iter().any(|s| s.throughput) {
-            // A file without GpuTime[ns] crashes the original; say why.
-            let Some(g) = header.index_of(GPU_TIME) else {
-                return Err(InputError::at_file(
-                    &self.path,
-                    format!("No throughput data for {GPU_TIME}"),
-                ));
+        self.sets = ChartSets::new(&self.options, header).map_err(|missing| {
+            let message = match missing {
+                MissingColumn::Metric(name) => format!("No metric data for {name}"),
+                MissingColumn::Throughput(name) => format!("No throughput data for {name}"),
+                // A file without GpuTime[ns] crashes the original; say why.
+                MissingColumn::GpuTime => format!("No throughput data for {GPU_TIME}"),
             };
-            self.gpu_time_slot = Some(slot_of(g, &mut needed));
-        }
-        self.needed = needed;
+            InputError::at_file(&self.path, message)
+        })?;
+        self.needed = self.sets.columns();
         Ok(())
     }
 
@@ -515,49 +626,17 @@ impl<'a> Session<'a> {
     /// The pages of one instance (scripts.md 1.6.2): every `-m` page, then
     /// every `-b` page.
     fn draw(&mut self, inst: &Instance) -> anyhow::Result<()> {
-        let mut pages = Vec::with_capacity(self.sets.len());
-        for (set, slots) in self.sets.iter().zip(&self.slots) {
-            let series = set
-                .names
-                .iter()
-                .zip(slots)
-                .map(|(name, &slot)| {
-                    let values = &inst.values[slot];
-                    let points = match (set.throughput, self.gpu_time_slot) {
-                        (true, Some(g)) => values
-                            .iter()
-                            .zip(&inst.values[g])
-                            .enumerate()
-                            .map(|(i, (v, t))| (i as f64, v / t))
-                            .collect(),
-                        _ => values
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (i as f64, *v))
-                            .collect(),
-                    };
-                    Series {
-                        name: name.clone(),
-                        points,
-                    }
-                })
-                .collect();
-            let chart = Chart {
-                title_lines: vec![self.args.title.clone(), format!("({})", inst.kernel)],
-                x_label: self.args.xlabel.clone(),
-                y_label: set.y_label.clone(),
-                series,
-                kind: Chart::kind_for_points(inst.rows),
-                x_tick_labels: None,
-            };
-            let suffix = if set.throughput {
+        let columns = DrawnInstance {
+            instance: inst,
+            needed: &self.needed,
+        };
+        let pages = instance_charts(&self.options, &self.sets, &inst.kernel, &columns);
+        for (chart, throughput) in pages {
+            let suffix = if throughput {
                 format!("/{GPU_TIME}")
             } else {
                 String::new()
             };
-            pages.push((chart, suffix));
-        }
-        for (chart, suffix) in pages {
             self.emit(&inst.kernel, inst.ordinal, chart, &suffix)?;
         }
         Ok(())
@@ -795,6 +874,70 @@ pub fn check_option_words(words: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Columns(Vec<Vec<f64>>);
+
+    impl InstanceColumns for Columns {
+        fn rows(&self) -> usize {
+            self.0[0].len()
+        }
+        fn column(&self, column: usize) -> Cow<'_, [f64]> {
+            Cow::Borrowed(&self.0[column])
+        }
+    }
+
+    fn options(metrics: &[&str], throughput: &[&str]) -> ChartOptions {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        ChartOptions {
+            metrics: owned(metrics),
+            ylabels: metrics.iter().map(|m| format!("Y {m}")).collect(),
+            throughput: owned(throughput),
+            xlabel: "X".to_string(),
+            title: "T".to_string(),
+        }
+    }
+
+    #[test]
+    fn chart_sets_report_the_first_missing_name_then_gpu_time() {
+        let path = Path::new("m.csv");
+        let header = Header::parse(b"Kernel,A[x],B[x]", 1, path).unwrap();
+        let missing = |m: &[&str], b: &[&str]| ChartSets::new(&options(m, b), &header).err();
+        assert_eq!(
+            missing(&["A[x], C[x]"], &[]),
+            Some(MissingColumn::Metric(" C[x]".into()))
+        );
+        assert_eq!(
+            missing(&["Kernel"], &[]),
+            Some(MissingColumn::Metric("Kernel".into()))
+        );
+        assert_eq!(
+            missing(&["A[x]"], &["B[x]", " D[x]"]),
+            Some(MissingColumn::Throughput("D[x]".into()))
+        );
+        assert_eq!(missing(&["A[x]"], &["B[x]"]), Some(MissingColumn::GpuTime));
+        assert_eq!(missing(&["A[x],B[x]"], &[]), None);
+    }
+
+    #[test]
+    fn instance_charts_divide_throughput_by_gpu_time() {
+        let path = Path::new("m.csv");
+        let header = Header::parse(b"Kernel,A[x],GpuTime[ns]", 1, path).unwrap();
+        let opts = options(&["A[x]"], &["A[x]"]);
+        let sets = ChartSets::new(&opts, &header).unwrap();
+        assert!(sets.has_metric_set());
+        let values = Columns(vec![vec![], vec![4.0, 9.0], vec![2.0, 3.0]]);
+        let charts = instance_charts(&opts, &sets, "k", &values);
+        assert_eq!(charts.len(), 2);
+        let (metric, is_throughput) = &charts[0];
+        assert!(!is_throughput);
+        assert_eq!(metric.title_lines, ["T", "(k)"]);
+        assert_eq!(metric.y_label, "Y A[x]");
+        assert_eq!(metric.series[0].points, [(0.0, 4.0), (1.0, 9.0)]);
+        let (throughput, is_throughput) = &charts[1];
+        assert!(is_throughput);
+        assert_eq!(throughput.y_label, THROUGHPUT_LABEL);
+        assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
+    }
 
     #[test]
     fn closest_names_prefer_missing_shape() {

@@ -11,11 +11,12 @@
 //!   layout, old main logs) is listed as device 0 instead of printing
 //!   nothing (quirk 15);
 //! * the empty field after a trailing separator (files before 2024-12) is
-//!   not listed as a metric (pandas calls it `Unnamed: N`).
+//!   not listed as a metric (pandas calls it `Unnamed: N`);
+//! * `GlobalInstanceId` is not listed as a metric: it numbers kernel
+//!   instances (the id in the trace's chart links) and measures nothing.
 //!
-//! `GlobalInstanceId` and `SubDeviceId` stay listed, as in the original:
-//! they are columns of the file and valid `-m` names, and keeping them keeps
-//! the output identical for every current file.
+//! `SubDeviceId` of query files stays listed, as in the original: it is the
+//! index of the calculated report, a value of the file like the others.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -217,7 +218,7 @@ mod tests {
         let text = "\n=== Device #0 Metrics ===\n\nKernel, GlobalInstanceId, GpuTime[ns], StreamMarker, Extra\n\"a\", 1, 2, 0, 1\n\"a\", 1, 2, 0, 1\n\n\"b\", 2, 2, 0, 1\n\n\"a\", 3, 2, 0, 1\n";
         assert_eq!(
             listing(text),
-            "Device 0\n    Metric\n        GlobalInstanceId\n        GpuTime[ns]\n        StreamMarker\n    Kernel, Number of Instances\n        \"a\", 2\n        \"b\", 1\n"
+            "Device 0\n    Metric\n        GpuTime[ns]\n        StreamMarker\n    Kernel, Number of Instances\n        \"a\", 2\n        \"b\", 1\n"
         );
     }
 

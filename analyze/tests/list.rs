@@ -23,9 +23,32 @@ fn csv_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The one deliberate difference from the original's listing of metric
+/// files: `GlobalInstanceId` numbers kernel instances and is not listed as a
+/// metric (issue 3 names it among the original's wrong results). The
+/// originals' goldens stay as the original wrote them; this removes exactly
+/// that item from the expected text, and it must have been there.
+fn without_instance_id(original: Vec<u8>, name: &str) -> Vec<u8> {
+    const ITEM: &str = "        GlobalInstanceId\n";
+    let text = String::from_utf8(original).unwrap();
+    if name.starts_with("stalls") {
+        assert!(
+            !text.contains(ITEM),
+            "{name}: a stall listing with {ITEM:?}"
+        );
+        return text.into_bytes();
+    }
+    assert!(
+        text.contains(ITEM),
+        "{name}: the original did not list GlobalInstanceId"
+    );
+    text.replace(ITEM, "").into_bytes()
+}
+
 /// Runs `analyze -l` on every `*.csv` of `dir`, to stdout and with `-o`,
-/// and compares with the `*.list.txt` next to it. Returns the failures.
-fn check_dir(dir: &Path) -> (usize, Vec<String>) {
+/// and compares with the `*.list.txt` next to it (passed through `adjust`).
+/// Returns the failures.
+fn check_dir(dir: &Path, adjust: fn(Vec<u8>, &str) -> Vec<u8>) -> (usize, Vec<String>) {
     let out_dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     let files = csv_files(dir);
@@ -33,7 +56,7 @@ fn check_dir(dir: &Path) -> (usize, Vec<String>) {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let expected_path = input.with_extension("list.txt");
         let expected = match fs::read(&expected_path) {
-            Ok(e) => e,
+            Ok(e) => adjust(e, &name),
             Err(e) => {
                 failures.push(format!("{name}: no expected listing: {e}"));
                 continue;
@@ -98,10 +121,11 @@ fn first_difference(got: &[u8], want: &[u8]) -> String {
 
 /// Goldens written by the original analyzeperfmetrics.py -l (pandas 3.1.1)
 /// on generator outputs of every variant and hand-made tricky names: our
-/// output must be byte-identical.
+/// output must be byte-identical, but for the `GlobalInstanceId` item
+/// (`without_instance_id`).
 #[test]
 fn listings_match_the_original_script() {
-    let (count, failures) = check_dir(&testdata());
+    let (count, failures) = check_dir(&testdata(), without_instance_id);
     assert!(count >= 17, "only {count} golden inputs found");
     assert!(
         failures.is_empty(),
@@ -116,7 +140,7 @@ fn listings_match_the_original_script() {
 /// column pandas names `Unnamed: N`).
 #[test]
 fn listings_where_the_original_is_wrong() {
-    let (count, failures) = check_dir(&testdata().join("fixed"));
+    let (count, failures) = check_dir(&testdata().join("fixed"), |e, _| e);
     assert!(count >= 8, "only {count} fixed inputs found");
     assert!(
         failures.is_empty(),

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use unitrace_core::category_schema::python_float_repr;
+use unitrace_core::pyfmt::json_float;
 
 /// A Python `int` or `float` value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,7 +36,7 @@ impl fmt::Display for PyNum {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PyNum::Int(i) => write!(f, "{i}"),
-            PyNum::Float(x) => f.write_str(&python_float_repr(*x)),
+            PyNum::Float(x) => f.write_str(&json_float(*x)),
         }
     }
 }

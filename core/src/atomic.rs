@@ -121,9 +121,46 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether two output paths name the same file (e.g. two outputs of one
+/// run), whether or not they exist yet: existing paths are compared after
+/// resolving links; otherwise the canonical folders and the file names are.
+pub fn same_output_path(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (fs::canonicalize(a), fs::canonicalize(b)) {
+        return x == y;
+    }
+    let dir = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        fs::canonicalize(parent).ok()
+    };
+    match (dir(a), dir(b)) {
+        (Some(da), Some(db)) => da == db && a.file_name() == b.file_name(),
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_output_path_needs_no_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("out.pdf");
+        let b = dir.path().join(".").join("out.pdf");
+        assert!(same_output_path(&a, &b));
+        assert!(!same_output_path(&a, &dir.path().join("data.csv")));
+        fs::write(&a, b"x").unwrap();
+        assert!(same_output_path(&a, &b));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.pdf");
+            std::os::unix::fs::symlink(&a, &link).unwrap();
+            assert!(same_output_path(&a, &link));
+        }
+    }
 
     #[test]
     fn commit_renames_and_drop_leaves_nothing() {

@@ -121,7 +121,7 @@ impl JsonValue {
             JsonValue::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            JsonValue::Float(f) => out.push_str(&python_float_repr(*f)),
+            JsonValue::Float(f) => out.push_str(&crate::pyfmt::json_float(*f)),
             JsonValue::Str(s) => write_python_string(out, s),
             JsonValue::Array(items) => {
                 if items.is_empty() {
@@ -195,56 +195,6 @@ pub fn write_python_string(out: &mut String, s: &str) {
         }
     }
     out.push('"');
-}
-
-/// Python's `repr(float)`: the shortest string that round-trips, in fixed
-/// notation for decimal exponents -4..16 and as `d.ddde+XX` otherwise.
-pub fn python_float_repr(value: f64) -> String {
-    if value.is_nan() {
-        return "NaN".to_string();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() {
-            "-0.0"
-        } else {
-            "0.0"
-        }
-        .to_string();
-    }
-    // `{:e}` gives the shortest round-trip digits: "4.0372986666666664e7".
-    let sci = format!("{value:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let n = digits.len() as i32;
-    if (-4..16).contains(&exp) {
-        if exp < 0 {
-            let zeros = "0".repeat((-exp - 1) as usize);
-            format!("{sign}0.{zeros}{digits}")
-        } else if exp + 1 >= n {
-            let zeros = "0".repeat((exp + 1 - n) as usize);
-            format!("{sign}{digits}{zeros}.0")
-        } else {
-            let (int_part, frac) = digits.split_at((exp + 1) as usize);
-            format!("{sign}{int_part}.{frac}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{first}{frac}e{esign}{:02}", exp.abs())
-    }
 }
 
 impl<'de> Deserialize<'de> for JsonValue {
@@ -584,46 +534,32 @@ impl CategorySchema {
         let reverse = trees.pop().unwrap_or_default();
         let direct = trees.pop().unwrap_or_default();
 
-        let contains = match doc.get("contains") {
-            None => None,
-            Some(list) => {
-                let entries = extension_list(list, "contains", "tag")?;
-                let mut ids = Vec::new();
-                let mut patterns = Vec::new();
-                for (tag, category) in entries {
-                    ids.push(rules.len() as RuleId);
-                    patterns.push(tag.clone());
-                    rules.push(SchemaRule {
-                        kind: RuleKind::Contains,
-                        tag,
-                        category,
-                    });
-                }
-                let ac = AhoCorasick::new(&patterns)
-                    .map_err(|e| format!("\"contains\" tags cannot be compiled: {e}"))?;
-                Some((ac, ids))
-            }
-        };
-        let matches = match doc.get("matches") {
-            None => None,
-            Some(list) => {
-                let entries = extension_list(list, "matches", "regex")?;
-                let mut ids = Vec::new();
-                let mut patterns = Vec::new();
-                for (tag, category) in entries {
-                    ids.push(rules.len() as RuleId);
-                    patterns.push(tag.clone());
-                    rules.push(SchemaRule {
-                        kind: RuleKind::MatchesRegex,
-                        tag,
-                        category,
-                    });
-                }
-                let set = RegexSet::new(&patterns)
-                    .map_err(|e| format!("a \"matches\" regex is invalid: {e}"))?;
-                Some((set, ids))
-            }
-        };
+        let contains = extension_rules(
+            doc.get("contains"),
+            "contains",
+            "tag",
+            RuleKind::Contains,
+            &mut rules,
+        )?
+        .map(|(patterns, ids)| {
+            AhoCorasick::new(&patterns)
+                .map(|ac| (ac, ids))
+                .map_err(|e| format!("\"contains\" tags cannot be compiled: {e}"))
+        })
+        .transpose()?;
+        let matches = extension_rules(
+            doc.get("matches"),
+            "matches",
+            "regex",
+            RuleKind::MatchesRegex,
+            &mut rules,
+        )?
+        .map(|(patterns, ids)| {
+            RegexSet::new(&patterns)
+                .map(|set| (set, ids))
+                .map_err(|e| format!("a \"matches\" regex is invalid: {e}"))
+        })
+        .transpose()?;
         Ok(CategorySchema {
             ignore_spaces,
             direct,
@@ -676,6 +612,36 @@ impl CategorySchema {
     pub fn category_of(&self, rule: RuleId) -> &str {
         &self.rules[rule as usize].category
     }
+}
+
+/// The patterns of an extension list, with the rule id of each.
+type ExtensionPatterns = (Vec<String>, Vec<RuleId>);
+
+/// The rules of the extension list `key` (`contains` or `matches`), if the
+/// document has one: appended to `rules` as `kind`, and returned as their
+/// patterns with their rule ids, ready for one multi-pattern matcher.
+fn extension_rules(
+    list: Option<&JsonValue>,
+    key: &str,
+    field: &str,
+    kind: RuleKind,
+    rules: &mut Vec<SchemaRule>,
+) -> Result<Option<ExtensionPatterns>, String> {
+    let Some(list) = list else {
+        return Ok(None);
+    };
+    let mut ids = Vec::new();
+    let mut patterns = Vec::new();
+    for (tag, category) in extension_list(list, key, field)? {
+        ids.push(rules.len() as RuleId);
+        patterns.push(tag.clone());
+        rules.push(SchemaRule {
+            kind,
+            tag,
+            category,
+        });
+    }
+    Ok(Some((patterns, ids)))
 }
 
 fn extension_list(
@@ -811,25 +777,6 @@ mod tests {
     fn compile(ini: &str) -> JsonValue {
         let schema = parse_ini(Path::new("t.ini"), ini, IniOptions::default()).unwrap();
         compile_rules(&schema.rules, true)
-    }
-
-    #[test]
-    fn float_repr_matches_python() {
-        let cases = [
-            (40372986.666666664, "40372986.666666664"),
-            (1.0, "1.0"),
-            (14.333333333333332, "14.333333333333332"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (1e16, "1e+16"),
-            (1234567890123456.0, "1234567890123456.0"),
-            (1.2345678901234568e18, "1.2345678901234568e+18"),
-            (-2.5, "-2.5"),
-            (146497735.0, "146497735.0"),
-        ];
-        for (v, want) in cases {
-            assert_eq!(python_float_repr(v), want);
-        }
     }
 
     #[test]

@@ -26,6 +26,17 @@ fn pow10(n: u32) -> Option<i128> {
     10i128.checked_pow(n)
 }
 
+/// The end of the run of ASCII digits that starts at `start`; `None` when
+/// there is none (every digit run of a JSON number is non-empty).
+fn digit_run_end(text: &[u8], start: usize) -> Option<usize> {
+    let len = text
+        .get(start..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    (len > 0).then_some(start + len)
+}
+
 /// `m * 10^len(digits) + digits`, taking the digits 18 at a time in a u64
 /// (per-digit i128 arithmetic dominated the cost of shifting timestamps).
 fn push_digits(mut m: i128, digits: &[u8]) -> Option<i128> {
@@ -80,23 +91,13 @@ impl Decimal {
             i += 1;
         }
         let start = i;
-        while i < text.len() && text[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
+        i = digit_run_end(text, start)?;
         let mut mantissa = push_digits(0, &text[start..i])?;
         let mut scale: u32 = 0;
         if i < text.len() && text[i] == b'.' {
             i += 1;
             let start = i;
-            while i < text.len() && text[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i == start {
-                return None;
-            }
+            i = digit_run_end(text, start)?;
             mantissa = push_digits(mantissa, &text[start..i])?;
             scale = (i - start) as u32;
         }
@@ -114,13 +115,10 @@ impl Decimal {
                 _ => false,
             };
             let start = i;
+            i = digit_run_end(text, start)?;
             let mut exp: u32 = 0;
-            while i < text.len() && text[i].is_ascii_digit() {
-                exp = exp.checked_mul(10)?.checked_add((text[i] - b'0') as u32)?;
-                i += 1;
-            }
-            if i == start {
-                return None;
+            for &d in &text[start..i] {
+                exp = exp.checked_mul(10)?.checked_add((d - b'0') as u32)?;
             }
             if eneg {
                 scale = scale.checked_add(exp)?;
@@ -332,6 +330,10 @@ mod tests {
         assert!(Decimal::parse(b"abc").is_none());
         assert!(Decimal::parse(b"1e").is_none());
         assert!(Decimal::parse(b"").is_none());
+        assert!(Decimal::parse(b"-").is_none());
+        assert!(Decimal::parse(b"1e+").is_none());
+        assert!(Decimal::parse(b"-.5").is_none());
+        assert_eq!(d("-2.50E+2").to_string(), "-250");
     }
 
     #[test]

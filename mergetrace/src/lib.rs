@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use regex::Regex;
-use unitrace_core::atomic::{ensure_not_input, AtomicFile};
+use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::InputError;
@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     ensure_not_input(&args.output, &input_refs)?;
     if let Some(csv) = args.stats_csv() {
         ensure_not_input(csv, &input_refs)?;
-        if same_path(csv, &args.output) {
+        if same_output_path(csv, &args.output) {
             anyhow::bail!("--stats {}: same file as the merged trace", csv.display());
         }
     }
@@ -196,19 +196,4 @@ pub fn run(args: Args) -> Result<ExitCode> {
 fn load_schema(path: &Path) -> Result<CategorySchema> {
     let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
     Ok(CategorySchema::from_json_bytes(path, &bytes)?)
-}
-
-/// Whether two output paths name the same file (neither needs to exist).
-fn same_path(a: &Path, b: &Path) -> bool {
-    let dir = |p: &Path| -> Option<PathBuf> {
-        let parent = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        std::fs::canonicalize(parent).ok()
-    };
-    match (dir(a), dir(b)) {
-        (Some(da), Some(db)) => da == db && a.file_name() == b.file_name(),
-        _ => a == b,
-    }
 }

@@ -11,7 +11,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use unitrace_core::shell_words::{self, SplitError};
 
 /// The two runs: metric group and output prefix (scripts.md 6.1).
 pub const RUNS: [(&str, &str); 2] = [
@@ -19,69 +20,20 @@ pub const RUNS: [(&str, &str); 2] = [
     ("VectorEngine138", "_IntelGPUCompute"),
 ];
 
-/// Splits a command string like a POSIX shell splits words: blanks separate
-/// words; single quotes keep everything literally; double quotes keep
-/// everything but `\"`, `\\`, `\$` and `` \` ``; a backslash outside quotes
-/// escapes the next character. No variable, glob or tilde expansion.
+/// Splits a command string like a POSIX shell splits words (blanks, quotes,
+/// backslashes, line continuations; no variable, glob or tilde expansion).
 pub fn split_command(cmd: &str) -> Result<Vec<String>> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = cmd.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => cur.push(c),
-                        None => bail!("unterminated single quote in --app command `{cmd}`"),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => cur.push(c),
-                            Some('\n') => {}
-                            Some(c) => {
-                                cur.push('\\');
-                                cur.push(c);
-                            }
-                            None => bail!("unterminated double quote in --app command `{cmd}`"),
-                        },
-                        Some(c) => cur.push(c),
-                        None => bail!("unterminated double quote in --app command `{cmd}`"),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some('\n') => {}
-                    Some(c) => cur.push(c),
-                    None => bail!("--app command `{cmd}` ends with a lone backslash"),
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
+    let words = shell_words::split(cmd, shell_words::Dialect::Posix).map_err(|e| match e {
+        SplitError::UnclosedQuote('\'') => {
+            anyhow!("unterminated single quote in --app command `{cmd}`")
         }
-    }
-    if in_word {
-        words.push(cur);
-    }
+        SplitError::UnclosedQuote(_) => {
+            anyhow!("unterminated double quote in --app command `{cmd}`")
+        }
+        SplitError::TrailingBackslash => {
+            anyhow!("--app command `{cmd}` ends with a lone backslash")
+        }
+    })?;
     if words.is_empty() {
         bail!("--app command is empty");
     }

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::model::{KernelView, Roofline};
-use crate::pyfmt::repr;
+use unitrace_core::pyfmt::float_repr as repr;
 
 /// Counts (time, operations, bytes) print as integers when they are whole.
 fn count(x: f64) -> String {

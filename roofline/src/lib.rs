@@ -5,7 +5,6 @@ pub mod app;
 pub mod data;
 pub mod model;
 pub mod page;
-pub mod pyfmt;
 pub mod summary;
 
 use std::fs::File;

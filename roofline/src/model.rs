@@ -98,6 +98,16 @@ pub struct Roofline {
 }
 
 impl Roofline {
+    /// The memory levels the memory profile measured, with their index in
+    /// `levels` (which picks their colour): the ones drawn and tabulated.
+    pub fn present_levels(&self) -> Vec<(usize, &Level)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.present)
+            .collect()
+    }
+
     pub fn join(memory: MemoryProfile, compute: ComputeProfile, device: DeviceConfig) -> Roofline {
         let by_name = compute.by_name();
         let memory_names: HashSet<&str> = memory.kernels.iter().map(|k| k.name.as_str()).collect();

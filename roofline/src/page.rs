@@ -232,7 +232,7 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     s.push_str(
         "<g class=\"roofs\" clip-path=\"url(#plot-area)\" fill=\"none\" stroke-width=\"2.2\">\n",
     );
-    for (i, level) in r.levels.iter().enumerate().filter(|(_, l)| l.present) {
+    for (i, level) in r.present_levels() {
         let bw = level.bandwidth_gb_per_s;
         let start = ai_lo.max(10f64.powf(ax.y0) / bw);
         let ridge = peak / bw;
@@ -307,12 +307,7 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
     }
     s.push_str("</g>\n");
     // Legend.
-    let present: Vec<(usize, &crate::model::Level)> = r
-        .levels
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.present)
-        .collect();
+    let present = r.present_levels();
     let lx = pl + 12.0;
     let mut ly = pt + 18.0;
     let _ = writeln!(
@@ -561,12 +556,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     s.push_str("</div>\n<div id=\"tooltip\" hidden></div>\n");
     s.push_str("<div class=\"controls\"><label for=\"search\">Search kernels: </label><input id=\"search\" type=\"search\" placeholder=\"part of a kernel name\" autocomplete=\"off\"> <span id=\"match-count\"></span> <button id=\"download-svg\" type=\"button\">Download chart (SVG)</button></div>\n");
     // Kernel table: sortable; default order is by time, longest first.
-    let present: Vec<(usize, &crate::model::Level)> = r
-        .levels
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.present)
-        .collect();
+    let present = r.present_levels();
     s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Largest op type</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
     for (_, level) in &present {
         let _ = write!(

@@ -14,7 +14,7 @@ use unitrace_core::device_config::Precision;
 use unitrace_core::roofline_profile::Num;
 
 use crate::model::{Kernel, Roofline};
-use crate::pyfmt::repr;
+use unitrace_core::pyfmt::float_repr as repr;
 
 pub const HEADER: &str = "Kernel_name ,time_elapsed (s) ,% of Total time,  Bounded_by , FP16 (GFLOPS), FP32 (GFLOPS), FP64 (GFLOPS) , BF16_XMX (GFLOPS),FP16_XMX(Gops), FP16_XMX (GFLOPS),fp16_xmx_utilization [%], AI (gpu_memory), AI (L3) ,gpu_memory (GB/s), L3 (GB/s)";
 

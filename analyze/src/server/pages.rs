@@ -2,142 +2,58 @@
 //! metric instance (scripts.md 1.6.2 as the server applies it, 1.9), and
 //! the PDF or HTML bytes of a list of pages (drawn by `crate::render`).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use unitrace_core::csv_sections::Header;
 use unitrace_core::metric_csv::MetricRow;
 
-use crate::charts::{GPU_TIME, THROUGHPUT_LABEL};
+pub use crate::charts::ChartOptions;
+use crate::charts::{instance_charts, ChartSets, InstanceColumns, MissingColumn, GPU_TIME};
 use crate::render::svg::{escape_xml, page_svg};
-use crate::render::{self, Chart, Page, Series};
+use crate::render::{self, Chart, Page};
 
-/// The chart options of the server (the `-m -y -b -x -t` of the command
-/// line or of uniview's `-f` file).
-#[derive(Debug, Clone, Default)]
-pub struct ChartOptions {
-    pub metrics: Vec<String>,
-    pub ylabels: Vec<String>,
-    pub throughput: Vec<String>,
-    pub xlabel: String,
-    pub title: String,
-}
-
-/// One validated chart set: metric names and their columns.
-struct Set<'a> {
-    names: Vec<&'a str>,
-    columns: Vec<usize>,
-    y_label: &'a str,
-    throughput: bool,
-}
-
-/// The pages of one metric instance, in the original's order: every `-m`
-/// set, then every `-b` set (scripts.md 1.6.2). A name the header does not
+/// The pages of one metric instance, built by `crate::charts` as for
+/// `analyze -o`: every `-m` set, then every `-b` set (scripts.md 1.6.2); no
+/// page without rows or without a `-m` set. A name the header does not
 /// have gives the server's message `No metric data for <name>. Is the
 /// metric name correctly spelled?` (scripts.md 1.9; the `-m` name is shown
-/// as given, the `-b` name stripped, as the original does).
-///
-/// X values are the 0-based sample ordinals within the instance (the
-/// original uses row positions in the section: scripts.md 1.11 quirk 7, the
-/// same choice as `analyze -o`).
+/// as given, the `-b` name stripped, as the original does). With no rows,
+/// this only validates the options against `header`.
 pub fn metric_pages(
     options: &ChartOptions,
     header: &Header,
     rows: &[MetricRow],
 ) -> Result<Vec<Chart>, String> {
-    let column = |name: &str| {
-        header
-            .index_of(name)
-            .filter(|&i| i != header.kernel_index())
-    };
-    let mut sets = Vec::new();
-    for (set, label) in options.metrics.iter().zip(&options.ylabels) {
-        let mut names = Vec::new();
-        let mut columns = Vec::new();
-        for piece in set.split(',') {
-            let Some(i) = column(piece.trim()) else {
-                return Err(format!(
-                    "No metric data for {piece}. Is the metric name correctly spelled?"
-                ));
-            };
-            names.push(piece.trim());
-            columns.push(i);
-        }
-        sets.push(Set {
-            names,
-            columns,
-            y_label: label,
-            throughput: false,
-        });
-    }
-    let gpu_time = column(GPU_TIME);
-    for set in &options.throughput {
-        let mut names = Vec::new();
-        let mut columns = Vec::new();
-        for piece in set.split(',') {
-            let name = piece.trim();
-            let Some(i) = column(name) else {
-                return Err(format!(
-                    "No metric data for {name}. Is the metric name correctly spelled?"
-                ));
-            };
-            names.push(name);
-            columns.push(i);
-        }
-        if gpu_time.is_none() {
+    let sets = ChartSets::new(options, header).map_err(|missing| {
+        let name = match &missing {
+            MissingColumn::Metric(name) | MissingColumn::Throughput(name) => name.as_str(),
             // The original crashes on a file without it; say why instead.
-            return Err(format!(
-                "No metric data for {GPU_TIME}. Is the metric name correctly spelled?"
-            ));
-        }
-        sets.push(Set {
-            names,
-            columns,
-            y_label: THROUGHPUT_LABEL,
-            throughput: true,
-        });
-    }
+            MissingColumn::GpuTime => GPU_TIME,
+        };
+        format!("No metric data for {name}. Is the metric name correctly spelled?")
+    })?;
     let Some(first) = rows.first() else {
         return Ok(Vec::new());
     };
-    // No `-m` page means no `-b` page either (scripts.md 1.6.2).
-    if !sets.iter().any(|s| !s.throughput) {
+    if !sets.has_metric_set() {
         return Ok(Vec::new());
     }
-    let title_lines = vec![options.title.clone(), format!("({})", first.kernel)];
-    let charts = sets
-        .iter()
-        .map(|set| {
-            let series = set
-                .names
-                .iter()
-                .zip(&set.columns)
-                .map(|(name, &c)| Series {
-                    name: name.to_string(),
-                    points: rows
-                        .iter()
-                        .enumerate()
-                        .map(|(i, row)| {
-                            let value = row.value(c);
-                            let value = match (set.throughput, gpu_time) {
-                                (true, Some(g)) => value / row.value(g),
-                                _ => value,
-                            };
-                            (i as f64, value)
-                        })
-                        .collect(),
-                })
-                .collect();
-            Chart {
-                title_lines: title_lines.clone(),
-                x_label: options.xlabel.clone(),
-                y_label: set.y_label.to_string(),
-                series,
-                kind: Chart::kind_for_points(rows.len()),
-                x_tick_labels: None,
-            }
-        })
-        .collect();
-    Ok(charts)
+    let charts = instance_charts(options, &sets, &first.kernel, &RowColumns(rows));
+    Ok(charts.into_iter().map(|(chart, _)| chart).collect())
+}
+
+/// The rows of one instance as read by the server's index.
+struct RowColumns<'a>(&'a [MetricRow]);
+
+impl InstanceColumns for RowColumns<'_> {
+    fn rows(&self) -> usize {
+        self.0.len()
+    }
+
+    fn column(&self, column: usize) -> Cow<'_, [f64]> {
+        Cow::Owned(self.0.iter().map(|row| row.value(column)).collect())
+    }
 }
 
 /// A PDF of `pages`, drawn by the PDF writer of `crate::render` (which

@@ -54,13 +54,7 @@ pub struct FileService {
 /// Indexes `args.input` and returns the service for it.
 pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
     let index = FileIndex::build(&args.input)?;
-    let charts = ChartOptions {
-        metrics: args.metrics.clone(),
-        ylabels: args.ylabels.clone(),
-        throughput: args.throughput.clone(),
-        xlabel: args.xlabel.clone(),
-        title: args.title.clone(),
-    };
+    let charts = ChartOptions::from_args(args);
     // Early hints on stderr; requests still get the original's answers.
     if let Some(header) = index.first_metric_header() {
         if index.instance_entries() == 0 {

@@ -1,17 +1,37 @@
-//! Python's `repr(float)` (and numpy's `str(float64)`, which follows it):
-//! the shortest digits that round-trip, in fixed notation when the decimal
-//! exponent is in -4..16 and in scientific notation (`1e-05`, `2.5e+16`)
-//! otherwise. The console summary prints every float this way so that it
-//! matches the original line by line (scripts.md 6.3).
+//! Python's float spellings, shared by every tool whose output must match an
+//! original script byte for byte.
+//!
+//! * [`float_repr`]: `repr(float)` (and numpy's `str(float64)`, which follows
+//!   it): the shortest digits that round-trip, in fixed notation when the
+//!   decimal exponent is in -4..16 and in scientific notation (`1e-05`,
+//!   `2.5e+16`) otherwise; `nan`, `inf`, `-inf`. The roofline console summary
+//!   and data file print floats this way (scripts.md 6.3).
+//! * [`json_float`]: the same digits as written by `json.dump`, which spells
+//!   the non-finite values `NaN`, `Infinity`, `-Infinity` (categorize's
+//!   schema and summary's JSON).
 
 /// Formats `x` like Python's `repr(x)`.
-pub fn repr(x: f64) -> String {
+pub fn float_repr(x: f64) -> String {
+    spell(x, ["nan", "inf", "-inf"])
+}
+
+/// Formats `x` like Python's `json.dumps(x)`.
+pub fn json_float(x: f64) -> String {
+    spell(x, ["NaN", "Infinity", "-Infinity"])
+}
+
+/// `x` with the given spellings of NaN, +infinity and -infinity.
+fn spell(x: f64, [nan, inf, neg_inf]: [&str; 3]) -> String {
     if x.is_nan() {
-        return "nan".to_string();
+        nan.to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 { inf } else { neg_inf }.to_string()
+    } else {
+        finite_repr(x)
     }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
+}
+
+fn finite_repr(x: f64) -> String {
     // Rust's `{:e}` yields the shortest round-trip digits: `d.ddde<exp>`.
     let sci = format!("{:e}", x.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
@@ -43,7 +63,7 @@ pub fn repr(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::repr;
+    use super::{float_repr, json_float};
 
     #[test]
     fn matches_python_repr() {
@@ -68,9 +88,24 @@ mod tests {
             (f64::NAN, "nan"),
             (-2.5, "-2.5"),
             (123.0, "123.0"),
+            (40372986.666666664, "40372986.666666664"),
+            (14.333333333333332, "14.333333333333332"),
+            (1.2345678901234568e18, "1.2345678901234568e+18"),
+            (146497735.0, "146497735.0"),
         ];
         for (x, want) in cases {
-            assert_eq!(repr(*x), *want, "repr({x:e})");
+            assert_eq!(float_repr(*x), *want, "repr({x:e})");
+        }
+    }
+
+    #[test]
+    fn json_spells_non_finite_like_json_dumps() {
+        assert_eq!(json_float(f64::NAN), "NaN");
+        assert_eq!(json_float(f64::INFINITY), "Infinity");
+        assert_eq!(json_float(f64::NEG_INFINITY), "-Infinity");
+        // Finite values are spelt exactly as by `repr`.
+        for x in [0.0, -0.0, 1e16, 0.00001, -2.5, 40372986.666666664] {
+            assert_eq!(json_float(x), float_repr(x));
         }
     }
 }
