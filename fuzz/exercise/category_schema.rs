@@ -8,12 +8,13 @@
 
 use std::path::Path;
 
-use unitrace_core::category_schema::{python_float_repr, CategorySchema, JsonValue};
+use unitrace_core::category_schema::{CategorySchema, JsonValue};
+use unitrace_core::pyfmt::float_repr;
 
 pub fn run(data: &[u8]) {
     if data.len() >= 8 {
         let f = f64::from_le_bytes(data[..8].try_into().unwrap_or([0; 8]));
-        let _ = python_float_repr(f);
+        let _ = float_repr(f);
     }
     if let Ok(value) = serde_json::from_slice::<JsonValue>(data) {
         let text = value.to_python_json(Some(2));
