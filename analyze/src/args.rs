@@ -210,6 +210,11 @@ pub fn expand_option_files(argv: Vec<OsString>) -> Result<Vec<OsString>, OptionF
                 for token in read_option_file(&path)? {
                     out.push(OsString::from(token));
                 }
+                // Keep the file in `Args::config`: it is an input, which
+                // no output may overwrite (issue 10).
+                let mut config = OsString::from("--config=");
+                config.push(path.as_os_str());
+                out.push(config);
             }
             None => out.push(arg),
         }
@@ -299,6 +304,7 @@ mod tests {
         assert_eq!(args.ylabels, vec!["Y1", "Y2", "Y3"]);
         assert_eq!(args.title, "Later");
         assert_eq!(args.input, PathBuf::from("in.csv"));
+        assert_eq!(args.config, vec![opts]);
     }
 
     #[test]

@@ -16,6 +16,16 @@ use args::Args;
 
 /// Runs one invocation of `analyze` (the flow of scripts.md 1.2).
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    // Option files (`-f`) are inputs too: `-f opts.txt -o opts.txt` must
+    // not replace them with a chart (issue 10). The data input is checked
+    // by each mode.
+    let option_files: Vec<&std::path::Path> = args.config.iter().map(|p| p.as_path()).collect();
+    for output in [&args.output, &args.data, &args.report]
+        .into_iter()
+        .flatten()
+    {
+        unitrace_core::atomic::ensure_not_input(output, &option_files)?;
+    }
     if args.list {
         return list::run(args);
     }

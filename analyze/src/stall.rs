@@ -344,6 +344,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.report_format == ReportFormat::Json && args.report.is_none() {
         bail!("--report-format json needs -r/--report FILE");
     }
+    // The files of the dump folder are inputs too: `-r dump/x.asm` must not
+    // replace an assembly listing with the report (issue 10).
+    if let Some(dir) = &args.shaderdump {
+        let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let dump_files: Vec<&Path> = dump_files.iter().map(|p| p.as_path()).collect();
+        let outputs = [Some(&output), args.data.as_ref(), args.report.as_ref()];
+        for out in outputs.into_iter().flatten() {
+            ensure_not_input(out, &dump_files)?;
+        }
+    }
     let mut report_file = match &args.report {
         Some(path) => {
             let mut taken = vec![input, output.as_path()];

@@ -53,11 +53,11 @@ fn checks_in_the_original_order_with_its_messages() {
     let options = testdata("options.txt");
     assert_eq!(
         uniview_fails(&["-t", "/nonexistent/t.json"]),
-        "uniview: Trace file /nonexistent/t.json is not found\n"
+        "uniview: /nonexistent/t.json: trace file is not found\n"
     );
     assert_eq!(
         uniview_fails(&["-t", path(&trace), "-m", "/nonexistent/m.csv"]),
-        "uniview: Metrics file /nonexistent/m.csv is not found\n"
+        "uniview: /nonexistent/m.csv: metrics file is not found\n"
     );
     assert_eq!(
         uniview_fails(&["-t", path(&trace), "-f", path(&options)]),
@@ -80,7 +80,7 @@ fn checks_in_the_original_order_with_its_messages() {
             "-f",
             "/nonexistent/o.txt"
         ]),
-        "uniview: Config file /nonexistent/o.txt is not found\n"
+        "uniview: /nonexistent/o.txt: config file is not found\n"
     );
     assert_eq!(
         uniview_fails(&[
@@ -91,7 +91,7 @@ fn checks_in_the_original_order_with_its_messages() {
             "-s",
             "/nonexistent/dump"
         ]),
-        "uniview: Shader dump folder /nonexistent/dump is not found\n"
+        "uniview: /nonexistent/dump: shader dump folder is not found\n"
     );
 }
 
@@ -114,7 +114,7 @@ fn empty_and_invalid_traces_are_refused_and_left_alone() {
     std::fs::write(&empty, "").unwrap();
     assert_eq!(
         uniview_fails(&["-t", path(&empty)]),
-        format!("uniview: Trace file {} is empty\n", empty.display())
+        format!("uniview: {}: trace file is empty\n", empty.display())
     );
     let invalid = dir.path().join("bad.json");
     std::fs::write(&invalid, "Kernel, GlobalInstanceId\n").unwrap();
@@ -122,7 +122,7 @@ fn empty_and_invalid_traces_are_refused_and_left_alone() {
     let err = uniview_fails(&["-t", path(&invalid)]);
     assert!(
         err.starts_with(&format!(
-            "uniview: Trace file {} is invalid",
+            "uniview: {}:1: trace file is invalid: not a JSON trace",
             invalid.display()
         )),
         "{err}"

@@ -95,6 +95,23 @@ impl Header {
                 format!("header column {} has no name", i + 1),
             ));
         }
+        // Two columns of one name make `-m NAME` and every reader that
+        // looks a column up by name ambiguous (pandas silently renames the
+        // second `NAME.1`): refuse the header (issue 10).
+        let mut seen = std::collections::HashMap::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            if let Some(first) = seen.insert(c.as_str(), i) {
+                return Err(InputError::at_line(
+                    path,
+                    line,
+                    format!(
+                        "column `{c}` appears twice (fields {} and {})",
+                        first + 1,
+                        i + 1
+                    ),
+                ));
+            }
+        }
         let kernel_index = columns
             .iter()
             .position(|c| c == "Kernel")
@@ -1134,6 +1151,21 @@ mod tests {
         out.iter()
             .map(|f| line[f.range.clone()].to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        let path = Path::new("d.csv");
+        let e =
+            Header::parse(b"Kernel, GpuTime[ns], XVE_ACTIVE[%], GpuTime[ns]", 4, path).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv:4: column `GpuTime[ns]` appears twice (fields 2 and 4)"
+        );
+        let stall = b"Kernel, IP[Address], Active[Events], Active[Events], OtherStall[Events]";
+        assert!(Header::parse(stall, 4, path).is_err());
+        // The empty field after a trailing separator is not a column.
+        assert!(Header::parse(b"Kernel, GpuTime[ns], A[%],", 4, path).is_ok());
     }
 
     #[test]

@@ -317,6 +317,29 @@ impl Aggregator {
                     ),
                 )
             })?;
+            // Every column a roofline reads (time, clocks, occupancy,
+            // byte and instruction counts, utilisation) is a non-negative
+            // finite quantity; pandas would sum `-5` or `1e999` into a
+            // meaningless roof, so such a value is refused where it is
+            // (issue 10). NaN stays "missing", as pandas reads it.
+            let bad = match v {
+                Value::Int(i) if i < 0 => Some("is negative"),
+                Value::Float(f) if f.is_infinite() => Some("is out of range"),
+                Value::Float(f) if f < 0.0 => Some("is negative"),
+                _ => None,
+            };
+            if let Some(bad) = bad {
+                return Err(InputError::at_line(
+                    path,
+                    line_no,
+                    format!(
+                        "{} profile: column {}: `{}` {bad}",
+                        self.what,
+                        self.wanted.names[w],
+                        raw.trim()
+                    ),
+                ));
+            }
             if !matches!(v, Value::Int(_)) {
                 self.all_int[w] = false;
             }
@@ -344,6 +367,24 @@ impl Header {
         let mut columns = Vec::with_capacity(agg.wanted.names.len());
         for (w, wanted) in agg.wanted.names.iter().enumerate() {
             let pos = names.iter().position(|n| n == wanted);
+            // Two columns of the same name leave the value ambiguous
+            // (pandas silently reads the first and renames the second
+            // `NAME.1`): refuse the header (issue 10).
+            if let Some(p) = pos {
+                if let Some(q) = names[p + 1..].iter().position(|n| n == wanted) {
+                    return Err(InputError::at_line(
+                        path,
+                        line_no,
+                        format!(
+                            "{} profile: column {} appears twice (fields {} and {})",
+                            agg.what,
+                            wanted,
+                            p + 1,
+                            p + q + 2
+                        ),
+                    ));
+                }
+            }
             if pos.is_none() && agg.wanted.required[w] {
                 let group = if agg.what == "compute" {
                     "VectorEngine138"
@@ -655,6 +696,39 @@ mod tests {
         assert_eq!(m.kernels[0].time_ns, Num::Int(150));
         assert_eq!(m.kernels[0].bytes[0], Some(Num::Int(17)));
         assert_eq!(m.kernels[0].bytes[1], Some(Num::Int(24)));
+    }
+
+    #[test]
+    fn negative_and_infinite_values_are_refused_at_their_line() {
+        for (value, problem) in [
+            ("-100", "`-100` is negative"),
+            ("-1.5e3", "`-1.5e3` is negative"),
+            ("1e999", "`1e999` is out of range"),
+            ("-inf", "`-inf` is out of range"),
+        ] {
+            let text = format!(
+                "\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,100,1000,10,1,5,5,40\n\"k[SIMD16]\",1,0,{value},1000,10,1,5,5,40\n"
+            );
+            let e = memory(&text).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("m.csv:4: memory profile: column GpuTime[ns]: {problem}")
+            );
+        }
+        // NaN is a missing value, as pandas reads it.
+        let text = format!("\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,nan,1000,10,1,5,5,40\n");
+        assert!(memory(&text).is_ok());
+    }
+
+    #[test]
+    fn a_wanted_column_named_twice_is_refused() {
+        let header = MEM_HEADER.replace("AvgGpuCoreFrequencyMHz[MHz]", "GpuTime[ns]");
+        let text = format!("\n{header}\n\"k[SIMD16]\",1,0,100,1000,10,1,5,5,40\n");
+        let e = memory(&text).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "m.csv:2: memory profile: column GpuTime[ns] appears twice (fields 4 and 5)"
+        );
     }
 
     #[test]

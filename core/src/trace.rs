@@ -974,6 +974,15 @@ impl<R: Read> TraceReader<R> {
                 let mut i = self.pos;
                 if self.base == 0 && i == 0 && b.starts_with(b"\xEF\xBB\xBF") {
                     i = 3;
+                } else if self.base == 0
+                    && i == 0
+                    && !b.is_empty()
+                    && b"\xEF\xBB\xBF".starts_with(b)
+                {
+                    // Only part of the BOM has arrived (a pipe may hand out
+                    // one or two bytes first): read on before judging it
+                    // (found by fuzzing, issue 10).
+                    return Err(PErr::Incomplete);
                 }
                 let i = skip_ws(b, i);
                 self.pos = i;

@@ -304,6 +304,17 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             }
                         }
                         if let Some(stats) = st.stats {
+                            if stats.invalid_times() > 0 {
+                                warn(
+                                    TOOL,
+                                    format!(
+                                        "{}: {} event(s) with a negative `dur` or a `ts`/`dur` \
+                                         out of range left out of the statistics",
+                                        plan.path.display(),
+                                        stats.invalid_times()
+                                    ),
+                                );
+                            }
                             outcome.ranks.push(stats.finish());
                         }
                         done_bytes += std::fs::metadata(&plan.path).map_or(0, |m| m.len());

@@ -43,6 +43,9 @@ pub struct RankStats {
     range_ids: FastMap<Box<str>, u32>,
     ranges: FastMap<u64, Vec<HostRange>>,
     open_ranges: FastMap<u64, Vec<(f64, u32)>>,
+    /// Events left out because their `dur` is negative or their `ts`/`dur`
+    /// is out of range (`1e400`): they would corrupt every sum.
+    invalid_times: u64,
 }
 
 struct KernelAgg {
@@ -158,7 +161,14 @@ impl RankStats {
             range_ids: FastMap::default(),
             ranges: FastMap::default(),
             open_ranges: FastMap::default(),
+            invalid_times: 0,
         }
+    }
+
+    /// Events left out of the statistics for a negative `dur` or a `ts` /
+    /// `dur` out of range (the caller warns).
+    pub fn invalid_times(&self) -> u64 {
+        self.invalid_times
     }
 
     pub fn feed(&mut self, ev: &Event<'_>) {
@@ -172,6 +182,12 @@ impl RankStats {
             return;
         };
         let dur = ev.f64(Field::Dur).unwrap_or(0.0);
+        // A negative duration or an infinite time (a corrupt trace) would
+        // silently cancel or swamp the sums (issue 10): leave the event out.
+        if !ts.is_finite() || !dur.is_finite() || dur < 0.0 {
+            self.invalid_times += 1;
+            return;
+        }
         self.wall_start = self.wall_start.min(ts);
         self.wall_end = self.wall_end.max(ts + dur);
         let cat = ev.str_raw(Field::Cat).unwrap_or(b"");
@@ -317,7 +333,9 @@ impl RankStats {
             *by_range[d.kernel as usize].entry(*r).or_default() += d.dur;
         }
 
-        let gpu_time: f64 = self.kernels.iter().map(|k| k.total).sum();
+        // `Sum for f64` starts at -0.0: a rank without kernels printed
+        // `-0.000` ms (found by the issue-10 system tests). Start at +0.0.
+        let gpu_time: f64 = self.kernels.iter().fold(0.0, |acc, k| acc + k.total);
         let launches = self.kernels.iter().map(|k| k.count).sum();
         let names = &self.range_names;
         let mut kernels: Vec<KernelRow> = self
@@ -508,7 +526,7 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
     write_categories(out, ranks)?;
     // Kernels over all ranks.
     let mut all: HashMap<&str, KernelTotals> = HashMap::new();
-    let total: f64 = ranks.iter().map(|r| r.gpu_time_us).sum();
+    let total: f64 = ranks.iter().fold(0.0, |acc, r| acc + r.gpu_time_us);
     for r in ranks {
         for k in &r.kernels {
             let e = all.entry(&k.name).or_default();
@@ -724,6 +742,33 @@ mod tests {
             st.feed(&ev);
         }
         st.finish()
+    }
+
+    #[test]
+    fn a_rank_without_kernels_has_zero_not_negative_zero_gpu_time() {
+        let report = run(r#"{"traceEvents":[
+{"ph": "X", "tid": 1, "pid": 1, "name": "host", "cat": "cpu_op", "ts": 100.0, "dur": 1.0}
+]}"#);
+        assert!(report.gpu_time_us.is_sign_positive());
+    }
+
+    #[test]
+    fn negative_durations_and_infinite_times_are_left_out() {
+        let t = r#"{"traceEvents":[
+{"ph": "X", "tid": 9, "pid": 9, "name": "gemm", "cat": "gpu_op", "ts": 200.0, "dur": 10.0},
+{"ph": "X", "tid": 9, "pid": 9, "name": "gemm", "cat": "gpu_op", "ts": 220.0, "dur": -10.0},
+{"ph": "X", "tid": 9, "pid": 9, "name": "gemm", "cat": "gpu_op", "ts": 1e400, "dur": 1.0},
+{"ph": "X", "tid": 1, "pid": 1, "name": "host", "cat": "cpu_op", "ts": 100.0, "dur": 1e400}
+]}"#;
+        let mut st = RankStats::new(Some(0), 0, Path::new("t.json"));
+        let mut r = TraceReader::new(t.as_bytes());
+        while let Some(ev) = r.next_event().unwrap() {
+            st.feed(&ev);
+        }
+        assert_eq!(st.invalid_times(), 3);
+        let report = st.finish();
+        assert_eq!(report.launches, 1);
+        assert_eq!(report.gpu_time_us, 10.0);
     }
 
     #[test]

@@ -35,28 +35,34 @@ pub struct TracePlan {
 
 impl TracePlan {
     /// Validates the trace in one streaming pass and plans its repair.
-    /// Errors use uniview's messages (scripts.md 3 step 3): `is empty`,
-    /// `is invalid` (with the reason and line).
+    /// Errors keep uniview's words (scripts.md 3 step 3: `is empty`, `is
+    /// invalid` with the reason) in the one error style of all tools,
+    /// `FILE[:LINE]: problem` (issue 10).
     pub fn for_file(path: &Path) -> anyhow::Result<TracePlan> {
         let shown = path.display();
         let size = std::fs::metadata(path)
-            .map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?
+            .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?
             .len();
         if size == 0 {
-            bail!("Trace file {shown} is empty");
+            bail!("{shown}: trace file is empty");
         }
         let file = File::open(path)
-            .map_err(|e| anyhow::anyhow!("Trace file {shown} cannot be read: {e}"))?;
-        let summary = scan(BufReader::with_capacity(1 << 20, file))
-            .map_err(|e: TraceError| anyhow::anyhow!("Trace file {shown} is invalid: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?;
+        let summary = scan(BufReader::with_capacity(1 << 20, file)).map_err(|e: TraceError| {
+            let at = match e.line {
+                Some(line) => format!("{shown}:{line}"),
+                None => shown.to_string(),
+            };
+            anyhow::anyhow!("{at}: trace file is invalid: {}", e.problem())
+        })?;
         if summary.empty {
-            bail!("Trace file {shown} is invalid: it holds only blanks");
+            bail!("{shown}: trace file is invalid: it holds only blanks");
         }
         if !summary.has_trace_events && summary.truncation.is_none() && summary.form.is_some() {
             // An object without `traceEvents`; the array form always has
             // its events.
             if summary.form == Some(unitrace_core::trace::TraceForm::Object) {
-                bail!("Trace file {shown} is invalid: no traceEvents array");
+                bail!("{shown}: trace file is invalid: no traceEvents array");
             }
         }
         let form = summary
@@ -85,7 +91,7 @@ impl TracePlan {
                 dropped_bytes: Some(cut.dropped_bytes),
             },
             Some(cut) => bail!(
-                "Trace file {shown} is invalid: it ends (line {}) before its event array starts",
+                "{shown}:{}: trace file is invalid: it ends before its event array starts",
                 cut.line
             ),
         };

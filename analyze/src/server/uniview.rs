@@ -122,13 +122,14 @@ pub fn metrics_kind(path: &Path) -> anyhow::Result<MetricsKind> {
 }
 
 /// The checks of scripts.md 3 steps 1-2, in the original's order and with
-/// its messages (each exits 1). Returns the kind of `-m`, if given.
+/// its words (each exits 1), in the `FILE: problem` style of all tools
+/// (issue 10). Returns the kind of `-m`, if given.
 pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     if !args.trace.exists() {
-        bail!("Trace file {} is not found", args.trace.display());
+        bail!("{}: trace file is not found", args.trace.display());
     }
     if args.trace.is_dir() {
-        bail!("Trace file {} is a directory", args.trace.display());
+        bail!("{}: trace file is a directory", args.trace.display());
     }
     let Some(metrics) = &args.metrics else {
         if args.config.is_some() || args.shaderdump.is_some() {
@@ -137,21 +138,21 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
         return Ok(None);
     };
     if !metrics.is_file() {
-        bail!("Metrics file {} is not found", metrics.display());
+        bail!("{}: metrics file is not found", metrics.display());
     }
     let kind = metrics_kind(metrics)?;
     if kind == MetricsKind::Metric {
         match &args.config {
             None => bail!("Config file is missing"),
             Some(config) if !config.is_file() => {
-                bail!("Config file {} is not found", config.display())
+                bail!("{}: config file is not found", config.display())
             }
             Some(_) => {}
         }
     }
     if let Some(dump) = &args.shaderdump {
         if !dump.exists() {
-            bail!("Shader dump folder {} is not found", dump.display());
+            bail!("{}: shader dump folder is not found", dump.display());
         }
     }
     Ok(Some(kind))

@@ -1,0 +1,413 @@
+//! Harness of the cross-tool system tests: finds the tool binaries (building
+//! them when needed), runs one tool invocation on scratch copies of its
+//! inputs, and checks the contract every tool keeps on bad input
+//! (README "Exit codes and errors"):
+//!
+//! * no panic (exit code 101, `panicked at` on stderr);
+//! * on failure: exit code 1 (2 for usage errors such as a bad option
+//!   file), exactly one stderr line `TOOL: FILE[:LINE]: problem` where FILE
+//!   is one of the inputs (or a file inside an input folder), and no output
+//!   file, not even a temporary one, in the output folder;
+//! * on success: stderr holds only `TOOL: warning: ...` lines;
+//! * the input bytes are never changed.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Packages whose binaries the system tests run.
+pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "roofline", "mergetrace"];
+
+/// The profile folder of the target dir this test executable was built in
+/// (`target/release` for `target/release/deps/bad_inputs-…`): the tool
+/// binaries of the same build live there. `CARGO_BIN_EXE_*` only exists in
+/// the package that owns a binary, so it cannot be used here.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("path of the test executable");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test executable lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Path of the binary `name` of this build. The first call builds every
+/// tool binary with the cargo that runs the tests (a no-op under `cargo
+/// test --workspace`, which has built them already), so that `cargo test -p
+/// unitrace-system-tests` also tests current binaries, never stale ones.
+pub fn tool_binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let dir = profile_dir();
+    if let Err(e) = BUILT.get_or_init(|| build_tools(&dir)) {
+        panic!("cannot build the tool binaries: {e}");
+    }
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "binary {} not found (build the workspace first)",
+        path.display()
+    );
+    path
+}
+
+fn build_tools(profile_dir: &Path) -> Result<(), String> {
+    // Without `CARGO` (test executable run by hand) the binaries must
+    // already be there.
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        return Ok(());
+    };
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("unnamed profile folder")?;
+    let target_dir = profile_dir.parent().ok_or("no target folder")?;
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build").arg("--quiet").arg("--bins");
+    match profile {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        other => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    for p in TOOL_PACKAGES {
+        cmd.args(["-p", p]);
+    }
+    cmd.env("CARGO_TARGET_DIR", target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// The repository root (parent of this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("crate lives in the repository")
+        .to_path_buf()
+}
+
+/// What a tool must do with one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Refuse it: exit code != 0, one error line; with `Some(n)`, the error
+    /// must point at line `n` of the input.
+    Fail(Option<u64>),
+    /// Use it, with at least one warning line.
+    Warn,
+    /// Use it silently: the flaw does not concern this tool (e.g. `analyze
+    /// -l` never reads metric values, so NaN values are not its business).
+    /// The reason is part of the table, for the reader.
+    Accept(&'static str),
+    /// Either refuse it (following the error contract) or use it (warnings
+    /// allowed): generated truncations at line boundaries can be valid
+    /// files.
+    Either,
+    /// A command-line usage error (exit code 2) in clap's own format, which
+    /// may span several lines (usage, hint): an option file naming an
+    /// unknown option. No panic, no output, input unchanged still hold.
+    Usage,
+}
+
+/// One run of one tool: program, arguments, the inputs it reads (whose
+/// bytes must not change) and the folder where it writes its outputs
+/// (which must stay empty when it fails).
+#[derive(Debug)]
+pub struct Invocation {
+    /// Name printed before every message (`analyze`, `summary`, ...).
+    pub tool: String,
+    pub binary: PathBuf,
+    pub args: Vec<OsString>,
+    /// Inputs an error may name (the bad input under test).
+    pub inputs: Vec<PathBuf>,
+    /// Further inputs (valid files, folders) that must stay unchanged but
+    /// that an error must not blame.
+    pub other_inputs: Vec<PathBuf>,
+    pub out_dir: PathBuf,
+    /// Working folder (tools with a default output name write there).
+    pub cwd: PathBuf,
+}
+
+/// All files below `path` (or `path` itself) with their bytes.
+pub fn snapshot(path: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            if let Ok(entries) = fs::read_dir(&p) {
+                for e in entries.flatten() {
+                    stack.push(e.path());
+                }
+            }
+        } else if let Ok(bytes) = fs::read(&p) {
+            files.insert(p, bytes);
+        }
+    }
+    files
+}
+
+/// Runs `inv` and checks it against `expect`; `Err` describes every broken
+/// rule (with the stderr), for a table-driven test to collect.
+pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
+    let all_inputs: Vec<&PathBuf> = inv.inputs.iter().chain(&inv.other_inputs).collect();
+    let before: Vec<_> = all_inputs.iter().map(|p| snapshot(p)).collect();
+    let out = run_with_timeout(inv)?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut problems = Vec::new();
+    let code = out.status.code();
+
+    if code == Some(101) || stderr.contains("panicked at") {
+        problems.push("panicked".to_string());
+    }
+    if code.is_none() {
+        problems.push(format!("killed by a signal ({:?})", out.status));
+    }
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let warning_prefix = format!("{}: warning: ", inv.tool);
+    // Informational lines (`summary: note: ...`) are allowed like warnings.
+    let note_prefix = format!("{}: note: ", inv.tool);
+    let is_remark = |l: &&str| l.starts_with(&warning_prefix) || l.starts_with(&note_prefix);
+    let failed = !out.status.success();
+    if failed && *expect == Expect::Usage {
+        if code != Some(2) {
+            problems.push(format!("exit code {code:?}, want 2 (usage error)"));
+        }
+        if lines.is_empty() {
+            problems.push("usage error without a message".to_string());
+        }
+        let leftovers = snapshot(&inv.out_dir);
+        if !leftovers.is_empty() {
+            problems.push(format!(
+                "failed run left files: {:?}",
+                leftovers.keys().collect::<Vec<_>>()
+            ));
+        }
+    } else if failed {
+        if !matches!(code, Some(1) | Some(2)) {
+            problems.push(format!(
+                "exit code {code:?}, want 1 (or 2 for usage errors)"
+            ));
+        }
+        // Warnings before the error are allowed (e.g. a skipped input);
+        // the error itself is one line.
+        let errors: Vec<&&str> = lines.iter().filter(|l| !is_remark(l)).collect();
+        if errors.len() != 1 {
+            problems.push(format!("{} error lines, want exactly 1", errors.len()));
+        }
+        if let Some(line) = errors.last() {
+            if let Err(p) = check_error_line(line, inv) {
+                problems.push(p);
+            }
+            if let Expect::Fail(Some(n)) = expect {
+                if error_line_number(line, inv) != Some(*n) {
+                    problems.push(format!("error does not point at line {n}"));
+                }
+            }
+        }
+        let leftovers = snapshot(&inv.out_dir);
+        if !leftovers.is_empty() {
+            problems.push(format!(
+                "failed run left files: {:?}",
+                leftovers.keys().collect::<Vec<_>>()
+            ));
+        }
+        if matches!(expect, Expect::Warn | Expect::Accept(_)) {
+            problems.push("refused an input it must accept".to_string());
+        }
+    } else {
+        let non_warnings: Vec<&&str> = lines.iter().filter(|l| !is_remark(l)).collect();
+        if !non_warnings.is_empty() {
+            problems.push(format!(
+                "succeeded with non-warning stderr {non_warnings:?}"
+            ));
+        }
+        match expect {
+            Expect::Fail(_) | Expect::Usage => {
+                problems.push("accepted a bad input (exit code 0)".to_string())
+            }
+            Expect::Warn if !lines.iter().any(|l| l.starts_with(&warning_prefix)) => {
+                problems.push("accepted a flawed input without a warning".to_string())
+            }
+            _ => {}
+        }
+    }
+    for (path, snap) in all_inputs.iter().zip(&before) {
+        if &snapshot(path) != snap {
+            problems.push(format!("input {} changed", path.display()));
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(format!(
+            "{} {:?}: {}\n    exit {:?}, stderr: {}",
+            inv.tool,
+            inv.args,
+            problems.join("; "),
+            code,
+            shorten(&stderr)
+        ))
+    }
+}
+
+/// A tool that neither finishes nor fails within this time is a bug (a
+/// server waiting for a client on a bad input, a loop).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the invocation with stdin closed; kills it after [`TIMEOUT`].
+fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
+    let mut child = Command::new(&inv.binary)
+        .args(&inv.args)
+        .current_dir(&inv.cwd)
+        .env_remove("RUST_BACKTRACE")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", inv.binary.display()))?;
+    // Drain both pipes while waiting, so a chatty tool never blocks.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} {:?}: still running after {} s, killed",
+                    inv.tool,
+                    inv.args,
+                    TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("cannot wait for {}: {e}", inv.tool)),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+fn shorten(s: &str) -> String {
+    const MAX: usize = 600;
+    if s.len() <= MAX {
+        return s.trim_end().to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The part of an error line after `TOOL: INPUT`: `Some(rest)` when the line
+/// names one of the inputs (or a file inside an input folder).
+fn after_input<'a>(line: &'a str, inv: &Invocation) -> Option<&'a str> {
+    let rest = line.strip_prefix(&format!("{}: ", inv.tool))?;
+    inv.inputs.iter().find_map(|input| {
+        let shown = input.display().to_string();
+        let after = rest.strip_prefix(shown.as_str())?;
+        if input.is_dir() {
+            // `DIR/file.asm:12: ...`: skip the file inside the folder.
+            if let Some(inner) = after.strip_prefix('/') {
+                let end = inner.find(':')?;
+                return Some(&inner[end..]);
+            }
+        }
+        Some(after)
+    })
+}
+
+/// Checks `TOOL: FILE[:LINE]: problem` with a non-empty problem.
+fn check_error_line(line: &str, inv: &Invocation) -> Result<(), String> {
+    let bad = || {
+        format!(
+            "error line is not `{}: FILE[:LINE]: problem` naming an input",
+            inv.tool
+        )
+    };
+    let after = after_input(line, inv).ok_or_else(bad)?;
+    let after = match after.strip_prefix(':') {
+        Some(a) if a.starts_with(|c: char| c.is_ascii_digit()) => {
+            let digits = a.find(|c: char| !c.is_ascii_digit()).unwrap_or(a.len());
+            &a[digits..]
+        }
+        _ => after,
+    };
+    let problem = after.strip_prefix(": ").ok_or_else(bad)?;
+    if problem.trim().is_empty() {
+        return Err("error line has an empty problem".to_string());
+    }
+    Ok(())
+}
+
+fn error_line_number(line: &str, inv: &Invocation) -> Option<u64> {
+    let after = after_input(line, inv)?.strip_prefix(':')?;
+    let digits = after.find(|c: char| !c.is_ascii_digit())?;
+    after[..digits].parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(input: &str) -> Invocation {
+        Invocation {
+            tool: "analyze".into(),
+            binary: PathBuf::new(),
+            args: Vec::new(),
+            inputs: vec![PathBuf::from(input)],
+            other_inputs: Vec::new(),
+            out_dir: PathBuf::new(),
+            cwd: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn error_line_form() {
+        let i = inv("/t/in.csv");
+        assert!(check_error_line("analyze: /t/in.csv:12: row has 3 fields", &i).is_ok());
+        assert!(check_error_line("analyze: /t/in.csv: file is empty", &i).is_ok());
+        assert_eq!(error_line_number("analyze: /t/in.csv:12: x", &i), Some(12));
+        assert_eq!(error_line_number("analyze: /t/in.csv: x", &i), None);
+        assert!(check_error_line("analyze: /t/other.csv: file is empty", &i).is_err());
+        assert!(check_error_line("summary: /t/in.csv: file is empty", &i).is_err());
+        assert!(check_error_line("analyze: /t/in.csv:", &i).is_err());
+        assert!(check_error_line("analyze: /t/in.csv: ", &i).is_err());
+    }
+}
