@@ -34,6 +34,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use unitrace_core::atomic::{ensure_not_input, same_output_path};
+use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
     Event, FileKind, Header,
@@ -48,6 +49,8 @@ use crate::render::{self, Chart, Format, Page, PageSink, Series};
 pub const GPU_TIME: &str = "GpuTime[ns]";
 /// Y label of throughput charts.
 pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
+
+const TOOL: &str = "analyze";
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let input = args.input.as_path();
@@ -384,6 +387,50 @@ struct Session<'a> {
     stdout: std::io::Stdout,
     found_device: bool,
     done: bool,
+    /// Drawn values that are NaN or infinite (a chart cannot show them).
+    non_finite: Option<ValueFlaw>,
+    /// `GpuTime[ns]` values <= 0 that a `-b` throughput divides by.
+    bad_gpu_time: Option<ValueFlaw>,
+}
+
+/// The first occurrence of one kind of flawed value in the file, and how
+/// many there are: reported once per file, after reading it.
+#[derive(Debug, Clone, PartialEq)]
+struct ValueFlaw {
+    line: u64,
+    column: String,
+    text: String,
+    count: u64,
+}
+
+impl ValueFlaw {
+    fn record(flaw: &mut Option<ValueFlaw>, line: u64, column: &str, text: &[u8]) {
+        match flaw {
+            Some(f) => f.count += 1,
+            None => {
+                *flaw = Some(ValueFlaw {
+                    line,
+                    column: column.to_string(),
+                    text: String::from_utf8_lossy(text).into_owned(),
+                    count: 1,
+                })
+            }
+        }
+    }
+
+    /// `FILE:LINE: column `C`: `TEXT` <problem> (N such values in drawn
+    /// instances)`.
+    fn message(&self, path: &Path, problem: &str) -> String {
+        format!(
+            "{}:{}: column `{}`: `{}` {problem} ({} such value{} in drawn instances)",
+            path.display(),
+            self.line,
+            self.column,
+            self.text.trim(),
+            self.count,
+            if self.count == 1 { "" } else { "s" }
+        )
+    }
 }
 
 impl<'a> Session<'a> {
@@ -406,6 +453,8 @@ impl<'a> Session<'a> {
             stdout: std::io::stdout(),
             found_device: false,
             done: false,
+            non_finite: None,
+            bad_gpu_time: None,
         })
     }
 
@@ -522,13 +571,21 @@ impl<'a> Session<'a> {
                     row.split(&mut fields)?;
                     for (slot, &col) in self.needed.iter().enumerate() {
                         let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
+                        let column = || row.header().columns().get(col).map_or("?", |c| c.as_str());
                         let v = parse_number(text).ok_or_else(|| {
                             row.error(format!(
                                 "column `{}`: `{}` is not a number",
-                                row.header().columns().get(col).map_or("?", |c| c.as_str()),
+                                column(),
                                 String::from_utf8_lossy(text)
                             ))
                         })?;
+                        // Drawn as read, like the original's matplotlib,
+                        // but the user is told (once per file).
+                        if !v.is_finite() {
+                            ValueFlaw::record(&mut self.non_finite, row.line(), column(), text);
+                        } else if self.sets.gpu_time == Some(col) && v <= 0.0 {
+                            ValueFlaw::record(&mut self.bad_gpu_time, row.line(), column(), text);
+                        }
                         inst.values[slot].push(v);
                     }
                 }
@@ -558,6 +615,24 @@ impl<'a> Session<'a> {
         }
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
+        }
+        if let Some(line) = csv.first_non_utf8_kernel() {
+            crate::list::warn_non_utf8_kernel(&path, line);
+        }
+        if let Some(flaw) = &self.non_finite {
+            warn(
+                TOOL,
+                flaw.message(&path, "is not a finite number; the charts cannot show it"),
+            );
+        }
+        if let Some(flaw) = &self.bad_gpu_time {
+            warn(
+                TOOL,
+                flaw.message(
+                    &path,
+                    "is not a positive duration; the -b throughput divided by it is meaningless",
+                ),
+            );
         }
         Ok(())
     }

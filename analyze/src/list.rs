@@ -34,6 +34,18 @@ use crate::args::Args;
 
 const TOOL: &str = "analyze";
 
+/// The warning for the first kernel name of `input` (at `line`) that is not
+/// valid UTF-8, shared by every mode of analyze.
+pub(crate) fn warn_non_utf8_kernel(input: &Path, line: u64) {
+    warn(
+        TOOL,
+        format!(
+            "{}:{line}: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+            input.display()
+        ),
+    );
+}
+
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let input = args.input.as_path();
     if let Some(out) = &args.output {
@@ -42,13 +54,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let file = open_input(input)?;
     let listing = list(file, input)?;
     if let Some(line) = listing.first_non_utf8_kernel {
-        warn(
-            TOOL,
-            format!(
-                "{}:{line}: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
-                input.display()
-            ),
-        );
+        warn_non_utf8_kernel(input, line);
     }
     match &args.output {
         Some(out) => {

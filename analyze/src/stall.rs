@@ -464,6 +464,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if let Some(line) = reader.csv().first_non_utf8_kernel() {
+        crate::list::warn_non_utf8_kernel(input, line);
+    }
     if let Some(rf) = report_file {
         let path = rf.path.clone();
         if rf.commit()? {

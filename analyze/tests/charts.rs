@@ -761,3 +761,103 @@ fn instance_grouping_matches_the_core_reader() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+// --- flawed values that are still drawn: one warning per file and kind
+
+/// Writes `text` to `name` in `dir` and runs analyze on it with `args`
+/// (then `-o` into `dir` and the file); returns the warning lines.
+fn chart_warnings(dir: &Path, name: &str, text: &[u8], args: &[&str]) -> (PathBuf, Vec<String>) {
+    let input = dir.join(name);
+    std::fs::write(&input, text).unwrap();
+    let pdf = dir.join(format!("{name}.pdf"));
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-o", pdf.to_str().unwrap(), input.to_str().unwrap()]);
+    let out = run_in(dir, &all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(pdf.exists());
+    let warnings = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("analyze: warning: "))
+        .map(str::to_string)
+        .collect();
+    (input, warnings)
+}
+
+const FLAWED_METRICS: &[u8] = b"\n=== Device #0 Metrics ===\n\nKernel, GpuTime[ns], A[%], B[bytes]\n\"k\", 10, 1.5, 100\n\"k\", 0, nan, 100\n\"k\", -5, inf, 1e999\n";
+
+#[test]
+fn non_finite_values_and_bad_gpu_time_are_warned_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, warnings) = chart_warnings(
+        dir.path(),
+        "m.csv",
+        FLAWED_METRICS,
+        &["-m", "A[%]", "-y", "P", "-b", "B[bytes]"],
+    );
+    let path = input.display();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "analyze: warning: {path}:6: column `A[%]`: `nan` is not a finite number; \
+                 the charts cannot show it (3 such values in drawn instances)"
+            ),
+            format!(
+                "analyze: warning: {path}:6: column `GpuTime[ns]`: `0` is not a positive \
+                 duration; the -b throughput divided by it is meaningless (2 such values in \
+                 drawn instances)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn gpu_time_is_only_checked_for_throughput_and_clean_files_give_no_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without -b, GpuTime[ns] is not drawn: its 0 and -5 do not matter.
+    let (input, warnings) = chart_warnings(
+        dir.path(),
+        "m.csv",
+        FLAWED_METRICS,
+        &["-m", "B[bytes]", "-y", "P"],
+    );
+    assert_eq!(
+        warnings,
+        [format!(
+            "analyze: warning: {}:7: column `B[bytes]`: `1e999` is not a finite number; the \
+             charts cannot show it (1 such value in drawn instances)",
+            input.display()
+        )]
+    );
+    let (_, warnings) = chart_warnings(
+        dir.path(),
+        "s.csv",
+        &std::fs::read(testdata().join("sampling.csv")).unwrap(),
+        &["-m", "GpuTime[ns]", "-y", "ns", "-b", "L3_BYTE_READ[bytes]"],
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn non_utf8_kernel_names_are_warned_in_metric_and_stall_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = b"\n=== Device #0 Metrics ===\n\nKernel, GpuTime[ns], A[%]\n\"k\", 10, 1.5\n\n\"gemm_\xe9\", 10, 2.5\n\"\xe8\", 10, 2.5\n";
+    let (input, warnings) =
+        chart_warnings(dir.path(), "m.csv", metrics, &["-m", "A[%]", "-y", "P"]);
+    assert_eq!(
+        warnings,
+        [format!(
+            "analyze: warning: {}:7: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+            input.display()
+        )]
+    );
+    let stalls = b"\n=== Device #0 Metrics ===\n\nKernel, IP[Address], Active[Events], ControlStall[Events], PipeStall[Events], SendStall[Events], DistStall[Events], SbidStall[Events], SyncStall[Events], InstrFetchStall[Events], OtherStall[Events]\n\"k_\xe9\", 0, 2, 0, 0, 0, 2, 0, 0, 0, 0\n";
+    let (input, warnings) = chart_warnings(dir.path(), "s.csv", stalls, &["-m", "A[%]", "-y", "P"]);
+    assert_eq!(
+        warnings,
+        [format!(
+            "analyze: warning: {}:5: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+            input.display()
+        )]
+    );
+}

@@ -87,7 +87,9 @@ pub enum ConsoleFormat {
 
 /// What a worker makes of one member.
 enum Parsed {
-    Summary(Box<MemberSummary>),
+    /// A summary, with the line of the member's first byte that is not
+    /// valid UTF-8 (read as U+FFFD).
+    Summary(Box<MemberSummary>, Option<u64>),
     /// A side file of a `--result-dir` tree (trace JSON, metric CSV, …).
     SideFile,
     Binary,
@@ -118,14 +120,51 @@ fn parse_member(member: &Member) -> Parsed {
     }
     // Validating is cheaper than the lossy conversion; only damaged text
     // pays for the replacement characters.
-    let text = match std::str::from_utf8(&member.data) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(&member.data),
+    let (text, non_utf8) = match std::str::from_utf8(&member.data) {
+        Ok(t) => (std::borrow::Cow::Borrowed(t), None),
+        Err(e) => {
+            let before = &member.data[..e.valid_up_to()];
+            let line = memchr::memchr_iter(b'\n', before).count() as u64 + 1;
+            (String::from_utf8_lossy(&member.data), Some(line))
+        }
     };
     match parse_summary(&text) {
-        Ok(s) => Parsed::Summary(Box::new(s)),
+        Ok(s) => Parsed::Summary(Box::new(s), non_utf8),
         Err(e) => Parsed::Bad(e.line, e.problem),
     }
+}
+
+/// The warnings of one parsed member, each `LINE: problem` (once per kind,
+/// at the first occurrence, with the count): the member is still used.
+fn member_warnings(summary: &MemberSummary, non_utf8: Option<u64>) -> Vec<String> {
+    let times = |n: u64| {
+        if n == 1 {
+            "once".to_string()
+        } else {
+            format!("{n} times")
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(line) = non_utf8 {
+        out.push(format!(
+            "{line}: text is not valid UTF-8 (a kernel name in another encoding?); invalid bytes are read as U+FFFD"
+        ));
+    }
+    if let Some(f) = summary.short_rows {
+        out.push(format!(
+            "{}: table row has fewer fields than its header (log cut mid-row?); the table ends there and its remaining rows are not counted ({} in this member)",
+            f.first_line,
+            times(f.count)
+        ));
+    }
+    if let Some(f) = summary.negative_times {
+        out.push(format!(
+            "{}: negative \"Time (ns)\" is summed as read ({} in this member)",
+            f.first_line,
+            times(f.count)
+        ));
+    }
+    out
 }
 
 /// Members above this size are parsed while they stream out of the archive
@@ -142,6 +181,7 @@ fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parsed> {
         return Some(Parsed::Binary);
     }
     let mut parser = SummaryParser::new();
+    let mut non_utf8 = None;
     let mut buf = Vec::with_capacity(1 << 12);
     loop {
         buf.clear();
@@ -156,14 +196,17 @@ fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parsed> {
         }
         let fed = match std::str::from_utf8(&buf) {
             Ok(line) => parser.feed(line),
-            Err(_) => parser.feed(&String::from_utf8_lossy(&buf)),
+            Err(_) => {
+                non_utf8.get_or_insert(parser.lines() + 1);
+                parser.feed(&String::from_utf8_lossy(&buf))
+            }
         };
         if let Err(e) = fed {
             return Some(Parsed::Bad(e.line, e.problem));
         }
     }
     Some(match parser.finish() {
-        Ok(s) => Parsed::Summary(Box::new(s)),
+        Ok(s) => Parsed::Summary(Box::new(s), non_utf8),
         Err(e) => Parsed::Bad(e.line, e.problem),
     })
 }
@@ -318,7 +361,7 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         |member, parsed| {
             let at = |problem: String| InputError::at_file(tar, format!("{member}: {problem}"));
             match parsed {
-                Parsed::Summary(s) => {
+                Parsed::Summary(s, non_utf8) => {
                     if !s.has_summary {
                         return Err(at(
                         "no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
@@ -333,6 +376,9 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
                         for note in &s.notes {
                             warn(TOOL, format!("{}: {member}: {note}", tar.display()));
                         }
+                    }
+                    for warning in member_warnings(&s, non_utf8) {
+                        warn(TOOL, format!("{}: {member}:{warning}", tar.display()));
                     }
                     summaries += 1;
                     agg.fold(member, &s);
@@ -567,7 +613,7 @@ mod tests {
 
     fn summary_of(p: Parsed) -> MemberSummary {
         match p {
-            Parsed::Summary(s) => *s,
+            Parsed::Summary(s, _) => *s,
             _ => panic!("not a summary"),
         }
     }
@@ -592,5 +638,28 @@ mod tests {
             parse_member_stream("res/p.1/chrome_trace.json", &mut &b"{}"[..]),
             Some(Parsed::SideFile)
         ));
+    }
+
+    #[test]
+    fn first_non_utf8_line_is_found_whole_and_streamed() {
+        // A Latin-1 `é` in the kernel name of line 10 of LOG.
+        let data: Vec<u8> = LOG
+            .replace("\"k\", 1, 5", "\"k\u{1}\", 1, 5")
+            .bytes()
+            .map(|b| if b == 1 { 0xe9 } else { b })
+            .collect();
+        let whole = parse_member(&Member {
+            index: 0,
+            path: "output.1.0.txt".into(),
+            data: data.clone(),
+        });
+        let mut reader = std::io::BufReader::with_capacity(7, &data[..]);
+        let streamed = parse_member_stream("output.1.0.txt", &mut reader).unwrap();
+        for parsed in [whole, streamed] {
+            match parsed {
+                Parsed::Summary(_, line) => assert_eq!(line, Some(10)),
+                _ => panic!("not a summary"),
+            }
+        }
     }
 }

@@ -10,7 +10,9 @@
 //! * #2 a table also ends at a line starting with `*` or with fewer fields
 //!   than the header, and that line is read again for labels, so the CCL
 //!   block written twice back to back parses; a repeated CCL block (same
-//!   banner) replaces the earlier one instead of counting twice;
+//!   banner) replaces the earlier one instead of counting twice. A short
+//!   line that is not a label is a damaged row: it is counted in
+//!   [`MemberSummary::short_rows`] for the caller's warning;
 //! * #3 totals outside an API/Device section are ignored instead of landing
 //!   in the CCL bucket;
 //! * #4 rows with the same name in one file are summed ([`MemberSummary`]
@@ -264,6 +266,34 @@ pub struct MemberSummary {
     pub has_summary: bool,
     /// Things the original would have counted or crashed on, for `-v`.
     pub notes: Vec<String>,
+    /// Table rows with fewer fields than their header (a log cut mid-row, a
+    /// row missing columns): each ended its table, so it and the rows after
+    /// it in that table are not counted (scripts.md 4.5 #2). Callers warn.
+    pub short_rows: Option<FlawCount>,
+    /// Counted rows whose time is negative (summed as read). Callers warn.
+    pub negative_times: Option<FlawCount>,
+}
+
+/// The first line of one kind of flaw in a file and how many there are, so
+/// that a caller can warn once per file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlawCount {
+    pub first_line: u64,
+    pub count: u64,
+}
+
+impl FlawCount {
+    fn record(flaw: &mut Option<FlawCount>, line: u64) {
+        match flaw {
+            Some(f) => f.count += 1,
+            None => {
+                *flaw = Some(FlawCount {
+                    first_line: line,
+                    count: 1,
+                })
+            }
+        }
+    }
 }
 
 /// A problem in one file, with its 1-based line.
@@ -478,6 +508,16 @@ impl SummaryParser {
         ncols: usize,
     ) -> Result<bool, SummaryError> {
         if fields.len() < ncols {
+            // A label line (the next block written without a blank line
+            // before it) ends a table normally; any other short line is a
+            // damaged row of a counted table.
+            let counted = self
+                .table
+                .as_ref()
+                .is_some_and(|t| !matches!(t.target, Target::Skip));
+            if counted && find_label(line).is_none() {
+                FlawCount::record(&mut self.out.short_rows, self.lineno);
+            }
             self.end_table();
             return Ok(false);
         }
@@ -513,6 +553,9 @@ impl SummaryParser {
         };
         let time = number(time_col, "\"Time (ns)\"")?;
         let calls = number(calls_col, "\"Calls\"")?;
+        if time < 0 {
+            FlawCount::record(&mut self.out.negative_times, lineno);
+        }
         let raw_name = get(key_col);
         let added = match &mut table.target {
             Target::Device => self
@@ -901,5 +944,40 @@ mod tests {
         );
         assert_eq!(find_label(&"*".repeat(60)), Some(STARS));
         assert_eq!(find_label("*  Process ID : 1 | Rank ID : 0"), None);
+    }
+
+    #[test]
+    fn short_rows_of_counted_tables_are_counted_for_a_warning() {
+        let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", 2, 30\n\"cut\", 1\n\"j\", 1, 5\n";
+        let s = parse_summary(text).unwrap();
+        assert_eq!(
+            s.short_rows,
+            Some(FlawCount {
+                first_line: 6,
+                count: 1
+            })
+        );
+        // The table ended at line 6: line 7 is not counted.
+        assert_eq!(names(&s.device), [("k", 30, 2)]);
+        // A label line ending a table is not a damaged row, and neither are
+        // the rows of tables that are not counted (host API tables).
+        let labelled = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", 2, 30\n=== API Timing Summary ===\n";
+        assert_eq!(parse_summary(labelled).unwrap().short_rows, None);
+        assert_eq!(parse_summary(DEVICE_LOG).unwrap().short_rows, None);
+    }
+
+    #[test]
+    fn negative_times_are_summed_and_counted_for_a_warning() {
+        let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", 2, 30\n\"k\", 1, -40\n\"j\", 1, -1\n";
+        let s = parse_summary(text).unwrap();
+        assert_eq!(
+            s.negative_times,
+            Some(FlawCount {
+                first_line: 6,
+                count: 2
+            })
+        );
+        assert_eq!(names(&s.device), [("k", -10, 3), ("j", -1, 1)]);
+        assert_eq!(parse_summary(DEVICE_LOG).unwrap().negative_times, None);
     }
 }
