@@ -3,6 +3,12 @@
 //! over the destination only on [`AtomicFile::commit`]. A run that fails (or
 //! panics) therefore never leaves a partial output file behind; dropping an
 //! uncommitted `AtomicFile` removes the temporary file.
+//!
+//! A destination that exists and is not a regular file (`/dev/null`,
+//! `/dev/stdout`, a FIFO from `<(...)`/`mkfifo`) cannot be replaced by a
+//! rename — renaming over `/dev/null` as root would replace the device node
+//! with a regular file — so such a destination is opened and written
+//! directly.
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
@@ -12,7 +18,22 @@ use crate::error::InputError;
 
 pub struct AtomicFile {
     dest: PathBuf,
-    writer: BufWriter<tempfile::NamedTempFile>,
+    writer: Sink,
+}
+
+enum Sink {
+    /// A temporary file next to the destination, renamed on commit.
+    Temp(BufWriter<tempfile::NamedTempFile>),
+    /// A device or FIFO, written in place.
+    Direct(BufWriter<fs::File>),
+}
+
+/// Whether `dest` exists and is something a rename must not replace.
+fn is_special_file(dest: &Path) -> bool {
+    match fs::metadata(dest) {
+        Ok(meta) => !meta.is_file() && !meta.is_dir(),
+        Err(_) => false,
+    }
 }
 
 impl AtomicFile {
@@ -29,6 +50,13 @@ impl AtomicFile {
                 "output path is a directory",
             ));
         }
+        if is_special_file(dest) {
+            let file = fs::OpenOptions::new().write(true).open(dest)?;
+            return Ok(AtomicFile {
+                dest: dest.to_path_buf(),
+                writer: Sink::Direct(BufWriter::with_capacity(1 << 16, file)),
+            });
+        }
         let name = dest
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -39,7 +67,7 @@ impl AtomicFile {
             .tempfile_in(&dir)?;
         Ok(AtomicFile {
             dest: dest.to_path_buf(),
-            writer: BufWriter::with_capacity(1 << 16, tmp),
+            writer: Sink::Temp(BufWriter::with_capacity(1 << 16, tmp)),
         })
     }
 
@@ -49,7 +77,10 @@ impl AtomicFile {
 
     /// Flushes and renames the temporary file over the destination.
     pub fn commit(self) -> io::Result<()> {
-        let tmp = self.writer.into_inner().map_err(|e| e.into_error())?;
+        let tmp = match self.writer {
+            Sink::Temp(w) => w.into_inner().map_err(|e| e.into_error())?,
+            Sink::Direct(mut w) => return w.flush(),
+        };
         // Keep the permissions a plain `File::create` would give (tempfile
         // creates 0600 files).
         #[cfg(unix)]
@@ -72,13 +103,22 @@ fn current_umask() -> u32 {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer.write(buf)
+        match &mut self.writer {
+            Sink::Temp(w) => w.write(buf),
+            Sink::Direct(w) => w.write(buf),
+        }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer.write_all(buf)
+        match &mut self.writer {
+            Sink::Temp(w) => w.write_all(buf),
+            Sink::Direct(w) => w.write_all(buf),
+        }
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        match &mut self.writer {
+            Sink::Temp(w) => w.flush(),
+            Sink::Direct(w) => w.flush(),
+        }
     }
 }
 
@@ -176,6 +216,22 @@ mod tests {
         write_atomic(&dest, b"done").unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"done");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Writing to `/dev/null` must not replace the device node (a rename
+    /// over it, as root, would turn it into a regular file).
+    #[test]
+    fn special_files_are_written_in_place() {
+        let null = Path::new("/dev/null");
+        if !is_special_file(null) {
+            return; // no /dev/null on this system: nothing to check
+        }
+        write_atomic(null, b"discarded").unwrap();
+        assert!(is_special_file(null), "/dev/null was replaced");
+        let mut f = AtomicFile::create(null).unwrap();
+        f.write_all(b"x").unwrap();
+        drop(f); // an uncommitted direct write leaves the device alone too
+        assert!(is_special_file(null));
     }
 
     #[test]
