@@ -1,9 +1,11 @@
 //! Lays out one [`Page`] on a [`Canvas`]: axes, ticks, grid, series,
 //! legend and title, with matplotlib's default geometry (see the module
-//! documentation of `render`).
+//! documentation of the crate).
 
-use super::font::{metrics, text_width};
-use super::{Align, Canvas, Chart, ChartKind, Page, Rgb, TextRun};
+use crate::canvas::{Align, Canvas, TextRun};
+use crate::font::{metrics, text_width};
+use crate::model::{Chart, ChartKind, Page};
+use crate::palette::{series_color, Rgb, GRID, LEGEND_EDGE};
 
 /// Page size: matplotlib's default figure, 6.4 x 4.8 inches.
 pub const PAGE_WIDTH: f32 = 460.8;
@@ -13,21 +15,6 @@ pub const PAGE_HEIGHT: f32 = 345.6;
 /// top-left); chart frames are computed per chart like `tight_layout`.
 const AX_LEFT: f32 = 0.125 * PAGE_WIDTH;
 const AX_TOP: f32 = (1.0 - 0.88) * PAGE_HEIGHT;
-
-const TAB10: [Rgb; 10] = [
-    Rgb(0x1f, 0x77, 0xb4),
-    Rgb(0xff, 0x7f, 0x0e),
-    Rgb(0x2c, 0xa0, 0x2c),
-    Rgb(0xd6, 0x27, 0x28),
-    Rgb(0x94, 0x67, 0xbd),
-    Rgb(0x8c, 0x56, 0x4b),
-    Rgb(0xe3, 0x77, 0xc2),
-    Rgb(0x7f, 0x7f, 0x7f),
-    Rgb(0xbc, 0xbd, 0x22),
-    Rgb(0x17, 0xbe, 0xcf),
-];
-const GRID: Rgb = Rgb(0xb0, 0xb0, 0xb0);
-const LEGEND_EDGE: Rgb = Rgb(0xcc, 0xcc, 0xcc);
 
 const LABEL_SIZE: f32 = 10.0;
 const TITLE_SIZE: f32 = 8.0;
@@ -41,13 +28,8 @@ const TITLE_PAD: f32 = 6.0;
 const TICK_SIZE: f32 = 10.0;
 const STALL_TICK_SIZE: f32 = 6.0;
 const IP_LABEL_SIZE: f32 = 4.0;
-/// Text pages (scripts.md 1.8.8).
+/// Text pages (docs/compatibility.md#analyze-stall-report).
 const TEXT_PAGE_SIZE: f32 = 4.0;
-
-/// Colour of series `i` (tab10, cycling).
-pub fn series_color(i: usize) -> Rgb {
-    TAB10[i % TAB10.len()]
-}
 
 /// Draws one page.
 pub fn draw_page(page: &Page, canvas: &mut dyn Canvas) {
