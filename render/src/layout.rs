@@ -293,13 +293,12 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     };
 
     // --- frame: what tight_layout leaves for the axes ---------------------
-    let title = title_lines(&chart.title_lines);
+    let left = TIGHT_PAD + y_label_w_of(chart) + max_ylabel_w + TICK_PAD + TICK_LEN;
+    let right = PAGE_WIDTH - TIGHT_PAD - right_overhang;
+    // The title is centred over the axes, which sit right of the page's
+    // centre: wrap it at the width that fits around that centre.
+    let title = title_lines(&chart.title_lines, title_center(left, right));
     let title_h = title.len() as f32 * TITLE_SIZE * 1.2;
-    let y_label_w = if chart.y_label.is_empty() {
-        0.0
-    } else {
-        LABEL_SIZE * 1.17 + LABEL_PAD
-    };
     let x_label_h = if chart.x_label.is_empty() {
         0.0
     } else {
@@ -311,8 +310,8 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         0.0
     };
     let frame = Frame {
-        left: TIGHT_PAD + y_label_w + max_ylabel_w + TICK_PAD + TICK_LEN,
-        right: PAGE_WIDTH - TIGHT_PAD - right_overhang,
+        left,
+        right,
         top: TIGHT_PAD + title_h.max(offset_h) + TITLE_PAD,
         bottom: PAGE_HEIGHT - TIGHT_PAD - x_label_h - xtick_depth - TICK_PAD - TICK_LEN,
     };
@@ -522,10 +521,33 @@ pub fn wrap(text: &str, size: f32, max_w: f32) -> Vec<String> {
     lines
 }
 
-/// The title lines, each wrapped to the page width (matplotlib
-/// `wrap=True`).
-fn title_lines(title_lines: &[String]) -> Vec<String> {
-    let max_w = PAGE_WIDTH - 12.0;
+/// Width of the Y axis label and its padding.
+fn y_label_w_of(chart: &Chart) -> f32 {
+    if chart.y_label.is_empty() {
+        0.0
+    } else {
+        LABEL_SIZE * 1.17 + LABEL_PAD
+    }
+}
+
+/// Where title lines are centred: over the axes (`left..right` before the
+/// frame is clamped), as matplotlib centres `Axes.set_title`.
+fn title_center(left: f32, right: f32) -> f32 {
+    let left = left.min(PAGE_WIDTH * 0.5);
+    let right = right.max(PAGE_WIDTH * 0.6);
+    (left + right) / 2.0
+}
+
+/// Space kept between a title line and the page edge.
+const TITLE_MARGIN: f32 = 6.0;
+
+/// The title lines, each wrapped so that, centred at `center`, it stays
+/// inside the page with [`TITLE_MARGIN`] to spare (matplotlib `wrap=True`
+/// wraps at the figure edge the same way: twice the distance from the
+/// anchor to the nearer edge). Nothing is cut: a token wider than that is
+/// broken between characters.
+fn title_lines(title_lines: &[String], center: f32) -> Vec<String> {
+    let max_w = 2.0 * (center.min(PAGE_WIDTH - center) - TITLE_MARGIN);
     title_lines
         .iter()
         .flat_map(|l| wrap(l, TITLE_SIZE, max_w))
@@ -756,6 +778,64 @@ mod tests {
         let (l, off) = tick_labels(&[-0.5, 0.0, 0.5], 0.5);
         assert_eq!(l, vec!["\u{2212}0.5", "0.0", "0.5"]);
         assert!(off.is_none());
+    }
+
+    /// Records the horizontal extent of every text run.
+    struct Extents(Vec<(f32, f32, String)>);
+
+    impl Canvas for Extents {
+        fn polyline(&mut self, _: &[(f32, f32)], _: Rgb, _: f32) {}
+        fn rect(&mut self, _: f32, _: f32, _: f32, _: f32, _: Rgb, _: Option<(Rgb, f32)>) {}
+        fn text(&mut self, run: &TextRun<'_>) {
+            if run.rotated {
+                return;
+            }
+            let w = text_width(run.text, run.size);
+            let left = match run.align {
+                Align::Left => run.x,
+                Align::Center => run.x - w / 2.0,
+                Align::Right => run.x - w,
+            };
+            self.0.push((left, left + w, run.text.to_string()));
+        }
+    }
+
+    #[test]
+    fn titles_stay_inside_the_page_whatever_the_frame() {
+        let name = "main::{lambda(sycl::_V1::handler&)#1}::operator()(sycl::_V1::handler&) \
+                    const::{lambda(sycl::_V1::nd_item<1>)#1}[SIMD16 {1024; 1; 1} {256; 1; 1}]";
+        let token = "x".repeat(400);
+        for y in [1.0, 1e9, -123456.789] {
+            let chart = Chart {
+                title_lines: vec![
+                    "Performance Metrics".into(),
+                    format!("({name})"),
+                    token.clone(),
+                ],
+                x_label: "Time(in sampling intervals)".into(),
+                y_label: "Throughput(GB/s)".into(),
+                series: vec![crate::model::Series {
+                    name: "A".into(),
+                    points: vec![(1.0, y), (2.0, y * 2.0)],
+                }],
+                kind: ChartKind::Line,
+                x_tick_labels: None,
+            };
+            let mut canvas = Extents(Vec::new());
+            draw_page(&Page::Chart(chart), &mut canvas);
+            let mut drawn = String::new();
+            for (left, right, text) in &canvas.0 {
+                assert!(
+                    *left >= 0.0 && *right <= PAGE_WIDTH,
+                    "{text:?}: {left}..{right}"
+                );
+                drawn.push_str(text);
+            }
+            let squeezed: String = drawn.split_whitespace().collect();
+            let name: String = name.split_whitespace().collect();
+            assert!(squeezed.contains(&name), "the name is drawn whole");
+            assert!(squeezed.contains(&token), "the long token is drawn whole");
+        }
     }
 
     #[test]
