@@ -5,6 +5,7 @@
 use crate::canvas::{Align, Canvas, TextRun};
 use crate::font::{metrics, text_width};
 use crate::model::{Chart, ChartKind, Page};
+use crate::number::{shortest, tick_labels};
 use crate::palette::{series_color, Rgb, GRID, LEGEND_EDGE};
 
 /// Page size: matplotlib's default figure, 6.4 x 4.8 inches.
@@ -151,52 +152,6 @@ fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
     (ticks, step)
 }
 
-/// Tick labels with matplotlib's scientific offset: values of magnitude
-/// at least 1e6 or below 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
-/// the end of the axis.
-fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
-    let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let mut exp = 0i32;
-    if max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-5) {
-        exp = max_abs.log10().floor() as i32;
-    }
-    let scale = 10f64.powi(exp);
-    let s = step / scale;
-    let mut decimals = 0usize;
-    while decimals < 10 {
-        let m = s * 10f64.powi(decimals as i32);
-        if (m - m.round()).abs() < 1e-6 * m.abs().max(1.0) {
-            break;
-        }
-        decimals += 1;
-    }
-    let labels = ticks
-        .iter()
-        .map(|v| {
-            let t = format!("{:.*}", decimals, v / scale);
-            // matplotlib writes a minus sign (U+2212) for negative ticks.
-            match t.strip_prefix('-') {
-                Some(rest) if rest.chars().any(|c| c != '0' && c != '.') => {
-                    format!("\u{2212}{rest}")
-                }
-                Some(rest) => rest.to_string(),
-                None => t,
-            }
-        })
-        .collect();
-    let offset = (exp != 0).then(|| format!("1e{exp}"));
-    (labels, offset)
-}
-
-/// Formats an X value for a category label (bar charts).
-fn category_label(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
-}
-
 /// The axes rectangle of one chart, origin top-left.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -265,7 +220,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             chart
                 .series
                 .first()
-                .map(|s| s.points.iter().map(|p| category_label(p.0)).collect())
+                .map(|s| s.points.iter().map(|p| shortest(p.0)).collect())
                 .unwrap_or_default(),
         ),
         (None, ChartKind::Line) => None,
@@ -768,16 +723,6 @@ mod tests {
         let (t, s) = ticks(-0.25, 5.25, 9, true);
         assert_eq!(s, 1.0);
         assert_eq!(t.len(), 6);
-    }
-
-    #[test]
-    fn tick_labels_use_offset_for_large_values() {
-        let (l, off) = tick_labels(&[0.0, 2e9, 4e9], 2e9);
-        assert_eq!(l, vec!["0", "2", "4"]);
-        assert_eq!(off.as_deref(), Some("1e9"));
-        let (l, off) = tick_labels(&[-0.5, 0.0, 0.5], 0.5);
-        assert_eq!(l, vec!["\u{2212}0.5", "0.0", "0.5"]);
-        assert!(off.is_none());
     }
 
     /// Records the horizontal extent of every text run.

@@ -7,6 +7,8 @@
 //!   zeros dropped.
 //! * [`significant`]: values read by people (roofline labels and tables):
 //!   four significant digits, plain for everyday magnitudes.
+//! * [`tick_labels`]: labels of the ticks of a linear axis, as matplotlib's
+//!   default formatter spells them (with a `1e<k>` offset for large values).
 //! * [`decade`]: labels of the ticks of a logarithmic axis.
 
 /// Shortest round-trip form; whole numbers without a fraction.
@@ -65,6 +67,43 @@ pub fn decade(k: i32) -> String {
     }
 }
 
+/// Tick labels with matplotlib's scientific offset: values of magnitude
+/// at least 1e6 or below 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
+/// the end of the axis.
+pub fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
+    let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut exp = 0i32;
+    if max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-5) {
+        exp = max_abs.log10().floor() as i32;
+    }
+    let scale = 10f64.powi(exp);
+    let s = step / scale;
+    let mut decimals = 0usize;
+    while decimals < 10 {
+        let m = s * 10f64.powi(decimals as i32);
+        if (m - m.round()).abs() < 1e-6 * m.abs().max(1.0) {
+            break;
+        }
+        decimals += 1;
+    }
+    let labels = ticks
+        .iter()
+        .map(|v| {
+            let t = format!("{:.*}", decimals, v / scale);
+            // matplotlib writes a minus sign (U+2212) for negative ticks.
+            match t.strip_prefix('-') {
+                Some(rest) if rest.chars().any(|c| c != '0' && c != '.') => {
+                    format!("\u{2212}{rest}")
+                }
+                Some(rest) => rest.to_string(),
+                None => t,
+            }
+        })
+        .collect();
+    let offset = (exp != 0).then(|| format!("1e{exp}"));
+    (labels, offset)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +141,15 @@ mod tests {
         assert_eq!(decade(0), "1");
         assert_eq!(decade(5), "100000");
         assert_eq!(decade(7), "1e7");
+    }
+
+    #[test]
+    fn tick_labels_use_offset_for_large_values() {
+        let (l, off) = tick_labels(&[0.0, 2e9, 4e9], 2e9);
+        assert_eq!(l, vec!["0", "2", "4"]);
+        assert_eq!(off.as_deref(), Some("1e9"));
+        let (l, off) = tick_labels(&[-0.5, 0.0, 0.5], 0.5);
+        assert_eq!(l, vec!["\u{2212}0.5", "0.0", "0.5"]);
+        assert!(off.is_none());
     }
 }

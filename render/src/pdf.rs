@@ -23,7 +23,7 @@ use std::path::Path;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use pdf_writer::types::{CidFontType, FontFlags, LineCapStyle, LineJoinStyle, SystemInfo};
-use pdf_writer::{Chunk, Content, Filter, Name, Rect, Ref, Str, TextStr};
+use pdf_writer::{Chunk, Content, Filter, Name, Primitive, Rect, Ref, Str, TextStr};
 use subsetter::GlyphRemapper;
 use unitrace_core::AtomicFile;
 
@@ -344,6 +344,37 @@ fn deflate_level(bytes: &[u8], level: Compression) -> Vec<u8> {
     enc.finish().unwrap_or_default()
 }
 
+/// The glyph ids of a text run as a hex string: four bytes per glyph.
+/// pdf-writer's `Str` writes ASCII-only bytes as a literal string, where
+/// each two-byte id costs five bytes (`\000` for the high byte) or eight
+/// (ids below 32, which a subset gives to the first glyphs used).
+struct GlyphIds<'a>(&'a [u8]);
+
+impl Primitive for GlyphIds<'_> {
+    fn write(self, buf: &mut Vec<u8>) {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        buf.reserve(2 + 2 * self.0.len());
+        buf.push(b'<');
+        for &b in self.0 {
+            buf.push(HEX[usize::from(b >> 4)]);
+            buf.push(HEX[usize::from(b & 15)]);
+        }
+        buf.push(b'>');
+    }
+}
+
+/// `Tj` with a [`GlyphIds`] operand.
+trait ShowHex {
+    fn show_hex(&mut self, ids: &[u8]) -> &mut Self;
+}
+
+impl ShowHex for Content {
+    fn show_hex(&mut self, ids: &[u8]) -> &mut Self {
+        self.op("Tj").operand(GlyphIds(ids));
+        self
+    }
+}
+
 /// Canvas that appends PDF content-stream operators.
 struct PdfCanvas<'a> {
     content: Content,
@@ -417,7 +448,7 @@ impl Canvas for PdfCanvas<'_> {
             .set_fill_rgb(r, g, b)
             .set_font(FONT_RESOURCE, run.size)
             .set_text_matrix(matrix)
-            .show(Str(&encoded))
+            .show_hex(&encoded)
             .end_text();
     }
 }
