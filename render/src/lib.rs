@@ -285,6 +285,26 @@ mod tests {
     }
 
     #[test]
+    fn documents_in_memory_equal_the_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (format, name) in [
+            (Format::Pdf, "m.pdf"),
+            (Format::Svg, "m.svg"),
+            (Format::Html, "m.html"),
+        ] {
+            let path = tmp.path().join(name);
+            let mut sink = create(&path, format).unwrap();
+            for p in sample_pages() {
+                sink.add_page(&p).unwrap();
+            }
+            sink.finish().unwrap();
+            let pages = sample_pages();
+            let bytes = write_pages(Vec::new(), format, name, &pages).unwrap();
+            assert_eq!(bytes, std::fs::read(&path).unwrap(), "{name}");
+        }
+    }
+
+    #[test]
     fn writers_produce_complete_files() {
         let keep = std::env::var_os("RENDER_SAMPLE_DIR");
         let tmp = tempfile::tempdir().unwrap();
