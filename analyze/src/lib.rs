@@ -2,10 +2,13 @@
 //! Parsing lives in `unitrace-core`; this crate decides what to draw and
 //! renders it.
 
+/// Charts and their writers live in the `unitrace-render` crate, shared with
+/// roofline and the report tools; re-exported under the old path.
+pub use unitrace_render as render;
+
 pub mod args;
 pub mod charts;
 pub mod list;
-pub mod render;
 pub mod server;
 pub mod stall;
 pub mod stall_charts;
