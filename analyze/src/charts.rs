@@ -37,7 +37,7 @@ use unitrace_core::atomic::{ensure_not_input, same_output_path};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
-    Event, FileKind, Header,
+    FileKind, Header, InstanceEvent, InstanceReader,
 };
 use unitrace_core::InputError;
 
@@ -336,6 +336,15 @@ impl Mode {
     }
 }
 
+/// Whether a section of `device` is the one `-d wanted` names.
+fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
+    match device {
+        Some(d) => d == wanted,
+        // A banner-less file is device 0 (quirk 15, fixed).
+        None => wanted == 0,
+    }
+}
+
 /// The rows of one drawn instance: one value column per needed CSV column.
 #[derive(Debug, Clone)]
 struct Instance {
@@ -377,9 +386,10 @@ struct Session<'a> {
     sink: Option<Box<dyn PageSink>>,
     data: Option<DataWriter>,
     /// Kernel names of the device section in order of first appearance,
-    /// with their instance counts.
+    /// and their instance counts (same positions), from the core's
+    /// instance grouping.
     kernels: Vec<String>,
-    counts: HashMap<String, u32>,
+    counts: Vec<u32>,
     /// Mode B: instances waiting for an earlier kernel's turn.
     pending: HashMap<String, Instance>,
     next_turn: usize,
@@ -446,7 +456,7 @@ impl<'a> Session<'a> {
             sink: None,
             data: None,
             kernels: Vec::new(),
-            counts: HashMap::new(),
+            counts: Vec::new(),
             pending: HashMap::new(),
             next_turn: 0,
             progress: None,
@@ -485,18 +495,19 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    fn is_target_section(&self, device: Option<i64>) -> bool {
-        match device {
-            Some(d) => d == self.args.device,
-            // A banner-less file is device 0 (quirk 15, fixed).
-            None => self.args.device == 0,
-        }
-    }
-
     fn read(&mut self, file: File) -> anyhow::Result<()> {
         let total = file.metadata().map(|m| m.len()).unwrap_or(0);
         let path = self.path.clone();
-        let mut csv = CsvReader::new(file, &path);
+        // Rows are shown only for the instances the mode draws, in the
+        // wanted device's section; the others are only counted.
+        let device = self.args.device;
+        let mode = self.mode.clone();
+        let mut reader = InstanceReader::with_selection(
+            CsvReader::new(file, &path),
+            Box::new(move |head| {
+                is_target_section(device, head.device) && mode.wants(head.kernel, head.ordinal)
+            }),
+        );
         if std::io::stderr().is_terminal() && !matches!(self.mode, Mode::One(..)) {
             let pb = indicatif::ProgressBar::new(total);
             pb.set_style(
@@ -513,61 +524,36 @@ impl<'a> Session<'a> {
         let mut fields = Vec::new();
         let mut instances_seen = 0u64;
         loop {
-            let event = csv.next_event()?;
-            let Some(event) = event else { break };
-            match event {
-                Event::SectionStart { device, .. } => {
+            let Some(event) = reader.next_event()? else {
+                break;
+            };
+            let ended = match event {
+                InstanceEvent::SectionStart { device, .. } => {
                     // Only the first section of the wanted device is used
                     // (scripts.md 1.4).
                     if target_seen {
                         break;
                     }
-                    in_target = self.is_target_section(device);
+                    in_target = is_target_section(self.args.device, device);
+                    None
                 }
-                Event::Header(header) => {
+                InstanceEvent::Header(header) => {
                     if in_target && !target_seen {
                         target_seen = true;
                         self.found_device = true;
                         let header = header.clone();
                         self.prepare(&header)?;
                     }
+                    None
                 }
-                Event::Row(row) => {
-                    if !in_target {
-                        continue;
-                    }
-                    if building.is_none() {
-                        let kernel = row.kernel().into_owned();
-                        let ordinal = match self.counts.get_mut(&kernel) {
-                            Some(n) => {
-                                *n += 1;
-                                *n
-                            }
-                            None => {
-                                self.counts.insert(kernel.clone(), 1);
-                                self.kernels.push(kernel.clone());
-                                1
-                            }
-                        };
-                        let wanted = self.mode.wants(&kernel, ordinal);
-                        building = Some(Instance {
-                            kernel,
-                            ordinal,
-                            values: if wanted {
-                                vec![Vec::new(); self.needed.len()]
-                            } else {
-                                Vec::new()
-                            },
-                            rows: 0,
-                        });
-                    }
-                    let Some(inst) = building.as_mut() else {
-                        continue;
-                    };
+                InstanceEvent::Row { instance, row } => {
+                    let inst = building.get_or_insert_with(|| Instance {
+                        kernel: row.kernel().into_owned(),
+                        ordinal: instance.ordinal,
+                        values: vec![Vec::new(); self.needed.len()],
+                        rows: 0,
+                    });
                     inst.rows += 1;
-                    if inst.values.is_empty() {
-                        continue;
-                    }
                     row.split(&mut fields)?;
                     for (slot, &col) in self.needed.iter().enumerate() {
                         let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
@@ -588,34 +574,41 @@ impl<'a> Session<'a> {
                         }
                         inst.values[slot].push(v);
                     }
+                    None
                 }
-                Event::Separator { .. } | Event::SectionEnd { .. } => {
-                    if let Some(inst) = building.take() {
-                        instances_seen += 1;
-                        if !inst.values.is_empty() {
-                            self.complete(inst)?;
-                        }
-                        if let Some(pb) = &self.progress {
-                            if instances_seen.is_multiple_of(64) {
-                                pb.set_position(csv.offset());
-                                pb.set_message(format!("{instances_seen} instances"));
-                            }
-                        }
-                        if self.done {
-                            break;
-                        }
-                    }
+                InstanceEvent::End(span) => in_target.then_some(span),
+                InstanceEvent::SectionEnd { .. } => None,
+            };
+            let Some(span) = ended else {
+                continue;
+            };
+            // The section's kernels in order of first appearance, with
+            // their instance counts so far (mode B's turns, messages).
+            for kernel in &reader.section_kernels()[self.kernels.len()..] {
+                self.kernels.push(kernel.name.clone());
+                self.counts.push(0);
+            }
+            self.counts[span.kernel] = span.ordinal;
+            instances_seen += 1;
+            if let Some(inst) = building.take() {
+                if !inst.values.is_empty() {
+                    self.complete(inst)?;
                 }
             }
-        }
-        if let Some(inst) = building.take() {
-            if !inst.values.is_empty() {
-                self.complete(inst)?;
+            if let Some(pb) = &self.progress {
+                if instances_seen.is_multiple_of(64) {
+                    pb.set_position(reader.csv().offset());
+                    pb.set_message(format!("{instances_seen} instances"));
+                }
+            }
+            if self.done {
+                break;
             }
         }
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
         }
+        let csv = reader.csv();
         if let Some(line) = csv.first_non_utf8_kernel() {
             crate::list::warn_non_utf8_kernel(&path, line);
         }
@@ -760,11 +753,11 @@ impl<'a> Session<'a> {
         }
         self.flush_turns(true)?;
         match self.mode.clone() {
-            Mode::AllOf(k) | Mode::One(k, _) if !self.counts.contains_key(&k) => {
+            Mode::AllOf(k) | Mode::One(k, _) if self.instances_of(&k).is_none() => {
                 return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
             }
             Mode::One(k, n) if self.sink.is_none() => {
-                let have = self.counts.get(&k).copied().unwrap_or(0);
+                let have = self.instances_of(&k).unwrap_or(0);
                 return Err(InputError::at_file(
                     &path,
                     format!(
@@ -795,6 +788,12 @@ impl<'a> Session<'a> {
             format_name(self.format)
         ));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// How many instances `kernel` has in the section read so far.
+    fn instances_of(&self, kernel: &str) -> Option<u32> {
+        let position = self.kernels.iter().position(|k| k == kernel)?;
+        self.counts.get(position).copied()
     }
 
     /// The original's message plus the closest kernel names of the section.
