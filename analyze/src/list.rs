@@ -32,7 +32,7 @@ use unitrace_core::metric_csv::{
 };
 use unitrace_core::InputError;
 
-use crate::args::Args;
+use crate::plan::ListPlan;
 
 const TOOL: &str = "analyze";
 
@@ -48,9 +48,9 @@ pub(crate) fn warn_non_utf8_kernel(input: &Path, line: u64) {
     );
 }
 
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let input = args.input.as_path();
-    if let Some(out) = &args.output {
+pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
+    let input = plan.input.as_path();
+    if let Some(out) = &plan.output {
         ensure_not_input(out, &[input])?;
     }
     let file = open_input(input)?;
@@ -58,7 +58,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(line) = listing.first_non_utf8_kernel {
         warn_non_utf8_kernel(input, line);
     }
-    match &args.output {
+    match &plan.output {
         Some(out) => {
             let mut f = AtomicFile::create(out)
                 .with_context(|| format!("{}: cannot create output file", out.display()))?;
@@ -112,10 +112,7 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
     let mut sections: Vec<SectionListing> = Vec::new();
     // Distinct kernels of the current stall section.
     let mut stall_kernels: HashSet<String> = HashSet::new();
-    loop {
-        let Some(event) = reader.next_event()? else {
-            break;
-        };
+    while let Some(event) = reader.next_event()? {
         match event {
             InstanceEvent::SectionStart { device, .. } => {
                 sections.push(SectionListing {
