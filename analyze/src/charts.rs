@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -37,6 +37,7 @@ use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
     InstanceEvent, InstanceReader,
 };
+use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
 
 use crate::plan::{ChartOptions, ChartsPlan};
@@ -329,7 +330,7 @@ struct Session<'a> {
     /// Mode B: instances waiting for an earlier kernel's turn.
     pending: HashMap<String, Instance>,
     next_turn: usize,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressBar>,
     stdout: std::io::Stdout,
     found_device: bool,
     done: bool,
@@ -444,15 +445,8 @@ impl<'a> Session<'a> {
                 is_target_section(device, head.device) && mode.wants(head.kernel, head.ordinal)
             }),
         );
-        if std::io::stderr().is_terminal() && !matches!(self.mode, Mode::One(..)) {
-            let pb = indicatif::ProgressBar::new(total);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            self.progress = Some(pb);
+        if !matches!(self.mode, Mode::One(..)) {
+            self.progress = progress::bytes_bar(total);
         }
         let mut in_target = false;
         let mut target_seen = false;
@@ -751,30 +745,13 @@ pub fn closest_names<'n>(wanted: &str, names: &'n [String], max: usize) -> Vec<&
             let score = if n.starts_with(wanted) && !wanted.is_empty() {
                 0
             } else {
-                1 + edit_distance(wanted, n)
+                1 + strsim::levenshtein(wanted, n)
             };
             (score, i, n.as_str())
         })
         .collect();
     scored.sort();
     scored.into_iter().take(max).map(|(_, _, n)| n).collect()
-}
-
-/// Levenshtein distance over characters (names are at most a few KB).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -856,7 +833,11 @@ mod tests {
             closest_names("gen_conv", &names, 2),
             vec![names[0].as_str(), "gen_cony"]
         );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        // Non-ASCII names are compared too.
+        assert_eq!(
+            closest_names("gen_cönv", &names, 1),
+            vec![names[2].as_str()]
+        );
     }
 
     #[test]

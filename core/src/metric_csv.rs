@@ -648,10 +648,7 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         );
         let mut seen = Vec::new();
         let mut tables = Vec::new();
-        loop {
-            let Some(event) = reader.next_event().unwrap() else {
-                break;
-            };
+        while let Some(event) = reader.next_event().unwrap() {
             let ended_section = matches!(event, InstanceEvent::SectionEnd { .. });
             seen.push(match event {
                 InstanceEvent::SectionStart { index, device } => format!("S{index}:{device:?}"),
