@@ -19,6 +19,7 @@ pub mod demangle;
 pub mod device_config;
 pub mod ini_schema;
 pub mod metric_csv;
+pub mod progress;
 pub mod pyfmt;
 pub mod roofline_profile;
 pub mod shader_dump;
