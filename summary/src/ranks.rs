@@ -1,15 +1,35 @@
-//! Per-rank view of a summary tarball (beyond summary.py, which does not
-//! tell ranks apart, scripts.md 4.5 #8): one row per process with the time
+//! Per-rank view of a summary archive (beyond summary.py, which does not
+//! tell ranks apart, docs/compatibility.md#summary): one row per process with the time
 //! and calls of each category, its wallclock, and for every time column the
 //! slowest rank and how far it is from the median, so stragglers show at a
 //! glance.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 use unitrace_core::summary_text::MemberSummary;
 
-use crate::summary::{shorten, Categories, Coverage};
+use crate::coverage::{coverage_lines, Coverage};
+
+/// Interned category names in first-use order: the category columns of the
+/// table.
+#[derive(Default)]
+pub struct Categories {
+    pub names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Categories {
+    pub fn id(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.index.insert(name.to_string(), self.names.len());
+        self.names.push(name.to_string());
+        self.names.len() - 1
+    }
+}
 
 /// Rank and pid of a process, from the CCL banner or the file name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,7 +38,7 @@ pub struct ProcessId {
     pub pid: Option<u64>,
 }
 
-/// Files of one `--result-dir` process directory (formats 0).
+/// Files of one `--result-dir` process directory (docs/formats.md#result-dir).
 const RESULT_DIR_FILES: [&str; 6] = [
     "host_timing.txt",
     "device_timing.txt",
@@ -493,42 +513,6 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
-}
-
-/// The coverage report: default-category share with its top names, and the
-/// schema rules that matched no name.
-pub fn coverage_lines(coverage: &Coverage) -> Vec<String> {
-    let mut lines = Vec::new();
-    let share = if coverage.kernel_time > 0.0 {
-        100.0 * coverage.default_time / coverage.kernel_time
-    } else {
-        0.0
-    };
-    lines.push(format!(
-        "uncategorized: {share:.1}% of device kernel time in default category \"{}\" ({} names)",
-        coverage.default_category, coverage.default_names
-    ));
-    for (name, t) in &coverage.top {
-        let pct = if coverage.kernel_time > 0.0 {
-            100.0 * t / coverage.kernel_time
-        } else {
-            0.0
-        };
-        lines.push(format!(
-            "  {pct:5.1}%  {:.3} ms  {}",
-            t / 1e6,
-            shorten(name, 120)
-        ));
-    }
-    lines.push(format!(
-        "rules that matched nothing: {} of {}",
-        coverage.unmatched_rules.len(),
-        coverage.rules_total
-    ));
-    for (kind, tag, category) in &coverage.unmatched_rules {
-        lines.push(format!("  [{category} if {kind}] {tag}"));
-    }
-    lines
 }
 
 #[cfg(test)]
