@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use unitrace_core::category_schema::{
     write_python_string, CategorySchema, RuleId, DEFAULT_COMM_CATEGORY, DEFAULT_DEVICE_CATEGORY,
 };
-use unitrace_core::summary_text::{MemberSummary, NameIndex, NameTotals, L0_BACKEND, WALLCLOCK};
+use unitrace_core::summary_text::{
+    MemberSummary, NameIndex, NameTotals, ProcessReport, L0_BACKEND, WALLCLOCK,
+};
 
 use crate::coverage::Coverage;
 use crate::pyagg::{Aggregator, PyNum, Samples};
@@ -39,7 +41,8 @@ pub struct Aggregation<'a> {
     rule_hits: Vec<u64>,
     categories: Categories,
     processes: Vec<ProcessRow>,
-    process_index: HashMap<String, usize>,
+    /// Row of each (process key, report line).
+    process_index: HashMap<(String, Option<u64>), usize>,
 }
 
 const DEFAULT_CATEGORY: [&str; 2] = [DEFAULT_DEVICE_CATEGORY, DEFAULT_COMM_CATEGORY];
@@ -60,15 +63,37 @@ impl<'a> Aggregation<'a> {
         }
     }
 
-    /// Adds the summary of one member.
+    /// Adds the reports of one member: each report is one process, so one
+    /// sample per name for the aggregators and one row of the per-rank
+    /// table (docs/compatibility.md#summary).
     pub fn fold(&mut self, member: &str, summary: &MemberSummary) {
-        let key = ranks::process_key(member);
-        let row_index = match self.process_index.get(&key) {
+        let several = summary.reports.len() > 1;
+        for report in &summary.reports {
+            // A job log's name says nothing about the processes in it.
+            let (line, id) = if several {
+                (Some(report.first_line), ProcessId::default())
+            } else {
+                (None, ProcessId::from_member_path(member))
+            };
+            self.fold_report(ranks::process_key(member), line, id, report);
+        }
+    }
+
+    fn fold_report(
+        &mut self,
+        process_key: String,
+        report_line: Option<u64>,
+        id: ProcessId,
+        summary: &ProcessReport,
+    ) {
+        let index_key = (process_key, report_line);
+        let row_index = match self.process_index.get(&index_key) {
             Some(&i) => i,
             None => {
-                let id = ProcessId::from_member_path(member);
-                self.processes.push(ProcessRow::new(key.clone(), id));
-                self.process_index.insert(key, self.processes.len() - 1);
+                self.processes
+                    .push(ProcessRow::new(index_key.0.clone(), report_line, id));
+                self.process_index
+                    .insert(index_key, self.processes.len() - 1);
                 self.processes.len() - 1
             }
         };
@@ -110,7 +135,7 @@ impl<'a> Aggregation<'a> {
                 }
             }
         }
-        self.processes[row_index].absorb(member, summary);
+        self.processes[row_index].absorb(summary);
     }
 
     /// The per-rank table, its category columns in the order of `output`.

@@ -13,6 +13,7 @@ use unitrace_core::atomic::{ensure_not_input, write_atomic};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::summary_tarball::for_each_member_streaming;
+use unitrace_core::whole_file::{read_capped, MAX_SCHEMA_BYTES};
 use unitrace_core::InputError;
 
 use crate::aggregate::{render_output, Aggregation};
@@ -32,7 +33,8 @@ const TOOL: &str = "summary";
 )]
 pub struct SummaryArgs {
     /// Tar archive (gzip, plain; bzip2/xz/zstd via the system tools) of
-    /// unitrace -h/-d/-r text logs.
+    /// unitrace -h/-d/-r text logs, or a folder of them (a --result-dir
+    /// tree, a folder of logs), read like an archive of its files.
     #[arg(long = "tarfile", visible_alias = "input", value_name = "TAR")]
     pub tarfile: PathBuf,
 
@@ -94,7 +96,7 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
     for out in &outputs {
         ensure_not_input(out, &[&args.tarfile, &args.schema])?;
     }
-    let schema_bytes = std::fs::read(&args.schema).map_err(|e| InputError::io(&args.schema, &e))?;
+    let schema_bytes = read_capped(&args.schema, MAX_SCHEMA_BYTES, "compiled category schema")?;
     let schema = CategorySchema::from_json_bytes(&args.schema, &schema_bytes)?;
 
     let mut agg = Aggregation::new(&schema, args.aggregator);
@@ -116,8 +118,19 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         |member, parsed| {
             let at = |problem: String| InputError::at_file(tar, format!("{member}: {problem}"));
             match parsed {
+                Parsed::Summary(s, _) if !s.has_summary() && s.timeline_lines > 0 => {
+                    // `tar cfz x.tgz output.*` picks up the `-t` logs too;
+                    // summary.py finds no label in them and moves on.
+                    warn(
+                        TOOL,
+                        format!(
+                            "{}: {member}: only a device timeline (unitrace -t), no summary; skipped",
+                            tar.display()
+                        ),
+                    );
+                }
                 Parsed::Summary(s, non_utf8) => {
-                    if !s.has_summary {
+                    if !s.has_summary() {
                         return Err(at(
                         "no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
                          or CCL block): run unitrace with -h/-d/-r, or did this rank crash?"

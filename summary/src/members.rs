@@ -2,10 +2,10 @@
 //! summaries, parsing one (whole or streamed), and the warnings a flawed
 //! but usable member gets.
 
-use std::io::BufRead;
+use std::io::{self, BufRead};
 
 use unitrace_core::summary_tarball::Member;
-use unitrace_core::summary_text::{parse_summary, MemberSummary, SummaryParser};
+use unitrace_core::summary_text::{parse_summary, MemberSummary, SummaryParser, MAX_LINE_BYTES};
 
 /// What a worker makes of one member.
 pub enum Parsed {
@@ -18,7 +18,7 @@ pub enum Parsed {
     Bad(u64, String),
 }
 
-/// Result-dir files that hold no timing summary (formats 0, d.7).
+/// Result-dir files that hold no timing summary (docs/formats.md#result-dir).
 pub fn is_side_file(path: &str) -> bool {
     let base = path.rsplit('/').next().unwrap_or(path);
     let lower = base.to_ascii_lowercase();
@@ -106,15 +106,11 @@ pub fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parse
     let mut non_utf8 = None;
     let mut buf = Vec::with_capacity(1 << 12);
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
+        match read_line_capped(reader, &mut buf) {
+            Ok(false) => break,
+            Ok(true) => {}
             // The archive layer reports the truncation with the member name.
             Err(_) => return Some(Parsed::SideFile),
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
         }
         let fed = match std::str::from_utf8(&buf) {
             Ok(line) => parser.feed(line),
@@ -131,6 +127,33 @@ pub fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parse
         Ok(s) => Parsed::Summary(Box::new(s), non_utf8),
         Err(e) => Parsed::Bad(e.line, e.problem),
     })
+}
+
+/// Reads the next line of `reader` into `buf` without its `\n`; false at
+/// the end. A line longer than [`MAX_LINE_BYTES`] is cut after the cap + 1
+/// bytes, which the parser refuses as too long: a huge line costs no more
+/// memory than the cap (docs/formats.md#summary).
+fn read_line_capped(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (used, ends) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        let line_part = if ends { used - 1 } else { used };
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..line_part.min(room)]);
+        reader.consume(used);
+        if ends || buf.len() > MAX_LINE_BYTES {
+            return Ok(true);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +180,7 @@ mod tests {
         let streamed = parse_member_stream("output.1.0.txt", &mut reader).unwrap();
         let (a, b) = (summary_of(whole), summary_of(streamed));
         assert_eq!(a, b);
-        assert_eq!(a.device.len(), 2);
+        assert_eq!(a.reports[0].device.len(), 2);
         assert!(matches!(
             parse_member_stream("x.bin", &mut &b"ab\0cd"[..]),
             Some(Parsed::Binary)
@@ -188,6 +211,27 @@ mod tests {
                 Parsed::Summary(_, line) => assert_eq!(line, Some(10)),
                 _ => panic!("not a summary"),
             }
+        }
+    }
+
+    #[test]
+    fn streamed_lines_are_cut_after_the_cap() {
+        let long = format!("a\n{}\nb", "y".repeat(MAX_LINE_BYTES + 5000));
+        let mut reader = std::io::BufReader::with_capacity(4096, long.as_bytes());
+        let mut buf = Vec::new();
+        assert!(read_line_capped(&mut reader, &mut buf).unwrap());
+        assert_eq!(buf, b"a");
+        assert!(read_line_capped(&mut reader, &mut buf).unwrap());
+        assert_eq!(buf.len(), MAX_LINE_BYTES + 1);
+        let mut short = std::io::BufReader::with_capacity(3, &b"12345\r\n\nz"[..]);
+        let mut lines = Vec::new();
+        while read_line_capped(&mut short, &mut buf).unwrap() {
+            lines.push(String::from_utf8(buf.clone()).unwrap());
+        }
+        assert_eq!(lines, ["12345\r", "", "z"]);
+        match parse_member_stream("output.1.txt", &mut long.as_bytes()) {
+            Some(Parsed::Bad(2, problem)) => assert!(problem.starts_with("line longer than 1 MiB")),
+            _ => panic!("a long line must be refused"),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use unitrace_core::summary_text::MemberSummary;
+use unitrace_core::summary_text::ProcessReport;
 
 use crate::coverage::{coverage_lines, Coverage};
 
@@ -113,7 +113,11 @@ impl ProcessId {
 /// One process: its category totals (indexed by category id) and totals.
 #[derive(Debug, Clone)]
 pub struct ProcessRow {
+    /// The member (or result-dir process folder), with `:LINE` of the
+    /// report when the member holds several processes' reports.
     pub key: String,
+    /// `(process key, report line)`: rows of one member stay in log order.
+    order: (String, u64),
     pub id: ProcessId,
     pub wallclock_ns: Option<i64>,
     pub device_total_ns: Option<i64>,
@@ -122,9 +126,16 @@ pub struct ProcessRow {
 }
 
 impl ProcessRow {
-    pub fn new(key: String, id: ProcessId) -> ProcessRow {
+    /// The row of the only report of `process_key`, or of the report at
+    /// `report_line` of a member holding several.
+    pub fn new(process_key: String, report_line: Option<u64>, id: ProcessId) -> ProcessRow {
+        let key = match report_line {
+            Some(line) => format!("{process_key}:{line}"),
+            None => process_key.clone(),
+        };
         ProcessRow {
             key,
+            order: (process_key, report_line.unwrap_or(0)),
             id,
             wallclock_ns: None,
             device_total_ns: None,
@@ -143,7 +154,9 @@ impl ProcessRow {
         self.has_rows = true;
     }
 
-    pub fn absorb(&mut self, _member: &str, s: &MemberSummary) {
+    /// Takes the totals and ids of a report (result-dir processes have
+    /// one per file: the largest wallclock, the summed device totals).
+    pub fn absorb(&mut self, s: &ProcessReport) {
         if let Some(w) = s.wallclock_ns {
             self.wallclock_ns = Some(self.wallclock_ns.map_or(w, |old| old.max(w)));
         }
@@ -214,11 +227,11 @@ impl RankTable {
     pub fn build(processes: &[ProcessRow], categories: &Categories, order: &[String]) -> RankTable {
         let mut rows: Vec<ProcessRow> = processes.iter().filter(|p| p.has_rows).cloned().collect();
         rows.sort_by(|a, b| {
-            (a.id.rank.is_none(), a.id.rank, a.id.pid, &a.key).cmp(&(
+            (a.id.rank.is_none(), a.id.rank, a.id.pid, &a.order).cmp(&(
                 b.id.rank.is_none(),
                 b.id.rank,
                 b.id.pid,
-                &b.key,
+                &b.order,
             ))
         });
         let mut cat_order: Vec<usize> = Vec::new();
@@ -531,6 +544,7 @@ mod tests {
         {
             let mut row = ProcessRow::new(
                 format!("output.{}.{rank}.txt", 10 + rank),
+                None,
                 ProcessId::from_member_path(&format!("output.{}.{rank}.txt", 10 + rank)),
             );
             row.add(gemm, g, 2);
@@ -539,7 +553,11 @@ mod tests {
             rows.push(row);
         }
         // A launcher log without rows is left out.
-        rows.push(ProcessRow::new("output.9.txt".into(), ProcessId::default()));
+        rows.push(ProcessRow::new(
+            "output.9.txt".into(),
+            None,
+            ProcessId::default(),
+        ));
         let order = vec!["gemm".to_string(), "allreduce".to_string()];
         let t = RankTable::build(&rows, &cats, &order);
         assert_eq!(t.rows.len(), 3);

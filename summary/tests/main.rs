@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod bad_input;
+mod limits;
 mod parity;
 mod per_rank;
+mod real_logs;
 mod warnings;
 
 pub fn repo() -> PathBuf {
