@@ -250,7 +250,7 @@ impl NameTotals {
 /// One process's report inside a log: what summary.py counts as one sample
 /// per name. A log holds one report, unless it is a job log or a `cat` of
 /// rank logs holding several processes' reports back to back
-/// (docs/formats.md#summary-reports).
+/// (docs/formats.md#summary-text-order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessReport {
     /// Line of the report's first heading in the log.
@@ -358,7 +358,7 @@ struct Table {
 
 /// Longest line a summary log may have. Kernel names, even templated ones
 /// with shapes, are a few KB; a longer line is not a unitrace summary, and
-/// the cap bounds the memory of a streamed member (docs/formats.md#summary).
+/// the cap bounds the memory of a streamed member (docs/formats.md#summary-text).
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Sections of one process's report in the order unitrace writes them
@@ -711,7 +711,7 @@ impl SummaryParser {
         Ok(true)
     }
 
-    /// summary.py's label scan for a line outside tables (docs/formats.md#summary).
+    /// summary.py's label scan for a line outside tables (docs/formats.md#summary-text).
     fn scan_line(&mut self, line: &str) -> Result<(), SummaryError> {
         let lineno = self.lineno;
         let Some(label) = find_label(line) else {

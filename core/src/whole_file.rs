@@ -1,7 +1,7 @@
 //! Reading a small input file whole, with a size cap: the formats read this
 //! way (compiled category schemas, INI category rules) are a few KB, and
 //! without a cap `--schema /dev/zero` reads until memory runs out. The caps
-//! are documented in docs/formats.md#size-limits.
+//! are documented in docs/formats.md#category-json and #category-ini.
 
 use std::fs::File;
 use std::io::Read;

@@ -132,7 +132,7 @@ pub fn parse_member_stream(path: &str, reader: &mut dyn BufRead) -> Option<Parse
 /// Reads the next line of `reader` into `buf` without its `\n`; false at
 /// the end. A line longer than [`MAX_LINE_BYTES`] is cut after the cap + 1
 /// bytes, which the parser refuses as too long: a huge line costs no more
-/// memory than the cap (docs/formats.md#summary).
+/// memory than the cap (docs/formats.md#summary-text).
 fn read_line_capped(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<bool> {
     buf.clear();
     let mut any = false;

@@ -1,4 +1,4 @@
-//! Bounds on what one input may cost (docs/formats.md#size-limits): a line
+//! Bounds on what one input may cost (docs/summary.md#inputs): a line
 //! of a summary log is at most 1 MiB, whether its member is read whole or
 //! streamed; a schema file at most 16 MiB.
 
