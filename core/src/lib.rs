@@ -30,3 +30,4 @@ pub mod summary_tarball;
 pub mod summary_text;
 pub mod trace;
 pub mod trace_decimal;
+pub mod whole_file;
