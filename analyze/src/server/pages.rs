@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use unitrace_core::csv_sections::Header;
 use unitrace_core::metric_csv::MetricRow;
 
-pub use crate::charts::ChartOptions;
 use crate::charts::{instance_charts, ChartSets, InstanceColumns, MissingColumn, GPU_TIME};
+pub use crate::plan::ChartOptions;
 use crate::render::escape::escape_xml;
 use crate::render::svg::page_svg;
 use crate::render::{self, Chart, Page};
