@@ -30,7 +30,7 @@
 //! pages.
 //!
 //! The look of charts follows what matplotlib 3.x draws for the original
-//! analyze script (docs/compatibility.md#analyze-charts): a 6.4 x 4.8 inch
+//! analyze script (docs/compatibility.md#analyze-pages): a 6.4 x 4.8 inch
 //! page, the axes filling what `tight_layout` leaves around the labels, the
 //! tab10 colours, horizontal grid lines, a centred title in 8 pt wrapped at
 //! the page width, a 4 pt legend placed where it hides the fewest points, a
