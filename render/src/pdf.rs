@@ -490,6 +490,15 @@ mod tests {
     }
 
     #[test]
+    fn a_document_without_text_still_completes() {
+        let empty = PdfWriter::new(Vec::new()).unwrap().into_inner().unwrap();
+        assert!(empty.ends_with(b"%%EOF\n"));
+        let mut w = PdfWriter::new(Vec::new()).unwrap();
+        w.add_page(&Page::Text(vec![String::new()])).unwrap();
+        assert!(w.into_inner().unwrap().ends_with(b"%%EOF\n"));
+    }
+
+    #[test]
     fn in_memory_document_is_deterministic_and_complete() {
         let pages = text_pages("Stall report\n\u{2212}12 ∞ ünïcode\n");
         let write = || {
