@@ -1,14 +1,12 @@
 //! `analyze -q/-p` end to end: the real binary on a free port, HTTP over
 //! std::net (scripts.md 1.9 and the robustness list of issue 9).
 
-mod server_common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use server_common::*;
+use crate::server_common::*;
 
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 const CONV: &str = "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]";
