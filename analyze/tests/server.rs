@@ -4,7 +4,6 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
 
 use crate::server_common::*;
 
@@ -181,9 +180,7 @@ fn serves_200_concurrent_clients() {
 fn keep_alive_connections_get_several_answers() {
     let server = metric_server();
     let mut stream = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let request = "GET /k/abc HTTP/1.1\r\nHost: x\r\n\r\n";
     stream
         .write_all(

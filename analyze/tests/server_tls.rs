@@ -4,7 +4,6 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::server_common::*;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -23,9 +22,7 @@ fn tls_get(port: u16, config: Arc<rustls::ClientConfig>, target: &str) -> Respon
     let name = ServerName::try_from("localhost").unwrap();
     let connection = rustls::ClientConnection::new(config, name).unwrap();
     let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut tls = rustls::StreamOwned::new(connection, socket);
     write!(
         tls,

@@ -336,12 +336,12 @@ fn opens_a_browser_only_when_one_is_available() {
     let url = server.perfetto_url.clone().unwrap();
     // xdg-open runs beside uniview; on a busy machine it may take a while.
     let start = std::time::Instant::now();
-    while !opened.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
+    while !opened.exists() && start.elapsed() < PATIENCE {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(
         std::fs::read_to_string(&opened)
-            .unwrap_or_else(|e| panic!("the fake browser did not run within 60 s: {e}"))
+            .unwrap_or_else(|e| panic!("the fake browser did not run within {PATIENCE:?}: {e}"))
             .trim(),
         url
     );

@@ -57,3 +57,31 @@ done
 mkdir -p "$tmp/bin" && tar xzf $D/plain.tgz -C "$tmp/bin"
 head -c 3000 /dev/urandom > "$tmp/bin/zz_core.bin"
 (cd "$tmp/bin" && tar czf "$OLDPWD/$D/binary_member.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 .)
+
+# 3. Logs as users pack them (docs/compatibility.md#summary-8, #summary-9).
+#    real_all.tgz: every real log, -t timelines included (`tar cfz x.tgz
+#    output.*`); the original skips the timelines, so its output must be
+#    real_hd's. real_job.tgz: the -h and -d reports of the ten programs in
+#    one member, API then Device per process. joblog.tgz: plain.tgz's four
+#    logs concatenated into one member; the original's output must be
+#    plain's (one sample per report either way).
+if [ -n "$REAL" ]; then
+  (cd "$REAL" && tar czf "$tmp/all.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.txt)
+  cp "$tmp/all.tgz" $D/real_all.tgz
+  mkdir -p "$tmp/rjob"
+  for p in cl_gemm conditional_trace dpc_gemm graph grf omp_gemm py_mat_mul py_vec_add temporal ze_gemm; do
+    for k in h d; do
+      if [ -f "$REAL/$p.$k.txt" ]; then cat "$REAL/$p.$k.txt"; fi
+    done
+  done > "$tmp/rjob/job.out"
+  (cd "$tmp/rjob" && tar czf "$OLDPWD/$D/real_job.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 job.out)
+fi
+mkdir -p "$tmp/plain" "$tmp/job"
+tar xzf $D/plain.tgz -C "$tmp/plain"
+tar tzf $D/plain.tgz | while read -r m; do cat "$tmp/plain/$m"; done > "$tmp/job/job.log"
+(cd "$tmp/job" && tar czf "$OLDPWD/$D/joblog.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 job.log)
+for a in min max mean median sum min+1 max-1; do
+  orig $D/real_all.tgz "$a" | cmp - "$D/real_hd.$a.json"
+  orig $D/joblog.tgz "$a" | cmp - "$D/plain.$a.json"
+  orig $D/real_job.tgz "$a" > "$D/real_job.$a.json"
+done

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Packages whose binaries the system tests run.
-pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "roofline", "mergetrace"];
+pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "summary", "roofline", "mergetrace"];
 
 /// The profile folder of the target dir this test executable was built in
 /// (`target/release` for `target/release/deps/bad_inputs-…`): the tool

@@ -1,15 +1,35 @@
-//! Per-rank view of a summary tarball (beyond summary.py, which does not
-//! tell ranks apart, scripts.md 4.5 #8): one row per process with the time
+//! Per-rank view of a summary archive (beyond summary.py, which does not
+//! tell ranks apart, docs/compatibility.md#summary): one row per process with the time
 //! and calls of each category, its wallclock, and for every time column the
 //! slowest rank and how far it is from the median, so stragglers show at a
 //! glance.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use unitrace_core::summary_text::MemberSummary;
+use unitrace_core::summary_text::ProcessReport;
 
-use crate::summary::{shorten, Categories, Coverage};
+use crate::coverage::{coverage_lines, Coverage};
+
+/// Interned category names in first-use order: the category columns of the
+/// table.
+#[derive(Default)]
+pub struct Categories {
+    pub names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Categories {
+    pub fn id(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.index.insert(name.to_string(), self.names.len());
+        self.names.push(name.to_string());
+        self.names.len() - 1
+    }
+}
 
 /// Rank and pid of a process, from the CCL banner or the file name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,7 +38,7 @@ pub struct ProcessId {
     pub pid: Option<u64>,
 }
 
-/// Files of one `--result-dir` process directory (formats 0).
+/// Files of one `--result-dir` process directory (docs/formats.md#result-dir).
 const RESULT_DIR_FILES: [&str; 6] = [
     "host_timing.txt",
     "device_timing.txt",
@@ -93,7 +113,11 @@ impl ProcessId {
 /// One process: its category totals (indexed by category id) and totals.
 #[derive(Debug, Clone)]
 pub struct ProcessRow {
+    /// The member (or result-dir process folder), with `:LINE` of the
+    /// report when the member holds several processes' reports.
     pub key: String,
+    /// `(process key, report line)`: rows of one member stay in log order.
+    order: (String, u64),
     pub id: ProcessId,
     pub wallclock_ns: Option<i64>,
     pub device_total_ns: Option<i64>,
@@ -102,9 +126,16 @@ pub struct ProcessRow {
 }
 
 impl ProcessRow {
-    pub fn new(key: String, id: ProcessId) -> ProcessRow {
+    /// The row of the only report of `process_key`, or of the report at
+    /// `report_line` of a member holding several.
+    pub fn new(process_key: String, report_line: Option<u64>, id: ProcessId) -> ProcessRow {
+        let key = match report_line {
+            Some(line) => format!("{process_key}:{line}"),
+            None => process_key.clone(),
+        };
         ProcessRow {
             key,
+            order: (process_key, report_line.unwrap_or(0)),
             id,
             wallclock_ns: None,
             device_total_ns: None,
@@ -123,7 +154,9 @@ impl ProcessRow {
         self.has_rows = true;
     }
 
-    pub fn absorb(&mut self, _member: &str, s: &MemberSummary) {
+    /// Takes the totals and ids of a report (result-dir processes have
+    /// one per file: the largest wallclock, the summed device totals).
+    pub fn absorb(&mut self, s: &ProcessReport) {
         if let Some(w) = s.wallclock_ns {
             self.wallclock_ns = Some(self.wallclock_ns.map_or(w, |old| old.max(w)));
         }
@@ -194,11 +227,11 @@ impl RankTable {
     pub fn build(processes: &[ProcessRow], categories: &Categories, order: &[String]) -> RankTable {
         let mut rows: Vec<ProcessRow> = processes.iter().filter(|p| p.has_rows).cloned().collect();
         rows.sort_by(|a, b| {
-            (a.id.rank.is_none(), a.id.rank, a.id.pid, &a.key).cmp(&(
+            (a.id.rank.is_none(), a.id.rank, a.id.pid, &a.order).cmp(&(
                 b.id.rank.is_none(),
                 b.id.rank,
                 b.id.pid,
-                &b.key,
+                &b.order,
             ))
         });
         let mut cat_order: Vec<usize> = Vec::new();
@@ -495,42 +528,6 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
     out
 }
 
-/// The coverage report: default-category share with its top names, and the
-/// schema rules that matched no name.
-pub fn coverage_lines(coverage: &Coverage) -> Vec<String> {
-    let mut lines = Vec::new();
-    let share = if coverage.kernel_time > 0.0 {
-        100.0 * coverage.default_time / coverage.kernel_time
-    } else {
-        0.0
-    };
-    lines.push(format!(
-        "uncategorized: {share:.1}% of device kernel time in default category \"{}\" ({} names)",
-        coverage.default_category, coverage.default_names
-    ));
-    for (name, t) in &coverage.top {
-        let pct = if coverage.kernel_time > 0.0 {
-            100.0 * t / coverage.kernel_time
-        } else {
-            0.0
-        };
-        lines.push(format!(
-            "  {pct:5.1}%  {:.3} ms  {}",
-            t / 1e6,
-            shorten(name, 120)
-        ));
-    }
-    lines.push(format!(
-        "rules that matched nothing: {} of {}",
-        coverage.unmatched_rules.len(),
-        coverage.rules_total
-    ));
-    for (kind, tag, category) in &coverage.unmatched_rules {
-        lines.push(format!("  [{category} if {kind}] {tag}"));
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,6 +544,7 @@ mod tests {
         {
             let mut row = ProcessRow::new(
                 format!("output.{}.{rank}.txt", 10 + rank),
+                None,
                 ProcessId::from_member_path(&format!("output.{}.{rank}.txt", 10 + rank)),
             );
             row.add(gemm, g, 2);
@@ -555,7 +553,11 @@ mod tests {
             rows.push(row);
         }
         // A launcher log without rows is left out.
-        rows.push(ProcessRow::new("output.9.txt".into(), ProcessId::default()));
+        rows.push(ProcessRow::new(
+            "output.9.txt".into(),
+            None,
+            ProcessId::default(),
+        ));
         let order = vec!["gemm".to_string(), "allreduce".to_string()];
         let t = RankTable::build(&rows, &cats, &order);
         assert_eq!(t.rows.len(), 3);

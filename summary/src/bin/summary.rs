@@ -1,10 +1,10 @@
-//! `summary`: drop-in for summary.py (scripts.md 4). Per-category time and
+//! `summary`: drop-in for summary.py (docs/compatibility.md#summary). Per-category time and
 //! calls from a tarball of unitrace text summaries, plus a per-rank table.
 
 use std::process::ExitCode;
 
-use categorize::summary::{run, SummaryArgs};
 use clap::Parser;
+use summary::cli::{run, SummaryArgs};
 use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
