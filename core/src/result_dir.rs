@@ -469,11 +469,11 @@ where
             };
             let num = |s: &str| -> Result<u32, String> {
                 s.parse::<u32>()
-                    .map_err(|_| format!("invalid rank '{s}' in '{value}'"))
+                    .map_err(|_| format!("bad rank '{s}' in '{value}'"))
             };
             let (a, b) = (num(a)?, num(b)?);
             if b < a {
-                return Err(format!("empty rank range '{part}'"));
+                return Err(format!("empty range '{part}'"));
             }
             if b - a > 1 << 20 {
                 return Err(format!("rank range '{part}' is too large"));
