@@ -29,5 +29,6 @@ pub mod stall_csv;
 pub mod stall_report;
 pub mod summary_tarball;
 pub mod summary_text;
+pub mod timeline;
 pub mod trace;
 pub mod trace_decimal;
