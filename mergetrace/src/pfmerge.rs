@@ -237,16 +237,12 @@ pub fn merge<W: Write>(
     let mut done_bytes = 0u64;
     for (index, plan) in plans.iter().enumerate() {
         let path = &plan.path;
-        let window_keep = match &opts.window {
-            Some(w) => Some(match window_pass(path, w, shift_ns(plan.shift)) {
-                Ok(bits) => bits,
-                Err(e) => {
-                    fail(e, path, opts, index, plans.len())?;
-                    Vec::new()
-                }
-            }),
-            None => None,
-        };
+        // A read error of the first pass comes again in the second, which
+        // reports it once.
+        let window_keep = opts
+            .window
+            .as_ref()
+            .map(|w| window_pass(path, w, shift_ns(plan.shift)));
         let label = match (opts.remap_pids && plan.rank_from_name, plan.rank) {
             (true, Some(r)) => Some(format!("rank {r} ")),
             _ => None,
@@ -446,18 +442,18 @@ fn bit(bits: &[u64], i: usize) -> bool {
 
 /// First pass for `--time-window`: one bit per slice begin (in file order),
 /// set when `[begin, end]` overlaps the window (a begin without an end
-/// counts as an instant).
-fn window_pass(path: &Path, w: &Window, shift: i128) -> Result<Vec<u64>, PftraceError> {
-    let file = File::open(path).map_err(|e| PftraceError {
-        kind: unitrace_core::pftrace::PftraceErrorKind::Io(e),
-        offset: 0,
-    })?;
-    let mut reader = PacketReader::new(file);
+/// counts as an instant). It stops at the first unreadable packet, as the
+/// second pass will.
+fn window_pass(path: &Path, w: &Window, shift: i128) -> Vec<u64> {
     let mut bits: Vec<u64> = Vec::new();
+    let Ok(file) = File::open(path) else {
+        return bits;
+    };
+    let mut reader = PacketReader::new(file);
     let mut begins = 0usize;
     let mut open: FxHashMap<u64, Vec<(usize, u64)>> = FxHashMap::default();
-    while let Some(rec) = reader.next_record()? {
-        let p = rec.decode()?;
+    while let Ok(Some(rec)) = reader.next_record() {
+        let Ok(p) = rec.decode() else { break };
         let (PacketData::TrackEvent(e), Some(ts)) = (p.data, p.timestamp) else {
             continue;
         };
@@ -487,7 +483,7 @@ fn window_pass(path: &Path, w: &Window, shift: i128) -> Result<Vec<u64>, Pftrace
             set(&mut bits, i);
         }
     }
-    Ok(bits)
+    bits
 }
 
 /// `--stats` from slices: device slices (`gpu_op`) are device runs, their

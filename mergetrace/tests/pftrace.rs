@@ -306,6 +306,41 @@ fn truncated_input_keeps_its_complete_packets() {
 }
 
 #[test]
+fn malformed_packet_is_an_error_with_its_byte_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = copy_to(dir.path(), &files("legacy", "pftrace"));
+    // A complete record whose packet uses the (unsupported) group wire type.
+    let mut bad = fs::read(&inputs[0]).unwrap();
+    let at = bad.len();
+    bad.extend_from_slice(b"\x0a\x02\x43\x00");
+    fs::write(&inputs[0], &bad).unwrap();
+    let o = mergetrace(dir.path(), &["-o", "m.pftrace"], &inputs);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "mergetrace: {}: byte {}: malformed TracePacket: unsupported wire type (groups are \
+             not used) (--skip-invalid merges the other files)\n",
+            inputs[0].display(),
+            at + 2
+        )
+    );
+    assert!(!dir.path().join("m.pftrace").exists());
+    // --skip-invalid: one warning, the complete packets before it kept, also
+    // with a window (two passes, one message).
+    for extra in [&[][..], &["--time-window", ":1s"][..]] {
+        let mut args = vec!["--skip-invalid", "-o", "s.pftrace"];
+        args.extend_from_slice(extra);
+        let o = mergetrace(dir.path(), &args, &inputs);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains("skipping the rest of this file"));
+    }
+    let n = packets(&dir.path().join("s.pftrace")).len();
+    assert!(n > 0);
+}
+
+#[test]
 fn mixed_formats_are_refused_as_the_original_does() {
     let dir = tempfile::tempdir().unwrap();
     let pf = copy_to(dir.path(), &files("legacy", "pftrace")[..1]);
