@@ -36,7 +36,7 @@ use unitrace_core::pftrace::{
 use unitrace_core::trace_decimal::Decimal;
 
 use crate::merge::{InputPlan, MergeOptions, MergeOutcome};
-use crate::select::Window;
+use crate::select::{ns_to_us, Window};
 use crate::stats::RankStats;
 
 const TOOL: &str = "mergetrace";
@@ -44,11 +44,6 @@ const TOOL: &str = "mergetrace";
 /// get fresh ids counted from [`BIG_FLOW_BASE`].
 const SMALL_FLOW_LIMIT: u64 = 1 << 32;
 const BIG_FLOW_BASE: u64 = 1 << 63;
-
-/// Nanoseconds as the µs [`Decimal`] the options work in.
-pub fn ns_to_us(ns: u64) -> Decimal {
-    Decimal::from_parts(i128::from(ns), 3)
-}
 
 /// Nanoseconds as µs in an `f64` without losing the sub-µs part of epoch
 /// times (ns as f64 would round to 256 ns).

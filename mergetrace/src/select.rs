@@ -65,6 +65,12 @@ impl RankSet {
     }
 }
 
+/// Nanoseconds (`.pftrace` timestamps) as the µs [`Decimal`] the options
+/// work in.
+pub fn ns_to_us(ns: u64) -> Decimal {
+    Decimal::from_parts(i128::from(ns), 3)
+}
+
 /// `--time-window A:B` in microseconds since the start of the merged trace.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
@@ -188,7 +194,7 @@ pub fn read_head_pftrace(path: &Path) -> Head {
         };
         let Ok(p) = rec.decode() else { break };
         if head.first_ts.is_none() {
-            head.first_ts = p.timestamp.map(crate::pfmerge::ns_to_us);
+            head.first_ts = p.timestamp.map(ns_to_us);
         }
         if let (None, PacketData::TrackDescriptor(d)) = (head.rank_label, p.data) {
             if let Some(name) = d.process.and_then(|_| d.display_name()) {
