@@ -429,6 +429,23 @@ fn stats_filter_and_window_match_the_json_form() {
         assert_tracks_described(&packets(&dir.path().join("f.pftrace")));
     }
 
+    // --align start: every input starts where the earliest does; the
+    // spacing of its timestamps is kept.
+    run(&["--align", "start", "-o", "a.pftrace"], &pf);
+    let merged = packets(&dir.path().join("a.pftrace"));
+    let ins: Vec<Vec<Pkt>> = pf.iter().map(|p| packets(p)).collect();
+    let parts = split(&merged, &ins);
+    let first = |s: &[Pkt]| s.iter().find_map(|p| p.timestamp).unwrap();
+    assert_eq!(first(parts[0]), first(parts[1]));
+    for (input, part) in ins.iter().zip(&parts) {
+        let shifts: HashSet<i128> = input
+            .iter()
+            .zip(part.iter())
+            .filter_map(|(a, b)| Some(i128::from(a.timestamp?) - i128::from(b.timestamp?)))
+            .collect();
+        assert_eq!(shifts.len(), 1, "{shifts:?}");
+    }
+
     // --ranks on file inputs: rank from the name.
     run(&["--ranks", "1", "-o", "r.pftrace"], &pf);
     assert_eq!(
