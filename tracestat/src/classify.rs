@@ -47,7 +47,7 @@ const COLLECTIVE_KERNEL_WORDS: &[&str] = &[
     "sendrecv",
 ];
 
-/// Device commands that move or fill memory (docs/formats.md#trace-event-kinds:
+/// Device commands that move or fill memory (docs/formats.md#trace-json-events:
 /// `zeCommandListAppendMemoryCopy(M2D)[bytes]`, OpenCL `clEnqueue*Buffer`).
 pub fn is_memory_command(name: &str) -> bool {
     name.starts_with("zeCommandListAppendMemory")
@@ -132,7 +132,7 @@ impl<'a> Classifier<'a> {
                     (c, Some(class))
                 }
                 // Unmatched kernels keep the schema's default category
-                // (summary's rule, docs/formats.md#schema-lookup) and the
+                // (summary's rule, docs/formats.md#category-json-lookup) and the
                 // built-in class.
                 None => (DEFAULT_DEVICE_CATEGORY.to_string(), None),
             },
@@ -192,7 +192,7 @@ pub fn host_kind(name: &str) -> HostKind {
 
 /// A host range in the sense of the projection onto the GPU: ITT tasks,
 /// PyTorch ops, oneDNN primitives, oneCCL and MPI calls all carry a `::`
-/// (docs/formats.md#trace-event-kinds); plain API calls do not.
+/// (docs/formats.md#trace-json-events); plain API calls do not.
 pub fn is_host_range(name: &str) -> bool {
     name.contains("::")
 }

@@ -3,7 +3,7 @@
 //!
 //! A file is usually one rank (`<app>.<pid>.<rank>.json`, or
 //! `rank_<r>.*/chrome_trace.json`); a merged trace holds several, told apart
-//! by the `RANK <r> ...` process names (docs/formats.md#trace-metadata).
+//! by the `RANK <r> ...` process names (docs/formats.md#trace-json-ids).
 //! Events are not in time order in unitrace traces (device events are
 //! flushed in batches, an `X` is written when it ends), so everything kept
 //! is sorted later by the analyses.
@@ -185,7 +185,7 @@ impl RankTrace {
 }
 
 /// The rank a unitrace file name carries: `<app>.<pid>.<rank>.json`
-/// (docs/formats.md#trace-files) or a `rank_<r>` result-dir folder.
+/// (docs/formats.md#trace-json) or a `rank_<r>` result-dir folder.
 pub fn rank_from_path(path: &Path) -> Option<u32> {
     if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
         let parts: Vec<&str> = name.split('.').collect();
@@ -251,7 +251,7 @@ fn args_uint(args: &[u8], key: &[u8]) -> Option<u64> {
 
 /// Bytes a collective call moves, from its arguments: oneCCL ITT
 /// `send_size:[n, ...]` (summed), MPI `ssize` / `dsize`
-/// (docs/formats.md#trace-event-kinds).
+/// (docs/formats.md#trace-json-events).
 fn collective_bytes(args: &[u8]) -> Option<u64> {
     let mut bytes: Option<u64> = None;
     for (key, span) in object_members(args) {

@@ -1,7 +1,7 @@
 //! Trace timestamps as integer nanoseconds.
 //!
 //! unitrace writes `ts`/`dur` in microseconds with six decimals
-//! (docs/formats.md#trace-event-kinds), e.g. `1733400002125544.750000`. An
+//! (docs/formats.md#trace-json-events), e.g. `1733400002125544.750000`. An
 //! `f64` holds such an epoch time only to 0.25 us, so every interval is
 //! kept as `i64` nanoseconds parsed from the text: sums, unions and
 //! differences are exact and the same on every machine.
