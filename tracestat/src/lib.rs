@@ -40,7 +40,7 @@ use rank::{RankOptions, RankSummary};
 pub const TOOL: &str = "tracestat";
 
 /// Fine heatmap bins per rank (docs/tracestat.md#heatmap).
-const HEAT_RESOLUTION: u32 = 4096;
+const HEAT_RESOLUTION: u32 = 1024;
 
 /// A `--ranks` selection.
 #[derive(Debug, Clone)]

@@ -319,3 +319,30 @@ fn csv_writes_one_file_per_table() {
     assert_eq!(heat.lines().count(), 5);
     assert_eq!(heat.lines().next().unwrap().split(',').count(), 201);
 }
+
+#[test]
+fn html_page_is_offline_and_has_both_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let mut args: Vec<std::ffi::OsString> = coll_files().into_iter().map(Into::into).collect();
+    args.extend(["--html".into(), html.clone().into(), "-q".into()]);
+    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    assert!(run(&refs).status.success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert_eq!(
+        page.matches("<svg").count(),
+        2,
+        "breakdown bars and heatmap"
+    );
+    assert!(!page.contains("<script"));
+    // Nothing fetched from elsewhere: the only URL is the SVG namespace.
+    assert_eq!(
+        page.matches("http").count(),
+        page.matches("http://www.w3.org/2000/svg").count()
+    );
+    assert!(page.contains("<b>Straggler: rank 2</b>"));
+    for rank in ["rank 0", "rank 1", "rank 2", "rank 3"] {
+        assert!(page.contains(&format!(">{rank}</text>")), "{rank}");
+    }
+}
