@@ -8,7 +8,9 @@
 //! flushed in batches, an `X` is written when it ends), so everything kept
 //! is sorted later by the analyses.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use crate::fasthash::FastMap;
 use std::path::Path;
 
 use unitrace_core::trace::{
@@ -98,14 +100,15 @@ pub struct RankTrace {
     pub input_index: usize,
     pub file: String,
     pub names: Vec<Box<str>>,
-    name_ids: HashMap<Box<str>, u32>,
+    /// Interned by the raw (still escaped) name bytes: no decoding per event.
+    name_ids: FastMap<Box<[u8]>, u32>,
     pub kernels: Vec<KernelRun>,
     pub host: Vec<HostCall>,
     /// H2D flow id -> (host thread, submission time).
-    pub flows: HashMap<u64, (u64, Ns)>,
+    pub flows: FastMap<u64, (u64, Ns)>,
     pub devices: Vec<Device>,
-    device_ids: HashMap<(u64, Option<u32>), u32>,
-    device_labels: HashMap<u64, String>,
+    device_ids: FastMap<(u64, Option<u32>), u32>,
+    device_labels: FastMap<u64, String>,
     /// `(device pid, device tid)` of copy engines (thread names).
     pub copy_engines: HashSet<(u64, u64)>,
     pub collectives: Vec<CollectiveCall>,
@@ -115,7 +118,7 @@ pub struct RankTrace {
     pub last: Ns,
     /// First timestamp seen: the reference of the clock-jump check.
     anchor: Option<Ns>,
-    open: HashMap<u64, Vec<(Ns, u32)>>,
+    open: FastMap<u64, Vec<(Ns, u32)>>,
     /// Set when the file was cut (the writer was killed).
     pub truncated: Option<String>,
     events: u64,
@@ -133,14 +136,17 @@ impl RankTrace {
         }
     }
 
-    pub fn name_id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.name_ids.get(name) {
-            return id;
+    /// The id of an event's name (`None` without a string name).
+    fn event_name_id(&mut self, ev: &Event<'_>) -> Option<u32> {
+        let raw = ev.str_raw(Field::Name)?;
+        if let Some(&id) = self.name_ids.get(raw) {
+            return Some(id);
         }
+        let name = ev.str(Field::Name)?;
         let id = self.names.len() as u32;
-        self.names.push(name.into());
-        self.name_ids.insert(name.into(), id);
-        id
+        self.names.push(name.as_ref().into());
+        self.name_ids.insert(raw.into(), id);
+        Some(id)
     }
 
     pub fn name(&self, id: u32) -> &str {
@@ -300,8 +306,8 @@ pub fn read_trace(
     let path_rank = rank_from_path(path);
     let mut pass = Pass {
         ranks: vec![RankTrace::new(path_rank, input_index, &display)],
-        by_rank: HashMap::new(),
-        pid_acc: HashMap::new(),
+        by_rank: FastMap::default(),
+        pid_acc: FastMap::default(),
         input_index,
         file: display,
     };
@@ -369,9 +375,9 @@ fn close_open_ranges(r: &mut RankTrace) {
 
 struct Pass {
     ranks: Vec<RankTrace>,
-    by_rank: HashMap<u32, usize>,
+    by_rank: FastMap<u32, usize>,
     /// pid -> index in `ranks`, from `RANK <r>` process names.
-    pid_acc: HashMap<u64, usize>,
+    pid_acc: FastMap<u64, usize>,
     input_index: usize,
     file: String,
 }
@@ -459,17 +465,16 @@ impl Pass {
                     r.implausible.add("zero-length kernel", || e);
                     return;
                 }
-                let Some(name) = ev.str(Field::Name) else {
+                let Some(name) = r.event_name_id(ev) else {
                     return;
                 };
-                let tile = split_tile(&name);
+                let tile = split_tile(r.name(name));
                 let pid = pid.unwrap_or(0);
                 let device = r.device_id(pid, tile);
                 let flow = ev
                     .value(Field::Args)
                     .filter(|a| a.first() == Some(&b'{'))
                     .and_then(|a| args_uint(a, b"id"));
-                let name = r.name_id(&name);
                 r.touch(ts, end);
                 r.kernels.push(KernelRun {
                     start: ts,
@@ -515,10 +520,9 @@ impl Pass {
                     }
                     return;
                 }
-                let Some(name) = ev.str(Field::Name) else {
+                let Some(id) = r.event_name_id(ev) else {
                     return;
                 };
-                let id = r.name_id(&name);
                 if ph == b"B" {
                     r.touch(ts, ts);
                     r.open.entry(tid).or_default().push((ts, id));
@@ -531,7 +535,7 @@ impl Pass {
                     end,
                     name: id,
                 });
-                if is_collective_call(&name) {
+                if is_collective_call(r.name(id)) {
                     let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
                     r.collectives.push(CollectiveCall {
                         name: id,

@@ -14,6 +14,7 @@ pub mod args;
 pub mod classify;
 pub mod console;
 pub mod csv_out;
+pub mod fasthash;
 pub mod html;
 pub mod ingest;
 pub mod partial;
@@ -281,8 +282,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.quiet {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        console::write(&mut lock, &report)?;
-        lock.flush()?;
+        let written = console::write(&mut lock, &report).and_then(|_| lock.flush());
+        match written {
+            // `tracestat ... | head`: the reader has seen enough.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use crate::fasthash::FastMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{host_kind, is_collective_call, is_host_range, Class, Classifier, HostKind};
@@ -387,13 +389,13 @@ fn heat_row(first: Ns, last: Ns, segments: &[(Ns, Ns)], resolution: u32) -> Heat
 /// For each kernel with a known submission, the host ranges (innermost
 /// last) enclosing the submission on the submitting thread.
 fn enclosing_ranges(trace: &RankTrace, range_flags: &[bool]) -> Vec<Option<Vec<u32>>> {
-    let mut by_tid: HashMap<u64, Vec<HostCall>> = HashMap::new();
+    let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
     for h in &trace.host {
         if range_flags[h.name as usize] {
             by_tid.entry(h.tid).or_default().push(*h);
         }
     }
-    let mut queries: HashMap<u64, Vec<(Ns, usize)>> = HashMap::new();
+    let mut queries: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
     for (i, k) in trace.kernels.iter().enumerate() {
         if let Some(&(tid, ts)) = k.flow.and_then(|f| trace.flows.get(&f)) {
             queries.entry(tid).or_default().push((ts, i));
