@@ -152,6 +152,7 @@ impl<'a> Classifier<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HostKind {
+    // The discriminants index `RankTrace::host_cover`.
     /// In a oneCCL / MPI call (or the PyTorch binding around one).
     Collective,
     /// In a call that waits for the device or an event.

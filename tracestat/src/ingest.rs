@@ -18,12 +18,15 @@ use unitrace_core::trace::{
 };
 use unitrace_core::InputError;
 
-use crate::classify::is_collective_call;
+use crate::classify::{host_kind, is_collective_call, is_host_range, HostKind};
 use crate::time::{us_text_to_ns, Ns};
 
 /// Events further than this from a rank's first timestamp are taken for a
 /// clock that jumped (docs/tracestat.md#implausible-events).
 pub const CLOCK_JUMP_NS: Ns = 86_400 * 1_000_000_000;
+
+/// Host calls of one kind closer than this are one stretch of host activity.
+pub const HOST_JOIN_NS: Ns = 1_000;
 
 /// One device command (`ph` X, `cat` gpu_op).
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +41,7 @@ pub struct KernelRun {
     pub flow: Option<u64>,
 }
 
-/// One host call or range (`cat` cpu_op, `X` or a `B`/`E` pair).
+/// One host range (`cat` cpu_op, `X` or a `B`/`E` pair, a name with `::`).
 #[derive(Debug, Clone, Copy)]
 pub struct HostCall {
     pub tid: u64,
@@ -103,9 +106,19 @@ pub struct RankTrace {
     /// Interned by the raw (still escaped) name bytes: no decoding per event.
     name_ids: FastMap<Box<[u8]>, u32>,
     pub kernels: Vec<KernelRun>,
+    /// Host ranges (names with `::`), for the projection onto the GPU.
     pub host: Vec<HostCall>,
-    /// H2D flow id -> (host thread, submission time).
-    pub flows: FastMap<u64, (u64, Ns)>,
+    /// Where the host was busy, per [`HostKind`] (index `kind as usize`):
+    /// every host call, overlapping neighbours merged as they come (a
+    /// parent range is written after its children), for the gap causes.
+    pub host_cover: [Vec<(Ns, Ns)>; 3],
+    /// Earliest start and latest end of host calls.
+    pub host_first: Ns,
+    pub host_last: Ns,
+    /// `(flow id, host thread, submission time)` of H2D flows, unsorted.
+    pub flows: Vec<(u64, u64, Ns)>,
+    /// Per name id: host kind, is a range, is a collective call.
+    name_info: Vec<(HostKind, bool, bool)>,
     pub devices: Vec<Device>,
     device_ids: FastMap<(u64, Option<u32>), u32>,
     device_labels: FastMap<u64, String>,
@@ -132,6 +145,8 @@ impl RankTrace {
             file: file.to_string(),
             first: Ns::MAX,
             last: Ns::MIN,
+            host_first: Ns::MAX,
+            host_last: Ns::MIN,
             ..RankTrace::default()
         }
     }
@@ -144,9 +159,40 @@ impl RankTrace {
         }
         let name = ev.str(Field::Name)?;
         let id = self.names.len() as u32;
+        self.name_info.push((
+            host_kind(&name),
+            is_host_range(&name),
+            is_collective_call(&name),
+        ));
         self.names.push(name.as_ref().into());
         self.name_ids.insert(raw.into(), id);
         Some(id)
+    }
+
+    /// Records a host call or range.
+    fn host_call(&mut self, tid: u64, start: Ns, end: Ns, name: u32) {
+        let (kind, range, _) = self.name_info[name as usize];
+        self.host_first = self.host_first.min(start);
+        self.host_last = self.host_last.max(end);
+        let cover = &mut self.host_cover[kind as usize];
+        match cover.last_mut() {
+            // Back-to-back calls (less than HOST_JOIN_NS apart) join: the
+            // host spent the sliver between them on the way to the next
+            // call, and the list stays short (docs/tracestat.md#gap-causes).
+            Some(last) if start <= last.1 + HOST_JOIN_NS && end + HOST_JOIN_NS >= last.0 => {
+                last.0 = last.0.min(start);
+                last.1 = last.1.max(end);
+            }
+            _ => cover.push((start, end)),
+        }
+        if range {
+            self.host.push(HostCall {
+                tid,
+                start,
+                end,
+                name,
+            });
+        }
     }
 
     pub fn name(&self, id: u32) -> &str {
@@ -362,12 +408,7 @@ fn close_open_ranges(r: &mut RankTrace) {
     for (tid, stack) in tids {
         for (start, name) in stack {
             if last >= start {
-                r.host.push(HostCall {
-                    tid,
-                    start,
-                    end: last,
-                    name,
-                });
+                r.host_call(tid, start, last, name);
             }
         }
     }
@@ -490,7 +531,7 @@ impl Pass {
                 if ph == b"s" && (cat.starts_with(b"Flow_H2D_") || cat.starts_with(b"CL_Flow_H2D_"))
                 {
                     if let (Some(id), Some(tid)) = (ev.uint(Field::Id), ev.uint(Field::Tid)) {
-                        r.flows.insert(id, (tid, ts));
+                        r.flows.push((id, tid, ts));
                     }
                 }
             }
@@ -502,12 +543,7 @@ impl Pass {
                     match r.open.get_mut(&tid).and_then(|s| s.pop()) {
                         Some((start, name)) if ts >= start => {
                             r.touch(start, ts);
-                            r.host.push(HostCall {
-                                tid,
-                                start,
-                                end: ts,
-                                name,
-                            });
+                            r.host_call(tid, start, ts, name);
                         }
                         Some(_) => {
                             let e = example("ends before its begin");
@@ -529,13 +565,8 @@ impl Pass {
                     return;
                 }
                 r.touch(ts, end);
-                r.host.push(HostCall {
-                    tid,
-                    start: ts,
-                    end,
-                    name: id,
-                });
-                if is_collective_call(r.name(id)) {
+                r.host_call(tid, ts, end, id);
+                if r.name_info[id as usize].2 {
                     let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
                     r.collectives.push(CollectiveCall {
                         name: id,

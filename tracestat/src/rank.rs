@@ -10,7 +10,7 @@ use crate::fasthash::FastMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{host_kind, is_collective_call, is_host_range, Class, Classifier, HostKind};
+use crate::classify::{is_collective_call, Class, Classifier, HostKind};
 use crate::ingest::{HostCall, RankTrace};
 use crate::sketch::DurationSketch;
 use crate::time::Ns;
@@ -240,17 +240,15 @@ fn sweep(pieces: &[Piece]) -> Sweep {
 
 /// Host activity as disjoint segments labelled with the kind of highest
 /// precedence active there.
-fn host_segments(host: &[HostCall], kinds: &[HostKind]) -> Vec<(Ns, Ns, HostKind)> {
-    let mut edges: Vec<(Ns, i32, usize)> = Vec::with_capacity(host.len() * 2);
-    for h in host {
-        let k = match kinds[h.name as usize] {
-            HostKind::Collective => 0,
-            HostKind::Sync => 1,
-            HostKind::Busy => 2,
-        };
-        if h.end > h.start {
-            edges.push((h.start, 1, k));
-            edges.push((h.end, -1, k));
+fn host_segments(cover: &[Vec<(Ns, Ns)>; 3]) -> Vec<(Ns, Ns, HostKind)> {
+    let mut edges: Vec<(Ns, i32, usize)> =
+        Vec::with_capacity(cover.iter().map(|c| 2 * c.len()).sum());
+    for (k, list) in cover.iter().enumerate() {
+        for &(s, e) in list {
+            if e > s {
+                edges.push((s, 1, k));
+                edges.push((e, -1, k));
+            }
         }
     }
     edges.sort_unstable();
@@ -388,16 +386,14 @@ fn heat_row(first: Ns, last: Ns, segments: &[(Ns, Ns)], resolution: u32) -> Heat
 
 /// For each kernel with a known submission, the host ranges (innermost
 /// last) enclosing the submission on the submitting thread.
-fn enclosing_ranges(trace: &RankTrace, range_flags: &[bool]) -> Vec<Option<Vec<u32>>> {
+fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> Vec<Option<Vec<u32>>> {
     let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
     for h in &trace.host {
-        if range_flags[h.name as usize] {
-            by_tid.entry(h.tid).or_default().push(*h);
-        }
+        by_tid.entry(h.tid).or_default().push(*h);
     }
     let mut queries: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
-    for (i, k) in trace.kernels.iter().enumerate() {
-        if let Some(&(tid, ts)) = k.flow.and_then(|f| trace.flows.get(&f)) {
+    for (i, sub) in submissions.iter().enumerate() {
+        if let Some((tid, ts)) = *sub {
             queries.entry(tid).or_default().push((ts, i));
         }
     }
@@ -456,11 +452,8 @@ pub fn summarize(
 ) -> RankSummary {
     // Kernels longer than the host's whole run cannot be right
     // (docs/tracestat.md#implausible-events).
-    let host_span = {
-        let s = trace.host.iter().map(|h| h.start).min();
-        let e = trace.host.iter().map(|h| h.end).max();
-        s.zip(e).map(|(s, e)| e - s)
-    };
+    let host_span =
+        (trace.host_last >= trace.host_first).then(|| trace.host_last - trace.host_first);
     if let Some(span) = host_span {
         let mut bad = Vec::new();
         trace.kernels.retain(|k| {
@@ -483,12 +476,8 @@ pub fn summarize(
                     .implausible
                     .add("kernel longer than the wall time", || what);
             }
-            let ends = trace
-                .host
-                .iter()
-                .map(|h| (h.start, h.end))
-                .chain(trace.kernels.iter().map(|k| (k.start, k.end)));
-            let (mut f, mut l) = (Ns::MAX, Ns::MIN);
+            let ends = trace.kernels.iter().map(|k| (k.start, k.end));
+            let (mut f, mut l) = (trace.host_first, trace.host_last);
             for (s, e) in ends {
                 f = f.min(s);
                 l = l.max(e);
@@ -504,10 +493,22 @@ pub fn summarize(
         (0, 0)
     };
 
-    let host_kinds: Vec<HostKind> = trace.names.iter().map(|n| host_kind(n)).collect();
-    let range_flags: Vec<bool> = trace.names.iter().map(|n| is_host_range(n)).collect();
     let collective_flags: Vec<bool> = trace.names.iter().map(|n| is_collective_call(n)).collect();
-    let enclosing = enclosing_ranges(&trace, &range_flags);
+    // Submission (host thread, time) of each kernel, from its H2D flow.
+    let submissions: Vec<Option<(u64, Ns)>> = {
+        let mut flows = std::mem::take(&mut trace.flows);
+        flows.sort_unstable_by_key(|f| f.0);
+        trace
+            .kernels
+            .iter()
+            .map(|k| {
+                let id = k.flow?;
+                let i = flows.binary_search_by_key(&id, |f| f.0).ok()?;
+                Some((flows[i].1, flows[i].2))
+            })
+            .collect()
+    };
+    let enclosing = enclosing_ranges(&trace, &submissions);
 
     // Classes (docs/tracestat.md#classification).
     let kinds: Vec<_> = trace.names.iter().map(|n| classifier.kind(n)).collect();
@@ -578,7 +579,7 @@ pub fn summarize(
     kernels.sort_by(|a, b| (&a.category, &a.name).cmp(&(&b.category, &b.name)));
 
     // Breakdown, overlap, gaps: the rank, then each device.
-    let host_segs = host_segments(&trace.host, &host_kinds);
+    let host_segs = host_segments(&trace.host_cover);
     let (all, segments) = scope_stats("all".to_string(), wall, &pieces, &host_segs);
     let mut scopes = vec![all];
     if trace.devices.len() > 1 {
@@ -597,7 +598,7 @@ pub fn summarize(
     // Launch statistics.
     let mut launches = LaunchStats::default();
     let mut latencies: Vec<Ns> = Vec::new();
-    for k in &trace.kernels {
+    for (k, sub) in trace.kernels.iter().zip(&submissions) {
         let d = k.end - k.start;
         launches.kernels += 1;
         launches.kernel_ns += d;
@@ -605,7 +606,7 @@ pub fn summarize(
             launches.short_count += 1;
             launches.short_ns += d;
         }
-        if let Some(&(_, ts)) = k.flow.and_then(|f| trace.flows.get(&f)) {
+        if let Some((_, ts)) = *sub {
             launches.with_flow += 1;
             let lat = k.start - ts;
             if lat < 0 {
@@ -650,11 +651,9 @@ pub fn summarize(
     }
     let mut host_time: HashMap<u32, (u64, Vec<(Ns, Ns)>)> = HashMap::new();
     for h in &trace.host {
-        if range_flags[h.name as usize] {
-            let e = host_time.entry(h.name).or_default();
-            e.0 += 1;
-            e.1.push((h.start, h.end));
-        }
+        let e = host_time.entry(h.name).or_default();
+        e.0 += 1;
+        e.1.push((h.start, h.end));
     }
     for (name, (calls, spans)) in host_time {
         let a = ranges.entry(name).or_default();
