@@ -7,12 +7,16 @@
 //! shows its mean (heatmap rows: mean utilisation per bin), labelled with
 //! its rank range, so the page never needs more pixels than it has.
 //!
-//! The drawing is plain SVG text written here; it is kept to this module so
-//! that it can move onto the shared render crate without touching the
-//! analyses.
+//! The page is a `unitrace_render::html::Document` (headings, paragraphs,
+//! tables, figures; offline, every text escaped); the two pictures are SVG
+//! drawn here, as neither is a chart of the render model (a stacked bar per
+//! rank, a rank x time grid).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
+
+use unitrace_render::escape::escape_xml;
+use unitrace_render::html::{Cell, Document, Table};
 
 use crate::report::{BreakdownRow, Report};
 
@@ -29,10 +33,7 @@ const COLORS: [(&str, &str); 4] = [
 ];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    escape_xml(s)
 }
 
 /// Consecutive groups of `n` items split into at most `max` groups.
@@ -76,8 +77,8 @@ fn breakdown_svg(rows: &[&BreakdownRow], straggler: Option<&str>) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">",
-        left + width + 20.0
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" font-family=\"sans-serif\" font-size=\"11\">",
+        w = left + width + 40.0
     );
     for (i, (name, color)) in COLORS.iter().enumerate() {
         let x = left + i as f64 * 130.0;
@@ -162,8 +163,8 @@ fn heatmap_svg(r: &Report) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height:.0}\" font-family=\"sans-serif\" font-size=\"11\" shape-rendering=\"crispEdges\">",
-        left + width + 60.0
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{height:.0}\" viewBox=\"0 0 {w} {height:.0}\" font-family=\"sans-serif\" font-size=\"11\" shape-rendering=\"crispEdges\">",
+        w = left + width + 60.0
     );
     // Label every row when there is room, else about every 12 px.
     let every = ((12.0 / row_h).ceil() as usize).max(1);
@@ -225,70 +226,80 @@ fn heatmap_svg(r: &Report) -> String {
     s
 }
 
-fn table(out: &mut String, head: &[&str], rows: impl Iterator<Item = Vec<String>>) {
-    out.push_str("<table><tr>");
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>");
-    for row in rows {
-        out.push_str("<tr>");
-        for c in row {
-            let _ = write!(out, "<td>{}</td>", esc(&c));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
+fn text_row(cells: Vec<String>) -> Vec<Cell> {
+    let last = cells.len().saturating_sub(1);
+    cells
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == last {
+                Cell::Text(c)
+            } else {
+                Cell::Formatted(c)
+            }
+        })
+        .collect()
 }
 
-pub fn page(r: &Report) -> String {
-    let mut s = String::new();
-    s.push_str(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tracestat</title><style>\
-         body{font-family:sans-serif;margin:20px;color:#1a202c}h2{margin-top:28px;font-size:17px}\
-         table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #cbd5e0;padding:2px 6px;text-align:right}\
-         th{background:#edf2f7}td:last-child,th:last-child{text-align:left}.note{color:#4a5568;font-size:12px}\
-         </style></head><body>\n",
-    );
-    let _ = write!(
-        s,
-        "<h1>tracestat: {} rank{}</h1>",
-        r.ranks,
-        if r.ranks == 1 { "" } else { "s" }
-    );
+fn table<W: Write>(
+    doc: &mut Document<W>,
+    head: &[&str],
+    rows: impl Iterator<Item = Vec<String>>,
+) -> io::Result<()> {
+    doc.table(&Table {
+        header: head.iter().map(|h| h.to_string()).collect(),
+        rows: rows.map(text_row).collect(),
+    })
+}
+
+/// Writes the page.
+pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
+    let mut doc = Document::new(out, "tracestat")?;
+    doc.heading(
+        1,
+        &format!(
+            "tracestat: {} rank{}",
+            r.ranks,
+            if r.ranks == 1 { "" } else { "s" }
+        ),
+    )?;
     if let Some(st) = &r.straggler {
+        doc.paragraph(&format!("Straggler: rank {}: {}", st.rank, st.reason))?;
+        doc.paragraph(&format!(
+            "GPU time against the median: {}",
+            st.median_comparison
+        ))?;
+    }
+    let straggler = r.straggler.as_ref().map(|s| s.rank.as_str());
+    let all: Vec<&BreakdownRow> = r.breakdown.iter().filter(|b| b.device == "all").collect();
+    doc.heading(2, "Where the time went, per rank")?;
+    let mut note = "Share of each rank's wall time; a moment counts once: compute > communication > memory > idle.".to_string();
+    if all.len() > MAX_BARS {
         let _ = write!(
-            s,
-            "<p><b>Straggler: rank {}</b>: {}<br>GPU time against the median: {}</p>",
-            esc(&st.rank),
-            esc(&st.reason),
-            esc(&st.median_comparison)
+            note,
+            " {} ranks in groups of {}: each bar is the group's mean; the straggler's own bar comes first.",
+            all.len(),
+            all.len().div_ceil(MAX_BARS)
         );
     }
-    let all: Vec<&BreakdownRow> = r.breakdown.iter().filter(|b| b.device == "all").collect();
-    s.push_str("<h2>Where the time went, per rank</h2><p class=\"note\">Share of each rank's wall time; a moment counts once: compute &gt; communication &gt; memory &gt; idle.");
-    if all.len() > MAX_BARS {
-        let _ = write!(s, " {} ranks in groups of {}: each bar is the group's mean; the straggler's own bar comes first.", all.len(), all.len().div_ceil(MAX_BARS));
-    }
-    s.push_str("</p>");
-    s.push_str(&breakdown_svg(
-        &all,
-        r.straggler.as_ref().map(|s| s.rank.as_str()),
-    ));
-    s.push_str("<h2>GPU utilisation per rank over time</h2>");
+    doc.paragraph(&note)?;
+    doc.figure(&breakdown_svg(&all, straggler))?;
+    doc.heading(2, "GPU utilisation per rank over time")?;
+    let mut note = "Time since the earliest rank's first event; colour: GPU busy share of the bin (white 0%, dark blue 100%).".to_string();
     if r.heatmap.rows.len() > MAX_ROWS {
         let _ = write!(
-            s,
-            "<p class=\"note\">{} ranks in groups of {}: each row is the group's mean utilisation; the straggler's own row comes first.</p>",
+            note,
+            " {} ranks in groups of {}: each row is the group's mean utilisation; the straggler's own row comes first.",
             r.heatmap.rows.len(),
             r.heatmap.rows.len().div_ceil(MAX_ROWS)
         );
     }
-    s.push_str(&heatmap_svg(r));
+    doc.paragraph(&note)?;
+    doc.figure(&heatmap_svg(r))?;
     if !r.collective_summary.is_empty() {
-        s.push_str("<h2>Collectives across ranks</h2>");
+        doc.heading(2, "Collectives across ranks")?;
         table(
-            &mut s,
+            &mut doc,
             &[
                 "instances",
                 "skew mean us",
@@ -311,9 +322,9 @@ pub fn page(r: &Report) -> String {
                     c.name.clone(),
                 ]
             }),
-        );
+        )?;
     }
-    s.push_str("<h2>Stragglers</h2>");
+    doc.heading(2, "Stragglers")?;
     let mut worst: Vec<&crate::report::StragglerRow> = r.stragglers.iter().collect();
     worst.sort_by(|a, b| {
         b.wait_caused_us
@@ -321,12 +332,11 @@ pub fn page(r: &Report) -> String {
             .then(b.compute_vs_median_pct.total_cmp(&a.compute_vs_median_pct))
     });
     if worst.len() > 20 {
-        s.push_str("<p class=\"note\">The 20 ranks that caused the most wait, then the most compute time; all ranks are in the CSV/JSON.</p>");
+        doc.paragraph("The 20 ranks that caused the most wait, then the most compute time; all ranks are in the CSV/JSON.")?;
     }
     table(
-        &mut s,
+        &mut doc,
         &[
-            "rank",
             "GPU ms",
             "vs median %",
             "compute ms",
@@ -334,10 +344,10 @@ pub fn page(r: &Report) -> String {
             "arrived last",
             "caused wait ms",
             "waited ms",
+            "rank",
         ],
         worst.iter().take(20).map(|x| {
             vec![
-                x.rank.clone(),
                 format!("{:.3}", x.gpu_time_us / 1e3),
                 format!("{:+.1}", x.vs_median_pct),
                 format!("{:.3}", x.compute_us / 1e3),
@@ -345,12 +355,13 @@ pub fn page(r: &Report) -> String {
                 format!("{}/{}", x.arrived_last, x.collectives),
                 format!("{:.3}", x.wait_caused_us / 1e3),
                 format!("{:.3}", x.own_wait_us / 1e3),
+                x.rank.clone(),
             ]
         }),
-    );
-    s.push_str("<h2>Top kernels</h2>");
+    )?;
+    doc.heading(2, "Top kernels")?;
     table(
-        &mut s,
+        &mut doc,
         &[
             "count",
             "total ms",
@@ -371,13 +382,9 @@ pub fn page(r: &Report) -> String {
                 format!("{} [{}]", k.name, k.category),
             ]
         }),
-    );
-    s.push_str("\n</body></html>\n");
-    s
-}
-
-pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
-    out.write_all(page(r).as_bytes())
+    )?;
+    doc.finish()?;
+    Ok(())
 }
 
 #[cfg(test)]
