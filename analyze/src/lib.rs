@@ -8,12 +8,15 @@
 //! dispatches to the modes (`list`, `charts`, `stall`, `server`), which see
 //! only plan values.
 
+/// Charts and their writers live in the `unitrace-render` crate, shared with
+/// roofline and the report tools; re-exported under the old path.
+pub use unitrace_render as render;
+
 pub mod args;
 pub mod charts;
 pub mod list;
 pub mod option_file;
 pub mod plan;
-pub mod render;
 pub mod server;
 pub mod stall;
 pub mod stall_charts;

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates the inputs and golden outputs of testdata/summary/ (needs
-# /work/shared/gen_unitrace.py, the original summary.py and a Python >= 3.10
-# with pandas not required). Tests do not run this; they use the committed
-# files. Run from the repository root.
+# Regenerates the inputs and golden outputs of testdata/summary/. Tests do
+# not run this; they use the committed files. Run from the repository root:
+#   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#   GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/summary/make_goldens.sh
+# (see testdata/regen_env.sh; summary.py needs Python >= 3.10, no pandas).
+# real_hd.tgz holds real unitrace -h/-d summaries; it is rebuilt from the
+# folder REAL_SUMMARIES when that is set, else the committed one is reused.
 set -euo pipefail
-GEN=${GEN:-/work/shared/gen_unitrace.py}
-ORIG=${ORIG:-/work/orig/tools/unitrace/scripts/summary/summary.py}
-PY=${PY:-/work/pyenv/bin/python}
-REAL=${REAL:-/work/shared/testdata/real/summaries}
+. testdata/regen_env.sh
+require UNITRACE_SCRIPTS GEN_UNITRACE
+GEN=$GEN_UNITRACE
+ORIG=$UNITRACE_SCRIPTS/summary/summary.py
+PY=$PYTHON
+REAL=${REAL_SUMMARIES:-}
 D=testdata/summary
 S=schemas/LLaMA.json
 tmp=$(mktemp -d)
@@ -18,8 +23,11 @@ g() { python3 "$GEN" summaries --ranks 4 --kernels 6 --steps 20 --seed 7 -q "$@"
 # 1. Parity inputs (no duplicate names): every aggregator.
 g "$tmp/raw.tgz"
 python3 $D/normalize.py "$tmp/raw.tgz" $D/plain.tgz
-(cd "$REAL" && tar czf "$tmp/real.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.d.txt ./*.h.txt)
-cp "$tmp/real.tgz" $D/real_hd.tgz
+if [ -n "$REAL" ]; then
+  require REAL_SUMMARIES
+  (cd "$REAL" && tar czf "$tmp/real.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.d.txt ./*.h.txt)
+  cp "$tmp/real.tgz" $D/real_hd.tgz
+fi
 g --launcher-files 1 --layout result-dir --ccl-summary once "$tmp/rd.tgz"
 python3 $D/normalize.py "$tmp/rd.tgz" $D/resultdir_launcher.tgz
 for a in min max mean median sum min+1 max-1; do
@@ -28,7 +36,7 @@ for a in min max mean median sum min+1 max-1; do
 done
 orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.mean.json
 
-# 2. Quirk inputs (scripts.md 4.5): expected = original on the normalized
+# 2. Quirk inputs (docs/compatibility.md#summary-1 ... #summary-8): expected = original on the normalized
 #    tarball; the original on the raw tarball crashes or differs.
 g "$D/dups.tgz"                                   # 4: same name on two rows
 g --ccl-summary twice "$D/ccl_twice.tgz"          # 2

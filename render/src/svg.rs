@@ -5,16 +5,17 @@
 //!
 //! Pages are streamed to a temporary spill file because the root element
 //! must state the total height before the pages; the spill is copied into
-//! the atomic output on [`SvgWriter`]'s finish.
+//! the output when [`SvgWriter::into_inner`] completes the document.
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
 
-use unitrace_core::AtomicFile;
-
-use super::layout::{draw_page, PAGE_HEIGHT, PAGE_WIDTH};
-use super::{Align, Canvas, Page, PageSink, Rgb, TextRun};
+use crate::canvas::{Align, Canvas, TextRun};
+use crate::escape::escape;
+use crate::layout::{draw_page, PAGE_HEIGHT, PAGE_WIDTH};
+use crate::model::Page;
+use crate::number::coord as num;
+use crate::palette::Rgb;
 
 /// CSS font list used for all text.
 pub const FONT_FAMILY: &str = "'DejaVu Sans', 'Bitstream Vera Sans', Verdana, sans-serif";
@@ -40,37 +41,9 @@ pub fn page_svg(page: &Page, y: f32, standalone: bool) -> String {
     )
 }
 
-/// Escapes text for XML content and attributes.
-pub fn escape_xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 forbids (control bytes from a damaged
-            // kernel name) become U+FFFD.
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
+/// Draws on a string of SVG elements (the body of one page).
 pub struct SvgCanvas {
     pub body: String,
-}
-
-fn num(v: f32) -> String {
-    let s = format!("{v:.2}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_string()
-    } else {
-        s.to_string()
-    }
 }
 
 impl Canvas for SvgCanvas {
@@ -131,21 +104,20 @@ impl Canvas for SvgCanvas {
             num(run.x),
             num(run.y),
             num(run.size),
-            escape_xml(run.text)
+            escape(run.text)
         );
     }
 }
 
-/// Writes all pages into one SVG, stacked top to bottom.
-pub struct SvgWriter {
-    out: AtomicFile,
+/// Writes all pages into one SVG in `W`, stacked top to bottom.
+pub struct SvgWriter<W: Write> {
+    out: W,
     spill: BufWriter<std::fs::File>,
     pages: usize,
 }
 
-impl SvgWriter {
-    pub fn create(path: &Path) -> io::Result<SvgWriter> {
-        let out = AtomicFile::create(path)?;
+impl<W: Write> SvgWriter<W> {
+    pub fn new(out: W) -> io::Result<SvgWriter<W>> {
         let spill = BufWriter::new(tempfile::tempfile()?);
         Ok(SvgWriter {
             out,
@@ -153,21 +125,21 @@ impl SvgWriter {
             pages: 0,
         })
     }
-}
 
-impl PageSink for SvgWriter {
-    fn add_page(&mut self, page: &Page) -> io::Result<()> {
+    pub fn add_page(&mut self, page: &Page) -> io::Result<()> {
         let y = self.pages as f32 * PAGE_HEIGHT;
         self.spill.write_all(page_svg(page, y, false).as_bytes())?;
         self.pages += 1;
         Ok(())
     }
 
-    fn pages(&self) -> usize {
+    /// Number of pages added so far.
+    pub fn pages(&self) -> usize {
         self.pages
     }
 
-    fn finish(mut self: Box<Self>) -> io::Result<()> {
+    /// Completes the document and hands back its destination.
+    pub fn into_inner(mut self) -> io::Result<W> {
         let height = self.pages.max(1) as f32 * PAGE_HEIGHT;
         write!(
             self.out,
@@ -180,6 +152,142 @@ impl PageSink for SvgWriter {
         spill.seek(SeekFrom::Start(0))?;
         io::copy(&mut spill, &mut self.out)?;
         self.out.write_all(b"</svg>\n")?;
-        self.out.commit()
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes SVG (or HTML) elements into a string, escaping every attribute
+/// value and text through [`crate::escape`]: for charts a tool draws
+/// itself (roofline) with elements the page's script needs (classes,
+/// `data-*` attributes, tooltips), which the [`Canvas`] primitives do not
+/// carry.
+#[derive(Debug, Default, Clone)]
+pub struct Markup {
+    out: String,
+}
+
+/// An attribute value: text (escaped) or a page coordinate (spelled by
+/// [`crate::number::coord`]).
+pub enum Value<'a> {
+    Text(&'a str),
+    Owned(String),
+    Coord(f64),
+}
+
+impl<'a> From<&'a str> for Value<'a> {
+    fn from(s: &'a str) -> Value<'a> {
+        Value::Text(s)
+    }
+}
+
+impl<'a> From<&'a String> for Value<'a> {
+    fn from(s: &'a String) -> Value<'a> {
+        Value::Text(s)
+    }
+}
+
+impl From<String> for Value<'_> {
+    fn from(s: String) -> Self {
+        Value::Owned(s)
+    }
+}
+
+impl From<f64> for Value<'_> {
+    fn from(v: f64) -> Self {
+        Value::Coord(v)
+    }
+}
+
+impl Markup {
+    pub fn new() -> Markup {
+        Markup::default()
+    }
+
+    fn tag(&mut self, name: &str, attrs: &[(&str, Value<'_>)]) {
+        self.out.push('<');
+        self.out.push_str(name);
+        for (key, value) in attrs {
+            self.out.push(' ');
+            self.out.push_str(key);
+            self.out.push_str("=\"");
+            match value {
+                Value::Text(t) => self.out.push_str(&escape(t)),
+                Value::Owned(t) => self.out.push_str(&escape(t)),
+                Value::Coord(v) => self.out.push_str(&num(*v as f32)),
+            }
+            self.out.push('"');
+        }
+    }
+
+    /// `<name a="v" ...>`
+    pub fn open(&mut self, name: &str, attrs: &[(&str, Value<'_>)]) -> &mut Markup {
+        self.tag(name, attrs);
+        self.out.push('>');
+        self
+    }
+
+    /// `<name a="v" .../>`
+    pub fn empty(&mut self, name: &str, attrs: &[(&str, Value<'_>)]) -> &mut Markup {
+        self.tag(name, attrs);
+        self.out.push_str("/>");
+        self
+    }
+
+    /// Escaped text content.
+    pub fn text(&mut self, text: &str) -> &mut Markup {
+        self.out.push_str(&escape(text));
+        self
+    }
+
+    /// `</name>`
+    pub fn close(&mut self, name: &str) -> &mut Markup {
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push('>');
+        self
+    }
+
+    /// `<name a="v" ...>text</name>`
+    pub fn element(&mut self, name: &str, attrs: &[(&str, Value<'_>)], text: &str) -> &mut Markup {
+        self.open(name, attrs).text(text).close(name)
+    }
+
+    /// A line break between elements (keeps the output diffable).
+    pub fn newline(&mut self) -> &mut Markup {
+        self.out.push('\n');
+        self
+    }
+
+    /// Markup the caller built and trusts (another fragment).
+    pub fn raw(&mut self, markup: &str) -> &mut Markup {
+        self.out.push_str(markup);
+        self
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.out
+    }
+
+    pub fn into_string(self) -> String {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_escapes_attributes_and_text() {
+        let mut m = Markup::new();
+        m.open("g", &[("class", "a\"b".into()), ("x", 1.5f64.into())])
+            .element("title", &[], "k<1>\u{1}")
+            .empty("circle", &[("r", 2.0f64.into())])
+            .close("g");
+        assert_eq!(
+            m.as_str(),
+            "<g class=\"a&quot;b\" x=\"1.5\"><title>k&lt;1&gt;\u{fffd}</title><circle r=\"2\"/></g>"
+        );
     }
 }

@@ -2,26 +2,36 @@
 //! CID TrueType font (Identity-H, with a ToUnicode map so text is
 //! selectable and searchable, e.g. by `pdftotext`).
 //!
-//! The file is streamed: each page's content stream is compressed and
-//! written as soon as the page is added; only the object offsets, the page
-//! references and the set of used glyphs are kept until [`PdfWriter`]
-//! finishes with the font objects, the page tree and the cross-reference
-//! table. Objects are serialised with pdf-writer, one chunk per object.
+//! The file is streamed into any `io::Write`: each page's content stream
+//! is compressed and written as soon as the page is added; only the object
+//! offsets, the page references and the glyphs used are kept until
+//! [`PdfWriter::into_inner`] completes the document with the font objects,
+//! the page tree and the cross-reference table. Objects are serialised
+//! with pdf-writer, one chunk per object.
+//!
+//! The font is embedded as a subset holding only the glyphs the document
+//! uses (typst's `subsetter`): a one-page chart carries a few kilobytes of
+//! font instead of the whole 740 KB DejaVu Sans (380 KB deflated). Glyphs
+//! are renumbered in order of first use while pages are written (the
+//! numbers go into content streams that are already on their way), which is
+//! the numbering `subsetter` gives the subset.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::OnceLock;
 
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use pdf_writer::types::{CidFontType, FontFlags, LineCapStyle, LineJoinStyle, SystemInfo};
-use pdf_writer::{Chunk, Content, Filter, Name, Rect, Ref, Str, TextStr};
+use pdf_writer::{Chunk, Content, Filter, Name, Primitive, Rect, Ref, Str, TextStr};
+use subsetter::GlyphRemapper;
 use unitrace_core::AtomicFile;
 
-use super::font::{metrics, FONT_BYTES, FONT_NAME};
-use super::layout::{draw_page, PAGE_HEIGHT, PAGE_WIDTH};
-use super::{Align, Canvas, Page, PageSink, Rgb, TextRun};
+use crate::canvas::{Align, Canvas, TextRun};
+use crate::font::{metrics, FONT_BYTES, FONT_NAME};
+use crate::layout::{draw_page, PAGE_HEIGHT, PAGE_WIDTH};
+use crate::model::Page;
+use crate::palette::Rgb;
 
 const CATALOG: Ref = Ref::new(1);
 const PAGE_TREE: Ref = Ref::new(2);
@@ -34,30 +44,100 @@ const INFO: Ref = Ref::new(8);
 const FIRST_FREE: i32 = 9;
 const FONT_RESOURCE: Name<'static> = Name(b"F1");
 
-pub struct PdfWriter {
-    out: AtomicFile,
+/// Writes a PDF document into `W`.
+pub struct PdfWriter<W: Write> {
+    out: W,
     written: u64,
     /// Byte offset of every object, indexed by object number.
     offsets: Vec<u64>,
     next_id: i32,
     page_refs: Vec<Ref>,
-    /// Glyph id → the character it was used for (ToUnicode, widths).
-    glyphs: BTreeMap<u16, char>,
+    glyphs: SubsetGlyphs,
     /// Reused for every content stream (allocating a deflate state per page
     /// costs more than compressing the page).
     compressor: flate2::Compress,
     compressed: Vec<u8>,
 }
 
-impl PdfWriter {
-    pub fn create(path: &Path) -> io::Result<PdfWriter> {
+/// The glyphs a document uses, numbered as in its font subset.
+struct SubsetGlyphs {
+    remapper: GlyphRemapper,
+    /// Subset glyph id of each glyph id of the font (`UNUSED` until used):
+    /// the remapper's own map is a hash map, looked up per character.
+    subset_id: Vec<u16>,
+    /// Subset glyph id → (font glyph id, the character it was used for),
+    /// for the widths and the ToUnicode map.
+    used: BTreeMap<u16, (u16, char)>,
+}
+
+const UNUSED: u16 = u16::MAX;
+
+impl SubsetGlyphs {
+    fn new() -> SubsetGlyphs {
+        SubsetGlyphs {
+            // .notdef is glyph 0 of every subset.
+            remapper: GlyphRemapper::new(),
+            subset_id: vec![UNUSED; usize::from(metrics().glyph_count())],
+            used: BTreeMap::new(),
+        }
+    }
+
+    /// The subset glyph id that draws `ch` (font glyph `gid`).
+    fn id(&mut self, gid: u16, ch: char) -> u16 {
+        let slot = usize::from(gid);
+        match self.subset_id.get(slot) {
+            Some(&known) if known != UNUSED => return known,
+            _ => {}
+        }
+        let id = self.remapper.remap(gid);
+        if let Some(s) = self.subset_id.get_mut(slot) {
+            *s = id;
+        }
+        self.used.entry(id).or_insert((gid, ch));
+        id
+    }
+
+    /// The font file holding exactly the used glyphs (plus the parts of
+    /// composite glyphs), numbered as [`SubsetGlyphs::id`] returned them.
+    fn font_file(&self) -> io::Result<Vec<u8>> {
+        subsetter::subset(FONT_BYTES, 0, &self.remapper)
+            .map_err(|e| io::Error::other(format!("cannot subset the embedded font: {e}")))
+    }
+
+    /// The six-letter tag PDF asks for in front of a subset font's name
+    /// (ISO 32000 9.6.4), derived from the glyph set so equal documents
+    /// stay byte-identical.
+    fn tag(&self) -> String {
+        let mut h: u32 = 0x811c_9dc5;
+        for &(gid, _) in self.used.values() {
+            for b in gid.to_le_bytes() {
+                h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+            }
+        }
+        (0..6)
+            .map(|i| char::from(b'A' + ((h >> (i * 5)) % 26) as u8))
+            .collect()
+    }
+}
+
+impl PdfWriter<AtomicFile> {
+    /// Starts the file `path`; nothing is visible there before the
+    /// document is complete and committed ([`crate::PageSink::finish`]).
+    pub fn create(path: &Path) -> io::Result<PdfWriter<AtomicFile>> {
+        PdfWriter::new(AtomicFile::create(path)?)
+    }
+}
+
+impl<W: Write> PdfWriter<W> {
+    /// Starts a document in `out` (writes the PDF header).
+    pub fn new(out: W) -> io::Result<PdfWriter<W>> {
         let mut w = PdfWriter {
-            out: AtomicFile::create(path)?,
+            out,
             written: 0,
             offsets: vec![0; FIRST_FREE as usize],
             next_id: FIRST_FREE,
             page_refs: Vec::new(),
-            glyphs: BTreeMap::new(),
+            glyphs: SubsetGlyphs::new(),
             compressor: flate2::Compress::new(Compression::fast(), true),
             compressed: Vec::new(),
         };
@@ -88,10 +168,13 @@ impl PdfWriter {
     fn write_font(&mut self) -> io::Result<()> {
         let m = metrics();
         let (ascent, descent, bbox) = m.vertical_milli();
+        let font_file = self.glyphs.font_file()?;
+        let base_font = format!("{}+{FONT_NAME}", self.glyphs.tag());
+        let base_font = Name(base_font.as_bytes());
 
         let mut c = Chunk::new();
         c.type0_font(TYPE0_FONT)
-            .base_font(Name(FONT_NAME.as_bytes()))
+            .base_font(base_font)
             .encoding_predefined(Name(b"Identity-H"))
             .descendant_font(CID_FONT)
             .to_unicode(TO_UNICODE);
@@ -101,21 +184,21 @@ impl PdfWriter {
         {
             let mut cid = c.cid_font(CID_FONT);
             cid.subtype(CidFontType::Type2)
-                .base_font(Name(FONT_NAME.as_bytes()))
+                .base_font(base_font)
                 .system_info(system_info())
                 .font_descriptor(FONT_DESCRIPTOR)
                 .default_width(m.advance_milli(0))
                 .cid_to_gid_map_predefined(Name(b"Identity"));
             let mut widths = cid.widths();
-            for &gid in self.glyphs.keys() {
-                widths.consecutive(gid, [m.advance_milli(gid)]);
+            for (&id, &(gid, _)) in &self.glyphs.used {
+                widths.consecutive(id, [m.advance_milli(gid)]);
             }
         }
         self.write_object(CID_FONT, c)?;
 
         let mut c = Chunk::new();
         c.font_descriptor(FONT_DESCRIPTOR)
-            .name(Name(FONT_NAME.as_bytes()))
+            .name(base_font)
             .flags(FontFlags::NON_SYMBOLIC)
             .bbox(Rect::new(bbox[0], bbox[1], bbox[2], bbox[3]))
             .italic_angle(0.0)
@@ -127,19 +210,95 @@ impl PdfWriter {
         self.write_object(FONT_DESCRIPTOR, c)?;
 
         let mut c = Chunk::new();
-        c.stream(FONT_FILE, compressed_font())
+        c.stream(FONT_FILE, &deflate(&font_file))
             .filter(Filter::FlateDecode)
-            .pair(Name(b"Length1"), FONT_BYTES.len() as i32);
+            .pair(Name(b"Length1"), font_file.len() as i32);
         self.write_object(FONT_FILE, c)?;
 
         let mut cmap = pdf_writer::types::UnicodeCmap::new(Name(b"Custom"), system_info());
-        for (&gid, &ch) in &self.glyphs {
-            cmap.pair(gid, ch);
+        for (&id, &(_, ch)) in &self.glyphs.used {
+            cmap.pair(id, ch);
         }
         let cmap_bytes = cmap.finish();
         let mut c = Chunk::new();
         c.cmap(TO_UNICODE, &cmap_bytes);
         self.write_object(TO_UNICODE, c)
+    }
+
+    pub fn add_page(&mut self, page: &Page) -> io::Result<()> {
+        let mut canvas = PdfCanvas {
+            content: Content::new(),
+            glyphs: &mut self.glyphs,
+        };
+        canvas.content.set_line_join(LineJoinStyle::RoundJoin);
+        canvas.content.set_line_cap(LineCapStyle::ButtCap);
+        draw_page(page, &mut canvas);
+        let content = canvas.content.finish();
+        let mut data = std::mem::take(&mut self.compressed);
+        deflate_reusing(&mut self.compressor, &mut data, &content)?;
+
+        let page_ref = self.alloc();
+        let content_ref = self.alloc();
+        let mut c = Chunk::new();
+        {
+            let mut p = c.page(page_ref);
+            p.parent(PAGE_TREE)
+                .media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
+                .contents(content_ref);
+            p.resources().fonts().pair(FONT_RESOURCE, TYPE0_FONT);
+        }
+        self.write_object(page_ref, c)?;
+        let mut c = Chunk::new();
+        c.stream(content_ref, &data).filter(Filter::FlateDecode);
+        self.compressed = data;
+        self.write_object(content_ref, c)?;
+        self.page_refs.push(page_ref);
+        Ok(())
+    }
+
+    /// Number of pages added so far.
+    pub fn pages(&self) -> usize {
+        self.page_refs.len()
+    }
+
+    /// Completes the document (font, page tree, cross-reference table) and
+    /// hands back its destination.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.write_font()?;
+
+        let mut c = Chunk::new();
+        c.pages(PAGE_TREE)
+            .kids(self.page_refs.iter().copied())
+            .count(self.page_refs.len() as i32);
+        self.write_object(PAGE_TREE, c)?;
+
+        let mut c = Chunk::new();
+        c.indirect(CATALOG)
+            .start::<pdf_writer::writers::Catalog>()
+            .pages(PAGE_TREE);
+        self.write_object(CATALOG, c)?;
+
+        let mut c = Chunk::new();
+        c.indirect(INFO)
+            .start::<pdf_writer::writers::DocumentInfo>()
+            .producer(TextStr("unitrace-tools"));
+        self.write_object(INFO, c)?;
+
+        let xref_at = self.written;
+        let mut xref = format!("xref\n0 {}\n0000000000 65535 f\r\n", self.offsets.len());
+        for off in &self.offsets[1..] {
+            xref.push_str(&format!("{off:010} 00000 n\r\n"));
+        }
+        xref.push_str(&format!(
+            "trailer\n<<\n  /Size {}\n  /Root {} 0 R\n  /Info {} 0 R\n>>\nstartxref\n{}\n%%EOF\n",
+            self.offsets.len(),
+            CATALOG.get(),
+            INFO.get(),
+            xref_at
+        ));
+        self.write_raw(xref.as_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
     }
 }
 
@@ -149,12 +308,6 @@ fn system_info() -> SystemInfo<'static> {
         ordering: Str(b"Identity"),
         supplement: 0,
     }
-}
-
-/// The embedded font file, deflated once per process.
-fn compressed_font() -> &'static [u8] {
-    static DEFLATED: OnceLock<Vec<u8>> = OnceLock::new();
-    DEFLATED.get_or_init(|| deflate(FONT_BYTES))
 }
 
 fn deflate(bytes: &[u8]) -> Vec<u8> {
@@ -191,84 +344,41 @@ fn deflate_level(bytes: &[u8], level: Compression) -> Vec<u8> {
     enc.finish().unwrap_or_default()
 }
 
-impl PageSink for PdfWriter {
-    fn add_page(&mut self, page: &Page) -> io::Result<()> {
-        let mut canvas = PdfCanvas {
-            content: Content::new(),
-            glyphs: &mut self.glyphs,
-        };
-        canvas.content.set_line_join(LineJoinStyle::RoundJoin);
-        canvas.content.set_line_cap(LineCapStyle::ButtCap);
-        draw_page(page, &mut canvas);
-        let content = canvas.content.finish();
-        let mut data = std::mem::take(&mut self.compressed);
-        deflate_reusing(&mut self.compressor, &mut data, &content)?;
+/// The glyph ids of a text run as a hex string: four bytes per glyph.
+/// pdf-writer's `Str` writes ASCII-only bytes as a literal string, where
+/// each two-byte id costs five bytes (`\000` for the high byte) or eight
+/// (ids below 32, which a subset gives to the first glyphs used).
+struct GlyphIds<'a>(&'a [u8]);
 
-        let page_ref = self.alloc();
-        let content_ref = self.alloc();
-        let mut c = Chunk::new();
-        {
-            let mut p = c.page(page_ref);
-            p.parent(PAGE_TREE)
-                .media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
-                .contents(content_ref);
-            p.resources().fonts().pair(FONT_RESOURCE, TYPE0_FONT);
+impl Primitive for GlyphIds<'_> {
+    fn write(self, buf: &mut Vec<u8>) {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        buf.reserve(2 + 2 * self.0.len());
+        buf.push(b'<');
+        for &b in self.0 {
+            buf.push(HEX[usize::from(b >> 4)]);
+            buf.push(HEX[usize::from(b & 15)]);
         }
-        self.write_object(page_ref, c)?;
-        let mut c = Chunk::new();
-        c.stream(content_ref, &data).filter(Filter::FlateDecode);
-        self.compressed = data;
-        self.write_object(content_ref, c)?;
-        self.page_refs.push(page_ref);
-        Ok(())
+        buf.push(b'>');
     }
+}
 
-    fn pages(&self) -> usize {
-        self.page_refs.len()
-    }
+/// `Tj` with a [`GlyphIds`] operand.
+trait ShowHex {
+    fn show_hex(&mut self, ids: &[u8]) -> &mut Self;
+}
 
-    fn finish(mut self: Box<Self>) -> io::Result<()> {
-        self.write_font()?;
-
-        let mut c = Chunk::new();
-        c.pages(PAGE_TREE)
-            .kids(self.page_refs.iter().copied())
-            .count(self.page_refs.len() as i32);
-        self.write_object(PAGE_TREE, c)?;
-
-        let mut c = Chunk::new();
-        c.indirect(CATALOG)
-            .start::<pdf_writer::writers::Catalog>()
-            .pages(PAGE_TREE);
-        self.write_object(CATALOG, c)?;
-
-        let mut c = Chunk::new();
-        c.indirect(INFO)
-            .start::<pdf_writer::writers::DocumentInfo>()
-            .producer(TextStr("unitrace-tools analyze"));
-        self.write_object(INFO, c)?;
-
-        let xref_at = self.written;
-        let mut xref = format!("xref\n0 {}\n0000000000 65535 f\r\n", self.offsets.len());
-        for off in &self.offsets[1..] {
-            xref.push_str(&format!("{off:010} 00000 n\r\n"));
-        }
-        xref.push_str(&format!(
-            "trailer\n<<\n  /Size {}\n  /Root {} 0 R\n  /Info {} 0 R\n>>\nstartxref\n{}\n%%EOF\n",
-            self.offsets.len(),
-            CATALOG.get(),
-            INFO.get(),
-            xref_at
-        ));
-        self.write_raw(xref.as_bytes())?;
-        self.out.commit()
+impl ShowHex for Content {
+    fn show_hex(&mut self, ids: &[u8]) -> &mut Self {
+        self.op("Tj").operand(GlyphIds(ids));
+        self
     }
 }
 
 /// Canvas that appends PDF content-stream operators.
 struct PdfCanvas<'a> {
     content: Content,
-    glyphs: &'a mut BTreeMap<u16, char>,
+    glyphs: &'a mut SubsetGlyphs,
 }
 
 fn flip(y: f32) -> f32 {
@@ -317,8 +427,8 @@ impl Canvas for PdfCanvas<'_> {
         for ch in run.text.chars() {
             let (gid, advance) = m.glyph_and_advance(ch);
             width_milli += advance;
-            self.glyphs.entry(gid).or_insert(ch);
-            encoded.extend_from_slice(&gid.to_be_bytes());
+            let id = self.glyphs.id(gid, ch);
+            encoded.extend_from_slice(&id.to_be_bytes());
         }
         let width = width_milli * run.size / 1000.0;
         let shift = match run.align {
@@ -338,7 +448,7 @@ impl Canvas for PdfCanvas<'_> {
             .set_fill_rgb(r, g, b)
             .set_font(FONT_RESOURCE, run.size)
             .set_text_matrix(matrix)
-            .show(Str(&encoded))
+            .show_hex(&encoded)
             .end_text();
     }
 }

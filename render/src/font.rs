@@ -1,12 +1,12 @@
 //! The one font of all charts: DejaVu Sans (Bitstream Vera licence, see
-//! `analyze/fonts/LICENSE-DejaVu.txt`), the font matplotlib uses by default,
+//! `render/fonts/LICENSE-DejaVu.txt`), the font matplotlib uses by default,
 //! compiled into the binary so PDFs embed it and layout needs no system
 //! fonts. Widths come from the font's own tables (ttf-parser).
 
 use std::sync::OnceLock;
 
-/// The TrueType file as shipped under `analyze/fonts/`.
-pub static FONT_BYTES: &[u8] = include_bytes!("../../fonts/DejaVuSans.ttf");
+/// The TrueType file as shipped under `render/fonts/`.
+pub static FONT_BYTES: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
 
 /// PostScript name of the embedded font.
 pub const FONT_NAME: &str = "DejaVuSans";
@@ -29,7 +29,7 @@ pub fn metrics() -> &'static FontMetrics {
     static METRICS: OnceLock<FontMetrics> = OnceLock::new();
     METRICS.get_or_init(|| {
         let face = ttf_parser::Face::parse(FONT_BYTES, 0)
-            .expect("the DejaVu Sans file compiled into analyze is a valid TrueType font");
+            .expect("the DejaVu Sans file compiled into unitrace-render is a valid TrueType font");
         let units_per_em = f32::from(face.units_per_em());
         let mut m = FontMetrics {
             face,
@@ -68,6 +68,11 @@ impl FontMetrics {
                 (gid, self.advance_milli(gid))
             }
         }
+    }
+
+    /// Number of glyphs in the font.
+    pub fn glyph_count(&self) -> u16 {
+        self.face.number_of_glyphs()
     }
 
     /// Advance width of a glyph in 1/1000 em (PDF glyph space).

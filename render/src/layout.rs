@@ -1,9 +1,12 @@
 //! Lays out one [`Page`] on a [`Canvas`]: axes, ticks, grid, series,
 //! legend and title, with matplotlib's default geometry (see the module
-//! documentation of `render`).
+//! documentation of the crate).
 
-use super::font::{metrics, text_width};
-use super::{Align, Canvas, Chart, ChartKind, Page, Rgb, TextRun};
+use crate::canvas::{Align, Canvas, TextRun};
+use crate::font::{metrics, text_width};
+use crate::model::{Chart, ChartKind, Page};
+use crate::number::{shortest, tick_labels};
+use crate::palette::{series_color, Rgb, GRID, LEGEND_EDGE};
 
 /// Page size: matplotlib's default figure, 6.4 x 4.8 inches.
 pub const PAGE_WIDTH: f32 = 460.8;
@@ -13,21 +16,6 @@ pub const PAGE_HEIGHT: f32 = 345.6;
 /// top-left); chart frames are computed per chart like `tight_layout`.
 const AX_LEFT: f32 = 0.125 * PAGE_WIDTH;
 const AX_TOP: f32 = (1.0 - 0.88) * PAGE_HEIGHT;
-
-const TAB10: [Rgb; 10] = [
-    Rgb(0x1f, 0x77, 0xb4),
-    Rgb(0xff, 0x7f, 0x0e),
-    Rgb(0x2c, 0xa0, 0x2c),
-    Rgb(0xd6, 0x27, 0x28),
-    Rgb(0x94, 0x67, 0xbd),
-    Rgb(0x8c, 0x56, 0x4b),
-    Rgb(0xe3, 0x77, 0xc2),
-    Rgb(0x7f, 0x7f, 0x7f),
-    Rgb(0xbc, 0xbd, 0x22),
-    Rgb(0x17, 0xbe, 0xcf),
-];
-const GRID: Rgb = Rgb(0xb0, 0xb0, 0xb0);
-const LEGEND_EDGE: Rgb = Rgb(0xcc, 0xcc, 0xcc);
 
 const LABEL_SIZE: f32 = 10.0;
 const TITLE_SIZE: f32 = 8.0;
@@ -41,13 +29,8 @@ const TITLE_PAD: f32 = 6.0;
 const TICK_SIZE: f32 = 10.0;
 const STALL_TICK_SIZE: f32 = 6.0;
 const IP_LABEL_SIZE: f32 = 4.0;
-/// Text pages (scripts.md 1.8.8).
+/// Text pages (docs/compatibility.md#analyze-stall-report).
 const TEXT_PAGE_SIZE: f32 = 4.0;
-
-/// Colour of series `i` (tab10, cycling).
-pub fn series_color(i: usize) -> Rgb {
-    TAB10[i % TAB10.len()]
-}
 
 /// Draws one page.
 pub fn draw_page(page: &Page, canvas: &mut dyn Canvas) {
@@ -169,52 +152,6 @@ fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
     (ticks, step)
 }
 
-/// Tick labels with matplotlib's scientific offset: values of magnitude
-/// at least 1e6 or below 1e-5 are shown divided by 10^k, and `1e<k>` is printed at
-/// the end of the axis.
-fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
-    let max_abs = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let mut exp = 0i32;
-    if max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-5) {
-        exp = max_abs.log10().floor() as i32;
-    }
-    let scale = 10f64.powi(exp);
-    let s = step / scale;
-    let mut decimals = 0usize;
-    while decimals < 10 {
-        let m = s * 10f64.powi(decimals as i32);
-        if (m - m.round()).abs() < 1e-6 * m.abs().max(1.0) {
-            break;
-        }
-        decimals += 1;
-    }
-    let labels = ticks
-        .iter()
-        .map(|v| {
-            let t = format!("{:.*}", decimals, v / scale);
-            // matplotlib writes a minus sign (U+2212) for negative ticks.
-            match t.strip_prefix('-') {
-                Some(rest) if rest.chars().any(|c| c != '0' && c != '.') => {
-                    format!("\u{2212}{rest}")
-                }
-                Some(rest) => rest.to_string(),
-                None => t,
-            }
-        })
-        .collect();
-    let offset = (exp != 0).then(|| format!("1e{exp}"));
-    (labels, offset)
-}
-
-/// Formats an X value for a category label (bar charts).
-fn category_label(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
-}
-
 /// The axes rectangle of one chart, origin top-left.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -283,7 +220,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             chart
                 .series
                 .first()
-                .map(|s| s.points.iter().map(|p| category_label(p.0)).collect())
+                .map(|s| s.points.iter().map(|p| shortest(p.0)).collect())
                 .unwrap_or_default(),
         ),
         (None, ChartKind::Line) => None,
@@ -311,13 +248,12 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     };
 
     // --- frame: what tight_layout leaves for the axes ---------------------
-    let title = title_lines(&chart.title_lines);
+    let left = TIGHT_PAD + y_label_w_of(chart) + max_ylabel_w + TICK_PAD + TICK_LEN;
+    let right = PAGE_WIDTH - TIGHT_PAD - right_overhang;
+    // The title is centred over the axes, which sit right of the page's
+    // centre: wrap it at the width that fits around that centre.
+    let title = title_lines(&chart.title_lines, title_center(left, right));
     let title_h = title.len() as f32 * TITLE_SIZE * 1.2;
-    let y_label_w = if chart.y_label.is_empty() {
-        0.0
-    } else {
-        LABEL_SIZE * 1.17 + LABEL_PAD
-    };
     let x_label_h = if chart.x_label.is_empty() {
         0.0
     } else {
@@ -329,8 +265,8 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         0.0
     };
     let frame = Frame {
-        left: TIGHT_PAD + y_label_w + max_ylabel_w + TICK_PAD + TICK_LEN,
-        right: PAGE_WIDTH - TIGHT_PAD - right_overhang,
+        left,
+        right,
         top: TIGHT_PAD + title_h.max(offset_h) + TITLE_PAD,
         bottom: PAGE_HEIGHT - TIGHT_PAD - x_label_h - xtick_depth - TICK_PAD - TICK_LEN,
     };
@@ -540,10 +476,33 @@ pub fn wrap(text: &str, size: f32, max_w: f32) -> Vec<String> {
     lines
 }
 
-/// The title lines, each wrapped to the page width (matplotlib
-/// `wrap=True`).
-fn title_lines(title_lines: &[String]) -> Vec<String> {
-    let max_w = PAGE_WIDTH - 12.0;
+/// Width of the Y axis label and its padding.
+fn y_label_w_of(chart: &Chart) -> f32 {
+    if chart.y_label.is_empty() {
+        0.0
+    } else {
+        LABEL_SIZE * 1.17 + LABEL_PAD
+    }
+}
+
+/// Where title lines are centred: over the axes (`left..right` before the
+/// frame is clamped), as matplotlib centres `Axes.set_title`.
+fn title_center(left: f32, right: f32) -> f32 {
+    let left = left.min(PAGE_WIDTH * 0.5);
+    let right = right.max(PAGE_WIDTH * 0.6);
+    (left + right) / 2.0
+}
+
+/// Space kept between a title line and the page edge.
+const TITLE_MARGIN: f32 = 6.0;
+
+/// The title lines, each wrapped so that, centred at `center`, it stays
+/// inside the page with [`TITLE_MARGIN`] to spare (matplotlib `wrap=True`
+/// wraps at the figure edge the same way: twice the distance from the
+/// anchor to the nearer edge). Nothing is cut: a token wider than that is
+/// broken between characters.
+fn title_lines(title_lines: &[String], center: f32) -> Vec<String> {
+    let max_w = 2.0 * (center.min(PAGE_WIDTH - center) - TITLE_MARGIN);
     title_lines
         .iter()
         .flat_map(|l| wrap(l, TITLE_SIZE, max_w))
@@ -766,14 +725,62 @@ mod tests {
         assert_eq!(t.len(), 6);
     }
 
+    /// Records the horizontal extent of every text run.
+    struct Extents(Vec<(f32, f32, String)>);
+
+    impl Canvas for Extents {
+        fn polyline(&mut self, _: &[(f32, f32)], _: Rgb, _: f32) {}
+        fn rect(&mut self, _: f32, _: f32, _: f32, _: f32, _: Rgb, _: Option<(Rgb, f32)>) {}
+        fn text(&mut self, run: &TextRun<'_>) {
+            if run.rotated {
+                return;
+            }
+            let w = text_width(run.text, run.size);
+            let left = match run.align {
+                Align::Left => run.x,
+                Align::Center => run.x - w / 2.0,
+                Align::Right => run.x - w,
+            };
+            self.0.push((left, left + w, run.text.to_string()));
+        }
+    }
+
     #[test]
-    fn tick_labels_use_offset_for_large_values() {
-        let (l, off) = tick_labels(&[0.0, 2e9, 4e9], 2e9);
-        assert_eq!(l, vec!["0", "2", "4"]);
-        assert_eq!(off.as_deref(), Some("1e9"));
-        let (l, off) = tick_labels(&[-0.5, 0.0, 0.5], 0.5);
-        assert_eq!(l, vec!["\u{2212}0.5", "0.0", "0.5"]);
-        assert!(off.is_none());
+    fn titles_stay_inside_the_page_whatever_the_frame() {
+        let name = "main::{lambda(sycl::_V1::handler&)#1}::operator()(sycl::_V1::handler&) \
+                    const::{lambda(sycl::_V1::nd_item<1>)#1}[SIMD16 {1024; 1; 1} {256; 1; 1}]";
+        let token = "x".repeat(400);
+        for y in [1.0, 1e9, -123456.789] {
+            let chart = Chart {
+                title_lines: vec![
+                    "Performance Metrics".into(),
+                    format!("({name})"),
+                    token.clone(),
+                ],
+                x_label: "Time(in sampling intervals)".into(),
+                y_label: "Throughput(GB/s)".into(),
+                series: vec![crate::model::Series {
+                    name: "A".into(),
+                    points: vec![(1.0, y), (2.0, y * 2.0)],
+                }],
+                kind: ChartKind::Line,
+                x_tick_labels: None,
+            };
+            let mut canvas = Extents(Vec::new());
+            draw_page(&Page::Chart(chart), &mut canvas);
+            let mut drawn = String::new();
+            for (left, right, text) in &canvas.0 {
+                assert!(
+                    *left >= 0.0 && *right <= PAGE_WIDTH,
+                    "{text:?}: {left}..{right}"
+                );
+                drawn.push_str(text);
+            }
+            let squeezed: String = drawn.split_whitespace().collect();
+            let name: String = name.split_whitespace().collect();
+            assert!(squeezed.contains(&name), "the name is drawn whole");
+            assert!(squeezed.contains(&token), "the long token is drawn whole");
+        }
     }
 
     #[test]

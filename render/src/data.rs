@@ -6,21 +6,37 @@
 //! Values use Rust's shortest round-trip float format (`inf` for a division
 //! by a zero `GpuTime[ns]`).
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 
 use unitrace_core::AtomicFile;
 
-use super::Chart;
+use crate::model::Chart;
+use crate::number::shortest;
 
-pub struct DataWriter {
-    out: csv::Writer<AtomicFile>,
+/// The CSV of plotted series, written into `W` (a file by default).
+pub struct DataWriter<W: Write = AtomicFile> {
+    out: csv::Writer<W>,
     rows: u64,
 }
 
-impl DataWriter {
+impl DataWriter<AtomicFile> {
+    /// Starts the file `path`; nothing is visible there before
+    /// [`DataWriter::finish`].
     pub fn create(path: &Path) -> io::Result<DataWriter> {
-        let mut out = csv::Writer::from_writer(AtomicFile::create(path)?);
+        DataWriter::new(AtomicFile::create(path)?)
+    }
+
+    /// Flushes and moves the file into place.
+    pub fn finish(self) -> io::Result<()> {
+        self.into_inner()?.commit()
+    }
+}
+
+impl<W: Write> DataWriter<W> {
+    /// Starts the CSV (its header row) in `out`.
+    pub fn new(out: W) -> io::Result<DataWriter<W>> {
+        let mut out = csv::Writer::from_writer(out);
         out.write_record(["kernel", "instance", "sample", "metric", "value"])?;
         Ok(DataWriter { out, rows: 0 })
     }
@@ -40,11 +56,11 @@ impl DataWriter {
             for (pos, &(x, y)) in series.points.iter().enumerate() {
                 let sample = match &chart.x_tick_labels {
                     Some(labels) => labels.get(pos).cloned().unwrap_or_default(),
-                    None => format_number(x),
+                    None => shortest(x),
                 };
                 let metric = format!("{}{metric_suffix}", series.name);
                 self.out
-                    .write_record([kernel, &instance, &sample, &metric, &format_number(y)])?;
+                    .write_record([kernel, &instance, &sample, &metric, &shortest(y)])?;
                 self.rows += 1;
             }
         }
@@ -55,26 +71,16 @@ impl DataWriter {
         self.rows
     }
 
-    /// Flushes and moves the file into place.
-    pub fn finish(self) -> io::Result<()> {
-        let file = self.out.into_inner().map_err(|e| e.into_error())?;
-        file.commit()
-    }
-}
-
-/// Shortest round-trip form; whole numbers without a fraction.
-pub fn format_number(v: f64) -> String {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
+    /// Flushes the CSV and hands back its destination.
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::{ChartKind, Series};
+    use crate::model::{ChartKind, Series};
 
     #[test]
     fn writes_long_form_rows() {
@@ -96,9 +102,14 @@ mod tests {
         assert!(!path.exists(), "nothing visible before finish");
         w.finish().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
+        let expected = "kernel,instance,sample,metric,value\n\"k, \"\"q\"\"\",3,1,A[%],2.5\n\"k, \"\"q\"\"\",3,2,A[%],inf\n";
+        assert_eq!(text, expected);
+        let mut w = DataWriter::new(Vec::new()).unwrap();
+        w.write_chart("k, \"q\"", Some(3), &chart, "").unwrap();
+        assert_eq!(w.rows(), 2);
         assert_eq!(
-            text,
-            "kernel,instance,sample,metric,value\n\"k, \"\"q\"\"\",3,1,A[%],2.5\n\"k, \"\"q\"\"\",3,2,A[%],inf\n"
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            expected
         );
     }
 }
