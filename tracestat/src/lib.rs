@@ -149,7 +149,16 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    // `--ranks 0 3 7 a.json b.json` hands the files to --ranks too (it takes
+    // several values): what is not a rank list is an input.
+    let (ranks, files): (Vec<String>, Vec<String>) =
+        std::mem::take(&mut args.ranks).into_iter().partition(|v| {
+            v.chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == ',' || c == ' ')
+        });
+    args.ranks = ranks;
+    args.inputs.extend(files.into_iter().map(PathBuf::from));
     if args.inputs.is_empty() {
         bail!("no input: give trace files (or partials with --combine)");
     }

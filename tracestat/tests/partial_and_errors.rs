@@ -169,6 +169,27 @@ fn ranks_selection() {
         .map(|b| b["rank"].as_str().unwrap())
         .collect();
     assert_eq!(ranks, ["0", "2", "3"]);
+    // Space-separated, before the files.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--json".into(),
+        json.clone().into(),
+        "--ranks".into(),
+        "1".into(),
+        "3".into(),
+    ];
+    args.extend(coll_files().into_iter().map(Into::into));
+    let refs: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    assert!(run(&refs).status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["1", "3"]);
 }
 
 #[test]
