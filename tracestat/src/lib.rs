@@ -17,6 +17,8 @@ pub mod csv_out;
 pub mod fasthash;
 pub mod html;
 pub mod ingest;
+pub mod ingest_pftrace;
+pub mod input;
 pub mod partial;
 pub mod rank;
 pub mod report;
@@ -95,7 +97,7 @@ pub fn summarize_files(
                     return Ok(Vec::new());
                 }
             }
-            let traces = ingest::read_trace_file(path, i)?;
+            let traces = input::read_trace_file(path, i)?;
             let mut classifier = Classifier::new(schema);
             Ok(traces
                 .into_iter()

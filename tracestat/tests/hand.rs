@@ -346,3 +346,33 @@ fn html_page_is_offline_and_has_both_pictures() {
         assert!(page.contains(&format!(">{rank}</text>")), "{rank}");
     }
 }
+
+#[test]
+fn pftrace_gives_the_report_of_the_same_json_trace() {
+    // testdata/tracestat/gen-pftrace: the same generator run as gen/ with
+    // --format pftrace (same events, ns timestamps).
+    let mut pf: Vec<std::path::PathBuf> = std::fs::read_dir(data("gen-pftrace"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pf.sort();
+    let (mut a, _, stderr) = report(&pf, &["--tree", "2"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let (mut b, _, _) = report(&gen_files(), &["--tree", "2"]);
+    for doc in [&mut a, &mut b] {
+        for row in doc["breakdown"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("file");
+        }
+    }
+    assert_eq!(a, b);
+    // A .pftrace cut mid-record keeps its complete records, with a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(&pf[1]).unwrap();
+    let cut = dir.path().join("python.100065.1.pftrace");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3 + 3]).unwrap();
+    let (doc, _, stderr) = report(&[pf[0].clone(), cut], &[]);
+    assert_eq!(doc["ranks"], 2);
+    assert_eq!(doc["truncated"][0]["rank"], "1");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cut short"), "{stderr}");
+}
