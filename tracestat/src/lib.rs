@@ -161,8 +161,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         });
     args.ranks = ranks;
     args.inputs.extend(files.into_iter().map(PathBuf::from));
+    if let Some(dir) = &args.result_dir {
+        if args.combine {
+            bail!("--result-dir: traces cannot be combined; give the partials");
+        }
+        args.inputs.extend(result_dir_traces(dir, &args.ranks)?);
+    }
     if args.inputs.is_empty() {
-        bail!("no input: give trace files (or partials with --combine)");
+        bail!("no input: give trace files, --result-dir DIR, or partials with --combine");
     }
     let short_kernel_ns = time::parse_duration(&args.short_kernel)
         .map_err(|e| anyhow::anyhow!("--short-kernel: {e}"))?;
@@ -301,6 +307,37 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The timelines of a result dir (docs/formats.md#result-dir-tree), those
+/// of `ranks` only when given; a requested rank without one is a warning.
+fn result_dir_traces(dir: &Path, ranks: &[String]) -> Result<Vec<PathBuf>> {
+    use unitrace_core::result_dir::{parse_rank_list, ResultDir};
+    let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("--result-dir: {e}"))?;
+    for (path, problem) in &tree.unreadable {
+        warn(TOOL, format!("{}: {problem}", path.display()));
+    }
+    let wanted = if ranks.is_empty() {
+        None
+    } else {
+        Some(parse_rank_list(ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
+    };
+    let sel = tree.traces(wanted.as_deref());
+    for r in &sel.missing_ranks {
+        warn(TOOL, format!("{}: no trace of rank {r}", dir.display()));
+    }
+    if sel.files.is_empty() {
+        bail!(
+            "{}: no chrome_trace.json or chrome_trace.pftrace below it{}",
+            dir.display(),
+            if wanted.is_some() {
+                " for these ranks"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(sel.files.into_iter().map(|f| f.path).collect())
 }
 
 fn check_duplicate_ranks(ranks: &[RankSummary]) {

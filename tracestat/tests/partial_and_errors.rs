@@ -225,3 +225,48 @@ fn schema_categories_and_their_classes() {
         close(f(&a["busy_us"]), f(&b["busy_us"]), "busy");
     }
 }
+
+#[test]
+fn result_dir_with_ranks() {
+    // testdata/trace/pftrace/resultdir: a `unitrace --result-dir` tree with
+    // chrome_trace.pftrace per rank.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/pftrace/resultdir");
+    let root = root.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "0".as_ref(),
+        "2".as_ref(),
+        "--json".as_ref(),
+        os(&json),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["0", "2"]);
+    assert!(doc["launches"][0]["kernels"].as_u64().unwrap() > 0);
+    // All ranks without --ranks; a rank that is not there is a warning.
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "1,7".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("no trace of rank 7"));
+    let r = run(&["--result-dir".as_ref(), dir.path().as_os_str()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("no chrome_trace.json or chrome_trace.pftrace")
+    );
+}
