@@ -444,3 +444,18 @@ fn nested_same_name_ranges_count_once_and_gaps_in_collectives() {
     assert_eq!(cause("collective")[1], 1, "main cause of the second gap");
     assert_eq!(cause("unknown")[1], 1, "main cause of the first gap");
 }
+
+#[test]
+fn merged_trace_splits_into_its_ranks() {
+    // testdata/tracestat/merged.json: `mergetrace -o merged.json coll.*.json`.
+    let (mut merged, _, _) = report(&[data("merged.json")], &[]);
+    let (mut files, _, _) = report(&coll_files(), &[]);
+    for doc in [&mut merged, &mut files] {
+        for row in doc["breakdown"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("file");
+        }
+        doc.as_object_mut().unwrap().remove("truncated");
+    }
+    assert_eq!(merged["ranks"], 4);
+    assert_eq!(merged, files);
+}
