@@ -229,6 +229,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             .map(|n| n.to_string_lossy().into_owned()),
     };
 
+    if args.combine && (args.schema.is_some() || args.tree.is_some() || args.short_kernel != "10us")
+    {
+        bail!("--schema, --short-kernel and --tree are chosen when the partials are made, not at --combine");
+    }
     let (ranks, opts) = if args.combine {
         let mut all = Vec::new();
         let mut first: Option<(RankOptions, PathBuf)> = None;

@@ -93,6 +93,10 @@ fn combine_refuses_partials_made_with_other_options() {
     assert!(err.starts_with("tracestat: "), "{err}");
     assert!(err.contains("made with other options"), "{err}");
     assert!(!out_json.exists());
+    // Per-rank options belong to the partials.
+    let r = run(&["--combine".as_ref(), os(&pa), "--tree".as_ref()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("chosen when the partials are made"));
     // A trace given to --combine is not a partial.
     let r = run(&["--combine".as_ref(), os(&files[0])]);
     assert_eq!(r.status.code(), Some(1));
