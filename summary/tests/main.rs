@@ -47,8 +47,16 @@ pub fn run_ok(tgz: &Path, extra: &[&str]) -> (String, String) {
     (String::from_utf8(o.stdout).unwrap(), stderr)
 }
 
+/// An expected file of testdata/summary; `NAME.orig.*` files are the
+/// original's outputs (tests/README.md, "Expected files").
 pub fn golden(name: &str) -> String {
     std::fs::read_to_string(data(name)).unwrap()
+}
+
+/// A `NAME.fixed.*` expected file for the output `actual`: rewritten from
+/// it under `BLESS=1`.
+pub fn expected(name: &str, actual: &str) -> String {
+    unitrace_system_tests::expected::text(&data(name), actual)
 }
 
 pub const AGGREGATORS: [&str; 7] = ["min", "max", "mean", "median", "sum", "min+1", "max-1"];

@@ -11,6 +11,8 @@
 //! * on success: stderr holds only `TOOL: warning: ...` lines;
 //! * the input bytes are never changed.
 
+pub mod expected;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
