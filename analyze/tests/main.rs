@@ -4,6 +4,7 @@
 
 mod charts;
 mod list;
+mod pdf_pages;
 mod server;
 mod server_chromium;
 mod server_common;

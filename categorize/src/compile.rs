@@ -1,4 +1,4 @@
-//! The `categorize` tool: INI rules (formats f.1) to compiled JSON (f.2).
+//! The `categorize` tool: INI rules (docs/formats.md#category-ini) to compiled JSON (f.2).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! The tarball of unitrace logs read by `summary` (formats.md d.7), read
+//! The tarball of unitrace logs read by `summary` (docs/formats.md#summary-tarball), read
 //! member by member straight from the compressed stream: nothing is unpacked
 //! to disk, and each member is parsed on a worker thread while the reader
 //! thread inflates the next one.

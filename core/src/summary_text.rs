@@ -1,10 +1,14 @@
-//! unitrace text summaries (`-h`, `-d`, `-s`, `-t`, `-r`; formats.md d.1–d.6)
-//! as summary.py reads them (scripts.md 4.1), one member (log file) at a time.
+//! unitrace text summaries (`-h`, `-d`, `-s`, `-t`, `-r`;
+//! docs/formats.md#summary-text) as summary.py reads them
+//! (docs/compatibility.md#summary-parsing), one member (log file) at a time.
 //!
 //! The reader follows summary.py's label scan: each line is checked for the
 //! labels below in order and the first one contained decides what happens;
-//! tables are the "CSV with padding" of formats d. Fixed on purpose
-//! (scripts.md 4.5; each has a test):
+//! tables are the "CSV with padding" of docs/formats.md#summary-text. A log
+//! may hold several processes' reports back to back (a job log, a `cat` of
+//! rank logs); each becomes one [`ProcessReport`], split where the next
+//! process's first heading starts (docs/formats.md#summary-text-order).
+//! Fixed on purpose (docs/compatibility.md#summary; each has a test):
 //! * #1 `=== Kernel Submission Summary ===` blocks are skipped (the original
 //!   counts their totals again and crashes on their table);
 //! * #2 a table also ends at a line starting with `*` or with fewer fields
@@ -15,7 +19,7 @@
 //!   [`MemberSummary::short_rows`] for the caller's warning;
 //! * #3 totals outside an API/Device section are ignored instead of landing
 //!   in the CCL bucket;
-//! * #4 rows with the same name in one file are summed ([`MemberSummary`]
+//! * #4 rows with the same name in one report are summed ([`ProcessReport`]
 //!   holds one total per name);
 //! * #6 `Tile #n: "name"` loses its prefix and quotes and `-v` shapes
 //!   (`[SIMD16 {..} {..}]`, `[4096]`) are cut, so names match schemas;
@@ -29,7 +33,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-/// Name under which `Total Execution Time` is recorded (formats f.1).
+/// Name under which `Total Execution Time` is recorded (docs/formats.md#category-ini).
 pub const WALLCLOCK: &str = "Wallclock";
 /// Name under which `Total Device Time for L0 backend` is recorded.
 pub const L0_BACKEND: &str = "L0_backend";
@@ -573,7 +577,7 @@ impl SummaryParser {
     /// A line while a table is open (summary.py's `csv_from`: the next
     /// non-blank line is the header, rows follow up to a blank line).
     /// Returns false when the line ended the table without belonging to it
-    /// (a `*` line or too few fields, scripts.md 4.5 #2): it is then scanned
+    /// (a `*` line or too few fields, docs/compatibility.md#summary-2): it is then scanned
     /// for labels like any other line.
     fn table_line(&mut self, line: &str) -> Result<bool, SummaryError> {
         let lineno = self.lineno;
@@ -665,7 +669,7 @@ impl SummaryParser {
         }
         let mut shift = 0;
         if fields.len() > ncols && key_col == 0 {
-            // Old unquoted name with commas (scripts.md 4.5 #7): the extra
+            // Old unquoted name with commas (docs/compatibility.md#summary-7): the extra
             // fields belong to the name.
             shift = fields.len() - ncols;
             let name_len: usize = line
@@ -882,7 +886,7 @@ fn parse_int(text: &str) -> Option<i64> {
 }
 
 /// Splits a padded CSV row like Python's `csv` with `skipinitialspace=True`,
-/// except that a `Tile #n: "…"` field (formats d.2, `--separate-tiles`) is
+/// except that a `Tile #n: "…"` field (docs/formats.md#summary-text-device, `--separate-tiles`) is
 /// read as one field whose quoted part may contain commas.
 fn split_row<'a>(line: &'a str, fields: &mut Vec<Cow<'a, str>>) {
     fields.clear();
@@ -962,7 +966,7 @@ fn tile_prefix_len(s: &str) -> Option<usize> {
         .then_some(6 + digits + 1 + spaces)
 }
 
-/// Kernel name as a schema should see it (scripts.md 4.5 #6): without the
+/// Kernel name as a schema should see it (docs/compatibility.md#summary-6): without the
 /// `Tile #n: ` prefix of `--separate-tiles` and without the `-v` shape
 /// suffix (`[SIMD32 {..} {..}]`, or `[<bytes>]` after memory commands).
 pub fn normalize_kernel_name(name: &str) -> Cow<'_, str> {
@@ -1020,7 +1024,7 @@ mod tests {
             vec![
                 ("Wallclock", 214649009, 1),
                 ("L0_backend", 97642160, 1),
-                // two rows of one name are summed (scripts.md 4.5 #4)
+                // two rows of one name are summed (docs/compatibility.md#summary-4)
                 ("main::{lambda(auto:1)#4}", 2092520, 7),
                 ("zeCommandListAppendMemoryCopy(H2H)", 18000, 1),
             ]
@@ -1031,7 +1035,7 @@ mod tests {
 
     #[test]
     fn ccl_block_twice_is_counted_once() {
-        // scripts.md 4.5 #2: summary.py crashes on the second banner.
+        // docs/compatibility.md#summary-2: summary.py crashes on the second banner.
         let text = format!("{DEVICE_LOG}{CCL}{CCL}");
         let s = only(&text);
         assert_eq!(
@@ -1043,7 +1047,7 @@ mod tests {
 
     #[test]
     fn submission_block_is_ignored() {
-        // scripts.md 4.5 #1: summary.py counts the totals twice and fails
+        // docs/compatibility.md#summary-1: summary.py counts the totals twice and fails
         // with KeyError on the table.
         let sub = "\n=== Kernel Submission Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n  Kernel,        Calls,          Append (ns),  Append (%)\n  \"gemm\",            4,                 4321,   12.233515\n\n";
         let s = only(&format!("{DEVICE_LOG}{sub}"));
@@ -1053,7 +1057,7 @@ mod tests {
 
     #[test]
     fn totals_outside_sections_are_ignored() {
-        // scripts.md 4.5 #3.
+        // docs/compatibility.md#summary-3.
         let s = parse_summary("Total Execution Time (ns): 5\n").unwrap();
         assert!(s.reports.is_empty());
         assert!(!s.has_summary());

@@ -172,7 +172,7 @@ struct FileState {
     index: usize,
     /// Original pid/tid -> new id (`--remap-pids`); one map for both so
     /// that a main thread keeps tid == pid.
-    ids: crate::fasthash::FastMap<u64, u64>,
+    ids: rustc_hash::FxHashMap<u64, u64>,
     stats: Option<RankStats>,
     warned_flow_id: bool,
 }

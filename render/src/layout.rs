@@ -29,7 +29,7 @@ const TITLE_PAD: f32 = 6.0;
 const TICK_SIZE: f32 = 10.0;
 const STALL_TICK_SIZE: f32 = 6.0;
 const IP_LABEL_SIZE: f32 = 4.0;
-/// Text pages (docs/compatibility.md#analyze-stall-report).
+/// Text pages (docs/compatibility.md#analyze-report-pages).
 const TEXT_PAGE_SIZE: f32 = 4.0;
 
 /// Draws one page.

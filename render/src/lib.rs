@@ -30,7 +30,7 @@
 //! pages.
 //!
 //! The look of charts follows what matplotlib 3.x draws for the original
-//! analyze script (docs/compatibility.md#analyze-charts): a 6.4 x 4.8 inch
+//! analyze script (docs/compatibility.md#analyze-pages): a 6.4 x 4.8 inch
 //! page, the axes filling what `tight_layout` leaves around the labels, the
 //! tab10 colours, horizontal grid lines, a centred title in 8 pt wrapped at
 //! the page width, a 4 pt legend placed where it hides the fewest points, a
@@ -282,6 +282,26 @@ mod tests {
         let pages = text_pages(&many);
         assert_eq!(pages.len(), 3);
         assert!(text_pages("").is_empty());
+    }
+
+    #[test]
+    fn documents_in_memory_equal_the_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (format, name) in [
+            (Format::Pdf, "m.pdf"),
+            (Format::Svg, "m.svg"),
+            (Format::Html, "m.html"),
+        ] {
+            let path = tmp.path().join(name);
+            let mut sink = create(&path, format).unwrap();
+            for p in sample_pages() {
+                sink.add_page(&p).unwrap();
+            }
+            sink.finish().unwrap();
+            let pages = sample_pages();
+            let bytes = write_pages(Vec::new(), format, name, &pages).unwrap();
+            assert_eq!(bytes, std::fs::read(&path).unwrap(), "{name}");
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub struct Chart {
 }
 
 impl Chart {
-    /// Line chart for >= 2 points, bar chart for one (docs/compatibility.md#analyze-charts).
+    /// Line chart for >= 2 points, bar chart for one (docs/compatibility.md#analyze-pages).
     pub fn kind_for_points(points: usize) -> ChartKind {
         if points >= 2 {
             ChartKind::Line
@@ -56,21 +56,23 @@ impl Chart {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Page {
     Chart(Chart),
-    /// Lines of monospace-like text (stall report pages, docs/compatibility.md#analyze-stall-report);
+    /// Lines of monospace-like text (stall report pages,
+    /// docs/compatibility.md#analyze-report-pages);
     /// at most [`TEXT_LINES_PER_PAGE`] lines, each at most
     /// [`TEXT_LINE_WIDTH`] characters (see [`text_pages`]).
     Text(Vec<String>),
 }
 
-/// Lines per text page (docs/compatibility.md#analyze-stall-report).
+/// Lines per text page (docs/compatibility.md#analyze-report-pages).
 pub const TEXT_LINES_PER_PAGE: usize = 48;
-/// Characters per text line before it is cut (docs/compatibility.md#analyze-stall-report).
+/// Characters per text line before it is cut (docs/compatibility.md#analyze-report-pages).
 pub const TEXT_LINE_WIDTH: usize = 160;
 
-/// Splits a report into text pages as the original does (docs/compatibility.md#analyze-stall-report):
+/// Splits a report into text pages as the original does
+/// (docs/compatibility.md#analyze-report-pages):
 /// every line is cut into chunks of at most 160 characters, 48 chunks per
 /// page. An empty line is one line of the page; unlike the original it is
-/// not drawn as two line breaks (docs/compatibility.md#analyze-stall-report). A trailing
+/// not drawn as two line breaks (docs/compatibility.md#analyze-quirk-16). A trailing
 /// newline of the report does not make an extra empty line.
 pub fn text_pages(report: &str) -> Vec<Page> {
     let mut pages = Vec::new();

@@ -1,5 +1,5 @@
 //! The one set of colours of every chart: matplotlib's tab10 cycle (what
-//! the original analyze script's charts use, docs/compatibility.md#analyze-charts)
+//! the original analyze script's charts use, docs/compatibility.md#analyze-pages)
 //! for series, and the greys of grid lines and frames.
 
 /// An RGB colour.

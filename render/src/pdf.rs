@@ -452,3 +452,69 @@ impl Canvas for PdfCanvas<'_> {
             .end_text();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::text_pages;
+
+    #[test]
+    fn subset_keeps_the_used_glyphs_under_their_new_ids() {
+        let m = metrics();
+        let mut glyphs = SubsetGlyphs::new();
+        // ü is a composite glyph in DejaVu Sans; 中 is not in the font.
+        let text = "Mi{1024; 1; 1}\u{2212}∞ü中M";
+        let ids: Vec<u16> = text.chars().map(|c| glyphs.id(m.glyph(c), c)).collect();
+        assert_eq!(ids[0], 1, "first glyph used is glyph 1 of the subset");
+        assert_eq!(ids.first(), ids.last(), "one id per glyph");
+        assert_eq!(ids[ids.len() - 2], 0, "a missing character is .notdef");
+        let font = glyphs.font_file().unwrap();
+        assert!(font.len() < FONT_BYTES.len() / 10);
+        let face = ttf_parser::Face::parse(&font, 0).unwrap();
+        assert!(usize::from(face.number_of_glyphs()) >= glyphs.used.len());
+        let full = ttf_parser::Face::parse(FONT_BYTES, 0).unwrap();
+        for (c, id) in text.chars().zip(&ids) {
+            let gid = ttf_parser::GlyphId(m.glyph(c));
+            let sub = ttf_parser::GlyphId(*id);
+            assert_eq!(
+                face.glyph_hor_advance(sub),
+                full.glyph_hor_advance(gid),
+                "{c}"
+            );
+            assert_eq!(
+                face.glyph_bounding_box(sub),
+                full.glyph_bounding_box(gid),
+                "outline of {c}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_document_without_text_still_completes() {
+        let empty = PdfWriter::new(Vec::new()).unwrap().into_inner().unwrap();
+        assert!(empty.ends_with(b"%%EOF\n"));
+        let mut w = PdfWriter::new(Vec::new()).unwrap();
+        w.add_page(&Page::Text(vec![String::new()])).unwrap();
+        assert!(w.into_inner().unwrap().ends_with(b"%%EOF\n"));
+    }
+
+    #[test]
+    fn in_memory_document_is_deterministic_and_complete() {
+        let pages = text_pages("Stall report\n\u{2212}12 ∞ ünïcode\n");
+        let write = || {
+            let mut w = PdfWriter::new(Vec::new()).unwrap();
+            for p in &pages {
+                w.add_page(p).unwrap();
+            }
+            assert_eq!(w.pages(), 1);
+            w.into_inner().unwrap()
+        };
+        let a = write();
+        assert_eq!(a, write(), "same pages, same bytes");
+        assert!(a.starts_with(b"%PDF-1.7") && a.ends_with(b"%%EOF\n"));
+        let text = String::from_utf8_lossy(&a);
+        assert!(text.contains("+DejaVuSans"));
+        assert!(text.contains("/FontFile2"));
+        assert!(a.len() < 40_000, "{} bytes", a.len());
+    }
+}

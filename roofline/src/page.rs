@@ -1,6 +1,6 @@
 //! The roofline chart as inline SVG (`--format svg`) and as a self-contained
 //! HTML page (SVG + table + a small inline script; no network access, unlike
-//! the original's CanvasJS page, docs/compatibility.md#roofline).
+//! the original's CanvasJS page, docs/compatibility.md#roofline-page).
 //!
 //! The chart is rendered here, not in the browser, so the SVG file and the
 //! page show the same thing and the page works without JavaScript too; the

@@ -35,7 +35,7 @@ pub fn parse_member(member: &Member) -> Parsed {
         return Parsed::SideFile;
     }
     // A NUL byte in the first block means a binary file (summary.py aborts
-    // with a decode error, scripts.md 4.5 #7).
+    // with a decode error, docs/compatibility.md#summary-7).
     let head = &member.data[..member.data.len().min(8192)];
     if memchr::memchr(0, head).is_some() {
         return Parsed::Binary;

@@ -1,6 +1,6 @@
 //! Python number semantics needed to reproduce summary.py's values: ints
 //! and floats that stay distinct (`1` vs `1.0` in the JSON), `int + float`,
-//! and the aggregators of scripts.md 4.2 computed from streaming state.
+//! and the aggregators of docs/compatibility.md#summary-aggregation computed from streaming state.
 
 use std::fmt;
 

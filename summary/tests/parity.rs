@@ -58,7 +58,7 @@ fn output_file_is_the_same_bytes_and_aliases_work() {
 
 #[test]
 fn duplicate_rows_are_summed_per_file_before_aggregating() {
-    // scripts.md 4.5 #4: the original takes two rows of one kernel in one file
+    // docs/compatibility.md#summary-4: the original takes two rows of one kernel in one file
     // as two samples, so min/median/min+1 differ.
     for a in ["min", "median", "min+1"] {
         let (out, _) = run_ok(&data("dups.tgz"), &["--aggregator", a]);
@@ -71,14 +71,14 @@ fn duplicate_rows_are_summed_per_file_before_aggregating() {
 
 #[test]
 fn double_ccl_block_is_counted_once() {
-    // scripts.md 4.5 #2: the original crashes on the second banner.
+    // docs/compatibility.md#summary-2: the original crashes on the second banner.
     let (out, _) = run_ok(&data("ccl_twice.tgz"), &[]);
     assert_eq!(out, expected("ccl_twice.fixed.mean.json", &out));
 }
 
 #[test]
 fn kernel_submission_blocks_are_ignored() {
-    // scripts.md 4.5 #1: the original counts the totals again and fails with
+    // docs/compatibility.md#summary-1: the original counts the totals again and fails with
     // KeyError on the submission table.
     let (out, _) = run_ok(&data("submission.tgz"), &[]);
     assert_eq!(out, expected("submission.fixed.mean.json", &out));
@@ -86,14 +86,14 @@ fn kernel_submission_blocks_are_ignored() {
 
 #[test]
 fn old_unquoted_names_with_commas_parse() {
-    // scripts.md 4.5 #7: the original fails converting part of a name.
+    // docs/compatibility.md#summary-7: the original fails converting part of a name.
     let (out, _) = run_ok(&data("old_format.tgz"), &[]);
     assert_eq!(out, expected("old_format.fixed.mean.json", &out));
 }
 
 #[test]
 fn tile_prefixes_and_shapes_are_removed_from_names() {
-    // scripts.md 4.5 #6: `Tile #n: "…"` and `[SIMD…]` names miss the schema.
+    // docs/compatibility.md#summary-6: `Tile #n: "…"` and `[SIMD…]` names miss the schema.
     let (out, _) = run_ok(&data("tiles.tgz"), &[]);
     assert_eq!(out, expected("tiles.fixed.mean.json", &out));
     let (out, _) = run_ok(&data("verbose_names.tgz"), &[]);
@@ -102,7 +102,7 @@ fn tile_prefixes_and_shapes_are_removed_from_names() {
 
 #[test]
 fn binary_member_is_a_warning_not_an_abort() {
-    // scripts.md 4.5 #7: the original aborts with a decode error.
+    // docs/compatibility.md#summary-7: the original aborts with a decode error.
     let tgz = data("binary_member.tgz");
     let (out, stderr) = run_ok(&tgz, &[]);
     assert_eq!(out, golden("plain.orig.mean.json"));

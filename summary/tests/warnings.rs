@@ -31,7 +31,7 @@ fn warnings_of(dir: &Path, member: &[u8]) -> (String, Vec<String>, PathBuf) {
 #[test]
 fn short_row_ending_a_table_is_a_warning_with_member_and_line() {
     // Line 6 lost its time; the table ends there, so line 7 is not
-    // counted either (scripts.md 4.5 #2), and line 8 ends a second table.
+    // counted either (docs/compatibility.md#summary-2), and line 8 ends a second table.
     let log = device_log(&[b"\"k\", 2, 30", b"\"cut\", 1", b"\"k\", 1, 5"]);
     let dir = tempfile::tempdir().unwrap();
     let (stdout, warnings, tgz) = warnings_of(dir.path(), &log);

@@ -1,6 +1,7 @@
-//! A fast non-cryptographic hasher for the per-event maps (pid remapping,
-//! kernel names, flow ids): the default SipHash costs more than the rest of
-//! the per-event work. Inputs are local trace files, so hash flooding is not
+//! A fast non-cryptographic hasher for the per-event maps (names, flow ids,
+//! pids): the default SipHash costs more than the rest of the per-event
+//! work. The same hasher as mergetrace's `fasthash`, kept apart until it
+//! moves into core. Inputs are local trace files, so hash flooding is not
 //! a concern. Same mixing as rustc's FxHasher (rotate, xor, multiply).
 
 use std::collections::HashMap;
