@@ -51,7 +51,7 @@ main() {
     # skipped, so the script works on branches where a format has no test data).
     seeds_for() {
         case $1 in
-            metric_csv) echo testdata/metrics testdata/metrics/fixed testdata/sample/metrics.csv tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
+            metric_csv) echo testdata/metrics testdata/sample/metrics.csv tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
             stall_csv) echo testdata/metrics testdata/sample/stalls.csv tests/bad_inputs/stall_csv tests/bad_inputs/valid ;;
             option_file) echo analyze/presets/pvc analyze/presets/bmg tests/bad_inputs/option_file ;;
             shader_dump) echo testdata/sample/dump tests/bad_inputs/valid/dump tests/bad_inputs/shader_dump ;;

@@ -70,28 +70,32 @@ fn summary_matches_the_original() {
         (
             "gemm_fp16_flops.1799853",
             "gemm_fp16_bytes.1799860",
-            "gemm_fp16.stdout",
+            "gemm_fp16.orig.stdout",
         ),
         (
             "gen_new_compute.txt",
             "gen_new_memory.txt",
-            "gen_new.stdout",
+            "gen_new.orig.stdout",
         ),
-        ("gen_v1_compute.txt", "gen_v1_memory.txt", "gen_v1.stdout"),
+        (
+            "gen_v1_compute.txt",
+            "gen_v1_memory.txt",
+            "gen_v1.orig.stdout",
+        ),
         (
             "gen_old_compute.txt",
             "gen_old_memory.txt",
-            "gen_old.stdout",
+            "gen_old.orig.stdout",
         ),
         (
             "gen_fp16_compute.txt",
             "gen_fp16_memory.txt",
-            "gen_fp16.stdout",
+            "gen_fp16.orig.stdout",
         ),
         (
             "gen_fp64_compute.txt",
             "gen_fp64_memory.txt",
-            "gen_fp64.stdout",
+            "gen_fp64.orig.stdout",
         ),
     ];
     for (c, m, golden) in cases {
@@ -106,7 +110,7 @@ fn summary_matches_the_original() {
     }
 }
 
-/// Parses `testdata/roofline/orig_*.points` (the original page's data points)
+/// Parses `testdata/roofline/*.orig.points` (the original page's data points)
 /// into (series, x, y) strings.
 fn original_points(name: &str) -> (String, Vec<(String, String, String)>) {
     let t = std::fs::read_to_string(data(name)).unwrap();
@@ -133,17 +137,17 @@ fn plotted_points_match_the_original_page() {
         (
             "gemm_fp16_flops.1799853",
             "gemm_fp16_bytes.1799860",
-            "orig_gemm.points",
+            "gemm_fp16.orig.points",
         ),
         (
             "gen_new_compute.txt",
             "gen_new_memory.txt",
-            "orig_new.points",
+            "gen_new.orig.points",
         ),
         (
             "gen_fp64_compute.txt",
             "gen_fp64_memory.txt",
-            "orig_fp64.points",
+            "gen_fp64.orig.points",
         ),
     ] {
         let (_, stderr, out, dir) = roofline(
@@ -681,7 +685,7 @@ fn app_mode_runs_unitrace_twice_without_a_shell() {
     assert!(lines[5].starts_with("group=VectorEngine138 out=Unitrace_result_"));
     assert!(lines[5].ends_with("/_IntelGPUCompute"));
     // Same summary as --compute/--memory on the same files.
-    let golden = std::fs::read_to_string(data("gen_new.stdout")).unwrap();
+    let golden = std::fs::read_to_string(data("gen_new.orig.stdout")).unwrap();
     let summary: Vec<&str> = stdout
         .lines()
         .filter(|l| !l.starts_with("The command is [") && !l.starts_with("Output directory "))

@@ -1,8 +1,7 @@
 //! Hand-built traces with known answers (testdata/tracestat/make_hand.py
 //! writes them; the numbers below are worked out from its timeline).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn breakdown_overlap_gaps_on_two_engines_and_a_copy_engine() {

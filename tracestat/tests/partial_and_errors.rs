@@ -1,8 +1,7 @@
 //! `--partial` / `--combine` give the report of one run; bad inputs give
 //! one error line and no output file; `--schema` categories.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
