@@ -23,7 +23,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
 BENCH_DIR=${BENCH_DIR:-$CARGO_TARGET_DIR/bench}
 mkdir -p "$BENCH_DIR"
 
-(cd "$repo" && cargo build --release --locked -p categorize --bin summary >&2)
+(cd "$repo" && cargo build --release --locked -p summary --bin summary >&2)
 bin=$CARGO_TARGET_DIR/release/summary
 schema=$repo/schemas/LLaMA.json
 tgz=$BENCH_DIR/summaries_${RANKS}r_${SIZE}.tgz

@@ -11,7 +11,7 @@
 # repository's test data; crashes land in fuzz/artifacts/<target>/. Turn a
 # crash into a regression test: minimize it (`cargo +nightly fuzz tmin
 # TARGET FILE`), copy it to fuzz/regressions/<target>/, fix, and run
-# `cargo test -p unitrace-core --test fuzz_regressions`.
+# `cargo test --release -p unitrace-core --test main fuzz_regressions`.
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/unitrace-tools/fuzz-target),
 # FUZZ_NICE (niceness, default 10), FUZZ_ARGS (extra libFuzzer flags).

@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use analyze::args::{expand_option_files, Args};
+use analyze::args::Args;
+use analyze::option_file::expand_option_files;
 use clap::Parser;
 use unitrace_core::cli::{finish, one_line, EXIT_USAGE};
 

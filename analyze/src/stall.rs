@@ -30,45 +30,11 @@ use unitrace_core::stall_csv::{
 };
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
-use crate::args::{Args, ReportFormat};
-use crate::charts::chart_format;
+use crate::plan::{ReportFormat, ReportView, StallsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink};
 
 const TOOL: &str = "analyze";
-
-/// Which form of the report is produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReportView {
-    /// The original's report (scripts.md 1.8.7).
-    Standard,
-    /// Stall events summed per source line.
-    ByLine,
-    /// The stalled instructions of one source line.
-    Line { file: String, line: u64 },
-}
-
-impl ReportView {
-    pub fn from_args(args: &Args) -> anyhow::Result<ReportView> {
-        match &args.line {
-            Some(spec) => {
-                let (file, line) = parse_line_spec(spec)?;
-                Ok(ReportView::Line { file, line })
-            }
-            None if args.by_line => Ok(ReportView::ByLine),
-            None => Ok(ReportView::Standard),
-        }
-    }
-}
-
-/// `FILE:LINE` of `--line` (the file may itself contain colons).
-pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
-    let parsed = spec.rsplit_once(':').and_then(|(file, line)| {
-        let n: u64 = line.trim().parse().ok()?;
-        (!file.is_empty()).then(|| (file.to_string(), n))
-    });
-    parsed.with_context(|| format!("--line {spec}: expected FILE:LINE, e.g. grf.cpp:40"))
-}
 
 /// Builds the stall reports of a run: the dump is listed once, symbols are
 /// demangled once, and the `.asm` of consecutive runs of one kernel is read
@@ -312,41 +278,29 @@ impl Charts {
     }
 }
 
-/// Stall mode (scripts.md 1.7): the caller has checked the input and found
-/// that the `-d` section has a stall header.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let Some(output) = args.output.clone() else {
-        bail!("Error: -o/--output is missing");
-    };
-    let input = args.input.as_path();
-    ensure_not_input(&output, &[input])?;
-    let view = ReportView::from_args(args)?;
-    let wants_report_options = args.report.is_some()
-        || args.by_line
-        || args.line.is_some()
-        || args.report_format == ReportFormat::Json;
+/// Stall mode (scripts.md 1.7): the caller has checked the input and the
+/// outputs and found that the `-d` section has a stall header.
+pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
+    let draw = &plan.draw;
+    let output = draw.output.clone();
+    let input = draw.input.as_path();
     // 1.7.1: the dump folder is checked before any data is read.
-    let mut builder = match &args.shaderdump {
+    let mut builder = match &plan.stall.shaderdump {
         Some(dir) => Some(ReportBuilder::new(
             dir,
-            args.demangler.as_deref(),
-            args.numtopstalls,
-            view,
-            args.report_format == ReportFormat::Json,
+            plan.stall.demangler.as_deref(),
+            plan.stall.numtopstalls,
+            plan.view.clone(),
+            plan.report_format == ReportFormat::Json,
         )?),
-        None => {
-            if wants_report_options {
-                bail!("-r/--report, --report-format, --by-line and --line need -s/--shaderdump");
-            }
-            None
-        }
+        None => None,
     };
-    if args.report_format == ReportFormat::Json && args.report.is_none() {
+    if plan.report_format == ReportFormat::Json && plan.report.is_none() {
         bail!("--report-format json needs -r/--report FILE");
     }
     // The files of the dump folder are inputs too: `-r dump/x.asm` must not
     // replace an assembly listing with the report (issue 10).
-    if let Some(dir) = &args.shaderdump {
+    if let Some(dir) = &plan.stall.shaderdump {
         let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|entries| {
                 entries
@@ -357,19 +311,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             })
             .unwrap_or_default();
         let dump_files: Vec<&Path> = dump_files.iter().map(|p| p.as_path()).collect();
-        let outputs = [Some(&output), args.data.as_ref(), args.report.as_ref()];
+        let outputs = [Some(&output), draw.data.as_ref(), plan.report.as_ref()];
         for out in outputs.into_iter().flatten() {
             ensure_not_input(out, &dump_files)?;
         }
     }
-    let mut report_file = match &args.report {
+    let mut report_file = match &plan.report {
         Some(path) => {
             let mut taken = vec![input, output.as_path()];
-            taken.extend(args.data.as_deref());
+            taken.extend(draw.data.as_deref());
             ensure_not_input(path, &taken)?;
             Some(ReportFile {
                 path: path.clone(),
-                format: args.report_format,
+                format: plan.report_format,
                 text: None,
                 json: Vec::new(),
             })
@@ -378,17 +332,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut charts = Charts {
         path: output.clone(),
-        format: chart_format(args.format, &output),
+        format: draw.format,
         sink: None,
-        data_path: args.data.clone(),
+        data_path: draw.data.clone(),
         data: None,
     };
 
     let sections = scan_file_sections(input)?;
-    let Some(section) = find_device_section(&sections, args.device) else {
+    let Some(section) = find_device_section(&sections, draw.device) else {
         bail!(InputError::at_file(
             input,
-            format!("Device {} not found in input file", args.device)
+            format!("Device {} not found in input file", draw.device)
         ));
     };
     let file = open_section(input, section.start_offset)?;
@@ -408,7 +362,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if kept.is_empty() {
             return Ok(false);
         }
-        for chart in crate::stall_charts::stall_chart_pages(&args.title, &run.kernel, &kept) {
+        for chart in crate::stall_charts::stall_chart_pages(&draw.charts.title, &run.kernel, &kept)
+        {
             charts.add_chart(&run.kernel, chart)?;
         }
         if let Some(builder) = builder.as_mut() {
@@ -423,7 +378,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Ok(true)
     };
 
-    match &args.kernel {
+    match &draw.kernel {
         None => {
             // 1.7.2: every run of consecutive rows with one kernel name.
             while let Some(run) = reader.next_run()? {

@@ -104,7 +104,7 @@ fn cases() -> Vec<(String, String, Vec<String>)> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
-            let words = analyze::args::shell_split(l).unwrap();
+            let words = analyze::option_file::shell_split(l).unwrap();
             (words[0].clone(), words[1].clone(), words[2..].to_vec())
         })
         .collect()

@@ -1,14 +1,11 @@
 //! `analyze -q/-p` end to end: the real binary on a free port, HTTP over
 //! std::net (scripts.md 1.9 and the robustness list of issue 9).
 
-mod server_common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
 
-use server_common::*;
+use crate::server_common::*;
 
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 const CONV: &str = "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]";
@@ -183,9 +180,7 @@ fn serves_200_concurrent_clients() {
 fn keep_alive_connections_get_several_answers() {
     let server = metric_server();
     let mut stream = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let request = "GET /k/abc HTTP/1.1\r\nHost: x\r\n\r\n";
     stream
         .write_all(

@@ -471,6 +471,9 @@ pub struct CsvReader<R> {
     /// looks at the first one only).
     prelude_text_seen: bool,
     done: bool,
+    /// The row the last `next_event` returned (see
+    /// [`CsvReader::current_row`]).
+    last_row: Option<(LineInfo, (usize, usize))>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -533,6 +536,7 @@ impl<R: Read> CsvReader<R> {
             fields: Vec::new(),
             prelude_text_seen: false,
             done: false,
+            last_row: None,
         }
     }
 
@@ -600,6 +604,7 @@ impl<R: Read> CsvReader<R> {
     /// Next event, or `None` at the end of the file (or of the section for
     /// [`CsvReader::for_section`]).
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, InputError> {
+        self.last_row = None;
         match self.queued {
             Queued::Nothing => {}
             Queued::Header => {
@@ -759,6 +764,7 @@ impl<R: Read> CsvReader<R> {
                     {
                         self.first_non_utf8_kernel = Some(line.number);
                     }
+                    self.last_row = Some((line, kernel));
                     // Borrowed again here (not `text` above) so that the
                     // borrow only lives on the path that returns it.
                     let text = self.src.text(&line);
@@ -774,6 +780,22 @@ impl<R: Read> CsvReader<R> {
                 }
             }
         }
+    }
+
+    /// The row the last [`CsvReader::next_event`] returned, again: lets a
+    /// caller that looped over events it passes on return the row without
+    /// holding the first borrow across iterations.
+    pub fn current_row(&self) -> Option<RawRow<'_>> {
+        let (line, kernel) = self.last_row?;
+        Some(RawRow {
+            text: self.src.text(&line),
+            kernel,
+            line: line.number,
+            offset: line.offset,
+            end_offset: line.next_offset,
+            header: self.header.as_ref()?,
+            path: &self.path,
+        })
     }
 
     /// Records the section being read as complete; returns (index, end).

@@ -10,7 +10,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use analyze::args::{expand_option_files, shell_split, Args};
+use analyze::args::Args;
+use analyze::option_file::{expand_option_files, shell_split};
 use clap::Parser;
 
 /// One option file per fuzzing process, rewritten for every input.

@@ -12,7 +12,10 @@ pub fn run(data: &[u8]) {
     let _ = normalize_kernel_name(&text);
     match parse_summary(&text) {
         Ok(summary) => {
-            let _ = summary.device.is_empty();
+            for report in &summary.reports {
+                assert!(report.first_line >= 1);
+                let _ = report.device.is_empty();
+            }
         }
         Err(e) => {
             let lines = text.lines().count() as u64 + 1;

@@ -9,7 +9,7 @@ pub mod select;
 pub mod stats;
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -261,20 +261,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         skip_invalid: args.skip_invalid,
         max_event_bytes: args.max_event_mib.max(1) << 20,
     };
-    let progress = std::io::stderr().is_terminal().then(|| {
-        let total: u64 = plans
-            .iter()
-            .map(|p| std::fs::metadata(&p.path).map_or(0, |m| m.len()))
-            .sum();
-        let pb = indicatif::ProgressBar::new(total);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb
-    });
+    let total: u64 = plans
+        .iter()
+        .map(|p| std::fs::metadata(&p.path).map_or(0, |m| m.len()))
+        .sum();
+    let progress = unitrace_core::progress::bytes_bar(total);
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
     let (out, mut outcome) = if pftrace {
         pfmerge::merge(&plans, &opts, out, progress.as_ref())?

@@ -1,6 +1,6 @@
 //! The roofline chart as inline SVG (`--format svg`) and as a self-contained
 //! HTML page (SVG + table + a small inline script; no network access, unlike
-//! the original's CanvasJS page, scripts.md 6.4).
+//! the original's CanvasJS page, docs/compatibility.md#roofline-page).
 //!
 //! The chart is rendered here, not in the browser, so the SVG file and the
 //! page show the same thing and the page works without JavaScript too; the
@@ -8,6 +8,12 @@
 //! level toggles.
 
 use std::fmt::Write as _;
+
+use unitrace_render::axis::LogScale;
+use unitrace_render::escape::escape as esc;
+use unitrace_render::number::{decade, significant as sig};
+use unitrace_render::palette::{self, series_color, Rgb};
+use unitrace_render::svg::{Markup, Value, FONT_FAMILY};
 
 use crate::model::{KernelView, Point, Roofline};
 
@@ -18,68 +24,19 @@ const RIGHT: f64 = 24.0;
 const TOP: f64 = 48.0;
 const BOTTOM: f64 = 62.0;
 
-const COLORS: [&str; 6] = [
-    "#1f6fd1", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-];
-
-pub fn level_color(i: usize) -> &'static str {
-    COLORS[i % COLORS.len()]
+/// Colour of memory level `i`: the shared chart palette.
+pub fn level_color(i: usize) -> String {
+    series_color(i).hex()
 }
 
-/// Escapes text for HTML/SVG content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+fn hex(c: Rgb) -> String {
+    c.hex()
 }
 
-/// Four significant digits, plain for everyday magnitudes.
-pub fn sig(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "n/a".into()
-        } else {
-            "∞".into()
-        };
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let a = x.abs();
-    if !(1e-3..1e7).contains(&a) {
-        return format!("{x:.3e}");
-    }
-    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-fn decade_label(k: i32) -> String {
-    match k {
-        -3..=-1 => format!("{}", 10f64.powi(k)),
-        0..=6 => format!("{}", 10i64.pow(k as u32)),
-        _ => format!("1e{k}"),
-    }
-}
-
+/// The two log-log axes of the chart.
 struct Axes {
-    x0: f64,
-    x1: f64,
-    y0: f64,
-    y1: f64,
+    x: LogScale,
+    y: LogScale,
 }
 
 impl Axes {
@@ -97,19 +54,9 @@ impl Axes {
             }
         }
         Axes {
-            x0: xlo.log10().floor(),
-            x1: xhi.log10().ceil().max(xlo.log10().floor() + 1.0),
-            y0: ylo.log10().floor(),
-            y1: yhi.log10().ceil().max(ylo.log10().floor() + 1.0),
+            x: LogScale::covering(xlo, xhi, LEFT, WIDTH - RIGHT),
+            y: LogScale::covering(ylo, yhi, HEIGHT - BOTTOM, TOP),
         }
-    }
-
-    fn sx(&self, v: f64) -> f64 {
-        LEFT + (v.log10() - self.x0) / (self.x1 - self.x0) * (WIDTH - LEFT - RIGHT)
-    }
-
-    fn sy(&self, v: f64) -> f64 {
-        TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (v.log10() - self.y0) / (self.y1 - self.y0))
     }
 }
 
@@ -145,96 +92,190 @@ fn point_tooltip(r: &Roofline, v: &KernelView, p: &Point) -> String {
     s
 }
 
-/// The chart as an `<svg>` element (standalone when `standalone`).
+/// The chart as an `<svg>` element (standalone when `standalone`), drawn
+/// with the shared render crate's markup writer, scales, palette and
+/// number spelling; the classes and `data-*` attributes are what the
+/// page's script reads.
 pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> String {
     let ax = Axes::new(r, views);
-    let mut s = String::with_capacity(16 * 1024);
     let (pl, pr, pt, pb) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
-    let _ = writeln!(
-        s,
-        "<svg id=\"roofline-plot\" {}viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">",
-        if standalone { "xmlns=\"http://www.w3.org/2000/svg\" " } else { "" }
-    );
-    let _ = writeln!(
-        s,
-        "<title>{}</title>\n<defs><clipPath id=\"plot-area\"><rect x=\"{pl}\" y=\"{pt}\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
-        esc(&title(r, name)),
-        pr - pl,
-        pb - pt
-    );
-    let _ = writeln!(
-        s,
-        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#fff\"/>"
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"18\" font-weight=\"bold\">{}</text>",
-        WIDTH / 2.0,
-        esc(&title(r, name))
-    );
+    let chart_title = title(r, name);
+    let mut m = Markup::new();
+    let mut root: Vec<(&str, Value)> = vec![("id", "roofline-plot".into())];
+    if standalone {
+        root.push(("xmlns", "http://www.w3.org/2000/svg".into()));
+    }
+    root.extend([
+        ("viewBox", format!("0 0 {WIDTH} {HEIGHT}").into()),
+        ("width", WIDTH.into()),
+        ("height", HEIGHT.into()),
+        ("font-family", FONT_FAMILY.into()),
+        ("font-size", "13".into()),
+        ("role", "img".into()),
+    ]);
+    m.open("svg", &root).newline();
+    m.element("title", &[], &chart_title).newline();
+    m.open("defs", &[])
+        .open("clipPath", &[("id", "plot-area".into())])
+        .empty(
+            "rect",
+            &[
+                ("x", pl.into()),
+                ("y", pt.into()),
+                ("width", (pr - pl).into()),
+                ("height", (pb - pt).into()),
+            ],
+        )
+        .close("clipPath")
+        .close("defs")
+        .newline();
+    m.empty(
+        "rect",
+        &[
+            ("x", 0.0.into()),
+            ("y", 0.0.into()),
+            ("width", WIDTH.into()),
+            ("height", HEIGHT.into()),
+            ("fill", hex(Rgb::WHITE).into()),
+        ],
+    )
+    .newline();
+    m.element(
+        "text",
+        &[
+            ("x", (WIDTH / 2.0).into()),
+            ("y", 28.0.into()),
+            ("text-anchor", "middle".into()),
+            ("font-size", "18".into()),
+            ("font-weight", "bold".into()),
+        ],
+        &chart_title,
+    )
+    .newline();
     // Grid and tick labels at every decade.
-    s.push_str("<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
-    for k in ax.x0 as i32..=ax.x1 as i32 {
-        let x = ax.sx(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{x:.2}\" y1=\"{pt}\" x2=\"{x:.2}\" y2=\"{pb}\"/>"
-        );
+    m.open(
+        "g",
+        &[
+            ("class", "grid".into()),
+            ("stroke", hex(palette::FAINT_GRID).into()),
+            ("stroke-width", "1".into()),
+        ],
+    )
+    .newline();
+    for k in ax.x.decades() {
+        let x = ax.x.map(10f64.powi(k));
+        m.empty(
+            "line",
+            &[
+                ("x1", x.into()),
+                ("y1", pt.into()),
+                ("x2", x.into()),
+                ("y2", pb.into()),
+            ],
+        )
+        .newline();
     }
-    for k in ax.y0 as i32..=ax.y1 as i32 {
-        let y = ax.sy(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{pl}\" y1=\"{y:.2}\" x2=\"{pr}\" y2=\"{y:.2}\"/>"
-        );
+    for k in ax.y.decades() {
+        let y = ax.y.map(10f64.powi(k));
+        m.empty(
+            "line",
+            &[
+                ("x1", pl.into()),
+                ("y1", y.into()),
+                ("x2", pr.into()),
+                ("y2", y.into()),
+            ],
+        )
+        .newline();
     }
-    s.push_str("</g>\n<g class=\"ticks\" fill=\"#333\">\n");
-    for k in ax.x0 as i32..=ax.x1 as i32 {
-        let x = ax.sx(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<text x=\"{x:.2}\" y=\"{:.2}\" text-anchor=\"middle\">{}</text>",
-            pb + 18.0,
-            decade_label(k)
-        );
+    m.close("g").newline();
+    m.open(
+        "g",
+        &[
+            ("class", "ticks".into()),
+            ("fill", hex(palette::SECONDARY_TEXT).into()),
+        ],
+    )
+    .newline();
+    for k in ax.x.decades() {
+        let x = ax.x.map(10f64.powi(k));
+        m.element(
+            "text",
+            &[
+                ("x", x.into()),
+                ("y", (pb + 18.0).into()),
+                ("text-anchor", "middle".into()),
+            ],
+            &decade(k),
+        )
+        .newline();
     }
-    for k in ax.y0 as i32..=ax.y1 as i32 {
-        let y = ax.sy(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"end\">{}</text>",
-            pl - 6.0,
-            y + 4.0,
-            decade_label(k)
-        );
+    for k in ax.y.decades() {
+        let y = ax.y.map(10f64.powi(k));
+        m.element(
+            "text",
+            &[
+                ("x", (pl - 6.0).into()),
+                ("y", (y + 4.0).into()),
+                ("text-anchor", "end".into()),
+            ],
+            &decade(k),
+        )
+        .newline();
     }
-    s.push_str("</g>\n");
-    let _ = writeln!(
-        s,
-        "<rect x=\"{pl}\" y=\"{pt}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#555\"/>",
-        pr - pl,
-        pb - pt
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"15\">Arithmetic intensity (FLOP/byte)</text>",
-        (pl + pr) / 2.0,
-        HEIGHT - 16.0
-    );
-    let _ = writeln!(
-        s,
-        "<text transform=\"translate(20 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">Performance (GFLOP/s)</text>",
-        (pt + pb) / 2.0
-    );
+    m.close("g").newline();
+    m.empty(
+        "rect",
+        &[
+            ("x", pl.into()),
+            ("y", pt.into()),
+            ("width", (pr - pl).into()),
+            ("height", (pb - pt).into()),
+            ("fill", "none".into()),
+            ("stroke", hex(palette::FRAME).into()),
+        ],
+    )
+    .newline();
+    m.element(
+        "text",
+        &[
+            ("x", ((pl + pr) / 2.0).into()),
+            ("y", (HEIGHT - 16.0).into()),
+            ("text-anchor", "middle".into()),
+            ("font-size", "15".into()),
+        ],
+        "Arithmetic intensity (FLOP/byte)",
+    )
+    .newline();
+    m.element(
+        "text",
+        &[
+            (
+                "transform",
+                format!("translate(20 {:.1}) rotate(-90)", (pt + pb) / 2.0).into(),
+            ),
+            ("text-anchor", "middle".into()),
+            ("font-size", "15".into()),
+        ],
+        "Performance (GFLOP/s)",
+    )
+    .newline();
     // Roofs: min(AI × BW, peak) for every level the profile has.
     let peak = r.device.peak(r.precision);
-    let (ai_lo, ai_hi) = (10f64.powf(ax.x0), 10f64.powf(ax.x1));
-    s.push_str(
-        "<g class=\"roofs\" clip-path=\"url(#plot-area)\" fill=\"none\" stroke-width=\"2.2\">\n",
-    );
+    let (ai_lo, ai_hi) = (ax.x.lo(), ax.x.hi());
+    m.open(
+        "g",
+        &[
+            ("class", "roofs".into()),
+            ("clip-path", "url(#plot-area)".into()),
+            ("fill", "none".into()),
+            ("stroke-width", "2.2".into()),
+        ],
+    )
+    .newline();
     for (i, level) in r.present_levels() {
         let bw = level.bandwidth_gb_per_s;
-        let start = ai_lo.max(10f64.powf(ax.y0) / bw);
+        let start = ai_lo.max(ax.y.lo() / bw);
         let ridge = peak / bw;
         let mut pts = vec![(start, (start * bw).min(peak))];
         if ridge > start && ridge < ai_hi {
@@ -243,29 +284,42 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
         pts.push((ai_hi, (ai_hi * bw).min(peak)));
         let path: Vec<String> = pts
             .iter()
-            .map(|(x, y)| format!("{:.2},{:.2}", ax.sx(*x), ax.sy(*y)))
+            .map(|(x, y)| format!("{:.2},{:.2}", ax.x.map(*x), ax.y.map(*y)))
             .collect();
-        let _ = writeln!(
-            s,
-            "<polyline class=\"roof level-{}\" data-level=\"{}\" stroke=\"{}\" points=\"{}\"><title>{} roof: {} GB/s, ridge at {} FLOP/byte</title></polyline>",
-            esc(&level.key),
-            esc(&level.key),
-            level_color(i),
-            path.join(" "),
-            esc(&level.label),
-            sig(bw),
-            sig(ridge)
-        );
+        m.open(
+            "polyline",
+            &[
+                ("class", format!("roof level-{}", level.key).into()),
+                ("data-level", (&level.key).into()),
+                ("stroke", level_color(i).into()),
+                ("points", path.join(" ").into()),
+            ],
+        )
+        .element(
+            "title",
+            &[],
+            &format!(
+                "{} roof: {} GB/s, ridge at {} FLOP/byte",
+                level.label,
+                sig(bw),
+                sig(ridge)
+            ),
+        )
+        .close("polyline")
+        .newline();
     }
-    s.push_str("</g>\n");
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#333\">{} peak {} GFLOP/s</text>",
-        pr - 6.0,
-        ax.sy(peak) - 6.0,
-        r.precision.label(),
-        sig(peak)
-    );
+    m.close("g").newline();
+    m.element(
+        "text",
+        &[
+            ("x", (pr - 6.0).into()),
+            ("y", (ax.y.map(peak) - 6.0).into()),
+            ("text-anchor", "end".into()),
+            ("fill", hex(palette::SECONDARY_TEXT).into()),
+        ],
+        &format!("{} peak {} GFLOP/s", r.precision.label(), sig(peak)),
+    )
+    .newline();
     // Points, largest first so small dots stay visible on top.
     let mut order: Vec<(&KernelView, &Point)> = views
         .iter()
@@ -276,72 +330,153 @@ pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> 
             .total_cmp(&a.0.time_pct)
             .then(a.0.kernel.cmp(&b.0.kernel))
     });
-    s.push_str("<g class=\"points\" clip-path=\"url(#plot-area)\">\n");
+    m.open(
+        "g",
+        &[
+            ("class", "points".into()),
+            ("clip-path", "url(#plot-area)".into()),
+        ],
+    )
+    .newline();
+    let warning = hex(palette::WARNING);
     for (v, p) in order {
         let level = &r.levels[p.level];
-        let (cx, cy, rad) = (ax.sx(p.ai), ax.sy(p.gflops), radius(v.time_pct));
+        let (cx, cy, rad) = (ax.x.map(p.ai), ax.y.map(p.gflops), radius(v.time_pct));
         let warn = if p.above_roof { " above-roof" } else { "" };
-        let _ = writeln!(
-            s,
-            "<circle class=\"point level-{key}{warn}\" data-k=\"{k}\" data-level=\"{key}\" data-ai=\"{ai}\" data-gflops=\"{gf}\" data-roof=\"{roof}\" data-pct=\"{pct}\" cx=\"{cx:.2}\" cy=\"{cy:.2}\" r=\"{rad:.2}\" fill=\"{color}\" fill-opacity=\"0.55\" stroke=\"{color}\" stroke-width=\"1.2\"><title>{tip}</title></circle>",
-            key = esc(&level.key),
-            k = v.kernel,
-            ai = sig(p.ai),
-            gf = sig(p.gflops),
-            roof = sig(p.roof_gflops),
-            pct = sig(p.pct_of_roof),
-            color = level_color(p.level),
-            tip = esc(&point_tooltip(r, v, p)),
-        );
+        let color = level_color(p.level);
+        let kernel = v.kernel.to_string();
+        m.open(
+            "circle",
+            &[
+                ("class", format!("point level-{}{warn}", level.key).into()),
+                ("data-k", (&kernel).into()),
+                ("data-level", (&level.key).into()),
+                ("data-ai", sig(p.ai).into()),
+                ("data-gflops", sig(p.gflops).into()),
+                ("data-roof", sig(p.roof_gflops).into()),
+                ("data-pct", sig(p.pct_of_roof).into()),
+                ("cx", cx.into()),
+                ("cy", cy.into()),
+                ("r", rad.into()),
+                ("fill", (&color).into()),
+                ("fill-opacity", "0.55".into()),
+                ("stroke", (&color).into()),
+                ("stroke-width", "1.2".into()),
+            ],
+        )
+        .element("title", &[], &point_tooltip(r, v, p))
+        .close("circle")
+        .newline();
         if p.above_roof {
-            let _ = writeln!(
-                s,
-                "<g class=\"warn-mark\" data-k=\"{}\" data-level=\"{}\"><circle cx=\"{cx:.2}\" cy=\"{cy:.2}\" r=\"{:.2}\" fill=\"none\" stroke=\"#e08000\" stroke-width=\"2.5\" stroke-dasharray=\"3 2\"/><text x=\"{:.2}\" y=\"{:.2}\" fill=\"#e08000\" font-weight=\"bold\" font-size=\"16\">⚠</text></g>",
-                v.kernel,
-                esc(&level.key),
-                rad + 3.0,
-                cx + rad + 3.0,
-                cy - rad
-            );
+            m.open(
+                "g",
+                &[
+                    ("class", "warn-mark".into()),
+                    ("data-k", (&kernel).into()),
+                    ("data-level", (&level.key).into()),
+                ],
+            )
+            .empty(
+                "circle",
+                &[
+                    ("cx", cx.into()),
+                    ("cy", cy.into()),
+                    ("r", (rad + 3.0).into()),
+                    ("fill", "none".into()),
+                    ("stroke", (&warning).into()),
+                    ("stroke-width", "2.5".into()),
+                    ("stroke-dasharray", "3 2".into()),
+                ],
+            )
+            .element(
+                "text",
+                &[
+                    ("x", (cx + rad + 3.0).into()),
+                    ("y", (cy - rad).into()),
+                    ("fill", (&warning).into()),
+                    ("font-weight", "bold".into()),
+                    ("font-size", "16".into()),
+                ],
+                "⚠",
+            )
+            .close("g")
+            .newline();
         }
     }
-    s.push_str("</g>\n");
+    m.close("g").newline();
     // Legend.
     let present = r.present_levels();
     let lx = pl + 12.0;
     let mut ly = pt + 18.0;
-    let _ = writeln!(
-        s,
-        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"250\" height=\"{:.1}\" fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>",
-        pl + 4.0,
-        pt + 4.0,
-        present.len() as f64 * 20.0 + 30.0
-    );
+    m.empty(
+        "rect",
+        &[
+            ("x", (pl + 4.0).into()),
+            ("y", (pt + 4.0).into()),
+            ("width", "250".into()),
+            ("height", (present.len() as f64 * 20.0 + 30.0).into()),
+            ("fill", hex(Rgb::WHITE).into()),
+            ("fill-opacity", "0.85".into()),
+            ("stroke", hex(palette::LEGEND_EDGE).into()),
+        ],
+    )
+    .newline();
     for (i, level) in &present {
-        let _ = writeln!(
-            s,
-            "<g class=\"legend-item\" data-level=\"{}\" style=\"cursor:pointer\"><line x1=\"{lx:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"3\"/><circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\" fill-opacity=\"0.55\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({} GB/s)</text></g>",
-            esc(&level.key),
-            ly - 4.0,
-            lx + 26.0,
-            ly - 4.0,
-            level_color(*i),
-            lx + 13.0,
-            ly - 4.0,
-            level_color(*i),
-            lx + 34.0,
-            ly,
-            esc(&level.label),
-            sig(level.bandwidth_gb_per_s)
-        );
+        let color = level_color(*i);
+        m.open(
+            "g",
+            &[
+                ("class", "legend-item".into()),
+                ("data-level", (&level.key).into()),
+                ("style", "cursor:pointer".into()),
+            ],
+        )
+        .empty(
+            "line",
+            &[
+                ("x1", lx.into()),
+                ("y1", (ly - 4.0).into()),
+                ("x2", (lx + 26.0).into()),
+                ("y2", (ly - 4.0).into()),
+                ("stroke", (&color).into()),
+                ("stroke-width", "3".into()),
+            ],
+        )
+        .empty(
+            "circle",
+            &[
+                ("cx", (lx + 13.0).into()),
+                ("cy", (ly - 4.0).into()),
+                ("r", "5".into()),
+                ("fill", (&color).into()),
+                ("fill-opacity", "0.55".into()),
+            ],
+        )
+        .element(
+            "text",
+            &[("x", (lx + 34.0).into()), ("y", ly.into())],
+            &format!("{} ({} GB/s)", level.label, sig(level.bandwidth_gb_per_s)),
+        )
+        .close("g")
+        .newline();
         ly += 20.0;
     }
-    let _ = writeln!(
-        s,
-        "<text x=\"{lx:.1}\" y=\"{ly:.1}\" fill=\"#555\" font-size=\"12\">dot area ∝ share of GPU time; <tspan fill=\"#e08000\">⚠</tspan> above roof</text>"
-    );
-    s.push_str("</svg>\n");
-    s
+    m.open(
+        "text",
+        &[
+            ("x", lx.into()),
+            ("y", ly.into()),
+            ("fill", hex(palette::FRAME).into()),
+            ("font-size", "12".into()),
+        ],
+    )
+    .text("dot area ∝ share of GPU time; ")
+    .element("tspan", &[("fill", (&warning).into())], "⚠")
+    .text(" above roof")
+    .close("text")
+    .newline();
+    m.close("svg").newline();
+    m.into_string()
 }
 
 const STYLE: &str = r#"
@@ -627,37 +762,4 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
     s.push_str(SCRIPT);
     s.push_str("</script>\n</body>\n</html>\n");
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn significant_digits_for_labels() {
-        assert_eq!(sig(252713.43995799552), "252713");
-        assert_eq!(sig(153.42136083618567), "153.4");
-        assert_eq!(sig(0.036002751885922085), "0.036");
-        assert_eq!(sig(2.0), "2");
-        assert_eq!(sig(3.5e12), "3.500e12");
-        assert_eq!(sig(0.0), "0");
-        assert_eq!(sig(f64::INFINITY), "∞");
-        assert_eq!(sig(f64::NAN), "n/a");
-    }
-
-    #[test]
-    fn names_are_escaped_for_html_and_attributes() {
-        assert_eq!(
-            esc("f<a, \"b\">(x&y)'"),
-            "f&lt;a, &quot;b&quot;&gt;(x&amp;y)&#39;"
-        );
-    }
-
-    #[test]
-    fn decade_labels() {
-        assert_eq!(decade_label(-3), "0.001");
-        assert_eq!(decade_label(0), "1");
-        assert_eq!(decade_label(5), "100000");
-        assert_eq!(decade_label(7), "1e7");
-    }
 }

@@ -4,14 +4,18 @@
 # analyzeperfmetrics.py -l for them. Not needed by the tests (everything is
 # committed); kept so the goldens can be reproduced.
 #
-# usage: testdata/metrics/regen.sh [GEN] [ORIGINAL_SCRIPT] [PYTHON]
-# The expected outputs in fixed/ are written by hand (see fixed/README.md)
-# and are not touched, only their inputs are regenerated.
+# usage: UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#        GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/metrics/regen.sh
+# (see testdata/regen_env.sh). The expected outputs in fixed/ are written by
+# hand (see fixed/README.md) and are not touched, only their inputs are
+# regenerated.
 set -euo pipefail
 cd "$(dirname "$0")"
-GEN=${1:-../../../shared/gen_unitrace.py}
-ORIG=${2:-/work/orig/tools/unitrace/scripts/metrics/analyzeperfmetrics.py}
-PY=${3:-/work/pyenv/bin/python}
+. ../regen_env.sh
+require UNITRACE_SCRIPTS GEN_UNITRACE
+GEN=$GEN_UNITRACE
+ORIG=$UNITRACE_SCRIPTS/metrics/analyzeperfmetrics.py
+PY=$PYTHON
 m() { out=$1; shift; "$PY" "$GEN" --seed 11 metrics "$out" --kernels 8 --instances 2 --samples 2 --quiet "$@"; }
 s() { out=$1; shift; d=$(mktemp -d); "$PY" "$GEN" --seed 11 stalls "$out" --dump "$d" --kernels 4 --instructions 10 --quiet "$@"; rm -rf "$d"; }
 

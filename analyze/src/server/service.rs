@@ -15,7 +15,6 @@
 //! kernel (the original decides once for the whole file: quirk 8).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -27,21 +26,14 @@ use super::index::FileIndex;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
 use super::{Answer, ChartService};
-use crate::args::Args;
+pub use crate::plan::StallOptions;
+use crate::plan::{ReportView, ServePlan};
 use crate::render::{text_pages, Page};
-use crate::stall::{ReportBuilder, ReportView};
+use crate::stall::ReportBuilder;
 use crate::stall_charts::has_charted_stall;
 
 /// The original's answer when nothing could be drawn (scripts.md 1.9).
 pub const NOTHING: &str = "No metric data collected or no metrics specified";
-
-/// Options of the stall report (`-s -n -g`).
-#[derive(Debug, Clone, Default)]
-pub struct StallOptions {
-    pub shaderdump: Option<PathBuf>,
-    pub numtopstalls: i64,
-    pub demangler: Option<PathBuf>,
-}
 
 /// Answers from an indexed metric or stall CSV.
 pub struct FileService {
@@ -51,10 +43,10 @@ pub struct FileService {
     reports: Mutex<Option<ReportBuilder>>,
 }
 
-/// Indexes `args.input` and returns the service for it.
-pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
-    let index = FileIndex::build(&args.input)?;
-    let charts = ChartOptions::from_args(args);
+/// Indexes the plan's input and returns the service for it.
+pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
+    let index = FileIndex::build(&plan.input)?;
+    let charts = plan.charts.clone();
     // Early hints on stderr; requests still get the original's answers.
     if let Some(header) = index.first_metric_header() {
         if index.instance_entries() == 0 {
@@ -62,22 +54,18 @@ pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
                 "analyze",
                 format!(
                     "{}: no row has a {GLOBAL_INSTANCE_ID}: no trace link can be answered",
-                    args.input.display()
+                    plan.input.display()
                 ),
             );
         }
         if let Err(message) = metric_pages(&charts, header, &[]) {
-            warn("analyze", format!("{}: {message}", args.input.display()));
+            warn("analyze", format!("{}: {message}", plan.input.display()));
         }
     }
     Ok(Arc::new(FileService::new(
         index,
         charts,
-        StallOptions {
-            shaderdump: args.shaderdump.clone(),
-            numtopstalls: args.numtopstalls,
-            demangler: args.demangler.clone(),
-        },
+        plan.stall.clone(),
     )))
 }
 

@@ -1,0 +1,13 @@
+//! `summary`: drop-in for summary.py (docs/compatibility.md#summary). Per-category time and
+//! calls from a tarball of unitrace text summaries, plus a per-rank table.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use summary::cli::{run, SummaryArgs};
+use unitrace_core::cli::finish;
+
+fn main() -> ExitCode {
+    let args = SummaryArgs::parse();
+    finish("summary", run(&args))
+}

@@ -1,0 +1,7 @@
+//! Cross-tool system tests: one test binary for the whole crate (one link
+//! instead of one per file; see tests/README.md). Each module is one
+//! former test file; add a new area as `tests/NAME.rs` and list it here.
+
+mod bad_inputs;
+mod fuzz_regressions;
+mod output_is_input;
