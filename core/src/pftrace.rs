@@ -1076,6 +1076,137 @@ pub fn rewrite_packet(
     out.extend_from_slice(pk);
 }
 
+/// Number of bytes of `v` as a varint.
+pub fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The edits of `editor` applied in place to `record`, a copy of a whole
+/// record (`Record::raw`) whose packet is `packet` (already decoded with
+/// [`Packet::decode`]), when they keep every length: flow ids (fixed64)
+/// always do; uuids, timestamps and pids when the new varint is as long as
+/// the old one. Returns `false`, with `record` partly edited, when an edit
+/// would change a length or a process name: then [`rewrite_packet`] is
+/// needed. Most of mergetrace's renames (flow ids, uuids renamed to values
+/// of the same size) take this path: a copy and a few stores.
+pub fn patch_record(packet: &[u8], record: &mut [u8], editor: &mut impl PacketEditor) -> bool {
+    let Some(start) = record.len().checked_sub(packet.len()) else {
+        return false;
+    };
+    // Offsets below are into `packet`; `record` holds it from `start`.
+    let out = &mut record[start..];
+    for f in Fields::new(packet).flatten() {
+        let ok = match (f.number, f.wire) {
+            (field::PACKET_TIMESTAMP, VARINT) => {
+                let v = editor.timestamp(f.value);
+                put_value(packet, &f, 0, out, v)
+            }
+            (field::PACKET_TRACK_EVENT, LEN) => {
+                let base = base_of(packet, f.bytes);
+                Fields::new(f.bytes)
+                    .flatten()
+                    .all(|g| match (g.number, g.wire) {
+                        (field::TE_TRACK_UUID, VARINT) => {
+                            let v = editor.track_uuid(g.value);
+                            put_value(f.bytes, &g, base, out, v)
+                        }
+                        (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, FIXED64) => {
+                            let at = base + g.end - 8;
+                            out[at..at + 8].copy_from_slice(&editor.flow_id(g.value).to_le_bytes());
+                            true
+                        }
+                        (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, LEN) => {
+                            let at = base + base_of(f.bytes, g.bytes);
+                            for (i, c) in g.bytes.chunks_exact(8).enumerate() {
+                                let id = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                                let at = at + 8 * i;
+                                out[at..at + 8].copy_from_slice(&editor.flow_id(id).to_le_bytes());
+                            }
+                            true
+                        }
+                        (field::TE_FLOW_IDS_OLD | field::TE_TERMINATING_FLOW_IDS_OLD, VARINT) => {
+                            let v = editor.flow_id(g.value);
+                            put_value(f.bytes, &g, base, out, v)
+                        }
+                        _ => true,
+                    })
+            }
+            (field::PACKET_TRACK_DESCRIPTOR, LEN) => {
+                patch_track_descriptor(f.bytes, base_of(packet, f.bytes), out, editor)
+            }
+            _ => true,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+fn patch_track_descriptor(
+    raw: &[u8],
+    base: usize,
+    out: &mut [u8],
+    editor: &mut impl PacketEditor,
+) -> bool {
+    let is_process = Fields::new(raw)
+        .flatten()
+        .any(|f| f.number == field::TD_PROCESS);
+    Fields::new(raw)
+        .flatten()
+        .all(|g| match (g.number, g.wire) {
+            (field::TD_UUID | field::TD_PARENT_UUID, VARINT) => {
+                let v = editor.track_uuid(g.value);
+                put_value(raw, &g, base, out, v)
+            }
+            (field::TD_NAME, LEN) => !is_process || editor.process_name(g.bytes).is_none(),
+            (field::TD_PROCESS | field::TD_THREAD, LEN) => {
+                let inner = base + base_of(raw, g.bytes);
+                let thread = g.number == field::TD_THREAD;
+                Fields::new(g.bytes)
+                    .flatten()
+                    .all(|h| match (h.number, h.wire, thread) {
+                        (field::PD_PID, VARINT, _) => {
+                            let v = editor.pid(h.value as i32) as i64 as u64;
+                            put_value(g.bytes, &h, inner, out, v)
+                        }
+                        (field::THD_TID, VARINT, true) => {
+                            let v = editor.tid(h.value as i64) as u64;
+                            put_value(g.bytes, &h, inner, out, v)
+                        }
+                        (field::PD_NAME, LEN, false) => editor.process_name(h.bytes).is_none(),
+                        _ => true,
+                    })
+            }
+            _ => true,
+        })
+}
+
+/// Writes `v` over the value of the varint field `f` of `msg` (which sits
+/// at `base` in `out`) if its encoding has the same length.
+#[inline]
+fn put_value(msg: &[u8], f: &WireField<'_>, base: usize, out: &mut [u8], mut v: u64) -> bool {
+    // The value follows the tag (read again: a writer may pad varints).
+    let tag_len = match msg.get(f.start) {
+        Some(&b) if b < 0x80 => 1,
+        _ => read_varint(&msg[f.start..]).map_or(0, |t| t.1),
+    };
+    let at = base + f.start + tag_len;
+    let len = f.end - f.start - tag_len;
+    if varint_len(v) != len {
+        return false;
+    }
+    for (i, b) in out[at..at + len].iter_mut().enumerate() {
+        *b = if i + 1 < len {
+            (v as u8) | 0x80
+        } else {
+            v as u8
+        };
+        v >>= 7;
+    }
+    true
+}
+
 fn rewrite_track_event(raw: &[u8], editor: &mut impl PacketEditor, out: &mut Vec<u8>) {
     for f in Fields::new(raw).flatten() {
         match (f.number, f.wire) {
@@ -1419,6 +1550,52 @@ mod tests {
         assert_eq!(d.uuid, Some(1_000_007));
         assert_eq!(d.process.unwrap().pid, Some(13));
         assert_eq!(d.process.unwrap().process_name, Some(&b"rank 3 p"[..]));
+    }
+
+    #[test]
+    fn patch_in_place_equals_rewrite_when_lengths_stay() {
+        struct SameLen;
+        impl PacketEditor for SameLen {
+            fn track_uuid(&mut self, u: u64) -> u64 {
+                u ^ 0x3 // 7 -> 4: one byte either way
+            }
+            fn flow_id(&mut self, id: u64) -> u64 {
+                id | 5 << 32
+            }
+        }
+        struct Longer;
+        impl PacketEditor for Longer {
+            fn track_uuid(&mut self, u: u64) -> u64 {
+                u << 20
+            }
+        }
+        struct Label;
+        impl PacketEditor for Label {
+            fn process_name(&mut self, n: &[u8]) -> Option<Vec<u8>> {
+                Some([b"rank 1 ", n].concat())
+            }
+        }
+        let mut bufs = RewriteBuffers::default();
+        for rec in [slice_begin(5, 7, "k", Some(99)), descriptor(7, 12, "p")] {
+            let mut expect = Vec::new();
+            rewrite_packet(&rec[2..], &mut SameLen, &mut bufs, &mut expect);
+            let mut patched = rec.clone();
+            assert!(patch_record(&rec[2..], &mut patched, &mut SameLen));
+            assert_eq!(patched, expect);
+            let mut patched = rec.clone();
+            assert!(!patch_record(&rec[2..], &mut patched, &mut Longer));
+        }
+        let d = descriptor(7, 12, "p");
+        assert!(!patch_record(&d[2..], &mut d.clone(), &mut Label));
+        let before = slice_begin(5, 7, "k", None);
+        let mut e = before.clone();
+        assert!(patch_record(&before[2..], &mut e, &mut Label));
+        assert_eq!(e, before);
+        for v in [0, 1, 127, 128, 1 << 14, u64::MAX] {
+            let mut b = Vec::new();
+            write_varint(&mut b, v);
+            assert_eq!(varint_len(v), b.len(), "{v}");
+        }
     }
 
     #[test]

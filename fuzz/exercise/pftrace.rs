@@ -8,7 +8,8 @@
 //! * a record whose packet decodes is rewritten byte for byte by the
 //!   identity editor, and by a renaming editor into a record that decodes
 //!   to the same kind, name and number of flow ids with every uuid and flow
-//!   id mapped (what mergetrace writes);
+//!   id mapped (what mergetrace writes), and the in-place patch either
+//!   refuses or gives the same bytes as the rewrite;
 //! * the format-neutral timeline reader runs over the input without panic.
 //!
 //! Shared by the fuzz target and the regression tests (which replay
@@ -18,7 +19,7 @@ use std::io::Read;
 use std::path::Path;
 
 use unitrace_core::pftrace::{
-    rewrite_packet, Packet, PacketData, PacketEditor, PacketReader, RewriteBuffers,
+    patch_record, rewrite_packet, Packet, PacketData, PacketEditor, PacketReader, RewriteBuffers,
 };
 use unitrace_core::result_dir::TraceFormat;
 use unitrace_core::timeline::for_each_event_in;
@@ -112,6 +113,14 @@ fn check_rewrite(packet: &[u8], raw: &[u8]) {
     assert_eq!(same, raw, "identity rewrite changed the record");
     let mut out = Vec::new();
     rewrite_packet(packet, &mut Rename, &mut bufs, &mut out);
+    // In place: either refused (a size would change) or the same bytes.
+    let mut patched = raw.to_vec();
+    if patch_record(packet, &mut patched, &mut Rename) {
+        assert_eq!(patched, out, "in-place patch differs from the rewrite");
+    }
+    let mut patched = raw.to_vec();
+    assert!(patch_record(packet, &mut patched, &mut Keep));
+    assert_eq!(patched, raw, "identity patch changed the record");
     let mut r = PacketReader::new(&out[..]);
     let rec = r
         .next_record()

@@ -30,8 +30,8 @@ use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{
-    rewrite_packet, EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError,
-    PftraceSummary, RewriteBuffers, TrackEvent,
+    patch_record, rewrite_packet, varint_len, EventType, Packet, PacketData, PacketEditor,
+    PacketReader, PftraceError, PftraceSummary, RewriteBuffers, TrackEvent,
 };
 use unitrace_core::trace_decimal::Decimal;
 
@@ -97,13 +97,25 @@ impl InputEdit<'_> {
         if self.global.uuids.contains(&uuid) {
             // Deterministic fresh value: mix the uuid with the input index
             // (SplitMix64 steps) until it is unused; 0 is not a valid uuid.
+            // Values of the same varint size are tried first, so the
+            // record can be patched in place (unitrace's uuids are 64-bit
+            // hashes: 9 or 10 bytes).
+            let want_len = varint_len(uuid);
             let mut x = uuid ^ (self.index.wrapping_add(1)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            loop {
+            for attempt in 0u32.. {
                 x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
                 let mut z = x;
                 z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
                 z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
                 z ^= z >> 31;
+                if attempt < 64 {
+                    // Keep the size: clear the bits above it, set its top bit.
+                    let bits = (7 * want_len as u32).min(64);
+                    if bits < 64 {
+                        z &= (1u64 << bits) - 1;
+                    }
+                    z |= 1u64 << (7 * (want_len as u32 - 1)).min(63);
+                }
                 if z != 0 && !self.global.uuids.contains(&z) {
                     new = z;
                     break;
@@ -297,8 +309,14 @@ pub fn merge<W: Write>(
                 }
             }
             if edit.changes(&packet) {
+                // In place when every edit keeps its size (flow ids, uuids
+                // renamed to same-size values), else re-encoded.
                 rewritten.clear();
-                rewrite_packet(rec.packet, &mut edit, &mut bufs, &mut rewritten);
+                rewritten.extend_from_slice(rec.raw);
+                if !patch_record(rec.packet, &mut rewritten, &mut edit) {
+                    rewritten.clear();
+                    rewrite_packet(rec.packet, &mut edit, &mut bufs, &mut rewritten);
+                }
                 out.write_all(&rewritten)?;
             } else {
                 out.write_all(rec.raw)?;
