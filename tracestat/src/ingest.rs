@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::fasthash::FastMap;
+use rustc_hash::FxHashMap as FastMap;
 use std::path::Path;
 
 use unitrace_core::trace::{

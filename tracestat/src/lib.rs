@@ -14,7 +14,6 @@ pub mod args;
 pub mod classify;
 pub mod console;
 pub mod csv_out;
-pub mod fasthash;
 pub mod html;
 pub mod ingest;
 pub mod ingest_pftrace;

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::fasthash::FastMap;
+use rustc_hash::FxHashMap as FastMap;
 
 use serde::{Deserialize, Serialize};
 
