@@ -169,7 +169,8 @@ fn listings_match_the_original_script() {
 
 /// Inputs on which the original is wrong; the expected listings were
 /// written by hand (testdata/metrics/README.md gives the reason for
-/// each: scripts.md 1.11 quirks 4, 5 and 15, and the trailing-separator
+/// each: docs/compatibility.md#analyze-quirk-4, #analyze-quirk-5 and
+/// #analyze-quirk-15, and the trailing-separator
 /// column pandas names `Unnamed: N`).
 #[test]
 fn listings_where_the_original_is_wrong() {

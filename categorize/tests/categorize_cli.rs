@@ -1,5 +1,5 @@
 //! `categorize` against categorize.py's outputs (testdata/categorize/README.md)
-//! and the deliberate differences of scripts.md 5 "Fix".
+//! and the deliberate differences of docs/compatibility.md#categorize.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -95,7 +95,7 @@ fn edge_cases_match_the_original() {
 
 #[test]
 fn edge_cases_warn_where_the_original_is_silent() {
-    // scripts.md 5 "Fix": unknown condition, `;` line, a tag defined twice
+    // docs/compatibility.md#categorize-3: unknown condition, `;` line, a tag defined twice
     // with different conditions.
     let (_, stderr) = compile(&data("edge.ini"), &[]);
     let lines: Vec<&str> = stderr.lines().collect();
@@ -123,8 +123,8 @@ fn edge_cases_warn_where_the_original_is_silent() {
 
 #[test]
 fn ini_without_ends_with_section_compiles() {
-    // categorize.py fails with min() of an empty list (scripts.md 5 "Fix");
-    // expected tree derived by hand from formats f.2.
+    // categorize.py fails with min() of an empty list (docs/compatibility.md#categorize-2);
+    // expected tree derived by hand from docs/formats.md#category-json-tree.
     let dir = tempfile::tempdir().unwrap();
     let ini = dir.path().join("s.ini");
     std::fs::write(&ini, "[gemm]\ngemm\n[wallclock if equals to]\nWallclock\n").unwrap();

@@ -1,7 +1,7 @@
 //! Shared parsing core of unitrace-tools.
 //!
-//! One module per input format (see `../shared/formats.md` in the design
-//! repository and ARCHITECTURE.md); every parser works over `impl BufRead`
+//! One module per input format (see docs/formats.md and
+//! ARCHITECTURE.md); every parser works over `impl BufRead`
 //! or `&[u8]`, streams, and reports problems as typed errors that carry the
 //! file and line they refer to. The CLIs (analyze, categorize, summary,
 //! roofline, mergetrace) only parse arguments, call into this crate and

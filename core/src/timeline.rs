@@ -1,7 +1,7 @@
 //! One event model over both unitrace timeline formats, for the tools that
 //! analyse traces (tracestat, compare) rather than pass them through: the
 //! JSON Chrome trace ([`crate::trace`]) and the Perfetto protobuf trace
-//! ([`crate::pftrace`]), docs/formats.md#trace and docs/formats.md#pftrace.
+//! ([`crate::pftrace`]), docs/formats.md#trace-json and docs/formats.md#pftrace.
 //!
 //! [`for_each_event`] streams a file of either format and calls back with a
 //! [`TimelineEvent`]: process and thread names, complete slices (a JSON `X`,

@@ -1,4 +1,4 @@
-//! Command line of `mergetrace` (scripts.md 7, plus the options beyond the
+//! Command line of `mergetrace` (docs/compatibility.md#mergetrace, plus the options beyond the
 //! original described in the README).
 
 use std::ffi::OsString;

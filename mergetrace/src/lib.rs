@@ -1,5 +1,5 @@
 //! `mergetrace`: merge per-rank unitrace Chrome/Perfetto traces
-//! (drop-in for `tracemerge/mergetrace.py`, scripts.md 7), streaming, with
+//! (drop-in for `tracemerge/mergetrace.py`, docs/compatibility.md#mergetrace), streaming, with
 //! pid remapping, alignment, filters and GPU-time statistics.
 
 pub mod args;
@@ -28,7 +28,7 @@ use select::{rank_from_path, read_head, RankSet, Window};
 pub const TOOL: &str = "mergetrace";
 
 /// Checks every input before anything is written: a missing or unreadable
-/// input is an error (the original fails halfway, scripts.md 7 quirk 4); a
+/// input is an error (the original fails halfway, docs/compatibility.md#mergetrace-4); a
 /// path given twice is merged once, with a warning.
 fn check_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();

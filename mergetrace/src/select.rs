@@ -13,7 +13,7 @@ use unitrace_core::trace::{Field, TraceReader};
 use unitrace_core::trace_decimal::Decimal;
 
 /// The MPI rank a unitrace file name carries: `<app>.<pid>.<rank>.json`
-/// or `.pftrace` (docs/formats.md#trace) or a `rank_<r>.` result-dir folder
+/// or `.pftrace` (docs/formats.md#trace-json) or a `rank_<r>.` result-dir folder
 /// (docs/formats.md#result-dir).
 pub fn rank_from_path(path: &Path) -> Option<u32> {
     if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
@@ -142,9 +142,9 @@ fn parse_duration_us(s: &str) -> Result<Option<Decimal>> {
 #[derive(Debug, Clone, Default)]
 pub struct Head {
     /// `ts` of the first event that has one (unitrace: the host
-    /// `process_name` event, written at process start, formats e.5).
+    /// `process_name` event, written at process start, docs/formats.md#trace-json-ids).
     pub first_ts: Option<Decimal>,
-    /// `N` of a `RANK N ...` process name (formats e.5).
+    /// `N` of a `RANK N ...` process name (docs/formats.md#trace-json-ids).
     pub rank_label: Option<u32>,
 }
 

@@ -2,17 +2,17 @@
 //! merge's streaming pass.
 //!
 //! Per rank: device time of every device command (`ph` X, `cat` gpu_op,
-//! formats e.3), GPU busy time (union of device intervals) against the wall
+//! docs/formats.md#trace-json-events), GPU busy time (union of device intervals) against the wall
 //! time (first to last event), and per kernel name: count, total, mean, max,
 //! share of the rank's GPU time, and the host range it ran under. The host
 //! range of a kernel instance is the innermost host range (a `cpu_op` X or
 //! B/E event whose name contains `::`: ITT/PyTorch ops, `dnnl::`,
 //! `oneCCL::`, `MPI::`) enclosing the host end of its `Flow_H2D_<K>_<R>`
-//! flow (formats e.4), i.e. the submitting API call, on that host thread.
+//! flow (docs/formats.md#trace-json-flows), i.e. the submitting API call, on that host thread.
 //!
 //! With `--schema`, [`apply_schema`] then groups each rank's kernels by
 //! category (count, total, mean, max, share), unmatched kernels in the
-//! default category `device` as summary.py does (formats f.3).
+//! default category `device` as summary.py does (docs/formats.md#category-json-lookup).
 //!
 //! Memory: one rank at a time; 24 bytes per device command, 12 per flow
 //! start and 20 per host range of that rank.
@@ -433,7 +433,7 @@ pub fn apply_schema(ranks: &mut [RankReport], schema: &CategorySchema) {
         for k in &mut rank.kernels {
             // Trace names carry the `-v` shape (`name[SIMD16 {..} {..}]`,
             // `[bytes]` after memory commands) that schemas are not written
-            // for; cut it as summary does (scripts.md 4.5 #6).
+            // for; cut it as summary does (docs/compatibility.md#summary-6).
             let name = normalize_kernel_name(&k.name);
             let rule = match rules.get(name.as_ref()) {
                 Some(&rule) => rule,
@@ -479,7 +479,7 @@ pub fn apply_schema(ranks: &mut [RankReport], schema: &CategorySchema) {
 }
 
 /// `args.id` of a device event: the kernel instance id, written as a JSON
-/// string (formats e.3).
+/// string (docs/formats.md#trace-json-events).
 fn args_id(ev: &Event<'_>) -> Option<u64> {
     let args = ev.value(Field::Args)?;
     if args.first() != Some(&b'{') {

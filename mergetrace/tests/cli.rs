@@ -95,7 +95,7 @@ fn golden_two_ranks_and_byte_pass_through() {
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
     // Same trace as the original after JSON normalisation (the original
     // re-serialises events with `", "` / `": "` and shortest floats,
-    // scripts.md 7; we keep the source bytes).
+    // docs/compatibility.md#mergetrace-bytes; we keep the source bytes).
     assert_eq!(
         json(&dir.path().join("all.json")),
         json(&data("golden/two.orig.json"))
@@ -131,7 +131,7 @@ fn truncated_ranks_are_repaired_in_memory() {
         "{err}"
     );
     // Rank 2 is cut mid-event: the original drops the whole file; we keep
-    // its complete events (deliberate difference, scripts.md 7 / issue 8).
+    // its complete events (deliberate difference, docs/compatibility.md#mergetrace-truncated).
     let o = mergetrace(dir.path(), &["-o", "b.json"], &inputs);
     assert!(o.status.success(), "{}", stderr(&o));
     let ours = fs::read(dir.path().join("b.json")).unwrap();
@@ -162,7 +162,7 @@ fn default_output_name_and_no_event_gives_valid_json() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("empty.json: empty file, skipped"));
     let out = fs::read(dir.path().join("unitrace.all.json")).unwrap();
-    // Quirk 7.2 fixed: the original writes `"traceEvents": \n]\n}` here.
+    // docs/compatibility.md#mergetrace-2 fixed: the original writes `"traceEvents": \n]\n}` here.
     assert_eq!(out, b"{\n\"traceEvents\": [\n]\n}\n");
     assert!(events(&json(&dir.path().join("unitrace.all.json"))).is_empty());
 }

@@ -180,7 +180,7 @@ fn plotted_points_match_the_original_page() {
     }
 }
 
-/// scripts.md 6.5 item 3: `--output x.html` wrote `x.html.html`.
+/// docs/compatibility.md#roofline-3: `--output x.html` wrote `x.html.html`.
 #[test]
 fn output_name_gets_html_only_when_missing() {
     for (given, want) in [
@@ -238,7 +238,7 @@ fn page_loads_nothing_from_the_network() {
     assert!(html.contains("id=\"search\""));
 }
 
-/// scripts.md 6.5 item 1: an FP16-dominated run crashed the original when
+/// docs/compatibility.md#roofline-1: an FP16-dominated run crashed the original when
 /// drawing the roofs (its FP16 peak stayed a string).
 #[test]
 fn fp16_dominated_run_draws_the_fp16_roof() {
@@ -288,7 +288,7 @@ fn compute_text(rows: &[(&str, u64)]) -> String {
     s
 }
 
-/// scripts.md 6.5 item 2: 0 bytes at a level crashed the original's page
+/// docs/compatibility.md#roofline-2: 0 bytes at a level crashed the original's page
 /// (division by zero); we warn and leave that dot out.
 #[test]
 fn zero_bytes_at_a_level_is_not_plotted() {
@@ -329,7 +329,7 @@ fn zero_bytes_at_a_level_is_not_plotted() {
     );
 }
 
-/// scripts.md 6.5 item 6: kernels in only one profile are listed, not
+/// docs/compatibility.md#roofline-6: kernels in only one profile are listed, not
 /// dropped silently; differing instance counts are reported.
 #[test]
 fn kernels_in_only_one_profile_are_listed() {
@@ -357,7 +357,7 @@ fn kernels_in_only_one_profile_are_listed() {
     assert_eq!(stdout.lines().count(), 1 + 1 + 7);
 }
 
-/// scripts.md 6.5 item 5: the page and --data use decimal units and the
+/// docs/compatibility.md#roofline-5: the page and --data use decimal units and the
 /// plotted precision's peak: roof = min(AI × BW, peak), AI = ops / bytes.
 #[test]
 fn page_uses_consistent_decimal_units() {
@@ -411,7 +411,7 @@ fn page_uses_consistent_decimal_units() {
     assert_eq!(html.matches("<g class=\"warn-mark\"").count(), 2);
 }
 
-/// scripts.md 6.5 item 7: result-dir metric files have no `Metrics ==`
+/// docs/compatibility.md#roofline-7: result-dir metric files have no `Metrics ==`
 /// banner; the original could not read them.
 #[test]
 fn result_dir_files_without_banner_are_read() {
@@ -597,7 +597,7 @@ fn neither_app_nor_both_profiles_is_a_usage_error() {
     );
 }
 
-/// scripts.md 6.5 item 4: the original's help swaps the metric groups.
+/// docs/compatibility.md#roofline-4: the original's help swaps the metric groups.
 #[test]
 fn help_names_the_right_metric_groups() {
     let out = bin().arg("--help").output().unwrap();
@@ -611,7 +611,7 @@ fn help_names_the_right_metric_groups() {
     assert!(memory.contains("ComputeBasic"), "{memory}");
 }
 
-/// Long options may be abbreviated like argparse allows (scripts.md 0).
+/// Long options may be abbreviated like argparse allows (docs/compatibility.md#conventions).
 #[test]
 fn abbreviated_long_options() {
     let dir = tempfile::tempdir().unwrap();
@@ -646,7 +646,7 @@ fn fake_unitrace(dir: &Path) -> PathBuf {
 /// `--app`: two unitrace runs with the original's groups and options, the
 /// command split with shell rules and passed without a shell, the metric
 /// files found under unitrace's names, and the work directory removed. The
-/// working directory path contains a dot (scripts.md 6.5 item 8).
+/// working directory path contains a dot (docs/compatibility.md#roofline-8).
 #[test]
 fn app_mode_runs_unitrace_twice_without_a_shell() {
     let tmp = tempfile::tempdir().unwrap();
