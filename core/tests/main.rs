@@ -3,3 +3,4 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod fuzz_regressions;
+mod timeline_formats;

@@ -3,4 +3,5 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod cli;
+mod pftrace;
 mod schema;
