@@ -439,8 +439,16 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The field at `start`; an error points at the field's first byte
+    /// (always inside the message, also when the field is cut short).
     #[inline(always)]
     fn field_at(&self, start: usize) -> FieldResult<'a> {
+        self.field_at_inner(start)
+            .map_err(|(_, what)| (start, what))
+    }
+
+    #[inline(always)]
+    fn field_at_inner(&self, start: usize) -> FieldResult<'a> {
         let (tag, at) = self.varint_at(start)?;
         let number = (tag >> 3) as u32;
         let wire = (tag & 7) as u8;

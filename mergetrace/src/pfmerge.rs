@@ -23,8 +23,9 @@
 //! begins and ends per track.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -230,13 +231,106 @@ struct OpenSlice {
 type KeptStacks = FxHashMap<u64, Vec<bool>>;
 
 /// Merges `.pftrace` inputs into `out`.
-pub fn merge<W: Write>(
+///
+/// Two threads: this one reads, decodes and edits; a writer thread writes
+/// 1 MiB chunks (so the output's copies into the kernel overlap the
+/// decoding, as the JSON merge overlaps scanning and writing).
+pub fn merge<W: Write + Send>(
     plans: &[InputPlan],
     opts: &MergeOptions,
     out: W,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<(W, MergeOutcome)> {
-    let mut out = BufWriter::with_capacity(1 << 20, out);
+    through_writer_thread(out, |chunks| merge_into(plans, opts, chunks, progress))
+}
+
+/// Runs `work` with a [`ChunkWriter`] whose chunks a second thread writes
+/// to `out`; returns `out` and the work's result. A write error stops the
+/// writer first and is reported rather than the closed channel the work
+/// then sees.
+fn through_writer_thread<W: Write + Send, T>(
+    out: W,
+    work: impl FnOnce(&mut ChunkWriter) -> Result<T>,
+) -> Result<(W, T)> {
+    let (tx, rx) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+    let (free_tx, free_rx) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 2);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> std::io::Result<W> {
+            let mut out = out;
+            for mut chunk in rx {
+                out.write_all(&chunk)?;
+                chunk.clear();
+                let _ = free_tx.try_send(chunk);
+            }
+            Ok(out)
+        });
+        let mut chunks = ChunkWriter {
+            tx,
+            free: free_rx,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        let result =
+            work(&mut chunks).and_then(|value| chunks.finish().map(|()| value).map_err(Into::into));
+        drop(chunks);
+        let written = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the output writer thread panicked"))?;
+        let out = written?;
+        Ok((out, result?))
+    })
+}
+
+const CHUNK: usize = 1 << 20;
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Collects output into chunks handed to the writer thread.
+struct ChunkWriter {
+    tx: SyncSender<Vec<u8>>,
+    free: Receiver<Vec<u8>>,
+    buf: Vec<u8>,
+}
+
+impl ChunkWriter {
+    fn send(&mut self) -> std::io::Result<()> {
+        let mut next = self
+            .free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+        next.clear();
+        let full = std::mem::replace(&mut self.buf, next);
+        self.tx
+            .send(full)
+            .map_err(|_| std::io::Error::other("output writer stopped"))
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.send()?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for ChunkWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn merge_into(
+    plans: &[InputPlan],
+    opts: &MergeOptions,
+    out: &mut ChunkWriter,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<MergeOutcome> {
     let mut global = Global::default();
     let mut outcome = MergeOutcome::default();
     let mut bufs = RewriteBuffers::default();
@@ -357,8 +451,7 @@ pub fn merge<W: Write>(
             pb.set_position(done_bytes);
         }
     }
-    let out = out.into_inner().map_err(|e| e.into_error())?;
-    Ok((out, outcome))
+    Ok(outcome)
 }
 
 /// A bad input: with `--skip-invalid` a warning (its complete packets
@@ -552,5 +645,50 @@ fn feed_stats(
         _ => {
             st.span(ns_to_us_f64(ts), 0.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_reach_the_output_whole_and_in_order() {
+        // Far more than the chunks in flight, so buffers are recycled.
+        let data: Vec<u8> = (0..(CHUNK * (CHUNKS_IN_FLIGHT + 5) + 12345))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let (out, n) = through_writer_thread(Vec::new(), |w| {
+            for piece in data.chunks(4099) {
+                w.write_all(piece)?;
+            }
+            Ok(7)
+        })
+        .unwrap();
+        assert_eq!(n, 7);
+        assert_eq!(out.len(), data.len());
+        assert!(out == data);
+    }
+
+    #[test]
+    fn a_write_error_is_reported() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = through_writer_thread(Full, |w| {
+            for _ in 0..(CHUNKS_IN_FLIGHT + 8) {
+                w.write_all(&[0; CHUNK])?;
+            }
+            Ok(())
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("disk full"), "{e}");
     }
 }
