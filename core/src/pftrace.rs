@@ -1038,6 +1038,18 @@ fn put_tag(out: &mut Vec<u8>, number: u32, wire: u8) {
     write_varint(out, (u64::from(number) << 3) | u64::from(wire));
 }
 
+/// Appends the varint field `f` of `msg` with value `v`: its original
+/// bytes when the value is unchanged (a writer may pad varints), else the
+/// tag and `v`.
+fn put_varint_field(out: &mut Vec<u8>, msg: &[u8], f: &WireField<'_>, v: u64) {
+    if v == f.value {
+        out.extend_from_slice(&msg[f.start..f.end]);
+    } else {
+        put_tag(out, f.number, VARINT);
+        write_varint(out, v);
+    }
+}
+
 fn put_len(out: &mut Vec<u8>, number: u32, body: &[u8]) {
     put_tag(out, number, LEN);
     write_varint(out, body.len() as u64);
@@ -1063,8 +1075,7 @@ pub fn rewrite_packet(
     for f in Fields::new(packet).flatten() {
         match (f.number, f.wire) {
             (field::PACKET_TIMESTAMP, VARINT) => {
-                put_tag(pk, f.number, VARINT);
-                write_varint(pk, editor.timestamp(f.value));
+                put_varint_field(pk, packet, &f, editor.timestamp(f.value));
             }
             (field::PACKET_TRACK_EVENT, LEN) => {
                 inner.clear();
@@ -1175,7 +1186,12 @@ fn patch_track_descriptor(
                     .flatten()
                     .all(|h| match (h.number, h.wire, thread) {
                         (field::PD_PID, VARINT, _) => {
-                            let v = editor.pid(h.value as i32) as i64 as u64;
+                            let pid = editor.pid(h.value as i32);
+                            let v = if pid == h.value as i32 {
+                                h.value
+                            } else {
+                                pid as i64 as u64
+                            };
                             put_value(g.bytes, &h, inner, out, v)
                         }
                         (field::THD_TID, VARINT, true) => {
@@ -1194,6 +1210,9 @@ fn patch_track_descriptor(
 /// at `base` in `out`) if its encoding has the same length.
 #[inline]
 fn put_value(msg: &[u8], f: &WireField<'_>, base: usize, out: &mut [u8], mut v: u64) -> bool {
+    if v == f.value {
+        return true;
+    }
     // The value follows the tag (read again: a writer may pad varints).
     let tag_len = match msg.get(f.start) {
         Some(&b) if b < 0x80 => 1,
@@ -1219,8 +1238,7 @@ fn rewrite_track_event(raw: &[u8], editor: &mut impl PacketEditor, out: &mut Vec
     for f in Fields::new(raw).flatten() {
         match (f.number, f.wire) {
             (field::TE_TRACK_UUID, VARINT) => {
-                put_tag(out, f.number, VARINT);
-                write_varint(out, editor.track_uuid(f.value));
+                put_varint_field(out, raw, &f, editor.track_uuid(f.value));
             }
             (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, FIXED64) => {
                 put_tag(out, f.number, FIXED64);
@@ -1235,8 +1253,7 @@ fn rewrite_track_event(raw: &[u8], editor: &mut impl PacketEditor, out: &mut Vec
                 }
             }
             (field::TE_FLOW_IDS_OLD | field::TE_TERMINATING_FLOW_IDS_OLD, VARINT) => {
-                put_tag(out, f.number, VARINT);
-                write_varint(out, editor.flow_id(f.value));
+                put_varint_field(out, raw, &f, editor.flow_id(f.value));
             }
             _ => out.extend_from_slice(&raw[f.start..f.end]),
         }
@@ -1255,8 +1272,7 @@ fn rewrite_track_descriptor(
     for f in Fields::new(raw).flatten() {
         match (f.number, f.wire) {
             (field::TD_UUID | field::TD_PARENT_UUID, VARINT) => {
-                put_tag(out, f.number, VARINT);
-                write_varint(out, editor.track_uuid(f.value));
+                put_varint_field(out, raw, &f, editor.track_uuid(f.value));
             }
             (field::TD_NAME, LEN) if is_process => match editor.process_name(f.bytes) {
                 Some(new) => put_len(out, f.number, &new),
@@ -1267,9 +1283,14 @@ fn rewrite_track_descriptor(
                 for g in Fields::new(f.bytes).flatten() {
                     match (g.number, g.wire) {
                         (field::PD_PID, VARINT) => {
-                            put_tag(scratch, g.number, VARINT);
-                            // int32: negative values are sign-extended.
-                            write_varint(scratch, editor.pid(g.value as i32) as i64 as u64);
+                            // int32: negative values are sign-extended; an unchanged pid keeps its bytes.
+                            let pid = editor.pid(g.value as i32);
+                            let v = if pid == g.value as i32 {
+                                g.value
+                            } else {
+                                pid as i64 as u64
+                            };
+                            put_varint_field(scratch, f.bytes, &g, v);
                         }
                         (field::PD_NAME, LEN) => match editor.process_name(g.bytes) {
                             Some(new) => put_len(scratch, g.number, &new),
@@ -1285,12 +1306,18 @@ fn rewrite_track_descriptor(
                 for g in Fields::new(f.bytes).flatten() {
                     match (g.number, g.wire) {
                         (field::THD_PID, VARINT) => {
-                            put_tag(scratch, g.number, VARINT);
-                            write_varint(scratch, editor.pid(g.value as i32) as i64 as u64);
+                            // int32: negative values are sign-extended; an unchanged pid keeps its bytes.
+                            let pid = editor.pid(g.value as i32);
+                            let v = if pid == g.value as i32 {
+                                g.value
+                            } else {
+                                pid as i64 as u64
+                            };
+                            put_varint_field(scratch, f.bytes, &g, v);
                         }
                         (field::THD_TID, VARINT) => {
-                            put_tag(scratch, g.number, VARINT);
-                            write_varint(scratch, editor.tid(g.value as i64) as u64);
+                            let v = editor.tid(g.value as i64) as u64;
+                            put_varint_field(scratch, f.bytes, &g, v);
                         }
                         _ => scratch.extend_from_slice(&f.bytes[g.start..g.end]),
                     }

@@ -16,6 +16,12 @@
 //!   input as for JSON; without it, a pid that two inputs share is warned
 //!   about (Perfetto shows them as one process).
 //!
+//! A renamed record is patched in place when every new value has the size
+//! of the old one (flow ids are fixed64; fresh uuids are chosen with the
+//! same varint size), else re-encoded field by field; every other byte is
+//! kept (`core::pftrace::patch_record` / `rewrite_packet`). A second thread
+//! writes the output in 1 MiB chunks.
+//!
 //! `--filter` keeps descriptors and clock snapshots, and a slice end when
 //! its begin was kept; `--time-window` needs each slice's end, so with a
 //! window every input is read twice (a first pass marks the slices that
