@@ -1324,3 +1324,35 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str, label_count: usize) 
     s.push_str("</script>\n</body>\n</html>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_drop_shape_templates_and_parameters() {
+        let cases = [
+            (
+                "xpu::xetla::hgemm_caller<sycl::_V1::ext::oneapi::bfloat16, 256, 256, 32, 64, 32, 1, true, false>[SIMD_ANY {16; 16; 1} {8; 4; 1}]",
+                "hgemm_caller",
+            ),
+            ("gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]", "gen_conv"),
+            (
+                "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]",
+                "main::{lambda#4}",
+            ),
+            (
+                "(anonymous namespace)::softmax_kernel<sycl::_V1::ext::oneapi::bfloat16, 1024>[SIMD32 {512; 1; 1} {1024; 1; 1}]",
+                "softmax_kernel",
+            ),
+            ("plain", "plain"),
+            (
+                "a_kernel_name_that_is_much_longer_than_thirty_two_characters",
+                "a_kernel_name_that_is_much_long…",
+            ),
+        ];
+        for (full, short) in cases {
+            assert_eq!(short_name(full), short, "{full}");
+        }
+    }
+}
