@@ -38,10 +38,10 @@ pub enum Format {
     version,
     about = "GPU roofline from unitrace compute and memory profiles",
     long_about = "GPU roofline from unitrace compute and memory profiles (drop-in for roofline.py).\n\n\
-Either profile an application:\n  roofline --app \"./a.out args\" --device device_configs/pvc.json --output r.html\n\
+Either profile an application:\n  roofline --app \"./a.out args\" --device pvc --output r.html\n\
 or use profiles recorded before:\n  unitrace -g VectorEngine138 -q -o flops.csv ./a.out   (compute profile)\n  \
 unitrace -g ComputeBasic -q -o bytes.csv ./a.out      (memory profile)\n  \
-roofline --compute flops.metrics.<pid>.csv --memory bytes.metrics.<pid>.csv --device device_configs/pvc.json --output r.html",
+roofline --compute flops.metrics.<pid>.csv --memory bytes.metrics.<pid>.csv --device pvc --output r.html",
     after_help = "The summary table goes to stdout like the original's; warnings and errors go to stderr.",
     infer_long_args = true
 )]
