@@ -1,7 +1,7 @@
 //! Command line of `analyze`, a drop-in for analyzeperfmetrics.py
-//! (scripts.md 1.1): same short and long flags, same defaults, argparse-style
+//! (docs/compatibility.md#analyze-flags): same short and long flags, same defaults, argparse-style
 //! abbreviations of long options (`infer_long_args`). The `-f` option file
-//! (formats (h)) is expanded in place before clap sees the arguments
+//! (docs/formats.md#option-file) is expanded in place before clap sees the arguments
 //! (`crate::option_file`); `crate::plan` turns the result into what a run
 //! does.
 

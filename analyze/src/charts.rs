@@ -1,5 +1,5 @@
 //! Chart modes of analyze: metric and throughput charts of kernel instances
-//! (scripts.md 1.2 steps 8, 10 and 1.6), run on a [`ChartsPlan`].
+//! (docs/compatibility.md#analyze-input-checks, #analyze-pages), run on a [`ChartsPlan`].
 //!
 //! One streaming pass over the input: rows are grouped into kernel
 //! instances as they are read; only the columns the charts need are parsed,
@@ -8,7 +8,8 @@
 //! the instances being drawn (mode B buffers at most one instance per
 //! kernel to keep the original's page order).
 //!
-//! Quirks of scripts.md 1.11 fixed here (each has a test in
+//! Quirks of the original fixed here, numbered as in
+//! docs/compatibility.md#analyze-quirk-1 and the items after it (each has a test in
 //! `analyze/tests/charts.rs`):
 //! * 1: mode C reports the instance ordinal, not ordinal x number of `-m`
 //!   sets;
@@ -44,14 +45,14 @@ use crate::plan::{ChartOptions, ChartsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
-/// Name of the column every throughput chart divides by (scripts.md 1.6.1).
+/// Name of the column every throughput chart divides by (docs/compatibility.md#analyze-metric-names).
 pub const GPU_TIME: &str = "GpuTime[ns]";
 /// Y label of throughput charts.
 pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
 
 const TOOL: &str = "analyze";
 
-/// Metric chart mode (scripts.md 1.6): the caller has checked the input
+/// Metric chart mode (docs/compatibility.md#analyze-pages): the caller has checked the input
 /// and the outputs and found that the file is a metric CSV.
 pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
     let draw = &plan.draw;
@@ -93,7 +94,7 @@ pub(crate) struct ChartSet {
 }
 
 /// The chart sets of one header, in page order: every `-m` set, then every
-/// `-b` set (scripts.md 1.6.2).
+/// `-b` set (docs/compatibility.md#analyze-pages).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChartSets {
     sets: Vec<ChartSet>,
@@ -102,7 +103,7 @@ pub(crate) struct ChartSets {
 }
 
 /// A name of the options that the header does not have; each tool words
-/// the message its own way (scripts.md 1.6.1, 1.9).
+/// the message its own way (docs/compatibility.md#analyze-metric-names, #analyze-server).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum MissingColumn {
     /// A `-m` name, as given (untrimmed, like the original's message).
@@ -114,7 +115,7 @@ pub(crate) enum MissingColumn {
 }
 
 impl ChartSets {
-    /// Validates the `-m`/`-b` names against `header` (scripts.md 1.6.1):
+    /// Validates the `-m`/`-b` names against `header` (docs/compatibility.md#analyze-metric-names):
     /// the named metrics first, then the `GpuTime[ns]` the `-b` sets imply.
     pub(crate) fn new(options: &ChartOptions, header: &Header) -> Result<ChartSets, MissingColumn> {
         let column = |name: &str| {
@@ -163,7 +164,7 @@ impl ChartSets {
     }
 
     /// Whether there is a `-m` page (without one, the original draws no `-b`
-    /// page either: scripts.md 1.6.2).
+    /// page either: docs/compatibility.md#analyze-pages).
     pub(crate) fn has_metric_set(&self) -> bool {
         self.sets.iter().any(|s| !s.throughput)
     }
@@ -189,9 +190,9 @@ pub(crate) trait InstanceColumns {
     fn column(&self, column: usize) -> Cow<'_, [f64]>;
 }
 
-/// The pages of one instance, in the order of `sets` (scripts.md 1.6.2),
+/// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
 /// each with whether it is a throughput page. X values are the 0-based
-/// sample ordinals within the instance (scripts.md 1.11 quirk 7, fixed).
+/// sample ordinals within the instance (docs/compatibility.md#analyze-quirk-7, fixed).
 pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
@@ -240,7 +241,7 @@ pub(crate) fn instance_charts(
         .collect()
 }
 
-/// Which instances are drawn (scripts.md 1.6.3).
+/// Which instances are drawn (docs/compatibility.md#analyze-instances).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Mode {
     /// A: every instance of every kernel.
@@ -277,7 +278,7 @@ impl Mode {
 fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
     match device {
         Some(d) => d == wanted,
-        // A banner-less file is device 0 (quirk 15, fixed).
+        // A banner-less file is device 0 (docs/compatibility.md#analyze-quirk-15, fixed).
         None => wanted == 0,
     }
 }
@@ -457,7 +458,7 @@ impl<'a> Session<'a> {
             let ended = match event {
                 InstanceEvent::SectionStart { device, .. } => {
                     // Only the first section of the wanted device is used
-                    // (scripts.md 1.4).
+                    // (docs/compatibility.md#analyze-sections).
                     if target_seen {
                         break;
                     }
@@ -618,7 +619,7 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// The pages of one instance (scripts.md 1.6.2): every `-m` page, then
+    /// The pages of one instance (docs/compatibility.md#analyze-pages): every `-m` page, then
     /// every `-b` page.
     fn draw(&mut self, inst: &Instance) -> anyhow::Result<()> {
         let columns = DrawnInstance {

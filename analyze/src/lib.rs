@@ -29,7 +29,7 @@ use unitrace_core::metric_csv::{open_input, sniff_kind, FileKind};
 use args::Args;
 use plan::{ChartsPlan, DrawPlan, ListPlan, Plan, ServePlan, StallsPlan};
 
-/// Runs one invocation of `analyze` (the flow of scripts.md 1.2).
+/// Runs one invocation of `analyze` (the flow of docs/compatibility.md#analyze-input-checks).
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match plan(args)? {
         Plan::List(plan) => list::run(&plan),
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// What `args` asks for, checked in the original's order (scripts.md 1.2):
+/// What `args` asks for, checked in the original's order (docs/compatibility.md#analyze-input-checks):
 /// the input first, then the options; for `-o`, the input's header decides
 /// between metric charts and stall charts (step 9).
 pub fn plan(args: &Args) -> anyhow::Result<Plan> {

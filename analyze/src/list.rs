@@ -1,15 +1,15 @@
 //! `analyze -l [-o FILE] INPUT`: devices, metrics and kernels of a metric or
 //! stall CSV, in the text layout of `analyzeperfmetrics.py -l`
-//! (scripts.md 1.5), byte for byte, except for these deliberate fixes:
+//! (docs/compatibility.md#analyze-list), byte for byte, except for these deliberate fixes:
 //!
 //! * the last instance of a section counts even when no blank line follows
-//!   it (scripts.md 1.11 quirk 4);
+//!   it (docs/compatibility.md#analyze-quirk-4);
 //! * rows with an empty kernel name and the blank line before the next
 //!   banner are separators, not kernels: multi-device stall files and
-//!   unresolved kernel names no longer crash the listing (quirk 5);
+//!   unresolved kernel names no longer crash the listing (docs/compatibility.md#analyze-quirk-5);
 //! * a file without any `=== Device #N Metrics ===` banner (`--result-dir`
 //!   layout, old main logs) is listed as device 0 instead of printing
-//!   nothing (quirk 15);
+//!   nothing (docs/compatibility.md#analyze-quirk-15);
 //! * the empty field after a trailing separator (files before 2024-12) is
 //!   not listed as a metric (pandas calls it `Unnamed: N`);
 //! * `GlobalInstanceId` is not listed as a metric: it numbers kernel
@@ -134,7 +134,7 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
                 let kernel = row.kernel();
                 let name = if row.header().index_of("IP[Address]").is_none() {
                     // Before 2024-03 the address followed the name:
-                    // `name!0x000001b8` (formats b.2).
+                    // `name!0x000001b8` (docs/formats.md#stall-csv-layout).
                     kernel.rsplit_once('!').map_or(&*kernel, |(n, _)| n)
                 } else {
                     &kernel
@@ -150,7 +150,7 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
                     continue;
                 };
                 // An instance is named after its first row and counted
-                // once (scripts.md 1.5 / 1.6.3 numbering).
+                // once (docs/compatibility.md#analyze-list / #analyze-instances numbering).
                 if s.header
                     .as_ref()
                     .is_some_and(|h| h.kind() == FileKind::Metric)

@@ -1,4 +1,4 @@
-//! `analyze`: drop-in for analyzeperfmetrics.py (scripts.md 1). Parses the
+//! `analyze`: drop-in for analyzeperfmetrics.py (docs/compatibility.md#analyze). Parses the
 //! command line and dispatches to the mode modules of the library.
 
 use std::process::ExitCode;

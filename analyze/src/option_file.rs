@@ -1,4 +1,4 @@
-//! Option files (`-f FILE`, formats (h)): the words of a file are put in
+//! Option files (`-f FILE`, docs/formats.md#option-file): the words of a file are put in
 //! place of `-f FILE` before clap parses the command line, so repeatable
 //! options accumulate in command-line order and later single-valued options
 //! win. Also the built-in presets (the original's metric sets) that `-f
@@ -27,8 +27,8 @@ pub enum OptionFileError {
     MissingValue,
 }
 
-/// The server options an option file gives (uniview's `-f`, scripts.md 3
-/// step 5): its words are read as analyze's command line for `input`
+/// The server options an option file gives (uniview's `-f`,
+/// docs/compatibility.md#uniview-trace-server): its words are read as analyze's command line for `input`
 /// would be; options the server does not use (`-o`, `-k`, …) are accepted
 /// and ignored, as analyze's server ignores them.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub fn server_options(path: &Path, input: &Path) -> anyhow::Result<ServerOptions
 /// Replaces every `-f FILE` / `-fFILE` / `--config FILE` / `--config=FILE`
 /// (and unambiguous abbreviations `--co`…`--config`) by the options the file
 /// holds, so repeatable options accumulate in command-line order and later
-/// single-valued options win (formats (h)).
+/// single-valued options win (docs/formats.md#option-file).
 pub fn expand_option_files(argv: Vec<OsString>) -> Result<Vec<OsString>, OptionFileError> {
     let mut out = Vec::with_capacity(argv.len());
     let mut iter = argv.into_iter();
@@ -195,7 +195,7 @@ pub fn read_option_file(path: &Path) -> Result<Vec<String>, OptionFileError> {
     Ok(words)
 }
 
-/// Splits an option file like Python's `shlex.split` (formats (h)); the
+/// Splits an option file like Python's `shlex.split` (docs/formats.md#option-file); the
 /// splitter is shared with roofline's `--app` in `unitrace_core::shell_words`.
 pub fn shell_split(text: &str) -> Result<Vec<String>, String> {
     use unitrace_core::shell_words::{split, Dialect};

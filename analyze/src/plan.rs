@@ -80,7 +80,7 @@ impl ChartOptions {
         }
     }
 
-    /// Every `-m` set needs its `-y` label (scripts.md 1.2 step 4).
+    /// Every `-m` set needs its `-y` label (docs/compatibility.md#analyze-input-checks).
     pub fn check_labels(&self) -> anyhow::Result<()> {
         if self.metrics.len() != self.ylabels.len() {
             bail!("Number of metric sets does not match number of Y labels");
@@ -147,7 +147,7 @@ impl ServePlan {
         })
     }
 
-    /// `analyze -q|-p` (scripts.md 1.2 steps 4-6, after the input checks).
+    /// `analyze -q|-p` (docs/compatibility.md#analyze-input-checks, after the input checks).
     pub fn from_args(args: &Args) -> anyhow::Result<ServePlan> {
         let charts = ChartOptions::from_args(args);
         charts.check_labels()?;
@@ -182,7 +182,7 @@ pub struct DrawPlan {
 }
 
 impl DrawPlan {
-    /// scripts.md 1.2 steps 4 and 7, in that order.
+    /// docs/compatibility.md#analyze-input-checks, in that order.
     pub fn from_args(args: &Args) -> anyhow::Result<DrawPlan> {
         let charts = ChartOptions::from_args(args);
         charts.check_labels()?;
@@ -201,7 +201,7 @@ impl DrawPlan {
     }
 }
 
-/// Metric charts of a metric CSV (scripts.md 1.6).
+/// Metric charts of a metric CSV (docs/compatibility.md#analyze-pages).
 #[derive(Debug, Clone)]
 pub struct ChartsPlan {
     pub draw: DrawPlan,
@@ -227,7 +227,7 @@ pub enum ReportFormat {
 /// Which form of the report is produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportView {
-    /// The original's report (scripts.md 1.8.7).
+    /// The original's report (docs/compatibility.md#analyze-stall-report).
     Standard,
     /// Stall events summed per source line.
     ByLine,
@@ -244,7 +244,7 @@ pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
     parsed.with_context(|| format!("--line {spec}: expected FILE:LINE, e.g. grf.cpp:40"))
 }
 
-/// Stall charts and report of a stall CSV (scripts.md 1.7, 1.8).
+/// Stall charts and report of a stall CSV (docs/compatibility.md#analyze-stall-charts, #analyze-stall-report).
 #[derive(Debug, Clone)]
 pub struct StallsPlan {
     pub draw: DrawPlan,

@@ -1,6 +1,6 @@
 //! `analyze -q` / `analyze -p`: the chart server behind the links unitrace
-//! writes into kernel events of a Perfetto trace (scripts.md 1.9, 1.2 steps
-//! 4-6; formats (e.6)).
+//! writes into kernel events of a Perfetto trace (docs/compatibility.md#analyze-server, #analyze-input-checks;
+//! docs/formats.md#trace-json-metrics-link).
 //!
 //! Differences from the original, all deliberate:
 //! * several requests are served at once (bounded: see [`http::Limits`]);
@@ -116,7 +116,7 @@ impl ChartServer {
     }
 }
 
-/// Prints the original's notices to `out` (scripts.md 1.9), indexes the
+/// Prints the original's notices to `out` (docs/compatibility.md#analyze-server), indexes the
 /// input, binds the port and sets up TLS. The input has passed
 /// [`check_input`] and the plan's options were checked when it was made.
 pub fn prepare(plan: &ServePlan, out: &mut dyn Write) -> anyhow::Result<ChartServer> {
@@ -144,8 +144,8 @@ pub fn prepare(plan: &ServePlan, out: &mut dyn Write) -> anyhow::Result<ChartSer
     })
 }
 
-/// scripts.md 1.2 steps 1-2 for the server, with the original's messages
-/// (but exit 1: quirk 17); checked before the options, as the original
+/// docs/compatibility.md#analyze-input-checks for the server, with the original's messages
+/// (but exit 1: docs/compatibility.md#analyze-quirk-17); checked before the options, as the original
 /// does.
 pub fn check_input(input: &Path) -> anyhow::Result<()> {
     if !input.is_file() {

@@ -1,15 +1,15 @@
-//! Stall mode of analyze (scripts.md 1.7, 1.8): stall charts per kernel run
+//! Stall mode of analyze (docs/compatibility.md#analyze-stall-charts, #analyze-stall-report): stall charts per kernel run
 //! and, with `-s DUMP`, the stall-to-source report built from the IGC shader
 //! dump.
 //!
 //! Drop-in behaviour: the same kernel runs, the same messages on stdout, the
 //! same report text; the report goes into the PDF as text pages after each
 //! kernel's charts and, with `-r`, also into a text file. Fixed on purpose
-//! (scripts.md 1.11): the dump folder is never written to (quirk 11), the
-//! `-r` file is only created when something is written to it and, like
-//! every output, appears atomically at the end of a successful run (quirk
-//! 16), errors exit non-zero (quirk 17), digit-only IPs are hex and
-//! multi-device files work (quirks 5, 6, via the core stall reader).
+//! (docs/compatibility.md#analyze): the dump folder is never written to
+//! (docs/compatibility.md#analyze-quirk-11), the `-r` file is only created
+//! when something is written to it and, like every output, appears
+//! atomically at the end of a successful run (#analyze-quirk-16), errors exit non-zero (docs/compatibility.md#analyze-quirk-17), digit-only IPs are hex and
+//! multi-device files work (docs/compatibility.md#analyze-quirk-5, #analyze-quirk-6, via the core stall reader).
 //! Beyond the original: `--report-format json` and `--by-line [--line
 //! FILE:LINE]`.
 
@@ -167,7 +167,7 @@ impl ReportBuilder {
 }
 
 /// Where the `-r` report goes; the file is created on the first write only
-/// (scripts.md 1.11 quirk 16) and committed at the end.
+/// (docs/compatibility.md#analyze-quirk-16) and committed at the end.
 struct ReportFile {
     path: PathBuf,
     format: ReportFormat,
@@ -278,7 +278,7 @@ impl Charts {
     }
 }
 
-/// Stall mode (scripts.md 1.7): the caller has checked the input and the
+/// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the
 /// outputs and found that the `-d` section has a stall header.
 pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
     let draw = &plan.draw;

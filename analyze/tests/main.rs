@@ -11,3 +11,10 @@ mod server_common;
 mod server_tls;
 mod stall_report;
 mod uniview;
+
+/// With `autotests = false` a `tests/*.rs` file not declared above would
+/// never be built: fail instead (tests/README.md, "Layout").
+#[test]
+fn every_test_file_is_a_module_of_main() {
+    unitrace_system_tests::layout::assert_every_test_file_is_a_module(env!("CARGO_MANIFEST_DIR"));
+}

@@ -1,5 +1,5 @@
 //! `analyze -q/-p` end to end: the real binary on a free port, HTTP over
-//! std::net (scripts.md 1.9 and the robustness list of issue 9).
+//! std::net (docs/compatibility.md#analyze-server and the robustness list of issue 9).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -45,11 +45,11 @@ fn answers_a_unitrace_link_with_the_instance_pdf() {
     // Two -m sets and one -b set: three pages, like the original.
     assert_pdf(&get(server.port(), &link(MAIN, 7)), 3);
     assert_pdf(&get(server.port(), &link(CONV, 19)), 3);
-    // The kernel of the link is not used, only the instance (scripts.md 1.9).
+    // The kernel of the link is not used, only the instance (docs/compatibility.md#analyze-server).
     assert_pdf(&get(server.port(), &link("anything", 25)), 3);
 }
 
-/// scripts.md 1.11 quirk 8: with three device sections the original cannot
+/// docs/compatibility.md#analyze-quirk-8: with three device sections the original cannot
 /// reach device 1; every section is indexed here.
 #[test]
 fn every_device_section_is_reachable() {

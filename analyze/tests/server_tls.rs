@@ -1,5 +1,5 @@
 //! `analyze -p`: TLS with the given PEM files, or a self-signed certificate
-//! generated in process (scripts.md 1.9).
+//! generated in process (docs/compatibility.md#analyze-server).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

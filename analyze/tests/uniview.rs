@@ -1,4 +1,4 @@
-//! `uniview` end to end (scripts.md 3): checks and messages, the one-shot
+//! `uniview` end to end (docs/compatibility.md#uniview): checks and messages, the one-shot
 //! trace server (CORS, one file only, repaired in memory, file untouched),
 //! the browser hand-off and the chart server next to it.
 
@@ -93,7 +93,7 @@ fn checks_in_the_original_order_with_its_messages() {
     );
 }
 
-/// scripts.md 3 ("fix/decide"): the original treats a file with neither a
+/// docs/compatibility.md#uniview-2: the original treats a file with neither a
 /// `GlobalInstanceId` nor an `IP[Address]` column as a stall file.
 #[test]
 fn a_metrics_file_of_neither_kind_is_an_error() {
@@ -240,7 +240,7 @@ fn serves_the_trace_and_the_charts_together_until_ctrl_c() {
     assert_eq!(snapshot(&trace), before);
 }
 
-/// Links written between 2024-08 and 2025-04 use https (formats (e.6)):
+/// Links written between 2024-08 and 2025-04 use https (docs/formats.md#trace-json-metrics-link):
 /// the chart server then runs with TLS, like the original's `-p` hand-off.
 #[test]
 fn https_links_start_the_tls_chart_server() {

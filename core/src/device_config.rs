@@ -1,5 +1,5 @@
 //! Device description for the roofline: peak throughput per precision and
-//! bandwidth per memory level (formats (g) g.2 and g.3).
+//! bandwidth per memory level (docs/formats.md#device-config-csv and #device-config-json).
 //!
 //! Two forms are read:
 //! * the original two-column CSV (`key,value`, no header; `PlatformName`,

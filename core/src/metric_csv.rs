@@ -1,6 +1,6 @@
-//! Hardware metric CSVs written by `unitrace -q` / `-k` (formats (a)):
+//! Hardware metric CSVs written by `unitrace -q` / `-k` (docs/formats.md#metric-csv):
 //! typed rows and the kernel-instance grouping the original
-//! analyzeperfmetrics.py uses (scripts.md 1.5, 1.6.3).
+//! analyzeperfmetrics.py uses (docs/compatibility.md#analyze-list, #analyze-instances).
 //!
 //! The section/line/field machinery is shared with stall CSVs and lives in
 //! [`crate::csv_sections`]; its main types are re-exported here.
@@ -107,8 +107,8 @@ impl MetricRow {
     }
 
     /// The original's 0-based row index of this row in its section: lines
-    /// after the header, blank ones included (scripts.md 1.3); the X values
-    /// of the original's metric charts (scripts.md 1.6.2).
+    /// after the header, blank ones included (docs/compatibility.md#analyze-sections); the X values
+    /// of the original's metric charts (docs/compatibility.md#analyze-pages).
     pub fn section_row(&self, header: &Header) -> u64 {
         self.line.saturating_sub(header.line() + 1)
     }
@@ -143,7 +143,7 @@ pub struct KernelInstance {
     /// Kernel name (with shape) of the first row.
     pub kernel: String,
     /// 1-based ordinal per (section, exact kernel string), as the original
-    /// numbers instances for `-i` (scripts.md 1.6.3).
+    /// numbers instances for `-i` (docs/compatibility.md#analyze-instances).
     pub ordinal: u32,
     /// 1-based line numbers of the first and last row.
     pub first_line: u64,
@@ -201,7 +201,7 @@ pub struct InstanceSpan {
 
 /// One kernel of a section: its name and how many instances it has so far,
 /// in the order kernels first appear (the order of `analyze -l` and of the
-/// original's mode B, scripts.md 1.5 / 1.6.3).
+/// original's mode B, docs/compatibility.md#analyze-list / #analyze-instances).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SectionKernel {
     pub name: String,
@@ -242,7 +242,7 @@ pub type Selection = Box<dyn FnMut(&InstanceHead<'_>) -> bool + Send>;
 ///
 /// Unlike the original, the end of a section or of the file also ends an
 /// instance, so the last instance of a sampling file is not lost
-/// (scripts.md 1.11 quirks 3 and 4).
+/// (docs/compatibility.md#analyze-quirk-3, #analyze-quirk-4).
 ///
 /// [`InstanceReader::next_event`] streams sections, headers, the rows of
 /// the selected instances and the end of every instance;
@@ -582,7 +582,7 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
                 (Some(0), "q", 1, 8, 1),
                 (Some(0), k, 2, 11, 1),
                 // The last instance has no blank line after it: the end of
-                // the file ends it (scripts.md 1.11 quirk 4, fixed).
+                // the file ends it (docs/compatibility.md#analyze-quirk-4, fixed).
                 (Some(1), "q", 1, 17, 2),
             ]
         );

@@ -1,4 +1,4 @@
-//! Option files (`-f FILE`, formats (h)): shlex-style splitting, the
+//! Option files (`-f FILE`, docs/formats.md#option-file): shlex-style splitting, the
 //! expansion of `-f` in a command line (reading the file), and the whole
 //! analyze command line built from the words must give an error, never a
 //! panic.

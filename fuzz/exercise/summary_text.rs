@@ -1,4 +1,4 @@
-//! Text summaries written by unitrace (formats (d), the logs `summary`
+//! Text summaries written by unitrace (docs/formats.md#summary-text, the logs `summary`
 //! reads, `unitrace_core::summary_text`): any text gives a summary or an
 //! error at a line inside the text, never a panic.
 //!

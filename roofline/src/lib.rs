@@ -1,5 +1,5 @@
 //! `roofline`: GPU roofline from unitrace compute and memory profiles, a
-//! drop-in for roofline.py (scripts.md 6) with an offline page.
+//! drop-in for roofline.py (docs/compatibility.md#roofline) with an offline page.
 
 pub mod app;
 pub mod data;
@@ -115,7 +115,7 @@ pub fn load_device(given: &Path) -> Result<(DeviceConfig, bool), InputError> {
 }
 
 /// `--output x` writes `x.html`, `--output x.html` writes `x.html` (the
-/// original always appended `.html`, scripts.md 6.5 item 3).
+/// original always appended `.html`, docs/compatibility.md#roofline-3).
 pub fn output_path(given: &Path, format: Format) -> PathBuf {
     let (wanted, add): (&[&str], &str) = match format {
         Format::Html => (&["html", "htm"], "html"),
@@ -210,7 +210,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let compute = read_compute_profile(open_all(&compute_files)?)?;
     let r = Roofline::join(memory, compute, device);
 
-    // scripts.md 6.5 item 6: the original drops these silently.
+    // docs/compatibility.md#roofline-6: the original drops these silently.
     if !r.only_in_memory.is_empty() {
         warn(
             TOOL,
@@ -265,7 +265,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let views = r.views();
     for v in views.iter().filter(|v| v.selected) {
         for p in v.points.iter().filter(|p| !p.ai.is_finite()) {
-            // scripts.md 6.5 item 2: the original divides by zero here.
+            // docs/compatibility.md#roofline-2: the original divides by zero here.
             warn(
                 TOOL,
                 format!(

@@ -1,11 +1,11 @@
 //! Joins the memory and compute profiles per kernel and computes what the
-//! page and the data table show (scripts.md 6.2 and 6.4).
+//! page and the data table show (docs/compatibility.md#roofline-aggregation and #roofline-page).
 //!
 //! Units: operation counts are operations, bytes are bytes, times ns; the
 //! arithmetic intensity is ops/byte, performance GFLOP/s = ops / ns, and a
 //! roof is `min(AI × BW[GB/s], peak[GFLOP/s])`, all in decimal units
 //! (10^9), the units of the device file. The original's bound column in the
-//! console summary mixes GiB into this (scripts.md 6.5 item 5); the summary
+//! console summary mixes GiB into this (docs/compatibility.md#roofline-5); the summary
 //! keeps that for drop-in output (see `summary.rs`), the page and `--data`
 //! do not.
 //!
@@ -20,7 +20,7 @@ use unitrace_core::device_config::{DeviceConfig, Precision};
 use unitrace_core::roofline_profile::{ComputeProfile, MemoryProfile, Num};
 
 /// Kernels whose share of the total time is not above this percentage are
-/// not plotted (the original's threshold, scripts.md 6.4).
+/// not plotted (the original's threshold, docs/compatibility.md#roofline-page).
 pub const MIN_TIME_PCT: f64 = 0.001;
 
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
-//! The console summary of the original (scripts.md 6.3), kept line for line
+//! The console summary of the original (docs/compatibility.md#roofline-summary), kept line for line
 //! so that scripts reading it keep working: same header, same columns, floats
 //! in Python repr, same bound classification.
 //!
-//! Deliberately kept (drop-in output; scripts.md 6.5 item 5): the bound
+//! Deliberately kept (drop-in output; docs/compatibility.md#roofline-5): the bound
 //! column uses GiB (1024³) bytes and the FP32 ridge point whatever the
 //! precision, the AI columns always use FP16_XMX operations and the "TFlop"
 //! totals are raw operation counts. The page and `--data` use consistent

@@ -70,28 +70,32 @@ fn summary_matches_the_original() {
         (
             "gemm_fp16_flops.1799853",
             "gemm_fp16_bytes.1799860",
-            "gemm_fp16.stdout",
+            "gemm_fp16.orig.stdout",
         ),
         (
             "gen_new_compute.txt",
             "gen_new_memory.txt",
-            "gen_new.stdout",
+            "gen_new.orig.stdout",
         ),
-        ("gen_v1_compute.txt", "gen_v1_memory.txt", "gen_v1.stdout"),
+        (
+            "gen_v1_compute.txt",
+            "gen_v1_memory.txt",
+            "gen_v1.orig.stdout",
+        ),
         (
             "gen_old_compute.txt",
             "gen_old_memory.txt",
-            "gen_old.stdout",
+            "gen_old.orig.stdout",
         ),
         (
             "gen_fp16_compute.txt",
             "gen_fp16_memory.txt",
-            "gen_fp16.stdout",
+            "gen_fp16.orig.stdout",
         ),
         (
             "gen_fp64_compute.txt",
             "gen_fp64_memory.txt",
-            "gen_fp64.stdout",
+            "gen_fp64.orig.stdout",
         ),
     ];
     for (c, m, golden) in cases {
@@ -106,7 +110,7 @@ fn summary_matches_the_original() {
     }
 }
 
-/// Parses `testdata/roofline/orig_*.points` (the original page's data points)
+/// Parses `testdata/roofline/*.orig.points` (the original page's data points)
 /// into (series, x, y) strings.
 fn original_points(name: &str) -> (String, Vec<(String, String, String)>) {
     let t = std::fs::read_to_string(data(name)).unwrap();
@@ -133,17 +137,17 @@ fn plotted_points_match_the_original_page() {
         (
             "gemm_fp16_flops.1799853",
             "gemm_fp16_bytes.1799860",
-            "orig_gemm.points",
+            "gemm_fp16.orig.points",
         ),
         (
             "gen_new_compute.txt",
             "gen_new_memory.txt",
-            "orig_new.points",
+            "gen_new.orig.points",
         ),
         (
             "gen_fp64_compute.txt",
             "gen_fp64_memory.txt",
-            "orig_fp64.points",
+            "gen_fp64.orig.points",
         ),
     ] {
         let (_, stderr, out, dir) = roofline(
@@ -189,7 +193,7 @@ fn plotted_points_match_the_original_page() {
     }
 }
 
-/// scripts.md 6.5 item 3: `--output x.html` wrote `x.html.html`.
+/// docs/compatibility.md#roofline-3: `--output x.html` wrote `x.html.html`.
 #[test]
 fn output_name_gets_html_only_when_missing() {
     for (given, want) in [
@@ -248,7 +252,7 @@ fn page_loads_nothing_from_the_network() {
     assert!(html.contains("id=\"search\""));
 }
 
-/// scripts.md 6.5 item 1: an FP16-dominated run crashed the original when
+/// docs/compatibility.md#roofline-1: an FP16-dominated run crashed the original when
 /// drawing the roofs (its FP16 peak stayed a string).
 #[test]
 fn fp16_dominated_run_draws_the_fp16_roof() {
@@ -299,7 +303,7 @@ fn compute_text(rows: &[(&str, u64)]) -> String {
     s
 }
 
-/// scripts.md 6.5 item 2: 0 bytes at a level crashed the original's page
+/// docs/compatibility.md#roofline-2: 0 bytes at a level crashed the original's page
 /// (division by zero); we warn and leave that dot out.
 #[test]
 fn zero_bytes_at_a_level_is_not_plotted() {
@@ -336,7 +340,7 @@ fn zero_bytes_at_a_level_is_not_plotted() {
     assert_eq!(html.matches("class=\"point level-gpu_memory").count(), 2);
 }
 
-/// scripts.md 6.5 item 6: kernels in only one profile are listed, not
+/// docs/compatibility.md#roofline-6: kernels in only one profile are listed, not
 /// dropped silently; differing instance counts are reported.
 #[test]
 fn kernels_in_only_one_profile_are_listed() {
@@ -364,7 +368,7 @@ fn kernels_in_only_one_profile_are_listed() {
     assert_eq!(stdout.lines().count(), 1 + 1 + 7);
 }
 
-/// scripts.md 6.5 item 5: the page and --data use decimal units and the
+/// docs/compatibility.md#roofline-5: the page and --data use decimal units and the
 /// plotted precision's peak: roof = min(AI × BW, peak), AI = ops / bytes.
 #[test]
 fn page_uses_consistent_decimal_units() {
@@ -414,7 +418,7 @@ fn page_uses_consistent_decimal_units() {
     assert_eq!(html.matches("<g class=\"warn-mark\"").count(), 2);
 }
 
-/// scripts.md 6.5 item 7: result-dir metric files have no `Metrics ==`
+/// docs/compatibility.md#roofline-7: result-dir metric files have no `Metrics ==`
 /// banner; the original could not read them.
 #[test]
 fn result_dir_files_without_banner_are_read() {
@@ -600,7 +604,7 @@ fn neither_app_nor_both_profiles_is_a_usage_error() {
     );
 }
 
-/// scripts.md 6.5 item 4: the original's help swaps the metric groups.
+/// docs/compatibility.md#roofline-4: the original's help swaps the metric groups.
 #[test]
 fn help_names_the_right_metric_groups() {
     let out = bin().arg("--help").output().unwrap();
@@ -614,7 +618,7 @@ fn help_names_the_right_metric_groups() {
     assert!(memory.contains("ComputeBasic"), "{memory}");
 }
 
-/// Long options may be abbreviated like argparse allows (scripts.md 0).
+/// Long options may be abbreviated like argparse allows (docs/compatibility.md#conventions).
 #[test]
 fn abbreviated_long_options() {
     let dir = tempfile::tempdir().unwrap();
@@ -649,7 +653,7 @@ fn fake_unitrace(dir: &Path) -> PathBuf {
 /// `--app`: two unitrace runs with the original's groups and options, the
 /// command split with shell rules and passed without a shell, the metric
 /// files found under unitrace's names, and the work directory removed. The
-/// working directory path contains a dot (scripts.md 6.5 item 8).
+/// working directory path contains a dot (docs/compatibility.md#roofline-8).
 #[test]
 fn app_mode_runs_unitrace_twice_without_a_shell() {
     let tmp = tempfile::tempdir().unwrap();
@@ -688,7 +692,7 @@ fn app_mode_runs_unitrace_twice_without_a_shell() {
     assert!(lines[5].starts_with("group=VectorEngine138 out=Unitrace_result_"));
     assert!(lines[5].ends_with("/_IntelGPUCompute"));
     // Same summary as --compute/--memory on the same files.
-    let golden = std::fs::read_to_string(data("gen_new.stdout")).unwrap();
+    let golden = std::fs::read_to_string(data("gen_new.orig.stdout")).unwrap();
     let summary: Vec<&str> = stdout
         .lines()
         .filter(|l| !l.starts_with("The command is [") && !l.starts_with("Output directory "))

@@ -47,8 +47,16 @@ pub fn run_ok(tgz: &Path, extra: &[&str]) -> (String, String) {
     (String::from_utf8(o.stdout).unwrap(), stderr)
 }
 
+/// An expected file of testdata/summary; `NAME.orig.*` files are the
+/// original's outputs (tests/README.md, "Expected files").
 pub fn golden(name: &str) -> String {
     std::fs::read_to_string(data(name)).unwrap()
+}
+
+/// A `NAME.fixed.*` expected file for the output `actual`: rewritten from
+/// it under `BLESS=1`.
+pub fn expected(name: &str, actual: &str) -> String {
+    unitrace_system_tests::expected::text(&data(name), actual)
 }
 
 pub const AGGREGATORS: [&str; 7] = ["min", "max", "mean", "median", "sum", "min+1", "max-1"];
@@ -67,4 +75,11 @@ pub fn tgz_of(path: &Path, members: &[(&str, &[u8])]) {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&tar).unwrap();
     std::fs::write(path, gz.finish().unwrap()).unwrap();
+}
+
+/// With `autotests = false` a `tests/*.rs` file not declared above would
+/// never be built: fail instead (tests/README.md, "Layout").
+#[test]
+fn every_test_file_is_a_module_of_main() {
+    unitrace_system_tests::layout::assert_every_test_file_is_a_module(env!("CARGO_MANIFEST_DIR"));
 }

@@ -10,7 +10,7 @@ fn per_rank_csv_has_one_row_per_rank_and_marks_the_slowest() {
         &data("plain.tgz"),
         &["--per-rank", csv_path.to_str().unwrap()],
     );
-    assert_eq!(out, golden("plain.mean.json"), "stdout unchanged");
+    assert_eq!(out, golden("plain.orig.mean.json"), "stdout unchanged");
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();

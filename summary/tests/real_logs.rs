@@ -15,7 +15,11 @@ fn real_logs_with_their_timelines_match_the_original() {
     let tgz = data("real_all.tgz");
     for a in AGGREGATORS {
         let (out, stderr) = run_ok(&tgz, &["--aggregator", a]);
-        assert_eq!(out, golden(&format!("real_hd.{a}.json")), "aggregator {a}");
+        assert_eq!(
+            out,
+            golden(&format!("real_hd.orig.{a}.json")),
+            "aggregator {a}"
+        );
         let skipped: Vec<&str> = stderr
             .lines()
             .filter(|l| l.contains("only a device timeline"))
@@ -38,7 +42,11 @@ fn a_cat_of_rank_logs_is_one_sample_per_rank() {
     // The original takes one sample per report, as for four members.
     for a in AGGREGATORS {
         let (out, _) = run_ok(&data("joblog.tgz"), &["--aggregator", a]);
-        assert_eq!(out, golden(&format!("plain.{a}.json")), "aggregator {a}");
+        assert_eq!(
+            out,
+            golden(&format!("plain.orig.{a}.json")),
+            "aggregator {a}"
+        );
     }
 }
 
@@ -48,7 +56,11 @@ fn a_job_log_of_real_reports_matches_the_original() {
     // programs back to back (API then Device per process).
     for a in AGGREGATORS {
         let (out, _) = run_ok(&data("real_job.tgz"), &["--aggregator", a]);
-        assert_eq!(out, golden(&format!("real_job.{a}.json")), "aggregator {a}");
+        assert_eq!(
+            out,
+            golden(&format!("real_job.orig.{a}.json")),
+            "aggregator {a}"
+        );
     }
 }
 
@@ -107,10 +119,13 @@ fn unpack(tgz: &Path, dir: &Path) {
 #[test]
 fn a_folder_reads_like_its_tarball() {
     for (tgz, want) in [
-        ("plain.tgz", "plain.mean.json"),
-        ("resultdir_launcher.tgz", "resultdir_launcher.mean.json"),
-        ("real_all.tgz", "real_hd.mean.json"),
-        ("joblog.tgz", "plain.mean.json"),
+        ("plain.tgz", "plain.orig.mean.json"),
+        (
+            "resultdir_launcher.tgz",
+            "resultdir_launcher.orig.mean.json",
+        ),
+        ("real_all.tgz", "real_hd.orig.mean.json"),
+        ("joblog.tgz", "plain.orig.mean.json"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         unpack(&data(tgz), dir.path());

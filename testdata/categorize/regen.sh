@@ -7,7 +7,7 @@
 # ConfigParser keyword whose value is the 3.11 default; run_orig_categorize.py
 # drops that keyword so the unmodified original runs on Python 3.11.
 # The *.ini inputs are committed (edge.ini and inductor.base.ini are ours;
-# LLaMA.ini/LLaMA.json are copied from the original's summary/schemas/).
+# LLaMA.ini/LLaMA.orig.json are copied from the original's summary/schemas/).
 set -euo pipefail
 cd "$(dirname "$0")"
 . ../regen_env.sh
@@ -20,10 +20,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The method check: the original's compiler reproduces its shipped JSON.
 run --ini LLaMA.ini --json "$tmp/LLaMA.json"
-cmp "$tmp/LLaMA.json" LLaMA.json
-run --ini LLaMA.ini --json LLaMA.nospaces.json --no-remove-spaces
-run --ini LLaMA.ini --json LLaMA.pretty.json -vvv
-run --ini edge.ini --json edge.json
-run --ini edge.ini --json edge.nospaces.json --no-remove-spaces
-run --ini edge.ini --json edge.pretty.json -vv
-run --ini inductor.base.ini --json inductor.base.json
+cmp "$tmp/LLaMA.json" LLaMA.orig.json
+run --ini LLaMA.ini --json LLaMA.orig.nospaces.json --no-remove-spaces
+run --ini LLaMA.ini --json LLaMA.orig.pretty.json -vvv
+run --ini edge.ini --json edge.orig.json
+run --ini edge.ini --json edge.orig.nospaces.json --no-remove-spaces
+run --ini edge.ini --json edge.orig.pretty.json -vv
+run --ini inductor.base.ini --json inductor.base.orig.json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the roofline test data: the generator's profile pairs, the
 # original's example and device file, the ORIGINAL roofline.py's stdout
-# (*.stdout) and the data points of the pages it wrote (orig_*.points).
+# (*.orig.stdout) and the data points of the pages it wrote (*.orig.points).
 # Not run by the tests.
 #   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
 #   GEN_UNITRACE=/path/to/gen_unitrace.py PYTHON=/path/to/python-with-pandas \
@@ -39,14 +39,16 @@ orig() {
     (cd "$tmp" && "$PYTHON" "$rl/roofline.py" --compute "$here/$compute" --memory "$here/$memory" \
         --device "$here/PVC_1tile.csv" --output "$page") > "$stdout" || [ "$page" = crash ]
 }
-orig gemm_fp16.stdout orig_gemm gemm_fp16_flops.1799853 gemm_fp16_bytes.1799860
-for x in new v1 old fp64; do orig "gen_$x.stdout" "orig_$x" "gen_${x}_compute.txt" "gen_${x}_memory.txt"; done
-orig gen_fp16.stdout crash gen_fp16_compute.txt gen_fp16_memory.txt 2>/dev/null
+orig gemm_fp16.orig.stdout orig_gemm gemm_fp16_flops.1799853 gemm_fp16_bytes.1799860
+for x in new v1 old fp64; do orig "gen_$x.orig.stdout" "orig_$x" "gen_${x}_compute.txt" "gen_${x}_memory.txt"; done
+orig gen_fp16.orig.stdout crash gen_fp16_compute.txt gen_fp16_memory.txt 2>/dev/null
 
 # The page's title and the x/y of every point of its two data series, as
 # written in the HTML (Python float reprs).
-for page in orig_gemm orig_new orig_fp64; do
-    "$PYTHON" - "$tmp/$page.html" > "$page.points" <<'PY'
+# (The page names stay orig_*: the title the points file records holds it.)
+for pair in orig_gemm:gemm_fp16 orig_new:gen_new orig_fp64:gen_fp64; do
+    page=${pair%%:*}
+    "$PYTHON" - "$tmp/$page.html" > "${pair#*:}.orig.points" <<'PY'
 import ast, re, sys
 html = open(sys.argv[1]).read()
 print("# title: " + re.search(r'title: \{ text: "([^"]*)"', html).group(1))

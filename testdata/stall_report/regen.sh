@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the inputs (stalls.csv, dump/) and the ORIGINAL's reports and
-# messages (orig_*.txt) under testdata/stall_report/. Not run by the tests.
+# messages (*.orig.txt) under testdata/stall_report/. Not run by the tests.
 #   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
 #   GEN_UNITRACE=/path/to/gen_unitrace.py PYTHON=/path/to/python-with-pandas \
 #   testdata/stall_report/regen.sh
 # (see testdata/regen_env.sh; the original demangles with c++filt, GNU
-# binutils 2.40 for the committed files). expected_report.txt is written by
+# binutils 2.40 for the committed files). report.fixed.txt is written by
 # hand (see README.md) and not touched.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,8 +31,8 @@ run() {
     rm -rf "$tmp/case" && mkdir "$tmp/case"
     cp -r "$dir/dump" "$dir/stalls.csv" "$tmp/case/"
     (cd "$tmp/case" && "$PYTHON" "$orig" "$@" -s dump -r "report$suffix.txt" -o "$pdf" stalls.csv) \
-        > "$dir/orig_stdout$suffix.txt"
-    cp "$tmp/case/report$suffix.txt" "$dir/orig_report$suffix.txt"
+        > "$dir/stdout$suffix.orig.txt"
+    cp "$tmp/case/report$suffix.txt" "$dir/report$suffix.orig.txt"
 }
 
 gen src --seed 3 stalls stalls.csv --dump dump --kernels 3 --instructions 40

@@ -31,10 +31,10 @@ fi
 g --launcher-files 1 --layout result-dir --ccl-summary once "$tmp/rd.tgz"
 python3 $D/normalize.py "$tmp/rd.tgz" $D/resultdir_launcher.tgz
 for a in min max mean median sum min+1 max-1; do
-  orig $D/plain.tgz "$a" > "$D/plain.$a.json"
-  orig $D/real_hd.tgz "$a" > "$D/real_hd.$a.json"
+  orig $D/plain.tgz "$a" > "$D/plain.orig.$a.json"
+  orig $D/real_hd.tgz "$a" > "$D/real_hd.orig.$a.json"
 done
-orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.mean.json
+orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.orig.mean.json
 
 # 2. Quirk inputs (docs/compatibility.md#summary-1 ... #summary-8): expected = original on the normalized
 #    tarball; the original on the raw tarball crashes or differs.
@@ -51,7 +51,7 @@ done
 for a in min median min+1; do
   python3 $D/normalize.py "$D/dups.tgz" "$tmp/dups.n.tgz"
   orig "$tmp/dups.n.tgz" "$a" > "$D/dups.fixed.$a.json"
-  orig "$D/dups.tgz" "$a" > "$D/dups.original.$a.json"
+  orig "$D/dups.tgz" "$a" > "$D/dups.orig.$a.json"
 done
 # 7: a binary member next to the plain logs (the original aborts).
 mkdir -p "$tmp/bin" && tar xzf $D/plain.tgz -C "$tmp/bin"
@@ -81,7 +81,7 @@ tar xzf $D/plain.tgz -C "$tmp/plain"
 tar tzf $D/plain.tgz | while read -r m; do cat "$tmp/plain/$m"; done > "$tmp/job/job.log"
 (cd "$tmp/job" && tar czf "$OLDPWD/$D/joblog.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 job.log)
 for a in min max mean median sum min+1 max-1; do
-  orig $D/real_all.tgz "$a" | cmp - "$D/real_hd.$a.json"
-  orig $D/joblog.tgz "$a" | cmp - "$D/plain.$a.json"
-  orig $D/real_job.tgz "$a" > "$D/real_job.$a.json"
+  orig $D/real_all.tgz "$a" | cmp - "$D/real_hd.orig.$a.json"
+  orig $D/joblog.tgz "$a" | cmp - "$D/plain.orig.$a.json"
+  orig $D/real_job.tgz "$a" > "$D/real_job.orig.$a.json"
 done

@@ -34,9 +34,9 @@ merge() { # NAME FILES...
     (cd "$tmp" && "$py" "$orig" -o "$here/golden/$name.json" "${copies[@]}" \
         | sed "s#$tmp/in/##" > "$here/golden/$name.stdout")
 }
-merge two "$here"/two/*.json
-merge trunc "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
-merge collision "$here"/collision/*.json
+merge two.orig "$here"/two/*.json
+merge trunc.orig "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
+merge collision.orig "$here"/collision/*.json
 
 # Deliberate difference (docs/compatibility.md#mergetrace-truncated: the
 # original drops a file cut mid-event): we keep the complete events of a block-truncated rank. The
@@ -50,6 +50,6 @@ data = open(sys.argv[1], 'rb').read()
 end = data.rfind(b'},\n') + 1   # end of the last complete event line
 open(sys.argv[2], 'wb').write(data[:end])
 PY
-merge trunc_keep_complete "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$tmp/cut/$(basename "$blk")"
+merge trunc_keep_complete.fixed "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$tmp/cut/$(basename "$blk")"
 "$py" -c "import sys; print(\"python\", sys.version.split()[0])" > "$here/golden/VERSIONS"
 ls -la "$here"/golden

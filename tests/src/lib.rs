@@ -11,6 +11,9 @@
 //! * on success: stderr holds only `TOOL: warning: ...` lines;
 //! * the input bytes are never changed.
 
+pub mod expected;
+pub mod layout;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -19,9 +22,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// Packages whose binaries the system tests run.
-pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "summary", "roofline", "mergetrace"];
 
 /// The profile folder of the target dir this test executable was built in
 /// (`target/release` for `target/release/deps/bad_inputs-…`): the tool
@@ -76,9 +76,14 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
             cmd.args(["--profile", other]);
         }
     }
-    for p in TOOL_PACKAGES {
-        cmd.args(["-p", p]);
-    }
+    // Every binary of the workspace, not only TOOL_PACKAGES: `-p` selects a
+    // different feature unification (tracestat turns on serde_json's
+    // float_roundtrip), so `-p` built other unitrace-core, render and tool
+    // binaries than `cargo test --workspace` and put them in place of its
+    // own: the system tests then ran binaries the other tests never saw,
+    // after minutes of rebuilding. `--workspace --bins` resolves features
+    // as `cargo test --workspace` does, so under it this is a no-op.
+    cmd.arg("--workspace");
     // Cargo runs this test with the variables it sets for a package
     // (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...). Passed on, they reach the
     // build scripts of ring and friends, which declare them with

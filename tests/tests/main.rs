@@ -5,3 +5,10 @@
 mod bad_inputs;
 mod fuzz_regressions;
 mod output_is_input;
+
+/// With `autotests = false` a `tests/*.rs` file not declared above would
+/// never be built: fail instead (tests/README.md, "Layout").
+#[test]
+fn every_test_file_is_a_module_of_main() {
+    unitrace_system_tests::layout::assert_every_test_file_is_a_module(env!("CARGO_MANIFEST_DIR"));
+}

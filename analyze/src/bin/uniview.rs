@@ -1,4 +1,4 @@
-//! `uniview`: drop-in for uniview.py (scripts.md 3). Opens a unitrace trace
+//! `uniview`: drop-in for uniview.py (docs/compatibility.md#uniview). Opens a unitrace trace
 //! in ui.perfetto.dev and serves the metric charts its kernel events link
 //! to; see `analyze::server::uniview`.
 

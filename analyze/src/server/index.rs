@@ -9,7 +9,7 @@
 //! query file with 10 M one-row instances: ~160 MB; sampling files, with
 //! many rows per instance, far less), whatever the order of the ids.
 //!
-//! Every device section is indexed (scripts.md 1.11 quirk 8: the original
+//! Every device section is indexed (docs/compatibility.md#analyze-quirk-8: the original
 //! loses every other section of files with three or more devices), and the
 //! kind (metric or stall) is decided per section rather than once for the
 //! whole file.
@@ -229,7 +229,7 @@ impl FileIndex {
     }
 
     /// The rows of instance `id` in the first section that has it (the
-    /// original's search order, scripts.md 1.9), with that section's
+    /// original's search order, docs/compatibility.md#analyze-server), with that section's
     /// header; `None` when no section has the id.
     pub fn instance_rows(&self, id: u64) -> Result<Option<(&Header, Vec<MetricRow>)>, InputError> {
         let first = self.instances.partition_point(|&(i, _)| i < id);
@@ -267,7 +267,7 @@ impl FileIndex {
     }
 
     /// Runs of stall kernel `kernel`: per section, its first run (the
-    /// original's "first run of that kernel", scripts.md 1.9), in section
+    /// original's "first run of that kernel", docs/compatibility.md#analyze-server), in section
     /// order, each with the section's header.
     pub fn stall_runs(&self, kernel: &str) -> Result<Vec<(&Header, KernelRun)>, InputError> {
         let Some(spans) = self.stall_runs.get(kernel) else {

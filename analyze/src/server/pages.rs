@@ -1,5 +1,5 @@
 //! Turning the rows of one request into a document: the chart pages of a
-//! metric instance (scripts.md 1.6.2 as the server applies it, 1.9), and
+//! metric instance (docs/compatibility.md#analyze-pages as the server applies it, #analyze-server), and
 //! the PDF or HTML bytes of a list of pages (drawn by `crate::render`).
 
 use std::borrow::Cow;
@@ -15,10 +15,10 @@ use crate::render::svg::page_svg;
 use crate::render::{self, Chart, Page};
 
 /// The pages of one metric instance, built by `crate::charts` as for
-/// `analyze -o`: every `-m` set, then every `-b` set (scripts.md 1.6.2); no
+/// `analyze -o`: every `-m` set, then every `-b` set (docs/compatibility.md#analyze-pages); no
 /// page without rows or without a `-m` set. A name the header does not
 /// have gives the server's message `No metric data for <name>. Is the
-/// metric name correctly spelled?` (scripts.md 1.9; the `-m` name is shown
+/// metric name correctly spelled?` (docs/compatibility.md#analyze-server; the `-m` name is shown
 /// as given, the `-b` name stripped, as the original does). With no rows,
 /// this only validates the options against `header`.
 pub fn metric_pages(

@@ -1,4 +1,4 @@
-//! TLS for `-p` (scripts.md 1.9): the certificate and key given with
+//! TLS for `-p` (docs/compatibility.md#analyze-server): the certificate and key given with
 //! `-c/-e` (PEM), or a self-signed certificate for `localhost` generated in
 //! process with rcgen, where the original runs the `openssl` binary.
 

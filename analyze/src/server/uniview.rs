@@ -1,7 +1,7 @@
 //! `uniview`: open a trace in ui.perfetto.dev and serve the metric charts its
-//! kernel events link to (drop-in for uniview.py, scripts.md 3).
+//! kernel events link to (drop-in for uniview.py, docs/compatibility.md#uniview).
 //!
-//! Decisions (the "fix/decide" list of scripts.md 3):
+//! Decisions (the "fix/decide" list of docs/compatibility.md#uniview):
 //! * the trace file is never modified: a truncated trace is repaired in
 //!   memory ([`TracePlan`]) and the repaired bytes are served;
 //! * only that one file is served (at `/<its name>`), not its directory;
@@ -81,7 +81,7 @@ pub struct UniviewArgs {
     pub no_browser: bool,
 }
 
-/// Which kind of CSV `-m` names (scripts.md 3 step 2).
+/// Which kind of CSV `-m` names (docs/compatibility.md#uniview-checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetricsKind {
     Metric,
@@ -121,7 +121,7 @@ pub fn metrics_kind(path: &Path) -> anyhow::Result<MetricsKind> {
     }
 }
 
-/// The checks of scripts.md 3 steps 1-2, in the original's order and with
+/// The checks of docs/compatibility.md#uniview-checks, in the original's order and with
 /// its words (each exits 1), in the `FILE: problem` style of all tools
 /// (issue 10). Returns the kind of `-m`, if given.
 pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
@@ -158,8 +158,8 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     Ok(Some(kind))
 }
 
-/// The chart server uniview starts for the metrics file (scripts.md 3
-/// step 5): for metric CSVs the chart options of the `-f` option file, for
+/// The chart server uniview starts for the metrics file
+/// (docs/compatibility.md#uniview-trace-server): for metric CSVs the chart options of the `-f` option file, for
 /// stall CSVs the `-s -g -n` of uniview; HTTP or HTTPS as the trace's links
 /// say, on `--port`.
 pub fn serve_plan(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow::Result<ServePlan> {
@@ -230,7 +230,7 @@ fn on_path(program: &str) -> bool {
     })
 }
 
-/// The whole uniview flow (scripts.md 3).
+/// The whole uniview flow (docs/compatibility.md#uniview).
 pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     let kind = check(args)?;
     let plan = TracePlan::for_file(&args.trace)?;

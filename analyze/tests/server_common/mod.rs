@@ -260,7 +260,7 @@ pub fn parse_response(bytes: &[u8]) -> Option<Response> {
     })
 }
 
-/// Percent-encodes like unitrace's links (formats (e.6)).
+/// Percent-encodes like unitrace's links (docs/formats.md#trace-json-metrics-link).
 pub fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| {
