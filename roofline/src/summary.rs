@@ -6,7 +6,7 @@
 //! column uses GiB (1024³) bytes and the FP32 ridge point whatever the
 //! precision, the AI columns always use FP16_XMX operations and the "TFlop"
 //! totals are raw operation counts. The page and `--data` use consistent
-//! decimal units and the plotted precision instead (see `model.rs`).
+//! decimal units and each kernel's own precision instead (see `model.rs`).
 
 use std::io::{self, Write};
 

@@ -78,6 +78,32 @@ pub struct SummaryArgs {
     pub verbose: u8,
 }
 
+/// An INI category schema (categorize's input) given where the compiled
+/// JSON is expected: a `.ini` name, or text whose first meaningful line is
+/// a `[section]` header or a `;`/`#` comment (JSON starts with `{`).
+pub fn looks_like_ini(path: &Path, bytes: &[u8]) -> bool {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ini"))
+    {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    match first {
+        Some(l) => {
+            (l.starts_with('[') && l.ends_with(']') && !l.contains('"'))
+                || l.starts_with(';')
+                || l.starts_with('#')
+        }
+        None => false,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ConsoleFormat {
     Csv,
@@ -97,6 +123,18 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         ensure_not_input(out, &[&args.tarfile, &args.schema])?;
     }
     let schema_bytes = read_capped(&args.schema, MAX_SCHEMA_BYTES, "compiled category schema")?;
+    if looks_like_ini(&args.schema, &schema_bytes) {
+        // The INI is categorize's input; summary reads what categorize
+        // compiles from it (docs/compatibility.md#summary-schema-ini).
+        return Err(InputError::at_file(
+            &args.schema,
+            format!(
+                "an INI category schema, not a compiled one: compile it with categorize first (categorize --ini {} --json SCHEMA.json) and pass the JSON to --schema",
+                args.schema.display()
+            ),
+        )
+        .into());
+    }
     let schema = CategorySchema::from_json_bytes(&args.schema, &schema_bytes)?;
 
     let mut agg = Aggregation::new(&schema, args.aggregator);

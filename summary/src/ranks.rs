@@ -501,31 +501,95 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    // Blocks of columns that fit in TABLE_WIDTH, each repeating the
+    // process column, so a run with many categories stays readable in a
+    // terminal (docs/compatibility.md#summary-table-width).
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut used = widths[0];
+    for (j, w) in widths.iter().enumerate().skip(1) {
+        if !current.is_empty() && used + 2 + w > TABLE_WIDTH {
+            blocks.push(std::mem::take(&mut current));
+            used = widths[0];
+        }
+        current.push(j);
+        used += 2 + w;
+    }
+    if !current.is_empty() || blocks.is_empty() {
+        blocks.push(current);
+    }
     let mut out = String::new();
     let n = lines.len();
-    for (k, line) in lines.iter().enumerate() {
-        if k == n - 3 || k == 1 {
-            let total: usize = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-            let _ = writeln!(out, "{}", "-".repeat(total));
+    for (b, block) in blocks.iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
         }
-        let cells: Vec<String> = line
-            .iter()
-            .enumerate()
-            .map(|(j, cell)| {
-                if j == 0 {
-                    format!("{cell:<w$}", w = widths[j])
-                } else {
-                    format!("{cell:>w$}", w = widths[j])
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        let cols: Vec<usize> = std::iter::once(0).chain(block.iter().copied()).collect();
+        let total: usize = cols.iter().map(|&j| widths[j]).sum::<usize>() + 2 * (cols.len() - 1);
+        for (k, line) in lines.iter().enumerate() {
+            if k == n - 3 || k == 1 {
+                let _ = writeln!(out, "{}", "-".repeat(total));
+            }
+            let cells: Vec<String> = cols
+                .iter()
+                .map(|&j| {
+                    let cell = &line[j];
+                    if j == 0 {
+                        format!("{cell:<w$}", w = widths[j])
+                    } else {
+                        format!("{cell:>w$}", w = widths[j])
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        }
     }
     out.push('\n');
     for line in coverage_lines(coverage) {
-        let _ = writeln!(out, "{line}");
+        for part in wrap(&line, TABLE_WIDTH) {
+            let _ = writeln!(out, "{part}");
+        }
     }
     out
+}
+
+/// Width of `--format table` in columns: fits a 100-column terminal.
+pub const TABLE_WIDTH: usize = 100;
+
+/// Splits `line` into pieces of at most `width` characters (continuations
+/// indented by six spaces), at a space when there is one in the second
+/// half of the piece, else anywhere: long kernel names keep every
+/// character.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    const INDENT: &str = "      ";
+    let mut out = Vec::new();
+    let mut rest: Vec<char> = line.chars().collect();
+    let mut first = true;
+    loop {
+        let room = if first { width } else { width - INDENT.len() };
+        if rest.len() <= room {
+            let piece: String = rest.iter().collect();
+            out.push(if first {
+                piece
+            } else {
+                format!("{INDENT}{piece}")
+            });
+            return out;
+        }
+        let cut = (room / 2..room)
+            .rev()
+            .find(|&i| rest[i] == ' ')
+            .map_or(room, |i| i + 1);
+        let piece: String = rest[..cut].iter().collect();
+        let piece = piece.trim_end().to_string();
+        out.push(if first {
+            piece
+        } else {
+            format!("{INDENT}{piece}")
+        });
+        rest.drain(..cut);
+        first = false;
+    }
 }
 
 #[cfg(test)]

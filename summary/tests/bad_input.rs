@@ -161,13 +161,38 @@ fn schema_that_is_not_a_compiled_schema() {
             schema.display()
         ),
     );
-    // The INI given where the JSON belongs.
+    // The INI given where the JSON belongs:
+    // ini_schema_says_compile_it_with_categorize_first.
+}
+
+/// An INI schema (categorize's input) given to --schema: say to compile it
+/// first, not "not valid JSON" (issue 17), also when its name is not `.ini`.
+#[test]
+fn ini_schema_says_compile_it_with_categorize_first() {
+    let ini = repo().join("schemas/LLaMA.ini");
     assert_fails(
         &data("plain.tgz"),
-        &repo().join("schemas/LLaMA.ini"),
+        &ini,
         &format!(
-            "summary: {}:1: not valid JSON",
-            repo().join("schemas/LLaMA.ini").display()
+            "summary: {}: an INI category schema, not a compiled one: compile it with categorize first (categorize --ini {} --json SCHEMA.json)",
+            ini.display(),
+            ini.display()
         ),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = dir.path().join("schema.txt");
+    std::fs::copy(&ini, &renamed).unwrap();
+    assert_fails(
+        &data("plain.tgz"),
+        &renamed,
+        &format!("summary: {}: an INI category schema", renamed.display()),
+    );
+    // A broken JSON file is still reported as JSON.
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"categories\": [\n").unwrap();
+    assert_fails(
+        &data("plain.tgz"),
+        &broken,
+        &format!("summary: {}:", broken.display()),
     );
 }

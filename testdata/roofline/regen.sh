@@ -26,6 +26,7 @@ gen gen_v1 --seed 5 roofline --format v1 --devices 2 --kernels 5 --instances 2
 gen gen_old --seed 9 roofline --format old --kernels 4 --instances 2 --precision bf16_xmx
 gen gen_fp16 --seed 11 roofline --kernels 4 --instances 2 --precision fp16
 gen gen_fp64 --seed 13 roofline --kernels 5 --instances 2 --precision fp64
+gen gen_mixed --seed 31 roofline --kernels 8 --instances 2
 gen sample --seed 21 roofline --kernels 10 --instances 2 --precision fp32
 cp "$rl/example/gemm_fp16_flops.1799853" "$rl/example/gemm_fp16_bytes.1799860" \
     "$rl/device_configs/PVC_1tile.csv" .
