@@ -104,7 +104,7 @@ fn row(name: &str, base: Option<&Item>, cand: Option<&Item>, status: &'static st
         candidate_us: c,
         delta_us: c - b,
         ratio: ratio(b, c),
-        change_pct: ratio(b, c).map(|r| (r - 1.0) * 100.0),
+        change_pct: (b != 0.0).then(|| (c - b) * 100.0 / b),
         share_of_change_pct: None,
         baseline_spread_us: bs,
         candidate_spread_us: cs,
