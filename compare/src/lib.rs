@@ -34,6 +34,7 @@ fn read_run(kind: Kind, path: &Path) -> Result<Run> {
     match kind {
         Kind::Traces => kinds::traces::read(path),
         Kind::SummaryJson => kinds::summary_json::read(path),
+        Kind::SummaryTarball => kinds::summary_tarball::read(path),
         Kind::MetricCsv => kinds::metrics::read(path),
     }
 }

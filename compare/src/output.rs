@@ -116,6 +116,18 @@ pub fn match_line(s: &SectionDelta) -> String {
     )
 }
 
+/// Console names longer than this are cut (the files keep them whole).
+const CONSOLE_NAME_CHARS: usize = 80;
+
+fn console_name(name: &str) -> String {
+    if name.chars().count() <= CONSOLE_NAME_CHARS {
+        return name.to_string();
+    }
+    let mut s: String = name.chars().take(CONSOLE_NAME_CHARS - 3).collect();
+    s.push_str("...");
+    s
+}
+
 pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(w, "compare ({}): {} -> {}", c.kind, c.baseline, c.candidate)?;
     let d = c.candidate_total_us - c.baseline_total_us;
@@ -144,7 +156,7 @@ pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
         for r in s.rows.iter().take(TOP_ROWS) {
             table.push(vec![
-                r.name.clone(),
+                console_name(&r.name),
                 fmt_us(r.baseline_us),
                 fmt_us(r.candidate_us),
                 signed_us(r.delta_us),

@@ -421,3 +421,126 @@ fn outputs_are_deterministic() {
     let json: Value = serde_json::from_slice(&a[1]).unwrap();
     assert_eq!(json["violations"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn summary_tarballs_per_kernel() {
+    let (o, doc) = json_of(&[
+        s(&data("base.summaries.tgz")),
+        s(&data("cand.summaries.tgz")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(doc["kind"], "summary tarball");
+    let hgemm = "xpu::xetla::hgemm_caller<sycl::_V1::detail::half_impl::half, 32, 64, 8, 512, 8, 4, 1, 1, 3, true>";
+    let r = row(&doc, "kernel", hgemm);
+    close(&r["delta_us"], 1000.0);
+    close(&r["metrics"][0][1], r["metrics"][0][2].as_f64().unwrap());
+    // +333 us per process against a spread of milliseconds between ranks.
+    assert_eq!(r["within_noise"], true);
+    let old = "at::AtenIpexTypeXPU::impl::ArgMaxKernel<c10::Half, long>";
+    let new = "at::AtenIpexTypeXPU::impl::ArgMaxKernel<c10::Half, int>";
+    assert_eq!(row(&doc, "kernel", old)["status"], "vanished");
+    assert_eq!(row(&doc, "kernel", new)["status"], "new");
+    close(
+        &(doc["candidate_total_us"].as_f64().unwrap() - doc["baseline_total_us"].as_f64().unwrap())
+            .into(),
+        1000.0,
+    );
+    for r in doc["sections"][1]["rows"].as_array().unwrap() {
+        close(&r["delta_us"], 0.0);
+    }
+    let (_, t) = json_of(&[
+        s(&data("base.summaries.tgz")),
+        s(&data("cand.summaries.tgz")),
+        "--match",
+        "template",
+    ]);
+    let r = row(&t, "kernel", new);
+    assert_eq!(r["status"], "template");
+    assert_eq!(r["baseline_name"], old);
+    close(&r["delta_us"], 0.0);
+}
+
+/// Every row of every section unchanged.
+fn assert_all_zero(doc: &Value) {
+    let mut rows = 0;
+    for sec in doc["sections"].as_array().unwrap() {
+        assert_eq!(sec["new"], 0, "{}", sec["section"]);
+        assert_eq!(sec["vanished"], 0, "{}", sec["section"]);
+        for r in sec["rows"].as_array().unwrap() {
+            close(&r["delta_us"], 0.0);
+            rows += 1;
+        }
+    }
+    assert!(rows > 0);
+    close(
+        &doc["baseline_total_us"],
+        doc["candidate_total_us"].as_f64().unwrap(),
+    );
+}
+
+#[test]
+fn json_and_pftrace_of_one_run_do_not_differ() {
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tracestat");
+    let (o, doc) = json_of(&[s(&gen.join("gen")), s(&gen.join("gen-pftrace"))]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_all_zero(&doc);
+    for (section, n) in [
+        ("kernel", 42),
+        ("host_range", 13),
+        ("rank", 3),
+        ("collective", 1),
+    ] {
+        let sec = doc["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["section"] == section)
+            .unwrap();
+        assert_eq!(sec["matched"], n, "{section}");
+    }
+}
+
+#[test]
+fn result_dir_tree_against_trace_directory() {
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tracestat/gen");
+    let tree = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&gen).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        // python.<pid>.<rank>.json -> rank_<rank>.python.<pid>/chrome_trace.json
+        let parts: Vec<&str> = name.split('.').collect();
+        let folder = tree
+            .path()
+            .join(format!("rank_{}.python.{}", parts[2], parts[1]));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(&p, folder.join("chrome_trace.json")).unwrap();
+    }
+    let (o, doc) = json_of(&[s(&gen), s(tree.path())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_all_zero(&doc);
+}
+
+#[test]
+fn merged_trace_against_itself() {
+    let merged = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tracestat/merged.json");
+    let (o, doc) = json_of(&[s(&merged), s(&merged)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_all_zero(&doc);
+    let ranks = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["section"] == "rank")
+        .unwrap();
+    assert!(ranks["matched"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn empty_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(&[s(dir.path()), s(&data("base"))]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.contains("no *.json or *.pftrace trace"), "{err}");
+}

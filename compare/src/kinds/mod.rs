@@ -3,6 +3,7 @@
 
 pub mod metrics;
 pub mod summary_json;
+pub mod summary_tarball;
 pub mod traces;
 
 use std::io::Read;
@@ -18,6 +19,8 @@ pub enum Kind {
     Traces,
     /// The `summary` tool's JSON output.
     SummaryJson,
+    /// A tarball of unitrace `-h -d [-r]` logs (the `summary` tool's input).
+    SummaryTarball,
     /// A hardware metric CSV (`unitrace -q` / `-k`).
     MetricCsv,
 }
@@ -27,6 +30,7 @@ impl Kind {
         match self {
             Kind::Traces => "traces",
             Kind::SummaryJson => "summary JSON",
+            Kind::SummaryTarball => "summary tarball",
             Kind::MetricCsv => "metric CSV",
         }
     }
@@ -45,11 +49,12 @@ pub fn detect(path: &Path) -> Result<Kind> {
     if unitrace_core::pftrace::sniff(&head) {
         return Ok(Kind::Traces);
     }
-    if head.starts_with(&[0x1f, 0x8b]) || head.get(257..262) == Some(b"ustar") {
-        bail!(
-            "{}: a tarball; compare reads summary tarballs through their summary JSON (run `summary` on each first)",
-            path.display()
-        );
+    let compressed = head.starts_with(&[0x1f, 0x8b])
+        || head.starts_with(b"BZh")
+        || head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z'])
+        || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    if compressed || head.get(257..262) == Some(b"ustar") {
+        return Ok(Kind::SummaryTarball);
     }
     let text = String::from_utf8_lossy(&head);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
@@ -66,7 +71,7 @@ pub fn detect(path: &Path) -> Result<Kind> {
         return Ok(Kind::MetricCsv);
     }
     bail!(
-        "{}: not a trace, a directory of traces, a summary JSON or a metric CSV",
+        "{}: not a trace, a directory of traces, a summary JSON or tarball, or a metric CSV",
         path.display()
     )
 }
