@@ -88,8 +88,17 @@ pub fn load(args: &Args) -> Result<(Kind, Run, Run, String, String)> {
             base_path.display()
         );
     }
-    let base = read_run(base_kind, base_path)?;
-    let cand = read_run(cand_kind, cand_path)?;
+    // Both sides at once: each is one streaming pass, and a reader of one
+    // side leaves cores idle (docs/compare.md#speed).
+    let (base, cand) = std::thread::scope(|scope| {
+        let cand = scope.spawn(|| read_run(cand_kind, cand_path));
+        let base = read_run(base_kind, base_path);
+        let cand = cand
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("{}: reader failed", cand_path.display())));
+        (base, cand)
+    });
+    let (base, cand) = (base?, cand?);
     Ok((
         base_kind,
         base,
