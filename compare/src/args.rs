@@ -53,6 +53,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 
+    /// One offline HTML page: bars per item and the tables.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// No console table.
     #[arg(short, long)]
     pub quiet: bool,

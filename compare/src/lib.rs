@@ -7,6 +7,7 @@
 pub mod args;
 pub mod delta;
 pub mod gate;
+pub mod html;
 pub mod kinds;
 pub mod matching;
 pub mod model;
@@ -127,7 +128,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut inputs: Vec<&Path> = vec![args.baseline.as_path()];
     inputs.extend(args.candidate.as_deref());
-    let outputs: Vec<&PathBuf> = [&args.csv, &args.json, &args.markdown]
+    let outputs: Vec<&PathBuf> = [&args.csv, &args.json, &args.markdown, &args.html]
         .into_iter()
         .flatten()
         .collect();
@@ -161,6 +162,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(path) = &args.markdown {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
         output::write_markdown(&mut f, &cmp, &verdict.violations, !rules.is_empty())?;
+        pending.push((path, f));
+    }
+    if let Some(path) = &args.html {
+        let f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+        let f = html::write(f, &cmp, &verdict.violations, !rules.is_empty())?;
         pending.push((path, f));
     }
     for (path, f) in pending {

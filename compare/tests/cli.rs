@@ -544,3 +544,30 @@ fn empty_directory_is_an_error() {
     assert_eq!(err.lines().count(), 1);
     assert!(err.contains("no *.json or *.pftrace trace"), "{err}");
 }
+
+#[test]
+fn html_page_has_bars_per_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = |name: &str| -> String {
+        let out = dir.path().join(name);
+        let o = compare(&[
+            s(&data("base")),
+            s(&data("cand")),
+            "-q",
+            "--html",
+            s(&out),
+            "--fail-if",
+            "kernel:gemm>+5%",
+        ]);
+        assert_eq!(o.status.code(), Some(3));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let html = page("a.html");
+    assert_eq!(html, page("b.html"));
+    // category, kernel and rank have rows; host_range and collective none.
+    assert_eq!(html.matches("<svg").count(), 3);
+    assert!(html.contains("Gate: 1 threshold(s) exceeded:"));
+    assert!(html.contains("relu&lt;float&gt;"));
+    assert!(!html.contains("relu<float>"));
+    assert!(!html.contains("<script"));
+}
