@@ -41,6 +41,11 @@ pub struct Args {
     #[arg(long, num_args = 2, value_names = ["KERNEL:N", "KERNEL:M"])]
     pub instances: Vec<String>,
 
+    /// Roofline profile pairs on this device file (as `roofline --device`):
+    /// BASELINE and CANDIDATE are each `COMPUTE,MEMORY`.
+    #[arg(long, value_name = "DEVICE.csv")]
+    pub roofline: Option<PathBuf>,
+
     /// Every row, one line per item and metric.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

@@ -37,13 +37,22 @@ fn read_run(kind: Kind, path: &Path) -> Result<Run> {
         Kind::SummaryJson => kinds::summary_json::read(path),
         Kind::SummaryTarball => kinds::summary_tarball::read(path),
         Kind::MetricCsv => kinds::metrics::read(path),
+        // Read in `load` (it needs the device file).
+        Kind::Roofline => bail!(
+            "{}: roofline profiles need --roofline DEVICE",
+            path.display()
+        ),
     }
 }
 
 /// Reads both sides; they must be of one kind.
 pub fn load(args: &Args) -> Result<(Kind, Run, Run, String, String)> {
     let base_path = &args.baseline;
-    let base_kind = kinds::detect(base_path)?;
+    let base_kind = if args.roofline.is_some() {
+        Kind::Roofline
+    } else {
+        kinds::detect(base_path)?
+    };
     if !args.instances.is_empty() {
         if base_kind != Kind::MetricCsv {
             bail!(
@@ -74,6 +83,20 @@ pub fn load(args: &Args) -> Result<(Kind, Run, Run, String, String)> {
             format!("{}:{}", cand_path.display(), args.instances[1]),
         );
         return Ok((base_kind, base, cand, names.0, names.1));
+    }
+    if let Some(device) = &args.roofline {
+        let Some(cand_path) = &args.candidate else {
+            bail!("--roofline: give BASELINE and CANDIDATE, each COMPUTE,MEMORY");
+        };
+        let base = kinds::roofline::read(device, base_path)?;
+        let cand = kinds::roofline::read(device, cand_path)?;
+        return Ok((
+            Kind::Roofline,
+            base,
+            cand,
+            base_path.display().to_string(),
+            cand_path.display().to_string(),
+        ));
     }
     let Some(cand_path) = &args.candidate else {
         bail!("give a BASELINE and a CANDIDATE (or --instances K:N K:M with one metric CSV)");

@@ -571,3 +571,62 @@ fn html_page_has_bars_per_section() {
     assert!(!html.contains("relu<float>"));
     assert!(!html.contains("<script"));
 }
+
+#[test]
+fn roofline_profile_pairs() {
+    let r = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/roofline");
+    let device = r.join("PVC_1tile.csv");
+    let pair = |tag: &str| {
+        format!(
+            "{},{}",
+            s(&r.join(format!("{tag}_compute.txt"))),
+            s(&r.join(format!("{tag}_memory.txt")))
+        )
+    };
+    let (o, same) = json_of(&[
+        "--roofline",
+        s(&device),
+        &pair("gen_fp16"),
+        &pair("gen_fp16"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(same["kind"], "roofline profiles");
+    assert_all_zero(&same);
+    let (o, doc) = json_of(&[
+        "--roofline",
+        s(&device),
+        &pair("gen_fp16"),
+        &pair("gen_new"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hgemm = "xpu::xetla::hgemm_caller<sycl::_V1::ext::oneapi::bfloat16, 256, 256, 32, 64, 32, 1, true, false>[SIMD_ANY {16; 16; 1} {8; 4; 1}]";
+    let k = row(&doc, "kernel", hgemm);
+    // Sums of GpuTime[ns] of its rows in the two memory profiles.
+    close(&k["baseline_us"], 9192.721);
+    close(&k["candidate_us"], 14059.449);
+    let metric = |name: &str| {
+        k["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m[0] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(metric("instances")[1], 2.0);
+    assert_eq!(metric("instances")[2], 3.0);
+    assert_eq!(metric("memory_bound")[1], 1.0);
+    for m in ["gflops", "ai", "pct_of_roof", "time_pct"] {
+        assert!(metric(m)[1].as_f64().unwrap() > 0.0, "{m}");
+    }
+    assert_eq!(doc["sections"][0]["new"], 2);
+    // A side that is not a pair is a one-line error.
+    let o = compare(&[
+        "--roofline",
+        s(&device),
+        s(&r.join("gen_fp16_compute.txt")),
+        &pair("gen_new"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("each side is COMPUTE,MEMORY"));
+}

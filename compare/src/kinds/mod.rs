@@ -2,6 +2,7 @@
 //! to a [`Run`](crate::model::Run).
 
 pub mod metrics;
+pub mod roofline;
 pub mod summary_json;
 pub mod summary_tarball;
 pub mod traces;
@@ -23,6 +24,8 @@ pub enum Kind {
     SummaryTarball,
     /// A hardware metric CSV (`unitrace -q` / `-k`).
     MetricCsv,
+    /// A roofline compute and memory profile pair (`--roofline DEVICE`).
+    Roofline,
 }
 
 impl Kind {
@@ -32,6 +35,7 @@ impl Kind {
             Kind::SummaryJson => "summary JSON",
             Kind::SummaryTarball => "summary tarball",
             Kind::MetricCsv => "metric CSV",
+            Kind::Roofline => "roofline profiles",
         }
     }
 }
