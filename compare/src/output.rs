@@ -200,6 +200,13 @@ pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
                 s.rows.len() - TOP_ROWS
             )?;
         }
+        // One item (two instances, one kernel each side): its metrics too.
+        if let [only] = s.rows.as_slice() {
+            if !only.metrics.is_empty() {
+                writeln!(w)?;
+                write_metrics(w, only)?;
+            }
+        }
     }
     Ok(())
 }
@@ -215,6 +222,34 @@ fn num(v: f64) -> String {
 
 fn opt_num(v: Option<f64>) -> String {
     v.map(num).unwrap_or_default()
+}
+
+/// The metric columns of one row: metric, baseline, candidate, delta, change.
+fn write_metrics(w: &mut dyn Write, r: &Row) -> io::Result<()> {
+    let width = r
+        .metrics
+        .iter()
+        .map(|m| m.0.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    writeln!(
+        w,
+        "{:width$}  {:>16}  {:>16}  {:>16}  {:>8}",
+        "metric", "baseline", "candidate", "delta", "change"
+    )?;
+    for (m, b, c) in &r.metrics {
+        let change = (*b != 0.0).then(|| (c - b) * 100.0 / b);
+        writeln!(
+            w,
+            "{m:width$}  {:>16}  {:>16}  {:>16}  {:>8}",
+            fmt_num(*b),
+            fmt_num(*c),
+            fmt_num(c - b),
+            opt_pct(change)
+        )?;
+    }
+    Ok(())
 }
 
 /// Long format: one line per (section, item, metric); time first.

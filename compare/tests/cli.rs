@@ -630,3 +630,48 @@ fn roofline_profile_pairs() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("each side is COMPUTE,MEMORY"));
 }
+
+#[test]
+fn cut_trace_is_a_warning_and_shows_as_vanished_work() {
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tracestat/gen");
+    let dir = tempfile::tempdir().unwrap();
+    let name = "python.100020.0.json";
+    let bytes = std::fs::read(gen.join(name)).unwrap();
+    std::fs::write(dir.path().join(name), &bytes[..60000]).unwrap();
+    let (o, doc) = json_of(&[s(&gen), s(dir.path())]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("compare: warning: ") && err.contains("cut short"),
+        "{err}"
+    );
+    // Only rank 0 is left, and it ran less.
+    let ranks = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["section"] == "rank")
+        .unwrap();
+    assert_eq!(ranks["vanished"], 2);
+    assert!(row(&doc, "rank", "rank 0")["delta_us"].as_f64().unwrap() < 0.0);
+}
+
+#[test]
+fn instances_console_lists_metrics() {
+    let k = "gemm[SIMD32 {4096; 1; 1} {256; 1; 1}]";
+    let o = compare(&[
+        s(&data("base.metrics.csv")),
+        "--instances",
+        &format!("{k}:1"),
+        &format!("{k}:3"),
+    ]);
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains(
+            "XVE_ACTIVE[%]                50                70                20    +40.0%"
+        ),
+        "{out}"
+    );
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use tracestat::rank::RankOptions;
 use tracestat::report::{self, KernelRow, Report};
+use unitrace_core::cli::warn;
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
 
@@ -181,5 +182,21 @@ pub fn from_report(r: &Report) -> Run {
 }
 
 pub fn read(path: &Path) -> Result<Run> {
-    Ok(from_report(&report(path)?))
+    let r = report(path)?;
+    // A cut trace or left-out events change the totals: say so, as
+    // tracestat does (docs/tracestat.md).
+    for t in &r.truncated {
+        warn(crate::TOOL, format!("{}: {}", t.file, t.problem));
+    }
+    let implausible: u64 = r.implausible.iter().map(|i| i.count).sum();
+    if implausible > 0 {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}: {implausible} implausible event(s) left out",
+                path.display()
+            ),
+        );
+    }
+    Ok(from_report(&r))
 }
