@@ -675,3 +675,47 @@ fn instances_console_lists_metrics() {
         "{out}"
     );
 }
+
+#[test]
+fn straggler_rank_shows_in_rank_metrics_and_gate() {
+    let base = data("straggler/base");
+    let cand = data("straggler/cand");
+    let (o, doc) = json_of(&[s(&base), s(&cand)]);
+    assert!(o.status.success());
+    let compute = |rank: &str| -> (f64, f64) {
+        let r = row(&doc, "rank", rank);
+        let m = r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m[0] == "compute_us")
+            .unwrap();
+        (m[1].as_f64().unwrap(), m[2].as_f64().unwrap())
+    };
+    let (b1, c1) = compute("rank 1");
+    assert!(((c1 / b1) - 1.45).abs() < 0.01, "{b1} -> {c1}");
+    let (b0, c0) = compute("rank 0");
+    assert_eq!(b0, c0);
+    let o = compare(&[
+        s(&base),
+        s(&cand),
+        "-q",
+        "--fail-if",
+        "rank:*@compute_us>+10%",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("compare: rank rank 1 [exact] compute_us: "),
+        "{err}"
+    );
+    let o = compare(&[
+        s(&base),
+        s(&cand),
+        "-q",
+        "--fail-if",
+        "rank:*@compute_us>+50%",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+}
