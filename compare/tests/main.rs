@@ -1,0 +1,11 @@
+//! End-to-end tests of the `compare` binary on the hand-made pairs of
+//! testdata/compare (make_traces.py says what differs).
+
+mod cli;
+
+/// With `autotests = false` a `tests/*.rs` file not declared above would
+/// never be built: fail instead (tests/README.md, "Layout").
+#[test]
+fn every_test_file_is_a_module_of_main() {
+    unitrace_system_tests::layout::assert_every_test_file_is_a_module(env!("CARGO_MANIFEST_DIR"));
+}
