@@ -40,6 +40,10 @@ use unitrace_core::metric_csv::{
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
 
+pub use crate::kernel_match::closest_names;
+use crate::kernel_match::{
+    ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
+};
 use crate::plan::{ChartOptions, ChartsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
@@ -65,8 +69,18 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
         bail!("-m option is missing");
     }
     let mut session = Session::new(plan)?;
-    let file = open_input(input)?;
-    session.read(file)?;
+    session.read(open_input(input)?)?;
+    // A `-k` that is no kernel's exact name may be a unique part of one
+    // or a `/regex/` (issue 17 item 4): the first pass found no exact
+    // name and drew nothing, and has seen every kernel of the section, so
+    // the name is resolved against them and the file read again for it.
+    if let Some(kernel) = session.resolved_kernel()? {
+        let mut resolved = plan.clone();
+        resolved.draw.kernel = Some(kernel);
+        let mut session = Session::new(&resolved)?;
+        session.read(open_input(input)?)?;
+        return session.finish();
+    }
     session.finish()
 }
 
@@ -420,9 +434,21 @@ impl<'a> Session<'a> {
 
     fn prepare(&mut self, header: &Header) -> Result<(), InputError> {
         self.sets = ChartSets::new(&self.options, header).map_err(|missing| {
+            // A misspelt name gets the header's likely meant ones
+            // (issue 17 item 4: `XVE_ACTIVE` -> `XVE_ACTIVE[%]`).
+            let metrics: Vec<String> = header
+                .columns()
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != header.kernel_index())
+                .map(|(_, c)| c.clone())
+                .collect();
+            let hint = |name: &str| did_you_mean(&suggest_metrics(name, &metrics));
             let message = match missing {
-                MissingColumn::Metric(name) => format!("No metric data for {name}"),
-                MissingColumn::Throughput(name) => format!("No throughput data for {name}"),
+                MissingColumn::Metric(name) => format!("No metric data for {name}{}", hint(&name)),
+                MissingColumn::Throughput(name) => {
+                    format!("No throughput data for {name}{}", hint(&name))
+                }
                 // A file without GpuTime[ns] crashes the original; say why.
                 MissingColumn::GpuTime => format!("No throughput data for {GPU_TIME}"),
             };
@@ -713,6 +739,25 @@ impl<'a> Session<'a> {
         Ok(ExitCode::SUCCESS)
     }
 
+    /// After a pass that found no kernel of exactly the `-k` name: the
+    /// full name of the one kernel it matches as a part or `/regex/`;
+    /// several matches are an error listing them.
+    fn resolved_kernel(&self) -> anyhow::Result<Option<String>> {
+        let (Mode::AllOf(wanted) | Mode::One(wanted, _)) = &self.mode else {
+            return Ok(None);
+        };
+        if !self.found_device || self.instances_of(wanted).is_some() {
+            return Ok(None);
+        }
+        match resolve_kernel(wanted, &self.kernels)? {
+            KernelMatch::Unique(name) => Ok(Some(name.to_string())),
+            KernelMatch::Ambiguous(candidates) => {
+                Err(InputError::at_file(&self.path, ambiguous_message(wanted, &candidates)).into())
+            }
+            KernelMatch::NoMatch => Ok(None),
+        }
+    }
+
     /// How many instances `kernel` has in the section read so far.
     fn instances_of(&self, kernel: &str) -> Option<u32> {
         let position = self.kernels.iter().position(|k| k == kernel)?;
@@ -727,31 +772,11 @@ impl<'a> Session<'a> {
         } else {
             let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
             format!(
-                "No metric data for kernel {kernel}; closest names (full name with shape is needed): {}",
+                "No metric data for kernel {kernel}; closest names: {}",
                 list.join(", ")
             )
         }
     }
-}
-
-/// Up to `max` names closest to `wanted`: names that start with it first
-/// (the usual mistake is leaving out the `[SIMD…]` shape), then by edit
-/// distance; ties in file order.
-pub fn closest_names<'n>(wanted: &str, names: &'n [String], max: usize) -> Vec<&'n str> {
-    let mut scored: Vec<(usize, usize, &str)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let score = if n.starts_with(wanted) && !wanted.is_empty() {
-                0
-            } else {
-                1 + strsim::levenshtein(wanted, n)
-            };
-            (score, i, n.as_str())
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(max).map(|(_, _, n)| n).collect()
 }
 
 #[cfg(test)]
@@ -820,24 +845,6 @@ mod tests {
         assert!(is_throughput);
         assert_eq!(throughput.y_label, THROUGHPUT_LABEL);
         assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
-    }
-
-    #[test]
-    fn closest_names_prefer_missing_shape() {
-        let names = vec![
-            "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]".to_string(),
-            "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]".to_string(),
-            "gen_cony".to_string(),
-        ];
-        assert_eq!(
-            closest_names("gen_conv", &names, 2),
-            vec![names[0].as_str(), "gen_cony"]
-        );
-        // Non-ASCII names are compared too.
-        assert_eq!(
-            closest_names("gen_cönv", &names, 1),
-            vec![names[2].as_str()]
-        );
     }
 
     #[test]

@@ -457,8 +457,18 @@ fn bad_unknown_metric_name() {
 #[test]
 fn bad_kernel_not_in_file_lists_closest_names() {
     assert_fails(
-        &[&sampling(), "-k", "gen_conv", "-m", "XVE_ACTIVE[%]", "-y", "A"],
-        &format!("No metric data for kernel gen_conv; closest names (full name with shape is needed): \"{K_CONV}\""),
+        // (`gen_conv` alone is a unique part of a name since issue 17 item
+        // 4, and draws it: tests/find_kernel.rs.)
+        &[
+            &sampling(),
+            "-k",
+            "gen_cnov",
+            "-m",
+            "XVE_ACTIVE[%]",
+            "-y",
+            "A",
+        ],
+        &format!("No metric data for kernel gen_cnov; closest names: \"{K_CONV}\""),
     );
 }
 

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod charts;
+mod find_kernel;
 mod list;
 mod pdf_pages;
 mod server;

@@ -15,9 +15,9 @@ use std::path::Path;
 use unitrace_core::pftrace::{AnnotationValue, EventType, PacketData, PacketReader, TrackEvent};
 use unitrace_core::InputError;
 
-use rustc_hash::FxHashMap as FastMap;
 use crate::ingest::{Pass, RankTrace, CLOCK_JUMP_NS};
 use crate::time::Ns;
+use rustc_hash::FxHashMap as FastMap;
 
 struct OpenSlice {
     name: u32,
