@@ -35,7 +35,7 @@ use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader,
+    InstanceEvent, InstanceReader, GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
@@ -203,6 +203,27 @@ pub(crate) trait InstanceColumns {
     fn column(&self, column: usize) -> Cow<'_, [f64]>;
 }
 
+/// Which instance a page shows: its 1-based ordinal among the kernel's
+/// instances, and unitrace's `GlobalInstanceId` when the file has one.
+/// Named in every page's title so the pages of one kernel can be told
+/// apart (docs/compatibility.md#analyze-instance-names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct InstanceName {
+    pub ordinal: Option<u32>,
+    pub global_id: Option<u64>,
+}
+
+impl std::fmt::Display for InstanceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.ordinal, self.global_id) {
+            (Some(n), Some(id)) => write!(f, "instance {n}, GlobalInstanceId {id}"),
+            (Some(n), None) => write!(f, "instance {n}"),
+            (None, Some(id)) => write!(f, "GlobalInstanceId {id}"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
 /// The pages of one instance, in the order of `sets` (scripts.md 1.6.2),
 /// each with whether it is a throughput page. X values are the 0-based
 /// sample ordinals within the instance (scripts.md 1.11 quirk 7, fixed).
@@ -210,8 +231,13 @@ pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
     kernel: &str,
+    name: InstanceName,
     instance: &impl InstanceColumns,
 ) -> Vec<(Chart, bool)> {
+    let mut title_lines = vec![options.title.clone(), format!("({kernel})")];
+    if name != InstanceName::default() {
+        title_lines.push(name.to_string());
+    }
     let gpu_time = sets.gpu_time.map(|g| instance.column(g));
     sets.sets
         .iter()
@@ -242,7 +268,7 @@ pub(crate) fn instance_charts(
                 })
                 .collect();
             let chart = Chart {
-                title_lines: vec![options.title.clone(), format!("({kernel})")],
+                title_lines: title_lines.clone(),
                 x_label: options.xlabel.clone(),
                 y_label: set.y_label.clone(),
                 series,
@@ -301,6 +327,8 @@ fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
 struct Instance {
     kernel: String,
     ordinal: u32,
+    /// `GlobalInstanceId` of the instance's first row, when the file has it.
+    global_id: Option<u64>,
     /// `values[j][r]`: needed column j (see `Session::needed`), row r.
     values: Vec<Vec<f64>>,
     rows: usize,
@@ -334,6 +362,8 @@ struct Session<'a> {
     sets: ChartSets,
     /// CSV columns read for drawn instances (`Instance::values` order).
     needed: Vec<usize>,
+    /// The `GlobalInstanceId` column, named in page titles.
+    id_column: Option<usize>,
     sink: Option<Box<dyn PageSink>>,
     data: Option<DataWriter>,
     /// Kernel names of the device section in order of first appearance,
@@ -404,6 +434,7 @@ impl<'a> Session<'a> {
             options: plan.draw.charts.clone(),
             sets: ChartSets::default(),
             needed: Vec::new(),
+            id_column: None,
             sink: None,
             data: None,
             kernels: Vec::new(),
@@ -455,6 +486,7 @@ impl<'a> Session<'a> {
             InputError::at_file(&self.path, message)
         })?;
         self.needed = self.sets.columns();
+        self.id_column = header.index_of(GLOBAL_INSTANCE_ID);
         Ok(())
     }
 
@@ -503,6 +535,11 @@ impl<'a> Session<'a> {
                     let inst = building.get_or_insert_with(|| Instance {
                         kernel: row.kernel().into_owned(),
                         ordinal: instance.ordinal,
+                        global_id: self.id_column.and_then(|c| {
+                            row.split(&mut fields).ok()?;
+                            let text = row.field_bytes(fields.get(c)?);
+                            std::str::from_utf8(text).ok()?.trim().parse().ok()
+                        }),
                         values: vec![Vec::new(); self.needed.len()],
                         rows: 0,
                     });
@@ -651,14 +688,19 @@ impl<'a> Session<'a> {
             instance: inst,
             needed: &self.needed,
         };
-        let pages = instance_charts(&self.options, &self.sets, &inst.kernel, &columns);
+        let name = InstanceName {
+            ordinal: Some(inst.ordinal),
+            global_id: inst.global_id,
+        };
+        let pages = instance_charts(&self.options, &self.sets, &inst.kernel, name, &columns);
+        let mut entry = Some(name.to_string());
         for (chart, throughput) in pages {
             let suffix = if throughput {
                 format!("/{GPU_TIME}")
             } else {
                 String::new()
             };
-            self.emit(&inst.kernel, inst.ordinal, chart, &suffix)?;
+            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, entry.take())?;
         }
         Ok(())
     }
@@ -669,6 +711,7 @@ impl<'a> Session<'a> {
         ordinal: u32,
         chart: Chart,
         suffix: &str,
+        outline_entry: Option<String>,
     ) -> anyhow::Result<()> {
         let output = self.plan.draw.output.as_path();
         if self.sink.is_none() {
@@ -689,6 +732,11 @@ impl<'a> Session<'a> {
                 .with_context(|| "cannot write the --data file".to_string())?;
         }
         if let Some(sink) = self.sink.as_mut() {
+            // The first page of an instance is its entry in the outline
+            // under its kernel (a PDF viewer's sidebar).
+            if let Some(entry) = outline_entry {
+                sink.outline_entry(kernel, &entry);
+            }
             sink.add_page(&Page::Chart(chart))
                 .with_context(|| format!("{}: cannot write output", output.display()))?;
         }
@@ -834,11 +882,18 @@ mod tests {
         let sets = ChartSets::new(&opts, &header).unwrap();
         assert!(sets.has_metric_set());
         let values = Columns(vec![vec![], vec![4.0, 9.0], vec![2.0, 3.0]]);
-        let charts = instance_charts(&opts, &sets, "k", &values);
+        let name = InstanceName {
+            ordinal: Some(2),
+            global_id: Some(17),
+        };
+        let charts = instance_charts(&opts, &sets, "k", name, &values);
         assert_eq!(charts.len(), 2);
         let (metric, is_throughput) = &charts[0];
         assert!(!is_throughput);
-        assert_eq!(metric.title_lines, ["T", "(k)"]);
+        assert_eq!(
+            metric.title_lines,
+            ["T", "(k)", "instance 2, GlobalInstanceId 17"]
+        );
         assert_eq!(metric.y_label, "Y A[x]");
         assert_eq!(metric.series[0].points, [(0.0, 4.0), (1.0, 9.0)]);
         let (throughput, is_throughput) = &charts[1];

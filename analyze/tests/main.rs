@@ -4,6 +4,7 @@
 
 mod charts;
 mod find_kernel;
+mod instance_names;
 mod list;
 mod pdf_pages;
 mod server;
