@@ -50,10 +50,39 @@ use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
 /// Name of the column every throughput chart divides by (scripts.md 1.6.1).
 pub const GPU_TIME: &str = "GpuTime[ns]";
-/// Y label of throughput charts.
+/// Y label of throughput charts of `[bytes]` metrics (bytes per ns are
+/// GB/s), the original's label for every `-b` chart.
 pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
 
+/// The Y label of a throughput chart of `names` divided by `GpuTime[ns]`:
+/// `[bytes]` metrics are GB/s as in the original; other metrics of one unit
+/// U are `GU/s` (`[events]` -> `Gevents/s`), since the original's "GB/s"
+/// is wrong for them; mixed or missing units are per ns
+/// (docs/compatibility.md#analyze-throughput-label).
+pub fn throughput_label(names: &[String]) -> String {
+    fn unit(name: &str) -> Option<&str> {
+        let (_, rest) = name.rsplit_once('[')?;
+        rest.strip_suffix(']').map(str::trim)
+    }
+    let mut units = names.iter().map(|n| unit(n));
+    let Some(Some(first)) = units.next() else {
+        return "Throughput(per ns)".to_string();
+    };
+    if !units.all(|u| u == Some(first)) {
+        return "Throughput(per ns)".to_string();
+    }
+    if first.eq_ignore_ascii_case("bytes") {
+        THROUGHPUT_LABEL.to_string()
+    } else {
+        format!("Throughput(G{first}/s)")
+    }
+}
+
 const TOOL: &str = "analyze";
+
+/// Beyond this many pages a run says on stderr how many it is about to
+/// write (`-i 0` on a 300 MB file writes tens of thousands).
+pub const MANY_PAGES: usize = 1000;
 
 /// Metric chart mode (scripts.md 1.6): the caller has checked the input
 /// and the outputs and found that the file is a metric CSV.
@@ -141,10 +170,7 @@ impl ChartSets {
             .iter()
             .zip(&options.ylabels)
             .map(|(set, label)| (set, label.as_str(), false));
-        let throughput = options
-            .throughput
-            .iter()
-            .map(|set| (set, THROUGHPUT_LABEL, true));
+        let throughput = options.throughput.iter().map(|set| (set, "", true));
         let mut sets = Vec::new();
         for (set, label, is_throughput) in labelled.chain(throughput) {
             let mut names = Vec::new();
@@ -161,10 +187,15 @@ impl ChartSets {
                 names.push(name.to_string());
                 columns.push(i);
             }
+            let y_label = if is_throughput {
+                throughput_label(&names)
+            } else {
+                label.to_string()
+            };
             sets.push(ChartSet {
                 names,
                 columns,
-                y_label: label.to_string(),
+                y_label,
                 throughput: is_throughput,
             });
         }
@@ -313,6 +344,22 @@ impl Mode {
     }
 }
 
+/// `n` to two significant digits with thousands separators (`46,000`).
+fn round_estimate(n: f64) -> String {
+    let n = n.max(0.0).round() as u64;
+    let magnitude = 10u64.pow((n.max(1).ilog10()).saturating_sub(1));
+    let rounded = (n + magnitude / 2) / magnitude * magnitude;
+    let digits = rounded.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Whether a section of `device` is the one `-d wanted` names.
 fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
     match device {
@@ -378,6 +425,10 @@ struct Session<'a> {
     stdout: std::io::Stdout,
     found_device: bool,
     done: bool,
+    /// Size of the input and bytes read up to the last completed
+    /// instance: the estimate of the page count past [`MANY_PAGES`].
+    input_len: u64,
+    input_read: u64,
     /// Drawn values that are NaN or infinite (a chart cannot show them).
     non_finite: Option<ValueFlaw>,
     /// `GpuTime[ns]` values <= 0 that a `-b` throughput divides by.
@@ -445,6 +496,8 @@ impl<'a> Session<'a> {
             stdout: std::io::stdout(),
             found_device: false,
             done: false,
+            input_len: 0,
+            input_read: 0,
             non_finite: None,
             bad_gpu_time: None,
         })
@@ -492,6 +545,7 @@ impl<'a> Session<'a> {
 
     fn read(&mut self, file: File) -> anyhow::Result<()> {
         let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        self.input_len = total;
         let path = self.path.clone();
         // Rows are shown only for the instances the mode draws, in the
         // wanted device's section; the others are only counted.
@@ -580,6 +634,7 @@ impl<'a> Session<'a> {
             }
             self.counts[span.kernel] = span.ordinal;
             instances_seen += 1;
+            self.input_read = reader.csv().offset();
             if let Some(inst) = building.take() {
                 if !inst.values.is_empty() {
                     self.complete(inst)?;
@@ -739,8 +794,32 @@ impl<'a> Session<'a> {
             }
             sink.add_page(&Page::Chart(chart))
                 .with_context(|| format!("{}: cannot write output", output.display()))?;
+            if sink.pages() == MANY_PAGES + 1 {
+                self.tell_page_count();
+            }
         }
         Ok(())
+    }
+
+    /// One line on stderr once a run passes [`MANY_PAGES`]: about how many
+    /// pages it will write, estimated from the share of the input read.
+    fn tell_page_count(&mut self) {
+        let written = MANY_PAGES + 1;
+        let estimate = if self.input_read > 0 && self.input_len >= self.input_read {
+            written as f64 * self.input_len as f64 / self.input_read as f64
+        } else {
+            written as f64
+        };
+        let message = format!(
+            "{}: writing about {} pages ({written} so far, {:.0}% of the input read); -k and -i draw fewer",
+            self.plan.draw.output.display(),
+            round_estimate(estimate),
+            100.0 * self.input_read as f64 / self.input_len.max(1) as f64
+        );
+        match &self.progress {
+            Some(pb) => pb.suspend(|| warn(TOOL, &message)),
+            None => warn(TOOL, &message),
+        }
     }
 
     fn finish(mut self) -> anyhow::Result<ExitCode> {
@@ -898,8 +977,28 @@ mod tests {
         assert_eq!(metric.series[0].points, [(0.0, 4.0), (1.0, 9.0)]);
         let (throughput, is_throughput) = &charts[1];
         assert!(is_throughput);
-        assert_eq!(throughput.y_label, THROUGHPUT_LABEL);
+        assert_eq!(throughput.y_label, "Throughput(Gx/s)");
         assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
+    }
+
+    #[test]
+    fn throughput_label_follows_the_metrics_unit() {
+        let label = |names: &[&str]| {
+            throughput_label(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(label(&["A[bytes]", "B[bytes]"]), "Throughput(GB/s)");
+        assert_eq!(label(&["XVE_BUSY[events]"]), "Throughput(Gevents/s)");
+        assert_eq!(label(&["A[bytes]", "B[events]"]), "Throughput(per ns)");
+        assert_eq!(label(&["Plain"]), "Throughput(per ns)");
+    }
+
+    #[test]
+    fn page_estimates_are_rounded_to_two_digits() {
+        assert_eq!(round_estimate(46_123.0), "46,000");
+        assert_eq!(round_estimate(1_001.0), "1,000");
+        assert_eq!(round_estimate(1_071.4), "1,100");
+        assert_eq!(round_estimate(987_654_321.0), "990,000,000");
+        assert_eq!(round_estimate(7.0), "7");
     }
 
     #[test]

@@ -237,14 +237,27 @@ impl Charts {
     fn add_chart(&mut self, kernel: &str, chart: Chart) -> anyhow::Result<()> {
         if let Some(path) = &self.data_path {
             if self.data.is_none() {
+                // The X of a stall chart is an instruction address:
+                // column `ip`, written as 0x hex, so a reader does not
+                // take the CSV's bare hex digits for decimal
+                // (docs/compatibility.md#analyze-data-ip).
                 self.data = Some(
-                    DataWriter::create(path)
+                    DataWriter::create_with_x_column(path, "ip")
                         .with_context(|| format!("{}: cannot create data file", path.display()))?,
                 );
             }
         }
         if let Some(data) = self.data.as_mut() {
-            data.write_chart(kernel, None, &chart, "")
+            let mut points = chart.clone();
+            points.x_tick_labels = chart.x_tick_labels.as_ref().map(|ips| {
+                ips.iter()
+                    .map(|ip| match unitrace_core::stall_csv::parse_ip(ip) {
+                        Some(ip) => format!("0x{ip:x}"),
+                        None => ip.clone(),
+                    })
+                    .collect()
+            });
+            data.write_chart(kernel, None, &points, "")
                 .context("cannot write the --data file")?;
         }
         self.add(&Page::Chart(chart))

@@ -11,6 +11,7 @@ mod server;
 mod server_chromium;
 mod server_common;
 mod server_tls;
+mod small_fixes;
 mod stall_report;
 mod uniview;
 
