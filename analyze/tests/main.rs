@@ -14,6 +14,7 @@ mod server_tls;
 mod small_fixes;
 mod stall_report;
 mod uniview;
+mod uniview_options;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").
