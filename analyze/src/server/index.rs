@@ -52,6 +52,9 @@ pub struct FileIndex {
     instances: Vec<(u64, u32)>,
     /// Stall kernel runs by kernel name, in file order.
     stall_runs: HashMap<String, Vec<Span>>,
+    /// Instances per kernel name (full, with shape) in metric sections:
+    /// the answer to a link whose instance id is unknown.
+    metric_kernel_instances: HashMap<String, u32>,
     metric_sections: usize,
     stall_sections: usize,
 }
@@ -79,6 +82,7 @@ impl FileIndex {
             blocks: Vec::new(),
             instances: Vec::new(),
             stall_runs: HashMap::new(),
+            metric_kernel_instances: HashMap::new(),
             metric_sections: 0,
             stall_sections: 0,
         };
@@ -90,7 +94,21 @@ impl FileIndex {
         let mut last_id: Option<u64> = None;
         let mut last_kernel: Option<String> = None;
         let mut block_open = false;
-        while let Some(event) = reader.next_event()? {
+        // Kernel (position in the section's table) of a metric instance
+        // that just ended, counted once the event is released.
+        let mut ended_metric_kernel: Option<usize> = None;
+        loop {
+            if let Some(kernel) = ended_metric_kernel.take() {
+                if let Some(k) = reader.section_kernels().get(kernel) {
+                    *index
+                        .metric_kernel_instances
+                        .entry(k.name.clone())
+                        .or_default() += 1;
+                }
+            }
+            let Some(event) = reader.next_event()? else {
+                break;
+            };
             match event {
                 InstanceEvent::SectionStart { index: i, .. } => {
                     section = i;
@@ -181,9 +199,16 @@ impl FileIndex {
                         }
                     }
                 },
-                InstanceEvent::End(_) => {
+                InstanceEvent::End(span) => {
                     last_id = None;
                     last_kernel = None;
+                    let is_metric = index
+                        .headers
+                        .get(span.section)
+                        .is_some_and(|h| h.kind() == FileKind::Metric);
+                    if is_metric {
+                        ended_metric_kernel = Some(span.kernel);
+                    }
                 }
                 InstanceEvent::SectionEnd { .. } => {}
             }
@@ -213,6 +238,12 @@ impl FileIndex {
     /// indexed.
     pub fn instance_entries(&self) -> usize {
         self.instances.len()
+    }
+
+    /// How many instances kernel `name` (full, with shape) has in the
+    /// metric sections.
+    pub fn metric_instances_of(&self, name: &str) -> u32 {
+        self.metric_kernel_instances.get(name).copied().unwrap_or(0)
     }
 
     pub fn stall_kernel_count(&self) -> usize {

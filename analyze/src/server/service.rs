@@ -206,6 +206,9 @@ impl ChartService for FileService {
             if self.index.has_stall_sections() {
                 return self.stall_answer(request);
             }
+            if self.index.has_metric_sections() {
+                return Ok(Answer::NotFound(unknown_instance(&self.index, request)));
+            }
             Ok(Answer::NotFound(NOTHING.to_string()))
         })();
         result.unwrap_or_else(|e| {
@@ -213,6 +216,20 @@ impl ChartService for FileService {
             Answer::Misconfigured(format!("{e:#}"))
         })
     }
+}
+
+/// The 404 text of a link whose instance no metric section has: the
+/// instance asked for and how many instances the kernel has (issue 17;
+/// the original answers "No metric data collected or no metrics
+/// specified", docs/compatibility.md#analyze-server-status).
+fn unknown_instance(index: &FileIndex, request: &ChartRequest) -> String {
+    let count = index.metric_instances_of(&request.kernel);
+    format!(
+        "No instance with GlobalInstanceId {} of kernel {}: the file has {count} instance{} of that kernel",
+        request.instance,
+        request.kernel,
+        if count == 1 { "" } else { "s" }
+    )
 }
 
 /// The same request as PDF (relative link from `/<kernel>/<id>?format=html`).
