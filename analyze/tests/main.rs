@@ -10,6 +10,7 @@ mod pdf_pages;
 mod server;
 mod server_chromium;
 mod server_common;
+mod server_index;
 mod server_tls;
 mod small_fixes;
 mod stall_report;

@@ -82,8 +82,8 @@ fn html_format_has_inline_svg_charts() {
 fn bad_requests_get_the_original_text_with_real_status_codes() {
     let server = metric_server();
     let port = server.port();
+    // (`/` is the index page of a metric file: server_index.rs.)
     for target in [
-        "/",
         "/k",
         "/k/",
         "/k/abc",
