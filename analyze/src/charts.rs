@@ -36,21 +36,54 @@ use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader,
+    InstanceEvent, InstanceReader, GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
 
+pub use crate::kernel_match::closest_names;
+use crate::kernel_match::{
+    ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
+};
 use crate::plan::{ChartOptions, ChartsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
 /// Name of the column every throughput chart divides by (docs/compatibility.md#analyze-metric-names).
 pub const GPU_TIME: &str = "GpuTime[ns]";
-/// Y label of throughput charts.
+/// Y label of throughput charts of `[bytes]` metrics (bytes per ns are
+/// GB/s), the original's label for every `-b` chart.
 pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
 
+/// The Y label of a throughput chart of `names` divided by `GpuTime[ns]`:
+/// `[bytes]` metrics are GB/s as in the original; other metrics of one unit
+/// U are `GU/s` (`[events]` -> `Gevents/s`), since the original's "GB/s"
+/// is wrong for them; mixed or missing units are per ns
+/// (docs/compatibility.md#analyze-throughput-label).
+pub fn throughput_label(names: &[String]) -> String {
+    fn unit(name: &str) -> Option<&str> {
+        let (_, rest) = name.rsplit_once('[')?;
+        rest.strip_suffix(']').map(str::trim)
+    }
+    let mut units = names.iter().map(|n| unit(n));
+    let Some(Some(first)) = units.next() else {
+        return "Throughput(per ns)".to_string();
+    };
+    if !units.all(|u| u == Some(first)) {
+        return "Throughput(per ns)".to_string();
+    }
+    if first.eq_ignore_ascii_case("bytes") {
+        THROUGHPUT_LABEL.to_string()
+    } else {
+        format!("Throughput(G{first}/s)")
+    }
+}
+
 const TOOL: &str = "analyze";
+
+/// Beyond this many pages a run says on stderr how many it is about to
+/// write (`-i 0` on a 300 MB file writes tens of thousands).
+pub const MANY_PAGES: usize = 1000;
 
 /// Metric chart mode (docs/compatibility.md#analyze-pages): the caller has checked the input
 /// and the outputs and found that the file is a metric CSV.
@@ -66,8 +99,18 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
         bail!("-m option is missing");
     }
     let mut session = Session::new(plan)?;
-    let file = open_input(input)?;
-    session.read(file)?;
+    session.read(open_input(input)?)?;
+    // A `-k` that is no kernel's exact name may be a unique part of one
+    // or a `/regex/` (issue 17 item 4): the first pass found no exact
+    // name and drew nothing, and has seen every kernel of the section, so
+    // the name is resolved against them and the file read again for it.
+    if let Some(kernel) = session.resolved_kernel()? {
+        let mut resolved = plan.clone();
+        resolved.draw.kernel = Some(kernel);
+        let mut session = Session::new(&resolved)?;
+        session.read(open_input(input)?)?;
+        return session.finish();
+    }
     session.finish()
 }
 
@@ -128,10 +171,7 @@ impl ChartSets {
             .iter()
             .zip(&options.ylabels)
             .map(|(set, label)| (set, label.as_str(), false));
-        let throughput = options
-            .throughput
-            .iter()
-            .map(|set| (set, THROUGHPUT_LABEL, true));
+        let throughput = options.throughput.iter().map(|set| (set, "", true));
         let mut sets = Vec::new();
         for (set, label, is_throughput) in labelled.chain(throughput) {
             let mut names = Vec::new();
@@ -148,10 +188,15 @@ impl ChartSets {
                 names.push(name.to_string());
                 columns.push(i);
             }
+            let y_label = if is_throughput {
+                throughput_label(&names)
+            } else {
+                label.to_string()
+            };
             sets.push(ChartSet {
                 names,
                 columns,
-                y_label: label.to_string(),
+                y_label,
                 throughput: is_throughput,
             });
         }
@@ -190,6 +235,27 @@ pub(crate) trait InstanceColumns {
     fn column(&self, column: usize) -> Cow<'_, [f64]>;
 }
 
+/// Which instance a page shows: its 1-based ordinal among the kernel's
+/// instances, and unitrace's `GlobalInstanceId` when the file has one.
+/// Named in every page's title so the pages of one kernel can be told
+/// apart (docs/compatibility.md#analyze-instance-names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct InstanceName {
+    pub ordinal: Option<u32>,
+    pub global_id: Option<u64>,
+}
+
+impl std::fmt::Display for InstanceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.ordinal, self.global_id) {
+            (Some(n), Some(id)) => write!(f, "instance {n}, GlobalInstanceId {id}"),
+            (Some(n), None) => write!(f, "instance {n}"),
+            (None, Some(id)) => write!(f, "GlobalInstanceId {id}"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
 /// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
 /// each with whether it is a throughput page. X values are the 0-based
 /// sample ordinals within the instance (docs/compatibility.md#analyze-quirk-7, fixed).
@@ -197,8 +263,13 @@ pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
     kernel: &str,
+    name: InstanceName,
     instance: &impl InstanceColumns,
 ) -> Vec<(Chart, bool)> {
+    let mut title_lines = vec![options.title.clone(), format!("({kernel})")];
+    if name != InstanceName::default() {
+        title_lines.push(name.to_string());
+    }
     let gpu_time = sets.gpu_time.map(|g| instance.column(g));
     sets.sets
         .iter()
@@ -229,7 +300,7 @@ pub(crate) fn instance_charts(
                 })
                 .collect();
             let chart = Chart {
-                title_lines: vec![options.title.clone(), format!("({kernel})")],
+                title_lines: title_lines.clone(),
                 x_label: options.xlabel.clone(),
                 y_label: set.y_label.clone(),
                 series,
@@ -274,6 +345,22 @@ impl Mode {
     }
 }
 
+/// `n` to two significant digits with thousands separators (`46,000`).
+fn round_estimate(n: f64) -> String {
+    let n = n.max(0.0).round() as u64;
+    let magnitude = 10u64.pow((n.max(1).ilog10()).saturating_sub(1));
+    let rounded = (n + magnitude / 2) / magnitude * magnitude;
+    let digits = rounded.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Whether a section of `device` is the one `-d wanted` names.
 fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
     match device {
@@ -288,6 +375,8 @@ fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
 struct Instance {
     kernel: String,
     ordinal: u32,
+    /// `GlobalInstanceId` of the instance's first row, when the file has it.
+    global_id: Option<u64>,
     /// `values[j][r]`: needed column j (see `Session::needed`), row r.
     values: Vec<Vec<f64>>,
     rows: usize,
@@ -321,6 +410,8 @@ struct Session<'a> {
     sets: ChartSets,
     /// CSV columns read for drawn instances (`Instance::values` order).
     needed: Vec<usize>,
+    /// The `GlobalInstanceId` column, named in page titles.
+    id_column: Option<usize>,
     sink: Option<Box<dyn PageSink>>,
     data: Option<DataWriter>,
     /// Kernel names of the device section in order of first appearance,
@@ -335,6 +426,10 @@ struct Session<'a> {
     stdout: std::io::Stdout,
     found_device: bool,
     done: bool,
+    /// Size of the input and bytes read up to the last completed
+    /// instance: the estimate of the page count past [`MANY_PAGES`].
+    input_len: u64,
+    input_read: u64,
     /// Drawn values that are NaN or infinite (a chart cannot show them).
     non_finite: Option<ValueFlaw>,
     /// `GpuTime[ns]` values <= 0 that a `-b` throughput divides by.
@@ -391,6 +486,7 @@ impl<'a> Session<'a> {
             options: plan.draw.charts.clone(),
             sets: ChartSets::default(),
             needed: Vec::new(),
+            id_column: None,
             sink: None,
             data: None,
             kernels: Vec::new(),
@@ -401,6 +497,8 @@ impl<'a> Session<'a> {
             stdout: std::io::stdout(),
             found_device: false,
             done: false,
+            input_len: 0,
+            input_read: 0,
             non_finite: None,
             bad_gpu_time: None,
         })
@@ -421,20 +519,34 @@ impl<'a> Session<'a> {
 
     fn prepare(&mut self, header: &Header) -> Result<(), InputError> {
         self.sets = ChartSets::new(&self.options, header).map_err(|missing| {
+            // A misspelt name gets the header's likely meant ones
+            // (issue 17 item 4: `XVE_ACTIVE` -> `XVE_ACTIVE[%]`).
+            let metrics: Vec<String> = header
+                .columns()
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != header.kernel_index())
+                .map(|(_, c)| c.clone())
+                .collect();
+            let hint = |name: &str| did_you_mean(&suggest_metrics(name, &metrics));
             let message = match missing {
-                MissingColumn::Metric(name) => format!("No metric data for {name}"),
-                MissingColumn::Throughput(name) => format!("No throughput data for {name}"),
+                MissingColumn::Metric(name) => format!("No metric data for {name}{}", hint(&name)),
+                MissingColumn::Throughput(name) => {
+                    format!("No throughput data for {name}{}", hint(&name))
+                }
                 // A file without GpuTime[ns] crashes the original; say why.
                 MissingColumn::GpuTime => format!("No throughput data for {GPU_TIME}"),
             };
             InputError::at_file(&self.path, message)
         })?;
         self.needed = self.sets.columns();
+        self.id_column = header.index_of(GLOBAL_INSTANCE_ID);
         Ok(())
     }
 
     fn read(&mut self, file: File) -> anyhow::Result<()> {
         let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        self.input_len = total;
         let path = self.path.clone();
         // Rows are shown only for the instances the mode draws, in the
         // wanted device's section; the others are only counted.
@@ -478,6 +590,11 @@ impl<'a> Session<'a> {
                     let inst = building.get_or_insert_with(|| Instance {
                         kernel: row.kernel().into_owned(),
                         ordinal: instance.ordinal,
+                        global_id: self.id_column.and_then(|c| {
+                            row.split(&mut fields).ok()?;
+                            let text = row.field_bytes(fields.get(c)?);
+                            std::str::from_utf8(text).ok()?.trim().parse().ok()
+                        }),
                         values: vec![Vec::new(); self.needed.len()],
                         rows: 0,
                     });
@@ -518,6 +635,7 @@ impl<'a> Session<'a> {
             }
             self.counts[span.kernel] = span.ordinal;
             instances_seen += 1;
+            self.input_read = reader.csv().offset();
             if let Some(inst) = building.take() {
                 if !inst.values.is_empty() {
                     self.complete(inst)?;
@@ -626,14 +744,19 @@ impl<'a> Session<'a> {
             instance: inst,
             needed: &self.needed,
         };
-        let pages = instance_charts(&self.options, &self.sets, &inst.kernel, &columns);
+        let name = InstanceName {
+            ordinal: Some(inst.ordinal),
+            global_id: inst.global_id,
+        };
+        let pages = instance_charts(&self.options, &self.sets, &inst.kernel, name, &columns);
+        let mut entry = Some(name.to_string());
         for (chart, throughput) in pages {
             let suffix = if throughput {
                 format!("/{GPU_TIME}")
             } else {
                 String::new()
             };
-            self.emit(&inst.kernel, inst.ordinal, chart, &suffix)?;
+            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, entry.take())?;
         }
         Ok(())
     }
@@ -644,6 +767,7 @@ impl<'a> Session<'a> {
         ordinal: u32,
         chart: Chart,
         suffix: &str,
+        outline_entry: Option<String>,
     ) -> anyhow::Result<()> {
         let output = self.plan.draw.output.as_path();
         if self.sink.is_none() {
@@ -664,10 +788,39 @@ impl<'a> Session<'a> {
                 .with_context(|| "cannot write the --data file".to_string())?;
         }
         if let Some(sink) = self.sink.as_mut() {
+            // The first page of an instance is its entry in the outline
+            // under its kernel (a PDF viewer's sidebar).
+            if let Some(entry) = outline_entry {
+                sink.outline_entry(kernel, &entry);
+            }
             sink.add_page(&Page::Chart(chart))
                 .with_context(|| format!("{}: cannot write output", output.display()))?;
+            if sink.pages() == MANY_PAGES + 1 {
+                self.tell_page_count();
+            }
         }
         Ok(())
+    }
+
+    /// One line on stderr once a run passes [`MANY_PAGES`]: about how many
+    /// pages it will write, estimated from the share of the input read.
+    fn tell_page_count(&mut self) {
+        let written = MANY_PAGES + 1;
+        let estimate = if self.input_read > 0 && self.input_len >= self.input_read {
+            written as f64 * self.input_len as f64 / self.input_read as f64
+        } else {
+            written as f64
+        };
+        let message = format!(
+            "{}: writing about {} pages ({written} so far, {:.0}% of the input read); -k and -i draw fewer",
+            self.plan.draw.output.display(),
+            round_estimate(estimate),
+            100.0 * self.input_read as f64 / self.input_len.max(1) as f64
+        );
+        match &self.progress {
+            Some(pb) => pb.suspend(|| warn(TOOL, &message)),
+            None => warn(TOOL, &message),
+        }
     }
 
     fn finish(mut self) -> anyhow::Result<ExitCode> {
@@ -714,6 +867,25 @@ impl<'a> Session<'a> {
         Ok(ExitCode::SUCCESS)
     }
 
+    /// After a pass that found no kernel of exactly the `-k` name: the
+    /// full name of the one kernel it matches as a part or `/regex/`;
+    /// several matches are an error listing them.
+    fn resolved_kernel(&self) -> anyhow::Result<Option<String>> {
+        let (Mode::AllOf(wanted) | Mode::One(wanted, _)) = &self.mode else {
+            return Ok(None);
+        };
+        if !self.found_device || self.instances_of(wanted).is_some() {
+            return Ok(None);
+        }
+        match resolve_kernel(wanted, &self.kernels)? {
+            KernelMatch::Unique(name) => Ok(Some(name.to_string())),
+            KernelMatch::Ambiguous(candidates) => {
+                Err(InputError::at_file(&self.path, ambiguous_message(wanted, &candidates)).into())
+            }
+            KernelMatch::NoMatch => Ok(None),
+        }
+    }
+
     /// How many instances `kernel` has in the section read so far.
     fn instances_of(&self, kernel: &str) -> Option<u32> {
         let position = self.kernels.iter().position(|k| k == kernel)?;
@@ -728,31 +900,11 @@ impl<'a> Session<'a> {
         } else {
             let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
             format!(
-                "No metric data for kernel {kernel}; closest names (full name with shape is needed): {}",
+                "No metric data for kernel {kernel}; closest names: {}",
                 list.join(", ")
             )
         }
     }
-}
-
-/// Up to `max` names closest to `wanted`: names that start with it first
-/// (the usual mistake is leaving out the `[SIMD…]` shape), then by edit
-/// distance; ties in file order.
-pub fn closest_names<'n>(wanted: &str, names: &'n [String], max: usize) -> Vec<&'n str> {
-    let mut scored: Vec<(usize, usize, &str)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let score = if n.starts_with(wanted) && !wanted.is_empty() {
-                0
-            } else {
-                1 + strsim::levenshtein(wanted, n)
-            };
-            (score, i, n.as_str())
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(max).map(|(_, _, n)| n).collect()
 }
 
 #[cfg(test)]
@@ -810,35 +962,44 @@ mod tests {
         let sets = ChartSets::new(&opts, &header).unwrap();
         assert!(sets.has_metric_set());
         let values = Columns(vec![vec![], vec![4.0, 9.0], vec![2.0, 3.0]]);
-        let charts = instance_charts(&opts, &sets, "k", &values);
+        let name = InstanceName {
+            ordinal: Some(2),
+            global_id: Some(17),
+        };
+        let charts = instance_charts(&opts, &sets, "k", name, &values);
         assert_eq!(charts.len(), 2);
         let (metric, is_throughput) = &charts[0];
         assert!(!is_throughput);
-        assert_eq!(metric.title_lines, ["T", "(k)"]);
+        assert_eq!(
+            metric.title_lines,
+            ["T", "(k)", "instance 2, GlobalInstanceId 17"]
+        );
         assert_eq!(metric.y_label, "Y A[x]");
         assert_eq!(metric.series[0].points, [(0.0, 4.0), (1.0, 9.0)]);
         let (throughput, is_throughput) = &charts[1];
         assert!(is_throughput);
-        assert_eq!(throughput.y_label, THROUGHPUT_LABEL);
+        assert_eq!(throughput.y_label, "Throughput(Gx/s)");
         assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
     }
 
     #[test]
-    fn closest_names_prefer_missing_shape() {
-        let names = vec![
-            "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]".to_string(),
-            "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]".to_string(),
-            "gen_cony".to_string(),
-        ];
-        assert_eq!(
-            closest_names("gen_conv", &names, 2),
-            vec![names[0].as_str(), "gen_cony"]
-        );
-        // Non-ASCII names are compared too.
-        assert_eq!(
-            closest_names("gen_cönv", &names, 1),
-            vec![names[2].as_str()]
-        );
+    fn throughput_label_follows_the_metrics_unit() {
+        let label = |names: &[&str]| {
+            throughput_label(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(label(&["A[bytes]", "B[bytes]"]), "Throughput(GB/s)");
+        assert_eq!(label(&["XVE_BUSY[events]"]), "Throughput(Gevents/s)");
+        assert_eq!(label(&["A[bytes]", "B[events]"]), "Throughput(per ns)");
+        assert_eq!(label(&["Plain"]), "Throughput(per ns)");
+    }
+
+    #[test]
+    fn page_estimates_are_rounded_to_two_digits() {
+        assert_eq!(round_estimate(46_123.0), "46,000");
+        assert_eq!(round_estimate(1_001.0), "1,000");
+        assert_eq!(round_estimate(1_071.4), "1,100");
+        assert_eq!(round_estimate(987_654_321.0), "990,000,000");
+        assert_eq!(round_estimate(7.0), "7");
     }
 
     #[test]

@@ -55,6 +55,11 @@ pub enum Answer {
 /// [`service`]; tests use fakes.
 pub trait ChartService: Send + Sync + 'static {
     fn answer(&self, request: &ChartRequest) -> Answer;
+    /// The page of `GET /` (kernels and their instances); `None` keeps the
+    /// original's `Invalid`.
+    fn index_page(&self) -> Option<Answer> {
+        None
+    }
 }
 
 /// The HTTP face of a [`ChartService`]: method check, URL decoding, status
@@ -73,6 +78,13 @@ impl Handler for ChartHandler {
     fn handle(&self, head: &RequestHead) -> Reply {
         if head.method != "GET" && head.method != "HEAD" {
             return Reply::method_not_allowed();
+        }
+        let path = head.target.split('?').next().unwrap_or_default();
+        if path == "/" {
+            if let Some(Answer::Page { content_type, body }) = self.service.index_page() {
+                return Reply::document(content_type, body)
+                    .with_header("cache-control", "no-cache");
+            }
         }
         let request = match parse_target(&head.target) {
             Ok(request) => request,

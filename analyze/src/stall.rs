@@ -30,6 +30,7 @@ use unitrace_core::stall_csv::{
 };
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
+use crate::kernel_match::{ambiguous_message, closest_names, resolve_kernel, KernelMatch};
 use crate::plan::{ReportFormat, ReportView, StallsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink};
@@ -236,14 +237,27 @@ impl Charts {
     fn add_chart(&mut self, kernel: &str, chart: Chart) -> anyhow::Result<()> {
         if let Some(path) = &self.data_path {
             if self.data.is_none() {
+                // The X of a stall chart is an instruction address:
+                // column `ip`, written as 0x hex, so a reader does not
+                // take the CSV's bare hex digits for decimal
+                // (docs/compatibility.md#analyze-data-ip).
                 self.data = Some(
-                    DataWriter::create(path)
+                    DataWriter::create_with_x_column(path, "ip")
                         .with_context(|| format!("{}: cannot create data file", path.display()))?,
                 );
             }
         }
         if let Some(data) = self.data.as_mut() {
-            data.write_chart(kernel, None, &chart, "")
+            let mut points = chart.clone();
+            points.x_tick_labels = chart.x_tick_labels.as_ref().map(|ips| {
+                ips.iter()
+                    .map(|ip| match unitrace_core::stall_csv::parse_ip(ip) {
+                        Some(ip) => format!("0x{ip:x}"),
+                        None => ip.clone(),
+                    })
+                    .collect()
+            });
+            data.write_chart(kernel, None, &points, "")
                 .context("cannot write the --data file")?;
         }
         self.add(&Page::Chart(chart))
@@ -393,19 +407,55 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
                 println!("\nStall metric charts are stored in file {out_shown} in PDF format");
             }
         }
-        Some(kernel) => {
-            // 1.7.3: the first run of K.
+        Some(wanted) => {
+            // 1.7.3: the first run of K. A K that is no kernel's exact name
+            // may be a unique part of one or a `/regex/` (issue 17 item 4):
+            // the section is read again for the kernel it resolves to.
+            let mut kernel = wanted.clone();
             let mut found = None;
+            let mut seen: Vec<String> = Vec::new();
             while let Some(run) = reader.next_run()? {
-                if &run.kernel == kernel {
+                if run.kernel == kernel {
                     found = Some(run);
                     break;
                 }
+                if !seen.contains(&run.kernel) {
+                    seen.push(run.kernel.clone());
+                }
+            }
+            if found.is_none() {
+                match resolve_kernel(wanted, &seen)? {
+                    KernelMatch::Unique(name) => {
+                        kernel = name.to_string();
+                        let file = open_section(input, section.start_offset)?;
+                        reader = StallReader::new(CsvReader::for_section(file, input, section));
+                        while let Some(run) = reader.next_run()? {
+                            if run.kernel == kernel {
+                                found = Some(run);
+                                break;
+                            }
+                        }
+                    }
+                    KernelMatch::Ambiguous(candidates) => {
+                        bail!(InputError::at_file(
+                            input,
+                            ambiguous_message(wanted, &candidates)
+                        ));
+                    }
+                    KernelMatch::NoMatch => {}
+                }
             }
             let Some(run) = found else {
+                let close = closest_names(wanted, &seen, 3);
+                let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
+                let hint = if list.is_empty() {
+                    String::new()
+                } else {
+                    format!("; closest names: {}", list.join(", "))
+                };
                 bail!(InputError::at_file(
                     input,
-                    format!("No metric data for kernel {kernel}")
+                    format!("No metric data for kernel {wanted}{hint}")
                 ));
             };
             if process(&run, &mut charts, &mut report_file, &mut builder)? {

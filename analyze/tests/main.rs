@@ -3,14 +3,19 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod charts;
+mod find_kernel;
+mod instance_names;
 mod list;
 mod pdf_pages;
 mod server;
 mod server_chromium;
 mod server_common;
+mod server_index;
 mod server_tls;
+mod small_fixes;
 mod stall_report;
 mod uniview;
+mod uniview_options;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

@@ -82,8 +82,8 @@ fn html_format_has_inline_svg_charts() {
 fn bad_requests_get_the_original_text_with_real_status_codes() {
     let server = metric_server();
     let port = server.port();
+    // (`/` is the index page of a metric file: server_index.rs.)
     for target in [
-        "/",
         "/k",
         "/k/",
         "/k/abc",
@@ -95,9 +95,20 @@ fn bad_requests_get_the_original_text_with_real_status_codes() {
         assert_eq!(response.status, 400, "{target}");
         assert_eq!(response.text(), "Invalid", "{target}");
     }
+    // An unknown instance names itself and the kernel's instance count
+    // over all device sections (3 here, 2 instances each)
+    // (docs/compatibility.md#analyze-server-status).
     let response = get(port, &link(MAIN, 12345));
     assert_eq!(response.status, 404);
-    assert_eq!(response.text(), NOTHING);
+    assert_eq!(
+        response.text(),
+        format!("No instance with GlobalInstanceId 12345 of kernel {MAIN}: the file has 6 instances of that kernel")
+    );
+    let response = get(port, &link("nosuch", 1));
+    assert_eq!(
+        response.text(),
+        "No instance with GlobalInstanceId 1 of kernel nosuch: the file has 0 instances of that kernel"
+    );
     let response = get(port, "/k/99999999999999999999999999");
     assert_eq!(response.status, 404);
     assert_eq!(get(port, "/favicon.ico").status, 404);

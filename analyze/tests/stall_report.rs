@@ -798,8 +798,20 @@ fn data_file_holds_the_plotted_stall_series() {
         .iter()
         .filter(|r| r.has_reported_stall())
         .count();
-    assert!(data.starts_with("kernel,instance,sample,metric,value\n"));
+    // The X column is the instruction address in 0x hex
+    // (docs/compatibility.md#analyze-data-ip).
+    assert!(data.starts_with("kernel,instance,ip,metric,value\n"));
     // Eight series (PVC file, no PSDep) of one point per kept row.
     assert_eq!(data.lines().count(), 1 + 8 * kept);
     assert!(data.contains("triton_poi_fused_add_0,,"));
+    let first = rows["triton_poi_fused_add_0"]
+        .iter()
+        .find(|r| r.has_reported_stall())
+        .unwrap();
+    let ip = data.lines().nth(1).unwrap().split(',').nth(2).unwrap();
+    assert_eq!(ip, format!("0x{:x}", first.ip));
+    assert!(data
+        .lines()
+        .skip(1)
+        .all(|l| l.split(',').nth(2).unwrap().starts_with("0x")));
 }

@@ -2,7 +2,10 @@
 //! columns `kernel,instance,sample,metric,value`, so charts can be re-drawn
 //! elsewhere (pandas, polars, a spreadsheet). `sample` is the X value of the
 //! point (the sample ordinal within its instance), or the tick label (the
-//! `IP[Address]`) for stall charts; `instance` is empty for stall charts.
+//! `IP[Address]`) for stall charts, whose writer names that column `ip`
+//! ([`DataWriter::create_with_x_column`]; the caller writes the address as
+//! `0x…` hex, docs/compatibility.md#analyze-data-ip); `instance` is empty
+//! for stall charts.
 //! Values use Rust's shortest round-trip float format (`inf` for a division
 //! by a zero `GpuTime[ns]`).
 
@@ -27,6 +30,12 @@ impl DataWriter<AtomicFile> {
         DataWriter::new(AtomicFile::create(path)?)
     }
 
+    /// Like [`DataWriter::create`], with the X column named `x_column`
+    /// instead of `sample`.
+    pub fn create_with_x_column(path: &Path, x_column: &str) -> io::Result<DataWriter> {
+        DataWriter::with_x_column(AtomicFile::create(path)?, x_column)
+    }
+
     /// Flushes and moves the file into place.
     pub fn finish(self) -> io::Result<()> {
         self.into_inner()?.commit()
@@ -36,8 +45,13 @@ impl DataWriter<AtomicFile> {
 impl<W: Write> DataWriter<W> {
     /// Starts the CSV (its header row) in `out`.
     pub fn new(out: W) -> io::Result<DataWriter<W>> {
+        DataWriter::with_x_column(out, "sample")
+    }
+
+    /// Starts the CSV with the X column named `x_column`.
+    pub fn with_x_column(out: W, x_column: &str) -> io::Result<DataWriter<W>> {
         let mut out = csv::Writer::from_writer(out);
-        out.write_record(["kernel", "instance", "sample", "metric", "value"])?;
+        out.write_record(["kernel", "instance", x_column, "metric", "value"])?;
         Ok(DataWriter { out, rows: 0 })
     }
 
@@ -111,5 +125,8 @@ mod tests {
             String::from_utf8(w.into_inner().unwrap()).unwrap(),
             expected
         );
+        let w = DataWriter::with_x_column(Vec::new(), "ip").unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text, "kernel,instance,ip,metric,value\n");
     }
 }

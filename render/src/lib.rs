@@ -111,6 +111,10 @@ pub trait PageSink {
     fn pages(&self) -> usize;
     /// Completes the file and moves it into place.
     fn finish(self: Box<Self>) -> io::Result<()>;
+    /// Files the next page added under `group` -> `entry` in the
+    /// document's outline (a PDF viewer's sidebar); formats without an
+    /// outline ignore it.
+    fn outline_entry(&mut self, _group: &str, _entry: &str) {}
 }
 
 /// Opens a page writer for `format` on the file `path`.
@@ -176,9 +180,24 @@ macro_rules! file_sink {
         }
     };
 }
-file_sink!(pdf::PdfWriter<AtomicFile>);
 file_sink!(svg::SvgWriter<AtomicFile>);
 file_sink!(html::HtmlWriter<AtomicFile>);
+
+/// The PDF writer also keeps an outline.
+impl PageSink for pdf::PdfWriter<AtomicFile> {
+    fn add_page(&mut self, page: &Page) -> io::Result<()> {
+        pdf::PdfWriter::add_page(self, page)
+    }
+    fn pages(&self) -> usize {
+        pdf::PdfWriter::pages(self)
+    }
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        self.into_inner()?.commit()
+    }
+    fn outline_entry(&mut self, group: &str, entry: &str) {
+        pdf::PdfWriter::outline_entry(self, group, entry)
+    }
+}
 
 #[cfg(test)]
 mod tests {

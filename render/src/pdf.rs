@@ -57,6 +57,16 @@ pub struct PdfWriter<W: Write> {
     /// costs more than compressing the page).
     compressor: flate2::Compress,
     compressed: Vec<u8>,
+    /// The outline (bookmarks) asked for with [`PdfWriter::outline_entry`].
+    outline: OutlineTree,
+}
+
+/// A two-level outline: groups (e.g. kernels) in order of first use, each
+/// holding entries (e.g. instances) that point at a page by its index.
+#[derive(Debug, Default)]
+struct OutlineTree {
+    groups: Vec<(String, Vec<(String, usize)>)>,
+    positions: std::collections::HashMap<String, usize>,
 }
 
 /// The glyphs a document uses, numbered as in its font subset.
@@ -140,6 +150,7 @@ impl<W: Write> PdfWriter<W> {
             glyphs: SubsetGlyphs::new(),
             compressor: flate2::Compress::new(Compression::fast(), true),
             compressed: Vec::new(),
+            outline: OutlineTree::default(),
         };
         // A binary comment after the header marks the file as binary.
         w.write_raw(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")?;
@@ -256,6 +267,102 @@ impl<W: Write> PdfWriter<W> {
         Ok(())
     }
 
+    /// Files the next page added under `group` -> `entry` in the
+    /// document's outline, which a viewer shows as a navigable sidebar
+    /// (docs/compatibility.md#analyze-instance-names). A document without
+    /// entries has no outline, byte for byte as before.
+    pub fn outline_entry(&mut self, group: &str, entry: &str) {
+        let page = self.page_refs.len();
+        let tree = &mut self.outline;
+        let at = match tree.positions.get(group) {
+            Some(&at) => at,
+            None => {
+                tree.positions.insert(group.to_string(), tree.groups.len());
+                tree.groups.push((group.to_string(), Vec::new()));
+                tree.groups.len() - 1
+            }
+        };
+        tree.groups[at].1.push((entry.to_string(), page));
+    }
+
+    /// Writes the outline objects; their root, or `None` when no entry
+    /// points at a page.
+    fn write_outline(&mut self) -> io::Result<Option<Ref>> {
+        let pages = self.page_refs.len();
+        let groups: Vec<(String, Vec<(String, usize)>)> = std::mem::take(&mut self.outline.groups)
+            .into_iter()
+            .map(|(name, entries)| {
+                let kept: Vec<_> = entries.into_iter().filter(|&(_, p)| p < pages).collect();
+                (name, kept)
+            })
+            .filter(|(_, entries)| !entries.is_empty())
+            .collect();
+        if groups.is_empty() {
+            return Ok(None);
+        }
+        // One group opens; several stay folded so 1,000 entries do not
+        // flood the sidebar.
+        let open = groups.len() == 1;
+        let root = self.alloc();
+        let group_refs: Vec<Ref> = groups.iter().map(|_| self.alloc()).collect();
+        let entry_refs: Vec<Vec<Ref>> = groups
+            .iter()
+            .map(|(_, entries)| entries.iter().map(|_| self.alloc()).collect())
+            .collect();
+        let visible: usize = groups.len()
+            + if open {
+                groups.iter().map(|(_, e)| e.len()).sum()
+            } else {
+                0
+            };
+        let mut c = Chunk::new();
+        c.outline(root)
+            .first(group_refs[0])
+            .last(group_refs[group_refs.len() - 1])
+            .count(visible as i32);
+        self.write_object(root, c)?;
+        for (g, (name, entries)) in groups.iter().enumerate() {
+            let refs = &entry_refs[g];
+            let mut c = Chunk::new();
+            {
+                let mut item = c.outline_item(group_refs[g]);
+                item.title(TextStr(name))
+                    .parent(root)
+                    .first(refs[0])
+                    .last(refs[refs.len() - 1])
+                    .count(if open {
+                        refs.len() as i32
+                    } else {
+                        -(refs.len() as i32)
+                    });
+                if g > 0 {
+                    item.prev(group_refs[g - 1]);
+                }
+                if g + 1 < group_refs.len() {
+                    item.next(group_refs[g + 1]);
+                }
+                item.dest().page(self.page_refs[entries[0].1]).fit();
+            }
+            self.write_object(group_refs[g], c)?;
+            for (e, (title, page)) in entries.iter().enumerate() {
+                let mut c = Chunk::new();
+                {
+                    let mut item = c.outline_item(refs[e]);
+                    item.title(TextStr(title)).parent(group_refs[g]);
+                    if e > 0 {
+                        item.prev(refs[e - 1]);
+                    }
+                    if e + 1 < refs.len() {
+                        item.next(refs[e + 1]);
+                    }
+                    item.dest().page(self.page_refs[*page]).fit();
+                }
+                self.write_object(refs[e], c)?;
+            }
+        }
+        Ok(Some(root))
+    }
+
     /// Number of pages added so far.
     pub fn pages(&self) -> usize {
         self.page_refs.len()
@@ -272,10 +379,17 @@ impl<W: Write> PdfWriter<W> {
             .count(self.page_refs.len() as i32);
         self.write_object(PAGE_TREE, c)?;
 
+        let outline = self.write_outline()?;
         let mut c = Chunk::new();
-        c.indirect(CATALOG)
-            .start::<pdf_writer::writers::Catalog>()
-            .pages(PAGE_TREE);
+        {
+            let mut catalog = c.indirect(CATALOG).start::<pdf_writer::writers::Catalog>();
+            catalog.pages(PAGE_TREE);
+            if let Some(root) = outline {
+                catalog
+                    .outlines(root)
+                    .page_mode(pdf_writer::types::PageMode::UseOutlines);
+            }
+        }
         self.write_object(CATALOG, c)?;
 
         let mut c = Chunk::new();
@@ -516,5 +630,34 @@ mod tests {
         assert!(text.contains("+DejaVuSans"));
         assert!(text.contains("/FontFile2"));
         assert!(a.len() < 40_000, "{} bytes", a.len());
+    }
+
+    #[test]
+    fn outline_groups_entries_and_points_at_their_pages() {
+        let page = &text_pages("x\n")[0];
+        let mut w = PdfWriter::new(Vec::new()).unwrap();
+        w.outline_entry("kernel A", "instance 1");
+        w.add_page(page).unwrap();
+        w.add_page(page).unwrap();
+        w.outline_entry("kernel B", "instance 1");
+        w.add_page(page).unwrap();
+        w.outline_entry("kernel A", "instance 2");
+        w.add_page(page).unwrap();
+        // An entry no page follows is dropped.
+        w.outline_entry("kernel C", "instance 1");
+        let bytes = w.into_inner().unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("/Outlines") && text.contains("/PageMode /UseOutlines"));
+        assert_eq!(text.matches("/Title (kernel A)").count(), 1);
+        assert_eq!(text.matches("/Title (instance 1)").count(), 2);
+        assert_eq!(text.matches("/Title (instance 2)").count(), 1);
+        assert!(!text.contains("kernel C"));
+        // Two groups: folded, root counts only them.
+        assert!(text.contains("/Count -2"), "{text}");
+
+        let mut plain = PdfWriter::new(Vec::new()).unwrap();
+        plain.add_page(page).unwrap();
+        let plain = plain.into_inner().unwrap();
+        assert!(!String::from_utf8_lossy(&plain).contains("/Outlines"));
     }
 }

@@ -52,6 +52,12 @@ pub struct FileIndex {
     instances: Vec<(u64, u32)>,
     /// Stall kernel runs by kernel name, in file order.
     stall_runs: HashMap<String, Vec<Span>>,
+    /// Kernels of the metric sections (full name, with shape) in order of
+    /// first appearance, each with its instances' GlobalInstanceIds (in
+    /// file order; `None` without one): the index page, and the answer to
+    /// a link whose instance id is unknown.
+    metric_kernels: Vec<(String, Vec<Option<u64>>)>,
+    metric_kernel_positions: HashMap<String, usize>,
     metric_sections: usize,
     stall_sections: usize,
 }
@@ -79,6 +85,8 @@ impl FileIndex {
             blocks: Vec::new(),
             instances: Vec::new(),
             stall_runs: HashMap::new(),
+            metric_kernels: Vec::new(),
+            metric_kernel_positions: HashMap::new(),
             metric_sections: 0,
             stall_sections: 0,
         };
@@ -90,7 +98,27 @@ impl FileIndex {
         let mut last_id: Option<u64> = None;
         let mut last_kernel: Option<String> = None;
         let mut block_open = false;
-        while let Some(event) = reader.next_event()? {
+        // Kernel (position in the section's table) of a metric instance
+        // that just ended, counted once the event is released.
+        let mut ended_metric_kernel: Option<(usize, Option<u64>)> = None;
+        loop {
+            if let Some((kernel, id)) = ended_metric_kernel.take() {
+                if let Some(k) = reader.section_kernels().get(kernel) {
+                    let at = match index.metric_kernel_positions.get(&k.name) {
+                        Some(&at) => at,
+                        None => {
+                            let at = index.metric_kernels.len();
+                            index.metric_kernel_positions.insert(k.name.clone(), at);
+                            index.metric_kernels.push((k.name.clone(), Vec::new()));
+                            at
+                        }
+                    };
+                    index.metric_kernels[at].1.push(id);
+                }
+            }
+            let Some(event) = reader.next_event()? else {
+                break;
+            };
             match event {
                 InstanceEvent::SectionStart { index: i, .. } => {
                     section = i;
@@ -181,7 +209,14 @@ impl FileIndex {
                         }
                     }
                 },
-                InstanceEvent::End(_) => {
+                InstanceEvent::End(span) => {
+                    let is_metric = index
+                        .headers
+                        .get(span.section)
+                        .is_some_and(|h| h.kind() == FileKind::Metric);
+                    if is_metric {
+                        ended_metric_kernel = Some((span.kernel, last_id));
+                    }
                     last_id = None;
                     last_kernel = None;
                 }
@@ -213,6 +248,20 @@ impl FileIndex {
     /// indexed.
     pub fn instance_entries(&self) -> usize {
         self.instances.len()
+    }
+
+    /// How many instances kernel `name` (full, with shape) has in the
+    /// metric sections.
+    pub fn metric_instances_of(&self, name: &str) -> usize {
+        self.metric_kernel_positions
+            .get(name)
+            .map_or(0, |&at| self.metric_kernels[at].1.len())
+    }
+
+    /// The metric sections' kernels in order of first appearance, each
+    /// with its instances' GlobalInstanceIds.
+    pub fn metric_kernels(&self) -> &[(String, Vec<Option<u64>>)] {
+        &self.metric_kernels
     }
 
     pub fn stall_kernel_count(&self) -> usize {

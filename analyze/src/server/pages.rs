@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use unitrace_core::csv_sections::Header;
 use unitrace_core::metric_csv::MetricRow;
 
-use crate::charts::{instance_charts, ChartSets, InstanceColumns, MissingColumn, GPU_TIME};
+use crate::charts::{
+    instance_charts, ChartSets, InstanceColumns, InstanceName, MissingColumn, GPU_TIME,
+};
 pub use crate::plan::ChartOptions;
 use crate::render::escape::escape_xml;
 use crate::render::svg::page_svg;
@@ -40,7 +42,11 @@ pub fn metric_pages(
     if !sets.has_metric_set() {
         return Ok(Vec::new());
     }
-    let charts = instance_charts(options, &sets, &first.kernel, &RowColumns(rows));
+    let name = InstanceName {
+        ordinal: None,
+        global_id: first.global_instance_id,
+    };
+    let charts = instance_charts(options, &sets, &first.kernel, name, &RowColumns(rows));
     Ok(charts.into_iter().map(|(chart, _)| chart).collect())
 }
 

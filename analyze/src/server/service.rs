@@ -194,6 +194,17 @@ impl FileService {
 }
 
 impl ChartService for FileService {
+    fn index_page(&self) -> Option<Answer> {
+        let kernels = self.index.metric_kernels();
+        if kernels.is_empty() {
+            return None;
+        }
+        Some(Answer::Page {
+            content_type: "text/html; charset=utf-8",
+            body: index_html(&self.index.path().display().to_string(), kernels).into_bytes(),
+        })
+    }
+
     fn answer(&self, request: &ChartRequest) -> Answer {
         let result = (|| -> anyhow::Result<Answer> {
             if self.index.has_metric_sections() {
@@ -206,6 +217,9 @@ impl ChartService for FileService {
             if self.index.has_stall_sections() {
                 return self.stall_answer(request);
             }
+            if self.index.has_metric_sections() {
+                return Ok(Answer::NotFound(unknown_instance(&self.index, request)));
+            }
             Ok(Answer::NotFound(NOTHING.to_string()))
         })();
         result.unwrap_or_else(|e| {
@@ -213,6 +227,68 @@ impl ChartService for FileService {
             Answer::Misconfigured(format!("{e:#}"))
         })
     }
+}
+
+/// `GET /`: every kernel of the metric sections with its instance count
+/// and a link per instance to its `?format=html` page (issue 17, item 1's
+/// first step; docs/compatibility.md#analyze-server-index-page).
+fn index_html(file: &str, kernels: &[(String, Vec<Option<u64>>)]) -> String {
+    use crate::render::escape::escape_xml;
+    use std::fmt::Write as _;
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{0}</title>\
+         <style>body{{font-family:sans-serif;margin:1.5em}}td,th{{padding:2px 8px;text-align:left;vertical-align:top}}\
+         td.n{{text-align:right}}a{{margin-right:.5em}}</style></head><body>\n<h1>{0}</h1>\n\
+         <table>\n<tr><th>Kernel</th><th>Instances</th><th>Instance pages (GlobalInstanceId)</th></tr>\n",
+        escape_xml(file)
+    );
+    for (kernel, ids) in kernels {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td>",
+            escape_xml(kernel),
+            ids.len()
+        );
+        for id in ids.iter().flatten() {
+            let _ = write!(
+                html,
+                "<a href=\"/%22{}%22/{id}?format=html\">{id}</a>",
+                percent_encode(kernel)
+            );
+        }
+        html.push_str("</td></tr>\n");
+    }
+    html.push_str("</table>\n</body></html>\n");
+    html
+}
+
+/// Percent-encodes every byte but ASCII letters, digits and `-_.~`.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The 404 text of a link whose instance no metric section has: the
+/// instance asked for and how many instances the kernel has (issue 17;
+/// the original answers "No metric data collected or no metrics
+/// specified", docs/compatibility.md#analyze-server-status).
+fn unknown_instance(index: &FileIndex, request: &ChartRequest) -> String {
+    let count = index.metric_instances_of(&request.kernel);
+    format!(
+        "No instance with GlobalInstanceId {} of kernel {}: the file has {count} instance{} of that kernel",
+        request.instance,
+        request.kernel,
+        if count == 1 { "" } else { "s" }
+    )
 }
 
 /// The same request as PDF (relative link from `/<kernel>/<id>?format=html`).

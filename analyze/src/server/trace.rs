@@ -110,6 +110,22 @@ impl TracePlan {
 /// (`http(s)://localhost:8000/`), not by any `https://` anywhere in the file
 /// as the original does (docs/compatibility.md#uniview-3: "plain substring").
 pub fn links_use_https(path: &Path) -> std::io::Result<bool> {
+    Ok(first_metric_link(path)? == Some(LinkScheme::Https))
+}
+
+/// The scheme of the trace's first metric link (`http(s)://localhost:8000/`),
+/// or `None` when the trace has no such link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkScheme {
+    Http,
+    Https,
+}
+
+/// The port every metric link of a unitrace trace points at.
+pub const LINK_PORT: u16 = 8000;
+
+/// Finds the trace's first metric link (see [`links_use_https`]).
+pub fn first_metric_link(path: &Path) -> std::io::Result<Option<LinkScheme>> {
     use std::io::Read;
     const NEEDLE: &[u8] = b"://localhost:8000/";
     let finder = memmem::Finder::new(NEEDLE);
@@ -122,11 +138,16 @@ pub fn links_use_https(path: &Path) -> std::io::Result<bool> {
     loop {
         let n = file.read(&mut buffer[carried..])?;
         if n == 0 {
-            return Ok(false);
+            return Ok(None);
         }
         let end = carried + n;
         if let Some(at) = finder.find(&buffer[..end]) {
-            return Ok(at >= 5 && &buffer[at - 5..at] == b"https");
+            let https = at >= 5 && &buffer[at - 5..at] == b"https";
+            return Ok(Some(if https {
+                LinkScheme::Https
+            } else {
+                LinkScheme::Http
+            }));
         }
         let keep = KEEP.min(end);
         buffer.copy_within(end - keep..end, 0);

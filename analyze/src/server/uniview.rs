@@ -27,7 +27,9 @@ use anyhow::{bail, Context};
 use clap::Parser;
 
 use super::http::{self, Limits};
-use super::trace::{links_use_https, perfetto_url, TraceHandler, TracePlan};
+use super::trace::{
+    first_metric_link, perfetto_url, LinkScheme, TraceHandler, TracePlan, LINK_PORT,
+};
 use crate::option_file::server_options;
 use crate::plan::{ChartOptions, ServePlan, StallOptions, TlsFiles};
 
@@ -144,7 +146,12 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     if kind == MetricsKind::Metric {
         match &args.config {
             None => bail!("Config file is missing"),
-            Some(config) if !config.is_file() => {
+            // `-f pvc/ComputeBasic.txt` names a built-in preset when no
+            // such file exists, as for `analyze -f`
+            // (docs/compatibility.md#analyze-option-file).
+            Some(config)
+                if !config.is_file() && crate::option_file::builtin_preset(config).is_none() =>
+            {
                 bail!("{}: config file is not found", config.display())
             }
             Some(_) => {}
@@ -246,8 +253,21 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     // trace is offered, so a problem shows before the browser opens.
     let charts = match kind {
         Some(kind) => {
-            let https = links_use_https(&args.trace)
+            let link = first_metric_link(&args.trace)
                 .with_context(|| format!("Trace file {} cannot be read", args.trace.display()))?;
+            // The trace's links name port 8000; charts on another port are
+            // out of their reach (issue 17: one warning, not silence).
+            if link.is_some() && args.port != LINK_PORT {
+                unitrace_core::cli::warn(
+                    "uniview",
+                    format!(
+                        "{}: the trace's metric links point at localhost:{LINK_PORT}, but --port {} serves the charts elsewhere; the links will not reach them",
+                        args.trace.display(),
+                        args.port
+                    ),
+                );
+            }
+            let https = link == Some(LinkScheme::Https);
             let plan = serve_plan(args, kind, https)?;
             super::check_input(&plan.input)?;
             Some(super::prepare(&plan, &mut stdout)?)
