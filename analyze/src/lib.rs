@@ -27,12 +27,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         unitrace_core::atomic::ensure_not_input(output, &option_files)?;
     }
     if args.list {
-        return list::run(args);
+        let outputs = unitrace_core::atomic::OutputSet::begin();
+        let code = list::run(args)?;
+        outputs.commit()?;
+        return Ok(code);
     }
     if args.http || args.https {
         return server::run(args);
     }
+    // The PDF, `--data` and `-r` of one run appear together or not at all
+    // (docs/robustness.md#outputs).
+    let outputs = unitrace_core::atomic::OutputSet::begin();
     // Metric vs stall files are told apart by their header (scripts.md 1.2
     // step 9); the chart module decides and hands stall files to `stall`.
-    charts::run(args)
+    let code = charts::run(args)?;
+    outputs.commit()?;
+    Ok(code)
 }

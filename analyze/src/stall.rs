@@ -278,7 +278,7 @@ impl Charts {
         }
         if let Some(data) = self.data.as_mut() {
             data.write_chart(kernel, None, &chart, "")
-                .context("cannot write the --data file")?;
+                .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
         }
         self.add(&Page::Chart(chart))
     }
@@ -299,7 +299,8 @@ impl Charts {
 
     fn finish(self) -> anyhow::Result<bool> {
         if let Some(data) = self.data {
-            data.finish().context("cannot write the --data file")?;
+            data.finish()
+                .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
         }
         match self.sink {
             Some(sink) => {

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use regex::Regex;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile};
+use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::InputError;
@@ -167,10 +167,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
         pb
     });
+    // The trace and `--stats` CSV appear together, once both are written
+    // (docs/robustness.md#outputs).
+    let outputs = OutputSet::begin();
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
     let merger = Merger::new(&plans, &opts, out, progress.clone())
         .map_err(|e| e.context(args.output.display().to_string()))?;
-    let (out, mut outcome) = merger.run()?;
+    let (out, mut outcome) = merger
+        .run()
+        .map_err(|e| name_output_on_write_error(e, &args.output))?;
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
@@ -183,6 +188,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         f.commit().map_err(|e| InputError::io(csv, &e))?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
+    outputs.commit()?;
     if opts.stats {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
@@ -190,6 +196,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         lock.flush()?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Input errors of the merge name their input; a bare I/O error can only
+/// come from writing the output (e.g. a full disk): name the output, never
+/// its temporary file.
+fn name_output_on_write_error(e: anyhow::Error, output: &Path) -> anyhow::Error {
+    if e.downcast_ref::<std::io::Error>().is_some() {
+        e.context(format!("{}: cannot write", output.display()))
+    } else {
+        e
+    }
 }
 
 /// Reads a compiled category schema (`--schema`).

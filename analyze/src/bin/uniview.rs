@@ -9,6 +9,9 @@ use clap::Parser;
 use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
+    // Ctrl-C stops the servers with `Goodbye!`; SIGTERM/SIGHUP still clean up.
+    unitrace_core::atomic::remove_temp_files_on_signals();
+    unitrace_core::atomic::leave_interrupt_to_caller();
     let args = UniviewArgs::parse();
     finish("uniview", run(&args))
 }
