@@ -230,20 +230,22 @@ fn is_config_long(text: &str) -> bool {
 
 /// Reads an option file and splits it like `shlex.split` (POSIX mode).
 pub fn read_option_file(path: &Path) -> Result<Vec<String>, OptionFileError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        // `-f pvc/ComputeBasic.txt` and the original's preset paths name
-        // our built-in presets when no such file exists (charts.rs).
-        Err(e) => match crate::charts::builtin_preset(path) {
-            Some(text) if e.kind() == std::io::ErrorKind::NotFound => text.as_bytes().to_vec(),
-            _ => {
-                return Err(OptionFileError::Open {
-                    path: path.display().to_string(),
-                    reason: e.to_string(),
-                })
-            }
-        },
-    };
+    let bytes =
+        match unitrace_core::error::read_capped(path, unitrace_core::error::caps::SMALL_FILE_BYTES)
+        {
+            Ok(bytes) => bytes,
+            // `-f pvc/ComputeBasic.txt` and the original's preset paths name
+            // our built-in presets when no such file exists (charts.rs).
+            Err(e) => match crate::charts::builtin_preset(path) {
+                Some(text) if e.kind() == std::io::ErrorKind::NotFound => text.as_bytes().to_vec(),
+                _ => {
+                    return Err(OptionFileError::Open {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })
+                }
+            },
+        };
     let text = String::from_utf8_lossy(&bytes);
     let syntax = |problem| OptionFileError::Syntax {
         path: path.display().to_string(),

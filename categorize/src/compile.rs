@@ -47,7 +47,9 @@ pub struct CategorizeArgs {
 
 pub fn run(args: &CategorizeArgs) -> Result<ExitCode> {
     ensure_not_input(&args.json, &[&args.ini])?;
-    let bytes = std::fs::read(&args.ini).map_err(|e| InputError::io(&args.ini, &e))?;
+    let bytes =
+        unitrace_core::error::read_capped(&args.ini, unitrace_core::error::caps::SCHEMA_BYTES)
+            .map_err(|e| InputError::io(&args.ini, &e))?;
     let text =
         String::from_utf8(bytes).map_err(|_| InputError::at_file(&args.ini, "not UTF-8 text"))?;
     let options = IniOptions {

@@ -134,7 +134,8 @@ impl DeviceConfig {
 
     /// Reads a device file, JSON or legacy CSV.
     pub fn from_path(path: &Path) -> Result<DeviceConfig, InputError> {
-        let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
+        let bytes = crate::error::read_capped(path, crate::error::caps::SMALL_FILE_BYTES)
+            .map_err(|e| InputError::io(path, &e))?;
         DeviceConfig::from_bytes(path, &bytes)
     }
 

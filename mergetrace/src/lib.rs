@@ -211,6 +211,7 @@ fn name_output_on_write_error(e: anyhow::Error, output: &Path) -> anyhow::Error 
 
 /// Reads a compiled category schema (`--schema`).
 fn load_schema(path: &Path) -> Result<CategorySchema> {
-    let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
+    let bytes = unitrace_core::error::read_capped(path, unitrace_core::error::caps::SCHEMA_BYTES)
+        .map_err(|e| InputError::io(path, &e))?;
     Ok(CategorySchema::from_json_bytes(path, &bytes)?)
 }

@@ -144,8 +144,18 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     if kind == MetricsKind::Metric {
         match &args.config {
             None => bail!("Config file is missing"),
+            // An option file that cannot be read is a usage error (exit 2)
+            // in both uniview and analyze -f (docs/robustness.md#exit-codes).
             Some(config) if !config.is_file() => {
-                bail!("{}: config file is not found", config.display())
+                let reason = match std::fs::metadata(config) {
+                    Ok(_) => "is a directory".to_string(),
+                    Err(e) => e.to_string(),
+                };
+                return Err(crate::args::OptionFileError::Open {
+                    path: config.display().to_string(),
+                    reason,
+                }
+                .into());
             }
             Some(_) => {}
         }
