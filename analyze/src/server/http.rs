@@ -7,6 +7,11 @@
 //!   clients wait in the kernel's accept backlog instead of growing threads;
 //! * request heads are capped at [`Limits::max_head_bytes`] (hyper answers
 //!   `431` beyond that) and must arrive within [`Limits::head_timeout`];
+//! * at most [`Limits::max_pending_heads`] connections may wait for their
+//!   first full request head (idle or slow clients, TLS handshakes): the
+//!   next one drops the oldest of them, so idle connections (slowloris)
+//!   never take the slots of well-behaved clients
+//!   (docs/robustness.md#servers);
 //!   a connection lives at most [`Limits::connection_timeout`], so a
 //!   half-closed or silent client can never pin a slot for good;
 //! * handlers (chart rendering, CPU bound) run on tokio's blocking pool,
@@ -14,13 +19,15 @@
 //! * accept errors (e.g. out of file descriptors) are retried after a short
 //!   pause, never end the server.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,7 +38,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 /// What a handler sees of a request: enough to route it, nothing more (the
 /// servers answer GET only, request bodies are never read).
@@ -110,6 +117,9 @@ pub trait Handler: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub max_connections: usize,
+    /// Connections that have not sent a full request head yet; beyond it
+    /// the oldest is dropped.
+    pub max_pending_heads: usize,
     pub workers: usize,
     pub max_head_bytes: usize,
     pub head_timeout: Duration,
@@ -121,6 +131,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_connections: 256,
+            // Well below `max_connections`: idle connections can hold at
+            // most this many slots.
+            max_pending_heads: 64,
             workers: 4,
             // Kernel names of templated C++ code run to a few kB and the
             // link percent-encodes most of their bytes three-fold.
@@ -164,6 +177,8 @@ pub async fn serve(
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = Arc::new(GracefulShutdown::new());
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    let pending = Arc::new(PendingHeads::new(limits.max_pending_heads));
+    let next_id = AtomicU64::new(0);
     tokio::pin!(stop);
     loop {
         let permit = tokio::select! {
@@ -195,19 +210,35 @@ pub async fn serve(
         let handler = handler.clone();
         let acceptor = acceptor.clone();
         let watcher = graceful.watcher();
+        let id = next_id.fetch_add(1, Ordering::Relaxed);
+        let evicted = pending.admit(id);
+        let pending = pending.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            match acceptor {
-                None => serve_connection(stream, peer, handler, limits, watcher).await,
-                Some(acceptor) => {
-                    let handshake = acceptor.accept(stream);
-                    if let Ok(Ok(tls_stream)) =
-                        tokio::time::timeout(limits.tls_handshake_timeout, handshake).await
-                    {
-                        serve_connection(tls_stream, peer, handler, limits, watcher).await;
+            let connection = async {
+                match acceptor {
+                    None => {
+                        serve_connection(stream, peer, handler, limits, watcher, &pending, id).await
+                    }
+                    Some(acceptor) => {
+                        let handshake = acceptor.accept(stream);
+                        if let Ok(Ok(tls_stream)) =
+                            tokio::time::timeout(limits.tls_handshake_timeout, handshake).await
+                        {
+                            serve_connection(
+                                tls_stream, peer, handler, limits, watcher, &pending, id,
+                            )
+                            .await;
+                        }
                     }
                 }
+            };
+            tokio::select! {
+                // Dropped for a newer connection while still without a head.
+                _ = evicted.notified() => {}
+                _ = connection => {}
             }
+            pending.sent_head(id);
         });
     }
     drop(listener);
@@ -217,17 +248,61 @@ pub async fn serve(
     Ok(())
 }
 
+/// The connections still waiting for their first full request head, oldest
+/// first, each with the signal that drops it.
+struct PendingHeads {
+    cap: usize,
+    queue: Mutex<VecDeque<(u64, Arc<Notify>)>>,
+}
+
+impl PendingHeads {
+    fn new(cap: usize) -> PendingHeads {
+        PendingHeads {
+            cap: cap.max(1),
+            queue: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Registers connection `id`; drops the oldest waiting one when the
+    /// cap is reached. The returned signal fires when `id` is dropped.
+    fn admit(&self, id: u64) -> Arc<Notify> {
+        let signal = Arc::new(Notify::new());
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        while queue.len() >= self.cap {
+            if let Some((_, oldest)) = queue.pop_front() {
+                // `notify_one` keeps the wake-up if the task is not
+                // waiting yet.
+                oldest.notify_one();
+            }
+        }
+        queue.push_back((id, signal.clone()));
+        signal
+    }
+
+    /// Connection `id` sent a full head (or ended): no longer droppable.
+    fn sent_head(&self, id: u64) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = queue.iter().position(|(i, _)| *i == id) {
+            queue.remove(at);
+        }
+    }
+}
+
 async fn serve_connection<S>(
     stream: S,
     peer: SocketAddr,
     handler: Arc<dyn Handler>,
     limits: Limits,
     watcher: hyper_util::server::graceful::Watcher,
+    pending: &Arc<PendingHeads>,
+    id: u64,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let pending = pending.clone();
     let service = service_fn(move |request: hyper::Request<Incoming>| {
         let handler = handler.clone();
+        pending.sent_head(id);
         async move {
             let head = RequestHead {
                 method: request.method().as_str().to_string(),
