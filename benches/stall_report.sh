@@ -75,7 +75,7 @@ if [ -n "$orig" ]; then
     if cmp -s "$work/default/ours.txt" "$work/default/orig.norm.txt"; then
         echo "reports identical"
     else
-        echo "reports differ in $(diff "$work/default/ours.txt" "$work/default/orig.norm.txt" | grep -c '^<') lines (tie order, scripts.md 1.11 quirk 13)"
+        echo "reports differ in $(diff "$work/default/ours.txt" "$work/default/orig.norm.txt" | grep -c '^<') lines (tie order, docs/compatibility.md#analyze-quirk-13)"
     fi
 fi
 

@@ -23,7 +23,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
 BENCH_DIR=${BENCH_DIR:-$CARGO_TARGET_DIR/bench}
 mkdir -p "$BENCH_DIR"
 
-(cd "$repo" && cargo build --release --locked -p categorize --bin summary >&2)
+(cd "$repo" && cargo build --release --locked -p summary --bin summary >&2)
 bin=$CARGO_TARGET_DIR/release/summary
 schema=$repo/schemas/LLaMA.json
 tgz=$BENCH_DIR/summaries_${RANKS}r_${SIZE}.tgz
@@ -62,7 +62,7 @@ if [ -n "$ORIG" ]; then
     py=$(cat "$tmp/summary.py.wall")
     awk -v o="$ours" -v p="$py" 'BEGIN { printf "summary.py / summary: %.1fx faster (target >= 10x)\n", p / o }'
     # Same keys; values differ only where the tarball has a kernel on two
-    # rows of one file (scripts.md 4.5 #4, summed per file by us).
+    # rows of one file (docs/compatibility.md#summary-4, summed per file by us).
     python3 - "$tmp/summary.out" "$tmp/summary.py.out" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])

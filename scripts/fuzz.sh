@@ -11,7 +11,7 @@
 # repository's test data; crashes land in fuzz/artifacts/<target>/. Turn a
 # crash into a regression test: minimize it (`cargo +nightly fuzz tmin
 # TARGET FILE`), copy it to fuzz/regressions/<target>/, fix, and run
-# `cargo test -p unitrace-core --test fuzz_regressions`.
+# `cargo test --release -p unitrace-core --test main fuzz_regressions`.
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/unitrace-tools/fuzz-target),
 # FUZZ_NICE (niceness, default 10), FUZZ_ARGS (extra libFuzzer flags).
@@ -51,13 +51,14 @@ main() {
     # skipped, so the script works on branches where a format has no test data).
     seeds_for() {
         case $1 in
-            metric_csv) echo testdata/metrics testdata/metrics/fixed testdata/sample/metrics.csv tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
+            metric_csv) echo testdata/metrics testdata/sample/metrics.csv tests/bad_inputs/metric_csv tests/bad_inputs/valid ;;
             stall_csv) echo testdata/metrics testdata/sample/stalls.csv tests/bad_inputs/stall_csv tests/bad_inputs/valid ;;
             option_file) echo analyze/presets/pvc analyze/presets/bmg tests/bad_inputs/option_file ;;
             shader_dump) echo testdata/sample/dump tests/bad_inputs/valid/dump tests/bad_inputs/shader_dump ;;
             summary_text) echo tests/bad_inputs/valid/output.4100.1.txt tests/bad_inputs/summary_text ;;
             summary_tarball) echo testdata/summary tests/bad_inputs/valid/summary.tgz tests/bad_inputs/tarball ;;
             trace_json) echo testdata/trace/two testdata/trace/trunc testdata/trace/collision tests/bad_inputs/trace_json ;;
+            pftrace) echo testdata/trace/pftrace/legacy testdata/trace/pftrace/cut ;;
             ini_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.ini tests/bad_inputs/ini_schema ;;
             category_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.json tests/bad_inputs/json_schema ;;
             device_config) echo device_configs testdata/roofline/PVC_1tile.csv tests/bad_inputs/device_config ;;
@@ -78,7 +79,7 @@ main() {
     # huge files are covered by tests/tests/bad_inputs.rs.
     max_len_for() {
         case $1 in
-            metric_csv | stall_csv | roofline_profile | trace_json | summary_tarball) echo 8192 ;;
+            metric_csv | stall_csv | roofline_profile | trace_json | summary_tarball | pftrace) echo 8192 ;;
             *) echo 4096 ;;
         esac
 }

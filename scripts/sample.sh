@@ -13,8 +13,8 @@ echo "== analyze -l on a metric CSV" >&2
 echo "== analyze -l on a stall CSV" >&2
 "$bin/analyze" -l testdata/sample/stalls.csv
 echo "== roofline on a bundled compute/memory profile pair" >&2
-"$bin/roofline" --compute testdata/roofline/sample_compute.txt --memory testdata/roofline/sample_memory.txt \
-    --device device_configs/pvc.json --output "$out/roofline.html" --data "$out/roofline.csv"
+"$bin/roofline" --compute testdata/roofline/gen_mixed_compute.txt --memory testdata/roofline/gen_mixed_memory.txt \
+    --device pvc --output "$out/roofline.html" --data "$out/roofline.csv"
 echo "== mergetrace: merge two rank traces, GPU-time stats" >&2
 "$bin/mergetrace" -o "$out/merged.json" --stats "$out/merged-stats.csv" testdata/trace/two/*.json
 echo "== analyze: charts of every instance with the pvc ComputeBasic preset (PDF + data)" >&2

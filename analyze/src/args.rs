@@ -1,12 +1,18 @@
 //! Command line of `analyze`, a drop-in for analyzeperfmetrics.py
-//! (scripts.md 1.1): same short and long flags, same defaults, argparse-style
-//! abbreviations of long options (`infer_long_args`) and the `-f` option file
-//! (formats (h)), which is expanded in place before clap sees the arguments.
+//! (docs/compatibility.md#analyze-flags): same short and long flags, same defaults, argparse-style
+//! abbreviations of long options (`infer_long_args`). The `-f` option file
+//! (docs/formats.md#option-file) is expanded in place before clap sees the arguments
+//! (`crate::option_file`); `crate::plan` turns the result into what a run
+//! does.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+
+/// Default X-axis label of metric charts (`-x`).
+pub const DEFAULT_XLABEL: &str = "Time(in sampling intervals)";
+/// Default first title line of every chart (`-t`).
+pub const DEFAULT_TITLE: &str = "Performance Metrics";
 
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -59,12 +65,12 @@ pub struct Args {
     #[arg(
         short = 'x',
         long = "xlabel",
-        default_value = "Time(in sampling intervals)"
+        default_value = DEFAULT_XLABEL
     )]
     pub xlabel: String,
 
     /// First title line of every chart.
-    #[arg(short = 't', long = "title", default_value = "Performance Metrics")]
+    #[arg(short = 't', long = "title", default_value = DEFAULT_TITLE)]
     pub title: String,
 
     /// Output file: charts (PDF unless --format says otherwise), or the
@@ -155,159 +161,10 @@ pub enum ReportFormat {
     Json,
 }
 
-/// Problem while expanding an option file; reported as a usage error (exit 2)
-/// like argparse does.
-#[derive(Debug, thiserror::Error)]
-pub enum OptionFileError {
-    #[error("{path}: cannot open option file: {reason}")]
-    Open { path: String, reason: String },
-    #[error("{path}: {problem}")]
-    Syntax { path: String, problem: String },
-    #[error("-f/--config needs a file name")]
-    MissingValue,
-}
-
-/// Replaces every `-f FILE` / `-fFILE` / `--config FILE` / `--config=FILE`
-/// (and unambiguous abbreviations `--co`…`--config`) by the options the file
-/// holds, so repeatable options accumulate in command-line order and later
-/// single-valued options win (formats (h)).
-pub fn expand_option_files(argv: Vec<OsString>) -> Result<Vec<OsString>, OptionFileError> {
-    let mut out = Vec::with_capacity(argv.len());
-    let mut iter = argv.into_iter();
-    if let Some(program) = iter.next() {
-        out.push(program);
-    }
-    let mut only_positionals = false;
-    while let Some(arg) = iter.next() {
-        let text = arg.to_string_lossy().into_owned();
-        if only_positionals {
-            out.push(arg);
-            continue;
-        }
-        if text == "--" {
-            only_positionals = true;
-            out.push(arg);
-            continue;
-        }
-        let file = if text == "-f" || is_config_long(&text) {
-            match iter.next() {
-                Some(v) => Some(PathBuf::from(v)),
-                None => return Err(OptionFileError::MissingValue),
-            }
-        } else if let Some(rest) = text.strip_prefix("-f").filter(|r| !r.is_empty()) {
-            Some(PathBuf::from(rest.strip_prefix('=').unwrap_or(rest)))
-        } else if let Some((name, value)) = text.split_once('=') {
-            if is_config_long(name) {
-                Some(PathBuf::from(value))
-            } else {
-                None
-            }
-        } else {
-            None
-        };
-        match file {
-            Some(path) => {
-                for token in read_option_file(&path)? {
-                    out.push(OsString::from(token));
-                }
-                // Keep the file in `Args::config`: it is an input, which
-                // no output may overwrite (issue 10).
-                let mut config = OsString::from("--config=");
-                config.push(path.as_os_str());
-                out.push(config);
-            }
-            None => out.push(arg),
-        }
-    }
-    Ok(out)
-}
-
-/// `--co`, `--con`, … `--config`: the prefixes argparse accepts for
-/// `--config` (`--c` is ambiguous with `--certificate`).
-fn is_config_long(text: &str) -> bool {
-    text.len() >= 4 && text.starts_with("--") && "--config".starts_with(text)
-}
-
-/// Reads an option file and splits it like `shlex.split` (POSIX mode).
-pub fn read_option_file(path: &Path) -> Result<Vec<String>, OptionFileError> {
-    let bytes =
-        match unitrace_core::error::read_capped(path, unitrace_core::error::caps::SMALL_FILE_BYTES)
-        {
-            Ok(bytes) => bytes,
-            // `-f pvc/ComputeBasic.txt` and the original's preset paths name
-            // our built-in presets when no such file exists (charts.rs).
-            Err(e) => match crate::charts::builtin_preset(path) {
-                Some(text) if e.kind() == std::io::ErrorKind::NotFound => text.as_bytes().to_vec(),
-                _ => {
-                    return Err(OptionFileError::Open {
-                        path: path.display().to_string(),
-                        reason: e.to_string(),
-                    })
-                }
-            },
-        };
-    let text = String::from_utf8_lossy(&bytes);
-    let syntax = |problem| OptionFileError::Syntax {
-        path: path.display().to_string(),
-        problem,
-    };
-    let words = shell_split(&text).map_err(syntax)?;
-    crate::charts::check_option_words(&words).map_err(syntax)?;
-    Ok(words)
-}
-
-/// Splits an option file like Python's `shlex.split` (formats (h)); the
-/// splitter is shared with roofline's `--app` in `unitrace_core::shell_words`.
-pub fn shell_split(text: &str) -> Result<Vec<String>, String> {
-    use unitrace_core::shell_words::{split, Dialect};
-    split(text, Dialect::Shlex).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_like_shlex() {
-        assert_eq!(
-            shell_split("-m \"A[%],B[%]\" -y 'Y label'\n-b x\\ y #z").unwrap(),
-            vec!["-m", "A[%],B[%]", "-y", "Y label", "-b", "x y", "#z"]
-        );
-        assert_eq!(shell_split("a\"b\\\"c\"d").unwrap(), vec!["ab\"cd"]);
-        assert!(shell_split("-m \"open").is_err());
-        assert_eq!(shell_split("  \n ").unwrap(), Vec::<String>::new());
-    }
-
-    #[test]
-    fn expands_option_file_in_place() {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = dir.path().join("opts.txt");
-        std::fs::write(&opts, "-m \"B[x]\" -y 'Y2' -t Later").unwrap();
-        let argv: Vec<OsString> = [
-            "analyze",
-            "-m",
-            "A[x]",
-            "-y",
-            "Y1",
-            "--conf",
-            opts.to_str().unwrap(),
-            "-m",
-            "C[x]",
-            "-y",
-            "Y3",
-            "in.csv",
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
-        let expanded = expand_option_files(argv).unwrap();
-        let args = Args::try_parse_from(expanded).unwrap();
-        assert_eq!(args.metrics, vec!["A[x]", "B[x]", "C[x]"]);
-        assert_eq!(args.ylabels, vec!["Y1", "Y2", "Y3"]);
-        assert_eq!(args.title, "Later");
-        assert_eq!(args.input, PathBuf::from("in.csv"));
-        assert_eq!(args.config, vec![opts]);
-    }
+    use clap::Parser;
 
     #[test]
     fn accepts_argparse_abbreviations_and_attached_values() {

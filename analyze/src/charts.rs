@@ -1,6 +1,5 @@
 //! Chart modes of analyze: metric and throughput charts of kernel instances
-//! (scripts.md 1.2 steps 4, 7-10 and 1.6), and the hand-over of stall files
-//! to [`crate::stall`].
+//! (docs/compatibility.md#analyze-input-checks, #analyze-pages), run on a [`ChartsPlan`].
 //!
 //! One streaming pass over the input: rows are grouped into kernel
 //! instances as they are read; only the columns the charts need are parsed,
@@ -9,7 +8,8 @@
 //! the instances being drawn (mode B buffers at most one instance per
 //! kernel to keep the original's page order).
 //!
-//! Quirks of scripts.md 1.11 fixed here (each has a test in
+//! Quirks of the original fixed here, numbered as in
+//! docs/compatibility.md#analyze-quirk-1 and the items after it (each has a test in
 //! `analyze/tests/charts.rs`):
 //! * 1: mode C reports the instance ordinal, not ordinal x number of `-m`
 //!   sets;
@@ -28,63 +28,44 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use unitrace_core::atomic::{ensure_not_input, same_output_path};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
-    find_device_section, open_input, parse_number, scan_file_sections, sniff_kind, CsvReader,
-    Event, FileKind, Header,
+    find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
+    InstanceEvent, InstanceReader,
 };
+use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
 
-use crate::args::{Args, ChartFormat};
+use crate::plan::{ChartOptions, ChartsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
-/// Name of the column every throughput chart divides by (scripts.md 1.6.1).
+/// Name of the column every throughput chart divides by (docs/compatibility.md#analyze-metric-names).
 pub const GPU_TIME: &str = "GpuTime[ns]";
 /// Y label of throughput charts.
 pub const THROUGHPUT_LABEL: &str = "Throughput(GB/s)";
 
 const TOOL: &str = "analyze";
 
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let input = args.input.as_path();
-    // Steps 1-2: the input exists, is a file, is not empty.
-    let file = open_input(input)?;
-    // Step 4 (checked before anything else, also for stall files).
-    if args.metrics.len() != args.ylabels.len() {
-        bail!("Number of metric sets does not match number of Y labels");
-    }
-    // Step 7.
-    let Some(output) = args.output.as_deref() else {
-        bail!("Error: -o/--output is missing");
-    };
-    ensure_not_input(output, &[input])?;
-    if let Some(data) = args.data.as_deref() {
-        ensure_not_input(data, &[input])?;
-        if same_output_path(data, output) {
-            bail!("{}: --data and -o name the same file", data.display());
-        }
-    }
-    // Step 9: a stall header hands over to the stall mode.
-    if sniff_kind(file, input)? == FileKind::Stall {
-        return crate::stall::run(args);
-    }
+/// Metric chart mode (docs/compatibility.md#analyze-pages): the caller has checked the input
+/// and the outputs and found that the file is a metric CSV.
+pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
+    let draw = &plan.draw;
+    let input = draw.input.as_path();
     // Step 10, after step 8 (the device must exist) as in the original.
-    if args.metrics.is_empty() {
+    if draw.charts.metrics.is_empty() {
         let sections = scan_file_sections(input)?;
-        if find_device_section(&sections, args.device).is_none() {
-            return Err(device_not_found(input, args.device).into());
+        if find_device_section(&sections, draw.device).is_none() {
+            return Err(device_not_found(input, draw.device).into());
         }
         bail!("-m option is missing");
     }
-    let format = chart_format(args.format, output);
-    let mut session = Session::new(args, format)?;
+    let mut session = Session::new(plan)?;
     let file = open_input(input)?;
     session.read(file)?;
     session.finish()
@@ -102,53 +83,11 @@ fn device_not_found(path: &Path, device: i64) -> InputError {
     InputError::at_file(path, format!("Device {device} not found in input file"))
 }
 
-/// `--format`, else the output's extension (`.svg`, `.html`/`.htm`), else
-/// PDF like the original.
-pub fn chart_format(flag: Option<ChartFormat>, output: &Path) -> Format {
-    match flag {
-        Some(ChartFormat::Pdf) => Format::Pdf,
-        Some(ChartFormat::Svg) => Format::Svg,
-        Some(ChartFormat::Html) => Format::Html,
-        None => match output
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-            .as_deref()
-        {
-            Some("svg") => Format::Svg,
-            Some("html") | Some("htm") => Format::Html,
-            _ => Format::Pdf,
-        },
-    }
-}
-
 fn format_name(format: Format) -> &'static str {
     match format {
         Format::Pdf => "PDF",
         Format::Svg => "SVG",
         Format::Html => "HTML",
-    }
-}
-
-/// The chart options shared by `analyze -o` and the server: the `-m -y -b
-/// -x -t` of the command line (or of uniview's `-f` file).
-#[derive(Debug, Clone, Default)]
-pub struct ChartOptions {
-    pub metrics: Vec<String>,
-    pub ylabels: Vec<String>,
-    pub throughput: Vec<String>,
-    pub xlabel: String,
-    pub title: String,
-}
-
-impl ChartOptions {
-    pub fn from_args(args: &Args) -> ChartOptions {
-        ChartOptions {
-            metrics: args.metrics.clone(),
-            ylabels: args.ylabels.clone(),
-            throughput: args.throughput.clone(),
-            xlabel: args.xlabel.clone(),
-            title: args.title.clone(),
-        }
     }
 }
 
@@ -163,7 +102,7 @@ pub(crate) struct ChartSet {
 }
 
 /// The chart sets of one header, in page order: every `-m` set, then every
-/// `-b` set (scripts.md 1.6.2).
+/// `-b` set (docs/compatibility.md#analyze-pages).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChartSets {
     sets: Vec<ChartSet>,
@@ -172,7 +111,7 @@ pub(crate) struct ChartSets {
 }
 
 /// A name of the options that the header does not have; each tool words
-/// the message its own way (scripts.md 1.6.1, 1.9).
+/// the message its own way (docs/compatibility.md#analyze-metric-names, #analyze-server).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum MissingColumn {
     /// A `-m` name, as given (untrimmed, like the original's message).
@@ -184,7 +123,7 @@ pub(crate) enum MissingColumn {
 }
 
 impl ChartSets {
-    /// Validates the `-m`/`-b` names against `header` (scripts.md 1.6.1):
+    /// Validates the `-m`/`-b` names against `header` (docs/compatibility.md#analyze-metric-names):
     /// the named metrics first, then the `GpuTime[ns]` the `-b` sets imply.
     pub(crate) fn new(options: &ChartOptions, header: &Header) -> Result<ChartSets, MissingColumn> {
         let column = |name: &str| {
@@ -233,7 +172,7 @@ impl ChartSets {
     }
 
     /// Whether there is a `-m` page (without one, the original draws no `-b`
-    /// page either: scripts.md 1.6.2).
+    /// page either: docs/compatibility.md#analyze-pages).
     pub(crate) fn has_metric_set(&self) -> bool {
         self.sets.iter().any(|s| !s.throughput)
     }
@@ -259,9 +198,9 @@ pub(crate) trait InstanceColumns {
     fn column(&self, column: usize) -> Cow<'_, [f64]>;
 }
 
-/// The pages of one instance, in the order of `sets` (scripts.md 1.6.2),
+/// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
 /// each with whether it is a throughput page. X values are the 0-based
-/// sample ordinals within the instance (scripts.md 1.11 quirk 7, fixed).
+/// sample ordinals within the instance (docs/compatibility.md#analyze-quirk-7, fixed).
 pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
@@ -310,7 +249,7 @@ pub(crate) fn instance_charts(
         .collect()
 }
 
-/// Which instances are drawn (scripts.md 1.6.3).
+/// Which instances are drawn (docs/compatibility.md#analyze-instances).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Mode {
     /// A: every instance of every kernel.
@@ -324,9 +263,8 @@ enum Mode {
 }
 
 impl Mode {
-    fn from_args(args: &Args) -> Mode {
-        let n = (args.instance >= 1).then(|| u32::try_from(args.instance).unwrap_or(u32::MAX));
-        match (&args.kernel, n) {
+    fn from_plan(plan: &ChartsPlan) -> Mode {
+        match (&plan.draw.kernel, plan.instance) {
             (None, None) => Mode::All,
             (None, Some(n)) => Mode::NthOfEach(n),
             (Some(k), None) => Mode::AllOf(k.clone()),
@@ -341,6 +279,15 @@ impl Mode {
             Mode::AllOf(k) => k == kernel,
             Mode::One(k, n) => k == kernel && ordinal == *n,
         }
+    }
+}
+
+/// Whether a section of `device` is the one `-d wanted` names.
+fn is_target_section(wanted: i64, device: Option<i64>) -> bool {
+    match device {
+        Some(d) => d == wanted,
+        // A banner-less file is device 0 (docs/compatibility.md#analyze-quirk-15, fixed).
+        None => wanted == 0,
     }
 }
 
@@ -374,7 +321,7 @@ impl InstanceColumns for DrawnInstance<'_> {
 
 /// The state of one chart run.
 struct Session<'a> {
-    args: &'a Args,
+    plan: &'a ChartsPlan,
     path: PathBuf,
     format: Format,
     mode: Mode,
@@ -385,13 +332,14 @@ struct Session<'a> {
     sink: Option<Box<dyn PageSink>>,
     data: Option<DataWriter>,
     /// Kernel names of the device section in order of first appearance,
-    /// with their instance counts.
+    /// and their instance counts (same positions), from the core's
+    /// instance grouping.
     kernels: Vec<String>,
-    counts: HashMap<String, u32>,
+    counts: Vec<u32>,
     /// Mode B: instances waiting for an earlier kernel's turn.
     pending: HashMap<String, Instance>,
     next_turn: usize,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressBar>,
     stdout: std::io::Stdout,
     found_device: bool,
     done: bool,
@@ -442,19 +390,19 @@ impl ValueFlaw {
 }
 
 impl<'a> Session<'a> {
-    fn new(args: &'a Args, format: Format) -> anyhow::Result<Session<'a>> {
+    fn new(plan: &'a ChartsPlan) -> anyhow::Result<Session<'a>> {
         Ok(Session {
-            args,
-            path: args.input.clone(),
-            format,
-            mode: Mode::from_args(args),
-            options: ChartOptions::from_args(args),
+            plan,
+            path: plan.draw.input.clone(),
+            format: plan.draw.format,
+            mode: Mode::from_plan(plan),
+            options: plan.draw.charts.clone(),
             sets: ChartSets::default(),
             needed: Vec::new(),
             sink: None,
             data: None,
             kernels: Vec::new(),
-            counts: HashMap::new(),
+            counts: Vec::new(),
             pending: HashMap::new(),
             next_turn: 0,
             progress: None,
@@ -493,89 +441,55 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    fn is_target_section(&self, device: Option<i64>) -> bool {
-        match device {
-            Some(d) => d == self.args.device,
-            // A banner-less file is device 0 (quirk 15, fixed).
-            None => self.args.device == 0,
-        }
-    }
-
     fn read(&mut self, file: File) -> anyhow::Result<()> {
         let total = file.metadata().map(|m| m.len()).unwrap_or(0);
         let path = self.path.clone();
-        let mut csv = CsvReader::new(file, &path);
-        if std::io::stderr().is_terminal() && !matches!(self.mode, Mode::One(..)) {
-            let pb = indicatif::ProgressBar::new(total);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            self.progress = Some(pb);
+        // Rows are shown only for the instances the mode draws, in the
+        // wanted device's section; the others are only counted.
+        let device = self.plan.draw.device;
+        let mode = self.mode.clone();
+        let mut reader = InstanceReader::with_selection(
+            CsvReader::new(file, &path),
+            Box::new(move |head| {
+                is_target_section(device, head.device) && mode.wants(head.kernel, head.ordinal)
+            }),
+        );
+        if !matches!(self.mode, Mode::One(..)) {
+            self.progress = progress::bytes_bar(total);
         }
         let mut in_target = false;
         let mut target_seen = false;
         let mut building: Option<Instance> = None;
         let mut fields = Vec::new();
         let mut instances_seen = 0u64;
-        loop {
-            let event = csv.next_event()?;
-            let Some(event) = event else { break };
-            match event {
-                Event::SectionStart { device, .. } => {
+        while let Some(event) = reader.next_event()? {
+            let ended = match event {
+                InstanceEvent::SectionStart { device, .. } => {
                     // Only the first section of the wanted device is used
-                    // (scripts.md 1.4).
+                    // (docs/compatibility.md#analyze-sections).
                     if target_seen {
                         break;
                     }
-                    in_target = self.is_target_section(device);
+                    in_target = is_target_section(self.plan.draw.device, device);
+                    None
                 }
-                Event::Header(header) => {
+                InstanceEvent::Header(header) => {
                     if in_target && !target_seen {
                         target_seen = true;
                         self.found_device = true;
                         let header = header.clone();
                         self.prepare(&header)?;
                     }
+                    None
                 }
-                Event::Row(row) => {
-                    if !in_target {
-                        continue;
-                    }
-                    if building.is_none() {
-                        let kernel = row.kernel().into_owned();
-                        let ordinal = match self.counts.get_mut(&kernel) {
-                            Some(n) => {
-                                *n += 1;
-                                *n
-                            }
-                            None => {
-                                self.counts.insert(kernel.clone(), 1);
-                                self.kernels.push(kernel.clone());
-                                1
-                            }
-                        };
-                        let wanted = self.mode.wants(&kernel, ordinal);
-                        building = Some(Instance {
-                            kernel,
-                            ordinal,
-                            values: if wanted {
-                                vec![Vec::new(); self.needed.len()]
-                            } else {
-                                Vec::new()
-                            },
-                            rows: 0,
-                        });
-                    }
-                    let Some(inst) = building.as_mut() else {
-                        continue;
-                    };
+                InstanceEvent::Row { instance, row } => {
+                    let inst = building.get_or_insert_with(|| Instance {
+                        kernel: row.kernel().into_owned(),
+                        ordinal: instance.ordinal,
+                        values: vec![Vec::new(); self.needed.len()],
+                        rows: 0,
+                    });
                     inst.rows += 1;
-                    if inst.values.is_empty() {
-                        continue;
-                    }
                     row.split(&mut fields)?;
                     for (slot, &col) in self.needed.iter().enumerate() {
                         let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
@@ -596,34 +510,41 @@ impl<'a> Session<'a> {
                         }
                         inst.values[slot].push(v);
                     }
+                    None
                 }
-                Event::Separator { .. } | Event::SectionEnd { .. } => {
-                    if let Some(inst) = building.take() {
-                        instances_seen += 1;
-                        if !inst.values.is_empty() {
-                            self.complete(inst)?;
-                        }
-                        if let Some(pb) = &self.progress {
-                            if instances_seen.is_multiple_of(64) {
-                                pb.set_position(csv.offset());
-                                pb.set_message(format!("{instances_seen} instances"));
-                            }
-                        }
-                        if self.done {
-                            break;
-                        }
-                    }
+                InstanceEvent::End(span) => in_target.then_some(span),
+                InstanceEvent::SectionEnd { .. } => None,
+            };
+            let Some(span) = ended else {
+                continue;
+            };
+            // The section's kernels in order of first appearance, with
+            // their instance counts so far (mode B's turns, messages).
+            for kernel in &reader.section_kernels()[self.kernels.len()..] {
+                self.kernels.push(kernel.name.clone());
+                self.counts.push(0);
+            }
+            self.counts[span.kernel] = span.ordinal;
+            instances_seen += 1;
+            if let Some(inst) = building.take() {
+                if !inst.values.is_empty() {
+                    self.complete(inst)?;
                 }
             }
-        }
-        if let Some(inst) = building.take() {
-            if !inst.values.is_empty() {
-                self.complete(inst)?;
+            if let Some(pb) = &self.progress {
+                if instances_seen.is_multiple_of(64) {
+                    pb.set_position(reader.csv().offset());
+                    pb.set_message(format!("{instances_seen} instances"));
+                }
+            }
+            if self.done {
+                break;
             }
         }
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
         }
+        let csv = reader.csv();
         if let Some(line) = csv.first_non_utf8_kernel() {
             crate::list::warn_non_utf8_kernel(&path, line);
         }
@@ -706,7 +627,7 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// The pages of one instance (scripts.md 1.6.2): every `-m` page, then
+    /// The pages of one instance (docs/compatibility.md#analyze-pages): every `-m` page, then
     /// every `-b` page.
     fn draw(&mut self, inst: &Instance) -> anyhow::Result<()> {
         let columns = DrawnInstance {
@@ -732,18 +653,14 @@ impl<'a> Session<'a> {
         chart: Chart,
         suffix: &str,
     ) -> anyhow::Result<()> {
-        let output = self
-            .args
-            .output
-            .as_deref()
-            .context("-o/--output is missing")?;
+        let output = self.plan.draw.output.as_path();
         if self.sink.is_none() {
             // Created with the first page, like the original's PDF.
             self.sink = Some(
                 render::create(output, self.format)
                     .with_context(|| format!("{}: cannot create output", output.display()))?,
             );
-            if let Some(data) = self.args.data.as_deref() {
+            if let Some(data) = self.plan.draw.data.as_deref() {
                 self.data = Some(
                     DataWriter::create(data)
                         .with_context(|| format!("{}: cannot create data file", data.display()))?,
@@ -752,7 +669,7 @@ impl<'a> Session<'a> {
         }
         if let Some(data) = self.data.as_mut() {
             data.write_chart(kernel, Some(u64::from(ordinal)), &chart, suffix)
-                .with_context(|| data_error(self.args.data.as_deref()))?;
+                .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
         }
         if let Some(sink) = self.sink.as_mut() {
             sink.add_page(&Page::Chart(chart))
@@ -764,15 +681,15 @@ impl<'a> Session<'a> {
     fn finish(mut self) -> anyhow::Result<ExitCode> {
         let path = self.path.clone();
         if !self.found_device {
-            return Err(device_not_found(&path, self.args.device).into());
+            return Err(device_not_found(&path, self.plan.draw.device).into());
         }
         self.flush_turns(true)?;
         match self.mode.clone() {
-            Mode::AllOf(k) | Mode::One(k, _) if !self.counts.contains_key(&k) => {
+            Mode::AllOf(k) | Mode::One(k, _) if self.instances_of(&k).is_none() => {
                 return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
             }
             Mode::One(k, n) if self.sink.is_none() => {
-                let have = self.counts.get(&k).copied().unwrap_or(0);
+                let have = self.instances_of(&k).unwrap_or(0);
                 return Err(InputError::at_file(
                     &path,
                     format!(
@@ -791,18 +708,24 @@ impl<'a> Session<'a> {
             )
             .into());
         };
-        let output = self.args.output.clone().unwrap_or_default();
+        let output = self.plan.draw.output.clone();
         sink.finish()
             .with_context(|| format!("{}: cannot write output", output.display()))?;
         if let Some(data) = self.data.take() {
             data.finish()
-                .with_context(|| data_error(self.args.data.as_deref()))?;
+                .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
         }
         self.say(format!(
             "Performance metric charts are successfully generated in {} format",
             format_name(self.format)
         ));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// How many instances `kernel` has in the section read so far.
+    fn instances_of(&self, kernel: &str) -> Option<u32> {
+        let position = self.kernels.iter().position(|k| k == kernel)?;
+        self.counts.get(position).copied()
     }
 
     /// The original's message plus the closest kernel names of the section.
@@ -831,127 +754,13 @@ pub fn closest_names<'n>(wanted: &str, names: &'n [String], max: usize) -> Vec<&
             let score = if n.starts_with(wanted) && !wanted.is_empty() {
                 0
             } else {
-                1 + edit_distance(wanted, n)
+                1 + strsim::levenshtein(wanted, n)
             };
             (score, i, n.as_str())
         })
         .collect();
     scored.sort();
     scored.into_iter().take(max).map(|(_, _, n)| n).collect()
-}
-
-/// Levenshtein distance over characters (names are at most a few KB).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// Preset option files shipped with analyze (the metric sets of the
-/// original's `metrics/config/<family>/*.txt`), by `<family>/<name>`.
-pub const PRESETS: &[(&str, &str)] = &[
-    (
-        "bmg/ComputeBasic.txt",
-        include_str!("../presets/bmg/ComputeBasic.txt"),
-    ),
-    (
-        "bmg/MemoryProfile.txt",
-        include_str!("../presets/bmg/MemoryProfile.txt"),
-    ),
-    (
-        "pvc/ComputeBasic.txt",
-        include_str!("../presets/pvc/ComputeBasic.txt"),
-    ),
-    (
-        "pvc/GpuOffload.txt",
-        include_str!("../presets/pvc/GpuOffload.txt"),
-    ),
-    (
-        "pvc/L1ProfileReads.txt",
-        include_str!("../presets/pvc/L1ProfileReads.txt"),
-    ),
-    (
-        "pvc/L1ProfileSlmBankConflicts.txt",
-        include_str!("../presets/pvc/L1ProfileSlmBankConflicts.txt"),
-    ),
-    (
-        "pvc/L1ProfileWrites.txt",
-        include_str!("../presets/pvc/L1ProfileWrites.txt"),
-    ),
-    (
-        "pvc/MemProfile.txt",
-        include_str!("../presets/pvc/MemProfile.txt"),
-    ),
-];
-
-/// The built-in preset an option-file path names when no such file exists:
-/// its last two components `<family>/<name>` (`pvc/ComputeBasic.txt`,
-/// `config/pvc/ComputeBasic.txt`, the original's
-/// `…/scripts/metrics/config/pvc/ComputeBasic.txt`); `.txt` may be left out
-/// and case is ignored.
-pub fn builtin_preset(path: &Path) -> Option<&'static str> {
-    let mut parts = path.components().rev().filter_map(|c| match c {
-        std::path::Component::Normal(s) => Some(s.to_string_lossy().to_ascii_lowercase()),
-        _ => None,
-    });
-    let name = parts.next()?;
-    let family = parts.next()?;
-    let name = if name.ends_with(".txt") {
-        name
-    } else {
-        format!("{name}.txt")
-    };
-    let key = format!("{family}/{name}");
-    PRESETS
-        .iter()
-        .find(|(k, _)| k.to_ascii_lowercase() == key)
-        .map(|(_, text)| *text)
-}
-
-/// Options of analyze that take a value (short letters and long names);
-/// the others are flags. Used to find stray positional words in option
-/// files.
-const VALUE_SHORT: &str = "dkimybxtosngrcef";
-const FLAG_LONG: &[&str] = &[
-    "--list",
-    "--http",
-    "--https",
-    "--by-line",
-    "--help",
-    "--version",
-];
-
-/// Refuses an option file that holds a positional word, i.e. an input
-/// path: the input is always given on the command line (an input hidden in
-/// a preset would silently replace or clash with it).
-pub fn check_option_words(words: &[String]) -> Result<(), String> {
-    let mut i = 0;
-    while i < words.len() {
-        let w = &words[i];
-        let takes_value = if let Some(long) = w.strip_prefix("--") {
-            !long.contains('=')
-                && !long.is_empty()
-                && !FLAG_LONG.iter().any(|f| f.starts_with(w.as_str()))
-        } else if let Some(short) = w.strip_prefix('-') {
-            short.len() == 1 && VALUE_SHORT.contains(short)
-        } else {
-            return Err(format!(
-                "`{w}` is not an option; option files hold options only (give the input file on the command line)"
-            ));
-        };
-        i += if takes_value { 2 } else { 1 };
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1033,37 +842,11 @@ mod tests {
             closest_names("gen_conv", &names, 2),
             vec![names[0].as_str(), "gen_cony"]
         );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
-
-    #[test]
-    fn presets_resolve_from_original_paths() {
-        assert!(builtin_preset(Path::new("pvc/ComputeBasic.txt")).is_some());
-        assert!(
-            builtin_preset(Path::new("/x/scripts/metrics/config/bmg/MemoryProfile.txt")).is_some()
+        // Non-ASCII names are compared too.
+        assert_eq!(
+            closest_names("gen_cönv", &names, 1),
+            vec![names[2].as_str()]
         );
-        assert!(builtin_preset(Path::new("PVC/computebasic")).is_some());
-        assert!(builtin_preset(Path::new("ComputeBasic.txt")).is_none());
-        assert!(builtin_preset(Path::new("xe/ComputeBasic.txt")).is_none());
-        for (name, text) in PRESETS {
-            let words = crate::args::shell_split(text).unwrap();
-            check_option_words(&words).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(words.iter().any(|w| w == "-m"), "{name}");
-        }
-    }
-
-    #[test]
-    fn option_words_reject_positionals() {
-        let ok: Vec<String> = ["-m", "A", "-l", "--inst", "0", "--kernel=K", "-q"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert!(check_option_words(&ok).is_ok());
-        let bad: Vec<String> = ["-m", "A", "perf.csv"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert!(check_option_words(&bad).unwrap_err().contains("perf.csv"));
     }
 
     #[test]

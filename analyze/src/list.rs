@@ -1,15 +1,15 @@
 //! `analyze -l [-o FILE] INPUT`: devices, metrics and kernels of a metric or
 //! stall CSV, in the text layout of `analyzeperfmetrics.py -l`
-//! (scripts.md 1.5), byte for byte, except for these deliberate fixes:
+//! (docs/compatibility.md#analyze-list), byte for byte, except for these deliberate fixes:
 //!
 //! * the last instance of a section counts even when no blank line follows
-//!   it (scripts.md 1.11 quirk 4);
+//!   it (docs/compatibility.md#analyze-quirk-4);
 //! * rows with an empty kernel name and the blank line before the next
 //!   banner are separators, not kernels: multi-device stall files and
-//!   unresolved kernel names no longer crash the listing (quirk 5);
+//!   unresolved kernel names no longer crash the listing (docs/compatibility.md#analyze-quirk-5);
 //! * a file without any `=== Device #N Metrics ===` banner (`--result-dir`
 //!   layout, old main logs) is listed as device 0 instead of printing
-//!   nothing (quirk 15);
+//!   nothing (docs/compatibility.md#analyze-quirk-15);
 //! * the empty field after a trailing separator (files before 2024-12) is
 //!   not listed as a metric (pandas calls it `Unnamed: N`);
 //! * `GlobalInstanceId` is not listed as a metric: it numbers kernel
@@ -18,7 +18,7 @@
 //! `SubDeviceId` of query files stays listed, as in the original: it is the
 //! index of the calculated report, a value of the file like the others.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -27,10 +27,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use unitrace_core::atomic::{ensure_not_input, AtomicFile};
 use unitrace_core::cli::warn;
-use unitrace_core::metric_csv::{open_input, CsvReader, Event, FileKind, Header};
+use unitrace_core::metric_csv::{
+    open_input, CsvReader, FileKind, Header, InstanceEvent, InstanceReader,
+};
 use unitrace_core::InputError;
 
-use crate::args::Args;
+use crate::plan::ListPlan;
 
 const TOOL: &str = "analyze";
 
@@ -46,9 +48,9 @@ pub(crate) fn warn_non_utf8_kernel(input: &Path, line: u64) {
     );
 }
 
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let input = args.input.as_path();
-    if let Some(out) = &args.output {
+pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
+    let input = plan.input.as_path();
+    if let Some(out) = &plan.output {
         ensure_not_input(out, &[input])?;
     }
     let file = open_input(input)?;
@@ -56,7 +58,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(line) = listing.first_non_utf8_kernel {
         warn_non_utf8_kernel(input, line);
     }
-    match &args.output {
+    match &plan.output {
         Some(out) => {
             let mut f = AtomicFile::create(out)
                 .with_context(|| format!("{}: cannot create output file", out.display()))?;
@@ -94,79 +96,77 @@ struct SectionListing {
     /// Kernels in order of first appearance with their instance counts
     /// (stall sections: count unused).
     kernels: Vec<(String, u64)>,
-    positions: HashMap<String, usize>,
 }
 
-impl SectionListing {
-    /// Adds one to `kernel`'s count, appending it when new.
-    fn count(&mut self, kernel: &str) {
-        match self.positions.get(kernel) {
-            Some(&i) => self.kernels[i].1 += 1,
-            None => {
-                self.positions
-                    .insert(kernel.to_string(), self.kernels.len());
-                self.kernels.push((kernel.to_string(), 1));
-            }
-        }
-    }
-}
-
-/// Reads the whole input once and renders the listing.
+/// Reads the whole input once and renders the listing. Metric kernels and
+/// their instance counts come from the core's instance grouping
+/// ([`InstanceReader`]); stall sections list every distinct kernel of
+/// their rows.
 pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
-    let mut csv = CsvReader::new(reader, path);
+    // Only the rows of stall sections are looked at; metric instances are
+    // counted without showing their rows.
+    let mut reader = InstanceReader::with_selection(
+        CsvReader::new(reader, path),
+        Box::new(|head| head.kind == FileKind::Stall),
+    );
     let mut sections: Vec<SectionListing> = Vec::new();
-    // Inside a metric instance (a run of rows not yet ended by a separator).
-    let mut in_instance = false;
-    while let Some(event) = csv.next_event()? {
+    // Distinct kernels of the current stall section.
+    let mut stall_kernels: HashSet<String> = HashSet::new();
+    while let Some(event) = reader.next_event()? {
         match event {
-            Event::SectionStart { device, .. } => {
+            InstanceEvent::SectionStart { device, .. } => {
                 sections.push(SectionListing {
                     device,
                     header: None,
                     kernels: Vec::new(),
-                    positions: HashMap::new(),
                 });
-                in_instance = false;
+                stall_kernels.clear();
             }
-            Event::Header(h) => {
+            InstanceEvent::Header(h) => {
                 if let Some(s) = sections.last_mut() {
                     s.header = Some(h.clone());
                 }
             }
-            Event::Row(row) => {
+            InstanceEvent::Row { row, .. } => {
                 let Some(s) = sections.last_mut() else {
                     continue;
                 };
-                match row.header().kind() {
-                    // An instance is named after its first row and counted
-                    // once (scripts.md 1.5 / 1.6.3 numbering).
-                    FileKind::Metric => {
-                        if !in_instance {
-                            in_instance = true;
-                            s.count(&row.kernel());
-                        }
-                    }
-                    FileKind::Stall => {
-                        let kernel = row.kernel();
-                        let name = if row.header().index_of("IP[Address]").is_none() {
-                            // Before 2024-03 the address followed the name:
-                            // `name!0x000001b8` (formats b.2).
-                            kernel.rsplit_once('!').map_or(&*kernel, |(n, _)| n)
-                        } else {
-                            &kernel
-                        };
-                        if !s.positions.contains_key(name) {
-                            s.count(name);
-                        }
-                    }
+                let kernel = row.kernel();
+                let name = if row.header().index_of("IP[Address]").is_none() {
+                    // Before 2024-03 the address followed the name:
+                    // `name!0x000001b8` (docs/formats.md#stall-csv-layout).
+                    kernel.rsplit_once('!').map_or(&*kernel, |(n, _)| n)
+                } else {
+                    &kernel
+                };
+                if !stall_kernels.contains(name) {
+                    stall_kernels.insert(name.to_string());
+                    s.kernels.push((name.to_string(), 1));
                 }
             }
-            Event::Separator { .. } | Event::SectionEnd { .. } => in_instance = false,
+            InstanceEvent::End(_) => {}
+            InstanceEvent::SectionEnd { .. } => {
+                let Some(s) = sections.last_mut() else {
+                    continue;
+                };
+                // An instance is named after its first row and counted
+                // once (docs/compatibility.md#analyze-list / #analyze-instances numbering).
+                if s.header
+                    .as_ref()
+                    .is_some_and(|h| h.kind() == FileKind::Metric)
+                {
+                    s.kernels = reader
+                        .section_kernels()
+                        .iter()
+                        .map(|k| (k.name.clone(), u64::from(k.instances)))
+                        .collect();
+                }
+            }
         }
     }
     Ok(Listing {
         text: render(&sections),
-        first_non_utf8_kernel: csv.first_non_utf8_kernel(),
+        first_non_utf8_kernel: reader.csv().first_non_utf8_kernel(),
     })
 }
 

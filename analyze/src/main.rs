@@ -1,9 +1,10 @@
-//! `analyze`: drop-in for analyzeperfmetrics.py (scripts.md 1). Parses the
+//! `analyze`: drop-in for analyzeperfmetrics.py (docs/compatibility.md#analyze). Parses the
 //! command line and dispatches to the mode modules of the library.
 
 use std::process::ExitCode;
 
-use analyze::args::{expand_option_files, Args};
+use analyze::args::Args;
+use analyze::option_file::expand_option_files;
 use clap::Parser;
 use unitrace_core::cli::{finish, one_line, EXIT_USAGE};
 

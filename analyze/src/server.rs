@@ -1,6 +1,6 @@
 //! `analyze -q` / `analyze -p`: the chart server behind the links unitrace
-//! writes into kernel events of a Perfetto trace (scripts.md 1.9, 1.2 steps
-//! 4-6; formats (e.6)).
+//! writes into kernel events of a Perfetto trace (docs/compatibility.md#analyze-server, #analyze-input-checks;
+//! docs/formats.md#trace-json-metrics-link).
 //!
 //! Differences from the original, all deliberate:
 //! * several requests are served at once (bounded: see [`http::Limits`]);
@@ -26,12 +26,13 @@ pub mod uniview;
 
 use std::future::Future;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
 
-use crate::args::Args;
+use crate::plan::ServePlan;
 use http::{Handler, Limits, Reply, RequestHead};
 use request::{parse_target, ChartRequest, Rejection};
 
@@ -115,34 +116,26 @@ impl ChartServer {
     }
 }
 
-/// Checks the options like the original (scripts.md 1.2 steps 1, 2, 4, 5,
-/// 6 and 1.9), prints its notices to `out`, indexes the input, binds the
-/// port and sets up TLS.
-pub fn prepare(args: &Args, out: &mut dyn Write) -> anyhow::Result<ChartServer> {
-    check_input(args)?;
-    if args.metrics.len() != args.ylabels.len() {
-        bail!("Number of metric sets does not match number of Y labels");
-    }
-    if args.http && args.https {
-        bail!("Options -p and -q cannot be used at the same time");
-    }
+/// Prints the original's notices to `out` (docs/compatibility.md#analyze-server), indexes the
+/// input, binds the port and sets up TLS. The input has passed
+/// [`check_input`] and the plan's options were checked when it was made.
+pub fn prepare(plan: &ServePlan, out: &mut dyn Write) -> anyhow::Result<ChartServer> {
     let _ = writeln!(out, "No output to file");
     let _ = writeln!(
         out,
         "Options -o/--output, -r/--report, -k/--kernel, -i/--instance and -d/--device are ignored if they are present"
     );
-    let tls = if args.https {
-        Some(tls::server_config(
-            args.certificate.as_deref(),
-            args.key.as_deref(),
+    let tls = match &plan.tls {
+        Some(files) => Some(tls::server_config(
+            files.certificate.as_deref(),
+            files.key.as_deref(),
             out,
-        )?)
-    } else {
-        None
+        )?),
+        None => None,
     };
-    let service = service::open(args)?;
-    let listener = http::bind_loopback(args.port)
-        .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
+    let service = service::open(plan)?;
+    let listener = http::bind_loopback(plan.port)
+        .with_context(|| format!("cannot listen on 127.0.0.1:{}", plan.port))?;
     Ok(ChartServer {
         listener,
         tls,
@@ -151,21 +144,22 @@ pub fn prepare(args: &Args, out: &mut dyn Write) -> anyhow::Result<ChartServer> 
     })
 }
 
-/// scripts.md 1.2 steps 1-2, with the original's messages (but exit 1:
-/// quirk 17).
-fn check_input(args: &Args) -> anyhow::Result<()> {
-    if !args.input.is_file() {
-        let shown = std::path::absolute(&args.input).unwrap_or_else(|_| args.input.clone());
+/// docs/compatibility.md#analyze-input-checks for the server, with the original's messages
+/// (but exit 1: docs/compatibility.md#analyze-quirk-17); checked before the options, as the original
+/// does.
+pub fn check_input(input: &Path) -> anyhow::Result<()> {
+    if !input.is_file() {
+        let shown = std::path::absolute(input).unwrap_or_else(|_| input.to_path_buf());
         bail!(
             "File {} does not exist or cannot be opened",
             shown.display()
         );
     }
-    let size = std::fs::metadata(&args.input)
-        .with_context(|| args.input.display().to_string())?
+    let size = std::fs::metadata(input)
+        .with_context(|| input.display().to_string())?
         .len();
     if size == 0 {
-        bail!("File {} is empty", args.input.display());
+        bail!("File {} is empty", input.display());
     }
     Ok(())
 }
@@ -202,9 +196,9 @@ impl CtrlC {
 }
 
 /// `analyze -q/-p`: serve until Ctrl-C, then print `Goodbye!` and exit 0.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+pub fn run(plan: &ServePlan) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
-    let server = prepare(args, &mut stdout)?;
+    let server = prepare(plan, &mut stdout)?;
     let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
     // Ctrl-C ends the server with `Goodbye!` (below), not the clean-up exit.
     unitrace_core::atomic::leave_interrupt_to_caller();

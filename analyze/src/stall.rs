@@ -1,15 +1,15 @@
-//! Stall mode of analyze (scripts.md 1.7, 1.8): stall charts per kernel run
+//! Stall mode of analyze (docs/compatibility.md#analyze-stall-charts, #analyze-stall-report): stall charts per kernel run
 //! and, with `-s DUMP`, the stall-to-source report built from the IGC shader
 //! dump.
 //!
 //! Drop-in behaviour: the same kernel runs, the same messages on stdout, the
 //! same report text; the report goes into the PDF as text pages after each
 //! kernel's charts and, with `-r`, also into a text file. Fixed on purpose
-//! (scripts.md 1.11): the dump folder is never written to (quirk 11), the
-//! `-r` file is only created when something is written to it and, like
-//! every output, appears atomically at the end of a successful run (quirk
-//! 16), errors exit non-zero (quirk 17), digit-only IPs are hex and
-//! multi-device files work (quirks 5, 6, via the core stall reader).
+//! (docs/compatibility.md#analyze): the dump folder is never written to
+//! (docs/compatibility.md#analyze-quirk-11), the `-r` file is only created
+//! when something is written to it and, like every output, appears
+//! atomically at the end of a successful run (#analyze-quirk-16), errors exit non-zero (docs/compatibility.md#analyze-quirk-17), digit-only IPs are hex and
+//! multi-device files work (docs/compatibility.md#analyze-quirk-5, #analyze-quirk-6, via the core stall reader).
 //! Beyond the original: `--report-format json` and `--by-line [--line
 //! FILE:LINE]`.
 
@@ -30,45 +30,11 @@ use unitrace_core::stall_csv::{
 };
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
-use crate::args::{Args, ReportFormat};
-use crate::charts::chart_format;
+use crate::plan::{ReportFormat, ReportView, StallsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink};
 
 const TOOL: &str = "analyze";
-
-/// Which form of the report is produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReportView {
-    /// The original's report (scripts.md 1.8.7).
-    Standard,
-    /// Stall events summed per source line.
-    ByLine,
-    /// The stalled instructions of one source line.
-    Line { file: String, line: u64 },
-}
-
-impl ReportView {
-    pub fn from_args(args: &Args) -> anyhow::Result<ReportView> {
-        match &args.line {
-            Some(spec) => {
-                let (file, line) = parse_line_spec(spec)?;
-                Ok(ReportView::Line { file, line })
-            }
-            None if args.by_line => Ok(ReportView::ByLine),
-            None => Ok(ReportView::Standard),
-        }
-    }
-}
-
-/// `FILE:LINE` of `--line` (the file may itself contain colons).
-pub fn parse_line_spec(spec: &str) -> anyhow::Result<(String, u64)> {
-    let parsed = spec.rsplit_once(':').and_then(|(file, line)| {
-        let n: u64 = line.trim().parse().ok()?;
-        (!file.is_empty()).then(|| (file.to_string(), n))
-    });
-    parsed.with_context(|| format!("--line {spec}: expected FILE:LINE, e.g. grf.cpp:40"))
-}
 
 /// Builds the stall reports of a run: the dump is listed once, symbols are
 /// demangled once, and the `.asm` of consecutive runs of one kernel is read
@@ -201,7 +167,7 @@ impl ReportBuilder {
 }
 
 /// Where the `-r` report goes; the file is created on the first write only
-/// (scripts.md 1.11 quirk 16) and committed at the end.
+/// (docs/compatibility.md#analyze-quirk-16) and committed at the end.
 struct ReportFile {
     path: PathBuf,
     format: ReportFormat,
@@ -313,41 +279,29 @@ impl Charts {
     }
 }
 
-/// Stall mode (scripts.md 1.7): the caller has checked the input and found
-/// that the `-d` section has a stall header.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let Some(output) = args.output.clone() else {
-        bail!("Error: -o/--output is missing");
-    };
-    let input = args.input.as_path();
-    ensure_not_input(&output, &[input])?;
-    let view = ReportView::from_args(args)?;
-    let wants_report_options = args.report.is_some()
-        || args.by_line
-        || args.line.is_some()
-        || args.report_format == ReportFormat::Json;
+/// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the
+/// outputs and found that the `-d` section has a stall header.
+pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
+    let draw = &plan.draw;
+    let output = draw.output.clone();
+    let input = draw.input.as_path();
     // 1.7.1: the dump folder is checked before any data is read.
-    let mut builder = match &args.shaderdump {
+    let mut builder = match &plan.stall.shaderdump {
         Some(dir) => Some(ReportBuilder::new(
             dir,
-            args.demangler.as_deref(),
-            args.numtopstalls,
-            view,
-            args.report_format == ReportFormat::Json,
+            plan.stall.demangler.as_deref(),
+            plan.stall.numtopstalls,
+            plan.view.clone(),
+            plan.report_format == ReportFormat::Json,
         )?),
-        None => {
-            if wants_report_options {
-                bail!("-r/--report, --report-format, --by-line and --line need -s/--shaderdump");
-            }
-            None
-        }
+        None => None,
     };
-    if args.report_format == ReportFormat::Json && args.report.is_none() {
+    if plan.report_format == ReportFormat::Json && plan.report.is_none() {
         bail!("--report-format json needs -r/--report FILE");
     }
     // The files of the dump folder are inputs too: `-r dump/x.asm` must not
     // replace an assembly listing with the report (issue 10).
-    if let Some(dir) = &args.shaderdump {
+    if let Some(dir) = &plan.stall.shaderdump {
         let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|entries| {
                 entries
@@ -358,19 +312,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             })
             .unwrap_or_default();
         let dump_files: Vec<&Path> = dump_files.iter().map(|p| p.as_path()).collect();
-        let outputs = [Some(&output), args.data.as_ref(), args.report.as_ref()];
+        let outputs = [Some(&output), draw.data.as_ref(), plan.report.as_ref()];
         for out in outputs.into_iter().flatten() {
             ensure_not_input(out, &dump_files)?;
         }
     }
-    let mut report_file = match &args.report {
+    let mut report_file = match &plan.report {
         Some(path) => {
             let mut taken = vec![input, output.as_path()];
-            taken.extend(args.data.as_deref());
+            taken.extend(draw.data.as_deref());
             ensure_not_input(path, &taken)?;
             Some(ReportFile {
                 path: path.clone(),
-                format: args.report_format,
+                format: plan.report_format,
                 text: None,
                 json: Vec::new(),
             })
@@ -379,9 +333,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut charts = Charts {
         path: output.clone(),
-        format: chart_format(args.format, &output),
+        format: draw.format,
         sink: None,
-        data_path: args.data.clone(),
+        data_path: draw.data.clone(),
         data: None,
     };
 
@@ -396,10 +350,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             ),
         );
     }
-    let Some(section) = find_device_section(&sections, args.device) else {
+    let Some(section) = find_device_section(&sections, draw.device) else {
         bail!(InputError::at_file(
             input,
-            format!("Device {} not found in input file", args.device)
+            format!("Device {} not found in input file", draw.device)
         ));
     };
     let file = open_section(input, section.start_offset)?;
@@ -419,7 +373,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if kept.is_empty() {
             return Ok(false);
         }
-        for chart in crate::stall_charts::stall_chart_pages(&args.title, &run.kernel, &kept) {
+        for chart in crate::stall_charts::stall_chart_pages(&draw.charts.title, &run.kernel, &kept)
+        {
             charts.add_chart(&run.kernel, chart)?;
         }
         if let Some(builder) = builder.as_mut() {
@@ -434,7 +389,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Ok(true)
     };
 
-    match &args.kernel {
+    match &draw.kernel {
         None => {
             // 1.7.2: every run of consecutive rows with one kernel name.
             let mut runs = 0usize;
@@ -453,7 +408,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     input,
                     format!(
                         "device {} has a stall header but no rows: nothing to draw",
-                        args.device
+                        draw.device
                     )
                 ));
             }

@@ -1,7 +1,7 @@
-//! Stall chart pages of one kernel (scripts.md 1.7.1 step 3), used by the
+//! Stall chart pages of one kernel (docs/compatibility.md#analyze-stall-charts), used by the
 //! stall mode (`crate::stall`).
 //!
-//! Kept as the original: the eight stall types of scripts.md 1.7.1 in that
+//! Kept as the original: the eight stall types of docs/compatibility.md#analyze-stall-charts in that
 //! order, one series each (legend = column names); only rows with a
 //! non-zero count are charted; X positions 0..n-1 over the kept rows in file
 //! order, every tick labelled with the row's `IP[Address]` text as written
@@ -9,7 +9,7 @@
 //! per page, the title suffix `(p/N)` when there are several pages; a line
 //! chart for >= 2 rows on a page and a bar chart for one.
 //!
-//! Quirk 14 of scripts.md 1.11, decided: `PSDepStall[Events]` (Xe2) is a
+//! docs/compatibility.md#analyze-quirk-14, decided: `PSDepStall[Events]` (Xe2) is a
 //! stall reason like the others, so it is charted as a ninth series, after
 //! the eight, whenever one row of the kernel has a non-zero count (files
 //! without the column, i.e. every pre-Xe2 file, draw exactly the original's
@@ -21,11 +21,11 @@ use unitrace_core::stall_csv::{StallRow, StallType};
 
 use crate::render::{Chart, Series};
 
-/// Instructions per chart page (scripts.md 1.7.1 step 3).
+/// Instructions per chart page (docs/compatibility.md#analyze-stall-charts).
 pub const ROWS_PER_PAGE: usize = 100;
 
 /// Stall types charted for `rows`: the eight of the original, plus
-/// `PSDepStall[Events]` when any row has it (quirk 14).
+/// `PSDepStall[Events]` when any row has it (docs/compatibility.md#analyze-quirk-14).
 pub fn charted_types(rows: &[StallRow]) -> Vec<StallType> {
     let mut types = StallType::REPORTED.to_vec();
     if rows.iter().any(|r| r.count(StallType::PSDep) != 0) {
@@ -34,8 +34,8 @@ pub fn charted_types(rows: &[StallRow]) -> Vec<StallType> {
     types
 }
 
-/// Whether `row` has a stall event of a charted type (scripts.md 1.7.1
-/// step 1, plus PSDep stalls, quirk 14).
+/// Whether `row` has a stall event of a charted type (docs/compatibility.md#analyze-stall-charts,
+/// plus PSDep stalls, docs/compatibility.md#analyze-quirk-14).
 pub fn has_charted_stall(row: &StallRow) -> bool {
     row.has_reported_stall() || row.count(StallType::PSDep) != 0
 }
@@ -140,7 +140,7 @@ mod tests {
         assert!(stall_chart_pages("Perf", "k", &[row(0, &[])]).is_empty());
     }
 
-    /// Quirk 14 (scripts.md 1.11): the original drops rows whose only
+    /// docs/compatibility.md#analyze-quirk-14: the original drops rows whose only
     /// stalls are PSDep stalls and never shows that series.
     #[test]
     fn psdep_stalls_are_charted() {

@@ -1,6 +1,6 @@
 //! Chart modes of `analyze` against the original analyzeperfmetrics.py
 //! (golden outputs in testdata/charts, see its README), the quirks of
-//! scripts.md 1.11 we fix, and the bad inputs of issue 4.
+//! docs/compatibility.md#analyze we fix, and the bad inputs of issue 4.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,7 +104,7 @@ fn cases() -> Vec<(String, String, Vec<String>)> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
-            let words = analyze::args::shell_split(l).unwrap();
+            let words = analyze::option_file::shell_split(l).unwrap();
             (words[0].clone(), words[1].clone(), words[2..].to_vec())
         })
         .collect()
@@ -130,9 +130,11 @@ fn golden_metric_charts_match_the_original() {
         let out = run_in(dir.path(), &args);
         assert!(out.status.success(), "{name}: {}", stderr(&out));
         assert_eq!(pdf_page_count(&pdf), golden.len(), "{name}: pages");
+        // Our messages where the original's are wrong (`.fixed.`, rewritten
+        // under BLESS=1), else the original's.
         let fixed = testdata().join(format!("{name}.fixed.stdout"));
         let expected = if fixed.exists() {
-            std::fs::read_to_string(fixed).unwrap()
+            unitrace_system_tests::expected::text(&fixed, &stdout(&out))
         } else {
             std::fs::read_to_string(testdata().join(format!("{name}.orig.stdout"))).unwrap()
         };
@@ -185,7 +187,7 @@ fn sampling() -> String {
         .to_string()
 }
 
-/// scripts.md 1.11 quirk 1: with two `-m` sets the original numbers the
+/// docs/compatibility.md#analyze-quirk-1: with two `-m` sets the original numbers the
 /// instances of mode C 2, 4 instead of 1, 2.
 #[test]
 fn quirk1_mode_c_reports_instance_ordinals() {
@@ -218,7 +220,7 @@ fn quirk1_mode_c_reports_instance_ordinals() {
     assert!(!text.contains("instance 4"));
 }
 
-/// Quirk 2: mode C crashes when the last instance of K has no blank line
+/// docs/compatibility.md#analyze-quirk-2: mode C crashes when the last instance of K has no blank line
 /// after it; we draw it.
 #[test]
 fn quirk2_mode_c_draws_last_instance_without_blank_line() {
@@ -246,7 +248,7 @@ fn quirk2_mode_c_draws_last_instance_without_blank_line() {
     assert_eq!(pdf_page_count(&pdf), 2);
 }
 
-/// Quirk 3: mode A never draws the last instance without a blank line
+/// docs/compatibility.md#analyze-quirk-3: mode A never draws the last instance without a blank line
 /// after it, and re-draws an instance with an empty name after a double
 /// blank line.
 #[test]
@@ -275,7 +277,7 @@ fn quirk3_mode_a_draws_every_instance_once() {
     assert_eq!(pdf_page_count(&pdf), 4);
 }
 
-/// Quirk 7: X values are sample ordinals within the instance; the original
+/// docs/compatibility.md#analyze-quirk-7: X values are sample ordinals within the instance; the original
 /// uses row positions in the section, so its second instance starts at 8.
 #[test]
 fn quirk7_x_is_sample_ordinal_within_instance() {
@@ -343,7 +345,7 @@ fn csv_fields(line: &str) -> Vec<String> {
     out
 }
 
-/// Quirk 15: a banner-less (`--result-dir`) file is device 0; the original
+/// docs/compatibility.md#analyze-quirk-15: a banner-less (`--result-dir`) file is device 0; the original
 /// says "Device 0 not found".
 #[test]
 fn quirk15_bannerless_file_is_device_0() {
@@ -366,7 +368,7 @@ fn quirk15_bannerless_file_is_device_0() {
     assert_eq!(pdf_page_count(&pdf), 7);
 }
 
-/// Quirk 16: "hsa been" in the mode D message.
+/// docs/compatibility.md#analyze-quirk-16: "hsa been" in the mode D message.
 #[test]
 fn quirk16_mode_d_message_spelled_right() {
     let dir = tempfile::tempdir().unwrap();
@@ -391,7 +393,7 @@ fn quirk16_mode_d_message_spelled_right() {
     assert!(!text.contains("hsa been"));
 }
 
-/// Quirk 17: handled errors exit 0 in the original; ours exit non-zero
+/// docs/compatibility.md#analyze-quirk-17: handled errors exit 0 in the original; ours exit non-zero
 /// with the original's message.
 #[test]
 fn quirk17_handled_errors_exit_non_zero() {
@@ -403,7 +405,7 @@ fn quirk17_handled_errors_exit_non_zero() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out), "analyze: Error: -o/--output is missing\n");
     assert!(!dir.path().join("x.pdf").exists());
-    // The device is checked first (scripts.md 1.2 step 8 before step 10).
+    // The device is checked first (docs/compatibility.md#analyze-input-checks: before telling metric from stall).
     let out = run_in(dir.path(), &[&sampling(), "-d", "2", "-o", "x.pdf"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).ends_with("sampling.csv: Device 2 not found in input file\n"));
@@ -646,7 +648,7 @@ fn html_output_is_self_contained() {
 }
 
 /// `-b` divides each metric by the same row's `GpuTime[ns]`, as the
-/// original does (scripts.md 1.6.2): checked value by value, bit for bit.
+/// original does (docs/compatibility.md#analyze-pages): checked value by value, bit for bit.
 #[test]
 fn throughput_is_metric_divided_by_gpu_time() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use unitrace_system_tests::expected;
+
 fn analyze() -> Command {
     Command::new(env!("CARGO_BIN_EXE_analyze"))
 }
@@ -45,24 +47,55 @@ fn without_instance_id(original: Vec<u8>, name: &str) -> Vec<u8> {
     text.replace(ITEM, "").into_bytes()
 }
 
-/// Runs `analyze -l` on every `*.csv` of `dir`, to stdout and with `-o`,
-/// and compares with the `*.list.txt` next to it (passed through `adjust`).
-/// Returns the failures.
-fn check_dir(dir: &Path, adjust: fn(Vec<u8>, &str) -> Vec<u8>) -> (usize, Vec<String>) {
+/// Which expected listings a check compares with (tests/README.md,
+/// "Expected files").
+#[derive(Clone, Copy, PartialEq)]
+enum Expected {
+    /// `NAME.orig.list.txt`, the original's listing, for every input
+    /// without a `NAME.fixed.list.txt`.
+    Original,
+    /// `NAME.fixed.list.txt`, ours where the original is wrong (rewritten
+    /// under `BLESS=1`).
+    Fixed,
+}
+
+/// Runs `analyze -l` on the `*.csv` of `dir` that have the `kind` of
+/// expected listing, to stdout and with `-o`, and compares with it (passed
+/// through `adjust`). Returns the number of inputs checked and the failures.
+fn check_dir(
+    dir: &Path,
+    kind: Expected,
+    adjust: fn(Vec<u8>, &str) -> Vec<u8>,
+) -> (usize, Vec<String>) {
     let out_dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
-    let files = csv_files(dir);
-    for input in &files {
+    let mut checked = 0;
+    for input in &csv_files(dir) {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
-        let expected_path = input.with_extension("list.txt");
-        let expected = match fs::read(&expected_path) {
+        let fixed_path = input.with_extension("fixed.list.txt");
+        if fixed_path.exists() != (kind == Expected::Fixed) {
+            continue;
+        }
+        checked += 1;
+        let out = analyze().arg("-l").arg(input).output().unwrap();
+        let expected_path = match kind {
+            Expected::Original => input.with_extension("orig.list.txt"),
+            Expected::Fixed => fixed_path,
+        };
+        let expected = match kind {
+            Expected::Original => fs::read(&expected_path),
+            Expected::Fixed if out.status.success() && out.stderr.is_empty() => {
+                Ok(expected::file(&expected_path, &out.stdout))
+            }
+            Expected::Fixed => fs::read(&expected_path),
+        };
+        let expected = match expected {
             Ok(e) => adjust(e, &name),
             Err(e) => {
                 failures.push(format!("{name}: no expected listing: {e}"));
                 continue;
             }
         };
-        let out = analyze().arg("-l").arg(input).output().unwrap();
         if !out.status.success() || !out.stderr.is_empty() {
             failures.push(format!(
                 "{name}: exit {:?}, stderr {}",
@@ -101,7 +134,7 @@ fn check_dir(dir: &Path, adjust: fn(Vec<u8>, &str) -> Vec<u8>) -> (usize, Vec<St
             Err(e) => failures.push(format!("{name}: -o file not written: {e}")),
         }
     }
-    (files.len(), failures)
+    (checked, failures)
 }
 
 fn first_difference(got: &[u8], want: &[u8]) -> String {
@@ -125,7 +158,7 @@ fn first_difference(got: &[u8], want: &[u8]) -> String {
 /// (`without_instance_id`).
 #[test]
 fn listings_match_the_original_script() {
-    let (count, failures) = check_dir(&testdata(), without_instance_id);
+    let (count, failures) = check_dir(&testdata(), Expected::Original, without_instance_id);
     assert!(count >= 17, "only {count} golden inputs found");
     assert!(
         failures.is_empty(),
@@ -135,12 +168,13 @@ fn listings_match_the_original_script() {
 }
 
 /// Inputs on which the original is wrong; the expected listings were
-/// written by hand (testdata/metrics/fixed/README.md gives the reason for
-/// each: scripts.md 1.11 quirks 4, 5 and 15, and the trailing-separator
+/// written by hand (testdata/metrics/README.md gives the reason for
+/// each: docs/compatibility.md#analyze-quirk-4, #analyze-quirk-5 and
+/// #analyze-quirk-15, and the trailing-separator
 /// column pandas names `Unnamed: N`).
 #[test]
 fn listings_where_the_original_is_wrong() {
-    let (count, failures) = check_dir(&testdata().join("fixed"), |e, _| e);
+    let (count, failures) = check_dir(&testdata(), Expected::Fixed, |e, _| e);
     assert!(count >= 8, "only {count} fixed inputs found");
     assert!(
         failures.is_empty(),

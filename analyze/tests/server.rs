@@ -1,14 +1,12 @@
 //! `analyze -q/-p` end to end: the real binary on a free port, HTTP over
-//! std::net (scripts.md 1.9 and the robustness list of issue 9).
-
-mod server_common;
+//! std::net (docs/compatibility.md#analyze-server and the robustness list of issue 9).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use server_common::*;
+use crate::server_common::*;
 
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 const CONV: &str = "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]";
@@ -48,11 +46,11 @@ fn answers_a_unitrace_link_with_the_instance_pdf() {
     // Two -m sets and one -b set: three pages, like the original.
     assert_pdf(&get(server.port(), &link(MAIN, 7)), 3);
     assert_pdf(&get(server.port(), &link(CONV, 19)), 3);
-    // The kernel of the link is not used, only the instance (scripts.md 1.9).
+    // The kernel of the link is not used, only the instance (docs/compatibility.md#analyze-server).
     assert_pdf(&get(server.port(), &link("anything", 25)), 3);
 }
 
-/// scripts.md 1.11 quirk 8: with three device sections the original cannot
+/// docs/compatibility.md#analyze-quirk-8: with three device sections the original cannot
 /// reach device 1; every section is indexed here.
 #[test]
 fn every_device_section_is_reachable() {
@@ -209,9 +207,7 @@ fn idle_connections_do_not_block_new_clients() {
 fn keep_alive_connections_get_several_answers() {
     let server = metric_server();
     let mut stream = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let request = "GET /k/abc HTTP/1.1\r\nHost: x\r\n\r\n";
     stream
         .write_all(

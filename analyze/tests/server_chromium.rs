@@ -2,12 +2,10 @@
 //! `chromium`, installed by scripts/test.sh) loads `?format=html` from the
 //! running server and the DOM it builds must hold the charts.
 
-mod server_common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server_common::*;
+use crate::server_common::*;
 
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 

@@ -1,18 +1,15 @@
 //! `analyze -p`: TLS with the given PEM files, or a self-signed certificate
-//! generated in process (scripts.md 1.9).
-
-mod server_common;
+//! generated in process (docs/compatibility.md#analyze-server).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
 
+use crate::server_common::*;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
-use server_common::*;
 
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 
@@ -25,9 +22,7 @@ fn tls_get(port: u16, config: Arc<rustls::ClientConfig>, target: &str) -> Respon
     let name = ServerName::try_from("localhost").unwrap();
     let connection = rustls::ClientConnection::new(config, name).unwrap();
     let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut tls = rustls::StreamOwned::new(connection, socket);
     write!(
         tls,

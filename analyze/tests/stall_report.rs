@@ -3,17 +3,17 @@
 //! `testdata/stall_report/` (see its README for how they were made).
 //!
 //! Our report must equal the original's line by line, except for these
-//! deliberate fixes of scripts.md 1.11, each checked here:
-//! * quirk 13: equal stall counts keep their file order (the original's
+//! deliberate fixes of docs/compatibility.md#analyze, each checked here:
+//! * docs/compatibility.md#analyze-quirk-13: equal stall counts keep their file order (the original's
 //!   pandas sort is unstable): `same_modulo_tie_order` checks that the
 //!   reports list the same counts in the same order and identical entries
-//!   for every address they both list; `expected_report.txt` pins ours;
-//! * quirk 11: the dump folder is never written to (`dump_unchanged`), so a
+//!   for every address they both list; `report.fixed.txt` pins ours;
+//! * docs/compatibility.md#analyze-quirk-11: the dump folder is never written to (`dump_unchanged`), so a
 //!   dump without addresses is annotated in memory and the report names the
 //!   `.asm` rather than the `.asm.ip` the original wrote;
-//! * quirk 16: the `-r` file is only created when a report is written;
-//! * quirk 17: errors exit non-zero;
-//! * quirks 5, 6: multi-device files and digit-only IPs work.
+//! * docs/compatibility.md#analyze-quirk-16: the `-r` file is only created when a report is written;
+//! * docs/compatibility.md#analyze-quirk-17: errors exit non-zero;
+//! * docs/compatibility.md#analyze-quirk-5, #analyze-quirk-6: multi-device files and digit-only IPs work.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -22,6 +22,7 @@ use std::process::{Command, Output};
 
 use unitrace_core::stall_csv::{CsvReader, StallReader, StallRow};
 use unitrace_core::stall_report::{serde_json, STALL_NAMES};
+use unitrace_system_tests::expected;
 
 fn testdata(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -163,7 +164,7 @@ fn parse_report(text: &str) -> (Vec<String>, Vec<Entry>) {
 }
 
 /// Checks that `ours` equals `orig` except for the order of entries with
-/// equal counts (quirk 13) — including which of several tied entries a
+/// equal counts (docs/compatibility.md#analyze-quirk-13) — including which of several tied entries a
 /// `-n` limit keeps.
 fn same_modulo_tie_order(ours: &str, orig: &str, csv: &Path) {
     let rows = rows_by_kernel(csv);
@@ -214,7 +215,7 @@ fn run_case_named(case: &str, extra: &[&str], report: &str, pdf: &str) -> (Work,
     args.extend(["-s", "dump", "-r", report, "-o", pdf, &csv]);
     let out = work.run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
-    // Never write into the dump folder (quirk 11), byte for byte.
+    // Never write into the dump folder (docs/compatibility.md#analyze-quirk-11), byte for byte.
     assert_eq!(snapshot(&work.path("dump")), before, "dump folder changed");
     assert!(work.path(pdf).is_file());
     (work, out)
@@ -224,12 +225,12 @@ fn run_case_named(case: &str, extra: &[&str], report: &str, pdf: &str) -> (Work,
 fn source_markers_and_retried_kernel_match_original() {
     let (work, out) = run_case("src", &[]);
     let dir = testdata("src");
-    assert_eq!(stdout(&out), read(&dir.join("orig_stdout.txt")));
+    assert_eq!(stdout(&out), read(&dir.join("stdout.orig.txt")));
     let ours = read(&work.path("report.txt"));
-    assert_eq!(ours, read(&dir.join("expected_report.txt")));
+    assert_eq!(ours, expected::text(&dir.join("report.fixed.txt"), &ours));
     same_modulo_tie_order(
         &ours,
-        &read(&dir.join("orig_report.txt")),
+        &read(&dir.join("report.orig.txt")),
         &dir.join("stalls.csv"),
     );
     // The retry (`_1_`) compilation is the one used.
@@ -249,10 +250,10 @@ fn one_kernel_with_top_3_matches_original_exactly() {
         "k.pdf",
     );
     let dir = testdata("src");
-    assert_eq!(stdout(&out), read(&dir.join("orig_stdout_k.txt")));
+    assert_eq!(stdout(&out), read(&dir.join("stdout_k.orig.txt")));
     assert_eq!(
         read(&work.path("report_k.txt")),
-        read(&dir.join("orig_report_k.txt"))
+        read(&dir.join("report_k.orig.txt"))
     );
 }
 
@@ -260,10 +261,10 @@ fn one_kernel_with_top_3_matches_original_exactly() {
 fn top_0_matches_original_exactly() {
     let (work, out) = run_case_named("src", &["-n", "0"], "report_n0.txt", "n0.pdf");
     let dir = testdata("src");
-    assert_eq!(stdout(&out), read(&dir.join("orig_stdout_n0.txt")));
+    assert_eq!(stdout(&out), read(&dir.join("stdout_n0.orig.txt")));
     assert_eq!(
         read(&work.path("report_n0.txt")),
-        read(&dir.join("orig_report_n0.txt"))
+        read(&dir.join("report_n0.orig.txt"))
     );
 }
 
@@ -271,14 +272,14 @@ fn top_0_matches_original_exactly() {
 fn no_source_markers_unlimited_matches_original() {
     let (work, out) = run_case("nosrc", &["-n", "-1"]);
     let dir = testdata("nosrc");
-    assert_eq!(stdout(&out), read(&dir.join("orig_stdout.txt")));
+    assert_eq!(stdout(&out), read(&dir.join("stdout.orig.txt")));
     let ours = read(&work.path("report.txt"));
-    assert_eq!(ours, read(&dir.join("expected_report.txt")));
+    assert_eq!(ours, expected::text(&dir.join("report.fixed.txt"), &ours));
     assert!(ours.contains("Report of Stalls of Each Type\n"));
     assert!(!ours.contains("Line "));
     same_modulo_tie_order(
         &ours,
-        &read(&dir.join("orig_report.txt")),
+        &read(&dir.join("report.orig.txt")),
         &dir.join("stalls.csv"),
     );
 }
@@ -287,11 +288,11 @@ fn no_source_markers_unlimited_matches_original() {
 fn unannotated_dump_is_annotated_in_memory() {
     let (work, out) = run_case("raw", &[]);
     let dir = testdata("raw");
-    assert_eq!(stdout(&out), read(&dir.join("orig_stdout.txt")));
+    assert_eq!(stdout(&out), read(&dir.join("stdout.orig.txt")));
     let ours = read(&work.path("report.txt"));
-    assert_eq!(ours, read(&dir.join("expected_report.txt")));
-    // Quirk 11: the original names the .asm.ip it wrote into the dump.
-    let orig = read(&dir.join("orig_report.txt")).replace(".asm.ip\n", ".asm\n");
+    assert_eq!(ours, expected::text(&dir.join("report.fixed.txt"), &ours));
+    // docs/compatibility.md#analyze-quirk-11: the original names the .asm.ip it wrote into the dump.
+    let orig = read(&dir.join("report.orig.txt")).replace(".asm.ip\n", ".asm\n");
     same_modulo_tie_order(&ours, &orig, &dir.join("stalls.csv"));
     assert!(!snapshot(&work.path("dump"))
         .keys()
@@ -328,7 +329,7 @@ fn asm_ip_left_by_the_original_is_named_like_the_original() {
     }
     let out = work.run(&["-s", "dump", "-r", "r.txt", "-o", "c.pdf", &csv_arg("raw")]);
     assert!(out.status.success());
-    let orig = read(&testdata("raw").join("orig_report.txt"));
+    let orig = read(&testdata("raw").join("report.orig.txt"));
     same_modulo_tie_order(
         &read(&work.path("r.txt")),
         &orig,
@@ -475,7 +476,7 @@ fn by_line_sums_stalls_per_source_line_and_line_lists_instructions() {
 #[test]
 fn multi_device_file_and_digit_only_ips() {
     // Device 1 of a two-device file holds the src rows; a blank line
-    // precedes the second banner (quirk 5).
+    // precedes the second banner (docs/compatibility.md#analyze-quirk-5).
     let work = Work::new("src");
     let src = read(&testdata("src").join("stalls.csv"));
     let body = src.split_once("=== Device #0 Metrics ===\n").unwrap().1;
@@ -487,9 +488,9 @@ fn multi_device_file_and_digit_only_ips() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         read(&work.path("r.txt")),
-        read(&testdata("src").join("expected_report.txt"))
+        read(&testdata("src").join("report.fixed.txt"))
     );
-    // Digit-only IPs (quirk 6): keep only the triton rows whose IP has no
+    // Digit-only IPs (docs/compatibility.md#analyze-quirk-6): keep only the triton rows whose IP has no
     // letter; they are still hex offsets.
     let header = src
         .lines()
@@ -572,7 +573,7 @@ fn external_demangler_that_fails_falls_back_to_built_in() {
     assert!(stderr(&out).contains("is not found or fails to run"));
     assert_eq!(
         read(&work.path("r.txt")),
-        read(&testdata("src").join("orig_report_k.txt"))
+        read(&testdata("src").join("report_k.orig.txt"))
     );
 }
 
@@ -704,7 +705,7 @@ fn stall_addresses_not_in_the_asm_are_a_warning() {
 #[test]
 fn report_file_only_created_when_written() {
     let work = Work::new("src");
-    // Unknown kernel: error, and no empty -r file (quirks 16, 17).
+    // Unknown kernel: error, and no empty -r file (docs/compatibility.md#analyze-quirk-16, #analyze-quirk-17).
     let out = work.run(&[
         "-k",
         "main::{lambda(auto:1)#1}",

@@ -1,4 +1,4 @@
-//! The `categorize` tool: INI rules (formats f.1) to compiled JSON (f.2).
+//! The `categorize` tool: INI rules (docs/formats.md#category-ini) to compiled JSON (f.2).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,6 +9,7 @@ use unitrace_core::atomic::{ensure_not_input, write_atomic};
 use unitrace_core::category_schema::compile_rules;
 use unitrace_core::cli::warn;
 use unitrace_core::ini_schema::{parse_ini, IniOptions};
+use unitrace_core::whole_file::{read_capped, MAX_INI_BYTES};
 use unitrace_core::InputError;
 
 #[derive(Parser, Debug, Clone)]
@@ -47,9 +48,7 @@ pub struct CategorizeArgs {
 
 pub fn run(args: &CategorizeArgs) -> Result<ExitCode> {
     ensure_not_input(&args.json, &[&args.ini])?;
-    let bytes =
-        unitrace_core::error::read_capped(&args.ini, unitrace_core::error::caps::SCHEMA_BYTES)
-            .map_err(|e| InputError::io(&args.ini, &e))?;
+    let bytes = read_capped(&args.ini, MAX_INI_BYTES, "category INI file")?;
     let text =
         String::from_utf8(bytes).map_err(|_| InputError::at_file(&args.ini, "not UTF-8 text"))?;
     let options = IniOptions {

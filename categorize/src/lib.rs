@@ -1,7 +1,5 @@
-//! Library part of the `categorize` and `summary` tools: command lines,
-//! aggregation and rendering over the parsers of unitrace-core.
+//! Library part of the `categorize` tool: the command line that compiles
+//! an INI file of kernel categories into the JSON schema `summary` reads
+//! (the parsers and the compiler are in unitrace-core).
 
 pub mod compile;
-pub mod pyagg;
-pub mod ranks;
-pub mod summary;

@@ -1,5 +1,5 @@
 //! `categorize` against categorize.py's outputs (testdata/categorize/README.md)
-//! and the deliberate differences of scripts.md 5 "Fix".
+//! and the deliberate differences of docs/compatibility.md#categorize.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,7 +41,7 @@ fn compile(ini: &Path, extra: &[&str]) -> (Vec<u8>, String) {
 #[test]
 fn llama_is_byte_identical_to_the_original() {
     let (got, stderr) = compile(&data("LLaMA.ini"), &[]);
-    assert_eq!(got, std::fs::read(data("LLaMA.json")).unwrap());
+    assert_eq!(got, std::fs::read(data("LLaMA.orig.json")).unwrap());
     assert!(stderr.is_empty(), "{stderr}");
     // The shipped copy of the rules compiles to the shipped JSON.
     let (shipped, _) = compile(&repo().join("schemas/LLaMA.ini"), &[]);
@@ -54,9 +54,12 @@ fn llama_is_byte_identical_to_the_original() {
 #[test]
 fn llama_variants_match_the_original() {
     let (got, _) = compile(&data("LLaMA.ini"), &["--no-remove-spaces"]);
-    assert_eq!(got, std::fs::read(data("LLaMA.nospaces.json")).unwrap());
+    assert_eq!(
+        got,
+        std::fs::read(data("LLaMA.orig.nospaces.json")).unwrap()
+    );
     let (got, _) = compile(&data("LLaMA.ini"), &["-vvv"]);
-    assert_eq!(got, std::fs::read(data("LLaMA.pretty.json")).unwrap());
+    assert_eq!(got, std::fs::read(data("LLaMA.orig.pretty.json")).unwrap());
     // Long-option spellings of argparse: --ini/--json and prefixes.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.json");
@@ -70,16 +73,16 @@ fn llama_variants_match_the_original() {
     assert!(o.status.success());
     assert_eq!(
         std::fs::read(&out).unwrap(),
-        std::fs::read(data("LLaMA.json")).unwrap()
+        std::fs::read(data("LLaMA.orig.json")).unwrap()
     );
 }
 
 #[test]
 fn edge_cases_match_the_original() {
     for (flags, golden) in [
-        (&[][..], "edge.json"),
-        (&["--no-remove-spaces"][..], "edge.nospaces.json"),
-        (&["-vv"][..], "edge.pretty.json"),
+        (&[][..], "edge.orig.json"),
+        (&["--no-remove-spaces"][..], "edge.orig.nospaces.json"),
+        (&["-vv"][..], "edge.orig.pretty.json"),
     ] {
         let (got, _) = compile(&data("edge.ini"), flags);
         assert_eq!(
@@ -92,7 +95,7 @@ fn edge_cases_match_the_original() {
 
 #[test]
 fn edge_cases_warn_where_the_original_is_silent() {
-    // scripts.md 5 "Fix": unknown condition, `;` line, a tag defined twice
+    // docs/compatibility.md#categorize-3: unknown condition, `;` line, a tag defined twice
     // with different conditions.
     let (_, stderr) = compile(&data("edge.ini"), &[]);
     let lines: Vec<&str> = stderr.lines().collect();
@@ -120,8 +123,8 @@ fn edge_cases_warn_where_the_original_is_silent() {
 
 #[test]
 fn ini_without_ends_with_section_compiles() {
-    // categorize.py fails with min() of an empty list (scripts.md 5 "Fix");
-    // expected tree derived by hand from formats f.2.
+    // categorize.py fails with min() of an empty list (docs/compatibility.md#categorize-2);
+    // expected tree derived by hand from docs/formats.md#category-json-tree.
     let dir = tempfile::tempdir().unwrap();
     let ini = dir.path().join("s.ini");
     std::fs::write(&ini, "[gemm]\ngemm\n[wallclock if equals to]\nWallclock\n").unwrap();
@@ -225,7 +228,7 @@ fn inductor_schema_trees_match_the_original_and_classify_inductor_names() {
     // Without the extension sections, the original writes the same trees.
     let ours: serde_json::Value = serde_json::from_slice(&shipped).unwrap();
     let base: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(data("inductor.base.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(data("inductor.base.orig.json")).unwrap()).unwrap();
     assert_eq!(ours["direct"], base["direct"]);
     assert_eq!(ours["reverse"], base["reverse"]);
 

@@ -1,5 +1,5 @@
 //! Compiled kernel-category schema: the JSON search tree written by
-//! `categorize` and read by `summary` (formats.md f.2, f.3).
+//! `categorize` and read by `summary` (docs/formats.md#category-json-tree, #category-json-lookup).
 //!
 //! Two halves:
 //! * building and writing: [`compile_rules`] turns INI rules into a
@@ -9,7 +9,7 @@
 //! * reading and looking up: [`CategorySchema::from_json`] accepts every file
 //!   categorize.py wrote (and ours, which may carry the `contains` / `matches`
 //!   extension lists after `reverse`) and [`CategorySchema::classify`]
-//!   implements the lookup of f.3 without its KeyError (scripts.md 4.5 #5).
+//!   implements the lookup of docs/formats.md#category-json-lookup without its KeyError (docs/compatibility.md#summary-5).
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -260,9 +260,9 @@ struct TreeTag {
 }
 
 /// Builds one search tree the way categorize.py's `build_search_tree` does
-/// (formats f.2), including its key order and last-definition-wins rule.
+/// (docs/formats.md#category-json-tree), including its key order and last-definition-wins rule.
 /// An empty tag list gives `{}` (the original fails with `min()` of an empty
-/// list; scripts.md 5 "Fix").
+/// list; docs/compatibility.md#categorize-2).
 fn build_tree(tags: Vec<TreeTag>) -> OrderedDict {
     let Some(length) = tags.iter().map(|t| t.chars.len()).min() else {
         return OrderedDict::new();
@@ -322,7 +322,7 @@ fn build_tree(tags: Vec<TreeTag>) -> OrderedDict {
     tree
 }
 
-/// Compiles INI rules into the JSON document of formats f.2:
+/// Compiles INI rules into the JSON document of docs/formats.md#category-json-tree:
 /// `{"ignore_spaces":…,"direct":…,"reverse":…}`, followed by `"contains"` and
 /// `"matches"` lists only when such rules exist (so files without extension
 /// rules stay byte-identical to categorize.py's).
@@ -374,9 +374,9 @@ pub type RuleId = u32;
 
 /// Category of a device kernel (or memory command) that no rule matches:
 /// summary.py passes `device` as the default for the kernels of the device
-/// table (formats f.3, scripts.md 4).
+/// table (docs/formats.md#category-json-lookup, docs/compatibility.md#summary).
 pub const DEFAULT_DEVICE_CATEGORY: &str = "device";
-/// Category of a CCL function that no rule matches (formats f.3).
+/// Category of a CCL function that no rule matches (docs/formats.md#category-json-lookup).
 pub const DEFAULT_COMM_CATEGORY: &str = "comm";
 
 /// How a rule of a compiled schema matches (recovered from the tree shape).
@@ -429,12 +429,12 @@ pub struct SearchTree {
 }
 
 impl SearchTree {
-    /// Lookup of formats f.3: the deepest "starts with" category on the
+    /// Lookup of docs/formats.md#category-json-lookup: the deepest "starts with" category on the
     /// path, or the "equals to" category when the name ends exactly at a
     /// node that has one. Where summary.py raises KeyError (name consumed at
     /// a node whose `next` has no `""`, e.g. an empty name or a name equal to
     /// a starts-with tag that prefixes a longer tag) this returns the
-    /// category found so far (scripts.md 4.5 #5).
+    /// category found so far (docs/compatibility.md#summary-5).
     pub fn search(&self, name: &str) -> Option<RuleId> {
         if self.nodes.is_empty() {
             return None;
@@ -828,7 +828,7 @@ mod tests {
         assert_eq!(cat(&s, "Wallclock2"), None);
         assert_eq!(cat(&s, "gemm_big_1"), Some("mm"));
         // Exactly a starts-with tag that prefixes a longer tag: KeyError in
-        // summary.py (scripts.md 4.5 #5); here the tag's own category.
+        // summary.py (docs/compatibility.md#summary-5); here the tag's own category.
         assert_eq!(cat(&s, "gemm"), Some("mm"));
         assert_eq!(cat(&s, ""), None);
         assert_eq!(cat(&s, "oneCCL::API::SYNC"), Some("sync"));

@@ -1,9 +1,10 @@
-//! Low-level reader shared by the metric CSV (formats (a)) and stall CSV
-//! (formats (b)) parsers: splits a file into device sections, finds each
+//! Low-level reader shared by the metric CSV (docs/formats.md#metric-csv) and stall CSV
+//! (docs/formats.md#stall-csv) parsers: splits a file into device sections, finds each
 //! section's header, and hands out data rows and instance separators as
 //! borrowed [`Event`]s, one line at a time, from one reused buffer.
 //!
-//! Layout rules (formats a.2, a.9, b.4; scripts.md 1.3, 1.4):
+//! Layout rules (docs/formats.md#metric-csv-layout, #metric-csv-reading,
+//! #stall-csv-layout; docs/compatibility.md#analyze-sections):
 //! * a *banner* is a line containing both `=== Device` and `Metrics ===`; the
 //!   device number is the first whitespace-separated token starting with `#`;
 //! * the *header* of a section is the first line after the banner that starts
@@ -49,8 +50,8 @@ const BANNER_END: &[u8] = b"Metrics ===";
 const STALL_HEADER_MARK: &[u8] = b"OtherStall[Events]";
 const METRIC_HEADER_PREFIX: &[u8] = b"Kernel,";
 
-/// Whether a section holds hardware metrics (formats (a)) or stall samples
-/// (formats (b)); decided by its header line (scripts.md 1.2 step 9).
+/// Whether a section holds hardware metrics (docs/formats.md#metric-csv) or stall samples
+/// (docs/formats.md#stall-csv); decided by its header line (docs/compatibility.md#analyze-input-checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileKind {
     Metric,
@@ -180,13 +181,13 @@ impl Header {
             .map(|(i, c)| (i, c.as_str()))
     }
 
-    /// Columns `analyze -l` lists under `Metric` (scripts.md 1.5): metric
+    /// Columns `analyze -l` lists under `Metric` (docs/compatibility.md#analyze-list): metric
     /// files: every column except `Kernel` and `GlobalInstanceId` up to and
     /// including `StreamMarker`; stall files: every column except `Kernel`
     /// and `IP[Address]` up to and including `OtherStall[Events]`.
     /// The original also lists `GlobalInstanceId`, which numbers kernel
     /// instances and is no metric (issue 3 names it among the original's
-    /// wrong results; scripts.md 1.5).
+    /// wrong results; docs/compatibility.md#analyze-list).
     pub fn listed_metrics(&self) -> Vec<&str> {
         let (skip, last): (&[&str], &str) = match self.kind {
             FileKind::Metric => (&["Kernel", "GlobalInstanceId"], "StreamMarker"),
@@ -351,9 +352,9 @@ impl SectionInfo {
     }
 }
 
-/// The section `analyze -d DEVICE` reads (scripts.md 1.4): the first section
+/// The section `analyze -d DEVICE` reads (docs/compatibility.md#analyze-sections): the first section
 /// whose banner carries `DEVICE`. A banner-less file is one section and is
-/// device 0 (scripts.md 1.11 quirk 15, fixed: the original rejects it).
+/// device 0 (docs/compatibility.md#analyze-quirk-15, fixed: the original rejects it).
 pub fn find_device_section(sections: &[SectionInfo], device: i64) -> Option<&SectionInfo> {
     if let Some(s) = sections.iter().find(|s| s.device == Some(device)) {
         return Some(s);
@@ -364,7 +365,7 @@ pub fn find_device_section(sections: &[SectionInfo], device: i64) -> Option<&Sec
     None
 }
 
-/// Opens an input file with the checks of scripts.md 1.2 steps 1-2 (wording
+/// Opens an input file with the checks of docs/compatibility.md#analyze-input-checks (wording
 /// kept, in our `FILE: problem` form).
 pub fn open_input(path: &Path) -> Result<File, InputError> {
     let meta = std::fs::metadata(path)
@@ -481,6 +482,9 @@ pub struct CsvReader<R> {
     /// looks at the first one only).
     prelude_text_seen: bool,
     done: bool,
+    /// The row the last `next_event` returned (see
+    /// [`CsvReader::current_row`]).
+    last_row: Option<(LineInfo, (usize, usize))>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -543,6 +547,7 @@ impl<R: Read> CsvReader<R> {
             fields: Vec::new(),
             prelude_text_seen: false,
             done: false,
+            last_row: None,
         }
     }
 
@@ -610,6 +615,7 @@ impl<R: Read> CsvReader<R> {
     /// Next event, or `None` at the end of the file (or of the section for
     /// [`CsvReader::for_section`]).
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, InputError> {
+        self.last_row = None;
         match self.queued {
             Queued::Nothing => {}
             Queued::Header => {
@@ -769,6 +775,7 @@ impl<R: Read> CsvReader<R> {
                     {
                         self.first_non_utf8_kernel = Some(line.number);
                     }
+                    self.last_row = Some((line, kernel));
                     // Borrowed again here (not `text` above) so that the
                     // borrow only lives on the path that returns it.
                     let text = self.src.text(&line);
@@ -784,6 +791,22 @@ impl<R: Read> CsvReader<R> {
                 }
             }
         }
+    }
+
+    /// The row the last [`CsvReader::next_event`] returned, again: lets a
+    /// caller that looped over events it passes on return the row without
+    /// holding the first borrow across iterations.
+    pub fn current_row(&self) -> Option<RawRow<'_>> {
+        let (line, kernel) = self.last_row?;
+        Some(RawRow {
+            text: self.src.text(&line),
+            kernel,
+            line: line.number,
+            offset: line.offset,
+            end_offset: line.next_offset,
+            header: self.header.as_ref()?,
+            path: &self.path,
+        })
     }
 
     /// Records the section being read as complete; returns (index, end).
@@ -826,7 +849,7 @@ impl<R: Read> CsvReader<R> {
     }
 }
 
-/// scripts.md 1.4: a banner contains both `=== Device` and `Metrics ===`.
+/// docs/compatibility.md#analyze-sections: a banner contains both `=== Device` and `Metrics ===`.
 pub fn is_banner(line: &[u8]) -> bool {
     memchr::memchr(b'=', line).is_some()
         && memmem::find(line, BANNER_START).is_some()
@@ -834,7 +857,7 @@ pub fn is_banner(line: &[u8]) -> bool {
 }
 
 /// Device number of a banner: the first whitespace-separated token that
-/// starts with `#` (scripts.md 1.5).
+/// starts with `#` (docs/compatibility.md#analyze-list).
 pub fn banner_device(line: &[u8]) -> Option<i64> {
     line.split(|b| b.is_ascii_whitespace())
         .find(|w| w.first() == Some(&b'#'))
@@ -842,7 +865,7 @@ pub fn banner_device(line: &[u8]) -> Option<i64> {
         .and_then(|s| s.parse().ok())
 }
 
-/// scripts.md 1.4: a header starts with `Kernel,` or contains
+/// docs/compatibility.md#analyze-sections: a header starts with `Kernel,` or contains
 /// `OtherStall[Events]`.
 pub fn is_header_line(line: &[u8]) -> bool {
     line.starts_with(METRIC_HEADER_PREFIX) || memmem::find(line, STALL_HEADER_MARK).is_some()
@@ -875,7 +898,7 @@ fn parse_field(line: &[u8], mut pos: usize) -> Result<(Field, usize), String> {
         let open = pos;
         let mut search = pos + 1;
         // The closing quote is the first `"` followed by optional blanks and
-        // then a comma or the end of the line (formats a.6).
+        // then a comma or the end of the line (docs/formats.md#metric-csv-kernel-name).
         while let Some(q) = memchr::memchr(b'"', &line[search..]) {
             let close = search + q;
             let mut after = close + 1;

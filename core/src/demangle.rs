@@ -1,11 +1,11 @@
-//! Demangling of the `//.kernel` symbols of IGC shader dumps (scripts.md
-//! 1.8.2), so they can be compared with the kernel names of a stall CSV.
+//! Demangling of the `//.kernel` symbols of IGC shader dumps
+//! (docs/compatibility.md#analyze-demangle), so they can be compared with the kernel names of a stall CSV.
 //!
 //! unitrace names a kernel by fully demangling its symbol and dropping a
 //! leading `typeinfo name for ` (SYCL kernels are typeinfo symbols). The
 //! original script asked `c++filt` and kept the raw symbol for everything
 //! that is not a typeinfo name, so OpenCL C++/ESIMD kernels never matched
-//! (scripts.md 1.11 quirk 10); the built-in demangler here does what
+//! (docs/compatibility.md#analyze-quirk-10); the built-in demangler here does what
 //! unitrace does, without a subprocess. `-g PROGRAM` still runs an external
 //! demangler for compatibility. Results are cached: a dump holds many files
 //! per kernel and the all-kernels mode looks every kernel up.
@@ -65,7 +65,7 @@ impl Demangler {
     /// path separator; a bare name is looked up in the current directory
     /// first (the original made it absolute relative to the current
     /// directory) and then on `PATH` (which the original could not do,
-    /// scripts.md 1.11 quirk 10).
+    /// docs/compatibility.md#analyze-quirk-10).
     pub fn external(program: &Path) -> Demangler {
         let has_separator = program.components().count() > 1;
         let resolved = if has_separator || program.is_file() {
@@ -172,7 +172,7 @@ mod tests {
             "triton_poi_fused_add_0"
         );
         assert_eq!(demangle_kernel_symbol("GEMM"), "GEMM");
-        // Non-typeinfo C++ symbols are demangled too (quirk 10 fixed).
+        // Non-typeinfo C++ symbols are demangled too (docs/compatibility.md#analyze-quirk-10 fixed).
         assert_eq!(demangle_kernel_symbol("_Z4gemmPfi"), "gemm(float*, int)");
     }
 

@@ -1,5 +1,5 @@
 //! Device description for the roofline: peak throughput per precision and
-//! bandwidth per memory level (formats (g) g.2 and g.3).
+//! bandwidth per memory level (docs/formats.md#device-config-csv and #device-config-json).
 //!
 //! Two forms are read:
 //! * the original two-column CSV (`key,value`, no header; `PlatformName`,
@@ -134,8 +134,11 @@ impl DeviceConfig {
 
     /// Reads a device file, JSON or legacy CSV.
     pub fn from_path(path: &Path) -> Result<DeviceConfig, InputError> {
-        let bytes = crate::error::read_capped(path, crate::error::caps::SMALL_FILE_BYTES)
-            .map_err(|e| InputError::io(path, &e))?;
+        let bytes = crate::whole_file::read_capped(
+            path,
+            crate::whole_file::MAX_SMALL_FILE_BYTES,
+            "device file",
+        )?;
         DeviceConfig::from_bytes(path, &bytes)
     }
 

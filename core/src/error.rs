@@ -75,45 +75,6 @@ impl InputError {
     }
 }
 
-/// Size caps of the formats read whole (docs/robustness.md#bounds): far
-/// above any real file, low enough that `/dev/zero` or a wrong file fails
-/// at once instead of filling memory.
-pub mod caps {
-    /// `analyze -f` option files, device configs, PEM files.
-    pub const SMALL_FILE_BYTES: u64 = 1 << 20;
-    /// Category schemas: INI (categorize) and compiled JSON (summary,
-    /// mergetrace `--schema`).
-    pub const SCHEMA_BYTES: u64 = 64 << 20;
-}
-
-/// Reads a whole file of at most `limit` bytes; a bigger one (or an endless
-/// device) is an `InvalidData` error that says so, after reading at most
-/// `limit + 1` bytes.
-pub fn read_capped(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "file larger than {}: not a file of this kind",
-                human_bytes(limit)
-            ),
-        ));
-    }
-    Ok(bytes)
-}
-
-fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else {
-        format!("{n} bytes")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,19 +85,5 @@ mod tests {
         assert_eq!(e.to_string(), "a.csv:12: row has 3 fields, header has 5");
         let e = InputError::at_file(Path::new("b.csv"), "file is empty");
         assert_eq!(e.to_string(), "b.csv: file is empty");
-    }
-
-    #[test]
-    fn read_capped_stops_after_the_limit() {
-        let err = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "file larger than 1 MiB: not a file of this kind"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, b"12345").unwrap();
-        assert_eq!(read_capped(&p, 5).unwrap(), b"12345");
-        assert!(read_capped(&p, 4).is_err());
     }
 }

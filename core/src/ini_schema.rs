@@ -1,5 +1,5 @@
 //! Kernel-category rules in INI form, the input of `categorize`
-//! (formats.md f.1, scripts.md 5).
+//! (docs/formats.md#category-ini, docs/compatibility.md#categorize).
 //!
 //! Hand-written instead of an INI crate: the format is Python `configparser`
 //! with `:=` as the only delimiter, `#` as the only comment prefix and
@@ -15,7 +15,7 @@
 //! already there); category = text before the first ` if `, stripped, cut at
 //! the first `.`; the condition is the rest with spaces and tabs removed.
 //!
-//! What is fixed (scripts.md 5 "Fix"): unknown conditions, `;` lines, a
+//! What is fixed (docs/compatibility.md#categorize): unknown conditions, `;` lines, a
 //! repeated tag in one section and a repeated section give warnings instead of
 //! silence or a traceback; two extension conditions, `contains` and
 //! `matches regex`, exist.
@@ -347,7 +347,7 @@ fn section_meaning(
 
 /// Warns when one tag string is given twice in the same search tree with a
 /// different condition or category: in the compiled tree the later one
-/// silently replaces the earlier one (formats f.2).
+/// silently replaces the earlier one (docs/formats.md#category-json-tree).
 fn warn_conflicts(rules: &[IniRule], default_lines: &HashSet<u64>, warnings: &mut Vec<IniWarning>) {
     // "starts with" and "equals to" share the direct tree.
     let tree_of = |c: Condition| match c {

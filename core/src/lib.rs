@@ -1,7 +1,7 @@
 //! Shared parsing core of unitrace-tools.
 //!
-//! One module per input format (see `../shared/formats.md` in the design
-//! repository and ARCHITECTURE.md); every parser works over `impl BufRead`
+//! One module per input format (see docs/formats.md and
+//! ARCHITECTURE.md); every parser works over `impl BufRead`
 //! or `&[u8]`, streams, and reports problems as typed errors that carry the
 //! file and line they refer to. The CLIs (analyze, categorize, summary,
 //! roofline, mergetrace) only parse arguments, call into this crate and
@@ -19,7 +19,10 @@ pub mod demangle;
 pub mod device_config;
 pub mod ini_schema;
 pub mod metric_csv;
+pub mod pftrace;
+pub mod progress;
 pub mod pyfmt;
+pub mod result_dir;
 pub mod roofline_profile;
 pub mod shader_dump;
 pub mod shell_words;
@@ -27,5 +30,7 @@ pub mod stall_csv;
 pub mod stall_report;
 pub mod summary_tarball;
 pub mod summary_text;
+pub mod timeline;
 pub mod trace;
 pub mod trace_decimal;
+pub mod whole_file;

@@ -1,6 +1,6 @@
-//! Hardware metric CSVs written by `unitrace -q` / `-k` (formats (a)):
+//! Hardware metric CSVs written by `unitrace -q` / `-k` (docs/formats.md#metric-csv):
 //! typed rows and the kernel-instance grouping the original
-//! analyzeperfmetrics.py uses (scripts.md 1.5, 1.6.3).
+//! analyzeperfmetrics.py uses (docs/compatibility.md#analyze-list, #analyze-instances).
 //!
 //! The section/line/field machinery is shared with stall CSVs and lives in
 //! [`crate::csv_sections`]; its main types are re-exported here.
@@ -107,8 +107,8 @@ impl MetricRow {
     }
 
     /// The original's 0-based row index of this row in its section: lines
-    /// after the header, blank ones included (scripts.md 1.3); the X values
-    /// of the original's metric charts (scripts.md 1.6.2).
+    /// after the header, blank ones included (docs/compatibility.md#analyze-sections); the X values
+    /// of the original's metric charts (docs/compatibility.md#analyze-pages).
     pub fn section_row(&self, header: &Header) -> u64 {
         self.line.saturating_sub(header.line() + 1)
     }
@@ -143,7 +143,7 @@ pub struct KernelInstance {
     /// Kernel name (with shape) of the first row.
     pub kernel: String,
     /// 1-based ordinal per (section, exact kernel string), as the original
-    /// numbers instances for `-i` (scripts.md 1.6.3).
+    /// numbers instances for `-i` (docs/compatibility.md#analyze-instances).
     pub ordinal: u32,
     /// 1-based line numbers of the first and last row.
     pub first_line: u64,
@@ -158,37 +158,145 @@ pub struct KernelInstance {
     pub rows: Vec<MetricRow>,
 }
 
-/// Groups the rows of a metric CSV into [`KernelInstance`]s, streaming.
+/// The first row of a kernel instance, as shown to an
+/// [`InstanceReader`]'s selection hook: enough to decide whether the
+/// instance's rows are wanted.
+#[derive(Debug, Clone, Copy)]
+pub struct InstanceHead<'a> {
+    /// Index of the section in the file (0-based, file order).
+    pub section: usize,
+    /// Banner device number; `None` for a banner-less file.
+    pub device: Option<i64>,
+    /// Kind of the section's header.
+    pub kind: FileKind,
+    /// Kernel name (with shape) of the first row.
+    pub kernel: &'a str,
+    /// 1-based ordinal per (section, exact kernel string).
+    pub ordinal: u32,
+}
+
+/// Where one kernel instance is and what it is; `kernel` indexes the
+/// section's kernel table ([`InstanceReader::section_kernels`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstanceSpan {
+    pub section: usize,
+    pub device: Option<i64>,
+    /// Position of the instance's kernel in the section's kernel table
+    /// (order of first appearance).
+    pub kernel: usize,
+    /// 1-based ordinal per (section, exact kernel string).
+    pub ordinal: u32,
+    /// Whether the selection hook wanted the instance's rows.
+    pub selected: bool,
+    /// 1-based line numbers of the first and last row.
+    pub first_line: u64,
+    pub last_line: u64,
+    /// Byte offsets: start of the first row, just past the last row's line
+    /// end.
+    pub start: u64,
+    pub end: u64,
+    /// Rows so far (all rows once the instance has ended).
+    pub row_count: u64,
+}
+
+/// One kernel of a section: its name and how many instances it has so far,
+/// in the order kernels first appear (the order of `analyze -l` and of the
+/// original's mode B, docs/compatibility.md#analyze-list / #analyze-instances).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionKernel {
+    pub name: String,
+    pub instances: u32,
+}
+
+/// One step of [`InstanceReader::next_event`]: the section structure of the
+/// file with rows grouped into kernel instances. Borrowed from the reader
+/// until the next call.
+#[derive(Debug)]
+pub enum InstanceEvent<'a> {
+    /// A section starts; its kernel table starts empty.
+    SectionStart { index: usize, device: Option<i64> },
+    /// The header of the current section.
+    Header(&'a Header),
+    /// A row of an instance the selection hook wanted; rows of the other
+    /// instances are passed over without being shown.
+    Row {
+        instance: InstanceSpan,
+        row: RawRow<'a>,
+    },
+    /// An instance ended (wanted or not): at a separator, at the end of its
+    /// section or of the file.
+    End(InstanceSpan),
+    /// The current section ended; its kernel table is complete.
+    SectionEnd { index: usize },
+}
+
+/// Decides, at the first row of each instance, whether its rows are
+/// wanted (see [`InstanceReader::with_selection`]).
+pub type Selection = Box<dyn FnMut(&InstanceHead<'_>) -> bool + Send>;
+
+/// The one grouping of CSV rows into kernel instances, used by every
+/// consumer (listing, charts, the chart server's index): an instance is a
+/// maximal run of data rows of one section, ended by a separator (blank
+/// line, empty-kernel row, repeated header) or by the end of the section /
+/// file, named after its first row and numbered per (section, kernel).
 ///
 /// Unlike the original, the end of a section or of the file also ends an
 /// instance, so the last instance of a sampling file is not lost
-/// (scripts.md 1.11 quirks 3 and 4).
+/// (docs/compatibility.md#analyze-quirk-3, #analyze-quirk-4).
+///
+/// [`InstanceReader::next_event`] streams sections, headers, the rows of
+/// the selected instances and the end of every instance;
+/// [`InstanceReader::next_instance`] collects whole [`KernelInstance`]s on
+/// top of it.
 pub struct InstanceReader<R> {
-    csv: CsvReader<R>,
+    groups: Grouping<R>,
     keep_rows: bool,
     /// Columns to parse (`None`: all), by index in the current header,
     /// computed from `wanted_names` at each header.
     wanted: Option<Vec<bool>>,
     wanted_names: Vec<String>,
-    section: usize,
-    device: Option<i64>,
-    ordinals: HashMap<String, u32>,
-    building: Option<KernelInstance>,
     fields: Vec<Field>,
 }
 
+/// The state of the grouping proper, apart from what
+/// [`InstanceReader::next_instance`] needs while a row is borrowed.
+struct Grouping<R> {
+    csv: CsvReader<R>,
+    select: Selection,
+    section: usize,
+    device: Option<i64>,
+    kernels: Vec<SectionKernel>,
+    positions: HashMap<String, usize>,
+    building: Option<InstanceSpan>,
+    /// A `SectionEnd` to report after the `End` of the instance it ended.
+    pending_section_end: Option<usize>,
+}
+
 impl<R: Read> InstanceReader<R> {
-    /// Instances with their parsed rows.
+    /// Every instance with its rows (see [`InstanceReader::next_instance`]).
     pub fn new(csv: CsvReader<R>) -> InstanceReader<R> {
+        InstanceReader::with_selection(csv, Box::new(|_| true))
+    }
+
+    /// Instances whose rows are shown (as [`InstanceEvent::Row`], or parsed
+    /// by [`InstanceReader::next_instance`]) only when `select` says so at
+    /// their first row; the others are still grouped, numbered and ended,
+    /// which is much faster.
+    pub fn with_selection(csv: CsvReader<R>, select: Selection) -> InstanceReader<R> {
         InstanceReader {
-            csv,
+            groups: Grouping {
+                csv,
+                select,
+                section: 0,
+                device: None,
+                kernels: Vec::new(),
+                positions: HashMap::new(),
+                building: None,
+                pending_section_end: None,
+            },
             keep_rows: true,
             wanted: None,
             wanted_names: Vec::new(),
-            section: 0,
-            device: None,
-            ordinals: HashMap::new(),
-            building: None,
             fields: Vec::new(),
         }
     }
@@ -196,7 +304,7 @@ impl<R: Read> InstanceReader<R> {
     /// Instances without rows (names, ordinals, positions and row counts
     /// only): what listings need, and much faster.
     pub fn without_rows(csv: CsvReader<R>) -> InstanceReader<R> {
-        let mut r = InstanceReader::new(csv);
+        let mut r = InstanceReader::with_selection(csv, Box::new(|_| false));
         r.keep_rows = false;
         r
     }
@@ -212,79 +320,176 @@ impl<R: Read> InstanceReader<R> {
     }
 
     pub fn csv(&self) -> &CsvReader<R> {
-        &self.csv
+        &self.groups.csv
     }
 
     pub fn into_csv(self) -> CsvReader<R> {
-        self.csv
+        self.groups.csv
     }
 
-    /// The next complete instance, in file order.
+    /// The kernels of the current section so far, in order of first
+    /// appearance, with their instance counts; complete at
+    /// [`InstanceEvent::SectionEnd`].
+    pub fn section_kernels(&self) -> &[SectionKernel] {
+        &self.groups.kernels
+    }
+
+    /// The next step through the file.
+    pub fn next_event(&mut self) -> Result<Option<InstanceEvent<'_>>, InputError> {
+        let event = self.groups.next_event()?;
+        if let (Some(InstanceEvent::Header(h)), Some(wanted)) = (&event, &mut self.wanted) {
+            wanted.clear();
+            wanted.extend(h.columns().iter().map(|c| self.wanted_names.contains(c)));
+        }
+        Ok(event)
+    }
+
+    /// The next complete instance, in file order, with its rows parsed
+    /// when it is selected (and the reader keeps rows).
     pub fn next_instance(&mut self) -> Result<Option<KernelInstance>, InputError> {
+        let keep_rows = self.keep_rows;
+        let mut rows = Vec::new();
         loop {
-            let Some(event) = self.csv.next_event()? else {
-                return Ok(self.building.take());
+            let event = self.groups.next_event()?;
+            if let (Some(InstanceEvent::Header(h)), Some(wanted)) = (&event, &mut self.wanted) {
+                wanted.clear();
+                wanted.extend(h.columns().iter().map(|c| self.wanted_names.contains(c)));
+            }
+            let Some(event) = event else {
+                return Ok(None);
             };
             match event {
-                Event::SectionStart { index, device, .. } => {
-                    self.section = index;
-                    self.device = device;
-                    self.ordinals.clear();
-                }
-                Event::Header(h) => {
-                    if let Some(wanted) = &mut self.wanted {
-                        wanted.clear();
-                        wanted.extend(h.columns().iter().map(|c| self.wanted_names.contains(c)));
+                InstanceEvent::Row { row, .. } => {
+                    if !keep_rows {
+                        continue;
                     }
-                }
-                Event::Row(row) => {
-                    if self.keep_rows && row.header().kind() == FileKind::Stall {
+                    if row.header().kind() == FileKind::Stall {
                         return Err(
                             row.error("this is a stall-sampling section, not hardware metrics")
                         );
                     }
+                    rows.push(MetricRow::from_raw_columns(
+                        &row,
+                        &mut self.fields,
+                        self.wanted.as_deref(),
+                    )?);
+                }
+                InstanceEvent::End(span) => {
+                    return Ok(Some(KernelInstance {
+                        section: span.section,
+                        device: span.device,
+                        kernel: self.groups.kernels[span.kernel].name.clone(),
+                        ordinal: span.ordinal,
+                        first_line: span.first_line,
+                        last_line: span.last_line,
+                        byte_range: span.start..span.end,
+                        row_count: span.row_count,
+                        rows,
+                    }));
+                }
+                InstanceEvent::SectionStart { .. }
+                | InstanceEvent::Header(_)
+                | InstanceEvent::SectionEnd { .. } => {}
+            }
+        }
+    }
+}
+
+impl<R: Read> Grouping<R> {
+    fn next_event(&mut self) -> Result<Option<InstanceEvent<'_>>, InputError> {
+        if let Some(index) = self.pending_section_end.take() {
+            return Ok(Some(InstanceEvent::SectionEnd { index }));
+        }
+        /// What to do with one CSV event; owned, so that the event's borrow
+        /// ends before the loop goes on (a borrowed header or row is taken
+        /// again from the reader on the path that returns it).
+        enum Step {
+            Next,
+            Header,
+            Row(InstanceSpan),
+            Return(InstanceEvent<'static>),
+        }
+        loop {
+            let step = match self.csv.next_event()? {
+                None => Step::Return(match self.building.take() {
+                    Some(inst) => InstanceEvent::End(inst),
+                    None => return Ok(None),
+                }),
+                Some(Event::SectionStart { index, device, .. }) => {
+                    self.section = index;
+                    self.device = device;
+                    self.kernels.clear();
+                    self.positions.clear();
+                    Step::Return(InstanceEvent::SectionStart { index, device })
+                }
+                Some(Event::Header(_)) => Step::Header,
+                Some(Event::Row(row)) => {
                     let inst = match &mut self.building {
                         Some(inst) => inst,
                         None => {
-                            let kernel = row.kernel().into_owned();
-                            let ordinal = match self.ordinals.get_mut(kernel.as_str()) {
-                                Some(n) => {
-                                    *n += 1;
-                                    *n
-                                }
+                            let kernel = row.kernel();
+                            let position = match self.positions.get(kernel.as_ref()) {
+                                Some(&i) => i,
                                 None => {
-                                    self.ordinals.insert(kernel.clone(), 1);
-                                    1
+                                    let name = kernel.into_owned();
+                                    self.positions.insert(name.clone(), self.kernels.len());
+                                    self.kernels.push(SectionKernel { name, instances: 0 });
+                                    self.kernels.len() - 1
                                 }
                             };
-                            self.building.insert(KernelInstance {
+                            let entry = &mut self.kernels[position];
+                            entry.instances += 1;
+                            let selected = (self.select)(&InstanceHead {
                                 section: self.section,
                                 device: self.device,
-                                kernel,
-                                ordinal,
+                                kind: row.header().kind(),
+                                kernel: &entry.name,
+                                ordinal: entry.instances,
+                            });
+                            self.building.insert(InstanceSpan {
+                                section: self.section,
+                                device: self.device,
+                                kernel: position,
+                                ordinal: entry.instances,
+                                selected,
                                 first_line: row.line(),
                                 last_line: row.line(),
-                                byte_range: row.offset()..row.end_offset(),
+                                start: row.offset(),
+                                end: row.end_offset(),
                                 row_count: 0,
-                                rows: Vec::new(),
                             })
                         }
                     };
                     inst.last_line = row.line();
-                    inst.byte_range.end = row.end_offset();
+                    inst.end = row.end_offset();
                     inst.row_count += 1;
-                    if self.keep_rows {
-                        inst.rows.push(MetricRow::from_raw_columns(
-                            &row,
-                            &mut self.fields,
-                            self.wanted.as_deref(),
-                        )?);
+                    if inst.selected {
+                        Step::Row(*inst)
+                    } else {
+                        Step::Next
                     }
                 }
-                Event::Separator { .. } | Event::SectionEnd { .. } => {
-                    if let Some(inst) = self.building.take() {
-                        return Ok(Some(inst));
+                Some(Event::Separator { .. }) => match self.building.take() {
+                    Some(inst) => Step::Return(InstanceEvent::End(inst)),
+                    None => Step::Next,
+                },
+                Some(Event::SectionEnd { index, .. }) => Step::Return(match self.building.take() {
+                    Some(inst) => {
+                        self.pending_section_end = Some(index);
+                        InstanceEvent::End(inst)
                     }
+                    None => InstanceEvent::SectionEnd { index },
+                }),
+            };
+            match step {
+                Step::Next => {}
+                Step::Return(event) => return Ok(Some(event)),
+                Step::Header => return Ok(self.csv.header().map(InstanceEvent::Header)),
+                Step::Row(instance) => {
+                    return Ok(self
+                        .csv
+                        .current_row()
+                        .map(|row| InstanceEvent::Row { instance, row }))
                 }
             }
         }
@@ -377,7 +582,7 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
                 (Some(0), "q", 1, 8, 1),
                 (Some(0), k, 2, 11, 1),
                 // The last instance has no blank line after it: the end of
-                // the file ends it (scripts.md 1.11 quirk 4, fixed).
+                // the file ends it (docs/compatibility.md#analyze-quirk-4, fixed).
                 (Some(1), "q", 1, 17, 2),
             ]
         );
@@ -431,6 +636,65 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         assert!(row.values[1].is_nan() && row.values[2].is_nan());
         assert_eq!(row.values[3], 88.5);
         assert_eq!(all[3].rows[1].values[3], 8.0);
+    }
+
+    #[test]
+    fn selection_hook_shows_only_wanted_rows_and_ends_every_instance() {
+        let csv = CsvReader::new(SAMPLING.as_bytes(), Path::new("m.csv"));
+        let mut heads = Vec::new();
+        let mut reader = InstanceReader::with_selection(
+            csv,
+            Box::new(|head| head.kernel == "q" && head.ordinal == 1),
+        );
+        let mut seen = Vec::new();
+        let mut tables = Vec::new();
+        while let Some(event) = reader.next_event().unwrap() {
+            let ended_section = matches!(event, InstanceEvent::SectionEnd { .. });
+            seen.push(match event {
+                InstanceEvent::SectionStart { index, device } => format!("S{index}:{device:?}"),
+                InstanceEvent::Header(h) => format!("H{}", h.line()),
+                InstanceEvent::Row { instance, row } => {
+                    heads.push(instance);
+                    format!("R{}", row.line())
+                }
+                InstanceEvent::End(span) => format!(
+                    "E{}#{}:{}-{}:{}",
+                    span.kernel, span.ordinal, span.first_line, span.last_line, span.row_count
+                ),
+                InstanceEvent::SectionEnd { index } => format!("X{index}"),
+            });
+            if ended_section {
+                tables.push(reader.section_kernels().to_vec());
+            }
+        }
+        assert_eq!(
+            seen,
+            [
+                "S0:Some(0)",
+                "H4",
+                "E0#1:5-6:2",
+                "R8",
+                "E1#1:8-8:1",
+                "E0#2:11-11:1",
+                "X0",
+                "S1:Some(1)",
+                "H16",
+                "R17",
+                "R18",
+                "E0#1:17-18:2",
+                "X1",
+            ]
+        );
+        assert!(heads.iter().all(|h| h.selected && h.ordinal == 1));
+        let k = "k<a, b>[SIMD32 {1; 1; 1} {2; 1; 1}]";
+        let kernel = |name: &str, instances| SectionKernel {
+            name: name.to_string(),
+            instances,
+        };
+        assert_eq!(
+            tables,
+            [vec![kernel(k, 2), kernel("q", 1)], vec![kernel("q", 1)]]
+        );
     }
 
     #[test]

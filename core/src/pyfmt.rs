@@ -5,7 +5,7 @@
 //!   it): the shortest digits that round-trip, in fixed notation when the
 //!   decimal exponent is in -4..16 and in scientific notation (`1e-05`,
 //!   `2.5e+16`) otherwise; `nan`, `inf`, `-inf`. The roofline console summary
-//!   and data file print floats this way (scripts.md 6.3).
+//!   and data file print floats this way (docs/compatibility.md#roofline-summary).
 //! * [`json_float`]: the same digits as written by `json.dump`, which spells
 //!   the non-finite values `NaN`, `Infinity`, `-Infinity` (categorize's
 //!   schema and summary's JSON).

@@ -1,5 +1,5 @@
-//! The two metric-query profiles the roofline reads (formats (g) g.1, (a)),
-//! aggregated per kernel while streaming (scripts.md 6.2).
+//! The two metric-query profiles the roofline reads (docs/formats.md#roofline-profiles, #metric-csv),
+//! aggregated per kernel while streaming (docs/compatibility.md#roofline-aggregation).
 //!
 //! * memory profile (`ComputeBasic` group): time, frequency, occupancy and
 //!   the byte counters of each memory level;
@@ -7,7 +7,7 @@
 //!   into operation counts with the original's factors (FP64/FP32 × 32,
 //!   FP16 × 64, XMX FP16/BF16 × 512) and the mean XMX FP16 utilization.
 //!
-//! Reading rule (g.1, with the quirks of scripts.md 6.5 item 7 fixed):
+//! Reading rule (docs/formats.md#roofline-profiles, with the quirks of docs/compatibility.md#roofline-7 fixed):
 //! * a banner line containing `Metrics ==` (`=== Device #N Metrics ===` or
 //!   the V0 `== Kernel Metrics ==`) starts a section; any other `==` banner
 //!   (summaries of V0 main logs) ends it, so summary rows are never read;
@@ -41,7 +41,7 @@ pub const OCCUPANCY: &str = "XVE_THREADS_OCCUPANCY_ALL[%]";
 pub const XMX_FP16_UTILIZATION: &str = "XVE_INST_EXECUTED_XMX_FP16_UTILIZATION[%]";
 
 /// Instruction counter of each precision and the operations one instruction
-/// stands for (scripts.md 6.2: SIMD width × FMA for vector, 512 for XMX).
+/// stands for (docs/compatibility.md#roofline-aggregation: SIMD width × FMA for vector, 512 for XMX).
 pub fn op_counter(p: Precision) -> (&'static str, i128) {
     match p {
         Precision::Fp16 => ("XVE_INST_EXECUTED_FP16[events]", 64),
@@ -428,7 +428,7 @@ impl Header {
 }
 
 /// Splits a query row into the kernel name and the remaining fields
-/// (formats a.6): a quoted name runs to the closing quote that is followed by
+/// (docs/formats.md#metric-csv-kernel-name): a quoted name runs to the closing quote that is followed by
 /// a comma; an unquoted name (files before 2024-03) may contain commas, so
 /// it takes as many leading fields as the row has more than the header.
 fn split_row(line: &str, width: usize) -> Result<(&str, Vec<&str>), String> {
@@ -693,7 +693,7 @@ mod tests {
 
     #[test]
     fn result_dir_file_without_banner_is_read() {
-        // scripts.md 6.5 item 7: the original finds no header here.
+        // docs/compatibility.md#roofline-7: the original finds no header here.
         let text = format!("\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,100,1000,10,1,5,5,40\n\n");
         let m = memory(&text).unwrap();
         assert_eq!(m.kernels.len(), 1);

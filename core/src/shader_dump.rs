@@ -1,11 +1,11 @@
-//! IGC shader dump directories (formats (c)): which `.asm` file holds a
+//! IGC shader dump directories (docs/formats.md#shader-dump): which `.asm` file holds a
 //! kernel, its instruction addresses, basic blocks and source markers.
 //!
 //! Everything happens in memory: the original script wrote `<file>.asm.ip`
-//! into the user's dump folder (scripts.md 1.11 quirk 11); this module never
-//! writes anything. A `.asm` that already carries addresses (formats c.4) is
+//! into the user's dump folder (docs/compatibility.md#analyze-quirk-11); this module never
+//! writes anything. A `.asm` that already carries addresses (docs/formats.md#shader-dump-addresses) is
 //! used as it is; otherwise the addresses are added to the lines in memory
-//! exactly as addrasm.py would have written them (scripts.md 1.8.3, 2).
+//! exactly as addrasm.py would have written them (docs/compatibility.md#analyze-asm-addresses).
 
 use std::collections::HashMap;
 use std::fs;
@@ -120,7 +120,7 @@ impl ShaderDump {
     /// The `.asm` for `kernel` (a stall CSV name, without shape): among the
     /// files with a `//.kernel` symbol demangling to exactly `kernel`, the
     /// longest path, ties broken by the lexicographically greatest (formats
-    /// c.5, scripts.md 1.8.1: a retried compilation has a longer name).
+    /// docs/compatibility.md#analyze-asm-choice: a retried compilation has a longer name).
     pub fn select(&self, kernel: &str, demangler: &mut Demangler) -> Option<&AsmFile> {
         let mut best: Option<&AsmFile> = None;
         for file in &self.files {
@@ -171,7 +171,7 @@ pub fn summarize_names(names: &[String], max: usize) -> String {
 }
 
 /// The second whitespace-separated word of every line that starts with
-/// `//.kernel` (formats c.5 step 2).
+/// `//.kernel` (docs/formats.md#shader-dump-choice).
 fn kernel_symbols(path: &Path, bytes: &[u8]) -> Result<Vec<String>, InputError> {
     let mut symbols = Vec::new();
     let finder = memchr::memmem::Finder::new(b"//.kernel");
@@ -199,7 +199,7 @@ fn kernel_symbols(path: &Path, bytes: &[u8]) -> Result<Vec<String>, InputError> 
 /// What a line of an annotated listing is, for the stall report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
-    /// Does not start with `//` but contains `//` (formats c.3).
+    /// Does not start with `//` but contains `//` (docs/formats.md#shader-dump-asm).
     Instruction,
     /// Matches `^// *Line`.
     LineMarker,
@@ -436,7 +436,7 @@ pub fn split_lines(bytes: &[u8]) -> Vec<String> {
 }
 
 /// Every instruction line already starts with the expected address prefix
-/// (formats c.4 check).
+/// (the check of docs/formats.md#shader-dump-addresses).
 pub fn is_fully_annotated(lines: &[String]) -> bool {
     let mut address = 0u64;
     for line in lines {
@@ -459,7 +459,7 @@ fn instruction_size(line: &str) -> u64 {
     }
 }
 
-/// Adds `/* [%08X] */ ` to every instruction line (addrasm.py, scripts.md 2).
+/// Adds `/* [%08X] */ ` to every instruction line (addrasm.py, docs/compatibility.md#analyze-asm-addresses).
 pub fn annotate_lines(lines: &[String]) -> Vec<String> {
     let mut address = 0u64;
     lines
@@ -503,7 +503,7 @@ fn parse_block_header(line: &str) -> Option<(String, Vec<String>)> {
 
 /// Blocks from their headers. Lines before the first header form a block of
 /// their own without predecessors (the original crashed on them); without
-/// any header the whole file is `B000` (scripts.md 1.8.4). A predecessor id
+/// any header the whole file is `B000` (docs/compatibility.md#analyze-basic-blocks). A predecessor id
 /// without a header is ignored; a repeated id names its last header, as the
 /// original's dictionary did.
 fn build_blocks(headers: &[(usize, String, Vec<String>)], n_lines: usize) -> Vec<BasicBlock> {

@@ -1,5 +1,5 @@
 //! Splitting a string into words with shell quoting rules, shared by
-//! analyze's option files (formats (h)) and roofline's `--app "CMD"`.
+//! analyze's option files (docs/formats.md#option-file) and roofline's `--app "CMD"`.
 //!
 //! Both follow the same rules: whitespace separates words; single quotes keep
 //! everything literally; double quotes keep everything but the backslash
@@ -14,11 +14,11 @@ use std::fmt;
 /// Which original splitter to follow where they disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// Python's `shlex.split` (option files, formats (h)): any Unicode
+    /// Python's `shlex.split` (option files, docs/formats.md#option-file): any Unicode
     /// whitespace (incl. `\r` of CRLF files) separates words, and an escaped
     /// newline is kept as a newline character.
     Shlex,
-    /// A POSIX shell command line (`--app`, scripts.md 6.5 item 8): only
+    /// A POSIX shell command line (`--app`, docs/compatibility.md#roofline-8): only
     /// space, tab and newline separate words, and backslash-newline is a line
     /// continuation that vanishes (outside and inside double quotes).
     Posix,

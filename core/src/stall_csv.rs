@@ -1,6 +1,6 @@
-//! Stall-sampling CSVs written by `unitrace --stall-sampling` (formats (b)):
+//! Stall-sampling CSVs written by `unitrace --stall-sampling` (docs/formats.md#stall-csv):
 //! typed rows and the grouping into kernel runs the original uses
-//! (scripts.md 1.7.2: maximal runs of consecutive rows with equal kernel).
+//! (docs/compatibility.md#analyze-stall-charts: maximal runs of consecutive rows with equal kernel).
 //!
 //! Sections, headers and field splitting come from
 //! [`crate::csv_sections`] (shared with metric CSVs).
@@ -15,7 +15,7 @@ pub use crate::csv_sections::{
 use crate::error::InputError;
 
 /// Counters of a stall CSV. The first eight, in this order, are the stall
-/// types the original charts and reports (scripts.md 1.7.1); `Active` and
+/// types the original charts and reports (docs/compatibility.md#analyze-stall-charts); `Active` and
 /// `PSDep` (Xe2 only) are kept but never charted by the original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StallType {
@@ -34,7 +34,7 @@ pub enum StallType {
 impl StallType {
     pub const COUNT: usize = 10;
 
-    /// The stall types of scripts.md 1.7.1, in that order.
+    /// The stall types of docs/compatibility.md#analyze-stall-charts, in that order.
     pub const REPORTED: [StallType; 8] = [
         StallType::Control,
         StallType::Pipe,
@@ -148,7 +148,7 @@ impl StallRow {
             Some(i) => String::from_utf8_lossy(field(i)).into_owned(),
             None => {
                 // Files before 2024-03 wrote `name!0x000001b8` in one field
-                // (formats b.2).
+                // (docs/formats.md#stall-csv-layout).
                 let Some(bang) = kernel.rfind('!') else {
                     return Err(row.error(format!(
                         "no `{IP_COLUMN}` column and no `!0x…` address after the kernel name"
@@ -192,14 +192,14 @@ impl StallRow {
     }
 
     /// True when one of the eight reported stall types is non-zero (rows
-    /// kept by scripts.md 1.7.1 step 1).
+    /// kept by docs/compatibility.md#analyze-stall-charts).
     pub fn has_reported_stall(&self) -> bool {
         StallType::REPORTED.iter().any(|t| self.count(*t) != 0)
     }
 }
 
 /// Parses an instruction offset: always hexadecimal, `0x` optional, even
-/// when only decimal digits appear (scripts.md 1.11 quirk 6, fixed).
+/// when only decimal digits appear (docs/compatibility.md#analyze-quirk-6, fixed).
 pub fn parse_ip(text: &str) -> Option<u64> {
     let t = text.trim();
     let digits = t
@@ -236,7 +236,7 @@ pub struct KernelRun {
 
 /// Streams the [`KernelRun`]s of a stall CSV. Blank lines and empty kernel
 /// names end a run and are skipped (the original crashes on them,
-/// scripts.md 1.11 quirk 5).
+/// docs/compatibility.md#analyze-quirk-5).
 pub struct StallReader<R> {
     csv: CsvReader<R>,
     section: usize,

@@ -1,10 +1,10 @@
-//! Stall-to-source report (scripts.md 1.8.5-1.8.7): which instruction of a
+//! Stall-to-source report (docs/compatibility.md#analyze-sbid, #analyze-stall-report): which instruction of a
 //! kernel stalls, on which source line, and — for SBID stalls — which
 //! earlier instruction it waits for, found by following the SBID tokens
 //! backwards through the basic blocks of the annotated `.asm`.
 //!
-//! Differences from the original script, all fixes of scripts.md 1.11
-//! quirks 12 and 13 (the text is otherwise identical):
+//! Differences from the original script, all fixes of
+//! docs/compatibility.md#analyze-quirk-12, #analyze-quirk-13 (the text is otherwise identical):
 //! * the backward walk visits every block at most once (the original had
 //!   no visited set and looped forever on a CFG cycle with an unresolvable
 //!   token) and looks tokens up in a per-token index of allocating lines
@@ -31,7 +31,7 @@ use crate::shader_dump::{AsmListing, LineKind};
 use crate::stall_csv::StallRow;
 
 /// The stall columns in the order the original uses everywhere
-/// (scripts.md 1.7.1).
+/// (docs/compatibility.md#analyze-stall-charts).
 pub const STALL_COLUMNS: [&str; 8] = [
     "ControlStall[Events]",
     "PipeStall[Events]",
@@ -59,7 +59,7 @@ pub const STALL_NAMES: [&str; 8] = [
 ];
 
 /// Order of the report sections: SBID first, then the others in column
-/// order (scripts.md 1.8.6).
+/// order (docs/compatibility.md#analyze-other-stalls).
 const SECTION_ORDER: [usize; 8] = [SBID, 0, 1, 2, 3, 5, 6, 7];
 
 const STARS: &str = "***********************************************************************************************";
@@ -175,7 +175,7 @@ pub fn analyze_kernel<R: StallCounts>(
     for stall in SECTION_ORDER {
         let mut picked: Vec<&R> = rows.iter().filter(|r| r.count(stall) > 0).collect();
         let has_rows = !picked.is_empty();
-        // Stable: equal counts keep their file order (quirk 13).
+        // Stable: equal counts keep their file order (docs/compatibility.md#analyze-quirk-13).
         picked.sort_by_key(|r| std::cmp::Reverse(r.count(stall)));
         if top >= 0 {
             picked.truncate(top as usize);
@@ -270,7 +270,7 @@ fn brace_pieces(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// A token the stalled instruction waits for and how it is satisfied
-/// (scripts.md 1.8.5 step 3a): `$N.x` by a piece exactly `$N` anywhere,
+/// (docs/compatibility.md#analyze-sbid): `$N.x` by a piece exactly `$N` anywhere,
 /// `$N` by a piece exactly `$N` on a line without `sync.`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct StalledToken {
@@ -278,10 +278,10 @@ struct StalledToken {
     needs_no_sync: bool,
 }
 
-/// The tokens a stalled instruction waits for (scripts.md 1.8.5 step 2).
+/// The tokens a stalled instruction waits for (docs/compatibility.md#analyze-sbid).
 fn stalled_tokens(line: &str) -> Vec<StalledToken> {
     // Only the instruction decides whether it is a send; its trailing
-    // comment does not (quirk 12).
+    // comment does not (docs/compatibility.md#analyze-quirk-12).
     let code = line.find("//").map_or(line, |at| &line[..at]);
     let is_send = ["load", "store", "send", "EOT"]
         .iter()
@@ -319,7 +319,7 @@ fn stalled_tokens(line: &str) -> Vec<StalledToken> {
 /// The instructions the stalled instruction at listing line `stalled`
 /// waits for: backwards from it through its block, then breadth-first
 /// through predecessor blocks (each block once), until every token is
-/// satisfied by its nearest allocating instruction (scripts.md 1.8.5).
+/// satisfied by its nearest allocating instruction (docs/compatibility.md#analyze-sbid).
 fn sbid_causes(listing: &AsmListing, index: &TokenIndex, stalled: usize) -> Vec<usize> {
     let mut remaining = stalled_tokens(listing.line(stalled));
     let mut causes: Vec<usize> = Vec::new();
@@ -379,8 +379,8 @@ fn marker_text(line: &str) -> &str {
 }
 
 impl KernelReport {
-    /// The report text exactly as the original lays it out (scripts.md
-    /// 1.8.7), ending with the `=` line and its newline.
+    /// The report text exactly as the original lays it out
+    /// (docs/compatibility.md#analyze-stall-report), ending with the `=` line and its newline.
     pub fn to_text(&self, listing: &AsmListing) -> String {
         let mut out = String::new();
         out.push_str(&format!("Kernel: {}\n", self.kernel));
@@ -858,7 +858,7 @@ mod tests {
         let t = stalled_tokens("/* [00000000] */ sync.allrd (32|M0) ($5,$6) // s");
         assert_eq!(t.len(), 2);
         assert_eq!(t[1].needle, "$6");
-        // "load" in the trailing comment no longer makes it a send (quirk 12).
+        // "load" in the trailing comment no longer makes it a send (docs/compatibility.md#analyze-quirk-12).
         let t = stalled_tokens("/* [00000000] */ add (1|M0) r1 r2 {$7} // reload");
         assert_eq!(
             t,
@@ -1023,7 +1023,7 @@ is stalled
 
     #[test]
     fn markers_of_a_later_predecessor_block_are_not_the_stalled_line() {
-        // Quirk 12: the original walked B002 (the loop latch, listed first
+        // docs/compatibility.md#analyze-quirk-12: the original walked B002 (the loop latch, listed first
         // in Preds) before B000 and gave the stalled instruction B002's
         // `Line 9`; IGC's markers apply in file order, so it is `Line 1`.
         let l = listing(

@@ -1,4 +1,4 @@
-//! The tarball of unitrace logs read by `summary` (formats.md d.7), read
+//! The tarball of unitrace logs read by `summary` (docs/formats.md#summary-tarball), read
 //! member by member straight from the compressed stream: nothing is unpacked
 //! to disk, and each member is parsed on a worker thread while the reader
 //! thread inflates the next one.
@@ -15,11 +15,17 @@
 //! streams); bzip2, xz and zstd, which Python's `tarfile` also opens, are
 //! piped through the system `bzip2`/`xz`/`zstd` when installed; plain tar is
 //! read as is.
+//!
+//! A folder (a `--result-dir` tree, a folder of logs) is read like an
+//! archive of its files: members are the regular files below it, named by
+//! their path relative to it, in byte order of those paths (an archive's
+//! order is the order `tar` stored them in); symbolic links to files are
+//! followed, links to folders are not.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Condvar, Mutex};
@@ -232,6 +238,8 @@ where
 }
 
 enum Source {
+    /// Regular files below a folder: (path relative to it, path).
+    Folder(Vec<(String, PathBuf)>),
     Gzip(BufReader<File>),
     Plain(BufReader<File>),
     External(&'static str, Child),
@@ -240,10 +248,13 @@ enum Source {
 fn open_archive(path: &Path) -> Result<Source, InputError> {
     let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
     if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(InputError::at_file(
-            path,
-            "is a directory, not a tar archive",
-        ));
+        let mut files = Vec::new();
+        list_folder(path, "", &mut files)?;
+        if files.is_empty() {
+            return Err(InputError::at_file(path, "empty folder (no files)"));
+        }
+        files.sort();
+        return Ok(Source::Folder(files));
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let head = reader.fill_buf().map_err(|e| InputError::io(path, &e))?;
@@ -285,6 +296,30 @@ fn open_archive(path: &Path) -> Result<Source, InputError> {
         path,
         "not a tar archive (neither gzip, bzip2, xz, zstd nor plain tar)",
     ))
+}
+
+/// Appends the regular files below `dir` (relative paths with `/` after
+/// `prefix`). Unreadable folders are errors naming them; entries that are
+/// neither files nor folders (sockets, FIFOs, links to folders) are left out.
+fn list_folder(
+    dir: &Path,
+    prefix: &str,
+    files: &mut Vec<(String, PathBuf)>,
+) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| InputError::io(dir, &e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::io(dir, &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = format!("{prefix}{name}");
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|e| InputError::io(&path, &e))?;
+        if kind.is_dir() {
+            list_folder(&path, &format!("{rel}/"), files)?;
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            files.push((rel, path));
+        }
+    }
+    Ok(())
 }
 
 /// A 512-byte tar header: `ustar` magic, or (v7 tar) a valid checksum.
@@ -329,6 +364,7 @@ where
 {
     let path = ctx.path;
     match source {
+        Source::Folder(files) => read_folder(ctx, files),
         Source::Gzip(r) => {
             // Inflate in large chunks: the tar reader asks for 512-byte
             // headers, which would make inflate and the CRC run on small
@@ -497,6 +533,68 @@ where
     Ok(stats)
 }
 
+/// [`read_tar`] for the files of a folder.
+fn read_folder<T, S>(
+    ctx: &ReaderCtx<'_, T, S>,
+    files: Vec<(String, PathBuf)>,
+) -> Result<TarballStats, InputError>
+where
+    S: Fn(&str, &mut dyn BufRead) -> Option<T>,
+{
+    let path = ctx.path;
+    let mut stats = TarballStats::default();
+    for (name, file_path) in files {
+        let unreadable = |e: &io::Error| InputError::at_file(path, format!("{name}: {e}"));
+        let mut file = File::open(&file_path).map_err(|e| unreadable(&e))?;
+        let size = file.metadata().map_err(|e| unreadable(&e))?.len();
+        if size > ctx.stream_above {
+            if !ctx.budget.reserve(0) {
+                return Ok(stats);
+            }
+            let mut buffered = BufReader::with_capacity(1 << 16, &mut file);
+            let result = (ctx.stream)(&name, &mut buffered);
+            let Some(result) = result else {
+                return Err(InputError::at_file(
+                    path,
+                    format!("{name}: file of {size} bytes is too large to read whole"),
+                ));
+            };
+            stats.bytes += size;
+            let index = stats.members;
+            stats.members += 1;
+            if ctx
+                .msg_tx
+                .send(Msg::Parsed(index, name, 0, result))
+                .is_err()
+            {
+                return Ok(stats);
+            }
+            continue;
+        }
+        if !ctx.budget.reserve(size) {
+            return Ok(stats);
+        }
+        let mut data = Vec::with_capacity(size.min(1 << 30) as usize);
+        // A file that grew since its size was taken is read up to that size
+        // (the in-flight budget reserved it).
+        (&mut file)
+            .take(size)
+            .read_to_end(&mut data)
+            .map_err(|e| unreadable(&e))?;
+        stats.bytes += data.len() as u64;
+        let member = Member {
+            index: stats.members,
+            path: name,
+            data,
+        };
+        stats.members += 1;
+        if ctx.work_tx.send(member).is_err() {
+            return Ok(stats);
+        }
+    }
+    Ok(stats)
+}
+
 /// Counts the bytes read through it.
 struct CountingReader<R> {
     inner: R,
@@ -654,5 +752,61 @@ mod tests {
         assert!(run(&not_tar)
             .unwrap_err()
             .starts_with("A: not a tar archive"));
+    }
+
+    #[test]
+    fn a_folder_reads_like_an_archive_of_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("rank_1.a.7")).unwrap();
+        std::fs::create_dir_all(root.join("rank_0.a.6")).unwrap();
+        std::fs::write(root.join("rank_1.a.7/device_timing.txt"), b"12").unwrap();
+        std::fs::write(root.join("rank_0.a.6/device_timing.txt"), b"1").unwrap();
+        std::fs::write(root.join("b.txt"), b"123").unwrap();
+        // A link to a folder is not followed (no loops); one to a file is.
+        std::os::unix::fs::symlink(root, root.join("rank_0.a.6/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("b.txt"), root.join("c.txt")).unwrap();
+        let mut got = Vec::new();
+        // Stream everything above 1 byte: both paths of the reader.
+        let stats = for_each_member_streaming(
+            root,
+            2,
+            1,
+            |m| m.data.len(),
+            |_, r| {
+                let mut n = 0;
+                while let Ok(chunk) = r.fill_buf() {
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let len = chunk.len();
+                    r.consume(len);
+                    n += len;
+                }
+                Some(n)
+            },
+            |name, len| {
+                got.push((name.to_string(), len));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                ("b.txt".to_string(), 3),
+                ("c.txt".to_string(), 3),
+                ("rank_0.a.6/device_timing.txt".to_string(), 1),
+                ("rank_1.a.7/device_timing.txt".to_string(), 2),
+            ]
+        );
+        assert_eq!((stats.members, stats.bytes), (4, 9));
+        let empty = tempfile::tempdir().unwrap();
+        std::fs::create_dir(empty.path().join("sub")).unwrap();
+        let e = for_each_member(empty.path(), 1, |_| (), |_, _| Ok(())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: empty folder (no files)", empty.path().display())
+        );
     }
 }

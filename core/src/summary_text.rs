@@ -1,10 +1,14 @@
-//! unitrace text summaries (`-h`, `-d`, `-s`, `-t`, `-r`; formats.md d.1–d.6)
-//! as summary.py reads them (scripts.md 4.1), one member (log file) at a time.
+//! unitrace text summaries (`-h`, `-d`, `-s`, `-t`, `-r`;
+//! docs/formats.md#summary-text) as summary.py reads them
+//! (docs/compatibility.md#summary-parsing), one member (log file) at a time.
 //!
 //! The reader follows summary.py's label scan: each line is checked for the
 //! labels below in order and the first one contained decides what happens;
-//! tables are the "CSV with padding" of formats d. Fixed on purpose
-//! (scripts.md 4.5; each has a test):
+//! tables are the "CSV with padding" of docs/formats.md#summary-text. A log
+//! may hold several processes' reports back to back (a job log, a `cat` of
+//! rank logs); each becomes one [`ProcessReport`], split where the next
+//! process's first heading starts (docs/formats.md#summary-text-order).
+//! Fixed on purpose (docs/compatibility.md#summary; each has a test):
 //! * #1 `=== Kernel Submission Summary ===` blocks are skipped (the original
 //!   counts their totals again and crashes on their table);
 //! * #2 a table also ends at a line starting with `*` or with fewer fields
@@ -15,7 +19,7 @@
 //!   [`MemberSummary::short_rows`] for the caller's warning;
 //! * #3 totals outside an API/Device section are ignored instead of landing
 //!   in the CCL bucket;
-//! * #4 rows with the same name in one file are summed ([`MemberSummary`]
+//! * #4 rows with the same name in one report are summed ([`ProcessReport`]
 //!   holds one total per name);
 //! * #6 `Tile #n: "name"` loses its prefix and quotes and `-v` shapes
 //!   (`[SIMD16 {..} {..}]`, `[4096]`) are cut, so names match schemas;
@@ -29,7 +33,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-/// Name under which `Total Execution Time` is recorded (formats f.1).
+/// Name under which `Total Execution Time` is recorded (docs/formats.md#category-ini).
 pub const WALLCLOCK: &str = "Wallclock";
 /// Name under which `Total Device Time for L0 backend` is recorded.
 pub const L0_BACKEND: &str = "L0_backend";
@@ -247,9 +251,14 @@ impl NameTotals {
     }
 }
 
-/// What one log file (tar member) contributes.
+/// One process's report inside a log: what summary.py counts as one sample
+/// per name. A log holds one report, unless it is a job log or a `cat` of
+/// rank logs holding several processes' reports back to back
+/// (docs/formats.md#summary-text-order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemberSummary {
+pub struct ProcessReport {
+    /// Line of the report's first heading in the log.
+    pub first_line: u64,
     /// Device bucket: `Wallclock`, `L0_backend` and the L0 kernel rows, in
     /// the order summary.py inserts them.
     pub device: NameTotals,
@@ -262,16 +271,34 @@ pub struct MemberSummary {
     /// From the CCL banner `*  Process ID : P | Rank ID : R`.
     pub ccl_pid: Option<u64>,
     pub ccl_rank: Option<u64>,
-    /// An API, Device or Submission heading or a CCL block was seen.
-    pub has_summary: bool,
+}
+
+/// What one log file (tar member) contributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberSummary {
+    /// The reports in log order; empty when the log has no API, Device or
+    /// Submission heading and no CCL block.
+    pub reports: Vec<ProcessReport>,
+    /// Device timeline lines (`-t`: `Thread T Device D : name [ns] …
+    /// (append) … (end)`) before the first report: a log holding only these
+    /// is a timeline, not a summary.
+    pub timeline_lines: u64,
     /// Things the original would have counted or crashed on, for `-v`.
     pub notes: Vec<String>,
     /// Table rows with fewer fields than their header (a log cut mid-row, a
     /// row missing columns): each ended its table, so it and the rows after
-    /// it in that table are not counted (scripts.md 4.5 #2). Callers warn.
+    /// it in that table are not counted (docs/compatibility.md#summary).
+    /// Callers warn.
     pub short_rows: Option<FlawCount>,
     /// Counted rows whose time is negative (summed as read). Callers warn.
     pub negative_times: Option<FlawCount>,
+}
+
+impl MemberSummary {
+    /// An API, Device or Submission heading or a CCL block was seen.
+    pub fn has_summary(&self) -> bool {
+        !self.reports.is_empty()
+    }
 }
 
 /// The first line of one kind of flaw in a file and how many there are, so
@@ -333,6 +360,38 @@ struct Table {
     columns: Option<((usize, usize, usize), usize)>,
 }
 
+/// Longest line a summary log may have. Kernel names, even templated ones
+/// with shapes, are a few KB; a longer line is not a unitrace summary, and
+/// the cap bounds the memory of a streamed member (docs/formats.md#summary-text).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Sections of one process's report in the order unitrace writes them
+/// (API, Device, Submission, then the CCL block): a heading of a section
+/// the report already has, or of one written before it, starts the next
+/// process's report.
+const SEEN_API: u8 = 1;
+const SEEN_DEVICE: u8 = 2;
+const SEEN_SUBMISSION: u8 = 4;
+const SEEN_CCL: u8 = 8;
+
+/// A CCL block of the report being read.
+#[derive(Debug)]
+struct CclBlock {
+    /// The banner lines (`*  Process ID : P | Rank ID : R`); `None` for the
+    /// totals summary.py files under CCL, which never repeat a block.
+    banner: Option<String>,
+    rows: NameTotals,
+}
+
+/// The report being read.
+#[derive(Debug, Default)]
+struct OpenReport {
+    report: ProcessReport,
+    seen: u8,
+    /// CCL blocks in order; a repeated banner replaces its block.
+    ccl_blocks: Vec<CclBlock>,
+}
+
 /// Incremental reader of one summary log: feed it lines in order
 /// ([`SummaryParser::feed`]) and take the result with
 /// [`SummaryParser::finish`]. Works on any line source, so a huge member can
@@ -340,10 +399,13 @@ struct Table {
 #[derive(Debug)]
 pub struct SummaryParser {
     out: MemberSummary,
+    /// The report being read (reports end at the next one's heading).
+    open: Option<OpenReport>,
     section: Section,
+    /// The CCL block being read: its banner lines, first line and ids.
     banner: String,
-    /// (banner, rows) per CCL block; a repeated banner replaces its block.
-    ccl_blocks: Vec<(String, NameTotals)>,
+    banner_line: u64,
+    banner_ids: (Option<u64>, Option<u64>),
     table: Option<Table>,
     lineno: u64,
     /// Recycled allocation for the fields of a row.
@@ -360,9 +422,11 @@ impl SummaryParser {
     pub fn new() -> SummaryParser {
         SummaryParser {
             out: MemberSummary::default(),
+            open: None,
             section: Section::None,
             banner: String::new(),
-            ccl_blocks: Vec::new(),
+            banner_line: 0,
+            banner_ids: (None, None),
             table: None,
             lineno: 0,
             fields_buf: Vec::new(),
@@ -377,6 +441,9 @@ impl SummaryParser {
     /// Feeds the next line (without its `\n`; a trailing `\r` is ignored).
     pub fn feed(&mut self, line: &str) -> Result<(), SummaryError> {
         self.lineno += 1;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(self.error(line_too_long()));
+        }
         let line = line.strip_suffix('\r').unwrap_or(line);
         if self.table.is_some() && self.table_line(line)? {
             return Ok(());
@@ -386,19 +453,50 @@ impl SummaryParser {
 
     /// Ends the file and returns what it contributes.
     pub fn finish(mut self) -> Result<MemberSummary, SummaryError> {
-        self.end_table();
-        let mut out = self.out;
-        for (_, rows) in self.ccl_blocks {
-            for e in rows.iter() {
-                out.comm
+        self.end_table()?;
+        self.close_report()?;
+        Ok(self.out)
+    }
+
+    /// Ends the open report: its CCL blocks join its comm bucket.
+    fn close_report(&mut self) -> Result<(), SummaryError> {
+        let Some(open) = self.open.take() else {
+            return Ok(());
+        };
+        let mut report = open.report;
+        for block in open.ccl_blocks {
+            for e in block.rows.iter() {
+                report
+                    .comm
                     .add(e.name, e.time_ns, e.calls)
-                    .map_err(|problem| SummaryError {
-                        line: self.lineno,
-                        problem,
-                    })?;
+                    .map_err(|problem| self.error(problem))?;
             }
         }
-        Ok(out)
+        self.out.reports.push(report);
+        Ok(())
+    }
+
+    /// The open report, after closing it first when `section` was already
+    /// seen in it or comes before one seen (another process's report).
+    fn report_for(&mut self, section: u8) -> Result<&mut OpenReport, SummaryError> {
+        let later_or_same = !(section - 1);
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|open| open.seen & later_or_same != 0)
+        {
+            self.close_report()?;
+        }
+        let line = self.lineno;
+        let open = self.open.get_or_insert_with(|| OpenReport {
+            report: ProcessReport {
+                first_line: line,
+                ..ProcessReport::default()
+            },
+            ..OpenReport::default()
+        });
+        open.seen |= section;
+        Ok(open)
     }
 
     fn error(&self, problem: String) -> SummaryError {
@@ -416,28 +514,70 @@ impl SummaryParser {
         });
     }
 
-    fn end_table(&mut self) {
+    fn end_table(&mut self) -> Result<(), SummaryError> {
         let Some(table) = self.table.take() else {
-            return;
+            return Ok(());
         };
-        if let Target::Ccl(rows) = table.target {
-            match self.ccl_blocks.iter_mut().find(|(b, _)| *b == self.banner) {
-                Some(block) => {
-                    self.out.notes.push(format!(
-                        "line {}: CCL block repeated; the later copy replaces the earlier",
-                        table.label_line
-                    ));
-                    block.1 = rows;
-                }
-                None => self.ccl_blocks.push((self.banner.clone(), rows)),
-            }
+        match table.target {
+            Target::Ccl(rows) => self.end_ccl_block(table.label_line, rows),
+            _ => Ok(()),
         }
+    }
+
+    /// Files a CCL block: a copy of a block of the open report (unitrace
+    /// writes the CCL summary twice) replaces it; a block with another banner
+    /// after the open report's own block is the next process's report.
+    fn end_ccl_block(&mut self, label_line: u64, rows: NameTotals) -> Result<(), SummaryError> {
+        let banner = std::mem::take(&mut self.banner);
+        let ids = std::mem::take(&mut self.banner_ids);
+        let open = self.ccl_report();
+        let repeated = open
+            .ccl_blocks
+            .iter()
+            .position(|b| b.banner.as_deref() == Some(banner.as_str()));
+        if let Some(i) = repeated {
+            open.ccl_blocks[i].rows = rows;
+            self.out.notes.push(format!(
+                "line {label_line}: CCL block repeated; the later copy replaces the earlier"
+            ));
+            return Ok(());
+        }
+        if open.ccl_blocks.iter().any(|b| b.banner.is_some()) {
+            self.close_report()?;
+        }
+        let open = self.ccl_report();
+        if ids.0.is_some() {
+            open.report.ccl_pid = ids.0;
+        }
+        if ids.1.is_some() {
+            open.report.ccl_rank = ids.1;
+        }
+        open.ccl_blocks.push(CclBlock {
+            banner: Some(banner),
+            rows,
+        });
+        Ok(())
+    }
+
+    /// The open report for the CCL block being read (a new one starting at
+    /// the block's banner when none is open).
+    fn ccl_report(&mut self) -> &mut OpenReport {
+        let line = self.banner_line;
+        let open = self.open.get_or_insert_with(|| OpenReport {
+            report: ProcessReport {
+                first_line: line,
+                ..ProcessReport::default()
+            },
+            ..OpenReport::default()
+        });
+        open.seen |= SEEN_CCL;
+        open
     }
 
     /// A line while a table is open (summary.py's `csv_from`: the next
     /// non-blank line is the header, rows follow up to a blank line).
     /// Returns false when the line ended the table without belonging to it
-    /// (a `*` line or too few fields, scripts.md 4.5 #2): it is then scanned
+    /// (a `*` line or too few fields, docs/compatibility.md#summary-2): it is then scanned
     /// for labels like any other line.
     fn table_line(&mut self, line: &str) -> Result<bool, SummaryError> {
         let lineno = self.lineno;
@@ -480,11 +620,11 @@ impl SummaryParser {
         };
         match first {
             None => {
-                self.end_table();
+                self.end_table()?;
                 return Ok(true);
             }
             Some(at) if line.as_bytes()[at] == b'*' => {
-                self.end_table();
+                self.end_table()?;
                 return Ok(false);
             }
             Some(_) => {}
@@ -518,7 +658,7 @@ impl SummaryParser {
             if counted && find_label(line).is_none() {
                 FlawCount::record(&mut self.out.short_rows, self.lineno);
             }
-            self.end_table();
+            self.end_table()?;
             return Ok(false);
         }
         let Some(table) = self.table.as_mut() else {
@@ -529,7 +669,7 @@ impl SummaryParser {
         }
         let mut shift = 0;
         if fields.len() > ncols && key_col == 0 {
-            // Old unquoted name with commas (scripts.md 4.5 #7): the extra
+            // Old unquoted name with commas (docs/compatibility.md#summary-7): the extra
             // fields belong to the name.
             shift = fields.len() - ncols;
             let name_len: usize = line
@@ -558,10 +698,13 @@ impl SummaryParser {
         }
         let raw_name = get(key_col);
         let added = match &mut table.target {
-            Target::Device => self
-                .out
-                .device
-                .add(&normalize_kernel_name(raw_name), time, calls),
+            Target::Device => match self.open.as_mut() {
+                Some(open) => open
+                    .report
+                    .device
+                    .add(&normalize_kernel_name(raw_name), time, calls),
+                None => Ok(()),
+            },
             Target::Ccl(rows) => rows.add(raw_name, time, calls),
             Target::Skip => Ok(()),
         };
@@ -572,34 +715,37 @@ impl SummaryParser {
         Ok(true)
     }
 
-    /// summary.py's label scan for a line outside tables (scripts.md 4.1).
+    /// summary.py's label scan for a line outside tables (docs/formats.md#summary-text).
     fn scan_line(&mut self, line: &str) -> Result<(), SummaryError> {
         let lineno = self.lineno;
         let Some(label) = find_label(line) else {
             if self.section == Section::Ccl {
                 self.banner.push_str(line.trim());
                 self.banner.push('\n');
-                parse_ccl_banner(line, &mut self.out);
+                parse_ccl_banner(line, &mut self.banner_ids);
+            } else if self.open.is_none() && self.out.reports.is_empty() && is_timeline_line(line) {
+                self.out.timeline_lines += 1;
             }
             return Ok(());
         };
         match label {
             SUBMISSION => {
+                self.report_for(SEEN_SUBMISSION)?;
                 self.section = Section::Submission;
-                self.out.has_summary = true;
             }
             API => {
+                self.report_for(SEEN_API)?;
                 self.section = Section::Host;
-                self.out.has_summary = true;
             }
             DEVICE => {
+                self.report_for(SEEN_DEVICE)?;
                 self.section = Section::Device;
-                self.out.has_summary = true;
             }
             STARS if self.section != Section::Ccl => {
                 self.section = Section::Ccl;
                 self.banner.clear();
-                self.out.has_summary = true;
+                self.banner_line = lineno;
+                self.banner_ids = (None, None);
             }
             STARS => {
                 self.start_table(Target::Ccl(NameTotals::default()));
@@ -617,40 +763,48 @@ impl SummaryParser {
                 } else {
                     L0_BACKEND
                 };
-                match self.section {
-                    Section::Device => {
-                        self.out
+                match (self.section, self.open.as_mut()) {
+                    (Section::Device, Some(open)) => {
+                        let report = &mut open.report;
+                        report
                             .device
                             .add(name, value, 1)
-                            .map_err(|problem| self.error(problem))?;
+                            .map_err(|problem| SummaryError {
+                                line: lineno,
+                                problem,
+                            })?;
                         if label == TOTAL_EXEC {
-                            self.out.wallclock_ns = Some(value);
+                            report.wallclock_ns = Some(value);
                         } else {
-                            self.out.device_total_ns = Some(value);
+                            report.device_total_ns = Some(value);
                         }
                     }
-                    Section::Host => {
-                        if label == TOTAL_EXEC && self.out.wallclock_ns.is_none() {
-                            self.out.wallclock_ns = Some(value);
+                    (Section::Host, Some(open)) => {
+                        if label == TOTAL_EXEC && open.report.wallclock_ns.is_none() {
+                            open.report.wallclock_ns = Some(value);
                         }
                     }
-                    Section::Ccl => {
+                    (Section::Ccl, _) => {
                         // summary.py files it under the CCL bucket (section 2).
                         let mut rows = NameTotals::default();
                         rows.add(name, value, 1)
                             .map_err(|problem| self.error(problem))?;
-                        self.ccl_blocks.push((format!("{lineno}"), rows));
+                        self.ccl_report()
+                            .ccl_blocks
+                            .push(CclBlock { banner: None, rows });
                     }
-                    Section::Submission => self.out.notes.push(format!(
+                    (Section::Submission, _) => self.out.notes.push(format!(
                         "line {lineno}: {:?} of a Kernel Submission Summary ignored \
-                         (summary.py counts it a second time, scripts.md 4.5 #1)",
+                         (summary.py counts it a second time, docs/compatibility.md#summary)",
                         line.trim()
                     )),
-                    Section::None => self.out.notes.push(format!(
-                        "line {lineno}: {:?} outside an API/Device section ignored \
-                         (summary.py files it under CCL, scripts.md 4.5 #3)",
-                        line.trim()
-                    )),
+                    (Section::None | Section::Host | Section::Device, _) => {
+                        self.out.notes.push(format!(
+                            "line {lineno}: {:?} outside an API/Device section ignored \
+                             (summary.py files it under CCL, docs/compatibility.md#summary)",
+                            line.trim()
+                        ))
+                    }
                 }
             }
             L0_TABLE => match self.section {
@@ -679,7 +833,25 @@ pub fn parse_summary(text: &str) -> Result<MemberSummary, SummaryError> {
     parser.finish()
 }
 
-fn parse_ccl_banner(line: &str, out: &mut MemberSummary) {
+/// The error of a line above [`MAX_LINE_BYTES`].
+fn line_too_long() -> String {
+    format!(
+        "line longer than {} MiB: not a unitrace summary",
+        MAX_LINE_BYTES >> 20
+    )
+}
+
+/// A device timeline line of `-t`:
+/// `Thread T Device D : name [ns] A (append) S (submit) B (start) E (end)`.
+pub fn is_timeline_line(line: &str) -> bool {
+    let line = line.trim_end();
+    line.starts_with("Thread ")
+        && line.ends_with(" (end)")
+        && memchr::memmem::find(line.as_bytes(), b" (append) ").is_some()
+}
+
+/// `(pid, rank)` from a CCL banner line.
+fn parse_ccl_banner(line: &str, ids: &mut (Option<u64>, Option<u64>)) {
     let number_after = |key: &str| -> Option<u64> {
         let at = line.find(key)? + key.len();
         let rest = line[at..].trim_start().strip_prefix(':')?.trim_start();
@@ -689,10 +861,10 @@ fn parse_ccl_banner(line: &str, out: &mut MemberSummary) {
         rest[..end].parse().ok()
     };
     if let Some(pid) = number_after("Process ID") {
-        out.ccl_pid = Some(pid);
+        ids.0 = Some(pid);
     }
     if let Some(rank) = number_after("Rank ID") {
-        out.ccl_rank = Some(rank);
+        ids.1 = Some(rank);
     }
 }
 
@@ -714,7 +886,7 @@ fn parse_int(text: &str) -> Option<i64> {
 }
 
 /// Splits a padded CSV row like Python's `csv` with `skipinitialspace=True`,
-/// except that a `Tile #n: "…"` field (formats d.2, `--separate-tiles`) is
+/// except that a `Tile #n: "…"` field (docs/formats.md#summary-text-device, `--separate-tiles`) is
 /// read as one field whose quoted part may contain commas.
 fn split_row<'a>(line: &'a str, fields: &mut Vec<Cow<'a, str>>) {
     fields.clear();
@@ -794,7 +966,7 @@ fn tile_prefix_len(s: &str) -> Option<usize> {
         .then_some(6 + digits + 1 + spaces)
 }
 
-/// Kernel name as a schema should see it (scripts.md 4.5 #6): without the
+/// Kernel name as a schema should see it (docs/compatibility.md#summary-6): without the
 /// `Tile #n: ` prefix of `--separate-tiles` and without the `-v` shape
 /// suffix (`[SIMD32 {..} {..}]`, or `[<bytes>]` after memory commands).
 pub fn normalize_kernel_name(name: &str) -> Cow<'_, str> {
@@ -832,33 +1004,40 @@ mod tests {
         t.iter().map(|e| (e.name, e.time_ns, e.calls)).collect()
     }
 
+    /// The only report of a one-process log.
+    fn only(text: &str) -> ProcessReport {
+        let mut s = parse_summary(text).unwrap();
+        assert_eq!(s.reports.len(), 1, "{s:?}");
+        s.reports.pop().unwrap()
+    }
+
     const DEVICE_LOG: &str = "\n=== API Timing Summary ===\n\n             Total Execution Time (ns):             81615043\n    Total API Time for L0 backend (ns):             31476739\n\n== L0 Backend ==\n\n                              Function,        Calls,            Time (ns),      Time (%),         Average (ns),             Min (ns),             Max (ns)\n          zeCommandListHostSynchronize,            8,             19911548,     63.257973,              2488943,                 1270,              5135361\n\n\n=== Device Timing Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n                              Kernel,        Calls,            Time (ns),     Time (%),         Average (ns),             Min (ns),             Max (ns)\n          \"main::{lambda(auto:1)#4}\",            5,              2091520,    88.620728,               418304,               405280,               466400\n\"zeCommandListAppendMemoryCopy(H2H)\",            1,                18000,     0.762686,                18000,                18000,                18000\n          \"main::{lambda(auto:1)#4}\",            2,                 1000,    88.620728,               418304,               405280,               466400\n\n\n=== Kernel Properties ===\n\n                              Kernel, Compiled, SIMD\n          \"main::{lambda(auto:1)#4}\",      JIT,   32\n\n\n";
 
     const CCL: &str = "************************************************************\n*  Process ID : 52110 | Rank ID : 1\n************************************************************\n     Function,        Calls,           Time (ns),     Time (%),        Average (ns),            Min (ns),            Max (ns)\n    allreduce,           10,             1000000,    90.000000,              100000,               90000,              110000\n      barrier,            5,              111111,    10.000000,               22222,               20000,               25000\n";
 
     #[test]
     fn device_and_host_sections() {
-        let s = parse_summary(DEVICE_LOG).unwrap();
+        let s = only(DEVICE_LOG);
+        assert_eq!(s.first_line, 2);
         assert_eq!(
             names(&s.device),
             vec![
                 ("Wallclock", 214649009, 1),
                 ("L0_backend", 97642160, 1),
-                // two rows of one name are summed (scripts.md 4.5 #4)
+                // two rows of one name are summed (docs/compatibility.md#summary-4)
                 ("main::{lambda(auto:1)#4}", 2092520, 7),
                 ("zeCommandListAppendMemoryCopy(H2H)", 18000, 1),
             ]
         );
         assert!(s.comm.is_empty());
         assert_eq!(s.wallclock_ns, Some(214649009));
-        assert!(s.has_summary);
     }
 
     #[test]
     fn ccl_block_twice_is_counted_once() {
-        // scripts.md 4.5 #2: summary.py crashes on the second banner.
+        // docs/compatibility.md#summary-2: summary.py crashes on the second banner.
         let text = format!("{DEVICE_LOG}{CCL}{CCL}");
-        let s = parse_summary(&text).unwrap();
+        let s = only(&text);
         assert_eq!(
             names(&s.comm),
             vec![("allreduce", 1000000, 10), ("barrier", 111111, 5)]
@@ -868,27 +1047,28 @@ mod tests {
 
     #[test]
     fn submission_block_is_ignored() {
-        // scripts.md 4.5 #1: summary.py counts the totals twice and fails
+        // docs/compatibility.md#summary-1: summary.py counts the totals twice and fails
         // with KeyError on the table.
         let sub = "\n=== Kernel Submission Summary ===\n\n                Total Execution Time (ns):            214649009\n    Total Device Time for L0 backend (ns):             97642160\n\n== L0 Backend ==\n\n  Kernel,        Calls,          Append (ns),  Append (%)\n  \"gemm\",            4,                 4321,   12.233515\n\n";
-        let s = parse_summary(&format!("{DEVICE_LOG}{sub}")).unwrap();
+        let s = only(&format!("{DEVICE_LOG}{sub}"));
         assert_eq!(s.device.len(), 4);
         assert_eq!(s.device.iter().next().unwrap().time_ns, 214649009);
     }
 
     #[test]
     fn totals_outside_sections_are_ignored() {
-        // scripts.md 4.5 #3.
+        // docs/compatibility.md#summary-3.
         let s = parse_summary("Total Execution Time (ns): 5\n").unwrap();
-        assert!(s.device.is_empty() && s.comm.is_empty());
-        assert!(!s.has_summary);
+        assert!(s.reports.is_empty());
+        assert!(!s.has_summary());
+        assert_eq!(s.timeline_lines, 0);
         assert_eq!(s.notes.len(), 1);
     }
 
     #[test]
     fn tiles_shapes_and_unquoted_commas() {
         let text = "=== Device Timing Summary ===\n== L0 Backend ==\n\n Kernel, Calls, Time (ns), Time (%)\nTile #1: \"a<int, 2>[SIMD16 {1; 1; 1} {2; 1; 1}]\", 3, 30, 1.0\nTile #0: \"a<int, 2>\", 1, 10, 1.0\n\"copy(M2D)[4096]\", 2, 7, 1.0\nb<x, y>, 1, 5, 1.0\n\n";
-        let s = parse_summary(text).unwrap();
+        let s = only(text);
         assert_eq!(
             names(&s.device),
             vec![("a<int, 2>", 40, 4), ("copy(M2D)", 7, 2), ("b<x, y>", 5, 1)]
@@ -917,10 +1097,7 @@ mod tests {
     #[test]
     fn crlf_lines_parse_like_lf() {
         let crlf = DEVICE_LOG.replace('\n', "\r\n");
-        assert_eq!(
-            names(&parse_summary(&crlf).unwrap().device),
-            names(&parse_summary(DEVICE_LOG).unwrap().device)
-        );
+        assert_eq!(names(&only(&crlf).device), names(&only(DEVICE_LOG).device));
     }
 
     #[test]
@@ -958,7 +1135,7 @@ mod tests {
             })
         );
         // The table ended at line 6: line 7 is not counted.
-        assert_eq!(names(&s.device), [("k", 30, 2)]);
+        assert_eq!(names(&s.reports[0].device), [("k", 30, 2)]);
         // A label line ending a table is not a damaged row, and neither are
         // the rows of tables that are not counted (host API tables).
         let labelled = "=== Device Timing Summary ===\n== L0 Backend ==\n\nKernel, Calls, Time (ns)\n\"k\", 2, 30\n=== API Timing Summary ===\n";
@@ -977,7 +1154,82 @@ mod tests {
                 count: 2
             })
         );
-        assert_eq!(names(&s.device), [("k", -10, 3), ("j", -1, 1)]);
+        assert_eq!(names(&s.reports[0].device), [("k", -10, 3), ("j", -1, 1)]);
         assert_eq!(parse_summary(DEVICE_LOG).unwrap().negative_times, None);
+    }
+
+    #[test]
+    fn reports_back_to_back_are_one_report_each() {
+        // `cat` of three rank logs: API+Device+CCL, Device only, CCL only.
+        let ccl2 = CCL.replace("52110 | Rank ID : 1", "52111 | Rank ID : 2");
+        let ccl3 = CCL.replace("52110 | Rank ID : 1", "52112 | Rank ID : 3");
+        let device_only = &DEVICE_LOG[DEVICE_LOG.find("=== Device").unwrap()..];
+        let text = format!("{DEVICE_LOG}{CCL}{CCL}{device_only}{ccl2}{ccl3}");
+        let s = parse_summary(&text).unwrap();
+        assert_eq!(s.reports.len(), 3, "{:#?}", s.reports);
+        let [a, b, c] = [&s.reports[0], &s.reports[1], &s.reports[2]];
+        // The first process: its two CCL copies count once.
+        assert_eq!(a.first_line, 2);
+        assert_eq!((a.ccl_pid, a.ccl_rank), (Some(52110), Some(1)));
+        assert_eq!(names(&a.comm)[0], ("allreduce", 1000000, 10));
+        // The second: its own totals, not the sum or the last of all.
+        let second_device = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("=== Device"))
+            .nth(1)
+            .unwrap()
+            .0 as u64
+            + 1;
+        assert_eq!(b.first_line, second_device);
+        assert_eq!(names(&b.device), names(&a.device));
+        assert_eq!(b.wallclock_ns, Some(214649009));
+        assert_eq!((b.ccl_pid, b.ccl_rank), (Some(52111), Some(2)));
+        // The third holds only its CCL block, from its banner on.
+        assert!(c.device.is_empty());
+        assert_eq!((c.ccl_pid, c.ccl_rank), (Some(52112), Some(3)));
+        assert_eq!(names(&c.comm).len(), 2);
+        assert!(c.first_line > b.first_line);
+        assert_eq!(
+            text.lines().nth(c.first_line as usize - 1),
+            Some("*".repeat(60).as_str())
+        );
+    }
+
+    #[test]
+    fn api_after_device_starts_the_next_report() {
+        // unitrace writes API, Device, Submission, CCL in this order.
+        let text = format!("{DEVICE_LOG}{DEVICE_LOG}");
+        let s = parse_summary(&text).unwrap();
+        assert_eq!(s.reports.len(), 2);
+        assert_eq!(s.reports[0].device, s.reports[1].device);
+    }
+
+    #[test]
+    fn device_timeline_lines_are_counted_before_any_report() {
+        let timeline = "Thread 47110 Device 0x44e4920 : GEMM [ns] 542 (append) 543 (submit) 544 (start) 545 (end)\n\nThread 57894 Device 466787824 : \"main::{lambda(auto:1)#4}[SIMD8 {256; 1; 1}]\" [ns] 1 (append) 2 (submit) 3 (start) 4 (end)\r\n";
+        let s = parse_summary(timeline).unwrap();
+        assert!(!s.has_summary());
+        assert_eq!(s.timeline_lines, 2);
+        assert!(!is_timeline_line("Thread 1 Device 2 : k [ns] 1 (append)"));
+        // `-t -d`: the timeline comes first, then the summary.
+        let s = parse_summary(&format!("{timeline}{DEVICE_LOG}")).unwrap();
+        assert_eq!((s.timeline_lines, s.reports.len()), (2, 1));
+    }
+
+    #[test]
+    fn a_line_above_the_cap_is_an_error_at_its_line() {
+        let text = format!(
+            "=== Device Timing Summary ===\n{}\n",
+            "x".repeat(MAX_LINE_BYTES + 1)
+        );
+        let e = parse_summary(&text).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.problem, "line longer than 1 MiB: not a unitrace summary");
+        let at_cap = format!(
+            "=== Device Timing Summary ===\n{}\n",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        assert!(parse_summary(&at_cap).is_ok());
     }
 }

@@ -1,4 +1,4 @@
-//! Streaming reader of Chrome/Perfetto trace JSON (formats (e)).
+//! Streaming reader of Chrome/Perfetto trace JSON (docs/formats.md#trace-json).
 //!
 //! [`TraceReader`] scans a trace once, front to back, through one reusable
 //! buffer and yields every element of `traceEvents` as the raw bytes of the
@@ -17,7 +17,7 @@
 //! bounds it (an event longer than that is an error, not an allocation).
 //!
 //! Truncation: a trace whose writer was killed stops in the middle of the
-//! array (formats e.2). The reader then ends normally and
+//! array (docs/formats.md#trace-json-envelope). The reader then ends normally and
 //! [`TraceSummary::truncation`] says where the last complete event ended and
 //! how many bytes after it were dropped. [`repaired_bytes`] and
 //! [`repair_to`] turn such a trace into valid JSON (every complete event

@@ -1,7 +1,7 @@
 //! Exact decimal numbers for trace timestamps.
 //!
 //! unitrace prints `ts`/`dur` in microseconds with six decimals
-//! (`1719391234567890.250000`, formats (e.3)). That is 22 significant
+//! (`1719391234567890.250000`, docs/formats.md#trace-json-events). That is 22 significant
 //! digits: an `f64` keeps only ~16, so shifting a timestamp through a float
 //! would change its digits. [`Decimal`] keeps the value as an integer
 //! mantissa and a decimal scale, parsed from and printed back to the JSON

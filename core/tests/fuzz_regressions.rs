@@ -18,6 +18,8 @@ mod device_config;
 mod ini_schema;
 #[path = "../../fuzz/exercise/metric_csv.rs"]
 mod metric_csv;
+#[path = "../../fuzz/exercise/pftrace.rs"]
+mod pftrace;
 #[path = "../../fuzz/exercise/roofline_profile.rs"]
 mod roofline_profile;
 #[path = "../../fuzz/exercise/shader_dump.rs"]
@@ -117,6 +119,12 @@ fn device_config_regressions() {
 fn trace_json_regressions() {
     let n = replay("trace_json", &["trace_json", "valid"], trace_json::run);
     assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn pftrace_regressions() {
+    let n = replay("pftrace", &[], pftrace::run);
+    assert!(n >= 6, "only {n} inputs replayed");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Compiled JSON category schemas of `categorize` (formats (f),
+//! Compiled JSON category schemas of `categorize` (docs/formats.md#category-json,
 //! `unitrace_core::category_schema`): any bytes give a schema or an error,
 //! never a panic; a schema classifies any name; Python-style JSON output of
 //! a parsed value is JSON again.

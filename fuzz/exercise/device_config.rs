@@ -1,4 +1,4 @@
-//! Device configuration of the roofline (formats (g) g.2/g.3, JSON and the
+//! Device configuration of the roofline (docs/formats.md#device-config-csv, #device-config-json, JSON and the
 //! original's two-column CSV): any bytes give a config or an error, never a
 //! panic; an accepted config has positive, finite peaks and bandwidths.
 //!

@@ -1,4 +1,4 @@
-//! INI category schemas of `categorize` (formats (f),
+//! INI category schemas of `categorize` (docs/formats.md#category-ini,
 //! `unitrace_core::ini_schema`): any bytes give rules or an error, never a
 //! panic, with every option combination; compiling the rules and reading
 //! the compiled JSON back gives a schema that classifies names.

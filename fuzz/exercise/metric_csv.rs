@@ -1,4 +1,4 @@
-//! Metric CSV (formats (a)): the section reader, row splitting, number
+//! Metric CSV (docs/formats.md#metric-csv): the section reader, row splitting, number
 //! parsing and kernel-instance grouping must return an error, never panic,
 //! on any bytes; and what they return must be self-consistent (re-reading a
 //! section or an instance by its byte range gives the same rows), since the

@@ -1,4 +1,4 @@
-//! Option files (`-f FILE`, formats (h)): shlex-style splitting, the
+//! Option files (`-f FILE`, docs/formats.md#option-file): shlex-style splitting, the
 //! expansion of `-f` in a command line (reading the file), and the whole
 //! analyze command line built from the words must give an error, never a
 //! panic.
@@ -10,7 +10,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use analyze::args::{expand_option_files, shell_split, Args};
+use analyze::args::Args;
+use analyze::option_file::{expand_option_files, shell_split};
 use clap::Parser;
 
 /// One option file per fuzzing process, rewritten for every input.

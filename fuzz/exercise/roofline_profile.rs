@@ -1,5 +1,5 @@
 //! Roofline profiles (metric CSVs read by `unitrace_core::roofline_profile`,
-//! formats (a) as roofline.py reads them): the compute and the memory
+//! docs/formats.md#metric-csv as roofline.py reads them): the compute and the memory
 //! reader, on one file and on the input split into two files (per-rank
 //! profiles are aggregated), give a profile or an error, never a panic.
 //!

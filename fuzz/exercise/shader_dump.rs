@@ -1,4 +1,4 @@
-//! IGC shader dumps (formats (c), `unitrace_core::shader_dump`) and the
+//! IGC shader dumps (docs/formats.md#shader-dump, `unitrace_core::shader_dump`) and the
 //! stall report built on them (`stall_report`): any `.asm` bytes give a
 //! listing or an error, never a panic; the address annotation is
 //! consistent (every annotated address maps back to its line); the text,

@@ -1,4 +1,4 @@
-//! Stall CSV (formats (b)): runs, rows, instruction offsets and counts must
+//! Stall CSV (docs/formats.md#stall-csv): runs, rows, instruction offsets and counts must
 //! give an error, never a panic, on any bytes.
 //!
 //! Shared by the fuzz target and the regression tests (which replay

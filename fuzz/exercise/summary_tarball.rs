@@ -1,4 +1,4 @@
-//! The tarball reader of `summary` (formats d.7,
+//! The tarball reader of `summary` (docs/formats.md#summary-tarball,
 //! `unitrace_core::summary_tarball`): any bytes (plain, gzip) give members
 //! or an error, never a panic or a hang; members arrive in order and
 //! their sizes add up to the reported byte count.

@@ -1,4 +1,4 @@
-//! Text summaries written by unitrace (formats (d), the logs `summary`
+//! Text summaries written by unitrace (docs/formats.md#summary-text, the logs `summary`
 //! reads, `unitrace_core::summary_text`): any text gives a summary or an
 //! error at a line inside the text, never a panic.
 //!
@@ -12,7 +12,10 @@ pub fn run(data: &[u8]) {
     let _ = normalize_kernel_name(&text);
     match parse_summary(&text) {
         Ok(summary) => {
-            let _ = summary.device.is_empty();
+            for report in &summary.reports {
+                assert!(report.first_line >= 1);
+                let _ = report.device.is_empty();
+            }
         }
         Err(e) => {
             let lines = text.lines().count() as u64 + 1;

@@ -1,4 +1,4 @@
-//! Trace JSON (formats (e), `unitrace_core::trace`): the streaming scanner
+//! Trace JSON (docs/formats.md#trace-json, `unitrace_core::trace`): the streaming scanner
 //! gives events or an error, never a panic, on any bytes, and agrees with
 //! itself and with serde_json:
 //! * every event it yields is a JSON object serde_json also accepts;

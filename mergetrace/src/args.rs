@@ -1,4 +1,4 @@
-//! Command line of `mergetrace` (scripts.md 7, plus the options beyond the
+//! Command line of `mergetrace` (docs/compatibility.md#mergetrace, plus the options beyond the
 //! original described in the README).
 
 use std::ffi::OsString;
@@ -51,10 +51,21 @@ pub struct Args {
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
 
-    /// Keep only these ranks, e.g. `0-3,7` (rank from the file name
-    /// `APP.PID.RANK.json` or `rank_N`, else from the `RANK N` process name).
-    #[arg(long, value_name = "LIST")]
-    pub ranks: Option<String>,
+    /// Find the traces in a `unitrace --result-dir DIR` tree (every
+    /// `chrome_trace.json`, or `chrome_trace.pftrace` when there is no JSON),
+    /// merged in rank order.
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+
+    /// Keep only these ranks: `--ranks 0 2` or `--ranks 0-3,7`; in this
+    /// order with --result-dir. Without it, the rank of an input comes from
+    /// its name (`APP.PID.RANK.json`, `rank_N.`) or its `RANK N` process name.
+    #[arg(long, value_name = "RANK", num_args = 1..)]
+    pub ranks: Vec<String>,
+
+    /// Whether `-o` was given (the default name changes for .pftrace).
+    #[arg(skip)]
+    pub output_given: bool,
 
     /// Keep only events overlapping A:B, times since the start of the
     /// merged trace; bare numbers are seconds, or add a unit (ns, us, ms,
@@ -117,6 +128,27 @@ impl Args {
             Err(e) => e.exit(),
         };
         args.fix_stats_value(&matches);
+        args.fix_ranks_values(&matches);
+        args.output_given =
+            matches.value_source("output") == Some(clap::parser::ValueSource::CommandLine);
+        let usage_error = |msg: String| -> ! {
+            Args::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, msg)
+                .exit()
+        };
+        // The checks and texts of the newest mergetrace.py
+        // (docs/compatibility.md#mergetrace-result-dir).
+        if let Some(dir) = &args.result_dir {
+            if !args.inputs.is_empty() {
+                usage_error("Cannot use both input files and --result-dir".into());
+            }
+            if std::fs::symlink_metadata(dir).is_err() && !dir.exists() {
+                usage_error(format!("Directory '{}' does not exist", dir.display()));
+            }
+            if !dir.is_dir() {
+                usage_error(format!("'{}' is not a directory", dir.display()));
+            }
+        }
         if args.schema.is_some() && args.stats.is_none() {
             Args::command()
                 .error(
@@ -125,15 +157,50 @@ impl Args {
                 )
                 .exit();
         }
-        if args.inputs.is_empty() {
+        if args.inputs.is_empty() && args.result_dir.is_none() {
             Args::command()
                 .error(
                     clap::error::ErrorKind::MissingRequiredArgument,
-                    "the following required arguments were not provided:\n  <TRACE>...",
+                    "Must provide either input files or --result-dir",
                 )
                 .exit();
         }
         args
+    }
+
+    /// `--ranks` takes one or more values, so in `--ranks 0-3 a.json b.json`
+    /// clap takes the traces as ranks: values that are not rank lists go
+    /// back among the inputs, at their place on the command line.
+    fn fix_ranks_values(&mut self, matches: &ArgMatches) {
+        let is_rank = |v: &str| {
+            !v.is_empty()
+                && v.bytes()
+                    .all(|b| b.is_ascii_digit() || b == b',' || b == b'-' || b == b' ')
+        };
+        let Some(first_bad) = self.ranks.iter().position(|v| !is_rank(v)) else {
+            return;
+        };
+        if first_bad == 0 {
+            // `--ranks x.json`: leave it to the rank parser's message.
+            return;
+        }
+        let moved: Vec<PathBuf> = self.ranks.drain(first_bad..).map(PathBuf::from).collect();
+        let at = matches.index_of("ranks").unwrap_or(0);
+        let before = matches
+            .indices_of("inputs")
+            .map(|ix| ix.filter(|&i| i < at).count())
+            .unwrap_or(0);
+        let tail = self.inputs.split_off(before);
+        self.inputs.extend(moved);
+        self.inputs.extend(tail);
+    }
+
+    /// The `--ranks` values as ranks in the given order (`None`: all).
+    pub fn rank_list(&self) -> Result<Option<Vec<u32>>, String> {
+        if self.ranks.is_empty() {
+            return Ok(None);
+        }
+        unitrace_core::result_dir::parse_rank_list(&self.ranks).map(Some)
     }
 
     fn fix_stats_value(&mut self, matches: &ArgMatches) {

@@ -1,15 +1,15 @@
 //! `mergetrace`: merge per-rank unitrace Chrome/Perfetto traces
-//! (drop-in for `tracemerge/mergetrace.py`, scripts.md 7), streaming, with
+//! (drop-in for `tracemerge/mergetrace.py`, docs/compatibility.md#mergetrace), streaming, with
 //! pid remapping, alignment, filters and GPU-time statistics.
 
 pub mod args;
-pub mod fasthash;
 pub mod merge;
+pub mod pfmerge;
 pub mod select;
 pub mod stats;
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,6 +18,7 @@ use regex::Regex;
 use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
+use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
 
 use args::{Align, Args};
@@ -27,7 +28,7 @@ use select::{rank_from_path, read_head, RankSet, Window};
 pub const TOOL: &str = "mergetrace";
 
 /// Checks every input before anything is written: a missing or unreadable
-/// input is an error (the original fails halfway, scripts.md 7 quirk 4); a
+/// input is an error (the original fails halfway, docs/compatibility.md#mergetrace-4); a
 /// path given twice is merged once, with a warning.
 fn check_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
@@ -64,8 +65,111 @@ fn check_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(kept)
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
-    let inputs = check_inputs(&args.inputs)?;
+/// Python's `repr` of a list of path strings (the mixed-formats message
+/// quotes the inputs as mergetrace.py prints its lists).
+fn py_list(paths: &[&PathBuf]) -> String {
+    let items: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::from(quote);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+            out
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `str(Path(dir))` as Python prints it: no trailing slash, no `./`.
+fn py_path(dir: &Path) -> String {
+    use std::path::Component;
+    let comps: Vec<Component> = dir.components().collect();
+    let kept: PathBuf = if comps.iter().all(|c| matches!(c, Component::CurDir)) {
+        PathBuf::from(".")
+    } else {
+        comps
+            .into_iter()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect()
+    };
+    kept.display().to_string()
+}
+
+fn is_pftrace_name(p: &Path) -> bool {
+    p.as_os_str().as_encoded_bytes().ends_with(b".pftrace")
+}
+
+/// The inputs: the given files, or the traces found under `--result-dir`
+/// (`Err(code)`: a message was printed, exit with it).
+fn find_inputs(args: &Args, ranks: Option<&[u32]>) -> Result<Result<Vec<PathBuf>, ExitCode>> {
+    let Some(dir) = &args.result_dir else {
+        return Ok(Ok(args.inputs.clone()));
+    };
+    let tree = ResultDir::open(dir).map_err(|e| InputError::at_file(dir, e.to_string()))?;
+    for (folder, e) in &tree.unreadable {
+        warn(TOOL, format!("{}: {e}; skipped", folder.display()));
+    }
+    let sel = tree.traces(ranks);
+    if sel.files.is_empty() {
+        // mergetrace.py's message and exit code.
+        println!("Trace file is missing under {}", py_path(dir));
+        return Ok(Err(ExitCode::from(1)));
+    }
+    for r in &sel.missing_ranks {
+        // Upstream skips such a rank silently.
+        warn(
+            TOOL,
+            format!("{}: no trace of rank {r}; merged without it", dir.display()),
+        );
+    }
+    Ok(Ok(sel.files.into_iter().map(|f| f.path).collect()))
+}
+
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    let ranks = args
+        .rank_list()
+        .map_err(|e| anyhow::anyhow!("--ranks: {e}"))?;
+    let given = match find_inputs(&args, ranks.as_deref())? {
+        Ok(files) => files,
+        Err(code) => return Ok(code),
+    };
+    // Route by format as mergetrace.py does: any `.pftrace` input or output
+    // means a protobuf merge, and every input must then be one.
+    let pf: Vec<&PathBuf> = given.iter().filter(|p| is_pftrace_name(p)).collect();
+    let pftrace = !pf.is_empty() || is_pftrace_name(&args.output);
+    if pftrace && pf.len() != given.len() {
+        let others: Vec<&PathBuf> = given.iter().filter(|p| !is_pftrace_name(p)).collect();
+        println!(
+            "[ERROR] cannot merge mixed trace formats; got .pftrace inputs {} and non-perfetto \
+             inputs {}. Merge each format separately.",
+            py_list(&pf),
+            py_list(&others)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if pftrace && !args.output_given {
+        // The original keeps `unitrace.all.json` and writes protobuf into it
+        // (docs/compatibility.md#mergetrace-pftrace).
+        args.output = PathBuf::from("unitrace.all.pftrace");
+    }
+    let inputs = check_inputs(&given)?;
     let mut input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     // Read before anything is written: a bad schema leaves no output.
     let schema = args.schema.as_deref().map(load_schema).transpose()?;
@@ -83,7 +187,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(Regex::new)
         .transpose()
         .context("--filter")?;
-    let rank_set = args.ranks.as_deref().map(RankSet::parse).transpose()?;
+    // With --result-dir the ranks chose the files already.
+    let rank_set = match (&args.result_dir, ranks) {
+        (None, Some(r)) => Some(RankSet::new(r)),
+        _ => None,
+    };
     let window = args.time_window.as_deref().map(Window::parse).transpose()?;
 
     // Plan each input: rank, and the head (first timestamp) when alignment
@@ -153,29 +261,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         skip_invalid: args.skip_invalid,
         max_event_bytes: args.max_event_mib.max(1) << 20,
     };
-    let progress = std::io::stderr().is_terminal().then(|| {
-        let total: u64 = plans
-            .iter()
-            .map(|p| std::fs::metadata(&p.path).map_or(0, |m| m.len()))
-            .sum();
-        let pb = indicatif::ProgressBar::new(total);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb
-    });
+    let total: u64 = plans
+        .iter()
+        .map(|p| std::fs::metadata(&p.path).map_or(0, |m| m.len()))
+        .sum();
+    let progress = unitrace_core::progress::bytes_bar(total);
     // The trace and `--stats` CSV appear together, once both are written
     // (docs/robustness.md#outputs).
     let outputs = OutputSet::begin();
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
-    let merger = Merger::new(&plans, &opts, out, progress.clone())
-        .map_err(|e| e.context(args.output.display().to_string()))?;
-    let (out, mut outcome) = merger
-        .run()
-        .map_err(|e| name_output_on_write_error(e, &args.output))?;
+    let (out, mut outcome) = if pftrace {
+        pfmerge::merge(&plans, &opts, out, progress.as_ref())
+            .map_err(|e| name_output_on_write_error(e, &args.output))?
+    } else {
+        let merger = Merger::new(&plans, &opts, out, progress.clone())
+            .map_err(|e| e.context(args.output.display().to_string()))?;
+        merger
+            .run()
+            .map_err(|e| name_output_on_write_error(e, &args.output))?
+    };
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
@@ -211,7 +315,10 @@ fn name_output_on_write_error(e: anyhow::Error, output: &Path) -> anyhow::Error 
 
 /// Reads a compiled category schema (`--schema`).
 fn load_schema(path: &Path) -> Result<CategorySchema> {
-    let bytes = unitrace_core::error::read_capped(path, unitrace_core::error::caps::SCHEMA_BYTES)
-        .map_err(|e| InputError::io(path, &e))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SCHEMA_BYTES,
+        "compiled category schema",
+    )?;
     Ok(CategorySchema::from_json_bytes(path, &bytes)?)
 }

@@ -137,8 +137,8 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
 }
 
 /// Writes `{\n"traceEvents": [\n`, the events joined by `,\n`, and
-/// `\n]\n}\n` (scripts.md 7 envelope; with no event the array is `[\n]`,
-/// which is valid JSON, unlike the original's output, quirk 7.2).
+/// `\n]\n}\n` (docs/compatibility.md#mergetrace-merge; with no event the array is `[\n]`,
+/// which is valid JSON, unlike the original's output, docs/compatibility.md#mergetrace-2).
 pub struct EnvelopeWriter<W: Write> {
     out: W,
     events: u64,
@@ -172,7 +172,7 @@ struct FileState {
     index: usize,
     /// Original pid/tid -> new id (`--remap-pids`); one map for both so
     /// that a main thread keeps tid == pid.
-    ids: crate::fasthash::FastMap<u64, u64>,
+    ids: rustc_hash::FxHashMap<u64, u64>,
     stats: Option<RankStats>,
     warned_flow_id: bool,
 }
@@ -294,7 +294,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                                     warn(TOOL, format!("{e}; skipping the rest of this file"));
                                 } else if i + 1 < plans.len() {
                                     // The original skips such a file and goes on
-                                    // (scripts.md 7); say how to get that.
+                                    // (docs/compatibility.md#mergetrace-invalid); say how to get that.
                                     return Err(anyhow::anyhow!(
                                         "{e} (--skip-invalid merges the other files)"
                                     ));

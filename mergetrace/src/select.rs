@@ -7,15 +7,21 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use unitrace_core::pftrace::{PacketData, PacketReader};
+use unitrace_core::result_dir::TraceFormat;
 use unitrace_core::trace::{Field, TraceReader};
 use unitrace_core::trace_decimal::Decimal;
 
 /// The MPI rank a unitrace file name carries: `<app>.<pid>.<rank>.json`
-/// (formats e.1) or a `rank_<r>.` result-dir folder (formats 0).
+/// or `.pftrace` (docs/formats.md#trace-json) or a `rank_<r>.` result-dir folder
+/// (docs/formats.md#result-dir).
 pub fn rank_from_path(path: &Path) -> Option<u32> {
     if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
         let parts: Vec<&str> = name.split('.').collect();
-        if parts.len() >= 4 && parts[parts.len() - 1].eq_ignore_ascii_case("json") {
+        let ext = parts[parts.len() - 1];
+        if parts.len() >= 4
+            && (ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("pftrace"))
+        {
             let pid = parts[parts.len() - 3];
             let rank = parts[parts.len() - 2];
             if is_digits(pid) && is_digits(rank) {
@@ -39,41 +45,30 @@ fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
-/// A `--ranks` list such as `0-3,7`.
+/// A `--ranks` selection (`--ranks 0 2`, `--ranks 0-3,7`).
 #[derive(Debug, Clone)]
-pub struct RankSet(Vec<(u32, u32)>);
+pub struct RankSet(Vec<u32>);
 
 impl RankSet {
+    pub fn new(ranks: Vec<u32>) -> RankSet {
+        RankSet(ranks)
+    }
+
     pub fn parse(spec: &str) -> Result<RankSet> {
-        let mut ranges = Vec::new();
-        for part in spec.split(',').map(str::trim) {
-            if part.is_empty() {
-                continue;
-            }
-            let (a, b) = match part.split_once('-') {
-                Some((a, b)) => (a.trim(), b.trim()),
-                None => (part, part),
-            };
-            let a: u32 = a
-                .parse()
-                .with_context(|| format!("--ranks: bad rank '{a}' in '{spec}'"))?;
-            let b: u32 = b
-                .parse()
-                .with_context(|| format!("--ranks: bad rank '{b}' in '{spec}'"))?;
-            if b < a {
-                bail!("--ranks: empty range '{part}'");
-            }
-            ranges.push((a, b));
-        }
-        if ranges.is_empty() {
-            bail!("--ranks: no rank in '{spec}'");
-        }
-        Ok(RankSet(ranges))
+        unitrace_core::result_dir::parse_rank_list([spec])
+            .map(RankSet)
+            .map_err(|e| anyhow::anyhow!("--ranks: {e}"))
     }
 
     pub fn contains(&self, rank: u32) -> bool {
-        self.0.iter().any(|&(a, b)| (a..=b).contains(&rank))
+        self.0.contains(&rank)
     }
+}
+
+/// Nanoseconds (`.pftrace` timestamps) as the µs [`Decimal`] the options
+/// work in.
+pub fn ns_to_us(ns: u64) -> Decimal {
+    Decimal::from_parts(i128::from(ns), 3)
 }
 
 /// `--time-window A:B` in microseconds since the start of the merged trace.
@@ -147,15 +142,18 @@ fn parse_duration_us(s: &str) -> Result<Option<Decimal>> {
 #[derive(Debug, Clone, Default)]
 pub struct Head {
     /// `ts` of the first event that has one (unitrace: the host
-    /// `process_name` event, written at process start, formats e.5).
+    /// `process_name` event, written at process start, docs/formats.md#trace-json-ids).
     pub first_ts: Option<Decimal>,
-    /// `N` of a `RANK N ...` process name (formats e.5).
+    /// `N` of a `RANK N ...` process name (docs/formats.md#trace-json-ids).
     pub rank_label: Option<u32>,
 }
 
 /// Reads at most the first 64 events (first MiBs) of `path`. Problems are
 /// left for the full pass to report.
 pub fn read_head(path: &Path) -> Head {
+    if TraceFormat::of_path(path) == TraceFormat::Pftrace {
+        return read_head_pftrace(path);
+    }
     let mut head = Head::default();
     let Ok(file) = File::open(path) else {
         return head;
@@ -173,6 +171,35 @@ pub fn read_head(path: &Path) -> Head {
             && ev.str_raw(Field::Name) == Some(b"process_name")
         {
             head.rank_label = process_label(&ev).and_then(|l| rank_in_label(&l));
+        }
+        if head.first_ts.is_some() && head.rank_label.is_some() {
+            break;
+        }
+    }
+    head
+}
+
+/// The head of a `.pftrace`: the first packet timestamp (ns, as µs) and
+/// the `RANK N` of the first process descriptor, within the first 64
+/// packets.
+pub fn read_head_pftrace(path: &Path) -> Head {
+    let mut head = Head::default();
+    let Ok(file) = File::open(path) else {
+        return head;
+    };
+    let mut reader = PacketReader::with_max_packet(file.take(8 << 20), 4 << 20);
+    for _ in 0..64 {
+        let Ok(Some(rec)) = reader.next_record() else {
+            break;
+        };
+        let Ok(p) = rec.decode() else { break };
+        if head.first_ts.is_none() {
+            head.first_ts = p.timestamp.map(ns_to_us);
+        }
+        if let (None, PacketData::TrackDescriptor(d)) = (head.rank_label, p.data) {
+            if let Some(name) = d.process.and_then(|_| d.display_name()) {
+                head.rank_label = rank_in_label(&name);
+            }
         }
         if head.first_ts.is_some() && head.rank_label.is_some() {
             break;
@@ -224,6 +251,10 @@ mod tests {
     fn rank_lists() {
         let r = RankSet::parse("0-3,7").unwrap();
         assert!(r.contains(0) && r.contains(3) && r.contains(7));
+        assert_eq!(
+            rank_from_path(Path::new("d/python.100001.12.pftrace")),
+            Some(12)
+        );
         assert!(!r.contains(4) && !r.contains(8));
         assert!(RankSet::parse("3-1").is_err());
         assert!(RankSet::parse("x").is_err());

@@ -2,24 +2,24 @@
 //! merge's streaming pass.
 //!
 //! Per rank: device time of every device command (`ph` X, `cat` gpu_op,
-//! formats e.3), GPU busy time (union of device intervals) against the wall
+//! docs/formats.md#trace-json-events), GPU busy time (union of device intervals) against the wall
 //! time (first to last event), and per kernel name: count, total, mean, max,
 //! share of the rank's GPU time, and the host range it ran under. The host
 //! range of a kernel instance is the innermost host range (a `cpu_op` X or
 //! B/E event whose name contains `::`: ITT/PyTorch ops, `dnnl::`,
 //! `oneCCL::`, `MPI::`) enclosing the host end of its `Flow_H2D_<K>_<R>`
-//! flow (formats e.4), i.e. the submitting API call, on that host thread.
+//! flow (docs/formats.md#trace-json-flows), i.e. the submitting API call, on that host thread.
 //!
 //! With `--schema`, [`apply_schema`] then groups each rank's kernels by
 //! category (count, total, mean, max, share), unmatched kernels in the
-//! default category `device` as summary.py does (formats f.3).
+//! default category `device` as summary.py does (docs/formats.md#category-json-lookup).
 //!
 //! Memory: one rank at a time; 24 bytes per device command, 12 per flow
 //! start and 20 per host range of that rank.
 
 use std::collections::HashMap;
 
-use crate::fasthash::FastMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -35,14 +35,14 @@ pub struct RankStats {
     file: String,
     wall_start: f64,
     wall_end: f64,
-    kernel_ids: FastMap<Box<str>, u32>,
+    kernel_ids: FxHashMap<Box<str>, u32>,
     kernels: Vec<KernelAgg>,
     device: Vec<DeviceRun>,
-    flow_sources: FastMap<u64, (u64, f64)>,
+    flow_sources: FxHashMap<u64, (u64, f64)>,
     range_names: Vec<Box<str>>,
-    range_ids: FastMap<Box<str>, u32>,
-    ranges: FastMap<u64, Vec<HostRange>>,
-    open_ranges: FastMap<u64, Vec<(f64, u32)>>,
+    range_ids: FxHashMap<Box<str>, u32>,
+    ranges: FxHashMap<u64, Vec<HostRange>>,
+    open_ranges: FxHashMap<u64, Vec<(f64, u32)>>,
     /// Events left out because their `dur` is negative or their `ts`/`dur`
     /// is out of range (`1e400`): they would corrupt every sum.
     invalid_times: u64,
@@ -153,14 +153,14 @@ impl RankStats {
                 .unwrap_or_else(|| path.display().to_string()),
             wall_start: f64::INFINITY,
             wall_end: f64::NEG_INFINITY,
-            kernel_ids: FastMap::default(),
+            kernel_ids: FxHashMap::default(),
             kernels: Vec::new(),
             device: Vec::new(),
-            flow_sources: FastMap::default(),
+            flow_sources: FxHashMap::default(),
             range_names: Vec::new(),
-            range_ids: FastMap::default(),
-            ranges: FastMap::default(),
-            open_ranges: FastMap::default(),
+            range_ids: FxHashMap::default(),
+            ranges: FxHashMap::default(),
+            open_ranges: FxHashMap::default(),
             invalid_times: 0,
         }
     }
@@ -182,49 +182,19 @@ impl RankStats {
             return;
         };
         let dur = ev.f64(Field::Dur).unwrap_or(0.0);
-        // A negative duration or an infinite time (a corrupt trace) would
-        // silently cancel or swamp the sums (issue 10): leave the event out.
-        if !ts.is_finite() || !dur.is_finite() || dur < 0.0 {
-            self.invalid_times += 1;
+        if !self.span(ts, dur) {
             return;
         }
-        self.wall_start = self.wall_start.min(ts);
-        self.wall_end = self.wall_end.max(ts + dur);
         let cat = ev.str_raw(Field::Cat).unwrap_or(b"");
         match ph {
             b"X" if cat == b"gpu_op" => {
-                let Some(name) = ev.str(Field::Name) else {
-                    return;
-                };
-                let kernel = match self.kernel_ids.get(name.as_ref()) {
-                    Some(&k) => k,
-                    None => {
-                        let k = self.kernels.len() as u32;
-                        let name: Box<str> = name.as_ref().into();
-                        self.kernel_ids.insert(name.clone(), k);
-                        self.kernels.push(KernelAgg {
-                            name,
-                            count: 0,
-                            total: 0.0,
-                            max: 0.0,
-                        });
-                        k
-                    }
-                };
-                let agg = &mut self.kernels[kernel as usize];
-                agg.count += 1;
-                agg.total += dur;
-                agg.max = agg.max.max(dur);
-                self.device.push(DeviceRun {
-                    kernel,
-                    start: ts,
-                    dur,
-                    id: args_id(ev),
-                });
+                if let Some(name) = ev.str(Field::Name) {
+                    self.device_run(&name, ts, dur, args_id(ev));
+                }
             }
             b"s" if cat.starts_with(b"Flow_H2D_") || cat.starts_with(b"CL_Flow_H2D_") => {
                 if let (Some(id), Some(tid)) = (ev.uint(Field::Id), ev.uint(Field::Tid)) {
-                    self.flow_sources.insert(id, (tid, ts));
+                    self.flow_source(id, tid, ts);
                 }
             }
             b"X" | b"B" | b"E" if cat != b"gpu_op" => {
@@ -232,35 +202,102 @@ impl RankStats {
                     return;
                 };
                 if ph == b"E" {
-                    if let Some((start, name)) =
-                        self.open_ranges.get_mut(&tid).and_then(|s| s.pop())
-                    {
-                        self.ranges.entry(tid).or_default().push(HostRange {
-                            start,
-                            end: ts,
-                            name,
-                        });
-                    }
+                    self.host_end(tid, ts);
                     return;
                 }
                 let Some(name) = ev.str(Field::Name) else {
                     return;
                 };
-                if !name.contains("::") {
-                    return;
-                }
-                let id = self.range_id(&name);
                 if ph == b"B" {
-                    self.open_ranges.entry(tid).or_default().push((ts, id));
+                    self.host_begin(tid, &name, ts);
                 } else {
-                    self.ranges.entry(tid).or_default().push(HostRange {
-                        start: ts,
-                        end: ts + dur,
-                        name: id,
-                    });
+                    self.host_range(tid, &name, ts, dur);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Counts `[ts, ts + dur]` (µs) in the wall time; `false` (and the
+    /// event is left out) when the times are not finite or `dur` negative.
+    pub fn span(&mut self, ts: f64, dur: f64) -> bool {
+        // A negative duration or an infinite time (a corrupt trace) would
+        // silently cancel or swamp the sums (issue 10): leave the event out.
+        if !ts.is_finite() || !dur.is_finite() || dur < 0.0 {
+            self.invalid_times += 1;
+            return false;
+        }
+        self.wall_start = self.wall_start.min(ts);
+        self.wall_end = self.wall_end.max(ts + dur);
+        true
+    }
+
+    /// One device command (µs); `id` is its instance id, the key of the
+    /// H2D flow from its submitting call.
+    pub fn device_run(&mut self, name: &str, ts: f64, dur: f64, id: Option<u64>) {
+        let kernel = match self.kernel_ids.get(name) {
+            Some(&k) => k,
+            None => {
+                let k = self.kernels.len() as u32;
+                let name: Box<str> = name.into();
+                self.kernel_ids.insert(name.clone(), k);
+                self.kernels.push(KernelAgg {
+                    name,
+                    count: 0,
+                    total: 0.0,
+                    max: 0.0,
+                });
+                k
+            }
+        };
+        let agg = &mut self.kernels[kernel as usize];
+        agg.count += 1;
+        agg.total += dur;
+        agg.max = agg.max.max(dur);
+        self.device.push(DeviceRun {
+            kernel,
+            start: ts,
+            dur,
+            id,
+        });
+    }
+
+    /// The host end of the H2D flow `id`, on host thread `thread` at `ts`.
+    pub fn flow_source(&mut self, id: u64, thread: u64, ts: f64) {
+        self.flow_sources.insert(id, (thread, ts));
+    }
+
+    /// A complete host call or range on `thread`; only ranges whose name
+    /// contains `::` (ITT, oneCCL, MPI, dnnl) are kept.
+    pub fn host_range(&mut self, thread: u64, name: &str, ts: f64, dur: f64) {
+        if !name.contains("::") {
+            return;
+        }
+        let id = self.range_id(name);
+        self.ranges.entry(thread).or_default().push(HostRange {
+            start: ts,
+            end: ts + dur,
+            name: id,
+        });
+    }
+
+    /// The start of a host range (`B`).
+    pub fn host_begin(&mut self, thread: u64, name: &str, ts: f64) {
+        if !name.contains("::") {
+            return;
+        }
+        let id = self.range_id(name);
+        self.open_ranges.entry(thread).or_default().push((ts, id));
+    }
+
+    /// The end of the innermost open host range of `thread` (`E`).
+    pub fn host_end(&mut self, thread: u64, ts: f64) {
+        if let Some((start, name)) = self.open_ranges.get_mut(&thread).and_then(|s| s.pop()) {
+            self.ranges.entry(thread).or_default().push(HostRange {
+                start,
+                end: ts,
+                name,
+            });
         }
     }
 
@@ -396,7 +433,7 @@ pub fn apply_schema(ranks: &mut [RankReport], schema: &CategorySchema) {
         for k in &mut rank.kernels {
             // Trace names carry the `-v` shape (`name[SIMD16 {..} {..}]`,
             // `[bytes]` after memory commands) that schemas are not written
-            // for; cut it as summary does (scripts.md 4.5 #6).
+            // for; cut it as summary does (docs/compatibility.md#summary-6).
             let name = normalize_kernel_name(&k.name);
             let rule = match rules.get(name.as_ref()) {
                 Some(&rule) => rule,
@@ -442,7 +479,7 @@ pub fn apply_schema(ranks: &mut [RankReport], schema: &CategorySchema) {
 }
 
 /// `args.id` of a device event: the kernel instance id, written as a JSON
-/// string (formats e.3).
+/// string (docs/formats.md#trace-json-events).
 fn args_id(ev: &Event<'_>) -> Option<u64> {
     let args = ev.value(Field::Args)?;
     if args.first() != Some(&b'{') {

@@ -1,5 +1,5 @@
 //! `--app "CMD"`: profile the application twice with unitrace, once per
-//! metric group (scripts.md 6.1), then read the metric files it wrote.
+//! metric group (docs/compatibility.md#roofline-app), then read the metric files it wrote.
 //!
 //! Differences from the original (6.5 item 8): the command string is split
 //! with shell quoting rules and run without a shell; a unitrace run that
@@ -14,7 +14,7 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context, Result};
 use unitrace_core::shell_words::{self, SplitError};
 
-/// The two runs: metric group and output prefix (scripts.md 6.1).
+/// The two runs: metric group and output prefix (docs/compatibility.md#roofline-app).
 pub const RUNS: [(&str, &str); 2] = [
     ("ComputeBasic", "_IntelGPUBasic"),
     ("VectorEngine138", "_IntelGPUCompute"),

@@ -1,5 +1,7 @@
 //! `--data FILE`: one CSV row per kernel and memory level with the numbers
-//! behind each dot (decimal units, see `model.rs`). Floats are written as
+//! behind each dot (decimal units, see `model.rs`). `precision` is the
+//! kernel's own dominant precision (empty when it counted no operation),
+//! `ops` that precision's count. Floats are written as
 //! shortest round-trip decimals so the file is deterministic and exact.
 
 use std::io::Write;
@@ -48,7 +50,7 @@ pub fn write_csv(r: &Roofline, views: &[KernelView], out: impl Write) -> csv::Re
                 &count(k.time_ns.as_f64()),
                 &repr(v.time_pct),
                 &k.memory_instances.to_string(),
-                r.precision.label(),
+                v.precision.map_or("", |p| p.label()),
                 &count(v.ops),
                 &count(p.bytes),
                 &repr(p.ai),

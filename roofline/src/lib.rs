@@ -1,5 +1,5 @@
 //! `roofline`: GPU roofline from unitrace compute and memory profiles, a
-//! drop-in for roofline.py (scripts.md 6) with an offline page.
+//! drop-in for roofline.py (docs/compatibility.md#roofline) with an offline page.
 
 pub mod app;
 pub mod data;
@@ -38,10 +38,10 @@ pub enum Format {
     version,
     about = "GPU roofline from unitrace compute and memory profiles",
     long_about = "GPU roofline from unitrace compute and memory profiles (drop-in for roofline.py).\n\n\
-Either profile an application:\n  roofline --app \"./a.out args\" --device device_configs/pvc.json --output r.html\n\
+Either profile an application:\n  roofline --app \"./a.out args\" --device pvc --output r.html\n\
 or use profiles recorded before:\n  unitrace -g VectorEngine138 -q -o flops.csv ./a.out   (compute profile)\n  \
 unitrace -g ComputeBasic -q -o bytes.csv ./a.out      (memory profile)\n  \
-roofline --compute flops.metrics.<pid>.csv --memory bytes.metrics.<pid>.csv --device device_configs/pvc.json --output r.html",
+roofline --compute flops.metrics.<pid>.csv --memory bytes.metrics.<pid>.csv --device pvc --output r.html",
     after_help = "The summary table goes to stdout like the original's; warnings and errors go to stderr.",
     infer_long_args = true
 )]
@@ -59,8 +59,9 @@ pub struct Args {
     /// unitrace executable for --app (default: search PATH)
     #[arg(long, value_name = "PATH")]
     pub unitrace: Option<PathBuf>,
-    /// Device file: JSON (device_configs/*.json) or the original's CSV
-    #[arg(long, value_name = "FILE", required = true)]
+    /// Device: a bundled name (pvc, pvc_2tile, bmg_b580: device_configs/*.json)
+    /// or a file, JSON or the original's CSV; an existing file wins
+    #[arg(long, value_name = "NAME|FILE", required = true)]
     pub device: PathBuf,
     /// Output file; `.html` (or `.svg`) is appended when the name lacks it
     #[arg(long, value_name = "NAME", required = true)]
@@ -71,10 +72,50 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Html)]
     pub format: Format,
+    /// Name the N longest plotted kernels on the chart (0: no labels)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub labels: usize,
+}
+
+/// The device files shipped in device_configs/, compiled in so that
+/// `--device pvc` works from any directory (docs/roofline.md#usage).
+pub const BUNDLED_DEVICES: [(&str, &str); 3] = [
+    ("pvc", include_str!("../../device_configs/pvc.json")),
+    (
+        "pvc_2tile",
+        include_str!("../../device_configs/pvc_2tile.json"),
+    ),
+    (
+        "bmg_b580",
+        include_str!("../../device_configs/bmg_b580.json"),
+    ),
+];
+
+/// `--device`: an existing file is read; otherwise a bundled name (with or
+/// without `.json`, any case) selects the compiled-in file; anything else
+/// is an error naming the file and the bundled names.
+pub fn load_device(given: &Path) -> Result<(DeviceConfig, bool), InputError> {
+    if given.is_file() {
+        return DeviceConfig::from_path(given).map(|d| (d, true));
+    }
+    let wanted = given.to_string_lossy().to_ascii_lowercase();
+    let wanted = wanted.strip_suffix(".json").unwrap_or(&wanted);
+    if let Some((name, json)) = BUNDLED_DEVICES.iter().find(|(n, _)| *n == wanted) {
+        let shown = PathBuf::from(format!("device_configs/{name}.json"));
+        return DeviceConfig::from_bytes(&shown, json.as_bytes()).map(|d| (d, false));
+    }
+    let names: Vec<&str> = BUNDLED_DEVICES.iter().map(|(n, _)| *n).collect();
+    Err(InputError::at_file(
+        given,
+        format!(
+            "no such device file, and not a bundled device name ({})",
+            names.join(", ")
+        ),
+    ))
 }
 
 /// `--output x` writes `x.html`, `--output x.html` writes `x.html` (the
-/// original always appended `.html`, scripts.md 6.5 item 3).
+/// original always appended `.html`, docs/compatibility.md#roofline-3).
 pub fn output_path(given: &Path, format: Format) -> PathBuf {
     let (wanted, add): (&[&str], &str) = match format {
         Format::Html => (&["html", "htm"], "html"),
@@ -124,9 +165,12 @@ fn list(names: &[String]) -> String {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let device = DeviceConfig::from_path(&args.device)?;
+    let (device, device_is_file) = load_device(&args.device)?;
     let out = output_path(&args.output, args.format);
-    let mut inputs: Vec<&Path> = vec![args.device.as_path()];
+    let mut inputs: Vec<&Path> = Vec::new();
+    if device_is_file {
+        inputs.push(args.device.as_path());
+    }
     if args.app.is_none() {
         inputs.extend(args.compute.iter().map(PathBuf::as_path));
         inputs.extend(args.memory.iter().map(PathBuf::as_path));
@@ -166,7 +210,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let compute = read_compute_profile(open_all(&compute_files)?)?;
     let r = Roofline::join(memory, compute, device);
 
-    // scripts.md 6.5 item 6: the original drops these silently.
+    // docs/compatibility.md#roofline-6: the original drops these silently.
     if !r.only_in_memory.is_empty() {
         warn(
             TOOL,
@@ -221,7 +265,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let views = r.views();
     for v in views.iter().filter(|v| v.selected) {
         for p in v.points.iter().filter(|p| !p.ai.is_finite()) {
-            // scripts.md 6.5 item 2: the original divides by zero here.
+            // docs/compatibility.md#roofline-2: the original divides by zero here.
             warn(
                 TOOL,
                 format!(
@@ -236,8 +280,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "roofline".into());
     let body = match args.format {
-        Format::Html => page::html(&r, &views, &name),
-        Format::Svg => page::svg(&r, &views, &name, true),
+        Format::Html => page::html(&r, &views, &name, args.labels),
+        Format::Svg => page::svg(&r, &views, &name, true, args.labels),
     };
     // The page and `--data` appear together (docs/robustness.md#outputs).
     let outputs = OutputSet::begin();

@@ -1,13 +1,18 @@
 //! Joins the memory and compute profiles per kernel and computes what the
-//! page and the data table show (scripts.md 6.2 and 6.4).
+//! page and the data table show (docs/compatibility.md#roofline-aggregation and #roofline-page).
 //!
 //! Units: operation counts are operations, bytes are bytes, times ns; the
 //! arithmetic intensity is ops/byte, performance GFLOP/s = ops / ns, and a
 //! roof is `min(AI × BW[GB/s], peak[GFLOP/s])`, all in decimal units
 //! (10^9), the units of the device file. The original's bound column in the
-//! console summary mixes GiB into this (scripts.md 6.5 item 5); the summary
+//! console summary mixes GiB into this (docs/compatibility.md#roofline-5); the summary
 //! keeps that for drop-in output (see `summary.rs`), the page and `--data`
 //! do not.
+//!
+//! Each kernel is placed against its own dominant precision (the one with
+//! its largest operation count) and that precision's peak; the original
+//! plotted one precision for the whole run, so on a mixed workload most
+//! kernels showed 0 GFLOP/s (docs/compatibility.md#roofline-11).
 
 use std::collections::HashSet;
 
@@ -15,7 +20,7 @@ use unitrace_core::device_config::{DeviceConfig, Precision};
 use unitrace_core::roofline_profile::{ComputeProfile, MemoryProfile, Num};
 
 /// Kernels whose share of the total time is not above this percentage are
-/// not plotted (the original's threshold, scripts.md 6.4).
+/// not plotted (the original's threshold, docs/compatibility.md#roofline-page).
 pub const MIN_TIME_PCT: f64 = 0.001;
 
 #[derive(Debug, Clone)]
@@ -65,18 +70,18 @@ pub struct Point {
 pub struct KernelView {
     pub kernel: usize,
     pub time_pct: f64,
-    /// Operations of the plotted precision.
+    /// The kernel's dominant precision (largest operation count), against
+    /// whose peak it is placed; `None` when it counted no operation.
+    pub precision: Option<Precision>,
+    /// Operations of that precision.
     pub ops: f64,
     pub gflops: f64,
-    /// Above the time threshold and with a non-zero count for the precision.
+    /// Above the time threshold and with a non-zero operation count.
     pub selected: bool,
     pub points: Vec<Point>,
     /// Index into `points` of the lowest roof (the binding one); `None`
-    /// when the kernel has no operation of the plotted precision.
+    /// when the kernel counted no operation.
     pub binding: Option<usize>,
-    /// The kernel's own largest operation type (it may differ from the
-    /// plotted precision, e.g. an FP32 kernel on an XMX page).
-    pub own_precision: Precision,
 }
 
 #[derive(Debug, Clone)]
@@ -92,9 +97,9 @@ pub struct Roofline {
     pub only_in_compute: Vec<String>,
     /// (kernel, instances in memory run, instances in compute run).
     pub instance_mismatch: Vec<(String, u64, u64)>,
-    /// Precision with the largest total operation count (ties: FP16,
-    /// FP16_XMX, BF16_XMX, FP32, FP64), the one the page plots.
-    pub precision: Precision,
+    /// Precisions with a non-zero total operation count, in
+    /// [`Precision::ALL`] order: the compute roofs the page draws.
+    pub precisions: Vec<Precision>,
 }
 
 impl Roofline {
@@ -151,7 +156,10 @@ impl Roofline {
                 present: memory.level_present.get(i).copied().unwrap_or(false),
             })
             .collect();
-        let precision = dominant_precision(&kernels);
+        let precisions = Precision::ALL
+            .into_iter()
+            .filter(|p| kernels.iter().any(|k| k.ops[p.index()].as_f64() > 0.0))
+            .collect();
         Roofline {
             device,
             levels,
@@ -160,7 +168,7 @@ impl Roofline {
             only_in_memory,
             only_in_compute,
             instance_mismatch,
-            precision,
+            precisions,
         }
     }
 
@@ -174,14 +182,16 @@ impl Roofline {
     }
 
     pub fn views(&self) -> Vec<KernelView> {
-        let p = self.precision;
-        let peak = self.device.peak(p);
         self.kernels
             .iter()
             .enumerate()
             .map(|(i, k)| {
                 let time_pct = self.time_pct(k);
-                let ops = k.ops[p.index()].as_f64();
+                let precision = dominant_precision(k);
+                // A kernel without operations keeps its points (bytes, AI
+                // 0) in `--data` but is not plotted; any peak does.
+                let peak = self.device.peak(precision.unwrap_or(Precision::Fp32));
+                let ops = precision.map_or(0.0, |p| k.ops[p.index()].as_f64());
                 let t = k.time_ns.as_f64();
                 let gflops = ops / t;
                 let selected = time_pct > MIN_TIME_PCT && ops > 0.0;
@@ -233,46 +243,31 @@ impl Roofline {
                 KernelView {
                     kernel: i,
                     time_pct,
+                    precision,
                     ops,
                     gflops,
                     selected,
                     points,
                     binding,
-                    own_precision: largest_op_type(k),
                 }
             })
             .collect()
     }
 }
 
-/// The precision with the largest total count; the first wins a tie, in
-/// the original's order FP16, FP16_XMX, BF16_XMX, FP32, FP64 (6.4).
-pub fn dominant_precision(kernels: &[Kernel]) -> Precision {
-    let mut best = Precision::Fp16;
-    let mut best_total = f64::NEG_INFINITY;
+/// The kernel's precision with the largest operation count (ties: the
+/// first in [`Precision::ALL`] order, FP16, FP16_XMX, BF16_XMX, FP32,
+/// FP64, the order in which the original breaks ties); `None` when it
+/// counted no operation at all.
+pub fn dominant_precision(k: &Kernel) -> Option<Precision> {
+    let mut best: Option<(Precision, f64)> = None;
     for p in Precision::ALL {
-        let total = kernels
-            .iter()
-            .fold(Num::Int(0), |acc, k| acc.plus(k.ops[p.index()]))
-            .as_f64();
-        if total > best_total {
-            best = p;
-            best_total = total;
+        let n = k.ops[p.index()].as_f64();
+        if n > 0.0 && best.is_none_or(|(_, b)| n > b) {
+            best = Some((p, n));
         }
     }
-    best
-}
-
-/// The kernel's precision with the largest count (ties: first in
-/// [`Precision::ALL`] order).
-pub fn largest_op_type(k: &Kernel) -> Precision {
-    let mut best = Precision::Fp16;
-    for p in Precision::ALL {
-        if k.ops[p.index()].as_f64() > k.ops[best.index()].as_f64() {
-            best = p;
-        }
-    }
-    best
+    best.map(|(p, _)| p)
 }
 
 #[cfg(test)]
@@ -294,20 +289,20 @@ mod tests {
     }
 
     #[test]
-    fn dominant_precision_ties_go_to_the_first_in_the_original_order() {
+    fn dominant_precision_is_the_largest_count_ties_to_the_first() {
         // Index order: FP16, FP16_XMX, BF16_XMX, FP32, FP64.
         assert_eq!(
-            dominant_precision(&[kernel([5, 0, 0, 5, 0])]),
-            Precision::Fp16
+            dominant_precision(&kernel([5, 0, 0, 5, 0])),
+            Some(Precision::Fp16)
         );
         assert_eq!(
-            dominant_precision(&[kernel([0, 0, 7, 0, 7])]),
-            Precision::Bf16Xmx
+            dominant_precision(&kernel([0, 0, 7, 0, 7])),
+            Some(Precision::Bf16Xmx)
         );
         assert_eq!(
-            dominant_precision(&[kernel([1, 0, 0, 0, 0]), kernel([0, 0, 0, 0, 2])]),
-            Precision::Fp64
+            dominant_precision(&kernel([0, 3, 0, 3, 9])),
+            Some(Precision::Fp64)
         );
-        assert_eq!(largest_op_type(&kernel([0, 3, 0, 3, 9])), Precision::Fp64);
+        assert_eq!(dominant_precision(&kernel([0, 0, 0, 0, 0])), None);
     }
 }

@@ -1,138 +1,186 @@
 //! The roofline chart as inline SVG (`--format svg`) and as a self-contained
 //! HTML page (SVG + table + a small inline script; no network access, unlike
-//! the original's CanvasJS page, scripts.md 6.4).
+//! the original's CanvasJS page, docs/compatibility.md#roofline-page).
 //!
 //! The chart is rendered here, not in the browser, so the SVG file and the
 //! page show the same thing and the page works without JavaScript too; the
 //! script only adds the hover box, table sorting, the search box and the
-//! level toggles.
+//! legend toggles.
+//!
+//! What the chart shows (docs/roofline.md#the-chart): one compute roof per
+//! precision with operations (colour = precision), one bandwidth roof per
+//! memory level (dash and marker shape = level), each kernel once per level
+//! in its own precision's colour with its points joined by a line (as Intel
+//! Advisor draws them: the binding level is outlined in black), labels on
+//! the longest kernels, and axes fitted to the data in whole decades.
 
 use std::fmt::Write as _;
 
+use unitrace_core::device_config::Precision;
+use unitrace_render::axis::LogScale;
+use unitrace_render::escape::escape as esc;
+use unitrace_render::font::text_width;
+use unitrace_render::number::{decade, significant as sig};
+use unitrace_render::palette::{self, series_color, Rgb};
+use unitrace_render::svg::{Markup, Value, FONT_FAMILY};
+
 use crate::model::{KernelView, Point, Roofline};
 
-const WIDTH: f64 = 960.0;
-const HEIGHT: f64 = 600.0;
+const WIDTH: f64 = 1180.0;
+const HEIGHT: f64 = 640.0;
 const LEFT: f64 = 86.0;
-const RIGHT: f64 = 24.0;
+/// The legend sits right of the plot so it never hides a point.
+const LEGEND_WIDTH: f64 = 250.0;
+const RIGHT: f64 = LEGEND_WIDTH + 24.0;
 const TOP: f64 = 48.0;
 const BOTTOM: f64 = 62.0;
+/// Margin between the data and the frame, before rounding out to whole
+/// decades: a factor of 2 (0.3 decade) on each side.
+pub const HEADROOM: f64 = 2.0;
+const LABEL_SIZE: f64 = 12.0;
 
-const COLORS: [&str; 6] = [
-    "#1f6fd1", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-];
-
-pub fn level_color(i: usize) -> &'static str {
-    COLORS[i % COLORS.len()]
+/// Colour of a precision: fixed per precision (its place in
+/// [`Precision::ALL`]), so FP32 has the same colour on every chart.
+pub fn precision_color(p: Precision) -> String {
+    series_color(p.index()).hex()
 }
 
-/// Escapes text for HTML/SVG content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+/// Marker shape of a memory level (by its place in the device file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Circle,
+    Square,
+    Diamond,
+    Triangle,
 }
 
-/// Four significant digits, plain for everyday magnitudes.
-pub fn sig(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "n/a".into()
-        } else {
-            "∞".into()
-        };
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let a = x.abs();
-    if !(1e-3..1e7).contains(&a) {
-        return format!("{x:.3e}");
-    }
-    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+pub fn level_shape(i: usize) -> Shape {
+    [
+        Shape::Circle,
+        Shape::Square,
+        Shape::Diamond,
+        Shape::Triangle,
+    ][i % 4]
 }
 
-fn decade_label(k: i32) -> String {
-    match k {
-        -3..=-1 => format!("{}", 10f64.powi(k)),
-        0..=6 => format!("{}", 10i64.pow(k as u32)),
-        _ => format!("1e{k}"),
-    }
+/// Dash pattern of the bandwidth roof of level `i`.
+fn level_dash(i: usize) -> &'static str {
+    ["none", "9 5", "2 4", "9 4 2 4"][i % 4]
 }
 
-struct Axes {
-    x0: f64,
-    x1: f64,
-    y0: f64,
-    y1: f64,
+fn hex(c: Rgb) -> String {
+    c.hex()
+}
+
+/// The two log-log axes of the chart.
+pub struct Axes {
+    pub x: LogScale,
+    pub y: LogScale,
 }
 
 impl Axes {
-    fn new(r: &Roofline, views: &[KernelView]) -> Axes {
-        let peak = r.device.peak(r.precision);
-        // The original's fixed range (AI 0.001..100000, GFLOP/s from 0.1),
-        // widened to whatever the data needs.
-        let (mut xlo, mut xhi, mut ylo, mut yhi) = (1e-3f64, 1e5f64, 0.1f64, peak * 2.0);
+    /// Whole decades around the plotted points, the drawn peaks and their
+    /// ridge points, with [`HEADROOM`] on each side (the original's fixed
+    /// 0.001..100000 FLOP/byte and 0.1..1000000 GFLOP/s crowded the points
+    /// into a corner; docs/compatibility.md#roofline-12). Without any
+    /// operation the original's range is kept.
+    pub fn new(r: &Roofline, views: &[KernelView]) -> Axes {
+        let peaks: Vec<f64> = r.precisions.iter().map(|p| r.device.peak(*p)).collect();
+        let bws: Vec<f64> = r
+            .present_levels()
+            .iter()
+            .map(|(_, l)| l.bandwidth_gb_per_s)
+            .collect();
+        let mut xs: Vec<f64> = Vec::new();
+        let mut ys: Vec<f64> = peaks.clone();
         for v in views {
             for p in v.points.iter().filter(|p| p.plotted) {
-                xlo = xlo.min(p.ai);
-                xhi = xhi.max(p.ai);
-                ylo = ylo.min(p.gflops);
-                yhi = yhi.max(p.gflops * 2.0);
+                xs.push(p.ai);
+                ys.push(p.gflops);
             }
         }
-        Axes {
-            x0: xlo.log10().floor(),
-            x1: xhi.log10().ceil().max(xlo.log10().floor() + 1.0),
-            y0: ylo.log10().floor(),
-            y1: yhi.log10().ceil().max(ylo.log10().floor() + 1.0),
+        for peak in &peaks {
+            for bw in &bws {
+                xs.push(peak / bw);
+            }
         }
-    }
-
-    fn sx(&self, v: f64) -> f64 {
-        LEFT + (v.log10() - self.x0) / (self.x1 - self.x0) * (WIDTH - LEFT - RIGHT)
-    }
-
-    fn sy(&self, v: f64) -> f64 {
-        TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (v.log10() - self.y0) / (self.y1 - self.y0))
+        let (xlo, xhi) = span(&xs).map_or((1e-3, 1e5), |(lo, hi)| (lo / HEADROOM, hi * HEADROOM));
+        let (ylo, yhi) = span(&ys).map_or((0.1, 1e6), |(lo, hi)| (lo / HEADROOM, hi * HEADROOM));
+        Axes {
+            x: LogScale::covering(xlo, xhi, LEFT, WIDTH - RIGHT),
+            y: LogScale::covering(ylo, yhi, HEIGHT - BOTTOM, TOP),
+        }
     }
 }
 
-/// Dot radius: area grows with the kernel's share of the total time.
+/// Smallest and largest positive finite value.
+fn span(v: &[f64]) -> Option<(f64, f64)> {
+    v.iter()
+        .filter(|x| x.is_finite() && **x > 0.0)
+        .fold(None, |acc, &x| match acc {
+            None => Some((x, x)),
+            Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
+        })
+}
+
+/// Marker size: area grows with the kernel's share of the total time.
 fn radius(time_pct: f64) -> f64 {
     3.5 + 16.0 * (time_pct.clamp(0.0, 100.0) / 100.0).sqrt()
 }
 
 pub fn title(r: &Roofline, name: &str) -> String {
-    format!(
-        "{name}  {} roofline on {}",
-        r.precision.label(),
-        r.device.name
-    )
+    format!("{name}  roofline on {}", r.device.name)
+}
+
+/// A kernel name short enough for a label: no shape suffix, template
+/// arguments or parameter lists, the last scope (a lambda keeps the
+/// function it is in), at most 32 characters.
+pub fn short_name(full: &str) -> String {
+    let mut base = full.trim();
+    if base.ends_with(']') {
+        if let Some(i) = base.rfind('[') {
+            if i > 0 {
+                base = &base[..i];
+            }
+        }
+    }
+    let mut flat = String::new();
+    let mut depth = 0usize;
+    for c in base.chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => flat.push(c),
+            _ => {}
+        }
+    }
+    let parts: Vec<&str> = flat
+        .split("::")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut name = match parts.last() {
+        None => base.to_string(),
+        Some(last) if last.starts_with('{') => match parts.iter().find(|p| !p.starts_with('{')) {
+            Some(outer) => format!("{outer}::{last}"),
+            None => last.to_string(),
+        },
+        Some(last) => last.to_string(),
+    };
+    if name.chars().count() > 32 {
+        name = name.chars().take(31).collect::<String>() + "…";
+    }
+    name
 }
 
 fn point_tooltip(r: &Roofline, v: &KernelView, p: &Point) -> String {
     let k = &r.kernels[v.kernel];
     let level = &r.levels[p.level];
     let mut s = format!(
-        "{}\n{}: AI {} FLOP/byte, {} GFLOP/s, {}% of roof ({} GFLOP/s), {}% of time",
+        "{}\n{}, {}: AI {} FLOP/byte, {} GFLOP/s, {}% of roof ({} GFLOP/s), {}% of time",
         k.name,
         level.label,
+        v.precision.map_or("no operations", |p| p.label()),
         sig(p.ai),
         sig(p.gflops),
         sig(p.pct_of_roof),
@@ -145,210 +193,849 @@ fn point_tooltip(r: &Roofline, v: &KernelView, p: &Point) -> String {
     s
 }
 
-/// The chart as an `<svg>` element (standalone when `standalone`).
-pub fn svg(r: &Roofline, views: &[KernelView], name: &str, standalone: bool) -> String {
-    let ax = Axes::new(r, views);
-    let mut s = String::with_capacity(16 * 1024);
+type Attrs<'a> = Vec<(&'static str, Value<'a>)>;
+
+/// Element name and geometry attributes of a marker of `shape` centred at
+/// (cx, cy), with about the area of a circle of radius `r`.
+fn marker_geometry(shape: Shape, cx: f64, cy: f64, r: f64) -> (&'static str, Attrs<'static>) {
+    let poly = |pts: &[(f64, f64)]| -> Value<'static> {
+        pts.iter()
+            .map(|(x, y)| format!("{:.2},{:.2}", cx + x, cy + y))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .into()
+    };
+    match shape {
+        Shape::Circle => (
+            "circle",
+            vec![("cx", cx.into()), ("cy", cy.into()), ("r", r.into())],
+        ),
+        Shape::Square => {
+            let h = r * 0.886;
+            (
+                "rect",
+                vec![
+                    ("x", (cx - h).into()),
+                    ("y", (cy - h).into()),
+                    ("width", (2.0 * h).into()),
+                    ("height", (2.0 * h).into()),
+                ],
+            )
+        }
+        Shape::Diamond => {
+            let h = r * 1.25;
+            (
+                "polygon",
+                vec![("points", poly(&[(0.0, -h), (h, 0.0), (0.0, h), (-h, 0.0)]))],
+            )
+        }
+        Shape::Triangle => {
+            let h = r * 1.35;
+            (
+                "polygon",
+                vec![(
+                    "points",
+                    poly(&[(0.0, -h), (h * 0.87, h * 0.5), (-h * 0.87, h * 0.5)]),
+                )],
+            )
+        }
+    }
+}
+
+/// An axis-aligned box on the page (labels and markers), to place labels
+/// where they hide nothing.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Bounds {
+    fn overlaps(&self, o: &Bounds) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+    fn inside(&self, o: &Bounds) -> bool {
+        self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
+    }
+}
+
+/// One drawn marker: the point, its centre and radius on the page.
+struct Mark<'a> {
+    point: &'a Point,
+    x: f64,
+    y: f64,
+    r: f64,
+}
+
+/// One kernel's markers, in AI order.
+struct Drawn<'a> {
+    view: &'a KernelView,
+    marks: Vec<Mark<'a>>,
+}
+
+fn frame_and_axes(m: &mut Markup, ax: &Axes, chart_title: &str) {
     let (pl, pr, pt, pb) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
-    let _ = writeln!(
-        s,
-        "<svg id=\"roofline-plot\" {}viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">",
-        if standalone { "xmlns=\"http://www.w3.org/2000/svg\" " } else { "" }
-    );
-    let _ = writeln!(
-        s,
-        "<title>{}</title>\n<defs><clipPath id=\"plot-area\"><rect x=\"{pl}\" y=\"{pt}\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
-        esc(&title(r, name)),
-        pr - pl,
-        pb - pt
-    );
-    let _ = writeln!(
-        s,
-        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#fff\"/>"
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"18\" font-weight=\"bold\">{}</text>",
-        WIDTH / 2.0,
-        esc(&title(r, name))
-    );
+    m.element(
+        "text",
+        &[
+            ("x", ((pl + pr) / 2.0).into()),
+            ("y", 28.0.into()),
+            ("text-anchor", "middle".into()),
+            ("font-size", "18".into()),
+            ("font-weight", "bold".into()),
+        ],
+        chart_title,
+    )
+    .newline();
     // Grid and tick labels at every decade.
-    s.push_str("<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
-    for k in ax.x0 as i32..=ax.x1 as i32 {
-        let x = ax.sx(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{x:.2}\" y1=\"{pt}\" x2=\"{x:.2}\" y2=\"{pb}\"/>"
-        );
+    m.open(
+        "g",
+        &[
+            ("class", "grid".into()),
+            ("stroke", hex(palette::FAINT_GRID).into()),
+            ("stroke-width", "1".into()),
+        ],
+    )
+    .newline();
+    for k in ax.x.decades() {
+        let x = ax.x.map(10f64.powi(k));
+        m.empty(
+            "line",
+            &[
+                ("x1", x.into()),
+                ("y1", pt.into()),
+                ("x2", x.into()),
+                ("y2", pb.into()),
+            ],
+        )
+        .newline();
     }
-    for k in ax.y0 as i32..=ax.y1 as i32 {
-        let y = ax.sy(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{pl}\" y1=\"{y:.2}\" x2=\"{pr}\" y2=\"{y:.2}\"/>"
-        );
+    for k in ax.y.decades() {
+        let y = ax.y.map(10f64.powi(k));
+        m.empty(
+            "line",
+            &[
+                ("x1", pl.into()),
+                ("y1", y.into()),
+                ("x2", pr.into()),
+                ("y2", y.into()),
+            ],
+        )
+        .newline();
     }
-    s.push_str("</g>\n<g class=\"ticks\" fill=\"#333\">\n");
-    for k in ax.x0 as i32..=ax.x1 as i32 {
-        let x = ax.sx(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<text x=\"{x:.2}\" y=\"{:.2}\" text-anchor=\"middle\">{}</text>",
-            pb + 18.0,
-            decade_label(k)
-        );
+    m.close("g").newline();
+    m.open(
+        "g",
+        &[
+            ("class", "ticks".into()),
+            ("fill", hex(palette::SECONDARY_TEXT).into()),
+        ],
+    )
+    .newline();
+    for k in ax.x.decades() {
+        let x = ax.x.map(10f64.powi(k));
+        m.element(
+            "text",
+            &[
+                ("class", "x-tick".into()),
+                ("x", x.into()),
+                ("y", (pb + 18.0).into()),
+                ("text-anchor", "middle".into()),
+            ],
+            &decade(k),
+        )
+        .newline();
     }
-    for k in ax.y0 as i32..=ax.y1 as i32 {
-        let y = ax.sy(10f64.powi(k));
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"end\">{}</text>",
-            pl - 6.0,
-            y + 4.0,
-            decade_label(k)
-        );
+    for k in ax.y.decades() {
+        let y = ax.y.map(10f64.powi(k));
+        m.element(
+            "text",
+            &[
+                ("class", "y-tick".into()),
+                ("x", (pl - 6.0).into()),
+                ("y", (y + 4.0).into()),
+                ("text-anchor", "end".into()),
+            ],
+            &decade(k),
+        )
+        .newline();
     }
-    s.push_str("</g>\n");
-    let _ = writeln!(
-        s,
-        "<rect x=\"{pl}\" y=\"{pt}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#555\"/>",
-        pr - pl,
-        pb - pt
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"15\">Arithmetic intensity (FLOP/byte)</text>",
-        (pl + pr) / 2.0,
-        HEIGHT - 16.0
-    );
-    let _ = writeln!(
-        s,
-        "<text transform=\"translate(20 {:.1}) rotate(-90)\" text-anchor=\"middle\" font-size=\"15\">Performance (GFLOP/s)</text>",
-        (pt + pb) / 2.0
-    );
-    // Roofs: min(AI × BW, peak) for every level the profile has.
-    let peak = r.device.peak(r.precision);
-    let (ai_lo, ai_hi) = (10f64.powf(ax.x0), 10f64.powf(ax.x1));
-    s.push_str(
-        "<g class=\"roofs\" clip-path=\"url(#plot-area)\" fill=\"none\" stroke-width=\"2.2\">\n",
-    );
+    m.close("g").newline();
+    m.empty(
+        "rect",
+        &[
+            ("x", pl.into()),
+            ("y", pt.into()),
+            ("width", (pr - pl).into()),
+            ("height", (pb - pt).into()),
+            ("fill", "none".into()),
+            ("stroke", hex(palette::FRAME).into()),
+        ],
+    )
+    .newline();
+    m.element(
+        "text",
+        &[
+            ("x", ((pl + pr) / 2.0).into()),
+            ("y", (HEIGHT - 16.0).into()),
+            ("text-anchor", "middle".into()),
+            ("font-size", "15".into()),
+        ],
+        "Arithmetic intensity (FLOP/byte)",
+    )
+    .newline();
+    m.element(
+        "text",
+        &[
+            (
+                "transform",
+                format!("translate(20 {:.1}) rotate(-90)", (pt + pb) / 2.0).into(),
+            ),
+            ("text-anchor", "middle".into()),
+            ("font-size", "15".into()),
+        ],
+        "Performance (GFLOP/s)",
+    )
+    .newline();
+}
+
+/// Bandwidth roofs: AI × BW up to the highest compute roof, one per level
+/// the profile measured, grey with the level's dash pattern and a label
+/// along the line.
+fn bandwidth_roofs(m: &mut Markup, r: &Roofline, ax: &Axes, top_peak: f64) {
+    let (ai_lo, ai_hi) = (ax.x.lo(), ax.x.hi());
+    let grey = hex(palette::FRAME);
+    m.open(
+        "g",
+        &[
+            ("class", "roofs memory".into()),
+            ("clip-path", "url(#plot-area)".into()),
+            ("fill", "none".into()),
+            ("stroke-width", "2".into()),
+        ],
+    )
+    .newline();
+    let mut labels = Vec::new();
     for (i, level) in r.present_levels() {
         let bw = level.bandwidth_gb_per_s;
-        let start = ai_lo.max(10f64.powf(ax.y0) / bw);
-        let ridge = peak / bw;
-        let mut pts = vec![(start, (start * bw).min(peak))];
-        if ridge > start && ridge < ai_hi {
-            pts.push((ridge, peak));
+        let start = ai_lo.max(ax.y.lo() / bw);
+        let end = ai_hi.min(top_peak / bw);
+        if end <= start {
+            continue;
         }
-        pts.push((ai_hi, (ai_hi * bw).min(peak)));
-        let path: Vec<String> = pts
-            .iter()
-            .map(|(x, y)| format!("{:.2},{:.2}", ax.sx(*x), ax.sy(*y)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "<polyline class=\"roof level-{}\" data-level=\"{}\" stroke=\"{}\" points=\"{}\"><title>{} roof: {} GB/s, ridge at {} FLOP/byte</title></polyline>",
-            esc(&level.key),
-            esc(&level.key),
-            level_color(i),
-            path.join(" "),
-            esc(&level.label),
-            sig(bw),
-            sig(ridge)
-        );
+        let (x0, y0) = (ax.x.map(start), ax.y.map(start * bw));
+        let (x1, y1) = (ax.x.map(end), ax.y.map(end * bw));
+        m.open(
+            "polyline",
+            &[
+                ("class", format!("roof level-{}", level.key).into()),
+                ("data-level", (&level.key).into()),
+                ("stroke", (&grey).into()),
+                ("stroke-dasharray", level_dash(i).into()),
+                ("points", format!("{x0:.2},{y0:.2} {x1:.2},{y1:.2}").into()),
+            ],
+        )
+        .element(
+            "title",
+            &[],
+            &format!("{} bandwidth roof: {} GB/s", level.label, sig(bw)),
+        )
+        .close("polyline")
+        .newline();
+        let angle = (y1 - y0).atan2(x1 - x0);
+        let (lx, ly) = (x0 + (x1 - x0) * 0.05, y0 + (y1 - y0) * 0.05);
+        labels.push((
+            level.key.clone(),
+            format!("{} {} GB/s", level.label, sig(bw)),
+            lx + 6.0 * angle.sin(),
+            ly - 6.0 * angle.cos(),
+            angle.to_degrees(),
+        ));
     }
-    s.push_str("</g>\n");
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#333\">{} peak {} GFLOP/s</text>",
-        pr - 6.0,
-        ax.sy(peak) - 6.0,
-        r.precision.label(),
-        sig(peak)
-    );
-    // Points, largest first so small dots stay visible on top.
-    let mut order: Vec<(&KernelView, &Point)> = views
+    m.close("g").newline();
+    for (key, text, x, y, deg) in &labels {
+        m.element(
+            "text",
+            &[
+                ("class", "roof-label".into()),
+                ("data-level", key.into()),
+                (
+                    "transform",
+                    format!("translate({x:.2} {y:.2}) rotate({deg:.2})").into(),
+                ),
+                ("fill", (&grey).into()),
+                ("font-size", "12".into()),
+            ],
+            text,
+        )
+        .newline();
+    }
+}
+
+/// Compute roofs: one per precision with operations, from where the
+/// fastest level's bandwidth roof meets it, in the precision's colour.
+/// Equal peaks (FP32 = FP64 on PVC) share the line in alternating dashes;
+/// their labels share a line too. Returns the label boxes.
+fn compute_roofs(m: &mut Markup, r: &Roofline, ax: &Axes) -> Vec<Bounds> {
+    let (ai_lo, ai_hi) = (ax.x.lo(), ax.x.hi());
+    let pr = WIDTH - RIGHT;
+    let max_bw = r
+        .present_levels()
         .iter()
-        .flat_map(|v| v.points.iter().filter(|p| p.plotted).map(move |p| (v, p)))
-        .collect();
-    order.sort_by(|a, b| {
-        b.0.time_pct
-            .total_cmp(&a.0.time_pct)
-            .then(a.0.kernel.cmp(&b.0.kernel))
-    });
-    s.push_str("<g class=\"points\" clip-path=\"url(#plot-area)\">\n");
-    for (v, p) in order {
-        let level = &r.levels[p.level];
-        let (cx, cy, rad) = (ax.sx(p.ai), ax.sy(p.gflops), radius(v.time_pct));
-        let warn = if p.above_roof { " above-roof" } else { "" };
-        let _ = writeln!(
-            s,
-            "<circle class=\"point level-{key}{warn}\" data-k=\"{k}\" data-level=\"{key}\" data-ai=\"{ai}\" data-gflops=\"{gf}\" data-roof=\"{roof}\" data-pct=\"{pct}\" cx=\"{cx:.2}\" cy=\"{cy:.2}\" r=\"{rad:.2}\" fill=\"{color}\" fill-opacity=\"0.55\" stroke=\"{color}\" stroke-width=\"1.2\"><title>{tip}</title></circle>",
-            key = esc(&level.key),
-            k = v.kernel,
-            ai = sig(p.ai),
-            gf = sig(p.gflops),
-            roof = sig(p.roof_gflops),
-            pct = sig(p.pct_of_roof),
-            color = level_color(p.level),
-            tip = esc(&point_tooltip(r, v, p)),
+        .map(|(_, l)| l.bandwidth_gb_per_s)
+        .fold(f64::NAN, f64::max);
+    let mut groups: Vec<(f64, Vec<Precision>)> = Vec::new();
+    for p in &r.precisions {
+        let peak = r.device.peak(*p);
+        match groups.iter_mut().find(|(g, _)| *g == peak) {
+            Some((_, ps)) => ps.push(*p),
+            None => groups.push((peak, vec![*p])),
+        }
+    }
+    groups.sort_by(|a, b| b.0.total_cmp(&a.0));
+    m.open(
+        "g",
+        &[
+            ("class", "roofs compute".into()),
+            ("clip-path", "url(#plot-area)".into()),
+            ("fill", "none".into()),
+            ("stroke-width", "2.4".into()),
+        ],
+    )
+    .newline();
+    for (peak, ps) in &groups {
+        let start = if max_bw.is_finite() {
+            ai_lo.max(peak / max_bw)
+        } else {
+            ai_lo
+        };
+        let (x0, x1, y) = (ax.x.map(start), ax.x.map(ai_hi), ax.y.map(*peak));
+        let n = ps.len();
+        for (j, p) in ps.iter().enumerate() {
+            let mut attrs: Attrs = vec![
+                ("class", "roof compute".into()),
+                ("data-precision", p.label().into()),
+                ("stroke", precision_color(*p).into()),
+                ("points", format!("{x0:.2},{y:.2} {x1:.2},{y:.2}").into()),
+            ];
+            if n > 1 {
+                attrs.push(("stroke-dasharray", format!("10 {}", 10 * (n - 1)).into()));
+                attrs.push(("stroke-dashoffset", (-10.0 * j as f64).into()));
+            }
+            m.open("polyline", &attrs)
+                .element(
+                    "title",
+                    &[],
+                    &format!(
+                        "{} peak: {} GFLOP/s (ridge at {} FLOP/byte)",
+                        p.label(),
+                        sig(*peak),
+                        sig(peak / max_bw)
+                    ),
+                )
+                .close("polyline")
+                .newline();
+        }
+    }
+    m.close("g").newline();
+    // Labels, highest first, pushed down where they would overlap.
+    let mut boxes = Vec::new();
+    let mut last_y = f64::NEG_INFINITY;
+    for (peak, ps) in &groups {
+        let y = (ax.y.map(*peak) - 6.0).max(last_y + LABEL_SIZE + 3.0);
+        last_y = y;
+        let names: Vec<&str> = ps.iter().map(|p| p.label()).collect();
+        let tail = format!(" peak {} GFLOP/s", sig(*peak));
+        let w = f64::from(text_width(&(names.join(", ") + &tail), 13.0));
+        boxes.push(Bounds {
+            x0: pr - 6.0 - w,
+            y0: y - 12.0,
+            x1: pr - 6.0,
+            y1: y + 3.0,
+        });
+        m.open(
+            "text",
+            &[
+                ("class", "peak-label".into()),
+                ("x", (pr - 6.0).into()),
+                ("y", y.into()),
+                ("text-anchor", "end".into()),
+                ("fill", hex(palette::SECONDARY_TEXT).into()),
+            ],
         );
-        if p.above_roof {
-            let _ = writeln!(
-                s,
-                "<g class=\"warn-mark\" data-k=\"{}\" data-level=\"{}\"><circle cx=\"{cx:.2}\" cy=\"{cy:.2}\" r=\"{:.2}\" fill=\"none\" stroke=\"#e08000\" stroke-width=\"2.5\" stroke-dasharray=\"3 2\"/><text x=\"{:.2}\" y=\"{:.2}\" fill=\"#e08000\" font-weight=\"bold\" font-size=\"16\">⚠</text></g>",
-                v.kernel,
-                esc(&level.key),
-                rad + 3.0,
-                cx + rad + 3.0,
-                cy - rad
+        for (j, p) in ps.iter().enumerate() {
+            if j > 0 {
+                m.text(", ");
+            }
+            m.element(
+                "tspan",
+                &[
+                    ("data-precision", p.label().into()),
+                    ("fill", precision_color(*p).into()),
+                    ("font-weight", "bold".into()),
+                ],
+                p.label(),
             );
         }
+        m.text(&tail).close("text").newline();
     }
-    s.push_str("</g>\n");
-    // Legend.
-    let present = r.present_levels();
-    let lx = pl + 12.0;
-    let mut ly = pt + 18.0;
-    let _ = writeln!(
-        s,
-        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"250\" height=\"{:.1}\" fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>",
-        pl + 4.0,
-        pt + 4.0,
-        present.len() as f64 * 20.0 + 30.0
-    );
-    for (i, level) in &present {
-        let _ = writeln!(
-            s,
-            "<g class=\"legend-item\" data-level=\"{}\" style=\"cursor:pointer\"><line x1=\"{lx:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"3\"/><circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\" fill-opacity=\"0.55\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({} GB/s)</text></g>",
-            esc(&level.key),
-            ly - 4.0,
-            lx + 26.0,
-            ly - 4.0,
-            level_color(*i),
-            lx + 13.0,
-            ly - 4.0,
-            level_color(*i),
-            lx + 34.0,
-            ly,
-            esc(&level.label),
-            sig(level.bandwidth_gb_per_s)
-        );
-        ly += 20.0;
+    boxes
+}
+
+/// One group per kernel, longest first so small markers stay on top; a
+/// line joins the kernel's points across memory levels.
+fn kernels(m: &mut Markup, r: &Roofline, drawn: &[Drawn]) {
+    m.open(
+        "g",
+        &[
+            ("class", "points".into()),
+            ("clip-path", "url(#plot-area)".into()),
+        ],
+    )
+    .newline();
+    let warning = hex(palette::WARNING);
+    for d in drawn {
+        let v = d.view;
+        let Some(precision) = v.precision else {
+            continue;
+        };
+        let color = precision_color(precision);
+        let kernel = v.kernel.to_string();
+        m.open(
+            "g",
+            &[
+                ("class", "kernel".into()),
+                ("data-k", (&kernel).into()),
+                ("data-precision", precision.label().into()),
+            ],
+        )
+        .newline();
+        if d.marks.len() > 1 {
+            let path: Vec<String> = d
+                .marks
+                .iter()
+                .map(|mk| format!("{:.2},{:.2}", mk.x, mk.y))
+                .collect();
+            m.empty(
+                "polyline",
+                &[
+                    ("class", "join".into()),
+                    ("data-k", (&kernel).into()),
+                    ("points", path.join(" ").into()),
+                    ("fill", "none".into()),
+                    ("stroke", (&color).into()),
+                    ("stroke-width", "1.6".into()),
+                ],
+            )
+            .newline();
+        }
+        let binding = v.binding.map(|b| v.points[b].level);
+        for mk in &d.marks {
+            let p = mk.point;
+            let level = &r.levels[p.level];
+            let warn = if p.above_roof { " above-roof" } else { "" };
+            let binds = binding == Some(p.level);
+            let (tag, geometry) = marker_geometry(level_shape(p.level), mk.x, mk.y, mk.r);
+            let mut attrs: Attrs = vec![
+                (
+                    "class",
+                    format!(
+                        "point level-{}{warn}{}",
+                        level.key,
+                        if binds { " binding" } else { "" }
+                    )
+                    .into(),
+                ),
+                ("data-k", (&kernel).into()),
+                ("data-level", (&level.key).into()),
+                ("data-precision", precision.label().into()),
+                ("data-ai", sig(p.ai).into()),
+                ("data-gflops", sig(p.gflops).into()),
+                ("data-roof", sig(p.roof_gflops).into()),
+                ("data-pct", sig(p.pct_of_roof).into()),
+            ];
+            attrs.extend(geometry);
+            attrs.extend([
+                ("fill", Value::from(&color)),
+                ("fill-opacity", "0.55".into()),
+                (
+                    "stroke",
+                    if binds {
+                        hex(Rgb::BLACK).into()
+                    } else {
+                        (&color).into()
+                    },
+                ),
+                ("stroke-width", (if binds { "2" } else { "1.2" }).into()),
+            ]);
+            m.open(tag, &attrs)
+                .element("title", &[], &point_tooltip(r, v, p))
+                .close(tag)
+                .newline();
+            if p.above_roof {
+                m.open(
+                    "g",
+                    &[
+                        ("class", "warn-mark".into()),
+                        ("data-k", (&kernel).into()),
+                        ("data-level", (&level.key).into()),
+                    ],
+                )
+                .empty(
+                    "circle",
+                    &[
+                        ("cx", mk.x.into()),
+                        ("cy", mk.y.into()),
+                        ("r", (mk.r + 3.0).into()),
+                        ("fill", "none".into()),
+                        ("stroke", (&warning).into()),
+                        ("stroke-width", "2.5".into()),
+                        ("stroke-dasharray", "3 2".into()),
+                    ],
+                )
+                .element(
+                    "text",
+                    &[
+                        ("x", (mk.x + mk.r + 3.0).into()),
+                        ("y", (mk.y - mk.r).into()),
+                        ("fill", (&warning).into()),
+                        ("font-weight", "bold".into()),
+                        ("font-size", "16".into()),
+                    ],
+                    "⚠",
+                )
+                .close("g")
+                .newline();
+            }
+        }
+        m.close("g").newline();
     }
-    let _ = writeln!(
-        s,
-        "<text x=\"{lx:.1}\" y=\"{ly:.1}\" fill=\"#555\" font-size=\"12\">dot area ∝ share of GPU time; <tspan fill=\"#e08000\">⚠</tspan> above roof</text>"
-    );
-    s.push_str("</svg>\n");
-    s
+    m.close("g").newline();
+}
+
+/// Labels on the `count` longest kernels, each placed where it overlaps no
+/// other label, peak label or other kernel's marker (else where it first
+/// fits in the plot): right of the last point, left of the first, above or
+/// below the join line.
+fn labels(m: &mut Markup, r: &Roofline, drawn: &[Drawn], mut taken: Vec<Bounds>, count: usize) {
+    let plot = Bounds {
+        x0: LEFT,
+        y0: TOP,
+        x1: WIDTH - RIGHT,
+        y1: HEIGHT - BOTTOM,
+    };
+    let markers: Vec<(usize, Bounds)> = drawn
+        .iter()
+        .flat_map(|d| {
+            d.marks.iter().map(move |mk| {
+                (
+                    d.view.kernel,
+                    Bounds {
+                        x0: mk.x - mk.r,
+                        y0: mk.y - mk.r,
+                        x1: mk.x + mk.r,
+                        y1: mk.y + mk.r,
+                    },
+                )
+            })
+        })
+        .collect();
+    m.open(
+        "g",
+        &[("class", "labels".into()), ("font-size", "12".into())],
+    )
+    .newline();
+    for d in drawn.iter().take(count) {
+        let v = d.view;
+        let text = short_name(&r.kernels[v.kernel].name);
+        let w = f64::from(text_width(&text, LABEL_SIZE as f32));
+        let h = LABEL_SIZE;
+        let (first, last) = (&d.marks[0], &d.marks[d.marks.len() - 1]);
+        let mid_x = (first.x + last.x) / 2.0;
+        let (y, rad) = (first.y, first.r);
+        let candidates = [
+            (last.x + rad + 4.0, y + 4.0),
+            (first.x - rad - 4.0 - w, y + 4.0),
+            (mid_x - w / 2.0, y - rad - 5.0),
+            (mid_x - w / 2.0, y + rad + h + 2.0),
+        ];
+        let boxed = |(x0, base): (f64, f64)| Bounds {
+            x0,
+            y0: base - h + 1.0,
+            x1: x0 + w,
+            y1: base + 3.0,
+        };
+        let free = |b: &Bounds| {
+            b.inside(&plot)
+                && !taken.iter().any(|t| t.overlaps(b))
+                && !markers
+                    .iter()
+                    .any(|(k, mb)| *k != v.kernel && mb.overlaps(b))
+        };
+        let chosen = candidates
+            .iter()
+            .copied()
+            .find(|c| free(&boxed(*c)))
+            .or_else(|| candidates.iter().copied().find(|c| boxed(*c).inside(&plot)))
+            .unwrap_or(candidates[0]);
+        taken.push(boxed(chosen));
+        m.element(
+            "text",
+            &[
+                ("class", "label".into()),
+                ("data-k", v.kernel.to_string().into()),
+                (
+                    "data-precision",
+                    v.precision.map_or("", |p| p.label()).into(),
+                ),
+                ("x", chosen.0.into()),
+                ("y", chosen.1.into()),
+                ("fill", hex(palette::SECONDARY_TEXT).into()),
+                ("stroke", hex(Rgb::WHITE).into()),
+                ("stroke-width", "3".into()),
+                ("paint-order", "stroke".into()),
+            ],
+            &text,
+        )
+        .newline();
+    }
+    m.close("g").newline();
+}
+
+/// The chart as an `<svg>` element (standalone when `standalone`), drawn
+/// with the shared render crate's markup writer, scales, palette and
+/// number spelling; the classes and `data-*` attributes are what the
+/// page's script (and the tests) read. The `label_count` longest kernels
+/// get their short name next to their points.
+pub fn svg(
+    r: &Roofline,
+    views: &[KernelView],
+    name: &str,
+    standalone: bool,
+    label_count: usize,
+) -> String {
+    let ax = Axes::new(r, views);
+    let (pl, pr, pt, pb) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
+    let chart_title = title(r, name);
+    let mut m = Markup::new();
+    let mut root: Attrs = vec![("id", "roofline-plot".into())];
+    if standalone {
+        root.push(("xmlns", "http://www.w3.org/2000/svg".into()));
+    }
+    root.extend([
+        ("viewBox", format!("0 0 {WIDTH} {HEIGHT}").into()),
+        ("width", WIDTH.into()),
+        ("height", HEIGHT.into()),
+        ("font-family", FONT_FAMILY.into()),
+        ("font-size", "13".into()),
+        ("role", "img".into()),
+    ]);
+    m.open("svg", &root).newline();
+    m.element("title", &[], &chart_title).newline();
+    m.open("defs", &[])
+        .open("clipPath", &[("id", "plot-area".into())])
+        .empty(
+            "rect",
+            &[
+                ("x", pl.into()),
+                ("y", pt.into()),
+                ("width", (pr - pl).into()),
+                ("height", (pb - pt).into()),
+            ],
+        )
+        .close("clipPath")
+        .close("defs")
+        .newline();
+    m.empty(
+        "rect",
+        &[
+            ("x", 0.0.into()),
+            ("y", 0.0.into()),
+            ("width", WIDTH.into()),
+            ("height", HEIGHT.into()),
+            ("fill", hex(Rgb::WHITE).into()),
+        ],
+    )
+    .newline();
+    frame_and_axes(&mut m, &ax, &chart_title);
+    let top_peak = r
+        .precisions
+        .iter()
+        .map(|p| r.device.peak(*p))
+        .fold(f64::NAN, f64::max);
+    let top_peak = if top_peak.is_finite() {
+        top_peak
+    } else {
+        ax.y.hi()
+    };
+    bandwidth_roofs(&mut m, r, &ax, top_peak);
+    let taken = compute_roofs(&mut m, r, &ax);
+    let mut drawn: Vec<Drawn> = views
+        .iter()
+        .filter(|v| v.selected && v.precision.is_some())
+        .map(|v| {
+            let rad = radius(v.time_pct);
+            let mut marks: Vec<Mark> = v
+                .points
+                .iter()
+                .filter(|p| p.plotted)
+                .map(|p| Mark {
+                    point: p,
+                    x: ax.x.map(p.ai),
+                    y: ax.y.map(p.gflops),
+                    r: rad,
+                })
+                .collect();
+            marks.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.point.level.cmp(&b.point.level)));
+            Drawn { view: v, marks }
+        })
+        .filter(|d| !d.marks.is_empty())
+        .collect();
+    drawn.sort_by(|a, b| {
+        b.view
+            .time_pct
+            .total_cmp(&a.view.time_pct)
+            .then(a.view.kernel.cmp(&b.view.kernel))
+    });
+    kernels(&mut m, r, &drawn);
+    labels(&mut m, r, &drawn, taken, label_count);
+    legend(&mut m, r, pr + 16.0, pt);
+    m.close("svg").newline();
+    m.into_string()
+}
+
+/// The legend right of the plot: compute roofs by colour, memory levels by
+/// marker and dash, and how to read the marks.
+fn legend(m: &mut Markup, r: &Roofline, x: f64, top: f64) {
+    let mut y = top + 12.0;
+    let heading = |m: &mut Markup, y: f64, text: &str| {
+        m.element(
+            "text",
+            &[
+                ("x", x.into()),
+                ("y", y.into()),
+                ("font-weight", "bold".into()),
+            ],
+            text,
+        )
+        .newline();
+    };
+    heading(m, y, "Precision (colour, roof)");
+    y += 20.0;
+    for p in &r.precisions {
+        let color = precision_color(*p);
+        m.open(
+            "g",
+            &[
+                ("class", "legend-item".into()),
+                ("data-precision", p.label().into()),
+                ("style", "cursor:pointer".into()),
+            ],
+        )
+        .empty(
+            "line",
+            &[
+                ("x1", x.into()),
+                ("y1", (y - 4.0).into()),
+                ("x2", (x + 26.0).into()),
+                ("y2", (y - 4.0).into()),
+                ("stroke", (&color).into()),
+                ("stroke-width", "3".into()),
+            ],
+        )
+        .element(
+            "text",
+            &[("x", (x + 34.0).into()), ("y", y.into())],
+            &format!("{} ({} GFLOP/s)", p.label(), sig(r.device.peak(*p))),
+        )
+        .close("g")
+        .newline();
+        y += 20.0;
+    }
+    if r.precisions.is_empty() {
+        m.element(
+            "text",
+            &[("x", x.into()), ("y", y.into())],
+            "no operations counted",
+        )
+        .newline();
+        y += 20.0;
+    }
+    y += 8.0;
+    heading(m, y, "Memory level (marker, roof)");
+    y += 20.0;
+    let grey = hex(palette::FRAME);
+    for (i, level) in r.present_levels() {
+        let (tag, geometry) = marker_geometry(level_shape(i), x + 13.0, y - 4.0, 5.5);
+        let mut attrs: Attrs = geometry;
+        attrs.extend([
+            ("fill", Value::from(&grey)),
+            ("fill-opacity", "0.55".into()),
+        ]);
+        m.open(
+            "g",
+            &[
+                ("class", "legend-item".into()),
+                ("data-level", (&level.key).into()),
+                ("style", "cursor:pointer".into()),
+            ],
+        )
+        .empty(
+            "line",
+            &[
+                ("x1", x.into()),
+                ("y1", (y - 4.0).into()),
+                ("x2", (x + 26.0).into()),
+                ("y2", (y - 4.0).into()),
+                ("stroke", (&grey).into()),
+                ("stroke-width", "2".into()),
+                ("stroke-dasharray", level_dash(i).into()),
+            ],
+        )
+        .empty(tag, &attrs)
+        .element(
+            "text",
+            &[("x", (x + 34.0).into()), ("y", y.into())],
+            &format!("{} ({} GB/s)", level.label, sig(level.bandwidth_gb_per_s)),
+        )
+        .close("g")
+        .newline();
+        y += 20.0;
+    }
+    y += 8.0;
+    let note = |m: &mut Markup, y: f64| -> Attrs<'static> {
+        let _ = m;
+        vec![
+            ("x", x.into()),
+            ("y", y.into()),
+            ("fill", hex(palette::FRAME).into()),
+            ("font-size", "12".into()),
+        ]
+    };
+    for line in [
+        "Marker area ∝ share of GPU time.",
+        "A line joins one kernel's levels;",
+        "black outline: the binding level.",
+    ] {
+        let attrs = note(m, y);
+        m.element("text", &attrs, line).newline();
+        y += 17.0;
+    }
+    let attrs = note(m, y);
+    m.open("text", &attrs)
+        .element("tspan", &[("fill", hex(palette::WARNING).into())], "⚠")
+        .text(" above its roof (check the counters).")
+        .close("text")
+        .newline();
 }
 
 const STYLE: &str = r#"
 body { font-family: Helvetica, Arial, sans-serif; margin: 16px 24px; color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px 0; }
 .meta { color: #555; margin: 0 0 12px 0; }
-#chart { position: relative; max-width: 960px; }
+#chart { position: relative; max-width: 1180px; }
 #chart svg { width: 100%; height: auto; }
 #tooltip { position: fixed; pointer-events: none; background: #fff; border: 1px solid #888; padding: 6px 8px; font-size: 13px; box-shadow: 0 2px 6px rgba(0,0,0,.2); max-width: 520px; white-space: pre-wrap; z-index: 10; }
 .controls { margin: 16px 0 8px 0; }
@@ -363,10 +1050,11 @@ td.name { min-width: 340px; max-width: 560px; overflow-wrap: anywhere; }
 tr.not-plotted td { color: #888; }
 tr.hl td { background: #fff6cc; }
 .warn { color: #c06000; font-weight: bold; }
-circle.point.dim { opacity: 0.08; }
-circle.point.hl { stroke: #000; stroke-width: 3; }
-.hidden-level { display: none; }
-.notes { color: #555; font-size: 13px; max-width: 960px; }
+.point.dim, .join.dim, .label.dim { opacity: 0.08; }
+.point.hl { stroke: #000; stroke-width: 3; }
+.join.hl { stroke-width: 3.5; }
+.hidden-level, .hidden-precision { display: none; }
+.notes { color: #555; font-size: 13px; max-width: 1180px; }
 "#;
 
 const SCRIPT: &str = r#"
@@ -379,7 +1067,7 @@ const SCRIPT: &str = r#"
     status.setAttribute('data-errors', String(errors));
   });
   var svg = document.getElementById('roofline-plot');
-  var points = Array.prototype.slice.call(svg.querySelectorAll('circle.point'));
+  var points = Array.prototype.slice.call(svg.querySelectorAll('.point'));
   var tip = document.getElementById('tooltip');
   var table = document.getElementById('kernels');
   var tbody = table.tBodies[0];
@@ -401,7 +1089,7 @@ const SCRIPT: &str = r#"
       var label = document.querySelector('.legend-item[data-level="' + level + '"] text');
       var lines = [
         names[c.getAttribute('data-k')],
-        (label ? label.textContent : level),
+        (label ? label.textContent : level) + ', ' + c.getAttribute('data-precision'),
         'AI: ' + c.getAttribute('data-ai') + ' FLOP/byte',
         'Performance: ' + c.getAttribute('data-gflops') + ' GFLOP/s',
         c.getAttribute('data-pct') + '% of roof (' + c.getAttribute('data-roof') + ' GFLOP/s)'
@@ -419,8 +1107,9 @@ const SCRIPT: &str = r#"
     });
   });
 
+  var joins = Array.prototype.slice.call(svg.querySelectorAll('.join, .label'));
   function highlight(k, on) {
-    points.forEach(function (c) {
+    points.concat(joins).forEach(function (c) {
       if (c.getAttribute('data-k') === k) { c.classList.toggle('hl', on); }
     });
     rows.forEach(function (r) {
@@ -472,18 +1161,22 @@ const SCRIPT: &str = r#"
       r.hidden = !ok;
       if (ok) { shown += 1; keep[r.getAttribute('data-k')] = true; }
     });
-    points.forEach(function (c) { c.classList.toggle('dim', q !== '' && !keep[c.getAttribute('data-k')]); });
+    points.concat(joins).forEach(function (c) { c.classList.toggle('dim', q !== '' && !keep[c.getAttribute('data-k')]); });
     count.textContent = shown + ' of ' + rows.length + ' kernels';
   }
   search.addEventListener('input', filter);
 
   Array.prototype.slice.call(svg.querySelectorAll('.legend-item')).forEach(function (item) {
+    // A legend entry names a memory level or a precision; clicking it
+    // hides (or shows again) everything drawn for it.
     item.addEventListener('click', function () {
-      var level = item.getAttribute('data-level');
+      var attr = item.hasAttribute('data-level') ? 'data-level' : 'data-precision';
+      var cls = attr === 'data-level' ? 'hidden-level' : 'hidden-precision';
+      var value = item.getAttribute(attr);
       var hidden = item.classList.toggle('off');
       item.style.opacity = hidden ? '0.35' : '1';
-      Array.prototype.slice.call(svg.querySelectorAll('[data-level="' + level + '"]')).forEach(function (el) {
-        if (el !== item) { el.classList.toggle('hidden-level', hidden); }
+      Array.prototype.slice.call(svg.querySelectorAll('[' + attr + '="' + value + '"]')).forEach(function (el) {
+        if (el !== item && el.tagName !== 'tspan') { el.classList.toggle(cls, hidden); }
       });
     });
   });
@@ -491,8 +1184,8 @@ const SCRIPT: &str = r#"
   document.getElementById('download-svg').addEventListener('click', function () {
     var copy = svg.cloneNode(true);
     copy.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
-    Array.prototype.slice.call(copy.querySelectorAll('.dim, .hl, .hidden-level')).forEach(function (el) {
-      el.classList.remove('dim', 'hl', 'hidden-level');
+    Array.prototype.slice.call(copy.querySelectorAll('.dim, .hl, .hidden-level, .hidden-precision')).forEach(function (el) {
+      el.classList.remove('dim', 'hl', 'hidden-level', 'hidden-precision');
     });
     var blob = new Blob([new XMLSerializer().serializeToString(copy)], { type: 'image/svg+xml' });
     var a = document.createElement('a');
@@ -523,7 +1216,7 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
+pub fn html(r: &Roofline, views: &[KernelView], name: &str, label_count: usize) -> String {
     let mut s = String::with_capacity(64 * 1024);
     let t = title(r, name);
     let selected = views.iter().filter(|v| v.selected).count();
@@ -534,30 +1227,37 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         esc(&t)
     );
     let total_ms = r.total_time_ns.as_f64() / 1e6;
+    let precisions: Vec<String> = r
+        .precisions
+        .iter()
+        .map(|p| format!("{} (peak {} GFLOP/s)", p.label(), sig(r.device.peak(*p))))
+        .collect();
     let _ = writeln!(
         s,
-        "<p class=\"meta\">Device {}{}; plotted precision {} (largest total operation count; peak {} GFLOP/s); {} kernels in both profiles, {} plotted (more than {}% of the time and a non-zero {} count); total GPU time {} ms.</p>",
+        "<p class=\"meta\">Device {}{}; precisions with operations: {}; each kernel is placed against its own dominant precision (largest operation count); {} kernels in both profiles, {} plotted (more than {}% of the time and some operations); total GPU time {} ms.</p>",
         esc(&r.device.name),
         r.device
             .description
             .as_deref()
             .map(|d| format!(" ({})", esc(d)))
             .unwrap_or_default(),
-        r.precision.label(),
-        sig(r.device.peak(r.precision)),
+        if precisions.is_empty() {
+            "none".to_string()
+        } else {
+            precisions.join(", ")
+        },
         r.kernels.len(),
         selected,
         crate::model::MIN_TIME_PCT,
-        r.precision.label(),
         sig(total_ms)
     );
     s.push_str("<div id=\"chart\">\n");
-    s.push_str(&svg(r, views, name, false));
+    s.push_str(&svg(r, views, name, false, label_count));
     s.push_str("</div>\n<div id=\"tooltip\" hidden></div>\n");
     s.push_str("<div class=\"controls\"><label for=\"search\">Search kernels: </label><input id=\"search\" type=\"search\" placeholder=\"part of a kernel name\" autocomplete=\"off\"> <span id=\"match-count\"></span> <button id=\"download-svg\" type=\"button\">Download chart (SVG)</button></div>\n");
     // Kernel table: sortable; default order is by time, longest first.
     let present = r.present_levels();
-    s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Largest op type</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
+    s.push_str("<table id=\"kernels\">\n<thead><tr><th data-type=\"str\">Kernel</th><th data-type=\"num\" aria-sort=\"descending\">Time (ms)</th><th data-type=\"num\">% of time</th><th data-type=\"str\">Precision</th><th data-type=\"num\">GFLOP/s</th><th data-type=\"str\">Bound</th><th data-type=\"num\">% of binding roof</th>");
     for (_, level) in &present {
         let _ = write!(
             s,
@@ -572,7 +1272,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         let bound = match binding {
             Some(p) if p.memory_bound => format!("memory ({})", r.levels[p.level].label),
             Some(_) => "compute".to_string(),
-            None => format!("no {} ops", r.precision.label()),
+            None => "no operations".to_string(),
         };
         let pct = binding.map_or(f64::NAN, |p| p.pct_of_roof);
         let above = v.points.iter().any(|p| p.above_roof);
@@ -598,9 +1298,9 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         let num_cell = |x: f64| format!("<td class=\"num\" data-v=\"{x}\">{}</td>", sig(x));
         s.push_str(&num_cell(ms));
         s.push_str(&num_cell(v.time_pct));
-        s.push_str(&num_cell(v.gflops));
-        let own = v.own_precision.label();
+        let own = v.precision.map_or("", |p| p.label());
         let _ = write!(s, "<td data-v=\"{own}\">{own}</td>");
+        s.push_str(&num_cell(v.gflops));
         let _ = write!(s, "<td data-v=\"{}\">{}</td>", esc(&bound), esc(&bound));
         s.push_str(&num_cell(pct));
         for (li, _) in &present {
@@ -618,11 +1318,7 @@ pub fn html(r: &Roofline, views: &[KernelView], name: &str) -> String {
         );
     }
     s.push_str("</tbody>\n</table>\n");
-    let _ = writeln!(
-        s,
-        "<p class=\"notes\">Roof = min(AI × bandwidth, peak) in decimal units (GB/s = 10<sup>9</sup> bytes/s, GFLOP/s = 10<sup>9</sup> operations/s). AI and performance use the {} operation count of each kernel; the bound is the level whose roof is lowest at the kernel's AI. Greyed rows are not plotted. ⚠ marks points above their roof, which points to a counting or unit error rather than a fast kernel.</p>",
-        r.precision.label()
-    );
+    s.push_str("<p class=\"notes\">Roof = min(AI × bandwidth, peak of the kernel's precision) in decimal units (GB/s = 10<sup>9</sup> bytes/s, GFLOP/s = 10<sup>9</sup> operations/s). AI and performance use the operation count of each kernel's own dominant precision; the bound is the level whose roof is lowest at the kernel's AI (outlined in black on the chart). Greyed rows are not plotted. ⚠ marks points above their roof, which points to a counting or unit error rather than a fast kernel.</p>\n");
     s.push_str("<div id=\"roofline-status\" hidden></div>\n<script>");
     s.push_str(SCRIPT);
     s.push_str("</script>\n</body>\n</html>\n");
@@ -634,30 +1330,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn significant_digits_for_labels() {
-        assert_eq!(sig(252713.43995799552), "252713");
-        assert_eq!(sig(153.42136083618567), "153.4");
-        assert_eq!(sig(0.036002751885922085), "0.036");
-        assert_eq!(sig(2.0), "2");
-        assert_eq!(sig(3.5e12), "3.500e12");
-        assert_eq!(sig(0.0), "0");
-        assert_eq!(sig(f64::INFINITY), "∞");
-        assert_eq!(sig(f64::NAN), "n/a");
-    }
-
-    #[test]
-    fn names_are_escaped_for_html_and_attributes() {
-        assert_eq!(
-            esc("f<a, \"b\">(x&y)'"),
-            "f&lt;a, &quot;b&quot;&gt;(x&amp;y)&#39;"
-        );
-    }
-
-    #[test]
-    fn decade_labels() {
-        assert_eq!(decade_label(-3), "0.001");
-        assert_eq!(decade_label(0), "1");
-        assert_eq!(decade_label(5), "100000");
-        assert_eq!(decade_label(7), "1e7");
+    fn short_names_drop_shape_templates_and_parameters() {
+        let cases = [
+            (
+                "xpu::xetla::hgemm_caller<sycl::_V1::ext::oneapi::bfloat16, 256, 256, 32, 64, 32, 1, true, false>[SIMD_ANY {16; 16; 1} {8; 4; 1}]",
+                "hgemm_caller",
+            ),
+            ("gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]", "gen_conv"),
+            (
+                "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]",
+                "main::{lambda#4}",
+            ),
+            (
+                "(anonymous namespace)::softmax_kernel<sycl::_V1::ext::oneapi::bfloat16, 1024>[SIMD32 {512; 1; 1} {1024; 1; 1}]",
+                "softmax_kernel",
+            ),
+            ("plain", "plain"),
+            (
+                "a_kernel_name_that_is_much_longer_than_thirty_two_characters",
+                "a_kernel_name_that_is_much_long…",
+            ),
+        ];
+        for (full, short) in cases {
+            assert_eq!(short_name(full), short, "{full}");
+        }
     }
 }

@@ -1,12 +1,12 @@
-//! The console summary of the original (scripts.md 6.3), kept line for line
+//! The console summary of the original (docs/compatibility.md#roofline-summary), kept line for line
 //! so that scripts reading it keep working: same header, same columns, floats
 //! in Python repr, same bound classification.
 //!
-//! Deliberately kept (drop-in output; scripts.md 6.5 item 5): the bound
+//! Deliberately kept (drop-in output; docs/compatibility.md#roofline-5): the bound
 //! column uses GiB (1024³) bytes and the FP32 ridge point whatever the
 //! precision, the AI columns always use FP16_XMX operations and the "TFlop"
 //! totals are raw operation counts. The page and `--data` use consistent
-//! decimal units and the plotted precision instead (see `model.rs`).
+//! decimal units and each kernel's own precision instead (see `model.rs`).
 
 use std::io::{self, Write};
 

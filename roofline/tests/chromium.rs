@@ -162,6 +162,7 @@ fn page_runs_offline_and_plots_every_kernel_above_the_threshold() {
         ("sample_compute.txt", "sample_memory.txt"),
         ("gen_new_compute.txt", "gen_new_memory.txt"),
         ("gemm_fp16_flops.1799853", "gemm_fp16_bytes.1799860"),
+        ("gen_mixed_compute.txt", "gen_mixed_memory.txt"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (page, csv) = render(c, m, dir.path());

@@ -1,14 +1,18 @@
 #!/bin/sh
 # Regenerates the original's outputs for cases.txt (not used by the tests,
 # which only read the committed results). Needs the original scripts, a
-# Python with pandas + matplotlib, and poppler-utils (pdftotext).
-#   ORIG=/path/to/pti-gpu/tools/unitrace/scripts PYTHON=/path/to/python \
-#   PRESETS=/path/to/metric-presets sh regen.sh
+# Python with pandas + matplotlib, and poppler-utils (pdftotext, pdfinfo):
+#   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#   PYTHON=/path/to/python sh testdata/charts/regen.sh
+# (see testdata/regen_env.sh). `-f pvc/...` options resolve against the
+# original's metrics/config/ presets, or against PRESETS when set.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-ORIG=${ORIG:-/work/orig/tools/unitrace/scripts}
-PYTHON=${PYTHON:-/work/pyenv/bin/python}
-PRESETS=${PRESETS:-/work/shared/testdata/real/metric-presets}
+. "$here/../regen_env.sh"
+require UNITRACE_SCRIPTS
+ORIG=$UNITRACE_SCRIPTS
+PRESETS=${PRESETS:-$UNITRACE_SCRIPTS/metrics/config}
+require PRESETS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 grep -v '^#' "$here/cases.txt" | while IFS= read -r line; do

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Regenerates the inputs under testdata/metrics/ with the synthetic
-# generator and the golden listings (*.list.txt) of the ORIGINAL
+# generator and the golden listings (*.orig.list.txt) of the ORIGINAL
 # analyzeperfmetrics.py -l for them. Not needed by the tests (everything is
 # committed); kept so the goldens can be reproduced.
 #
-# usage: testdata/metrics/regen.sh [GEN] [ORIGINAL_SCRIPT] [PYTHON]
-# The expected outputs in fixed/ are written by hand (see fixed/README.md)
-# and are not touched, only their inputs are regenerated.
+# usage: UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#        GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/metrics/regen.sh
+# (see testdata/regen_env.sh). Where the original is wrong the expected
+# listing NAME.fixed.list.txt is written by hand (see README.md) and not
+# touched, only its input is regenerated.
 set -euo pipefail
 cd "$(dirname "$0")"
-GEN=${1:-../../../shared/gen_unitrace.py}
-ORIG=${2:-/work/orig/tools/unitrace/scripts/metrics/analyzeperfmetrics.py}
-PY=${3:-/work/pyenv/bin/python}
+. ../regen_env.sh
+require UNITRACE_SCRIPTS GEN_UNITRACE
+GEN=$GEN_UNITRACE
+ORIG=$UNITRACE_SCRIPTS/metrics/analyzeperfmetrics.py
+PY=$PYTHON
 m() { out=$1; shift; "$PY" "$GEN" --seed 11 metrics "$out" --kernels 8 --instances 2 --samples 2 --quiet "$@"; }
 s() { out=$1; shift; d=$(mktemp -d); "$PY" "$GEN" --seed 11 stalls "$out" --dump "$d" --kernels 4 --instructions 10 --quiet "$@"; rm -rf "$d"; }
 
@@ -33,13 +37,14 @@ s stalls_bmg_psdep.csv --with-ip-psdep
 s stalls_ip0x.csv --ip-style 0x
 s stalls_trailing_comma.csv --trailing-comma
 for f in *.csv; do
-    "$PY" "$ORIG" -l "$f" > "${f%.csv}.list.txt"
+    [ -e "${f%.csv}.fixed.list.txt" ] && continue
+    "$PY" "$ORIG" -l "$f" > "${f%.csv}.orig.list.txt"
 done
 
-# Inputs where the original is wrong (expected outputs in fixed/).
-m fixed/query_trailing_comma.csv --mode query --trailing-comma
-m fixed/query_unquoted_padded.csv --mode query --unquoted-padded-names
-m fixed/sampling_truncated_2dev.csv --truncated-last-instance --devices 2
-m fixed/sampling_no_banner.csv --no-device-banner
-s fixed/stalls_2dev.csv --devices 2
-s fixed/stalls_no_banner.csv --no-device-banner
+# Inputs where the original is wrong (expected NAME.fixed.list.txt).
+m query_trailing_comma.csv --mode query --trailing-comma
+m query_unquoted_padded.csv --mode query --unquoted-padded-names
+m sampling_truncated_2dev.csv --truncated-last-instance --devices 2
+m sampling_no_banner.csv --no-device-banner
+s stalls_2dev.csv --devices 2
+s stalls_no_banner.csv --no-device-banner

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates the inputs and golden outputs of testdata/summary/ (needs
-# /work/shared/gen_unitrace.py, the original summary.py and a Python >= 3.10
-# with pandas not required). Tests do not run this; they use the committed
-# files. Run from the repository root.
+# Regenerates the inputs and golden outputs of testdata/summary/. Tests do
+# not run this; they use the committed files. Run from the repository root:
+#   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#   GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/summary/make_goldens.sh
+# (see testdata/regen_env.sh; summary.py needs Python >= 3.10, no pandas).
+# real_hd.tgz holds real unitrace -h/-d summaries; it is rebuilt from the
+# folder REAL_SUMMARIES when that is set, else the committed one is reused.
 set -euo pipefail
-GEN=${GEN:-/work/shared/gen_unitrace.py}
-ORIG=${ORIG:-/work/orig/tools/unitrace/scripts/summary/summary.py}
-PY=${PY:-/work/pyenv/bin/python}
-REAL=${REAL:-/work/shared/testdata/real/summaries}
+. testdata/regen_env.sh
+require UNITRACE_SCRIPTS GEN_UNITRACE
+GEN=$GEN_UNITRACE
+ORIG=$UNITRACE_SCRIPTS/summary/summary.py
+PY=$PYTHON
+REAL=${REAL_SUMMARIES:-}
 D=testdata/summary
 S=schemas/LLaMA.json
 tmp=$(mktemp -d)
@@ -18,17 +23,20 @@ g() { python3 "$GEN" summaries --ranks 4 --kernels 6 --steps 20 --seed 7 -q "$@"
 # 1. Parity inputs (no duplicate names): every aggregator.
 g "$tmp/raw.tgz"
 python3 $D/normalize.py "$tmp/raw.tgz" $D/plain.tgz
-(cd "$REAL" && tar czf "$tmp/real.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.d.txt ./*.h.txt)
-cp "$tmp/real.tgz" $D/real_hd.tgz
+if [ -n "$REAL" ]; then
+  require REAL_SUMMARIES
+  (cd "$REAL" && tar czf "$tmp/real.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.d.txt ./*.h.txt)
+  cp "$tmp/real.tgz" $D/real_hd.tgz
+fi
 g --launcher-files 1 --layout result-dir --ccl-summary once "$tmp/rd.tgz"
 python3 $D/normalize.py "$tmp/rd.tgz" $D/resultdir_launcher.tgz
 for a in min max mean median sum min+1 max-1; do
-  orig $D/plain.tgz "$a" > "$D/plain.$a.json"
-  orig $D/real_hd.tgz "$a" > "$D/real_hd.$a.json"
+  orig $D/plain.tgz "$a" > "$D/plain.orig.$a.json"
+  orig $D/real_hd.tgz "$a" > "$D/real_hd.orig.$a.json"
 done
-orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.mean.json
+orig $D/resultdir_launcher.tgz mean > $D/resultdir_launcher.orig.mean.json
 
-# 2. Quirk inputs (scripts.md 4.5): expected = original on the normalized
+# 2. Quirk inputs (docs/compatibility.md#summary-1 ... #summary-8): expected = original on the normalized
 #    tarball; the original on the raw tarball crashes or differs.
 g "$D/dups.tgz"                                   # 4: same name on two rows
 g --ccl-summary twice "$D/ccl_twice.tgz"          # 2
@@ -43,9 +51,37 @@ done
 for a in min median min+1; do
   python3 $D/normalize.py "$D/dups.tgz" "$tmp/dups.n.tgz"
   orig "$tmp/dups.n.tgz" "$a" > "$D/dups.fixed.$a.json"
-  orig "$D/dups.tgz" "$a" > "$D/dups.original.$a.json"
+  orig "$D/dups.tgz" "$a" > "$D/dups.orig.$a.json"
 done
 # 7: a binary member next to the plain logs (the original aborts).
 mkdir -p "$tmp/bin" && tar xzf $D/plain.tgz -C "$tmp/bin"
 head -c 3000 /dev/urandom > "$tmp/bin/zz_core.bin"
 (cd "$tmp/bin" && tar czf "$OLDPWD/$D/binary_member.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 .)
+
+# 3. Logs as users pack them (docs/compatibility.md#summary-8, #summary-9).
+#    real_all.tgz: every real log, -t timelines included (`tar cfz x.tgz
+#    output.*`); the original skips the timelines, so its output must be
+#    real_hd's. real_job.tgz: the -h and -d reports of the ten programs in
+#    one member, API then Device per process. joblog.tgz: plain.tgz's four
+#    logs concatenated into one member; the original's output must be
+#    plain's (one sample per report either way).
+if [ -n "$REAL" ]; then
+  (cd "$REAL" && tar czf "$tmp/all.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 ./*.txt)
+  cp "$tmp/all.tgz" $D/real_all.tgz
+  mkdir -p "$tmp/rjob"
+  for p in cl_gemm conditional_trace dpc_gemm graph grf omp_gemm py_mat_mul py_vec_add temporal ze_gemm; do
+    for k in h d; do
+      if [ -f "$REAL/$p.$k.txt" ]; then cat "$REAL/$p.$k.txt"; fi
+    done
+  done > "$tmp/rjob/job.out"
+  (cd "$tmp/rjob" && tar czf "$OLDPWD/$D/real_job.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 job.out)
+fi
+mkdir -p "$tmp/plain" "$tmp/job"
+tar xzf $D/plain.tgz -C "$tmp/plain"
+tar tzf $D/plain.tgz | while read -r m; do cat "$tmp/plain/$m"; done > "$tmp/job/job.log"
+(cd "$tmp/job" && tar czf "$OLDPWD/$D/joblog.tgz" --sort=name --mtime=2024-01-01 --owner=0 --group=0 job.log)
+for a in min max mean median sum min+1 max-1; do
+  orig $D/real_all.tgz "$a" | cmp - "$D/real_hd.orig.$a.json"
+  orig $D/joblog.tgz "$a" | cmp - "$D/plain.orig.$a.json"
+  orig $D/real_job.tgz "$a" > "$D/real_job.orig.$a.json"
+done

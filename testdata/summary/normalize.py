@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden-file helper (not used by the tests): rewrites a summary tarball into
 the form on which the ORIGINAL summary.py computes what our `summary`
-computes on the raw tarball, i.e. with the quirks of scripts.md 4.5 fixed on
+computes on the raw tarball, i.e. with the quirks of docs/compatibility.md#summary fixed on
 the input side:
 
 * #1 `=== Kernel Submission Summary ===` blocks are removed;

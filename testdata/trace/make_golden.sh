@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Regenerates the trace test inputs and the golden outputs of the original
 # mergetrace.py. Not run by the tests (they only read the committed files).
-# Usage: testdata/trace/make_golden.sh [GEN_UNITRACE.py] [MERGETRACE.py] [PYTHON]
-# The original edits its inputs in place (scripts.md 7): it only ever sees
-# copies made in a temporary directory.
+# usage: UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
+#        GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/trace/make_golden.sh
+# (see testdata/regen_env.sh; mergetrace.py needs only the standard library).
+# The original edits its inputs in place (docs/compatibility.md#mergetrace-1):
+# it only ever sees copies made in a temporary directory.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-gen="${1:-$here/../../../shared/gen_unitrace.py}"
-orig="${2:-/work/orig/tools/unitrace/scripts/tracemerge/mergetrace.py}"
-py="${3:-/work/pyenv/bin/python}"
+. "$here/../regen_env.sh"
+require UNITRACE_SCRIPTS GEN_UNITRACE
+gen="$GEN_UNITRACE"
+orig="$UNITRACE_SCRIPTS/tracemerge/mergetrace.py"
+py="$PYTHON"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -30,12 +34,12 @@ merge() { # NAME FILES...
     (cd "$tmp" && "$py" "$orig" -o "$here/golden/$name.json" "${copies[@]}" \
         | sed "s#$tmp/in/##" > "$here/golden/$name.stdout")
 }
-merge two "$here"/two/*.json
-merge trunc "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
-merge collision "$here"/collision/*.json
+merge two.orig "$here"/two/*.json
+merge trunc.orig "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
+merge collision.orig "$here"/collision/*.json
 
-# Deliberate difference (scripts.md 7, quirk "a file cut mid-event is
-# dropped"): we keep the complete events of a block-truncated rank. The
+# Deliberate difference (docs/compatibility.md#mergetrace-truncated: the
+# original drops a file cut mid-event): we keep the complete events of a block-truncated rank. The
 # expected output is the original's merge of that rank cut by hand right
 # after its last complete event (which the original then repairs).
 blk="$(ls "$here"/trunc/python.*.2.json)"
@@ -46,6 +50,6 @@ data = open(sys.argv[1], 'rb').read()
 end = data.rfind(b'},\n') + 1   # end of the last complete event line
 open(sys.argv[2], 'wb').write(data[:end])
 PY
-merge trunc_keep_complete "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$tmp/cut/$(basename "$blk")"
+merge trunc_keep_complete.fixed "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$tmp/cut/$(basename "$blk")"
 "$py" -c "import sys; print(\"python\", sys.version.split()[0])" > "$here/golden/VERSIONS"
 ls -la "$here"/golden

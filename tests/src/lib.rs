@@ -11,6 +11,9 @@
 //! * on success: stderr holds only `TOOL: warning: ...` lines;
 //! * the input bytes are never changed.
 
+pub mod expected;
+pub mod layout;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -19,9 +22,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// Packages whose binaries the system tests run.
-pub const TOOL_PACKAGES: &[&str] = &["analyze", "categorize", "roofline", "mergetrace"];
 
 /// The profile folder of the target dir this test executable was built in
 /// (`target/release` for `target/release/deps/bad_inputs-…`): the tool
@@ -76,8 +76,24 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
             cmd.args(["--profile", other]);
         }
     }
-    for p in TOOL_PACKAGES {
-        cmd.args(["-p", p]);
+    // Every binary of the workspace, not only TOOL_PACKAGES: `-p` selects a
+    // different feature unification (tracestat turns on serde_json's
+    // float_roundtrip), so `-p` built other unitrace-core, render and tool
+    // binaries than `cargo test --workspace` and put them in place of its
+    // own: the system tests then ran binaries the other tests never saw,
+    // after minutes of rebuilding. `--workspace --bins` resolves features
+    // as `cargo test --workspace` does, so under it this is a no-op.
+    cmd.arg("--workspace");
+    // Cargo runs this test with the variables it sets for a package
+    // (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...). Passed on, they reach the
+    // build scripts of ring and friends, which declare them with
+    // `rerun-if-env-changed`; cargo then sees them changed and rebuilds ring,
+    // rustls and every tool here, and again in the next plain `cargo test`
+    // (minutes per run on a busy machine, inside this test's time).
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_set_by_cargo_for_a_package) {
+            cmd.env_remove(&name);
+        }
     }
     cmd.env("CARGO_TARGET_DIR", target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
@@ -87,6 +103,24 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
+}
+
+/// Variables cargo sets when it builds or runs one package's code (cargo
+/// book, "Environment variables Cargo sets for crates"), as opposed to the
+/// ones a user sets to configure cargo (`CARGO_HOME`, `CARGO_PROFILE_*`, ...).
+fn is_set_by_cargo_for_a_package(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_BIN_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+            | "CARGO_RUSTC_CURRENT_DIR"
+            | "OUT_DIR"
+    ) || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
 }
 
 /// The repository root (parent of this crate).

@@ -81,7 +81,7 @@ impl Kind {
 /// The corpus: `(kind folder / file, what every tool must do with it)`.
 /// Per-tool exceptions are in [`OVERRIDES`].
 const CASES: &[(&str, Expect)] = &[
-    // --- metric CSVs (formats (a)) ---
+    // --- metric CSVs (docs/formats.md#metric-csv) ---
     ("metric_csv/empty.csv", Expect::Fail(None)),
     // A PNG header: NUL bytes, no line structure.
     ("metric_csv/binary.csv", Expect::Fail(None)),
@@ -123,7 +123,7 @@ const CASES: &[(&str, Expect)] = &[
     ),
     // A stall header where metrics are expected.
     ("metric_csv/stall_header_only.csv", Expect::Fail(None)),
-    // --- stall CSVs (formats (b)) ---
+    // --- stall CSVs (docs/formats.md#stall-csv) ---
     ("stall_csv/empty.csv", Expect::Fail(None)),
     ("stall_csv/binary.csv", Expect::Fail(None)),
     ("stall_csv/latin1_kernel.csv", Expect::Warn),
@@ -135,7 +135,7 @@ const CASES: &[(&str, Expect)] = &[
     ("stall_csv/nan_inf.csv", Expect::Fail(Some(5))),
     ("stall_csv/duplicate_columns.csv", Expect::Fail(Some(4))),
     ("stall_csv/truncated_mid_row.csv", Expect::Fail(Some(6))),
-    // --- option files (`-f FILE`, formats (h)) ---
+    // --- option files (`-f FILE`, docs/formats.md#option-file) ---
     ("option_file/unclosed_quote.txt", Expect::Fail(None)),
     ("option_file/trailing_backslash.txt", Expect::Fail(None)),
     (
@@ -152,7 +152,7 @@ const CASES: &[(&str, Expect)] = &[
     // (exit 2), like argparse does.
     ("option_file/unknown_option.txt", Expect::Usage),
     ("option_file/bad_number.txt", Expect::Usage),
-    // --- device configurations of roofline (formats (g)) ---
+    // --- device configurations of roofline (docs/formats.md#device-config) ---
     ("device_config/empty.json", Expect::Fail(None)),
     ("device_config/binary.json", Expect::Fail(None)),
     ("device_config/utf16.json", Expect::Fail(None)),
@@ -169,7 +169,7 @@ const CASES: &[(&str, Expect)] = &[
         "device_config/duplicate_key.json",
         Expect::Accept("the last of duplicate JSON names wins, as in Python"),
     ),
-    // --- Chrome/Perfetto traces (formats (e)) ---
+    // --- Chrome/Perfetto traces (docs/formats.md#trace-json) ---
     ("trace_json/empty.json", Expect::Warn),
     ("trace_json/binary.json", Expect::Fail(None)),
     ("trace_json/csv_instead.json", Expect::Fail(None)),
@@ -213,7 +213,7 @@ const CASES: &[(&str, Expect)] = &[
     ("device_config/missing_row.csv", Expect::Fail(None)),
     ("device_config/missing_value.csv", Expect::Fail(None)),
     ("device_config/duplicate_row.csv", Expect::Fail(None)),
-    // --- categorize INI schemas (formats (f)) ---
+    // --- categorize INI schemas (docs/formats.md#category-ini) ---
     ("ini_schema/empty.ini", Expect::Fail(None)),
     ("ini_schema/binary.ini", Expect::Fail(None)),
     ("ini_schema/utf16.ini", Expect::Fail(None)),
@@ -242,7 +242,7 @@ const CASES: &[(&str, Expect)] = &[
     ("json_schema/wrong_types.json", Expect::Fail(None)),
     ("json_schema/nan.json", Expect::Fail(None)),
     ("json_schema/deep_nesting.json", Expect::Fail(None)),
-    // --- unitrace text logs, as tarball members (formats (d)) ---
+    // --- unitrace text logs, as tarball members (docs/formats.md#summary-text) ---
     ("summary_text/empty.txt", Expect::Fail(None)),
     ("summary_text/binary.txt", Expect::Warn),
     ("summary_text/utf16.txt", Expect::Warn),
@@ -258,7 +258,7 @@ const CASES: &[(&str, Expect)] = &[
     ),
     ("summary_text/latin1_kernel.txt", Expect::Warn),
     ("summary_text/duplicate_header.txt", Expect::Fail(None)),
-    // --- tarballs (formats d.7) ---
+    // --- tarballs (docs/formats.md#summary-tarball) ---
     ("tarball/empty.tgz", Expect::Fail(None)),
     ("tarball/binary.tgz", Expect::Fail(None)),
     ("tarball/csv_instead.tgz", Expect::Fail(None)),
@@ -268,7 +268,7 @@ const CASES: &[(&str, Expect)] = &[
     ("tarball/only_directory.tgz", Expect::Fail(None)),
     ("tarball/only_symlink.tgz", Expect::Fail(None)),
     ("tarball/empty_member.tgz", Expect::Fail(None)),
-    // --- IGC shader dumps (formats (c)), one .asm in a dump folder ---
+    // --- IGC shader dumps (docs/formats.md#shader-dump), one .asm in a dump folder ---
     ("shader_dump/empty.asm", Expect::Warn),
     ("shader_dump/binary.asm", Expect::Warn),
     ("shader_dump/no_kernel_line.asm", Expect::Warn),
@@ -383,7 +383,7 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "metric_csv/negative_duration.csv",
         Expect::Warn,
     ),
-    // summary keeps these members usable (scripts.md 4.5 #2: a short row
+    // summary keeps these members usable (docs/compatibility.md#summary-2: a short row
     // ends its table) and warns once per member and kind: the short row
     // (dropped, with the rest of its table), a negative time (summed), a
     // non-UTF-8 kernel name (read as U+FFFD; the corpus default).

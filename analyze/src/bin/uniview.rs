@@ -1,10 +1,10 @@
-//! `uniview`: drop-in for uniview.py (scripts.md 3). Opens a unitrace trace
+//! `uniview`: drop-in for uniview.py (docs/compatibility.md#uniview). Opens a unitrace trace
 //! in ui.perfetto.dev and serves the metric charts its kernel events link
 //! to; see `analyze::server::uniview`.
 
 use std::process::ExitCode;
 
-use analyze::args::OptionFileError;
+use analyze::option_file::OptionFileError;
 use analyze::server::uniview::{run, UniviewArgs};
 use clap::Parser;
 use unitrace_core::cli::{finish, one_line, EXIT_USAGE};

@@ -1,7 +1,7 @@
 //! The HTTP(S) machinery shared by `analyze -q/-p` and uniview's one-shot
 //! trace server: hyper (HTTP/1.1) on a small tokio runtime, loopback only.
 //!
-//! Robustness limits (scripts.md 1.11 quirk 9: the original serves one
+//! Robustness limits (docs/compatibility.md#analyze-quirk-9: the original serves one
 //! request at a time and hangs on a slow client):
 //! * at most [`Limits::max_connections`] connections are open at once; more
 //!   clients wait in the kernel's accept backlog instead of growing threads;
@@ -213,7 +213,7 @@ pub async fn serve(
             }
         };
         // The listener is bound to 127.0.0.1; this is a second fence, as the
-        // original (scripts.md 1.9) ignores non-local clients.
+        // original (docs/compatibility.md#analyze-server) ignores non-local clients.
         if !peer.ip().is_loopback() {
             continue;
         }

@@ -9,7 +9,7 @@
 //! query file with 10 M one-row instances: ~160 MB; sampling files, with
 //! many rows per instance, far less), whatever the order of the ids.
 //!
-//! Every device section is indexed (scripts.md 1.11 quirk 8: the original
+//! Every device section is indexed (docs/compatibility.md#analyze-quirk-8: the original
 //! loses every other section of files with three or more devices), and the
 //! kind (metric or stall) is decided per section rather than once for the
 //! whole file.
@@ -20,7 +20,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
-use unitrace_core::metric_csv::{MetricRow, GLOBAL_INSTANCE_ID};
+use unitrace_core::metric_csv::{InstanceEvent, InstanceReader, MetricRow, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallReader};
 use unitrace_core::InputError;
 
@@ -67,7 +67,12 @@ impl FileIndex {
     /// so that instances straddle blocks).
     pub fn build_with_block_bytes(path: &Path, block_bytes: u64) -> Result<FileIndex, InputError> {
         let file = open_input(path)?;
-        let mut csv = CsvReader::new(BufReader::with_capacity(1 << 20, file), path);
+        // Every row is needed (ids are per row); the core's instance
+        // grouping says where a run of rows ends.
+        let mut reader = InstanceReader::new(CsvReader::new(
+            BufReader::with_capacity(1 << 20, file),
+            path,
+        ));
         let mut index = FileIndex {
             path: path.to_path_buf(),
             headers: Vec::new(),
@@ -85,15 +90,15 @@ impl FileIndex {
         let mut last_id: Option<u64> = None;
         let mut last_kernel: Option<String> = None;
         let mut block_open = false;
-        while let Some(event) = csv.next_event()? {
+        while let Some(event) = reader.next_event()? {
             match event {
-                Event::SectionStart { index: i, .. } => {
+                InstanceEvent::SectionStart { index: i, .. } => {
                     section = i;
                     last_id = None;
                     last_kernel = None;
                     block_open = false;
                 }
-                Event::Header(header) => {
+                InstanceEvent::Header(header) => {
                     if index.headers.len() <= section {
                         index.headers.resize(section + 1, header.clone());
                     }
@@ -104,7 +109,7 @@ impl FileIndex {
                         FileKind::Stall => index.stall_sections += 1,
                     }
                 }
-                Event::Row(row) => match row.header().kind() {
+                InstanceEvent::Row { row, .. } => match row.header().kind() {
                     FileKind::Metric => {
                         let Some(column) = id_column else {
                             // Old files without the id column cannot be
@@ -176,10 +181,11 @@ impl FileIndex {
                         }
                     }
                 },
-                Event::Separator { .. } | Event::SectionEnd { .. } => {
+                InstanceEvent::End(_) => {
                     last_id = None;
                     last_kernel = None;
                 }
+                InstanceEvent::SectionEnd { .. } => {}
             }
         }
         // Sorted by id, then block: a request finds its blocks by binary
@@ -223,7 +229,7 @@ impl FileIndex {
     }
 
     /// The rows of instance `id` in the first section that has it (the
-    /// original's search order, scripts.md 1.9), with that section's
+    /// original's search order, docs/compatibility.md#analyze-server), with that section's
     /// header; `None` when no section has the id.
     pub fn instance_rows(&self, id: u64) -> Result<Option<(&Header, Vec<MetricRow>)>, InputError> {
         let first = self.instances.partition_point(|&(i, _)| i < id);
@@ -261,7 +267,7 @@ impl FileIndex {
     }
 
     /// Runs of stall kernel `kernel`: per section, its first run (the
-    /// original's "first run of that kernel", scripts.md 1.9), in section
+    /// original's "first run of that kernel", docs/compatibility.md#analyze-server), in section
     /// order, each with the section's header.
     pub fn stall_runs(&self, kernel: &str) -> Result<Vec<(&Header, KernelRun)>, InputError> {
         let Some(spans) = self.stall_runs.get(kernel) else {

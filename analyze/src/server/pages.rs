@@ -1,5 +1,5 @@
 //! Turning the rows of one request into a document: the chart pages of a
-//! metric instance (scripts.md 1.6.2 as the server applies it, 1.9), and
+//! metric instance (docs/compatibility.md#analyze-pages as the server applies it, #analyze-server), and
 //! the PDF or HTML bytes of a list of pages (drawn by `crate::render`).
 
 use std::borrow::Cow;
@@ -8,16 +8,17 @@ use std::fmt::Write as _;
 use unitrace_core::csv_sections::Header;
 use unitrace_core::metric_csv::MetricRow;
 
-pub use crate::charts::ChartOptions;
 use crate::charts::{instance_charts, ChartSets, InstanceColumns, MissingColumn, GPU_TIME};
-use crate::render::svg::{escape_xml, page_svg};
+pub use crate::plan::ChartOptions;
+use crate::render::escape::escape_xml;
+use crate::render::svg::page_svg;
 use crate::render::{self, Chart, Page};
 
 /// The pages of one metric instance, built by `crate::charts` as for
-/// `analyze -o`: every `-m` set, then every `-b` set (scripts.md 1.6.2); no
+/// `analyze -o`: every `-m` set, then every `-b` set (docs/compatibility.md#analyze-pages); no
 /// page without rows or without a `-m` set. A name the header does not
 /// have gives the server's message `No metric data for <name>. Is the
-/// metric name correctly spelled?` (scripts.md 1.9; the `-m` name is shown
+/// metric name correctly spelled?` (docs/compatibility.md#analyze-server; the `-m` name is shown
 /// as given, the `-b` name stripped, as the original does). With no rows,
 /// this only validates the options against `header`.
 pub fn metric_pages(
@@ -56,20 +57,11 @@ impl InstanceColumns for RowColumns<'_> {
     }
 }
 
-/// A PDF of `pages`, drawn by the PDF writer of `crate::render` (which
-/// writes files: it goes through a private temporary directory, as the
-/// original's server does).
+/// A PDF of `pages`, drawn in memory by the PDF writer of `crate::render`
+/// (the original's server goes through a file; nothing here touches the
+/// disk).
 pub fn pdf_bytes(pages: &[Page]) -> std::io::Result<Vec<u8>> {
-    let dir = tempfile::Builder::new()
-        .prefix("analyze-server-")
-        .tempdir()?;
-    let path = dir.path().join("charts.pdf");
-    let mut sink = render::create(&path, render::Format::Pdf)?;
-    for page in pages {
-        sink.add_page(page)?;
-    }
-    sink.finish()?;
-    std::fs::read(&path)
+    render::write_pages(Vec::new(), render::Format::Pdf, "", pages)
 }
 
 /// What an HTML page is about (its heading).

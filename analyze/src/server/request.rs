@@ -1,5 +1,5 @@
 //! Request URLs of the chart server: `/<quoted kernel>/<instance>[?format=html]`
-//! as unitrace writes them into trace events (formats (e.6), scripts.md 1.9).
+//! as unitrace writes them into trace events (docs/formats.md#trace-json-metrics-link, docs/compatibility.md#analyze-server).
 
 use std::fmt;
 
@@ -48,7 +48,7 @@ pub enum Rejection {
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            // The original's exact body (scripts.md 1.9).
+            // The original's exact body (docs/compatibility.md#analyze-server).
             Rejection::Invalid => f.write_str("Invalid"),
             Rejection::Favicon => f.write_str("Not found"),
             Rejection::UnknownFormat(format) => {
@@ -64,7 +64,7 @@ impl fmt::Display for Rejection {
 /// between the first `/` and that one, both split before percent-decoding:
 /// unitrace encodes `/` inside names as `%2F`, and a raw `/` in a name (a
 /// hand-written link) stays part of the kernel instead of shifting the
-/// instance (fixes scripts.md 1.11 quirk 9, where the original takes the
+/// instance (fixes docs/compatibility.md#analyze-quirk-9, where the original takes the
 /// second component).
 pub fn parse_target(target: &str) -> Result<ChartRequest, Rejection> {
     let (path, query) = match target.split_once('?') {
@@ -115,7 +115,7 @@ fn parse_format(query: &str) -> Result<PageFormat, Rejection> {
 /// Percent-decodes like Python's `urllib.parse.unquote` (invalid UTF-8
 /// replaced, malformed escapes kept literally, `+` kept), plus one repair:
 /// unitrace encodes non-ASCII bytes as sign-extended `%FFFFFFC3` sequences
-/// (formats (e.6)); those decode to the byte they stand for.
+/// (docs/formats.md#trace-json-metrics-link); those decode to the byte they stand for.
 pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -156,9 +156,9 @@ fn hex(byte: Option<&u8>) -> Option<u8> {
 /// Removes the shape unitrace appends to kernel names in metric CSVs and
 /// trace links (`[SIMD32 {4096; 1; 1} {256; 1; 1}]`, `[SIMD_ANY {..} {..}]`,
 /// or the writer's shape without `[SIMD..`: ` {1; 1; 1} {16; 1; 1}]`,
-/// formats (a.6)), giving the name stall CSVs use. A name without a shape is
+/// docs/formats.md#metric-csv-kernel-name), giving the name stall CSVs use. A name without a shape is
 /// returned whole, so `operator[]` or `foo[2]` survive (the original cuts at
-/// the last `[` whatever follows: scripts.md 1.11 quirk 9).
+/// the last `[` whatever follows: docs/compatibility.md#analyze-quirk-9).
 pub fn strip_shape(name: &str) -> &str {
     let Some(body) = name.strip_suffix(']') else {
         return name;

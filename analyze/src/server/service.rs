@@ -1,10 +1,10 @@
 //! The real [`ChartService`]: answers chart requests from the input file,
 //! through the [`FileIndex`] built once at start-up.
 //!
-//! * Metric sections (scripts.md 1.9): the rows whose `GlobalInstanceId` is
+//! * Metric sections (docs/compatibility.md#analyze-server): the rows whose `GlobalInstanceId` is
 //!   the requested instance, in the first section that has it (the kernel
 //!   name of the link is not used, like the original); the `-m`/`-b` pages
-//!   of scripts.md 1.6.2.
+//!   of docs/compatibility.md#analyze-pages.
 //! * Stall sections: the kernel of the link without its shape (only when
 //!   it has one: [`strip_shape`]); per section its first run; the first run
 //!   with stall events gives the stall charts and, with `-s`, the stall
@@ -12,10 +12,9 @@
 //!   message and the next section is tried.
 //!
 //! A file may mix both kinds; the instance id is looked up first, then the
-//! kernel (the original decides once for the whole file: quirk 8).
+//! kernel (the original decides once for the whole file: docs/compatibility.md#analyze-quirk-8).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -27,21 +26,14 @@ use super::index::FileIndex;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
 use super::{Answer, ChartService};
-use crate::args::Args;
+pub use crate::plan::StallOptions;
+use crate::plan::{ReportView, ServePlan};
 use crate::render::{text_pages, Page};
-use crate::stall::{ReportBuilder, ReportView};
+use crate::stall::ReportBuilder;
 use crate::stall_charts::has_charted_stall;
 
-/// The original's answer when nothing could be drawn (scripts.md 1.9).
+/// The original's answer when nothing could be drawn (docs/compatibility.md#analyze-server).
 pub const NOTHING: &str = "No metric data collected or no metrics specified";
-
-/// Options of the stall report (`-s -n -g`).
-#[derive(Debug, Clone, Default)]
-pub struct StallOptions {
-    pub shaderdump: Option<PathBuf>,
-    pub numtopstalls: i64,
-    pub demangler: Option<PathBuf>,
-}
 
 /// Answers from an indexed metric or stall CSV.
 pub struct FileService {
@@ -51,10 +43,10 @@ pub struct FileService {
     reports: Mutex<Option<ReportBuilder>>,
 }
 
-/// Indexes `args.input` and returns the service for it.
-pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
-    let index = FileIndex::build(&args.input)?;
-    let charts = ChartOptions::from_args(args);
+/// Indexes the plan's input and returns the service for it.
+pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
+    let index = FileIndex::build(&plan.input)?;
+    let charts = plan.charts.clone();
     // Early hints on stderr; requests still get the original's answers.
     if let Some(header) = index.first_metric_header() {
         if index.instance_entries() == 0 {
@@ -62,22 +54,18 @@ pub fn open(args: &Args) -> anyhow::Result<Arc<dyn ChartService>> {
                 "analyze",
                 format!(
                     "{}: no row has a {GLOBAL_INSTANCE_ID}: no trace link can be answered",
-                    args.input.display()
+                    plan.input.display()
                 ),
             );
         }
         if let Err(message) = metric_pages(&charts, header, &[]) {
-            warn("analyze", format!("{}: {message}", args.input.display()));
+            warn("analyze", format!("{}: {message}", plan.input.display()));
         }
     }
     Ok(Arc::new(FileService::new(
         index,
         charts,
-        StallOptions {
-            shaderdump: args.shaderdump.clone(),
-            numtopstalls: args.numtopstalls,
-            demangler: args.demangler.clone(),
-        },
+        plan.stall.clone(),
     )))
 }
 
@@ -140,7 +128,7 @@ impl FileService {
             let charts =
                 crate::stall_charts::stall_chart_pages(&self.charts.title, kernel, &run.rows);
             if charts.is_empty() {
-                // The original's console message (scripts.md 1.9).
+                // The original's console message (docs/compatibility.md#analyze-server).
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(
                     out,
@@ -169,10 +157,10 @@ impl FileService {
         Ok(Answer::NotFound(NOTHING.to_string()))
     }
 
-    /// The stall report of one run, with `-s` (scripts.md 1.8), built by
+    /// The stall report of one run, with `-s` (docs/compatibility.md#analyze-stall-report), built by
     /// the stall mode's [`ReportBuilder`] (created on first use, then its
     /// dump listing and demangled names are reused by later requests).
-    /// Never written to `-r` (scripts.md 1.9).
+    /// Never written to `-r` (docs/compatibility.md#analyze-server).
     fn stall_report(&self, kernel: &str, run: &KernelRun) -> anyhow::Result<Option<String>> {
         let Some(dump) = &self.stall.shaderdump else {
             return Ok(None);

@@ -1,4 +1,4 @@
-//! TLS for `-p` (scripts.md 1.9): the certificate and key given with
+//! TLS for `-p` (docs/compatibility.md#analyze-server): the certificate and key given with
 //! `-c/-e` (PEM), or a self-signed certificate for `localhost` generated in
 //! process with rcgen, where the original runs the `openssl` binary.
 
@@ -69,9 +69,11 @@ pub fn self_signed() -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKey
 }
 
 fn read_certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let bytes =
-        unitrace_core::error::read_capped(path, unitrace_core::error::caps::SMALL_FILE_BYTES)
-            .with_context(|| format!("{}", path.display()))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SMALL_FILE_BYTES,
+        "PEM certificate file",
+    )?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("{}: not a PEM certificate file: {e:?}", path.display()))?;
@@ -82,9 +84,11 @@ fn read_certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>
 }
 
 fn read_key(path: &Path) -> anyhow::Result<PrivateKeyDer<'static>> {
-    let bytes =
-        unitrace_core::error::read_capped(path, unitrace_core::error::caps::SMALL_FILE_BYTES)
-            .with_context(|| format!("{}", path.display()))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SMALL_FILE_BYTES,
+        "PEM private key file",
+    )?;
     PrivateKeyDer::from_pem_slice(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: no PEM private key in the file: {e:?}", path.display()))
 }

@@ -1,4 +1,4 @@
-//! uniview's trace server (scripts.md 3 step 4): serves ONE trace file to
+//! uniview's trace server (docs/compatibility.md#uniview-trace-server): serves ONE trace file to
 //! ui.perfetto.dev, repaired in memory when its writer was killed.
 //!
 //! The original appends `\n]\n}\n` to the user's file in place and serves
@@ -35,7 +35,7 @@ pub struct TracePlan {
 
 impl TracePlan {
     /// Validates the trace in one streaming pass and plans its repair.
-    /// Errors keep uniview's words (scripts.md 3 step 3: `is empty`, `is
+    /// Errors keep uniview's words (docs/compatibility.md#uniview-checks: `is empty`, `is
     /// invalid` with the reason) in the one error style of all tools,
     /// `FILE[:LINE]: problem` (issue 10).
     pub fn for_file(path: &Path) -> anyhow::Result<TracePlan> {
@@ -105,10 +105,10 @@ impl TracePlan {
 }
 
 /// Whether the trace's metric links use `https://` (legacy traces written
-/// between 2024-08 and 2025-04, formats (e.6)), which makes uniview run the
+/// between 2024-08 and 2025-04, docs/formats.md#trace-json-metrics-link), which makes uniview run the
 /// chart server with TLS. Decided by the first link to the chart server
 /// (`http(s)://localhost:8000/`), not by any `https://` anywhere in the file
-/// as the original does (scripts.md 3: "plain substring").
+/// as the original does (docs/compatibility.md#uniview-3: "plain substring").
 pub fn links_use_https(path: &Path) -> std::io::Result<bool> {
     use std::io::Read;
     const NEEDLE: &[u8] = b"://localhost:8000/";
@@ -135,7 +135,7 @@ pub fn links_use_https(path: &Path) -> std::io::Result<bool> {
 }
 
 /// Percent-encodes a file name for the `url=` parameter of the Perfetto
-/// link (the original inserts it raw: scripts.md 3).
+/// link (the original inserts it raw: docs/compatibility.md#uniview-4).
 pub fn encode_component(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for byte in name.bytes() {
@@ -157,8 +157,8 @@ pub fn perfetto_url(port: u16, file_name: &str) -> String {
 }
 
 /// Serves the planned trace at `/<file name>` and nothing else; every
-/// answer carries the CORS and cache headers Perfetto needs (scripts.md 3
-/// step 4). `delivered` runs each time the whole trace has been handed out.
+/// answer carries the CORS and cache headers Perfetto needs
+/// (docs/compatibility.md#uniview-trace-server). `delivered` runs each time the whole trace has been handed out.
 pub struct TraceHandler {
     plan: TracePlan,
     file_name: String,

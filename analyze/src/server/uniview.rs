@@ -1,7 +1,7 @@
 //! `uniview`: open a trace in ui.perfetto.dev and serve the metric charts its
-//! kernel events link to (drop-in for uniview.py, scripts.md 3).
+//! kernel events link to (drop-in for uniview.py, docs/compatibility.md#uniview).
 //!
-//! Decisions (the "fix/decide" list of scripts.md 3):
+//! Decisions (the "fix/decide" list of docs/compatibility.md#uniview):
 //! * the trace file is never modified: a truncated trace is repaired in
 //!   memory ([`TracePlan`]) and the repaired bytes are served;
 //! * only that one file is served (at `/<its name>`), not its directory;
@@ -18,7 +18,6 @@
 //!   reloading the Perfetto tab works; the chart server is started first,
 //!   so links work as soon as the trace shows.
 
-use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -29,7 +28,8 @@ use clap::Parser;
 
 use super::http::{self, Limits};
 use super::trace::{links_use_https, perfetto_url, TraceHandler, TracePlan};
-use crate::args::{expand_option_files, Args};
+use crate::option_file::server_options;
+use crate::plan::{ChartOptions, ServePlan, StallOptions, TlsFiles};
 
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -81,7 +81,7 @@ pub struct UniviewArgs {
     pub no_browser: bool,
 }
 
-/// Which kind of CSV `-m` names (scripts.md 3 step 2).
+/// Which kind of CSV `-m` names (docs/compatibility.md#uniview-checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetricsKind {
     Metric,
@@ -121,7 +121,7 @@ pub fn metrics_kind(path: &Path) -> anyhow::Result<MetricsKind> {
     }
 }
 
-/// The checks of scripts.md 3 steps 1-2, in the original's order and with
+/// The checks of docs/compatibility.md#uniview-checks, in the original's order and with
 /// its words (each exits 1), in the `FILE: problem` style of all tools
 /// (issue 10). Returns the kind of `-m`, if given.
 pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
@@ -149,9 +149,9 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
             Some(config) if !config.is_file() => {
                 let reason = match std::fs::metadata(config) {
                     Ok(_) => "is a directory".to_string(),
-                    Err(e) => e.to_string(),
+                    Err(e) => unitrace_core::InputError::io(config, &e).problem,
                 };
-                return Err(crate::args::OptionFileError::Open {
+                return Err(crate::option_file::OptionFileError::Open {
                     path: config.display().to_string(),
                     reason,
                 }
@@ -168,45 +168,37 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     Ok(Some(kind))
 }
 
-/// The analyze command line uniview hands the metrics file to (scripts.md 3
-/// step 5): `-f CONFIG -q|-p METRICS` for metric CSVs,
-/// `[-s DUMP] [-g DEMANGLER] -n N -q|-p METRICS` for stall CSVs.
-pub fn analyze_args(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow::Result<Args> {
-    let mut argv: Vec<OsString> = vec!["analyze".into()];
-    match kind {
-        MetricsKind::Metric => {
-            if let Some(config) = &args.config {
-                argv.push("-f".into());
-                argv.push(config.into());
-            }
+/// The chart server uniview starts for the metrics file
+/// (docs/compatibility.md#uniview-trace-server): for metric CSVs the chart options of the `-f` option file, for
+/// stall CSVs the `-s -g -n` of uniview; HTTP or HTTPS as the trace's links
+/// say, on `--port`.
+pub fn serve_plan(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow::Result<ServePlan> {
+    let Some(metrics) = &args.metrics else {
+        bail!("Metrics file is missing");
+    };
+    let (charts, stall, tls) = match (kind, &args.config) {
+        (MetricsKind::Metric, Some(config)) => {
+            let options = server_options(config, metrics)?;
+            (options.charts, options.stall, options.tls)
         }
-        MetricsKind::Stall => {
-            if let Some(dump) = &args.shaderdump {
-                argv.push("-s".into());
-                argv.push(dump.into());
-            }
-            if let Some(demangler) = &args.demangler {
-                argv.push("-g".into());
-                argv.push(demangler.into());
-            }
-            argv.push("-n".into());
-            argv.push(args.numtopstalls.to_string().into());
-        }
-    }
-    argv.push(if https { "-p" } else { "-q" }.into());
-    argv.push("--port".into());
-    argv.push(args.port.to_string().into());
-    argv.push("--".into());
-    if let Some(metrics) = &args.metrics {
-        argv.push(metrics.into());
-    }
-    let argv = expand_option_files(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Args::try_parse_from(argv).map_err(|e| {
-        anyhow::anyhow!(
-            "the config file gives options analyze does not accept: {}",
-            e.to_string().trim()
-        )
-    })
+        (MetricsKind::Metric, None) => bail!("Config file is missing"),
+        (MetricsKind::Stall, _) => (
+            ChartOptions::default(),
+            StallOptions {
+                shaderdump: args.shaderdump.clone(),
+                numtopstalls: args.numtopstalls,
+                demangler: args.demangler.clone(),
+            },
+            TlsFiles::default(),
+        ),
+    };
+    ServePlan::new(
+        metrics.clone(),
+        charts,
+        stall,
+        https.then_some(tls),
+        args.port,
+    )
 }
 
 /// Starts `xdg-open URL` when a browser can be shown: `xdg-open` is on PATH
@@ -248,7 +240,7 @@ fn on_path(program: &str) -> bool {
     })
 }
 
-/// The whole uniview flow (scripts.md 3).
+/// The whole uniview flow (docs/compatibility.md#uniview).
 pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     let kind = check(args)?;
     let plan = TracePlan::for_file(&args.trace)?;
@@ -266,8 +258,9 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
         Some(kind) => {
             let https = links_use_https(&args.trace)
                 .with_context(|| format!("Trace file {} cannot be read", args.trace.display()))?;
-            let analyze = analyze_args(args, kind, https)?;
-            Some(super::prepare(&analyze, &mut stdout)?)
+            let plan = serve_plan(args, kind, https)?;
+            super::check_input(&plan.input)?;
+            Some(super::prepare(&plan, &mut stdout)?)
         }
         None => None,
     };

@@ -1,4 +1,4 @@
-//! `categorize`: drop-in for categorize.py (scripts.md 5). Compiles a
+//! `categorize`: drop-in for categorize.py (docs/compatibility.md#categorize). Compiles a
 //! kernel-category INI schema into the JSON search tree read by `summary`.
 
 use std::process::ExitCode;

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Benchmark of `tracestat` (docs/tracestat.md#scale), with the floor and
+# `mergetrace --stats` measured in the same run for comparison.
+#
+#   benches/tracestat.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
+#                        [--work DIR] [--repeat R]
+#
+# Generates N per-rank traces of SIZE each with gen_unitrace.py (default
+# ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE; default
+# 8 x 500MB), warms the page cache, then prints for each run: wall seconds,
+# MB/s, CPU seconds, MB per CPU second and peak RSS:
+#   * the floor: `cat` of the inputs to /dev/null;
+#   * tracestat on one core (taskset + --jobs 1) and on all cores, and the
+#     scaling between them;
+#   * tracestat with every output (--json, --csv, --html) on all cores;
+#   * mergetrace --stats (one pass, merged output to /dev/null).
+# The best of R runs (default 2) is kept: the machine may be shared.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
+py="${PYTHON:-python3}"
+ranks=8
+size=500MB
+repeat=2
+work=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --gen) gen="$2"; shift 2 ;;
+        --python) py="$2"; shift 2 ;;
+        --ranks) ranks="$2"; shift 2 ;;
+        --size) size="$2"; shift 2 ;;
+        --work) work="$2"; shift 2 ;;
+        --repeat) repeat="$2"; shift 2 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$work" ]; then
+    work="$(mktemp -d "${TMPDIR:-/tmp}/tracestat-bench.XXXXXX")"
+    trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
+(cd "$repo" && cargo build --release --locked -p tracestat -p mergetrace >&2)
+bin="$CARGO_TARGET_DIR/release/tracestat"
+merge="$CARGO_TARGET_DIR/release/mergetrace"
+
+in="$work/in-$ranks-$size"
+if [ ! -d "$in" ]; then
+    echo "generating $ranks traces of $size in $in" >&2
+    "$py" "$gen" --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    mv "$in.tmp" "$in"
+fi
+mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
+bytes=$(cat "${files[@]}" | wc -c)
+sync
+cat "${files[@]}" > /dev/null   # warm the page cache for every run alike
+
+# run LABEL CMD... : runs CMD $repeat times, keeps the fastest, prints wall
+# seconds, MB/s, CPU seconds, MB per CPU second and peak RSS.
+run() {
+    local label="$1"; shift
+    local t="$work/time.txt" best="" i
+    for ((i = 0; i < repeat; i++)); do
+        /usr/bin/time -f "%e %U %S %M" -o "$t" "$@" > /dev/null
+        if [ -z "$best" ] || awk -v a="$(cut -d' ' -f1 "$t")" -v b="$(cut -d' ' -f1 <<< "$best")" 'BEGIN { exit !(a < b) }'; then
+            best="$(cat "$t")"
+        fi
+    done
+    read -r secs user sys rss_kb <<< "$best"
+    awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$bytes" -v r="$rss_kb" \
+        'BEGIN { c = u + y; printf "%-40s %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %7.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, b / 1e6 / (c > 0 ? c : 0.01), r / 1024 }'
+    echo "$secs" > "$work/last_secs"
+}
+
+cores=$(nproc)
+echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($cores cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each)"
+run "floor: cat > /dev/null" cat "${files[@]}"
+run "tracestat (1 core)" taskset -c 0 "$bin" -q --jobs 1 "${files[@]}"
+read -r one < "$work/last_secs"
+run "tracestat ($cores cores)" "$bin" -q --jobs "$cores" "${files[@]}"
+read -r all < "$work/last_secs"
+awk -v a="$one" -v b="$all" -v n="$cores" 'BEGIN { printf "scaling: %.2fx on %d cores against 1\n", a / (b > 0 ? b : 0.01), n }'
+run "tracestat --json --csv --html ($cores cores)" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
+run "mergetrace --stats (-o /dev/null)" "$merge" -o /dev/null --stats "${files[@]}"
+run "mergetrace --stats (1 core)" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"

@@ -1,0 +1,700 @@
+//! The merge of `.pftrace` inputs (unitrace `--output-format protobuf`,
+//! docs/formats.md#pftrace).
+//!
+//! The output holds the packets of the inputs in input order, each record
+//! copied byte for byte unless something in it must change
+//! (docs/compatibility.md#mergetrace-pftrace). Unlike the original's byte
+//! concatenation it keeps the inputs apart:
+//! * flow ids: unitrace uses the bare kernel instance id, so the ranks of a
+//!   concatenation join each other's flow arrows; input `i` gets
+//!   `(i << 32) | id` (the scheme `--remap-pids` uses for JSON flows), ids
+//!   that do not fit a fresh id above 2^63;
+//! * track uuids (hashed from pid/tid, so equal for processes with equal
+//!   pids on different nodes): a uuid already used by an earlier input is
+//!   renamed for this input (its descriptors and events alike);
+//! * with `--remap-pids`, pids/tids of the descriptors are renumbered per
+//!   input as for JSON; without it, a pid that two inputs share is warned
+//!   about (Perfetto shows them as one process).
+//!
+//! A renamed record is patched in place when every new value has the size
+//! of the old one (flow ids are fixed64; fresh uuids are chosen with the
+//! same varint size), else re-encoded field by field; every other byte is
+//! kept (`core::pftrace::patch_record` / `rewrite_packet`). A second thread
+//! writes the output in 1 MiB chunks.
+//!
+//! `--filter` keeps descriptors and clock snapshots, and a slice end when
+//! its begin was kept; `--time-window` needs each slice's end, so with a
+//! window every input is read twice (a first pass marks the slices that
+//! overlap it; memory: one bit per slice begin). `--stats` pairs slice
+//! begins and ends per track.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use anyhow::Result;
+use rustc_hash::{FxHashMap, FxHashSet};
+use unitrace_core::cli::warn;
+use unitrace_core::pftrace::{
+    patch_record, rewrite_packet, varint_len, EventType, Packet, PacketData, PacketEditor,
+    PacketReader, PftraceError, PftraceSummary, RewriteBuffers, TrackEvent,
+};
+use unitrace_core::trace_decimal::Decimal;
+
+use crate::merge::{InputPlan, MergeOptions, MergeOutcome};
+use crate::select::{ns_to_us, Window};
+use crate::stats::RankStats;
+
+const TOOL: &str = "mergetrace";
+/// Flow ids at or above this do not fit the `(input << 32) | id` scheme and
+/// get fresh ids counted from [`BIG_FLOW_BASE`].
+const SMALL_FLOW_LIMIT: u64 = 1 << 32;
+const BIG_FLOW_BASE: u64 = 1 << 63;
+
+/// Nanoseconds as µs in an `f64` without losing the sub-µs part of epoch
+/// times (ns as f64 would round to 256 ns).
+fn ns_to_us_f64(ns: u64) -> f64 {
+    (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0
+}
+
+/// A µs shift (`--align start`) in whole nanoseconds.
+fn shift_ns(shift: Option<Decimal>) -> i128 {
+    let Some(s) = shift else { return 0 };
+    match s.rescale(3) {
+        Some(d) => d.mantissa(),
+        None => {
+            // More than 3 decimals: round to the nanosecond.
+            (s.to_f64() * 1000.0).round() as i128
+        }
+    }
+}
+
+/// State kept across inputs.
+#[derive(Default)]
+struct Global {
+    /// Track uuids written so far (after renaming).
+    uuids: FxHashSet<u64>,
+    next_big_flow: u64,
+    /// `--remap-pids`: next new pid/tid.
+    next_id: u64,
+    /// Process pid -> first input that described it (for the shared-pid
+    /// warning).
+    pid_owner: FxHashMap<i64, usize>,
+}
+
+/// What one input's packets need changed.
+struct InputEdit<'g> {
+    index: u64,
+    global: &'g mut Global,
+    uuids: FxHashMap<u64, u64>,
+    big_flows: FxHashMap<u64, u64>,
+    remap: Option<FxHashMap<u64, u64>>,
+    shift_ns: i128,
+    label: Option<String>,
+    renamed_uuids: u64,
+}
+
+impl InputEdit<'_> {
+    fn uuid(&mut self, uuid: u64) -> u64 {
+        if let Some(&u) = self.uuids.get(&uuid) {
+            return u;
+        }
+        let mut new = uuid;
+        if self.global.uuids.contains(&uuid) {
+            // Deterministic fresh value: mix the uuid with the input index
+            // (SplitMix64 steps) until it is unused; 0 is not a valid uuid.
+            // Values of the same varint size are tried first, so the
+            // record can be patched in place (unitrace's uuids are 64-bit
+            // hashes: 9 or 10 bytes).
+            let want_len = varint_len(uuid);
+            let mut x = uuid ^ (self.index.wrapping_add(1)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for attempt in 0u32.. {
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^= z >> 31;
+                if attempt < 64 {
+                    // Keep the size: clear the bits above it, set its top bit.
+                    let bits = (7 * want_len as u32).min(64);
+                    if bits < 64 {
+                        z &= (1u64 << bits) - 1;
+                    }
+                    z |= 1u64 << (7 * (want_len as u32 - 1)).min(63);
+                }
+                if z != 0 && !self.global.uuids.contains(&z) {
+                    new = z;
+                    break;
+                }
+            }
+            self.renamed_uuids += 1;
+        }
+        self.global.uuids.insert(new);
+        self.uuids.insert(uuid, new);
+        new
+    }
+
+    fn flow(&mut self, id: u64) -> u64 {
+        if id < SMALL_FLOW_LIMIT && self.index < (1 << 31) {
+            return (self.index << 32) | id;
+        }
+        if let Some(&f) = self.big_flows.get(&id) {
+            return f;
+        }
+        let f = BIG_FLOW_BASE + self.global.next_big_flow;
+        self.global.next_big_flow += 1;
+        self.big_flows.insert(id, f);
+        f
+    }
+
+    fn remap_id(&mut self, id: u64) -> u64 {
+        let Some(map) = self.remap.as_mut() else {
+            return id;
+        };
+        let next = &mut self.global.next_id;
+        *map.entry(id).or_insert_with(|| {
+            *next += 1;
+            *next
+        })
+    }
+
+    /// Whether the record must be re-encoded (else it is copied as is).
+    fn changes(&mut self, p: &Packet<'_>) -> bool {
+        let mut change = self.shift_ns != 0 && p.timestamp.is_some();
+        match p.data {
+            PacketData::TrackEvent(e) => {
+                if let Some(u) = e.track_uuid {
+                    change |= self.uuid(u) != u;
+                }
+                if e.flow_ids()
+                    .chain(e.terminating_flow_ids())
+                    .next()
+                    .is_some()
+                {
+                    change |= self.index > 0
+                        || e.flow_ids()
+                            .chain(e.terminating_flow_ids())
+                            .any(|id| id >= SMALL_FLOW_LIMIT);
+                }
+            }
+            PacketData::TrackDescriptor(d) => {
+                for u in [d.uuid, d.parent_uuid].into_iter().flatten() {
+                    change |= self.uuid(u) != u;
+                }
+                change |= self.remap.is_some() && (d.process.is_some() || d.thread.is_some());
+                change |= self.label.is_some() && d.process.is_some();
+            }
+            _ => {}
+        }
+        change
+    }
+}
+
+impl PacketEditor for InputEdit<'_> {
+    fn timestamp(&mut self, ts: u64) -> u64 {
+        let v = i128::from(ts) - self.shift_ns;
+        u64::try_from(v).unwrap_or(if v < 0 { 0 } else { u64::MAX })
+    }
+    fn track_uuid(&mut self, uuid: u64) -> u64 {
+        self.uuid(uuid)
+    }
+    fn flow_id(&mut self, id: u64) -> u64 {
+        self.flow(id)
+    }
+    fn pid(&mut self, pid: i32) -> i32 {
+        if self.remap.is_none() {
+            return pid;
+        }
+        // New ids count from 1: they stay far below 2^31.
+        self.remap_id(pid as i64 as u64) as i32
+    }
+    fn tid(&mut self, tid: i64) -> i64 {
+        if self.remap.is_none() {
+            return tid;
+        }
+        self.remap_id(tid as u64) as i64
+    }
+    fn process_name(&mut self, name: &[u8]) -> Option<Vec<u8>> {
+        let label = self.label.as_ref()?;
+        if name.starts_with(b"RANK ") || name.starts_with(b"rank ") {
+            return None;
+        }
+        Some([label.as_bytes(), name].concat())
+    }
+}
+
+/// A slice begin waiting for its end (`--stats`).
+struct OpenSlice {
+    name: Box<str>,
+    start: u64,
+    gpu: bool,
+    id: Option<u64>,
+}
+
+/// Per-track stacks of whether each open slice was kept (`--filter`,
+/// `--time-window`), keyed by the input's own track uuid.
+type KeptStacks = FxHashMap<u64, Vec<bool>>;
+
+/// Merges `.pftrace` inputs into `out`.
+///
+/// Two threads: this one reads, decodes and edits; a writer thread writes
+/// 1 MiB chunks (so the output's copies into the kernel overlap the
+/// decoding, as the JSON merge overlaps scanning and writing).
+pub fn merge<W: Write + Send>(
+    plans: &[InputPlan],
+    opts: &MergeOptions,
+    out: W,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<(W, MergeOutcome)> {
+    through_writer_thread(out, |chunks| merge_into(plans, opts, chunks, progress))
+}
+
+/// Runs `work` with a [`ChunkWriter`] whose chunks a second thread writes
+/// to `out`; returns `out` and the work's result. A write error stops the
+/// writer first and is reported rather than the closed channel the work
+/// then sees.
+fn through_writer_thread<W: Write + Send, T>(
+    out: W,
+    work: impl FnOnce(&mut ChunkWriter) -> Result<T>,
+) -> Result<(W, T)> {
+    let (tx, rx) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+    let (free_tx, free_rx) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 2);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> std::io::Result<W> {
+            let mut out = out;
+            for mut chunk in rx {
+                out.write_all(&chunk)?;
+                chunk.clear();
+                let _ = free_tx.try_send(chunk);
+            }
+            Ok(out)
+        });
+        let mut chunks = ChunkWriter {
+            tx,
+            free: free_rx,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        let result =
+            work(&mut chunks).and_then(|value| chunks.finish().map(|()| value).map_err(Into::into));
+        drop(chunks);
+        let written = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the output writer thread panicked"))?;
+        let out = written?;
+        Ok((out, result?))
+    })
+}
+
+const CHUNK: usize = 1 << 20;
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Collects output into chunks handed to the writer thread.
+struct ChunkWriter {
+    tx: SyncSender<Vec<u8>>,
+    free: Receiver<Vec<u8>>,
+    buf: Vec<u8>,
+}
+
+impl ChunkWriter {
+    fn send(&mut self) -> std::io::Result<()> {
+        let mut next = self
+            .free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+        next.clear();
+        let full = std::mem::replace(&mut self.buf, next);
+        self.tx
+            .send(full)
+            .map_err(|_| std::io::Error::other("output writer stopped"))
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.send()?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for ChunkWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn merge_into(
+    plans: &[InputPlan],
+    opts: &MergeOptions,
+    out: &mut ChunkWriter,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<MergeOutcome> {
+    let mut global = Global::default();
+    let mut outcome = MergeOutcome::default();
+    let mut bufs = RewriteBuffers::default();
+    let mut rewritten = Vec::new();
+    let mut done_bytes = 0u64;
+    for (index, plan) in plans.iter().enumerate() {
+        let path = &plan.path;
+        // A read error of the first pass comes again in the second, which
+        // reports it once.
+        let window_keep = opts
+            .window
+            .as_ref()
+            .map(|w| window_pass(path, w, shift_ns(plan.shift)));
+        let label = match (opts.remap_pids && plan.rank_from_name, plan.rank) {
+            (true, Some(r)) => Some(format!("rank {r} ")),
+            _ => None,
+        };
+        let mut edit = InputEdit {
+            index: index as u64,
+            global: &mut global,
+            uuids: FxHashMap::default(),
+            big_flows: FxHashMap::default(),
+            remap: opts.remap_pids.then(FxHashMap::default),
+            shift_ns: shift_ns(plan.shift),
+            label,
+            renamed_uuids: 0,
+        };
+        let mut stats = opts
+            .stats
+            .then(|| RankStats::new(plan.rank, index, &plan.path));
+        let mut open: FxHashMap<u64, Vec<OpenSlice>> = FxHashMap::default();
+        let mut kept: KeptStacks = FxHashMap::default();
+        let mut begins = 0usize;
+        let mut shared_pids: Vec<(i64, usize)> = Vec::new();
+        let file = File::open(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
+        let mut reader = PacketReader::new(file);
+        let result: Result<(), PftraceError> = loop {
+            let rec = match reader.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            let packet = match rec.decode() {
+                Ok(p) => p,
+                Err(e) => break Err(e),
+            };
+            if let PacketData::TrackEvent(e) = packet.data {
+                let keep = keep_event(
+                    &e,
+                    opts,
+                    &mut kept,
+                    window_keep.as_deref(),
+                    &mut begins,
+                    packet.timestamp,
+                    edit.shift_ns,
+                );
+                if !keep {
+                    continue;
+                }
+                if let (Some(st), Some(ts)) = (stats.as_mut(), packet.timestamp) {
+                    let ts = edit.timestamp(ts);
+                    feed_stats(st, &mut open, &e, ts);
+                }
+            } else if let PacketData::TrackDescriptor(d) = packet.data {
+                if let (false, Some(pid)) = (opts.remap_pids, d.process.and_then(|p| p.pid)) {
+                    let owner = *edit.global.pid_owner.entry(pid.into()).or_insert(index);
+                    if owner != index && !shared_pids.iter().any(|&(p, _)| p == i64::from(pid)) {
+                        shared_pids.push((pid.into(), owner));
+                    }
+                }
+            }
+            if edit.changes(&packet) {
+                // In place when every edit keeps its size (flow ids, uuids
+                // renamed to same-size values), else re-encoded.
+                rewritten.clear();
+                rewritten.extend_from_slice(rec.raw);
+                if !patch_record(rec.packet, &mut rewritten, &mut edit) {
+                    rewritten.clear();
+                    rewrite_packet(rec.packet, &mut edit, &mut bufs, &mut rewritten);
+                }
+                out.write_all(&rewritten)?;
+            } else {
+                out.write_all(rec.raw)?;
+            }
+            outcome.events_written += 1;
+        };
+        if let Err(e) = result {
+            fail(e, path, opts, index, plans.len())?;
+        } else {
+            report_summary(path, reader.summary());
+        }
+        for (pid, owner) in shared_pids {
+            warn(
+                TOOL,
+                format!(
+                    "{}: process pid {pid} also described by {}: Perfetto shows them as one \
+                     process (--remap-pids keeps them apart)",
+                    path.display(),
+                    plans[owner].path.display()
+                ),
+            );
+        }
+        if let Some(st) = stats {
+            if st.invalid_times() > 0 {
+                warn(
+                    TOOL,
+                    format!(
+                        "{}: {} slice(s) ending before they begin left out of the statistics",
+                        path.display(),
+                        st.invalid_times()
+                    ),
+                );
+            }
+            outcome.ranks.push(st.finish());
+        }
+        done_bytes += reader.summary().bytes;
+        if let Some(pb) = progress {
+            pb.set_position(done_bytes);
+        }
+    }
+    Ok(outcome)
+}
+
+/// A bad input: with `--skip-invalid` a warning (its complete packets
+/// before the problem are kept), else the error.
+fn fail(e: PftraceError, path: &Path, opts: &MergeOptions, index: usize, n: usize) -> Result<()> {
+    let e = e.into_input_error(path);
+    if opts.skip_invalid {
+        warn(TOOL, format!("{e}; skipping the rest of this file"));
+        Ok(())
+    } else if index + 1 < n {
+        Err(anyhow::anyhow!(
+            "{e} (--skip-invalid merges the other files)"
+        ))
+    } else {
+        Err(e.into())
+    }
+}
+
+/// One-line warnings for what a finished read found.
+pub fn report_summary(path: &Path, s: &PftraceSummary) {
+    let p = path.display();
+    if s.bytes == 0 {
+        warn(TOOL, format!("{p}: empty file, skipped"));
+        return;
+    }
+    if let Some(t) = &s.truncation {
+        warn(
+            TOOL,
+            format!(
+                "{p}: trace cut short at byte {} (writer killed?): kept {} complete packets, \
+                 dropped {} bytes",
+                t.offset, s.packets, t.dropped_bytes
+            ),
+        );
+    }
+}
+
+/// Whether a track event passes `--filter` and `--time-window`; a slice end
+/// follows its begin.
+fn keep_event(
+    e: &TrackEvent<'_>,
+    opts: &MergeOptions,
+    kept: &mut KeptStacks,
+    window_keep: Option<&[u64]>,
+    begins: &mut usize,
+    ts: Option<u64>,
+    shift: i128,
+) -> bool {
+    if opts.filter.is_none() && window_keep.is_none() {
+        return true;
+    }
+    let track = e.track_uuid.unwrap_or(0);
+    match e.kind {
+        EventType::SliceEnd => kept
+            .get_mut(&track)
+            .and_then(Vec::pop)
+            // An end without a begin is passed through.
+            .unwrap_or(true),
+        kind => {
+            let mut keep = name_matches(e, opts);
+            if kind == EventType::SliceBegin {
+                let ordinal = *begins;
+                *begins += 1;
+                if let Some(bits) = window_keep {
+                    keep &= bit(bits, ordinal);
+                }
+                kept.entry(track).or_default().push(keep);
+            } else if let (Some(w), Some(ts)) = (&opts.window, ts) {
+                keep &= w.overlaps(ns_to_us(shifted(ts, shift)), None);
+            }
+            keep
+        }
+    }
+}
+
+fn name_matches(e: &TrackEvent<'_>, opts: &MergeOptions) -> bool {
+    match &opts.filter {
+        None => true,
+        Some(re) => e.name_str().is_some_and(|n| re.is_match(&n)),
+    }
+}
+
+fn shifted(ts: u64, shift: i128) -> u64 {
+    u64::try_from((i128::from(ts) - shift).max(0)).unwrap_or(u64::MAX)
+}
+
+fn set(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+/// First pass for `--time-window`: one bit per slice begin (in file order),
+/// set when `[begin, end]` overlaps the window (a begin without an end
+/// counts as an instant). It stops at the first unreadable packet, as the
+/// second pass will.
+fn window_pass(path: &Path, w: &Window, shift: i128) -> Vec<u64> {
+    let mut bits: Vec<u64> = Vec::new();
+    let Ok(file) = File::open(path) else {
+        return bits;
+    };
+    let mut reader = PacketReader::new(file);
+    let mut begins = 0usize;
+    let mut open: FxHashMap<u64, Vec<(usize, u64)>> = FxHashMap::default();
+    while let Ok(Some(rec)) = reader.next_record() {
+        let Ok(p) = rec.decode() else { break };
+        let (PacketData::TrackEvent(e), Some(ts)) = (p.data, p.timestamp) else {
+            continue;
+        };
+        let ts = shifted(ts, shift);
+        let track = e.track_uuid.unwrap_or(0);
+        match e.kind {
+            EventType::SliceBegin => {
+                if begins & 63 == 0 {
+                    bits.push(0);
+                }
+                open.entry(track).or_default().push((begins, ts));
+                begins += 1;
+            }
+            EventType::SliceEnd => {
+                if let Some((i, start)) = open.get_mut(&track).and_then(Vec::pop) {
+                    let dur = ts.saturating_sub(start);
+                    if w.overlaps(ns_to_us(start), Some(ns_to_us(dur))) {
+                        set(&mut bits, i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, start) in open.into_values().flatten() {
+        if w.overlaps(ns_to_us(start), None) {
+            set(&mut bits, i);
+        }
+    }
+    bits
+}
+
+/// `--stats` from slices: device slices (`gpu_op`) are device runs, their
+/// `id` annotation the instance id; a host slice's flow ids are the H2D
+/// flow sources (the submitting call); host slices named `a::b` are ranges.
+fn feed_stats(
+    st: &mut RankStats,
+    open: &mut FxHashMap<u64, Vec<OpenSlice>>,
+    e: &TrackEvent<'_>,
+    ts: u64,
+) {
+    let track = e.track_uuid.unwrap_or(0);
+    match e.kind {
+        EventType::SliceBegin => {
+            let gpu = e.has_category(b"gpu_op");
+            let us = ns_to_us_f64(ts);
+            if !gpu {
+                for id in e.flow_ids() {
+                    st.flow_source(id, track, us);
+                }
+            }
+            let id = if gpu {
+                e.annotation(b"id").and_then(|v| v.as_u64())
+            } else {
+                None
+            };
+            open.entry(track).or_default().push(OpenSlice {
+                name: e.name_str().unwrap_or_default().into(),
+                start: ts,
+                gpu,
+                id,
+            });
+        }
+        EventType::SliceEnd => {
+            let Some(s) = open.get_mut(&track).and_then(Vec::pop) else {
+                return;
+            };
+            let start = ns_to_us_f64(s.start);
+            let dur = if ts >= s.start {
+                ns_to_us_f64(ts - s.start)
+            } else {
+                -1.0
+            };
+            if !st.span(start, dur) {
+                return;
+            }
+            if s.gpu {
+                st.device_run(&s.name, start, dur, s.id);
+            } else {
+                st.host_range(track, &s.name, start, dur);
+            }
+        }
+        _ => {
+            st.span(ns_to_us_f64(ts), 0.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_reach_the_output_whole_and_in_order() {
+        // Far more than the chunks in flight, so buffers are recycled.
+        let data: Vec<u8> = (0..(CHUNK * (CHUNKS_IN_FLIGHT + 5) + 12345))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let (out, n) = through_writer_thread(Vec::new(), |w| {
+            for piece in data.chunks(4099) {
+                w.write_all(piece)?;
+            }
+            Ok(7)
+        })
+        .unwrap();
+        assert_eq!(n, 7);
+        assert_eq!(out.len(), data.len());
+        assert!(out == data);
+    }
+
+    #[test]
+    fn a_write_error_is_reported() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = through_writer_thread(Full, |w| {
+            for _ in 0..(CHUNKS_IN_FLIGHT + 8) {
+                w.write_all(&[0; CHUNK])?;
+            }
+            Ok(())
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("disk full"), "{e}");
+    }
+}

@@ -1,0 +1,115 @@
+//! `--data FILE.csv`: the plotted series in long form, one row per point,
+//! columns `kernel,instance,sample,metric,value`, so charts can be re-drawn
+//! elsewhere (pandas, polars, a spreadsheet). `sample` is the X value of the
+//! point (the sample ordinal within its instance), or the tick label (the
+//! `IP[Address]`) for stall charts; `instance` is empty for stall charts.
+//! Values use Rust's shortest round-trip float format (`inf` for a division
+//! by a zero `GpuTime[ns]`).
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use unitrace_core::AtomicFile;
+
+use crate::model::Chart;
+use crate::number::shortest;
+
+/// The CSV of plotted series, written into `W` (a file by default).
+pub struct DataWriter<W: Write = AtomicFile> {
+    out: csv::Writer<W>,
+    rows: u64,
+}
+
+impl DataWriter<AtomicFile> {
+    /// Starts the file `path`; nothing is visible there before
+    /// [`DataWriter::finish`].
+    pub fn create(path: &Path) -> io::Result<DataWriter> {
+        DataWriter::new(AtomicFile::create(path)?)
+    }
+
+    /// Flushes and moves the file into place.
+    pub fn finish(self) -> io::Result<()> {
+        self.into_inner()?.commit()
+    }
+}
+
+impl<W: Write> DataWriter<W> {
+    /// Starts the CSV (its header row) in `out`.
+    pub fn new(out: W) -> io::Result<DataWriter<W>> {
+        let mut out = csv::Writer::from_writer(out);
+        out.write_record(["kernel", "instance", "sample", "metric", "value"])?;
+        Ok(DataWriter { out, rows: 0 })
+    }
+
+    /// Appends every point of every series of `chart`; the metric column is
+    /// the series name followed by `metric_suffix` (throughput charts use
+    /// `/GpuTime[ns]`, so they stay apart from the metric's own chart).
+    pub fn write_chart(
+        &mut self,
+        kernel: &str,
+        instance: Option<u64>,
+        chart: &Chart,
+        metric_suffix: &str,
+    ) -> io::Result<()> {
+        let instance = instance.map(|i| i.to_string()).unwrap_or_default();
+        for series in &chart.series {
+            for (pos, &(x, y)) in series.points.iter().enumerate() {
+                let sample = match &chart.x_tick_labels {
+                    Some(labels) => labels.get(pos).cloned().unwrap_or_default(),
+                    None => shortest(x),
+                };
+                let metric = format!("{}{metric_suffix}", series.name);
+                self.out
+                    .write_record([kernel, &instance, &sample, &metric, &shortest(y)])?;
+                self.rows += 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes the CSV and hands back its destination.
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChartKind, Series};
+
+    #[test]
+    fn writes_long_form_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.csv");
+        let chart = Chart {
+            title_lines: vec!["t".into()],
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                name: "A[%]".into(),
+                points: vec![(1.0, 2.5), (2.0, f64::INFINITY)],
+            }],
+            kind: ChartKind::Line,
+            x_tick_labels: None,
+        };
+        let mut w = DataWriter::create(&path).unwrap();
+        w.write_chart("k, \"q\"", Some(3), &chart, "").unwrap();
+        assert!(!path.exists(), "nothing visible before finish");
+        w.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expected = "kernel,instance,sample,metric,value\n\"k, \"\"q\"\"\",3,1,A[%],2.5\n\"k, \"\"q\"\"\",3,2,A[%],inf\n";
+        assert_eq!(text, expected);
+        let mut w = DataWriter::new(Vec::new()).unwrap();
+        w.write_chart("k, \"q\"", Some(3), &chart, "").unwrap();
+        assert_eq!(w.rows(), 2);
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            expected
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! Command line of `tracestat` (docs/tracestat.md#usage).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "tracestat",
+    version,
+    about = "Where the time went across ranks: breakdown, overlap, idle gaps, launches, host ranges, collectives, stragglers, heatmap",
+    long_about = "Reads unitrace Chrome traces (one per rank, or a merged trace) in one streaming pass per \
+                  file, files in parallel, and prints a report per rank and across ranks. --csv, --json \
+                  and --html write the same tables to files; they combine in one run.",
+    infer_long_args = true
+)]
+pub struct Args {
+    /// Trace files (`<app>.<pid>.<rank>.json`, `chrome_trace.json`, a merged
+    /// trace), or with --combine the partials to reduce.
+    #[arg(value_name = "TRACE")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Read the traces of a `unitrace --result-dir` tree (every
+    /// `chrome_trace.json`, or the `.pftrace` ones when there is no JSON);
+    /// with --ranks only those ranks' folders.
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+
+    /// Only these ranks, e.g. `0-3,7` or `0 3 7`.
+    #[arg(long, value_name = "LIST", num_args = 1.., value_delimiter = ',')]
+    pub ranks: Vec<String>,
+
+    /// Classify kernels with a compiled categorize schema (JSON).
+    #[arg(long, value_name = "X.json")]
+    pub schema: Option<PathBuf>,
+
+    /// Write one CSV file per table into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
+
+    /// Write the whole report as one JSON document.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write an offline HTML page (breakdown bars and the rank x time heatmap).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write a mergeable partial (per-rank summaries) instead of a report.
+    #[arg(long, value_name = "OUT.json", conflicts_with_all = ["combine", "csv", "json", "html"])]
+    pub partial: Option<PathBuf>,
+
+    /// The inputs are partials written by --partial: reduce them to one report.
+    #[arg(long)]
+    pub combine: bool,
+
+    /// Time bins of the heatmap.
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub bins: u32,
+
+    /// Kernels shorter than this count as short (ns, us, ms, s; bare = us).
+    #[arg(long, value_name = "DUR", default_value = "10us")]
+    pub short_kernel: String,
+
+    /// Print the op -> kernel tree of host ranges, DEPTH ranges deep.
+    #[arg(long, value_name = "DEPTH", num_args = 0..=1, default_missing_value = "3")]
+    pub tree: Option<usize>,
+
+    /// Do not print the console report.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}

@@ -1,0 +1,320 @@
+//! The console report: one section per table, headed in plain words
+//! (docs/tracestat.md#console-report).
+
+use std::io::{self, Write};
+
+use crate::report::Report;
+
+/// At most this many rows of the long tables (all rows are in CSV/JSON).
+const TOP: usize = 15;
+
+pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "tracestat: {} rank{}",
+        r.ranks,
+        if r.ranks == 1 { "" } else { "s" }
+    )?;
+    if let Some(s) = &r.straggler {
+        writeln!(out, "straggler: rank {}: {}", s.rank, s.reason)?;
+        writeln!(out, "GPU time against the median: {}", s.median_comparison)?;
+    }
+
+    writeln!(out, "\nWhere the time went (share of each rank's wall time; a moment counts once: compute > communication > memory > idle)")?;
+    writeln!(
+        out,
+        "{:>6} {:>12} {:>7} {:>9} {:>9} {:>9} {:>9}  device",
+        "rank", "wall_ms", "busy_%", "compute_%", "comm_%", "memory_%", "idle_%"
+    )?;
+    for b in &r.breakdown {
+        writeln!(
+            out,
+            "{:>6} {:>12.3} {:>7.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}  {}",
+            b.rank,
+            b.wall_us / 1e3,
+            b.busy_pct,
+            b.compute_pct,
+            b.communication_pct,
+            b.memory_pct,
+            b.idle_pct,
+            b.device
+        )?;
+    }
+
+    writeln!(out, "\nCommunication overlapped by compute")?;
+    writeln!(
+        out,
+        "{:>6} {:>12} {:>12} {:>10} {:>12}  device",
+        "rank", "comm_ms", "overlap_ms", "overlap_%", "exposed_ms"
+    )?;
+    for b in &r.breakdown {
+        writeln!(
+            out,
+            "{:>6} {:>12.3} {:>12.3} {:>10.2} {:>12.3}  {}",
+            b.rank,
+            b.communication_total_us / 1e3,
+            b.overlap_us / 1e3,
+            b.overlap_pct,
+            b.exposed_communication_us / 1e3,
+            b.device
+        )?;
+    }
+
+    writeln!(
+        out,
+        "\nGPU idle gaps and what the host was doing meanwhile (time per cause)"
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>7} {:>11} {:>11} {:>13} {:>9} {:>11} {:>10}  device",
+        "rank",
+        "gaps",
+        "total_ms",
+        "longest_ms",
+        "collective_ms",
+        "sync_ms",
+        "host_busy_ms",
+        "unknown_ms"
+    )?;
+    for g in &r.idle_gaps {
+        writeln!(
+            out,
+            "{:>6} {:>7} {:>11.3} {:>11.3} {:>13.3} {:>9.3} {:>11.3} {:>10.3}  {}",
+            g.rank,
+            g.count,
+            g.total_us / 1e3,
+            g.longest_us / 1e3,
+            g.causes[0].2 / 1e3,
+            g.causes[1].2 / 1e3,
+            g.causes[2].2 / 1e3,
+            g.causes[3].2 / 1e3,
+            g.device
+        )?;
+    }
+    if let Some(g) = r.idle_gaps.first() {
+        let labels: Vec<&str> = g.histogram.iter().map(|h| h.0.as_str()).collect();
+        writeln!(out, "gap lengths (count per bucket: {}):", labels.join(" "))?;
+        for g in &r.idle_gaps {
+            let counts: Vec<String> = g.histogram.iter().map(|h| h.1.to_string()).collect();
+            writeln!(out, "{:>6}  {}  {}", g.rank, counts.join(" "), g.device)?;
+        }
+    }
+
+    writeln!(
+        out,
+        "\nKernel launches (latency = kernel start - submitting call start)"
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        "rank",
+        "kernels",
+        "matched",
+        "mean_us",
+        "p50_us",
+        "p95_us",
+        "max_us",
+        "short",
+        "short_%",
+        "time_%"
+    )?;
+    for l in &r.launches {
+        writeln!(
+            out,
+            "{:>6} {:>9} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8} {:>8.2} {:>8.2}",
+            l.rank,
+            l.kernels,
+            l.with_flow,
+            l.latency_mean_us,
+            l.latency_p50_us,
+            l.latency_p95_us,
+            l.latency_max_us,
+            l.short_kernels,
+            l.short_launch_pct,
+            l.short_time_pct
+        )?;
+    }
+    writeln!(
+        out,
+        "(short: kernels under {} us)",
+        r.options.short_kernel_ns as f64 / 1e3
+    )?;
+
+    writeln!(
+        out,
+        "\nHost ranges and the GPU time of the kernels they launched (all ranks)"
+    )?;
+    writeln!(
+        out,
+        "{:>10} {:>13} {:>13} {:>12}  range",
+        "launches", "gpu_incl_ms", "gpu_self_ms", "host_ms"
+    )?;
+    for h in r.host_ranges.iter().take(TOP) {
+        writeln!(
+            out,
+            "{:>10} {:>13.3} {:>13.3} {:>12.3}  {}",
+            h.launches,
+            h.gpu_inclusive_us / 1e3,
+            h.gpu_self_us / 1e3,
+            h.host_us / 1e3,
+            h.name
+        )?;
+    }
+    if !r.host_tree.is_empty() {
+        writeln!(out, "\nOp -> kernel tree (depth {})", r.options.tree_depth)?;
+        let mut prev: Vec<String> = Vec::new();
+        for t in &r.host_tree {
+            if t.path.is_empty() && prev.is_empty() && std::ptr::eq(t, &r.host_tree[0]) {
+                writeln!(out, "(launched outside any host range)")?;
+            }
+            let common = prev.iter().zip(&t.path).take_while(|(a, b)| a == b).count();
+            for (d, p) in t.path.iter().enumerate().skip(common) {
+                writeln!(out, "{}{}", "  ".repeat(d), p)?;
+            }
+            writeln!(
+                out,
+                "{}{:.3} ms  {} x  {}",
+                "  ".repeat(t.path.len().max(1)),
+                t.gpu_us / 1e3,
+                t.launches,
+                t.kernel
+            )?;
+            prev = t.path.clone();
+        }
+    }
+
+    writeln!(out, "\nCollectives across ranks (per type)")?;
+    if r.collective_summary.is_empty() {
+        writeln!(
+            out,
+            "(no oneCCL / MPI collective matched on two ranks or more)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{:>9} {:>12} {:>12} {:>13} {:>12} {:>9} {:>10}  collective",
+            "instances",
+            "skew_mean_us",
+            "skew_max_us",
+            "transfer_us",
+            "wait_ms",
+            "bus_GB/s",
+            "last_most"
+        )?;
+        for c in &r.collective_summary {
+            writeln!(
+                out,
+                "{:>9} {:>12.3} {:>12.3} {:>13.3} {:>12.3} {:>9} {:>10}  {}",
+                c.instances,
+                c.skew_mean_us,
+                c.skew_max_us,
+                c.transfer_mean_us,
+                c.wait_total_us / 1e3,
+                c.bus_gbps_mean
+                    .map_or("-".to_string(), |b| format!("{b:.2}")),
+                c.most_often_last,
+                c.name
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "\nStragglers (who arrived last, and the wait it caused)"
+    )?;
+    if !r.collectives.is_empty() {
+        writeln!(
+            out,
+            "({} of {} matched collective calls line up across ranks: every rank ends after the last one starts)",
+            r.collectives_consistent,
+            r.collectives.len()
+        )?;
+    }
+    writeln!(
+        out,
+        "{:>6} {:>12} {:>10} {:>12} {:>10} {:>12} {:>12} {:>12} {:>12}",
+        "rank",
+        "gpu_ms",
+        "vs_median",
+        "compute_ms",
+        "vs_median",
+        "comm_ms",
+        "last/total",
+        "caused_ms",
+        "waited_ms"
+    )?;
+    for s in &r.stragglers {
+        writeln!(
+            out,
+            "{:>6} {:>12.3} {:>+9.1}% {:>12.3} {:>+9.1}% {:>12.3} {:>12} {:>12.3} {:>12.3}",
+            s.rank,
+            s.gpu_time_us / 1e3,
+            s.vs_median_pct,
+            s.compute_us / 1e3,
+            s.compute_vs_median_pct,
+            s.communication_us / 1e3,
+            format!("{}/{}", s.arrived_last, s.collectives),
+            s.wait_caused_us / 1e3,
+            s.own_wait_us / 1e3
+        )?;
+    }
+
+    writeln!(out, "\nKernel time by category (all ranks)")?;
+    writeln!(
+        out,
+        "{:>9} {:>12} {:>7} {:>10} {:>10} {:>10} {:>10}  category",
+        "count", "total_ms", "share_%", "mean_us", "p50_us", "p95_us", "max_us"
+    )?;
+    for c in &r.categories {
+        writeln!(
+            out,
+            "{:>9} {:>12.3} {:>7.2} {:>10.3} {:>10.3} {:>10.3} {:>10.3}  {}",
+            c.count,
+            c.total_us / 1e3,
+            c.share_pct,
+            c.mean_us,
+            c.p50_us,
+            c.p95_us,
+            c.max_us,
+            c.category
+        )?;
+    }
+    writeln!(
+        out,
+        "\nTop kernels (all ranks; rank spread = min/median/max of the per-rank totals)"
+    )?;
+    writeln!(
+        out,
+        "{:>9} {:>12} {:>7} {:>10} {:>10} {:>10}  {:>22}  kernel [category]",
+        "count", "total_ms", "share_%", "mean_us", "p95_us", "max_us", "rank min/med/max ms"
+    )?;
+    for k in r.kernels.iter().take(TOP) {
+        let spread = format!(
+            "{}:{:.2}/{:.2}/{}:{:.2}",
+            k.rank_min,
+            k.rank_min_us / 1e3,
+            k.rank_median_us / 1e3,
+            k.rank_max,
+            k.rank_max_us / 1e3
+        );
+        writeln!(
+            out,
+            "{:>9} {:>12.3} {:>7.2} {:>10.3} {:>10.3} {:>10.3}  {:>22}  {} [{}]",
+            k.count,
+            k.total_us / 1e3,
+            k.share_pct,
+            k.mean_us,
+            k.p95_us,
+            k.max_us,
+            spread,
+            k.name,
+            k.category
+        )?;
+    }
+    if !r.truncated.is_empty() {
+        writeln!(out, "\nTruncated inputs")?;
+        for t in &r.truncated {
+            writeln!(out, "rank {}: {}: {}", t.rank, t.file, t.problem)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! `--partial` / `--combine` (docs/tracestat.md#partial-and-combine): the
+//! per-rank summaries of some ranks, written as JSON, reduced later by one
+//! `--combine` run to the report a single run over all files gives.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use unitrace_core::InputError;
+
+use crate::rank::{RankOptions, RankSummary};
+
+pub const FORMAT: &str = "tracestat-partial";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Partial {
+    pub format: String,
+    pub version: u32,
+    pub options: RankOptions,
+    pub ranks: Vec<RankSummary>,
+}
+
+pub fn read(path: &Path) -> Result<Partial, InputError> {
+    let file = std::fs::File::open(path).map_err(|e| InputError::io(path, &e))?;
+    let reader = std::io::BufReader::new(file);
+    let p: Partial = serde_json::from_reader(reader).map_err(|e| {
+        let problem = format!("not a tracestat partial (--partial output): {e}");
+        if e.line() > 0 {
+            InputError::at_line(path, e.line() as u64, problem)
+        } else {
+            InputError::at_file(path, problem)
+        }
+    })?;
+    if p.format != FORMAT || p.version != VERSION {
+        return Err(InputError::at_file(
+            path,
+            format!(
+                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} {VERSION})",
+                p.format, p.version
+            ),
+        ));
+    }
+    Ok(p)
+}

@@ -1,0 +1,84 @@
+//! Helpers shared by the tracestat integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/tracestat")
+        .join(name)
+}
+
+pub fn gen_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(data("gen"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn coll_files() -> Vec<PathBuf> {
+    (0..4)
+        .map(|r| data(&format!("coll.{}.{}.json", 2000 + r, r)))
+        .collect()
+}
+
+pub fn run(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracestat"))
+        .args(args)
+        .output()
+        .expect("run tracestat")
+}
+
+/// Runs tracestat with `--json` into a temp dir and returns the document,
+/// stdout and stderr.
+pub fn report(inputs: &[PathBuf], extra: &[&str]) -> (Value, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<&std::ffi::OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
+    args.push("--json".as_ref());
+    args.push(json.as_os_str());
+    for e in extra {
+        args.push(e.as_ref());
+    }
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "tracestat failed: {stderr}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (
+        doc,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+pub fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+pub fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 1e-6, "{what}: {a} != {b}");
+}
+
+/// Within `rel` relative error (percentiles come from a 1% log sketch).
+pub fn near(a: f64, b: f64, rel: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= rel * b.abs(),
+        "{what}: {a} not within {rel} of {b}"
+    );
+}
+
+/// The row of `table` whose `key` field equals `value`.
+pub fn row<'a>(doc: &'a Value, table: &str, key: &str, value: &str) -> &'a Value {
+    doc[table]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[key] == value)
+        .unwrap_or_else(|| panic!("no {table} row with {key} = {value}"))
+}

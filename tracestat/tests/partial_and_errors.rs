@@ -1,0 +1,275 @@
+//! `--partial` / `--combine` give the report of one run; bad inputs give
+//! one error line and no output file; `--schema` categories.
+
+use crate::common::*;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+fn os(p: &Path) -> &OsStr {
+    p.as_os_str()
+}
+
+fn partial(inputs: &[PathBuf], out: &Path, extra: &[&str]) {
+    let mut args: Vec<&OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
+    args.push("--partial".as_ref());
+    args.push(os(out));
+    for e in extra {
+        args.push(e.as_ref());
+    }
+    let r = run(&args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(r.stdout.is_empty(), "a partial run prints no report");
+}
+
+fn combine(parts: &[&Path], extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let mut args: Vec<&OsStr> = vec!["--combine".as_ref()];
+    args.extend(parts.iter().map(|p| os(p)));
+    args.push("--json".as_ref());
+    args.push(os(&json));
+    args.push("--quiet".as_ref());
+    for e in extra {
+        args.push(e.as_ref());
+    }
+    let r = run(&args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn partial_then_combine_equals_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for (files, extra) in [
+        (coll_files(), vec!["--tree", "2"]),
+        (gen_files(), vec!["--short-kernel", "5us", "--tree", "3"]),
+    ] {
+        let (whole, _, _) = report(&files, &extra);
+        // Blocks of ranks, given in another order than the files.
+        let (a, b) = files.split_at(files.len() / 2);
+        let pa = dir.path().join("a.json");
+        let pb = dir.path().join("b.json");
+        partial(b, &pb, &extra);
+        partial(a, &pa, &extra);
+        // --bins is a combine-time option, the rest must match the partials.
+        let combined = combine(&[&pb, &pa], &["--bins", "200"]);
+        assert_eq!(combined, whole, "partial + combine differs from one run");
+        // One block per rank combines the same way.
+        let parts: Vec<PathBuf> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let p = dir.path().join(format!("p{i}.json"));
+                partial(std::slice::from_ref(f), &p, &extra);
+                p
+            })
+            .collect();
+        let refs: Vec<&Path> = parts.iter().map(PathBuf::as_path).collect();
+        assert_eq!(combine(&refs, &[]), whole);
+    }
+}
+
+#[test]
+fn combine_refuses_partials_made_with_other_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = coll_files();
+    let pa = dir.path().join("a.json");
+    let pb = dir.path().join("b.json");
+    partial(&files[..2], &pa, &["--short-kernel", "5us"]);
+    partial(&files[2..], &pb, &[]);
+    let out_json = dir.path().join("out.json");
+    let r = run(&[
+        "--combine".as_ref(),
+        os(&pa),
+        os(&pb),
+        "--json".as_ref(),
+        os(&out_json),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("tracestat: "), "{err}");
+    assert!(err.contains("made with other options"), "{err}");
+    assert!(!out_json.exists());
+    // Per-rank options belong to the partials.
+    let r = run(&["--combine".as_ref(), os(&pa), "--tree".as_ref()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("chosen when the partials are made"));
+    // A trace given to --combine is not a partial.
+    let r = run(&["--combine".as_ref(), os(&files[0])]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.starts_with(&format!("tracestat: {}", files[0].display())),
+        "{err}"
+    );
+    assert!(err.contains("not a tracestat partial"), "{err}");
+}
+
+#[test]
+fn bad_input_one_line_exit_1_no_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        "{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 01}\n]}\n",
+    )
+    .unwrap();
+    let json = dir.path().join("out.json");
+    let csv = dir.path().join("csv");
+    let good = data("hand.1000.0.json");
+    let r = run(&[
+        os(&good),
+        os(&bad),
+        "--json".as_ref(),
+        os(&json),
+        "--csv".as_ref(),
+        os(&csv),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("tracestat: {}:2: invalid JSON", bad.display())),
+        "{err}"
+    );
+    assert!(r.stdout.is_empty());
+    assert!(!json.exists());
+    assert!(!csv.exists());
+    // Not a trace at all; a missing file.
+    std::fs::write(&bad, "hello").unwrap();
+    let r = run(&[os(&bad)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not a JSON trace"));
+    let missing = dir.path().join("missing.json");
+    let r = run(&[os(&missing)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr)
+        .starts_with(&format!("tracestat: {}", missing.display())));
+    // An output that is an input is refused before anything is written.
+    let copy = dir.path().join("t.json");
+    std::fs::copy(&good, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let r = run(&[os(&copy), "--json".as_ref(), os(&copy)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // Usage errors exit 2.
+    let r = run(&[os(&good), "--short-kernel".as_ref(), "5 parsecs".as_ref()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).starts_with("tracestat: --short-kernel:"));
+    let r = run(&[os(&good), "--bins".as_ref(), "0".as_ref()]);
+    assert_eq!(r.status.code(), Some(2));
+}
+
+#[test]
+fn ranks_selection() {
+    let (doc, _, _) = report(&coll_files(), &["--ranks", "0,2-3"]);
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["0", "2", "3"]);
+    // Space-separated, before the files.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--json".into(),
+        json.clone().into(),
+        "--ranks".into(),
+        "1".into(),
+        "3".into(),
+    ];
+    args.extend(coll_files().into_iter().map(Into::into));
+    let refs: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    assert!(run(&refs).status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["1", "3"]);
+}
+
+#[test]
+fn schema_categories_and_their_classes() {
+    // testdata/trace/categories/schema.json: gemm_kernel -> gemm,
+    // Allreduce_small_kernel -> allreduce, copies -> copy, ...
+    let schema =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/categories/schema.json");
+    let (doc, _, _) = report(&gen_files(), &["--schema", schema.to_str().unwrap()]);
+    let cats: Vec<(&str, &str)> = doc["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["category"].as_str().unwrap(),
+                c["class"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(cats.contains(&("gemm", "compute")), "{cats:?}");
+    assert!(cats.contains(&("allreduce", "communication")), "{cats:?}");
+    // Kernels no rule matches keep the default category `device`.
+    assert!(cats.iter().any(|c| c.0 == "device"), "{cats:?}");
+    // The schema does not change the breakdown's busy time.
+    let (plain, _, _) = report(&gen_files(), &[]);
+    for (a, b) in doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(plain["breakdown"].as_array().unwrap())
+    {
+        close(f(&a["busy_us"]), f(&b["busy_us"]), "busy");
+    }
+}
+
+#[test]
+fn result_dir_with_ranks() {
+    // testdata/trace/pftrace/resultdir: a `unitrace --result-dir` tree with
+    // chrome_trace.pftrace per rank.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/pftrace/resultdir");
+    let root = root.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "0".as_ref(),
+        "2".as_ref(),
+        "--json".as_ref(),
+        os(&json),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["0", "2"]);
+    assert!(doc["launches"][0]["kernels"].as_u64().unwrap() > 0);
+    // All ranks without --ranks; a rank that is not there is a warning.
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "1,7".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("no trace of rank 7"));
+    let r = run(&["--result-dir".as_ref(), dir.path().as_os_str()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("no chrome_trace.json or chrome_trace.pftrace")
+    );
+}
