@@ -114,6 +114,14 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
     session.finish()
 }
 
+/// `FILE: cannot write the --data file`: a full disk must name the file.
+pub(crate) fn data_error(path: Option<&Path>) -> String {
+    match path {
+        Some(p) => format!("{}: cannot write the --data file", p.display()),
+        None => "cannot write the --data file".to_string(),
+    }
+}
+
 fn device_not_found(path: &Path, device: i64) -> InputError {
     InputError::at_file(path, format!("Device {device} not found in input file"))
 }
@@ -785,7 +793,7 @@ impl<'a> Session<'a> {
         }
         if let Some(data) = self.data.as_mut() {
             data.write_chart(kernel, Some(u64::from(ordinal)), &chart, suffix)
-                .with_context(|| "cannot write the --data file".to_string())?;
+                .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
         }
         if let Some(sink) = self.sink.as_mut() {
             // The first page of an instance is its entry in the outline
@@ -858,7 +866,7 @@ impl<'a> Session<'a> {
             .with_context(|| format!("{}: cannot write output", output.display()))?;
         if let Some(data) = self.data.take() {
             data.finish()
-                .with_context(|| "cannot write the --data file".to_string())?;
+                .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
         }
         self.say(format!(
             "Performance metric charts are successfully generated in {} format",

@@ -32,12 +32,19 @@ use plan::{ChartsPlan, DrawPlan, ListPlan, Plan, ServePlan, StallsPlan};
 
 /// Runs one invocation of `analyze` (the flow of docs/compatibility.md#analyze-input-checks).
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    match plan(args)? {
-        Plan::List(plan) => list::run(&plan),
-        Plan::Serve(plan) => server::run(&plan),
-        Plan::Charts(plan) => charts::run(&plan),
-        Plan::Stalls(plan) => stall::run(&plan),
-    }
+    let plan = plan(args)?;
+    // The outputs of one run (`-l -o`; the PDF, `--data` and `-r`) appear
+    // together or not at all (docs/robustness.md#outputs). The server
+    // writes no file.
+    let outputs = unitrace_core::atomic::OutputSet::begin();
+    let code = match &plan {
+        Plan::List(plan) => list::run(plan)?,
+        Plan::Serve(plan) => server::run(plan)?,
+        Plan::Charts(plan) => charts::run(plan)?,
+        Plan::Stalls(plan) => stall::run(plan)?,
+    };
+    outputs.commit()?;
+    Ok(code)
 }
 
 /// What `args` asks for, checked in the original's order (docs/compatibility.md#analyze-input-checks):

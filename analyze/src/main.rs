@@ -11,6 +11,7 @@ use unitrace_core::cli::{finish, one_line, EXIT_USAGE};
 const TOOL: &str = "analyze";
 
 fn main() -> ExitCode {
+    unitrace_core::atomic::remove_temp_files_on_signals();
     let argv = match expand_option_files(std::env::args_os().collect()) {
         Ok(argv) => argv,
         Err(e) => {

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 
+use unitrace_core::InputError;
+
 use crate::args::Args;
 use crate::plan::{ChartOptions, StallOptions, TlsFiles};
 
@@ -171,20 +173,28 @@ impl OptionTable {
 
 /// Reads an option file and splits it like `shlex.split` (POSIX mode).
 pub fn read_option_file(path: &Path) -> Result<Vec<String>, OptionFileError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        // `-f pvc/ComputeBasic.txt` and the original's preset paths name
-        // our built-in presets when no such file exists (charts.rs).
-        Err(e) => match builtin_preset(path) {
-            Some(text) if e.kind() == std::io::ErrorKind::NotFound => text.as_bytes().to_vec(),
-            _ => {
-                return Err(OptionFileError::Open {
-                    path: path.display().to_string(),
-                    reason: e.to_string(),
-                })
-            }
-        },
+    use unitrace_core::whole_file::{read_capped, MAX_SMALL_FILE_BYTES};
+    let open_error = |reason: String| OptionFileError::Open {
+        path: path.display().to_string(),
+        reason,
     };
+    let bytes =
+        match std::fs::metadata(path) {
+            // `-f pvc/ComputeBasic.txt` and the original's preset paths name
+            // our built-in presets when no such file exists.
+            Err(e) => match builtin_preset(path) {
+                Some(text) if e.kind() == std::io::ErrorKind::NotFound => text.as_bytes().to_vec(),
+                _ => return Err(open_error(InputError::io(path, &e).problem)),
+            },
+            Ok(meta) if meta.is_dir() => return Err(open_error("is a directory".into())),
+            // Capped: `-f /dev/zero` fails at once (docs/robustness.md#bounds).
+            Ok(_) => read_capped(path, MAX_SMALL_FILE_BYTES, "shell-quoted option file").map_err(
+                |e| OptionFileError::Syntax {
+                    path: path.display().to_string(),
+                    problem: e.problem,
+                },
+            )?,
+        };
     let text = String::from_utf8_lossy(&bytes);
     let syntax = |problem| OptionFileError::Syntax {
         path: path.display().to_string(),

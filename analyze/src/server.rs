@@ -212,6 +212,8 @@ pub fn run(plan: &ServePlan) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
     let server = prepare(plan, &mut stdout)?;
     let runtime = http::runtime(&server.limits).context("cannot start the server threads")?;
+    // Ctrl-C ends the server with `Goodbye!` (below), not the clean-up exit.
+    unitrace_core::atomic::leave_interrupt_to_caller();
     let ctrl_c = {
         let _inside = runtime.enter();
         CtrlC::watch().context("cannot watch Ctrl-C")?

@@ -258,7 +258,7 @@ impl Charts {
                     .collect()
             });
             data.write_chart(kernel, None, &points, "")
-                .context("cannot write the --data file")?;
+                .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
         }
         self.add(&Page::Chart(chart))
     }
@@ -279,7 +279,8 @@ impl Charts {
 
     fn finish(self) -> anyhow::Result<bool> {
         if let Some(data) = self.data {
-            data.finish().context("cannot write the --data file")?;
+            data.finish()
+                .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
         }
         match self.sink {
             Some(sink) => {
@@ -353,6 +354,16 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
     };
 
     let sections = scan_file_sections(input)?;
+    if let Some(early) = unitrace_core::csv_sections::rows_before_first_banner(&sections) {
+        unitrace_core::cli::warn(
+            "analyze",
+            format!(
+                "{}:{}: rows before the first device banner belong to no device; dropped",
+                input.display(),
+                early.start_line
+            ),
+        );
+    }
     let Some(section) = find_device_section(&sections, draw.device) else {
         bail!(InputError::at_file(
             input,
@@ -395,12 +406,25 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
     match &draw.kernel {
         None => {
             // 1.7.2: every run of consecutive rows with one kernel name.
+            let mut runs = 0usize;
             while let Some(run) = reader.next_run()? {
+                runs += 1;
                 if process(&run, &mut charts, &mut report_file, &mut builder)? {
                     println!("\nAnalyzed kernel {}", run.kernel);
                 } else {
                     println!("\nNo stall events for kernel {}", run.kernel);
                 }
+            }
+            if runs == 0 {
+                // A header and no row: nothing to draw, and the original's
+                // silence would look like success.
+                bail!(InputError::at_file(
+                    input,
+                    format!(
+                        "device {} has a stall header but no rows: nothing to draw",
+                        draw.device
+                    )
+                ));
             }
             let out_shown = output.display().to_string();
             if charts.finish()? {

@@ -4,6 +4,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::server_common::*;
 
@@ -187,6 +188,32 @@ fn serves_200_concurrent_clients() {
     assert_pdf(&get(port, &link(MAIN, 9)), 3);
 }
 
+/// Slowloris (issue 19): 300 connections that never send a head (more than
+/// the 256 connection slots) must not keep a well-behaved client waiting
+/// for the 10 s head time-out: the oldest idle ones are dropped.
+#[test]
+fn idle_connections_do_not_block_new_clients() {
+    let server = metric_server();
+    let port = server.port();
+    let mut idle = Vec::new();
+    for i in 0..300 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        if i % 2 == 0 {
+            // Half send the start of a head and stop there.
+            let _ = s.write_all(b"GET / HT");
+        }
+        idle.push(s);
+    }
+    let started = std::time::Instant::now();
+    assert_pdf(&get(port, &link(MAIN, 7)), 3);
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_secs(5),
+        "a normal request waited {waited:?} behind idle connections"
+    );
+    drop(idle);
+}
+
 #[test]
 fn keep_alive_connections_get_several_answers() {
     let server = metric_server();
@@ -365,6 +392,13 @@ fn checks_options_before_serving_with_the_original_messages() {
             input
         ]),
         "analyze: Certificate file /nonexistent/c.pem does not exist\n"
+    );
+    // A folder given for a PEM file is named as such, not as missing.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    assert_eq!(
+        analyze_fails(&["-p", "-c", folder, "-e", folder, "--port", "0", input]),
+        format!("analyze: Certificate file {folder} is a directory\n")
     );
 }
 

@@ -69,17 +69,27 @@ fn checks_in_the_original_order_with_its_messages() {
         uniview_fails(&["-t", path(&trace), "-m", path(&metrics)]),
         "uniview: Config file is missing\n"
     );
-    assert_eq!(
-        uniview_fails(&[
-            "-t",
-            path(&trace),
-            "-m",
-            path(&metrics),
-            "-f",
-            "/nonexistent/o.txt"
-        ]),
-        "uniview: /nonexistent/o.txt: config file is not found\n"
-    );
+    // An option file that cannot be read is a usage error in uniview as in
+    // `analyze -f` (exit 2; docs/robustness.md#exit-codes).
+    for (config, problem) in [
+        ("/nonexistent/o.txt", "no such file"),
+        ("/tmp", "is a directory"),
+    ] {
+        let output = Command::new(UNIVIEW)
+            .args(["-t", path(&trace), "-m", path(&metrics), "-f", config])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert_eq!(
+            String::from_utf8(output.stderr).unwrap(),
+            format!("uniview: {config}: cannot open option file: {problem}\n")
+        );
+        let output = Command::new(env!("CARGO_BIN_EXE_analyze"))
+            .args(["-f", config, path(&metrics)])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+    }
     assert_eq!(
         uniview_fails(&[
             "-t",

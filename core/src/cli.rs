@@ -23,17 +23,60 @@ pub fn finish<E: Display>(tool: &str, result: Result<ExitCode, E>) -> ExitCode {
     }
 }
 
-/// Collapses newlines so an error never spans several lines.
+/// Collapses newlines so an error never spans several lines, and escapes
+/// the other control characters (`\x1b`, `\r`, NUL, C1 controls): bytes of
+/// an input quoted in a message must not drive the terminal
+/// (docs/robustness.md#messages).
 pub fn one_line(message: &str) -> String {
-    message
+    let joined = message
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    escape_controls(&joined)
+}
+
+/// `\r`, `\n`, `\0` and `\xNN` (`\u{NN}` above 0x7f) for control
+/// characters; a tab (harmless on a terminal) and everything else unchanged.
+pub fn escape_controls(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\0' => out.push_str("\\0"),
+            '\t' => out.push('\t'),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Prints one warning line `tool: warning: message` on stderr.
 pub fn warn(tool: &str, message: impl Display) {
     eprintln!("{tool}: warning: {}", one_line(&message.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_bytes_of_inputs_are_escaped() {
+        let message = "a.csv:3: unknown kernel \u{1b}[31mred\u{1b}[0m\rX\0Y\u{85}Z";
+        assert_eq!(
+            one_line(message),
+            "a.csv:3: unknown kernel \\x1b[31mred\\x1b[0m\\rX\\0Y\\u{85}Z"
+        );
+        assert_eq!(one_line("two\nlines\r\n"), "two lines");
+        assert_eq!(one_line("plain – ünïcode"), "plain – ünïcode");
+    }
 }

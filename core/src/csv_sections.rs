@@ -407,6 +407,16 @@ pub fn scan_sections<R: Read>(reader: R, path: &Path) -> Result<Vec<SectionInfo>
     Ok(csv.take_sections())
 }
 
+/// The section of rows that precede the first device banner of a file that
+/// has banners (a header and rows, then `=== Device #N Metrics ===`): no
+/// `-d` selects them, so a tool that reads a device drops them and should
+/// say so.
+pub fn rows_before_first_banner(sections: &[SectionInfo]) -> Option<&SectionInfo> {
+    let first = sections.first()?;
+    let has_banner = sections.iter().any(|s| s.device.is_some());
+    (first.device.is_none() && has_banner && first.end_offset > first.start_offset).then_some(first)
+}
+
 /// Opens `path` and returns its sections (see [`scan_sections`]).
 pub fn scan_file_sections(path: &Path) -> Result<Vec<SectionInfo>, InputError> {
     let file = open_input(path)?;

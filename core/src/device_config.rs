@@ -134,7 +134,11 @@ impl DeviceConfig {
 
     /// Reads a device file, JSON or legacy CSV.
     pub fn from_path(path: &Path) -> Result<DeviceConfig, InputError> {
-        let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
+        let bytes = crate::whole_file::read_capped(
+            path,
+            crate::whole_file::MAX_SMALL_FILE_BYTES,
+            "device file",
+        )?;
         DeviceConfig::from_bytes(path, &bytes)
     }
 

@@ -27,8 +27,10 @@
 //! `.0` like the original.
 
 use std::collections::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
+
+use crate::csv_sections::MAX_LINE_BYTES;
 
 use crate::device_config::{MemoryLevel, Precision};
 use crate::error::InputError;
@@ -201,13 +203,26 @@ impl Aggregator {
         let mut headers: u64 = 0;
         loop {
             buf.clear();
-            let n = input
+            // The CSV readers' 1 MiB line cap: memory stays bounded on a
+            // file with no newline (`--compute /dev/zero`).
+            let n = (&mut input)
+                .take(MAX_LINE_BYTES as u64 + 1)
                 .read_until(b'\n', &mut buf)
                 .map_err(|e| InputError::io(path, &e))?;
             if n == 0 {
                 break;
             }
             line_no += 1;
+            if buf.len() > MAX_LINE_BYTES {
+                return Err(InputError::at_line(
+                    path,
+                    line_no,
+                    format!(
+                        "line longer than {} MiB: not a unitrace profile",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ));
+            }
             // `from_utf8` has an ASCII fast path that the lossy decoder
             // lacks; names are ASCII in practice.
             let text = match std::str::from_utf8(&buf) {

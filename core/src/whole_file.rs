@@ -1,5 +1,6 @@
 //! Reading a small input file whole, with a size cap: the formats read this
-//! way (compiled category schemas, INI category rules) are a few KB, and
+//! way (compiled category schemas, INI category rules, `analyze -f` option
+//! files, device configs, PEM files) are a few KB, and
 //! without a cap `--schema /dev/zero` reads until memory runs out. The caps
 //! are documented in docs/formats.md#category-json and #category-ini.
 
@@ -15,6 +16,10 @@ pub const MAX_SCHEMA_BYTES: u64 = 16 << 20;
 
 /// Largest INI file of category rules `categorize` reads.
 pub const MAX_INI_BYTES: u64 = 16 << 20;
+
+/// Largest `analyze`/`uniview -f` option file, device config (roofline) or
+/// PEM certificate/key (the chart servers) read (docs/robustness.md#bounds).
+pub const MAX_SMALL_FILE_BYTES: u64 = 1 << 20;
 
 /// The bytes of `path`, or an error naming it when it is missing, unreadable
 /// or larger than `max_bytes` (`larger than N MiB: not a WHAT`). At most

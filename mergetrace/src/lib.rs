@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use regex::Regex;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile};
+use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::result_dir::ResultDir;
@@ -266,13 +266,19 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .map(|p| std::fs::metadata(&p.path).map_or(0, |m| m.len()))
         .sum();
     let progress = unitrace_core::progress::bytes_bar(total);
+    // The trace and `--stats` CSV appear together, once both are written
+    // (docs/robustness.md#outputs).
+    let outputs = OutputSet::begin();
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
     let (out, mut outcome) = if pftrace {
-        pfmerge::merge(&plans, &opts, out, progress.as_ref())?
+        pfmerge::merge(&plans, &opts, out, progress.as_ref())
+            .map_err(|e| name_output_on_write_error(e, &args.output))?
     } else {
         let merger = Merger::new(&plans, &opts, out, progress.clone())
             .map_err(|e| e.context(args.output.display().to_string()))?;
-        merger.run()?
+        merger
+            .run()
+            .map_err(|e| name_output_on_write_error(e, &args.output))?
     };
     if let Some(pb) = progress {
         pb.finish_and_clear();
@@ -286,6 +292,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         f.commit().map_err(|e| InputError::io(csv, &e))?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
+    outputs.commit()?;
     if opts.stats {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
@@ -295,8 +302,23 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Input errors of the merge name their input; a bare I/O error can only
+/// come from writing the output (e.g. a full disk): name the output, never
+/// its temporary file.
+fn name_output_on_write_error(e: anyhow::Error, output: &Path) -> anyhow::Error {
+    if e.downcast_ref::<std::io::Error>().is_some() {
+        e.context(format!("{}: cannot write", output.display()))
+    } else {
+        e
+    }
+}
+
 /// Reads a compiled category schema (`--schema`).
 fn load_schema(path: &Path) -> Result<CategorySchema> {
-    let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SCHEMA_BYTES,
+        "compiled category schema",
+    )?;
     Ok(CategorySchema::from_json_bytes(path, &bytes)?)
 }

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{CommandFactory, Parser, ValueEnum};
-use unitrace_core::atomic::{ensure_not_input, AtomicFile};
+use unitrace_core::atomic::{ensure_not_input, AtomicFile, OutputSet};
 use unitrace_core::cli::warn;
 use unitrace_core::device_config::DeviceConfig;
 use unitrace_core::roofline_profile::{read_compute_profile, read_memory_profile, ProfileInput};
@@ -283,6 +283,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Format::Html => page::html(&r, &views, &name, args.labels),
         Format::Svg => page::svg(&r, &views, &name, true, args.labels),
     };
+    // The page and `--data` appear together (docs/robustness.md#outputs).
+    let outputs = OutputSet::begin();
     let mut data_file = None;
     if let Some(d) = &args.data {
         let mut f = AtomicFile::create(d).with_context(|| d.display().to_string())?;
@@ -297,6 +299,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let p = f.path().to_path_buf();
         f.commit().with_context(|| p.display().to_string())?;
     }
+    outputs.commit()?;
     if let Some(dir) = workdir {
         let shown = std::env::current_dir()
             .map(|c| c.join(dir.path().file_name().unwrap_or_default()))

@@ -4,6 +4,8 @@
 
 mod bad_inputs;
 mod fuzz_regressions;
+mod hardening;
+mod interrupts;
 mod output_is_input;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

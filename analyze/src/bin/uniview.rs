@@ -4,11 +4,22 @@
 
 use std::process::ExitCode;
 
+use analyze::option_file::OptionFileError;
 use analyze::server::uniview::{run, UniviewArgs};
 use clap::Parser;
-use unitrace_core::cli::finish;
+use unitrace_core::cli::{finish, one_line, EXIT_USAGE};
 
 fn main() -> ExitCode {
+    // Ctrl-C stops the servers with `Goodbye!`; SIGTERM/SIGHUP still clean up.
+    unitrace_core::atomic::remove_temp_files_on_signals();
+    unitrace_core::atomic::leave_interrupt_to_caller();
     let args = UniviewArgs::parse();
-    finish("uniview", run(&args))
+    match run(&args) {
+        // An unreadable option file is a usage error, as in `analyze -f`.
+        Err(e) if e.downcast_ref::<OptionFileError>().is_some() => {
+            eprintln!("uniview: {}", one_line(&format!("{e:#}")));
+            ExitCode::from(EXIT_USAGE)
+        }
+        result => finish("uniview", result),
+    }
 }

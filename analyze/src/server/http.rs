@@ -7,6 +7,12 @@
 //!   clients wait in the kernel's accept backlog instead of growing threads;
 //! * request heads are capped at [`Limits::max_head_bytes`] (hyper answers
 //!   `431` beyond that) and must arrive within [`Limits::head_timeout`];
+//! * at most [`Limits::max_pending_heads`] connections may wait for their
+//!   first full request head (idle or slow clients, TLS handshakes) for
+//!   more than a second: beyond that, and whenever every connection slot is
+//!   taken, the oldest such connection is dropped, so idle connections
+//!   (slowloris) never keep well-behaved clients waiting for the head
+//!   time-out (docs/robustness.md#servers);
 //!   a connection lives at most [`Limits::connection_timeout`], so a
 //!   half-closed or silent client can never pin a slot for good;
 //! * handlers (chart rendering, CPU bound) run on tokio's blocking pool,
@@ -14,24 +20,28 @@
 //! * accept errors (e.g. out of file descriptors) are retried after a short
 //!   pause, never end the server.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use futures_util::{stream, StreamExt, TryStreamExt};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::io::ReaderStream;
 
 /// What a handler sees of a request: enough to route it, nothing more (the
 /// servers answer GET only, request bodies are never read).
@@ -110,6 +120,9 @@ pub trait Handler: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub max_connections: usize,
+    /// Connections that have not sent a full request head yet; beyond it
+    /// the oldest is dropped.
+    pub max_pending_heads: usize,
     pub workers: usize,
     pub max_head_bytes: usize,
     pub head_timeout: Duration,
@@ -121,6 +134,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_connections: 256,
+            // Well below `max_connections`: idle connections can hold at
+            // most this many slots.
+            max_pending_heads: 64,
             workers: 4,
             // Kernel names of templated C++ code run to a few kB and the
             // link percent-encodes most of their bytes three-fold.
@@ -164,15 +180,24 @@ pub async fn serve(
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = Arc::new(GracefulShutdown::new());
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    let pending = Arc::new(PendingHeads::new(limits.max_pending_heads));
+    let next_id = AtomicU64::new(0);
     tokio::pin!(stop);
     loop {
-        let permit = tokio::select! {
-            _ = &mut stop => break,
-            permit = slots.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => break,
-            },
+        // All slots taken: make room by dropping connections that have
+        // waited too long for a head, re-checking as they age.
+        let permit = loop {
+            if let Ok(p) = slots.clone().try_acquire_owned() {
+                break Some(p);
+            }
+            pending.drop_one_stale();
+            tokio::select! {
+                _ = &mut stop => break None,
+                permit = slots.clone().acquire_owned() => break permit.ok(),
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
         };
+        let Some(permit) = permit else { break };
         let accepted = tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => accepted,
@@ -195,19 +220,35 @@ pub async fn serve(
         let handler = handler.clone();
         let acceptor = acceptor.clone();
         let watcher = graceful.watcher();
+        let id = next_id.fetch_add(1, Ordering::Relaxed);
+        let evicted = pending.admit(id);
+        let pending = pending.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            match acceptor {
-                None => serve_connection(stream, peer, handler, limits, watcher).await,
-                Some(acceptor) => {
-                    let handshake = acceptor.accept(stream);
-                    if let Ok(Ok(tls_stream)) =
-                        tokio::time::timeout(limits.tls_handshake_timeout, handshake).await
-                    {
-                        serve_connection(tls_stream, peer, handler, limits, watcher).await;
+            let connection = async {
+                match acceptor {
+                    None => {
+                        serve_connection(stream, peer, handler, limits, watcher, &pending, id).await
+                    }
+                    Some(acceptor) => {
+                        let handshake = acceptor.accept(stream);
+                        if let Ok(Ok(tls_stream)) =
+                            tokio::time::timeout(limits.tls_handshake_timeout, handshake).await
+                        {
+                            serve_connection(
+                                tls_stream, peer, handler, limits, watcher, &pending, id,
+                            )
+                            .await;
+                        }
                     }
                 }
+            };
+            tokio::select! {
+                // Dropped for a newer connection while still without a head.
+                _ = evicted.notified() => {}
+                _ = connection => {}
             }
+            pending.sent_head(id);
         });
     }
     drop(listener);
@@ -217,17 +258,81 @@ pub async fn serve(
     Ok(())
 }
 
+/// The connections still waiting for their first full request head, oldest
+/// first, each with the signal that drops it.
+struct PendingHeads {
+    cap: usize,
+    queue: Mutex<VecDeque<(u64, Instant, Arc<Notify>)>>,
+}
+
+/// A connection is only dropped for want of a head after this long: a
+/// burst of well-behaved clients (hundreds connecting at once, heads not
+/// read yet) is never mistaken for idle ones.
+const STALE_AFTER: Duration = Duration::from_secs(1);
+
+impl PendingHeads {
+    fn new(cap: usize) -> PendingHeads {
+        PendingHeads {
+            cap: cap.max(1),
+            queue: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Registers connection `id`; drops the oldest waiting one when the
+    /// cap is reached. The returned signal fires when `id` is dropped.
+    fn admit(&self, id: u64) -> Arc<Notify> {
+        let signal = Arc::new(Notify::new());
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        while queue.len() >= self.cap && Self::drop_oldest_if_stale(&mut queue) {}
+        queue.push_back((id, Instant::now(), signal.clone()));
+        signal
+    }
+
+    /// Drops the oldest waiting connection if it has waited
+    /// [`STALE_AFTER`]; true if one was dropped.
+    fn drop_one_stale(&self) -> bool {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        Self::drop_oldest_if_stale(&mut queue)
+    }
+
+    fn drop_oldest_if_stale(queue: &mut VecDeque<(u64, Instant, Arc<Notify>)>) -> bool {
+        match queue.front() {
+            Some((_, since, _)) if since.elapsed() >= STALE_AFTER => {
+                if let Some((_, _, oldest)) = queue.pop_front() {
+                    // `notify_one` keeps the wake-up if the task is not
+                    // waiting yet.
+                    oldest.notify_one();
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Connection `id` sent a full head (or ended): no longer droppable.
+    fn sent_head(&self, id: u64) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = queue.iter().position(|(i, _, _)| *i == id) {
+            queue.remove(at);
+        }
+    }
+}
+
 async fn serve_connection<S>(
     stream: S,
     peer: SocketAddr,
     handler: Arc<dyn Handler>,
     limits: Limits,
     watcher: hyper_util::server::graceful::Watcher,
+    pending: &Arc<PendingHeads>,
+    id: u64,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let pending = pending.clone();
     let service = service_fn(move |request: hyper::Request<Incoming>| {
         let handler = handler.clone();
+        pending.sent_head(id);
         async move {
             let head = RequestHead {
                 method: request.method().as_str().to_string(),
@@ -260,14 +365,24 @@ async fn serve_connection<S>(
 }
 
 fn into_response(reply: Reply) -> hyper::Response<ResponseBody> {
-    let body = match reply.body {
-        ReplyBody::Bytes(bytes) => ResponseBody::Bytes(Some(bytes)),
-        ReplyBody::File(slice) => ResponseBody::File(Box::new(FileStream::new(slice))),
+    let (body, length) = match reply.body {
+        ReplyBody::Bytes(bytes) => (
+            Full::new(bytes).map_err(|e| match e {}).boxed_unsync(),
+            None,
+        ),
+        ReplyBody::File(slice) => {
+            let length = slice.len + slice.suffix.len() as u64;
+            (file_body(slice), Some(length))
+        }
     };
     let mut response = hyper::Response::new(body);
     *response.status_mut() =
         hyper::StatusCode::from_u16(reply.status).unwrap_or(hyper::StatusCode::OK);
     let headers = response.headers_mut();
+    if let Some(length) = length {
+        // A stream has no size hint: the length is known, say it.
+        headers.insert(hyper::header::CONTENT_LENGTH, length.into());
+    }
     for (name, value) in reply.headers {
         if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
             headers.append(name, value);
@@ -277,140 +392,59 @@ fn into_response(reply: Reply) -> hyper::Response<ResponseBody> {
 }
 
 /// Response body: bytes in memory, or a streamed [`FileSlice`].
-pub enum ResponseBody {
-    Bytes(Option<Bytes>),
-    File(Box<FileStream>),
-}
-
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        match self.get_mut() {
-            ResponseBody::Bytes(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::File(stream) => stream.poll_next(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Bytes(bytes) => bytes.is_none(),
-            ResponseBody::File(stream) => stream.finished,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Bytes(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
-            ResponseBody::Bytes(None) => SizeHint::with_exact(0),
-            ResponseBody::File(stream) => SizeHint::with_exact(
-                stream.remaining + stream.suffix.as_ref().map_or(0, |s| s.len() as u64),
-            ),
-        }
-    }
-}
-
-/// Reads a [`FileSlice`] in 256 kB chunks.
-pub struct FileStream {
-    path: PathBuf,
-    state: FileState,
-    remaining: u64,
-    suffix: Option<Bytes>,
-    buffer: Vec<u8>,
-    finished: bool,
-    on_complete: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-type OpenFuture = Pin<Box<dyn Future<Output = io::Result<tokio::fs::File>> + Send + Sync>>;
-
-enum FileState {
-    Unopened,
-    Opening(OpenFuture),
-    Open(tokio::fs::File),
-}
+pub type ResponseBody = UnsyncBoxBody<Bytes, io::Error>;
 
 const CHUNK: usize = 256 * 1024;
 
-impl FileStream {
-    fn new(slice: FileSlice) -> FileStream {
-        FileStream {
-            path: slice.path,
-            state: FileState::Unopened,
-            remaining: slice.len,
-            suffix: Some(slice.suffix),
-            buffer: Vec::new(),
-            finished: false,
-            on_complete: slice.on_complete,
+/// `path[..len]` in 256 kB chunks (tokio-util's `ReaderStream`), then the
+/// suffix, as one `StreamBody`. `on_complete` runs with the last frame:
+/// hyper stops polling a body of known length once that many bytes were
+/// sent, so a final `None` may never be asked for.
+fn file_body(slice: FileSlice) -> ResponseBody {
+    let FileSlice {
+        path,
+        len,
+        suffix,
+        on_complete,
+    } = slice;
+    let total = len + suffix.len() as u64;
+    let mut on_complete = on_complete;
+    if total == 0 {
+        if let Some(done) = on_complete.take() {
+            done();
         }
     }
-
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        if self.remaining > 0 {
-            loop {
-                match &mut self.state {
-                    FileState::Unopened => {
-                        let path = self.path.clone();
-                        self.state = FileState::Opening(Box::pin(async move {
-                            tokio::fs::File::open(&path).await
-                        }));
-                    }
-                    FileState::Opening(future) => match future.as_mut().poll(cx) {
-                        Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Some(Err(e))),
-                        Poll::Ready(Ok(file)) => self.state = FileState::Open(file),
-                    },
-                    FileState::Open(file) => {
-                        let want = CHUNK.min(usize::try_from(self.remaining).unwrap_or(CHUNK));
-                        self.buffer.resize(want, 0);
-                        let mut read = ReadBuf::new(&mut self.buffer);
-                        match Pin::new(file).poll_read(cx, &mut read) {
-                            Poll::Pending => return Poll::Pending,
-                            Poll::Ready(Err(e)) => return Poll::Ready(Some(Err(e))),
-                            Poll::Ready(Ok(())) => {}
-                        }
-                        let filled = read.filled();
-                        if filled.is_empty() {
-                            // The file shrank while being served.
-                            return Poll::Ready(Some(Err(io::Error::new(
-                                io::ErrorKind::UnexpectedEof,
-                                format!("{}: file shrank while being sent", self.path.display()),
-                            ))));
-                        }
-                        self.remaining -= filled.len() as u64;
-                        let frame = Frame::data(Bytes::copy_from_slice(filled));
-                        if self.remaining == 0 && self.suffix.as_ref().is_none_or(|s| s.is_empty())
-                        {
-                            self.suffix = None;
-                            self.complete();
-                        }
-                        return Poll::Ready(Some(Ok(frame)));
-                    }
+    let file_bytes = Arc::new(AtomicU64::new(0));
+    let counted = file_bytes.clone();
+    let shown = path.display().to_string();
+    let file_part = stream::once(async move { tokio::fs::File::open(&path).await })
+        .map_ok(move |file| ReaderStream::with_capacity(file.take(len), CHUNK))
+        .try_flatten()
+        .inspect_ok(move |chunk| {
+            counted.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        });
+    let suffix_part = stream::once(async move {
+        if file_bytes.load(Ordering::Relaxed) < len {
+            Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{shown}: file shrank while being sent"),
+            ))
+        } else {
+            Ok(suffix)
+        }
+    });
+    let mut sent = 0u64;
+    let frames = file_part
+        .chain(suffix_part)
+        .try_filter(|chunk| std::future::ready(!chunk.is_empty()))
+        .map_ok(move |chunk| {
+            sent += chunk.len() as u64;
+            if sent >= total {
+                if let Some(done) = on_complete.take() {
+                    done();
                 }
             }
-        }
-        if let Some(suffix) = self.suffix.take() {
-            self.complete();
-            if !suffix.is_empty() {
-                return Poll::Ready(Some(Ok(Frame::data(suffix))));
-            }
-        }
-        self.complete();
-        Poll::Ready(None)
-    }
-
-    /// Marks the last byte as handed out. hyper stops polling a body whose
-    /// length is known once that many bytes were sent, so completion is
-    /// signalled with the last frame rather than at a final `None`.
-    fn complete(&mut self) {
-        if !self.finished {
-            self.finished = true;
-            if let Some(done) = self.on_complete.take() {
-                done();
-            }
-        }
-    }
+            Frame::data(chunk)
+        });
+    StreamBody::new(frames).boxed_unsync()
 }

@@ -33,11 +33,13 @@ pub fn server_config(
         (None, Some(_)) => bail!("Certificate file is missing"),
         (Some(_), None) => bail!("Private key file is missing"),
         (Some(cert_path), Some(key_path)) => {
-            if !cert_path.is_file() {
-                bail!("Certificate file {} does not exist", cert_path.display());
-            }
-            if !key_path.is_file() {
-                bail!("Private key file {} does not exist", key_path.display());
+            for (what, path) in [("Certificate", cert_path), ("Private key", key_path)] {
+                if path.is_dir() {
+                    bail!("{what} file {} is a directory", path.display());
+                }
+                if !path.is_file() {
+                    bail!("{what} file {} does not exist", path.display());
+                }
             }
             (read_certificates(cert_path)?, read_key(key_path)?)
         }
@@ -67,7 +69,11 @@ pub fn self_signed() -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKey
 }
 
 fn read_certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SMALL_FILE_BYTES,
+        "PEM certificate file",
+    )?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("{}: not a PEM certificate file: {e:?}", path.display()))?;
@@ -78,7 +84,11 @@ fn read_certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>
 }
 
 fn read_key(path: &Path) -> anyhow::Result<PrivateKeyDer<'static>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let bytes = unitrace_core::whole_file::read_capped(
+        path,
+        unitrace_core::whole_file::MAX_SMALL_FILE_BYTES,
+        "PEM private key file",
+    )?;
     PrivateKeyDer::from_pem_slice(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: no PEM private key in the file: {e:?}", path.display()))
 }

@@ -146,13 +146,22 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     if kind == MetricsKind::Metric {
         match &args.config {
             None => bail!("Config file is missing"),
-            // `-f pvc/ComputeBasic.txt` names a built-in preset when no
-            // such file exists, as for `analyze -f`
-            // (docs/compatibility.md#analyze-option-file).
+            // An option file that cannot be read is a usage error (exit 2)
+            // in both uniview and analyze -f (docs/robustness.md#exit-codes).
+            // `-f pvc/ComputeBasic.txt` names a built-in preset when no such file
+            // exists, as for `analyze -f` (docs/compatibility.md#analyze-option-file).
             Some(config)
                 if !config.is_file() && crate::option_file::builtin_preset(config).is_none() =>
             {
-                bail!("{}: config file is not found", config.display())
+                let reason = match std::fs::metadata(config) {
+                    Ok(_) => "is a directory".to_string(),
+                    Err(e) => unitrace_core::InputError::io(config, &e).problem,
+                };
+                return Err(crate::option_file::OptionFileError::Open {
+                    path: config.display().to_string(),
+                    reason,
+                }
+                .into());
             }
             Some(_) => {}
         }

@@ -8,6 +8,7 @@ use clap::Parser;
 use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
+    unitrace_core::atomic::remove_temp_files_on_signals();
     let args = CategorizeArgs::parse();
     finish("categorize", run(&args))
 }

@@ -8,6 +8,7 @@ use summary::cli::{run, SummaryArgs};
 use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
+    unitrace_core::atomic::remove_temp_files_on_signals();
     let args = SummaryArgs::parse();
     finish("summary", run(&args))
 }
