@@ -20,6 +20,12 @@ pub struct Args {
     #[arg(value_name = "TRACE")]
     pub inputs: Vec<PathBuf>,
 
+    /// Read the traces of a `unitrace --result-dir` tree (every
+    /// `chrome_trace.json`, or the `.pftrace` ones when there is no JSON);
+    /// with --ranks only those ranks' folders.
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+
     /// Only these ranks, e.g. `0-3,7` or `0 3 7`.
     #[arg(long, value_name = "LIST", num_args = 1.., value_delimiter = ',')]
     pub ranks: Vec<String>,

@@ -158,15 +158,79 @@ impl RankTrace {
             return Some(id);
         }
         let name = ev.str(Field::Name)?;
+        Some(self.intern(raw, &name))
+    }
+
+    /// The id of a name given as UTF-8 bytes (`.pftrace` names).
+    pub(crate) fn bytes_name_id(&mut self, raw: &[u8]) -> u32 {
+        if let Some(&id) = self.name_ids.get(raw) {
+            return id;
+        }
+        let name = String::from_utf8_lossy(raw).into_owned();
+        self.intern(raw, &name)
+    }
+
+    fn intern(&mut self, raw: &[u8], name: &str) -> u32 {
         let id = self.names.len() as u32;
         self.name_info.push((
-            host_kind(&name),
-            is_host_range(&name),
-            is_collective_call(&name),
+            host_kind(name),
+            is_host_range(name),
+            is_collective_call(name),
         ));
-        self.names.push(name.as_ref().into());
+        self.names.push(name.into());
         self.name_ids.insert(raw.into(), id);
-        Some(id)
+        id
+    }
+
+    /// Records a device command.
+    pub(crate) fn kernel(
+        &mut self,
+        pid: u64,
+        tid: u64,
+        name: u32,
+        start: Ns,
+        end: Ns,
+        flow: Option<u64>,
+    ) {
+        let tile = split_tile(self.name(name));
+        let device = self.device_id(pid, tile);
+        self.touch(start, end);
+        self.events += 1;
+        self.kernels.push(KernelRun {
+            start,
+            end,
+            name,
+            device,
+            tid,
+            flow,
+        });
+    }
+
+    /// Records a host slice, the H2D flows it starts and, for a collective
+    /// call, its size.
+    pub(crate) fn host_slice(
+        &mut self,
+        tid: u64,
+        name: u32,
+        (start, end): (Ns, Ns),
+        flows: impl Iterator<Item = u64>,
+        bytes: Option<u64>,
+    ) {
+        self.touch(start, end);
+        self.events += 1;
+        self.host_call(tid, start, end, name);
+        for id in flows {
+            self.flows.push((id, tid, start));
+        }
+        if self.name_info[name as usize].2 {
+            self.collectives.push(CollectiveCall {
+                name,
+                start,
+                end,
+                bytes,
+                comm: None,
+            });
+        }
     }
 
     /// Records a host call or range.
@@ -241,7 +305,10 @@ impl RankTrace {
 pub fn rank_from_path(path: &Path) -> Option<u32> {
     if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
         let parts: Vec<&str> = name.split('.').collect();
-        if parts.len() >= 4 && parts[parts.len() - 1].eq_ignore_ascii_case("json") {
+        let ext = parts[parts.len() - 1];
+        if parts.len() >= 4
+            && (ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("pftrace"))
+        {
             let (pid, rank) = (parts[parts.len() - 3], parts[parts.len() - 2]);
             let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
             if digits(pid) && digits(rank) {
@@ -336,30 +403,13 @@ fn collective_bytes(args: &[u8]) -> Option<u64> {
     bytes
 }
 
-/// Reads one trace file into one `RankTrace` per rank it holds.
-pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>, InputError> {
-    let file = std::fs::File::open(path).map_err(|e| InputError::io(path, &e))?;
-    read_trace(file, path, input_index)
-}
-
 /// Reads a trace from any source (`path` names it in messages).
 pub fn read_trace(
     src: impl std::io::Read,
     path: &Path,
     input_index: usize,
 ) -> Result<Vec<RankTrace>, InputError> {
-    let display = path.display().to_string();
-    let path_rank = rank_from_path(path);
-    let mut pass = Pass {
-        ranks: vec![RankTrace::new(path_rank, input_index, &display)],
-        by_rank: FastMap::default(),
-        pid_acc: FastMap::default(),
-        input_index,
-        file: display,
-    };
-    if let Some(r) = path_rank {
-        pass.by_rank.insert(r, 0);
-    }
+    let mut pass = Pass::new(path, input_index);
     let mut reader = TraceReader::new(src);
     loop {
         match reader.next_event() {
@@ -381,20 +431,7 @@ pub fn read_trace(
             t.dropped_bytes
         )
     });
-    let mut ranks: Vec<RankTrace> = pass.ranks.into_iter().filter(|r| r.has_events()).collect();
-    if ranks.is_empty() {
-        // An empty trace is still one (idle) rank: say so in the report
-        // rather than dropping the file silently.
-        ranks.push(RankTrace::new(
-            path_rank,
-            input_index,
-            &path.display().to_string(),
-        ));
-    }
-    for r in &mut ranks {
-        r.truncated = truncated.clone();
-        close_open_ranges(r);
-    }
+    let ranks = pass.finish(path, truncated);
     Ok(ranks)
 }
 
@@ -414,8 +451,8 @@ fn close_open_ranges(r: &mut RankTrace) {
     }
 }
 
-struct Pass {
-    ranks: Vec<RankTrace>,
+pub(crate) struct Pass {
+    pub(crate) ranks: Vec<RankTrace>,
     by_rank: FastMap<u32, usize>,
     /// pid -> index in `ranks`, from `RANK <r>` process names.
     pid_acc: FastMap<u64, usize>,
@@ -424,7 +461,63 @@ struct Pass {
 }
 
 impl Pass {
-    fn acc(&mut self, pid: Option<u64>) -> usize {
+    pub(crate) fn new(path: &Path, input_index: usize) -> Pass {
+        let display = path.display().to_string();
+        let path_rank = rank_from_path(path);
+        let mut pass = Pass {
+            ranks: vec![RankTrace::new(path_rank, input_index, &display)],
+            by_rank: FastMap::default(),
+            pid_acc: FastMap::default(),
+            input_index,
+            file: display,
+        };
+        if let Some(r) = path_rank {
+            pass.by_rank.insert(r, 0);
+        }
+        pass
+    }
+
+    /// The ranks found, each closed (open ranges ended, a cut noted).
+    pub(crate) fn finish(self, path: &Path, truncated: Option<String>) -> Vec<RankTrace> {
+        let mut ranks: Vec<RankTrace> = self.ranks.into_iter().filter(|r| r.has_events()).collect();
+        if ranks.is_empty() {
+            // An empty trace is still one (idle) rank: say so in the report
+            // rather than dropping the file silently.
+            ranks.push(RankTrace::new(
+                rank_from_path(path),
+                self.input_index,
+                &path.display().to_string(),
+            ));
+        }
+        for r in &mut ranks {
+            r.truncated = truncated.clone();
+            close_open_ranges(r);
+        }
+        ranks
+    }
+
+    /// A process name: `RANK r ...` ties the pid to rank r; device labels
+    /// name the device rows.
+    pub(crate) fn process_name(&mut self, pid: u64, label: &str) {
+        let (rank, rest) = split_rank_label(label);
+        let i = match rank {
+            Some(r) => self.rank_acc(r),
+            None => self.acc(Some(pid)),
+        };
+        self.pid_acc.insert(pid, i);
+        if rest.starts_with("DEVICE") || label.contains("DEVICE<") {
+            self.ranks[i].device_labels.insert(pid, rest.to_string());
+        }
+    }
+
+    pub(crate) fn thread_name(&mut self, pid: u64, tid: u64, label: &str) {
+        if label.contains("Copy Engine") {
+            let i = self.acc(Some(pid));
+            self.ranks[i].copy_engines.insert((pid, tid));
+        }
+    }
+
+    pub(crate) fn acc(&mut self, pid: Option<u64>) -> usize {
         pid.and_then(|p| self.pid_acc.get(&p).copied()).unwrap_or(0)
     }
 
@@ -600,21 +693,10 @@ impl Pass {
             return;
         };
         match kind {
-            b"process_name" => {
-                let (rank, rest) = split_rank_label(&label);
-                let i = match rank {
-                    Some(r) => self.rank_acc(r),
-                    None => self.acc(Some(pid)),
-                };
-                self.pid_acc.insert(pid, i);
-                if rest.starts_with("DEVICE") || label.contains("DEVICE<") {
-                    self.ranks[i].device_labels.insert(pid, rest.to_string());
-                }
-            }
-            b"thread_name" if label.contains("Copy Engine") => {
+            b"process_name" => self.process_name(pid, &label),
+            b"thread_name" => {
                 if let Some(tid) = ev.uint(Field::Tid) {
-                    let i = self.acc(Some(pid));
-                    self.ranks[i].copy_engines.insert((pid, tid));
+                    self.thread_name(pid, tid, &label);
                 }
             }
             _ => {}

@@ -17,6 +17,8 @@ pub mod csv_out;
 pub mod fasthash;
 pub mod html;
 pub mod ingest;
+pub mod ingest_pftrace;
+pub mod input;
 pub mod partial;
 pub mod rank;
 pub mod report;
@@ -95,7 +97,7 @@ pub fn summarize_files(
                     return Ok(Vec::new());
                 }
             }
-            let traces = ingest::read_trace_file(path, i)?;
+            let traces = input::read_trace_file(path, i)?;
             let mut classifier = Classifier::new(schema);
             Ok(traces
                 .into_iter()
@@ -149,9 +151,24 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    // `--ranks 0 3 7 a.json b.json` hands the files to --ranks too (it takes
+    // several values): what is not a rank list is an input.
+    let (ranks, files): (Vec<String>, Vec<String>) =
+        std::mem::take(&mut args.ranks).into_iter().partition(|v| {
+            v.chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == ',' || c == ' ')
+        });
+    args.ranks = ranks;
+    args.inputs.extend(files.into_iter().map(PathBuf::from));
+    if let Some(dir) = &args.result_dir {
+        if args.combine {
+            bail!("--result-dir: traces cannot be combined; give the partials");
+        }
+        args.inputs.extend(result_dir_traces(dir, &args.ranks)?);
+    }
     if args.inputs.is_empty() {
-        bail!("no input: give trace files (or partials with --combine)");
+        bail!("no input: give trace files, --result-dir DIR, or partials with --combine");
     }
     let short_kernel_ns = time::parse_duration(&args.short_kernel)
         .map_err(|e| anyhow::anyhow!("--short-kernel: {e}"))?;
@@ -212,6 +229,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .map(|n| n.to_string_lossy().into_owned()),
     };
 
+    if args.combine && (args.schema.is_some() || args.tree.is_some() || args.short_kernel != "10us")
+    {
+        bail!("--schema, --short-kernel and --tree are chosen when the partials are made, not at --combine");
+    }
     let (ranks, opts) = if args.combine {
         let mut all = Vec::new();
         let mut first: Option<(RankOptions, PathBuf)> = None;
@@ -290,6 +311,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The timelines of a result dir (docs/formats.md#result-dir-tree), those
+/// of `ranks` only when given; a requested rank without one is a warning.
+fn result_dir_traces(dir: &Path, ranks: &[String]) -> Result<Vec<PathBuf>> {
+    use unitrace_core::result_dir::{parse_rank_list, ResultDir};
+    let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("--result-dir: {e}"))?;
+    for (path, problem) in &tree.unreadable {
+        warn(TOOL, format!("{}: {problem}", path.display()));
+    }
+    let wanted = if ranks.is_empty() {
+        None
+    } else {
+        Some(parse_rank_list(ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
+    };
+    let sel = tree.traces(wanted.as_deref());
+    for r in &sel.missing_ranks {
+        warn(TOOL, format!("{}: no trace of rank {r}", dir.display()));
+    }
+    if sel.files.is_empty() {
+        bail!(
+            "{}: no chrome_trace.json or chrome_trace.pftrace below it{}",
+            dir.display(),
+            if wanted.is_some() {
+                " for these ranks"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(sel.files.into_iter().map(|f| f.path).collect())
 }
 
 fn check_duplicate_ranks(ranks: &[RankSummary]) {

@@ -522,9 +522,11 @@ pub fn summarize(
             None => {
                 let name = trace.name(k.name);
                 let mut c = crate::classify::builtin_class(name);
-                if trace
-                    .copy_engines
-                    .contains(&(trace.devices[k.device as usize].pid, k.tid))
+                // A copy engine moves memory, unless the name says collective.
+                if c != Class::Communication
+                    && trace
+                        .copy_engines
+                        .contains(&(trace.devices[k.device as usize].pid, k.tid))
                 {
                     c = Class::Memory;
                 }

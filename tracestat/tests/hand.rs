@@ -346,3 +346,116 @@ fn html_page_is_offline_and_has_both_pictures() {
         assert!(page.contains(&format!(">{rank}</text>")), "{rank}");
     }
 }
+
+#[test]
+fn pftrace_gives_the_report_of_the_same_json_trace() {
+    // testdata/tracestat/gen-pftrace: the same generator run as gen/ with
+    // --format pftrace (same events, ns timestamps).
+    let mut pf: Vec<std::path::PathBuf> = std::fs::read_dir(data("gen-pftrace"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pf.sort();
+    let (mut a, _, stderr) = report(&pf, &["--tree", "2"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let (mut b, _, _) = report(&gen_files(), &["--tree", "2"]);
+    for doc in [&mut a, &mut b] {
+        for row in doc["breakdown"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("file");
+        }
+    }
+    assert_eq!(a, b);
+    // A .pftrace cut mid-record keeps its complete records, with a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(&pf[1]).unwrap();
+    let cut = dir.path().join("python.100065.1.pftrace");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3 + 3]).unwrap();
+    let (doc, _, stderr) = report(&[pf[0].clone(), cut], &[]);
+    assert_eq!(doc["ranks"], 2);
+    assert_eq!(doc["truncated"][0]["rank"], "1");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cut short"), "{stderr}");
+}
+
+#[test]
+fn nested_same_name_ranges_count_once_and_gaps_in_collectives() {
+    // PyTorch::op (0-100) holds PyTorch::op (10-50) which launches k1 at 20
+    // (runs 30-60); a oneCCL call (200-400) launches k2 at 210 (runs
+    // 220-240) and the GPU idles in it until k3 (launched at 450) runs
+    // 460-470. Gap 240-460: collective 240-400 (160 us), busy 450-455 (5),
+    // unknown 55.
+    let t = |us: f64| format!("{:.6}", 1_700_000_000_000_000.0 + us);
+    let host = |name: &str, s: f64, d: f64| {
+        format!("{{\"ph\": \"X\", \"tid\": 1, \"pid\": 1, \"name\": \"{name}\", \"cat\": \"cpu_op\", \"ts\": {}, \"dur\": {d:.6}, \"id\": 0}}", t(s))
+    };
+    let kernel = |name: &str, s: f64, d: f64, id: u32| {
+        format!("{{\"ph\": \"X\", \"tid\": 9, \"pid\": 9, \"name\": \"{name}\", \"cat\": \"gpu_op\", \"ts\": {}, \"dur\": {d:.6}, \"args\": {{\"id\": \"{id}\"}}}}", t(s))
+    };
+    let flow = |s: f64, id: u32| {
+        format!("{{\"ph\": \"s\", \"tid\": 1, \"pid\": 1, \"name\": \"dep\", \"cat\": \"Flow_H2D_{id}_0\", \"ts\": {}, \"id\": {id}}}", t(s))
+    };
+    let events = [
+        kernel("k1", 30.0, 30.0, 1),
+        kernel("k2", 220.0, 20.0, 2),
+        kernel("k3", 460.0, 10.0, 3),
+        host("zeCommandListAppendLaunchKernel", 20.0, 2.0),
+        flow(20.0, 1),
+        host("PyTorch::op", 10.0, 40.0),
+        host("PyTorch::op", 0.0, 100.0),
+        host("zeCommandListAppendLaunchKernel", 210.0, 2.0),
+        flow(210.0, 2),
+        host("oneCCL::API::ALLREDUCE_SMALL", 200.0, 200.0),
+        host("zeCommandListAppendLaunchKernel", 450.0, 5.0),
+        flow(450.0, 3),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested.json");
+    std::fs::write(
+        &path,
+        format!("{{ \"traceEvents\":[\n{}\n]\n}}\n", events.join(",\n")),
+    )
+    .unwrap();
+    let (doc, _, _) = report(&[path], &[]);
+    let op = row(&doc, "host_ranges", "name", "PyTorch::op");
+    assert_eq!(op["launches"], 1);
+    close(
+        f(&op["gpu_inclusive_us"]),
+        30.0,
+        "nested same name counted once",
+    );
+    close(f(&op["gpu_self_us"]), 30.0, "self");
+    assert_eq!(op["calls"], 2);
+    close(f(&op["host_us"]), 100.0, "host time is the union");
+    // k2 was launched inside the collective: communication.
+    close(
+        f(&doc["breakdown"][0]["communication_us"]),
+        20.0,
+        "k2 is communication",
+    );
+    let g = &doc["idle_gaps"][0];
+    assert_eq!(g["count"], 2);
+    let causes = g["causes"].as_array().unwrap();
+    let cause = |name: &str| causes.iter().find(|c| c[0] == name).unwrap().clone();
+    // Gap 60-220: host busy in PyTorch::op until 100 (40 us), then the
+    // collective 200-220 (20), unknown 100. Gap 240-460 as above.
+    close(f(&cause("collective")[2]), 20.0 + 160.0, "collective time");
+    close(f(&cause("host_busy")[2]), 40.0 + 5.0, "busy time");
+    close(f(&cause("unknown")[2]), 100.0 + 55.0, "unknown time");
+    assert_eq!(cause("collective")[1], 1, "main cause of the second gap");
+    assert_eq!(cause("unknown")[1], 1, "main cause of the first gap");
+}
+
+#[test]
+fn merged_trace_splits_into_its_ranks() {
+    // testdata/tracestat/merged.json: `mergetrace -o merged.json coll.*.json`.
+    let (mut merged, _, _) = report(&[data("merged.json")], &[]);
+    let (mut files, _, _) = report(&coll_files(), &[]);
+    for doc in [&mut merged, &mut files] {
+        for row in doc["breakdown"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("file");
+        }
+        doc.as_object_mut().unwrap().remove("truncated");
+    }
+    assert_eq!(merged["ranks"], 4);
+    assert_eq!(merged, files);
+}

@@ -93,6 +93,10 @@ fn combine_refuses_partials_made_with_other_options() {
     assert!(err.starts_with("tracestat: "), "{err}");
     assert!(err.contains("made with other options"), "{err}");
     assert!(!out_json.exists());
+    // Per-rank options belong to the partials.
+    let r = run(&["--combine".as_ref(), os(&pa), "--tree".as_ref()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("chosen when the partials are made"));
     // A trace given to --combine is not a partial.
     let r = run(&["--combine".as_ref(), os(&files[0])]);
     assert_eq!(r.status.code(), Some(1));
@@ -169,6 +173,27 @@ fn ranks_selection() {
         .map(|b| b["rank"].as_str().unwrap())
         .collect();
     assert_eq!(ranks, ["0", "2", "3"]);
+    // Space-separated, before the files.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--json".into(),
+        json.clone().into(),
+        "--ranks".into(),
+        "1".into(),
+        "3".into(),
+    ];
+    args.extend(coll_files().into_iter().map(Into::into));
+    let refs: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    assert!(run(&refs).status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["1", "3"]);
 }
 
 #[test]
@@ -203,4 +228,49 @@ fn schema_categories_and_their_classes() {
     {
         close(f(&a["busy_us"]), f(&b["busy_us"]), "busy");
     }
+}
+
+#[test]
+fn result_dir_with_ranks() {
+    // testdata/trace/pftrace/resultdir: a `unitrace --result-dir` tree with
+    // chrome_trace.pftrace per rank.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/pftrace/resultdir");
+    let root = root.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "0".as_ref(),
+        "2".as_ref(),
+        "--json".as_ref(),
+        os(&json),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ranks: Vec<&str> = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, ["0", "2"]);
+    assert!(doc["launches"][0]["kernels"].as_u64().unwrap() > 0);
+    // All ranks without --ranks; a rank that is not there is a warning.
+    let r = run(&[
+        "--result-dir".as_ref(),
+        root.as_ref(),
+        "--ranks".as_ref(),
+        "1,7".as_ref(),
+        "-q".as_ref(),
+    ]);
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("no trace of rank 7"));
+    let r = run(&["--result-dir".as_ref(), dir.path().as_os_str()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("no chrome_trace.json or chrome_trace.pftrace")
+    );
 }

@@ -1,0 +1,31 @@
+//! Which reader a trace file needs: Chrome JSON ([`crate::ingest`]) or a
+//! Perfetto `.pftrace` ([`crate::ingest_pftrace`]), told apart by the first
+//! bytes, as every tool reads them (docs/formats.md#pftrace).
+
+use std::path::Path;
+
+use unitrace_core::InputError;
+
+use crate::ingest::RankTrace;
+
+/// Reads one trace file (Chrome JSON, or a Perfetto `.pftrace`, told
+/// apart by its first bytes) into one `RankTrace` per rank it holds.
+pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>, InputError> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| InputError::io(path, &e))?;
+    let mut head = [0u8; 16];
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => return Err(InputError::io(path, &e)),
+        }
+    }
+    let src = std::io::Cursor::new(head[..n].to_vec()).chain(file);
+    if unitrace_core::pftrace::sniff(&head[..n]) {
+        crate::ingest_pftrace::read_pftrace(src, path, input_index)
+    } else {
+        crate::ingest::read_trace(src, path, input_index)
+    }
+}
