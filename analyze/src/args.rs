@@ -140,6 +140,16 @@ pub struct Args {
     #[arg(long = "line", value_name = "FILE:LINE")]
     pub line: Option<String>,
 
+    /// Keep query reports that unitrace flags as invalid (ReportError,
+    /// ReportLost, OverrunOccured, ...); they are left out by default.
+    #[arg(long = "keep-invalid", conflicts_with = "strict")]
+    pub keep_invalid: bool,
+
+    /// Leave out doubtful query reports too (QuerySplitOccurred,
+    /// MidQuery*, CoreFrequencyChanged, ReportCtxSwitchLost).
+    #[arg(long = "strict")]
+    pub strict: bool,
+
     /// Port of the -q/-p server (127.0.0.1 only).
     #[arg(long = "port", default_value_t = 8000)]
     pub port: u16,

@@ -25,7 +25,7 @@
 //!   on stderr as `analyze: FILE: message`).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader,
+    InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
 };
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
@@ -290,6 +290,11 @@ struct Instance {
     /// `values[j][r]`: needed column j (see `Session::needed`), row r.
     values: Vec<Vec<f64>>,
     rows: usize,
+    /// Validity of each kept row's query report (files with validity
+    /// columns only).
+    marks: Vec<ReportValidity>,
+    /// Rows left out as flagged reports (docs/analyze.md#report-validity).
+    left_out: usize,
 }
 
 /// A drawn instance of `analyze -o`: its values are stored by position in
@@ -338,6 +343,15 @@ struct Session<'a> {
     non_finite: Option<ValueFlaw>,
     /// `GpuTime[ns]` values <= 0 that a `-b` throughput divides by.
     bad_gpu_time: Option<ValueFlaw>,
+    /// The section's report-validity columns, if it has any.
+    validity: Option<ValidityColumns>,
+    /// Reports of the drawn instances, kept and left out.
+    tally: ValidityTally,
+    /// Mode D: the wanted instance was read but all its reports were left
+    /// out.
+    wanted_left_out: bool,
+    /// Mode B: kernels whose instance N was left out as flagged.
+    left_out_kernels: HashSet<String>,
 }
 
 /// The first occurrence of one kind of flawed value in the file, and how
@@ -402,6 +416,10 @@ impl<'a> Session<'a> {
             done: false,
             non_finite: None,
             bad_gpu_time: None,
+            validity: None,
+            tally: ValidityTally::default(),
+            wanted_left_out: false,
+            left_out_kernels: HashSet::new(),
         })
     }
 
@@ -429,6 +447,7 @@ impl<'a> Session<'a> {
             InputError::at_file(&self.path, message)
         })?;
         self.needed = self.sets.columns();
+        self.validity = ValidityColumns::of(header);
         Ok(())
     }
 
@@ -479,9 +498,19 @@ impl<'a> Session<'a> {
                         ordinal: instance.ordinal,
                         values: vec![Vec::new(); self.needed.len()],
                         rows: 0,
+                        marks: Vec::new(),
+                        left_out: 0,
                     });
-                    inst.rows += 1;
                     row.split(&mut fields)?;
+                    if let Some(columns) = &self.validity {
+                        let report = columns.classify_raw(&row, &fields);
+                        if !self.tally.count(self.options.validity, report) {
+                            inst.left_out += 1;
+                            continue;
+                        }
+                        inst.marks.push(report);
+                    }
+                    inst.rows += 1;
                     for (slot, &col) in self.needed.iter().enumerate() {
                         let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
                         let column = || row.header().columns().get(col).map_or("?", |c| c.as_str());
@@ -518,7 +547,20 @@ impl<'a> Session<'a> {
             self.counts[span.kernel] = span.ordinal;
             instances_seen += 1;
             if let Some(inst) = building.take() {
-                if !inst.values.is_empty() {
+                if inst.rows == 0 && inst.left_out > 0 {
+                    // Every report of the instance was left out: nothing
+                    // to draw (its ordinal still counts, as in `-l`).
+                    match self.mode {
+                        Mode::One(..) => {
+                            self.wanted_left_out = true;
+                            self.done = true;
+                        }
+                        Mode::NthOfEach(_) => {
+                            self.left_out_kernels.insert(inst.kernel);
+                        }
+                        Mode::All | Mode::AllOf(_) => {}
+                    }
+                } else if !inst.values.is_empty() {
                     self.complete(inst)?;
                 }
             }
@@ -538,6 +580,9 @@ impl<'a> Session<'a> {
         let csv = reader.csv();
         if let Some(line) = csv.first_non_utf8_kernel() {
             crate::list::warn_non_utf8_kernel(&path, line);
+        }
+        if let Some(message) = self.tally.warning(&path, self.options.validity) {
+            warn(TOOL, message);
         }
         if let Some(flaw) = &self.non_finite {
             warn(
@@ -601,6 +646,11 @@ impl<'a> Session<'a> {
                     self.draw(&inst)?;
                     self.say(format!("Analyzed kernel {kernel}"));
                 }
+                None if at_end && self.left_out_kernels.contains(&kernel) => {
+                    self.say(format!(
+                        "No metric data for instance {n} of kernel {kernel}: its query report is flagged and left out; --keep-invalid keeps it"
+                    ));
+                }
                 None if at_end => {
                     self.say(format!(
                         "No metric data for instance {n} of kernel {kernel}"
@@ -626,13 +676,14 @@ impl<'a> Session<'a> {
             needed: &self.needed,
         };
         let pages = instance_charts(&self.options, &self.sets, &inst.kernel, &columns);
+        let marks: Vec<&str> = inst.marks.iter().map(|m| m.label()).collect();
         for (chart, throughput) in pages {
             let suffix = if throughput {
                 format!("/{GPU_TIME}")
             } else {
                 String::new()
             };
-            self.emit(&inst.kernel, inst.ordinal, chart, &suffix)?;
+            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, &marks)?;
         }
         Ok(())
     }
@@ -643,6 +694,7 @@ impl<'a> Session<'a> {
         ordinal: u32,
         chart: Chart,
         suffix: &str,
+        marks: &[&str],
     ) -> anyhow::Result<()> {
         let output = self.plan.draw.output.as_path();
         if self.sink.is_none() {
@@ -652,14 +704,21 @@ impl<'a> Session<'a> {
                     .with_context(|| format!("{}: cannot create output", output.display()))?,
             );
             if let Some(data) = self.plan.draw.data.as_deref() {
-                self.data = Some(
+                // The `report` column only for files that say which
+                // reports are doubtful: other --data files stay as they were.
+                let writer = if self.validity.is_some() {
+                    DataWriter::create_marked(data)
+                } else {
                     DataWriter::create(data)
+                };
+                self.data = Some(
+                    writer
                         .with_context(|| format!("{}: cannot create data file", data.display()))?,
                 );
             }
         }
         if let Some(data) = self.data.as_mut() {
-            data.write_chart(kernel, Some(u64::from(ordinal)), &chart, suffix)
+            data.write_marked_chart(kernel, Some(u64::from(ordinal)), &chart, suffix, marks)
                 .with_context(|| "cannot write the --data file".to_string())?;
         }
         if let Some(sink) = self.sink.as_mut() {
@@ -678,6 +737,15 @@ impl<'a> Session<'a> {
         match self.mode.clone() {
             Mode::AllOf(k) | Mode::One(k, _) if self.instances_of(&k).is_none() => {
                 return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
+            }
+            Mode::One(k, n) if self.sink.is_none() && self.wanted_left_out => {
+                return Err(InputError::at_file(
+                    &path,
+                    format!(
+                        "No metric data for instance {n} of kernel {k}: its query report is flagged and left out; --keep-invalid keeps it"
+                    ),
+                )
+                .into());
             }
             Mode::One(k, n) if self.sink.is_none() => {
                 let have = self.instances_of(&k).unwrap_or(0);
@@ -777,6 +845,7 @@ mod tests {
             throughput: owned(throughput),
             xlabel: "X".to_string(),
             title: "T".to_string(),
+            validity: Default::default(),
         }
     }
 

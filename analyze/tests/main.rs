@@ -11,3 +11,4 @@ mod server_common;
 mod server_tls;
 mod stall_report;
 mod uniview;
+mod validity;

@@ -693,69 +693,77 @@ impl ValidityPolicy {
     }
 }
 
-/// Counts of the reports of one file, for the one warning line per file.
+/// Counts of the reports of one file, for the one warning line per file;
+/// what is left out follows from the policy given to
+/// [`ValidityTally::warning`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ValidityTally {
     pub reports: u64,
-    pub left_out: u64,
-    pub doubtful_kept: u64,
-    pub invalid_kept: u64,
-    /// Flags of the reports left out, and of the doubtful ones kept.
-    pub left_out_flags: ReportValidity,
-    pub kept_flags: ReportValidity,
+    pub invalid: u64,
+    pub doubtful: u64,
+    /// Flags set in the invalid reports, and in the doubtful ones.
+    pub invalid_flags: ReportValidity,
+    pub doubtful_flags: ReportValidity,
 }
 
 impl ValidityTally {
-    /// Counts one report; returns whether it is kept.
-    pub fn count(&mut self, policy: ValidityPolicy, validity: ReportValidity) -> bool {
+    /// Counts one report.
+    pub fn add(&mut self, validity: ReportValidity) {
         self.reports += 1;
-        let keep = policy.keeps(validity);
-        if !keep {
-            self.left_out += 1;
-            self.left_out_flags = self.left_out_flags.union(validity);
-        } else if validity.is_invalid() {
-            self.invalid_kept += 1;
-            self.kept_flags = self.kept_flags.union(validity);
+        if validity.is_invalid() {
+            self.invalid += 1;
+            self.invalid_flags = self.invalid_flags.union(validity);
         } else if validity.is_doubtful() {
-            self.doubtful_kept += 1;
-            self.kept_flags = self.kept_flags.union(validity);
+            self.doubtful += 1;
+            self.doubtful_flags = self.doubtful_flags.union(validity);
         }
-        keep
+    }
+
+    /// Counts one report; returns whether `policy` keeps it.
+    pub fn count(&mut self, policy: ValidityPolicy, validity: ReportValidity) -> bool {
+        self.add(validity);
+        policy.keeps(validity)
     }
 
     /// The warning for `path` (without the tool prefix), or `None` when
     /// every report is valid:
-    /// `FILE: N of M reports left out: ReportError/...; --keep-invalid keeps them`.
+    /// `FILE: N of M reports left out: ReportError/...; --keep-invalid keeps them`,
+    /// then the doubtful reports kept.
     pub fn warning(&self, path: &Path, policy: ValidityPolicy) -> Option<String> {
-        if self.left_out == 0 && self.doubtful_kept == 0 && self.invalid_kept == 0 {
+        if self.invalid == 0 && self.doubtful == 0 {
             return None;
         }
         let join = |v: ReportValidity| v.names().collect::<Vec<_>>().join("/");
+        let (left_out, left_out_flags) = match policy {
+            ValidityPolicy::DropInvalid => (self.invalid, self.invalid_flags),
+            ValidityPolicy::KeepAll => (0, ReportValidity::default()),
+            ValidityPolicy::Strict => (
+                self.invalid + self.doubtful,
+                self.invalid_flags.union(self.doubtful_flags),
+            ),
+        };
         let mut parts = Vec::new();
-        if self.left_out > 0 {
-            let hint = match policy {
-                ValidityPolicy::Strict => "--strict leaves out doubtful ones too",
-                _ => "--keep-invalid keeps them",
-            };
+        if left_out > 0 {
             parts.push(format!(
-                "{} of {} reports left out: {}; {hint}",
-                self.left_out,
+                "{left_out} of {} reports left out: {}; --keep-invalid keeps them",
                 self.reports,
-                join(self.left_out_flags)
+                join(left_out_flags)
             ));
         }
-        if self.invalid_kept > 0 {
+        if policy == ValidityPolicy::KeepAll && self.invalid > 0 {
             parts.push(format!(
-                "{} of {} reports invalid but kept (--keep-invalid)",
-                self.invalid_kept, self.reports
+                "{} of {} reports flagged invalid ({}), kept as --keep-invalid asks",
+                self.invalid,
+                self.reports,
+                join(self.invalid_flags)
             ));
         }
-        if self.doubtful_kept > 0 {
+        if policy != ValidityPolicy::Strict && self.doubtful > 0 {
             parts.push(format!(
                 "{} of {} reports doubtful, kept: {}; --strict leaves them out",
-                self.doubtful_kept,
+                self.doubtful,
                 self.reports,
-                join(self.kept_flags)
+                join(self.doubtful_flags)
             ));
         }
         Some(format!("{}: {}", path.display(), parts.join("; ")))
@@ -828,6 +836,11 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
             "v.csv: 2 of 4 reports left out: ReportLost/OverrunOccured/QuerySplitOccurred; \
              --keep-invalid keeps them; 1 of 4 reports doubtful, kept: MidQueryC6/ReportCtxSwitchLost; \
              --strict leaves them out"
+        );
+        assert_eq!(
+            tally.warning(path, ValidityPolicy::Strict).unwrap(),
+            "v.csv: 3 of 4 reports left out: ReportLost/OverrunOccured/QuerySplitOccurred/MidQueryC6/\
+             ReportCtxSwitchLost; --keep-invalid keeps them"
         );
         assert!(!ValidityPolicy::Strict.keeps(c6));
         assert!(ValidityPolicy::KeepAll.keeps(lost));

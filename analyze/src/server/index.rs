@@ -20,7 +20,9 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
-use unitrace_core::metric_csv::{InstanceEvent, InstanceReader, MetricRow, GLOBAL_INSTANCE_ID};
+use unitrace_core::metric_csv::{
+    InstanceEvent, InstanceReader, MetricRow, ValidityColumns, ValidityTally, GLOBAL_INSTANCE_ID,
+};
 use unitrace_core::stall_csv::{KernelRun, StallReader};
 use unitrace_core::InputError;
 
@@ -54,6 +56,9 @@ pub struct FileIndex {
     stall_runs: HashMap<String, Vec<Span>>,
     metric_sections: usize,
     stall_sections: usize,
+    /// Query-report validity of every metric row of files with validity
+    /// columns (docs/analyze.md#report-validity).
+    validity: ValidityTally,
 }
 
 impl FileIndex {
@@ -81,7 +86,9 @@ impl FileIndex {
             stall_runs: HashMap::new(),
             metric_sections: 0,
             stall_sections: 0,
+            validity: ValidityTally::default(),
         };
+        let mut validity_columns: Option<ValidityColumns> = None;
         let mut section = 0usize;
         let mut id_column: Option<usize> = None;
         let mut fields: Vec<Field> = Vec::new();
@@ -104,6 +111,7 @@ impl FileIndex {
                     }
                     index.headers[section] = header.clone();
                     id_column = header.index_of(GLOBAL_INSTANCE_ID);
+                    validity_columns = ValidityColumns::of(header);
                     match header.kind() {
                         FileKind::Metric => index.metric_sections += 1,
                         FileKind::Stall => index.stall_sections += 1,
@@ -117,6 +125,9 @@ impl FileIndex {
                             continue;
                         };
                         row.split(&mut fields)?;
+                        if let Some(columns) = &validity_columns {
+                            index.validity.add(columns.classify_raw(&row, &fields));
+                        }
                         let Some(field) = fields.get(column) else {
                             continue;
                         };
@@ -198,6 +209,11 @@ impl FileIndex {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Validity of the query reports of the whole file.
+    pub fn validity(&self) -> &ValidityTally {
+        &self.validity
     }
 
     /// Whether any section is a metric / stall section.
