@@ -529,6 +529,36 @@ pub fn read_rows_at(
     Ok(rows)
 }
 
+/// Columns only unitrace writes (docs/formats.md#metric-csv): one of
+/// them, a stall column (`...Stall[Events]`) or a validity flag in a header
+/// says the file comes from unitrace. A CSV with a `Kernel` column and
+/// none of these is read all the same, but may be something else.
+pub const UNITRACE_COLUMNS: [&str; 12] = [
+    "GpuTime[ns]",
+    GLOBAL_INSTANCE_ID,
+    "SubDeviceId",
+    "GpuCoreClocks[cycles]",
+    "AvgGpuCoreFrequencyMHz[MHz]",
+    "StreamMarker",
+    "QueryBeginTime[ns]",
+    "ReportReason",
+    "ContextId",
+    "IP[Address]",
+    "Active[Events]",
+    "OtherStall[Events]",
+];
+
+/// Whether `header` has a column unitrace writes (see
+/// [`UNITRACE_COLUMNS`]).
+pub fn has_unitrace_column(header: &Header) -> bool {
+    header.columns().iter().any(|c| {
+        UNITRACE_COLUMNS.contains(&c.as_str())
+            || c.ends_with("Stall[Events]")
+            || INVALID_FLAGS.contains(&c.as_str())
+            || DOUBTFUL_FLAGS.contains(&c.as_str())
+    })
+}
+
 /// Report-validity columns of current `unitrace -q` files
 /// (docs/formats.md#metric-csv-validity): a flag is a masked dword of the
 /// query result, so a set flag reads as its mask bit (`ReportLost=1`,
@@ -798,6 +828,18 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         InstanceReader::new(CsvReader::new(text.as_bytes(), Path::new("m.csv")))
             .collect::<Result<Vec<_>, _>>()
             .unwrap()
+    }
+
+    #[test]
+    fn foreign_headers_have_no_unitrace_column() {
+        let path = Path::new("x.csv");
+        let parse = |text: &[u8]| Header::parse(text, 1, path).unwrap();
+        assert!(!has_unitrace_column(&parse(b"Kernel,Time[ms],Bytes")));
+        assert!(has_unitrace_column(&parse(
+            b"Kernel,GpuTime[ns],XVE_ACTIVE[%]"
+        )));
+        assert!(has_unitrace_column(&parse(b"Kernel,GlobalInstanceId,A[%]")));
+        assert!(has_unitrace_column(&parse(b"Kernel,SendStall[Events]")));
     }
 
     #[test]
