@@ -61,18 +61,24 @@ pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
     if let Some(line) = listing.foreign_header {
         warn_foreign_header(input, line);
     }
-    match &plan.output {
+    write_listing(&listing.text, plan.output.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a listing to `output` (atomically) or to standard output.
+pub(crate) fn write_listing(text: &str, output: Option<&Path>) -> anyhow::Result<()> {
+    match output {
         Some(out) => {
             let mut f = AtomicFile::create(out)
                 .with_context(|| format!("{}: cannot create output file", out.display()))?;
-            f.write_all(listing.text.as_bytes())
+            f.write_all(text.as_bytes())
                 .and_then(|()| f.commit())
                 .with_context(|| format!("{}: cannot write output file", out.display()))?;
         }
         None => {
             let mut stdout = io::stdout().lock();
             match stdout
-                .write_all(listing.text.as_bytes())
+                .write_all(text.as_bytes())
                 .and_then(|()| stdout.flush())
             {
                 // `analyze -l big.csv | head` is not an error.
@@ -81,7 +87,7 @@ pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The warning for a header without any column unitrace writes (listed

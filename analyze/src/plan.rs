@@ -35,6 +35,8 @@ pub struct ListPlan {
     pub input: PathBuf,
     /// The listing's file; standard output without one.
     pub output: Option<PathBuf>,
+    /// `--result-dir`: `input` is a result directory.
+    pub result_dir: bool,
 }
 
 impl ListPlan {
@@ -42,6 +44,7 @@ impl ListPlan {
         ListPlan {
             input: args.input.clone(),
             output: args.output.clone(),
+            result_dir: args.result_dir,
         }
     }
 }

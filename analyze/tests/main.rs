@@ -5,6 +5,7 @@
 mod charts;
 mod list;
 mod pdf_pages;
+mod result_dir;
 mod server;
 mod server_chromium;
 mod server_common;
