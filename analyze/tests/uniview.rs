@@ -346,3 +346,33 @@ fn opens_a_browser_only_when_one_is_available() {
         url
     );
 }
+
+/// A `.pftrace` timeline skips the JSON check and repair (only the empty
+/// check) and is served byte for byte (docs/uniview.md#pftrace).
+#[test]
+fn a_pftrace_is_served_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chrome_trace.pftrace");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/tracestat/gen-pftrace/python.100020.0.pftrace");
+    std::fs::copy(&source, &trace).unwrap();
+    let before = snapshot(&trace);
+    let server = start(&["-t", path(&trace)]);
+    let response = get(server.trace_port(), "/chrome_trace.pftrace");
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/octet-stream")
+    );
+    assert_eq!(response.body, before.0);
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    assert_eq!(snapshot(&trace), before);
+    // Not JSON, yet not refused; an empty one is.
+    let empty = dir.path().join("empty.pftrace");
+    std::fs::write(&empty, b"").unwrap();
+    assert_eq!(
+        uniview_fails(&["-t", path(&empty)]),
+        format!("uniview: {}: trace file is empty\n", empty.display())
+    );
+}
