@@ -4,11 +4,17 @@
 
 use std::process::ExitCode;
 
-use analyze::server::uniview::{run, UniviewArgs};
-use clap::Parser;
+use analyze::server::uniview::{run, usage_problem, UniviewArgs};
+use clap::{CommandFactory, Parser};
 use unitrace_core::cli::finish;
 
 fn main() -> ExitCode {
     let args = UniviewArgs::parse();
+    if let Some(problem) = usage_problem(&args) {
+        // argparse errors of uniview.py: usage and exit 2.
+        UniviewArgs::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, problem)
+            .exit();
+    }
     finish("uniview", run(&args))
 }
