@@ -379,12 +379,13 @@ mod tests {
             "by-line",
             "keep-invalid",
             "strict",
+            "result-dir",
             "help",
             "version",
         ] {
             assert!(flags.contains(&flag), "{flag} in {flags:?}");
         }
-        assert_eq!(flags.len(), 8, "{flags:?}");
+        assert_eq!(flags.len(), 9, "{flags:?}");
         // `--c` also abbreviates `--certificate`.
         assert!(is_config_long("--config") && is_config_long("--co"));
         assert!(!is_config_long("--c") && !is_config_long("--configs"));
