@@ -140,6 +140,26 @@ pub struct Args {
     #[arg(long = "line", value_name = "FILE:LINE")]
     pub line: Option<String>,
 
+    /// INPUT is a `unitrace --result-dir` directory: its
+    /// `**/metrics/metrics_<n>.csv` files are the devices (see --rank).
+    #[arg(long = "result-dir")]
+    pub result_dir: bool,
+
+    /// With --result-dir: the MPI rank whose device -d is used (needed when
+    /// several ranks have that device).
+    #[arg(long = "rank", value_name = "R", requires = "result_dir")]
+    pub rank: Option<u32>,
+
+    /// Keep query reports that unitrace flags as invalid (ReportError,
+    /// ReportLost, OverrunOccured, ...); they are left out by default.
+    #[arg(long = "keep-invalid", conflicts_with = "strict")]
+    pub keep_invalid: bool,
+
+    /// Leave out doubtful query reports too (QuerySplitOccurred,
+    /// MidQuery*, CoreFrequencyChanged, ReportCtxSwitchLost).
+    #[arg(long = "strict")]
+    pub strict: bool,
+
     /// Port of the -q/-p server (127.0.0.1 only).
     #[arg(long = "port", default_value_t = 8000)]
     pub port: u16,

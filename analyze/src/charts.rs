@@ -26,7 +26,7 @@
 //!   on stderr as `analyze: FILE: message`).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,8 @@ use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader, GLOBAL_INSTANCE_ID,
+    InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
+    GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
@@ -388,6 +389,11 @@ struct Instance {
     /// `values[j][r]`: needed column j (see `Session::needed`), row r.
     values: Vec<Vec<f64>>,
     rows: usize,
+    /// Validity of each kept row's query report (files with validity
+    /// columns only).
+    marks: Vec<ReportValidity>,
+    /// Rows left out as flagged reports (docs/analyze.md#report-validity).
+    left_out: usize,
 }
 
 /// A drawn instance of `analyze -o`: its values are stored by position in
@@ -442,6 +448,15 @@ struct Session<'a> {
     non_finite: Option<ValueFlaw>,
     /// `GpuTime[ns]` values <= 0 that a `-b` throughput divides by.
     bad_gpu_time: Option<ValueFlaw>,
+    /// The section's report-validity columns, if it has any.
+    validity: Option<ValidityColumns>,
+    /// Reports of the drawn instances, kept and left out.
+    tally: ValidityTally,
+    /// Mode D: the wanted instance was read but all its reports were left
+    /// out.
+    wanted_left_out: bool,
+    /// Mode B: kernels whose instance N was left out as flagged.
+    left_out_kernels: HashSet<String>,
 }
 
 /// The first occurrence of one kind of flawed value in the file, and how
@@ -509,6 +524,10 @@ impl<'a> Session<'a> {
             input_read: 0,
             non_finite: None,
             bad_gpu_time: None,
+            validity: None,
+            tally: ValidityTally::default(),
+            wanted_left_out: false,
+            left_out_kernels: HashSet::new(),
         })
     }
 
@@ -549,6 +568,7 @@ impl<'a> Session<'a> {
         })?;
         self.needed = self.sets.columns();
         self.id_column = header.index_of(GLOBAL_INSTANCE_ID);
+        self.validity = ValidityColumns::of(header);
         Ok(())
     }
 
@@ -605,9 +625,19 @@ impl<'a> Session<'a> {
                         }),
                         values: vec![Vec::new(); self.needed.len()],
                         rows: 0,
+                        marks: Vec::new(),
+                        left_out: 0,
                     });
-                    inst.rows += 1;
                     row.split(&mut fields)?;
+                    if let Some(columns) = &self.validity {
+                        let report = columns.classify_raw(&row, &fields);
+                        if !self.tally.count(self.options.validity, report) {
+                            inst.left_out += 1;
+                            continue;
+                        }
+                        inst.marks.push(report);
+                    }
+                    inst.rows += 1;
                     for (slot, &col) in self.needed.iter().enumerate() {
                         let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
                         let column = || row.header().columns().get(col).map_or("?", |c| c.as_str());
@@ -645,7 +675,20 @@ impl<'a> Session<'a> {
             instances_seen += 1;
             self.input_read = reader.csv().offset();
             if let Some(inst) = building.take() {
-                if !inst.values.is_empty() {
+                if inst.rows == 0 && inst.left_out > 0 {
+                    // Every report of the instance was left out: nothing
+                    // to draw (its ordinal still counts, as in `-l`).
+                    match self.mode {
+                        Mode::One(..) => {
+                            self.wanted_left_out = true;
+                            self.done = true;
+                        }
+                        Mode::NthOfEach(_) => {
+                            self.left_out_kernels.insert(inst.kernel);
+                        }
+                        Mode::All | Mode::AllOf(_) => {}
+                    }
+                } else if !inst.values.is_empty() {
                     self.complete(inst)?;
                 }
             }
@@ -665,6 +708,9 @@ impl<'a> Session<'a> {
         let csv = reader.csv();
         if let Some(line) = csv.first_non_utf8_kernel() {
             crate::list::warn_non_utf8_kernel(&path, line);
+        }
+        if let Some(message) = self.tally.warning(&path, self.options.validity) {
+            warn(TOOL, message);
         }
         if let Some(flaw) = &self.non_finite {
             warn(
@@ -728,6 +774,11 @@ impl<'a> Session<'a> {
                     self.draw(&inst)?;
                     self.say(format!("Analyzed kernel {kernel}"));
                 }
+                None if at_end && self.left_out_kernels.contains(&kernel) => {
+                    self.say(format!(
+                        "No metric data for instance {n} of kernel {kernel}: its query report is flagged and left out; --keep-invalid keeps it"
+                    ));
+                }
                 None if at_end => {
                     self.say(format!(
                         "No metric data for instance {n} of kernel {kernel}"
@@ -758,13 +809,14 @@ impl<'a> Session<'a> {
         };
         let pages = instance_charts(&self.options, &self.sets, &inst.kernel, name, &columns);
         let mut entry = Some(name.to_string());
+        let marks: Vec<&str> = inst.marks.iter().map(|m| m.label()).collect();
         for (chart, throughput) in pages {
             let suffix = if throughput {
                 format!("/{GPU_TIME}")
             } else {
                 String::new()
             };
-            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, entry.take())?;
+            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, entry.take(), &marks)?;
         }
         Ok(())
     }
@@ -776,6 +828,7 @@ impl<'a> Session<'a> {
         chart: Chart,
         suffix: &str,
         outline_entry: Option<String>,
+        marks: &[&str],
     ) -> anyhow::Result<()> {
         let output = self.plan.draw.output.as_path();
         if self.sink.is_none() {
@@ -785,14 +838,21 @@ impl<'a> Session<'a> {
                     .with_context(|| format!("{}: cannot create output", output.display()))?,
             );
             if let Some(data) = self.plan.draw.data.as_deref() {
-                self.data = Some(
+                // The `report` column only for files that say which
+                // reports are doubtful: other --data files stay as they were.
+                let writer = if self.validity.is_some() {
+                    DataWriter::create_marked(data)
+                } else {
                     DataWriter::create(data)
+                };
+                self.data = Some(
+                    writer
                         .with_context(|| format!("{}: cannot create data file", data.display()))?,
                 );
             }
         }
         if let Some(data) = self.data.as_mut() {
-            data.write_chart(kernel, Some(u64::from(ordinal)), &chart, suffix)
+            data.write_marked_chart(kernel, Some(u64::from(ordinal)), &chart, suffix, marks)
                 .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
         }
         if let Some(sink) = self.sink.as_mut() {
@@ -840,6 +900,15 @@ impl<'a> Session<'a> {
         match self.mode.clone() {
             Mode::AllOf(k) | Mode::One(k, _) if self.instances_of(&k).is_none() => {
                 return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
+            }
+            Mode::One(k, n) if self.sink.is_none() && self.wanted_left_out => {
+                return Err(InputError::at_file(
+                    &path,
+                    format!(
+                        "No metric data for instance {n} of kernel {k}: its query report is flagged and left out; --keep-invalid keeps it"
+                    ),
+                )
+                .into());
             }
             Mode::One(k, n) if self.sink.is_none() => {
                 let have = self.instances_of(&k).unwrap_or(0);
@@ -938,6 +1007,7 @@ mod tests {
             throughput: owned(throughput),
             xlabel: "X".to_string(),
             title: "T".to_string(),
+            validity: Default::default(),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod kernel_match;
 pub mod list;
 pub mod option_file;
 pub mod plan;
+pub mod result_dir;
 pub mod server;
 pub mod stall;
 pub mod stall_charts;
@@ -38,6 +39,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // writes no file.
     let outputs = unitrace_core::atomic::OutputSet::begin();
     let code = match &plan {
+        Plan::List(plan) if plan.result_dir => result_dir::run_list(plan)?,
         Plan::List(plan) => list::run(plan)?,
         Plan::Serve(plan) => server::run(plan)?,
         Plan::Charts(plan) => charts::run(plan)?,
@@ -63,6 +65,18 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
     }
     if args.list {
         return Ok(Plan::List(ListPlan::from_args(args)));
+    }
+    if args.result_dir {
+        // The other modes run on the chosen device's file as on a single
+        // banner-less CSV (docs/analyze.md#result-dir).
+        let files = result_dir::device_files(&args.input)?;
+        let chosen = result_dir::choose(&args.input, &files, args.device, args.rank)?;
+        let mut one = args.clone();
+        one.input = chosen;
+        one.device = 0;
+        one.result_dir = false;
+        one.rank = None;
+        return plan(&one);
     }
     if args.http || args.https {
         server::check_input(&args.input)?;

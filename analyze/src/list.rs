@@ -28,7 +28,7 @@ use anyhow::Context;
 use unitrace_core::atomic::{ensure_not_input, AtomicFile};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
-    open_input, CsvReader, FileKind, Header, InstanceEvent, InstanceReader,
+    has_unitrace_column, open_input, CsvReader, FileKind, Header, InstanceEvent, InstanceReader,
 };
 use unitrace_core::InputError;
 
@@ -58,18 +58,27 @@ pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
     if let Some(line) = listing.first_non_utf8_kernel {
         warn_non_utf8_kernel(input, line);
     }
-    match &plan.output {
+    if let Some(line) = listing.foreign_header {
+        warn_foreign_header(input, line);
+    }
+    write_listing(&listing.text, plan.output.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a listing to `output` (atomically) or to standard output.
+pub(crate) fn write_listing(text: &str, output: Option<&Path>) -> anyhow::Result<()> {
+    match output {
         Some(out) => {
             let mut f = AtomicFile::create(out)
                 .with_context(|| format!("{}: cannot create output file", out.display()))?;
-            f.write_all(listing.text.as_bytes())
+            f.write_all(text.as_bytes())
                 .and_then(|()| f.commit())
                 .with_context(|| format!("{}: cannot write output file", out.display()))?;
         }
         None => {
             let mut stdout = io::stdout().lock();
             match stdout
-                .write_all(listing.text.as_bytes())
+                .write_all(text.as_bytes())
                 .and_then(|()| stdout.flush())
             {
                 // `analyze -l big.csv | head` is not an error.
@@ -78,7 +87,20 @@ pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The warning for a header without any column unitrace writes (listed
+/// all the same; docs/compatibility.md#analyze-foreign-csv).
+pub(crate) fn warn_foreign_header(input: &Path, line: u64) {
+    warn(
+        TOOL,
+        format!(
+            "{}:{line}: header has a Kernel column but no column unitrace writes (GpuTime[ns], \
+             GlobalInstanceId, stall columns, ...): this may not be a unitrace file",
+            input.display()
+        ),
+    );
 }
 
 /// The listing text and what the caller should warn about.
@@ -87,6 +109,8 @@ pub struct Listing {
     pub text: String,
     /// First line whose kernel name is not valid UTF-8.
     pub first_non_utf8_kernel: Option<u64>,
+    /// Line of the first header without any column unitrace writes.
+    pub foreign_header: Option<u64>,
 }
 
 /// What one device section contributes to the listing.
@@ -112,6 +136,7 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
     let mut sections: Vec<SectionListing> = Vec::new();
     // Distinct kernels of the current stall section.
     let mut stall_kernels: HashSet<String> = HashSet::new();
+    let mut foreign_header = None;
     while let Some(event) = reader.next_event()? {
         match event {
             InstanceEvent::SectionStart { device, .. } => {
@@ -123,6 +148,9 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
                 stall_kernels.clear();
             }
             InstanceEvent::Header(h) => {
+                if foreign_header.is_none() && !has_unitrace_column(h) {
+                    foreign_header = Some(h.line());
+                }
                 if let Some(s) = sections.last_mut() {
                     s.header = Some(h.clone());
                 }
@@ -167,6 +195,7 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
     Ok(Listing {
         text: render(&sections),
         first_non_utf8_kernel: reader.csv().first_non_utf8_kernel(),
+        foreign_header,
     })
 }
 

@@ -382,10 +382,20 @@ mod tests {
             .filter(|(_, value)| !value)
             .map(|(name, _)| name.as_str())
             .collect();
-        for flag in ["list", "http", "https", "by-line", "help", "version"] {
+        for flag in [
+            "list",
+            "http",
+            "https",
+            "by-line",
+            "keep-invalid",
+            "strict",
+            "result-dir",
+            "help",
+            "version",
+        ] {
             assert!(flags.contains(&flag), "{flag} in {flags:?}");
         }
-        assert_eq!(flags.len(), 6, "{flags:?}");
+        assert_eq!(flags.len(), 9, "{flags:?}");
         // `--c` also abbreviates `--certificate`.
         assert!(is_config_long("--config") && is_config_long("--co"));
         assert!(!is_config_long("--c") && !is_config_long("--configs"));

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use unitrace_core::metric_csv::ValidityPolicy;
 
 use crate::args::{self, Args};
 use crate::render::Format;
@@ -34,6 +35,8 @@ pub struct ListPlan {
     pub input: PathBuf,
     /// The listing's file; standard output without one.
     pub output: Option<PathBuf>,
+    /// `--result-dir`: `input` is a result directory.
+    pub result_dir: bool,
 }
 
 impl ListPlan {
@@ -41,6 +44,7 @@ impl ListPlan {
         ListPlan {
             input: args.input.clone(),
             output: args.output.clone(),
+            result_dir: args.result_dir,
         }
     }
 }
@@ -54,6 +58,9 @@ pub struct ChartOptions {
     pub throughput: Vec<String>,
     pub xlabel: String,
     pub title: String,
+    /// Which flagged query reports are left out (`--keep-invalid`,
+    /// `--strict`; docs/analyze.md#report-validity).
+    pub validity: ValidityPolicy,
 }
 
 /// No chart set; analyze's default labels.
@@ -65,6 +72,7 @@ impl Default for ChartOptions {
             throughput: Vec::new(),
             xlabel: args::DEFAULT_XLABEL.to_string(),
             title: args::DEFAULT_TITLE.to_string(),
+            validity: ValidityPolicy::default(),
         }
     }
 }
@@ -77,6 +85,7 @@ impl ChartOptions {
             throughput: args.throughput.clone(),
             xlabel: args.xlabel.clone(),
             title: args.title.clone(),
+            validity: validity_policy(args),
         }
     }
 
@@ -86,6 +95,17 @@ impl ChartOptions {
             bail!("Number of metric sets does not match number of Y labels");
         }
         Ok(())
+    }
+}
+
+/// `--keep-invalid` / `--strict` (clap refuses both together).
+pub fn validity_policy(args: &Args) -> ValidityPolicy {
+    if args.keep_invalid {
+        ValidityPolicy::KeepAll
+    } else if args.strict {
+        ValidityPolicy::Strict
+    } else {
+        ValidityPolicy::DropInvalid
     }
 }
 

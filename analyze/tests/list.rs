@@ -397,3 +397,32 @@ fn non_utf8_kernel_name_is_kept_lossily() {
     );
     assert_eq!(fs::read(&input).unwrap(), text);
 }
+
+/// A CSV with a `Kernel` column but none unitrace writes is listed as
+/// before, with one warning (docs/compatibility.md#analyze-foreign-csv).
+#[test]
+fn csv_without_unitrace_columns_is_listed_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "Kernel,Time[ms],Bytes[bytes]\n\"k\",1,2\n\n\"k\",3,4\n\n\"q\",5,6\n";
+    let input = write_input(dir.path(), "x.csv", text.as_bytes());
+    let out = analyze().arg("-l").arg(&input).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Device 0\n    Metric\n        Time[ms]\n        Bytes[bytes]\n    Kernel, Number of Instances\n        \"k\", 2\n        \"q\", 1\n"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "analyze: warning: {}:1: header has a Kernel column but no column unitrace writes \
+             (GpuTime[ns], GlobalInstanceId, stall columns, ...): this may not be a unitrace file\n",
+            input.display()
+        )
+    );
+    // A unitrace header: no warning.
+    let text = "Kernel,GpuTime[ns],A[%]\n\"k\",1,2\n";
+    let input = write_input(dir.path(), "u.csv", text.as_bytes());
+    let out = analyze().arg("-l").arg(&input).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

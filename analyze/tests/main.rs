@@ -7,6 +7,7 @@ mod find_kernel;
 mod instance_names;
 mod list;
 mod pdf_pages;
+mod result_dir;
 mod server;
 mod server_chromium;
 mod server_common;
@@ -16,6 +17,7 @@ mod small_fixes;
 mod stall_report;
 mod uniview;
 mod uniview_options;
+mod validity;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

@@ -356,3 +356,124 @@ fn opens_a_browser_only_when_one_is_available() {
         url
     );
 }
+
+/// A `.pftrace` timeline skips the JSON check and repair (only the empty
+/// check) and is served byte for byte (docs/uniview.md#pftrace).
+#[test]
+fn a_pftrace_is_served_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chrome_trace.pftrace");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/tracestat/gen-pftrace/python.100020.0.pftrace");
+    std::fs::copy(&source, &trace).unwrap();
+    let before = snapshot(&trace);
+    let server = start(&["-t", path(&trace)]);
+    let response = get(server.trace_port(), "/chrome_trace.pftrace");
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/octet-stream")
+    );
+    assert_eq!(response.body, before.0);
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    assert_eq!(snapshot(&trace), before);
+    // Not JSON, yet not refused; an empty one is.
+    let empty = dir.path().join("empty.pftrace");
+    std::fs::write(&empty, b"").unwrap();
+    assert_eq!(
+        uniview_fails(&["-t", path(&empty)]),
+        format!("uniview: {}: trace file is empty\n", empty.display())
+    );
+}
+
+/// `--result-dir DIR [--ranks ...]` (docs/uniview.md#result-dir): the
+/// original's argument errors (exit 2), its messages, discovery through
+/// `unitrace_core::result_dir`.
+#[test]
+fn result_dir_finds_the_trace_with_the_original_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&str]| {
+        Command::new(UNIVIEW)
+            .args(["--trace-port", "0", "--port", "0", "--no-browser"])
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .unwrap()
+    };
+    let usage = |args: &[&str], message: &str| {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    };
+    usage(
+        &["--result-dir", "/nonexistent/r"],
+        "Result directory '/nonexistent/r' does not exist",
+    );
+    usage(
+        &["--result-dir", path(d), "-t", "x.json"],
+        "--result-dir cannot be used together with --trace",
+    );
+    usage(
+        &["--result-dir", path(d), "-m", "m.csv"],
+        "--result-dir cannot be used together with --metrics",
+    );
+    usage(&[], "--trace is required when --result-dir is not provided");
+    usage(
+        &["-t", "x.json", "--ranks", "0"],
+        "--ranks can only be used with --result-dir",
+    );
+    // Nothing there: the original's line on stdout, exit 1.
+    let out = run(&["--result-dir", path(d)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Trace file is missing under {}\n", d.display())
+    );
+    // Rank 1 has a JSON trace, rank 0 only a .pftrace: JSON is preferred.
+    let r0 = d.join("rank_0.app.10");
+    let r1 = d.join("rank_1.app.11");
+    std::fs::create_dir_all(&r0).unwrap();
+    std::fs::create_dir_all(&r1).unwrap();
+    std::fs::copy(testdata("trace.json"), r1.join("chrome_trace.json")).unwrap();
+    let pftrace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/tracestat/gen-pftrace/python.100020.0.pftrace");
+    std::fs::copy(&pftrace, r0.join("chrome_trace.pftrace")).unwrap();
+    let server = start(&["--result-dir", path(d)]);
+    let json = r1.join("chrome_trace.json");
+    assert_eq!(
+        server.lines[0],
+        format!("Using trace file: {}", json.display())
+    );
+    let response = get(server.trace_port(), "/chrome_trace.json");
+    assert_eq!(response.body, std::fs::read(&json).unwrap());
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    // --ranks 0: the .pftrace of rank 0, served as is.
+    let server = start(&["--result-dir", path(d), "--ranks", "0"]);
+    let pf = r0.join("chrome_trace.pftrace");
+    assert_eq!(
+        server.lines[0],
+        format!("Using trace file: {}", pf.display())
+    );
+    let response = get(server.trace_port(), "/chrome_trace.pftrace");
+    assert_eq!(response.body, std::fs::read(&pf).unwrap());
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    // A rank without a folder is no trace.
+    let out = run(&["--result-dir", path(d), "--ranks", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    // Two JSON traces: not merged yet, said so (exit 1), nothing written.
+    std::fs::copy(testdata("trace.json"), r0.join("chrome_trace.json")).unwrap();
+    let out = run(&["--result-dir", path(d)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 traces found"));
+    assert!(!std::fs::read_dir(d).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("combined_trace")));
+}

@@ -529,6 +529,277 @@ pub fn read_rows_at(
     Ok(rows)
 }
 
+/// Columns only unitrace writes (docs/formats.md#metric-csv): one of
+/// them, a stall column (`...Stall[Events]`) or a validity flag in a header
+/// says the file comes from unitrace. A CSV with a `Kernel` column and
+/// none of these is read all the same, but may be something else.
+pub const UNITRACE_COLUMNS: [&str; 12] = [
+    "GpuTime[ns]",
+    GLOBAL_INSTANCE_ID,
+    "SubDeviceId",
+    "GpuCoreClocks[cycles]",
+    "AvgGpuCoreFrequencyMHz[MHz]",
+    "StreamMarker",
+    "QueryBeginTime[ns]",
+    "ReportReason",
+    "ContextId",
+    "IP[Address]",
+    "Active[Events]",
+    "OtherStall[Events]",
+];
+
+/// Whether `header` has a column unitrace writes (see
+/// [`UNITRACE_COLUMNS`]).
+pub fn has_unitrace_column(header: &Header) -> bool {
+    header.columns().iter().any(|c| {
+        UNITRACE_COLUMNS.contains(&c.as_str())
+            || c.ends_with("Stall[Events]")
+            || INVALID_FLAGS.contains(&c.as_str())
+            || DOUBTFUL_FLAGS.contains(&c.as_str())
+    })
+}
+
+/// Report-validity columns of current `unitrace -q` files
+/// (docs/formats.md#metric-csv-validity): a flag is a masked dword of the
+/// query result, so a set flag reads as its mask bit (`ReportLost=1`,
+/// `ReportWithoutWorkload=16`), never only as 1; any non-zero value is set.
+///
+/// Flags that say the report's counters are wrong: the report is left out.
+pub const INVALID_FLAGS: [&str; 7] = [
+    "ReportError",
+    "ReportLost",
+    "ReportInconsistent",
+    "ReportWithoutWorkload",
+    "ReportContextMismatch",
+    "ReportQueryModeMismatch",
+    "OverrunOccured",
+];
+
+/// Flags that say the report may be skewed (split query, something
+/// happened mid-query): the report is kept but marked doubtful.
+pub const DOUBTFUL_FLAGS: [&str; 10] = [
+    "QuerySplitOccurred",
+    "MidQueryTimer",
+    "MidQueryProgramming",
+    "MidQueryMarker",
+    "MidQueryCtxSwitch",
+    "MidQueryC6",
+    "MidQueryFreqChange",
+    "MidQueryMmioTrigger",
+    "CoreFrequencyChanged",
+    "ReportCtxSwitchLost",
+];
+
+/// Bits of [`ReportValidity`]: the invalid flags, then the doubtful ones.
+const FLAG_COUNT: usize = INVALID_FLAGS.len() + DOUBTFUL_FLAGS.len();
+
+fn flag_name(bit: usize) -> &'static str {
+    if bit < INVALID_FLAGS.len() {
+        INVALID_FLAGS[bit]
+    } else {
+        DOUBTFUL_FLAGS[bit - INVALID_FLAGS.len()]
+    }
+}
+
+/// Which validity flags one report has set (a bit set per flag, in the
+/// order of [`INVALID_FLAGS`] then [`DOUBTFUL_FLAGS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReportValidity {
+    flags: u32,
+}
+
+impl ReportValidity {
+    /// One of the [`INVALID_FLAGS`] is set.
+    pub fn is_invalid(self) -> bool {
+        self.flags & ((1 << INVALID_FLAGS.len()) - 1) != 0
+    }
+
+    /// Only [`DOUBTFUL_FLAGS`] are set.
+    pub fn is_doubtful(self) -> bool {
+        !self.is_invalid() && self.flags != 0
+    }
+
+    pub fn is_valid(self) -> bool {
+        self.flags == 0
+    }
+
+    /// Names of the set flags, invalid ones first.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        (0..FLAG_COUNT)
+            .filter(move |bit| self.flags & (1 << bit) != 0)
+            .map(flag_name)
+    }
+
+    /// `valid`, `doubtful` or `invalid`: the mark of `--data` files.
+    pub fn label(self) -> &'static str {
+        if self.is_invalid() {
+            "invalid"
+        } else if self.is_doubtful() {
+            "doubtful"
+        } else {
+            "valid"
+        }
+    }
+
+    /// Both reports' flags.
+    pub fn union(self, other: ReportValidity) -> ReportValidity {
+        ReportValidity {
+            flags: self.flags | other.flags,
+        }
+    }
+}
+
+/// Where a header's validity columns are: `None` from
+/// [`ValidityColumns::of`] when it has none (older files, sampling files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidityColumns {
+    /// `(column index, flag bit)`.
+    columns: Vec<(usize, usize)>,
+}
+
+impl ValidityColumns {
+    /// The validity columns of `header`, if it has any.
+    pub fn of(header: &Header) -> Option<ValidityColumns> {
+        let columns: Vec<(usize, usize)> = (0..FLAG_COUNT)
+            .filter_map(|bit| header.index_of(flag_name(bit)).map(|column| (column, bit)))
+            .collect();
+        (!columns.is_empty()).then_some(ValidityColumns { columns })
+    }
+
+    /// Column indices to parse for [`ValidityColumns::classify`].
+    pub fn column_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns.iter().map(|&(column, _)| column)
+    }
+
+    /// The flags of one report; `value(column)` gives a column's value
+    /// (NaN for an empty field, which counts as not set).
+    pub fn classify(&self, mut value: impl FnMut(usize) -> f64) -> ReportValidity {
+        let mut flags = 0u32;
+        for &(column, bit) in &self.columns {
+            let v = value(column);
+            if v != 0.0 && !v.is_nan() {
+                flags |= 1 << bit;
+            }
+        }
+        ReportValidity { flags }
+    }
+
+    /// The flags of a raw row (`fields` already split from it).
+    pub fn classify_raw(&self, row: &RawRow<'_>, fields: &[Field]) -> ReportValidity {
+        self.classify(|column| {
+            fields
+                .get(column)
+                .and_then(|f| parse_number(row.field_bytes(f)))
+                .unwrap_or(f64::NAN)
+        })
+    }
+
+    /// The flags of a parsed row (its flag columns must have been parsed).
+    pub fn classify_row(&self, row: &MetricRow) -> ReportValidity {
+        self.classify(|column| row.value(column))
+    }
+}
+
+/// What to do with flagged reports (`--keep-invalid`, `--strict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValidityPolicy {
+    /// Invalid reports are left out, doubtful ones kept (the default).
+    #[default]
+    DropInvalid,
+    /// Every report is kept (`--keep-invalid`).
+    KeepAll,
+    /// Invalid and doubtful reports are left out (`--strict`).
+    Strict,
+}
+
+impl ValidityPolicy {
+    /// Whether a report with these flags is used.
+    pub fn keeps(self, validity: ReportValidity) -> bool {
+        match self {
+            ValidityPolicy::DropInvalid => !validity.is_invalid(),
+            ValidityPolicy::KeepAll => true,
+            ValidityPolicy::Strict => validity.is_valid(),
+        }
+    }
+}
+
+/// Counts of the reports of one file, for the one warning line per file;
+/// what is left out follows from the policy given to
+/// [`ValidityTally::warning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValidityTally {
+    pub reports: u64,
+    pub invalid: u64,
+    pub doubtful: u64,
+    /// Flags set in the invalid reports, and in the doubtful ones.
+    pub invalid_flags: ReportValidity,
+    pub doubtful_flags: ReportValidity,
+}
+
+impl ValidityTally {
+    /// Counts one report.
+    pub fn add(&mut self, validity: ReportValidity) {
+        self.reports += 1;
+        if validity.is_invalid() {
+            self.invalid += 1;
+            self.invalid_flags = self.invalid_flags.union(validity);
+        } else if validity.is_doubtful() {
+            self.doubtful += 1;
+            self.doubtful_flags = self.doubtful_flags.union(validity);
+        }
+    }
+
+    /// Counts one report; returns whether `policy` keeps it.
+    pub fn count(&mut self, policy: ValidityPolicy, validity: ReportValidity) -> bool {
+        self.add(validity);
+        policy.keeps(validity)
+    }
+
+    /// The warning for `path` (without the tool prefix), or `None` when
+    /// every report is valid:
+    /// `FILE: N of M reports left out: ReportError/...; --keep-invalid keeps them`,
+    /// then the doubtful reports kept.
+    pub fn warning(&self, path: &Path, policy: ValidityPolicy) -> Option<String> {
+        if self.invalid == 0 && self.doubtful == 0 {
+            return None;
+        }
+        let join = |v: ReportValidity| v.names().collect::<Vec<_>>().join("/");
+        let (left_out, left_out_flags) = match policy {
+            ValidityPolicy::DropInvalid => (self.invalid, self.invalid_flags),
+            ValidityPolicy::KeepAll => (0, ReportValidity::default()),
+            ValidityPolicy::Strict => (
+                self.invalid + self.doubtful,
+                self.invalid_flags.union(self.doubtful_flags),
+            ),
+        };
+        let mut parts = Vec::new();
+        if left_out > 0 {
+            parts.push(format!(
+                "{left_out} of {} reports left out: {}; --keep-invalid keeps them",
+                self.reports,
+                join(left_out_flags)
+            ));
+        }
+        if policy == ValidityPolicy::KeepAll && self.invalid > 0 {
+            parts.push(format!(
+                "{} of {} reports flagged invalid ({}), kept as --keep-invalid asks",
+                self.invalid,
+                self.reports,
+                join(self.invalid_flags)
+            ));
+        }
+        if policy != ValidityPolicy::Strict && self.doubtful > 0 {
+            parts.push(format!(
+                "{} of {} reports doubtful, kept: {}; --strict leaves them out",
+                self.doubtful,
+                self.reports,
+                join(self.doubtful_flags)
+            ));
+        }
+        Some(format!("{}: {}", path.display(), parts.join("; ")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,6 +828,67 @@ Kernel, GlobalInstanceId, GpuTime[ns], XVE_ACTIVE[%]
         InstanceReader::new(CsvReader::new(text.as_bytes(), Path::new("m.csv")))
             .collect::<Result<Vec<_>, _>>()
             .unwrap()
+    }
+
+    #[test]
+    fn foreign_headers_have_no_unitrace_column() {
+        let path = Path::new("x.csv");
+        let parse = |text: &[u8]| Header::parse(text, 1, path).unwrap();
+        assert!(!has_unitrace_column(&parse(b"Kernel,Time[ms],Bytes")));
+        assert!(has_unitrace_column(&parse(
+            b"Kernel,GpuTime[ns],XVE_ACTIVE[%]"
+        )));
+        assert!(has_unitrace_column(&parse(b"Kernel,GlobalInstanceId,A[%]")));
+        assert!(has_unitrace_column(&parse(b"Kernel,SendStall[Events]")));
+    }
+
+    #[test]
+    fn validity_flags_read_as_mask_bits_and_sort_reports() {
+        let path = Path::new("v.csv");
+        let header = Header::parse(
+            b"Kernel,GpuTime[ns],QuerySplitOccurred,OverrunOccured,MidQueryC6,ReportLost,ReportCtxSwitchLost",
+            1,
+            path,
+        )
+        .unwrap();
+        assert!(
+            ValidityColumns::of(&Header::parse(b"Kernel,GpuTime[ns]", 1, path).unwrap()).is_none()
+        );
+        let columns = ValidityColumns::of(&header).unwrap();
+        let of = |values: [f64; 7]| columns.classify(|c| values[c]);
+        let valid = of([0.0, 5.0, 0.0, 0.0, 0.0, 0.0, f64::NAN]);
+        assert!(valid.is_valid());
+        let lost = of([0.0, 5.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+        assert!(lost.is_invalid());
+        let c6 = of([0.0, 5.0, 0.0, 0.0, 16.0, 0.0, 8.0]);
+        assert!(c6.is_doubtful());
+        assert_eq!(
+            c6.names().collect::<Vec<_>>(),
+            ["MidQueryC6", "ReportCtxSwitchLost"]
+        );
+        let overrun_and_split = of([0.0, 5.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+        assert!(overrun_and_split.is_invalid());
+        assert_eq!(overrun_and_split.label(), "invalid");
+        let mut tally = ValidityTally::default();
+        for v in [valid, lost, c6, overrun_and_split] {
+            tally.count(ValidityPolicy::DropInvalid, v);
+        }
+        assert_eq!(
+            tally.warning(path, ValidityPolicy::DropInvalid).unwrap(),
+            "v.csv: 2 of 4 reports left out: ReportLost/OverrunOccured/QuerySplitOccurred; \
+             --keep-invalid keeps them; 1 of 4 reports doubtful, kept: MidQueryC6/ReportCtxSwitchLost; \
+             --strict leaves them out"
+        );
+        assert_eq!(
+            tally.warning(path, ValidityPolicy::Strict).unwrap(),
+            "v.csv: 3 of 4 reports left out: ReportLost/OverrunOccured/QuerySplitOccurred/MidQueryC6/\
+             ReportCtxSwitchLost; --keep-invalid keeps them"
+        );
+        assert!(!ValidityPolicy::Strict.keeps(c6));
+        assert!(ValidityPolicy::KeepAll.keeps(lost));
+        let mut clean = ValidityTally::default();
+        clean.count(ValidityPolicy::Strict, valid);
+        assert_eq!(clean.warning(path, ValidityPolicy::Strict), None);
     }
 
     #[test]

@@ -21,6 +21,9 @@ use crate::number::shortest;
 pub struct DataWriter<W: Write = AtomicFile> {
     out: csv::Writer<W>,
     rows: u64,
+    /// Whether rows end with a `report` column (the validity of the
+    /// sample's query report: `valid`, `doubtful`, `invalid`).
+    marked: bool,
 }
 
 impl DataWriter<AtomicFile> {
@@ -34,6 +37,12 @@ impl DataWriter<AtomicFile> {
     /// instead of `sample`.
     pub fn create_with_x_column(path: &Path, x_column: &str) -> io::Result<DataWriter> {
         DataWriter::with_x_column(AtomicFile::create(path)?, x_column)
+    }
+
+    /// Like [`DataWriter::create`] with a trailing `report` column
+    /// (rows written with [`DataWriter::write_marked_chart`]).
+    pub fn create_marked(path: &Path) -> io::Result<DataWriter> {
+        DataWriter::new_marked(AtomicFile::create(path)?)
     }
 
     /// Flushes and moves the file into place.
@@ -52,7 +61,24 @@ impl<W: Write> DataWriter<W> {
     pub fn with_x_column(out: W, x_column: &str) -> io::Result<DataWriter<W>> {
         let mut out = csv::Writer::from_writer(out);
         out.write_record(["kernel", "instance", x_column, "metric", "value"])?;
-        Ok(DataWriter { out, rows: 0 })
+        Ok(DataWriter {
+            out,
+            rows: 0,
+            marked: false,
+        })
+    }
+
+    /// A writer whose rows end with a `report` column: files with
+    /// validity columns only, so that other `--data` files keep their
+    /// five columns byte for byte.
+    pub fn new_marked(out: W) -> io::Result<DataWriter<W>> {
+        let mut out = csv::Writer::from_writer(out);
+        out.write_record(["kernel", "instance", "sample", "metric", "value", "report"])?;
+        Ok(DataWriter {
+            out,
+            rows: 0,
+            marked: true,
+        })
     }
 
     /// Appends every point of every series of `chart`; the metric column is
@@ -65,6 +91,20 @@ impl<W: Write> DataWriter<W> {
         chart: &Chart,
         metric_suffix: &str,
     ) -> io::Result<()> {
+        self.write_marked_chart(kernel, instance, chart, metric_suffix, &[])
+    }
+
+    /// [`DataWriter::write_chart`] with the mark of each point (by
+    /// position in its series); a marked writer writes `marks[pos]` (empty
+    /// when missing) in the `report` column, an unmarked one ignores them.
+    pub fn write_marked_chart(
+        &mut self,
+        kernel: &str,
+        instance: Option<u64>,
+        chart: &Chart,
+        metric_suffix: &str,
+        marks: &[&str],
+    ) -> io::Result<()> {
         let instance = instance.map(|i| i.to_string()).unwrap_or_default();
         for series in &chart.series {
             for (pos, &(x, y)) in series.points.iter().enumerate() {
@@ -73,8 +113,15 @@ impl<W: Write> DataWriter<W> {
                     None => shortest(x),
                 };
                 let metric = format!("{}{metric_suffix}", series.name);
-                self.out
-                    .write_record([kernel, &instance, &sample, &metric, &shortest(y)])?;
+                let value = shortest(y);
+                if self.marked {
+                    let mark = marks.get(pos).copied().unwrap_or_default();
+                    self.out
+                        .write_record([kernel, &instance, &sample, &metric, &value, mark])?;
+                } else {
+                    self.out
+                        .write_record([kernel, &instance, &sample, &metric, &value])?;
+                }
                 self.rows += 1;
             }
         }

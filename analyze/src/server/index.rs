@@ -20,7 +20,9 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
-use unitrace_core::metric_csv::{InstanceEvent, InstanceReader, MetricRow, GLOBAL_INSTANCE_ID};
+use unitrace_core::metric_csv::{
+    InstanceEvent, InstanceReader, MetricRow, ValidityColumns, ValidityTally, GLOBAL_INSTANCE_ID,
+};
 use unitrace_core::stall_csv::{KernelRun, StallReader};
 use unitrace_core::InputError;
 
@@ -60,6 +62,9 @@ pub struct FileIndex {
     metric_kernel_positions: HashMap<String, usize>,
     metric_sections: usize,
     stall_sections: usize,
+    /// Query-report validity of every metric row of files with validity
+    /// columns (docs/analyze.md#report-validity).
+    validity: ValidityTally,
 }
 
 impl FileIndex {
@@ -89,7 +94,9 @@ impl FileIndex {
             metric_kernel_positions: HashMap::new(),
             metric_sections: 0,
             stall_sections: 0,
+            validity: ValidityTally::default(),
         };
+        let mut validity_columns: Option<ValidityColumns> = None;
         let mut section = 0usize;
         let mut id_column: Option<usize> = None;
         let mut fields: Vec<Field> = Vec::new();
@@ -132,6 +139,7 @@ impl FileIndex {
                     }
                     index.headers[section] = header.clone();
                     id_column = header.index_of(GLOBAL_INSTANCE_ID);
+                    validity_columns = ValidityColumns::of(header);
                     match header.kind() {
                         FileKind::Metric => index.metric_sections += 1,
                         FileKind::Stall => index.stall_sections += 1,
@@ -145,6 +153,9 @@ impl FileIndex {
                             continue;
                         };
                         row.split(&mut fields)?;
+                        if let Some(columns) = &validity_columns {
+                            index.validity.add(columns.classify_raw(&row, &fields));
+                        }
                         let Some(field) = fields.get(column) else {
                             continue;
                         };
@@ -233,6 +244,11 @@ impl FileIndex {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Validity of the query reports of the whole file.
+    pub fn validity(&self) -> &ValidityTally {
+        &self.validity
     }
 
     /// Whether any section is a metric / stall section.

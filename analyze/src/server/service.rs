@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use unitrace_core::cli::warn;
-use unitrace_core::metric_csv::GLOBAL_INSTANCE_ID;
+use unitrace_core::metric_csv::{ValidityColumns, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallRow};
 
 use super::index::FileIndex;
@@ -47,6 +47,9 @@ pub struct FileService {
 pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
     let index = FileIndex::build(&plan.input)?;
     let charts = plan.charts.clone();
+    if let Some(message) = index.validity().warning(&plan.input, charts.validity) {
+        warn("analyze", message);
+    }
     // Early hints on stderr; requests still get the original's answers.
     if let Some(header) = index.first_metric_header() {
         if index.instance_entries() == 0 {
@@ -84,9 +87,20 @@ impl FileService {
     }
 
     fn metric_answer(&self, request: &ChartRequest, id: u64) -> anyhow::Result<Option<Answer>> {
-        let Some((header, rows)) = self.index.instance_rows(id)? else {
+        let Some((header, mut rows)) = self.index.instance_rows(id)? else {
             return Ok(None);
         };
+        // Flagged query reports are left out as in `analyze -o`
+        // (docs/analyze.md#report-validity).
+        if let Some(columns) = ValidityColumns::of(header) {
+            let read = rows.len();
+            rows.retain(|row| self.charts.validity.keeps(columns.classify_row(row)));
+            if rows.is_empty() && read > 0 {
+                return Ok(Some(Answer::NotFound(format!(
+                    "No metric data for instance {id}: its query report is flagged and left out; --keep-invalid keeps it"
+                ))));
+            }
+        }
         if self.charts.metrics.is_empty() {
             return Ok(Some(Answer::NotFound(NOTHING.to_string())));
         }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use anyhow::bail;
 use bytes::Bytes;
 use memchr::memmem;
+use unitrace_core::result_dir::TraceFormat;
 use unitrace_core::trace::{scan, TraceError};
 
 use super::http::{FileSlice, Handler, Reply, ReplyBody, RequestHead};
@@ -45,6 +46,17 @@ impl TracePlan {
             .len();
         if size == 0 {
             bail!("{shown}: trace file is empty");
+        }
+        if TraceFormat::of_path(path) == TraceFormat::Pftrace {
+            // A protobuf timeline has no closing tags to repair: records
+            // are whole or cut, and Perfetto reads the complete ones. It is
+            // served as it is, as uniview.py does (docs/uniview.md#pftrace).
+            return Ok(TracePlan {
+                path: path.to_path_buf(),
+                len: size,
+                suffix: Vec::new(),
+                dropped_bytes: None,
+            });
         }
         let file = File::open(path)
             .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?;
@@ -127,6 +139,8 @@ pub const LINK_PORT: u16 = 8000;
 /// Finds the trace's first metric link (see [`links_use_https`]).
 pub fn first_metric_link(path: &Path) -> std::io::Result<Option<LinkScheme>> {
     use std::io::Read;
+    // A .pftrace holds its links as plain protobuf strings (always
+    // `http://`, docs/formats.md#pftrace), so the same byte scan finds them.
     const NEEDLE: &[u8] = b"://localhost:8000/";
     let finder = memmem::Finder::new(NEEDLE);
     let mut file = File::open(path)?;
@@ -241,7 +255,14 @@ impl Handler for TraceHandler {
         let delivered = self.delivered.clone();
         with_cors(Reply {
             status: 200,
-            headers: vec![("content-type", "application/json".to_string())],
+            headers: vec![(
+                "content-type",
+                match TraceFormat::of_path(&self.plan.path) {
+                    TraceFormat::Json => "application/json",
+                    TraceFormat::Pftrace => "application/octet-stream",
+                }
+                .to_string(),
+            )],
             body: ReplyBody::File(FileSlice {
                 path: self.plan.path.clone(),
                 len: self.plan.len,

@@ -30,6 +30,9 @@ use super::http::{self, Limits};
 use super::trace::{
     first_metric_link, perfetto_url, LinkScheme, TraceHandler, TracePlan, LINK_PORT,
 };
+use unitrace_core::cli::warn;
+use unitrace_core::result_dir::{parse_rank_list, ResultDir};
+
 use crate::option_file::server_options;
 use crate::plan::{ChartOptions, ServePlan, StallOptions, TlsFiles};
 
@@ -41,9 +44,18 @@ use crate::plan::{ChartOptions, ServePlan, StallOptions, TlsFiles};
     infer_long_args = true
 )]
 pub struct UniviewArgs {
-    /// Chrome/Perfetto JSON trace written by unitrace.
+    /// Trace written by unitrace (.pftrace or legacy .json).
     #[arg(short = 't', long = "trace")]
-    pub trace: PathBuf,
+    pub trace: Option<PathBuf>,
+
+    /// Directory that holds metrics files and trace file (`unitrace
+    /// --result-dir`).
+    #[arg(long = "result-dir", value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+
+    /// With --result-dir: only these MPI ranks (`0 2` or `0-3,7`).
+    #[arg(long = "ranks", num_args = 1.., value_name = "R")]
+    pub ranks: Vec<String>,
 
     /// Metric or stall CSV to serve charts for.
     #[arg(short = 'm', long = "metrics")]
@@ -123,15 +135,109 @@ pub fn metrics_kind(path: &Path) -> anyhow::Result<MetricsKind> {
     }
 }
 
+/// The argument checks of uniview.py's `--result-dir` version, argparse
+/// errors there (usage, exit 2): the message, or `None` when the arguments
+/// fit together.
+pub fn usage_problem(args: &UniviewArgs) -> Option<String> {
+    match &args.result_dir {
+        Some(dir) => {
+            if !dir.exists() {
+                return Some(format!(
+                    "Result directory '{}' does not exist",
+                    dir.display()
+                ));
+            }
+            if !dir.is_dir() {
+                return Some(format!(
+                    "Result directory '{}' is not a directory",
+                    dir.display()
+                ));
+            }
+            if args.trace.is_some() {
+                return Some("--result-dir cannot be used together with --trace".into());
+            }
+            if args.metrics.is_some() {
+                return Some("--result-dir cannot be used together with --metrics".into());
+            }
+            if let Err(e) = parse_rank_list(&args.ranks) {
+                return Some(format!("--ranks: {e}"));
+            }
+            None
+        }
+        None if args.trace.is_none() => {
+            Some("--trace is required when --result-dir is not provided".into())
+        }
+        None if !args.ranks.is_empty() => Some("--ranks can only be used with --result-dir".into()),
+        None => None,
+    }
+}
+
+/// `--result-dir DIR [--ranks ...]`: the trace and metrics file of the
+/// tree (docs/uniview.md#result-dir), found by `unitrace_core::result_dir`
+/// (JSON preferred over .pftrace, rank order); the arguments of a `-t -m`
+/// run, or `None` after the original's message when there is no trace.
+pub fn resolve_result_dir(
+    args: &UniviewArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<Option<UniviewArgs>> {
+    let Some(dir) = &args.result_dir else {
+        return Ok(Some(args.clone()));
+    };
+    let ranks = if args.ranks.is_empty() {
+        None
+    } else {
+        Some(parse_rank_list(&args.ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
+    };
+    let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let traces = tree.traces(ranks.as_deref());
+    let trace = match traces.files.as_slice() {
+        [] => {
+            let _ = writeln!(out, "Trace file is missing under {}", dir.display());
+            return Ok(None);
+        }
+        [one] => {
+            let _ = writeln!(out, "Using trace file: {}", one.path.display());
+            one.path.clone()
+        }
+        several => bail!(
+            "{}: {} traces found; serving several merged is not supported yet: merge them with `mergetrace --result-dir {} -o merged.json` and run uniview -t merged.json",
+            dir.display(),
+            several.len(),
+            dir.display()
+        ),
+    };
+    let metrics = tree.metric_files(ranks.as_deref());
+    if metrics.len() > 1 {
+        warn(
+            "uniview",
+            format!(
+                "{}: {} metric files; charts are served for {} only",
+                dir.display(),
+                metrics.len(),
+                metrics[0].path.display()
+            ),
+        );
+    }
+    let mut resolved = args.clone();
+    resolved.trace = Some(trace);
+    resolved.metrics = metrics.first().map(|f| f.path.clone());
+    resolved.result_dir = None;
+    resolved.ranks.clear();
+    Ok(Some(resolved))
+}
+
 /// The checks of docs/compatibility.md#uniview-checks, in the original's order and with
 /// its words (each exits 1), in the `FILE: problem` style of all tools
 /// (issue 10). Returns the kind of `-m`, if given.
 pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
-    if !args.trace.exists() {
-        bail!("{}: trace file is not found", args.trace.display());
+    let Some(trace) = &args.trace else {
+        bail!("Trace file is missing");
+    };
+    if !trace.exists() {
+        bail!("{}: trace file is not found", trace.display());
     }
-    if args.trace.is_dir() {
-        bail!("{}: trace file is a directory", args.trace.display());
+    if trace.is_dir() {
+        bail!("{}: trace file is a directory", trace.display());
     }
     let Some(metrics) = &args.metrics else {
         if args.config.is_some() || args.shaderdump.is_some() {
@@ -248,22 +354,27 @@ fn on_path(program: &str) -> bool {
 
 /// The whole uniview flow (docs/compatibility.md#uniview).
 pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
-    let kind = check(args)?;
-    let plan = TracePlan::for_file(&args.trace)?;
     let mut stdout = std::io::stdout();
+    let Some(args) = resolve_result_dir(args, &mut stdout)? else {
+        return Ok(ExitCode::from(unitrace_core::cli::EXIT_FAILURE));
+    };
+    let args = &args;
+    let kind = check(args)?;
+    let trace = args.trace.clone().unwrap_or_default();
+    let plan = TracePlan::for_file(&trace)?;
     if let Some(dropped) = plan.dropped_bytes {
         let _ = writeln!(
             stdout,
             "Trace file {} is truncated: serving it repaired in memory ({dropped} bytes after the last complete event left out); the file is not modified",
-            args.trace.display()
+            trace.display()
         );
     }
     // The chart server is prepared (file indexed, port bound) before the
     // trace is offered, so a problem shows before the browser opens.
     let charts = match kind {
         Some(kind) => {
-            let link = first_metric_link(&args.trace)
-                .with_context(|| format!("Trace file {} cannot be read", args.trace.display()))?;
+            let link = first_metric_link(&trace)
+                .with_context(|| format!("Trace file {} cannot be read", trace.display()))?;
             // The trace's links name port 8000; charts on another port are
             // out of their reach (issue 17: one warning, not silence).
             if link.is_some() && args.port != LINK_PORT {
@@ -271,7 +382,7 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
                     "uniview",
                     format!(
                         "{}: the trace's metric links point at localhost:{LINK_PORT}, but --port {} serves the charts elsewhere; the links will not reach them",
-                        args.trace.display(),
+                        trace.display(),
                         args.port
                     ),
                 );
@@ -338,7 +449,7 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
         if interrupted {
             println!("Goodbye!");
         } else {
-            println!("Trace file {} has been served", args.trace.display());
+            println!("Trace file {} has been served", trace.display());
         }
         ExitCode::SUCCESS
     })
