@@ -816,7 +816,14 @@ impl<'a> Session<'a> {
             } else {
                 String::new()
             };
-            self.emit(&inst.kernel, inst.ordinal, chart, &suffix, entry.take(), &marks)?;
+            self.emit(
+                &inst.kernel,
+                inst.ordinal,
+                chart,
+                &suffix,
+                entry.take(),
+                &marks,
+            )?;
         }
         Ok(())
     }
