@@ -8,7 +8,8 @@
 # Generates N per-rank traces of SIZE each with gen_unitrace.py (default
 # ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE), merges
 # them with our binary (all cores, then pinned to one core) and prints MB/s
-# and peak RSS. With --orig (or $MERGETRACE_PY) the original runs in the same
+# and peak RSS, next to `cat` of the same files into a file (the floor).
+# With --orig (or $MERGETRACE_PY) the original runs in the same
 # session on COPIES of the first K files (default 1: it holds each whole file
 # as Python objects, ~4.4x its size in RAM), and our binary on the same K
 # files, to give the speed ratio on equal input.
@@ -83,8 +84,15 @@ run() {
 }
 
 echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each)"
+# The floor: copying the same bytes into a file with `cat` (read, write,
+# no parsing). mergetrace reads, validates and writes the same bytes.
+run "cat > file (floor)" "$bytes" sh -c 'cat "$@" > "$0"' "$outdir/out.json" "${files[@]}"
+read -r floor_secs floor_u floor_s < "$work/last_secs"
 run "mergetrace (all cores)" "$bytes" "$bin" -o "$outdir/out.json" "${files[@]}"
 run "mergetrace (taskset 1 core)" "$bytes" taskset -c 0 "$bin" -o "$outdir/out.json" "${files[@]}"
+read -r one_secs one_u one_s < "$work/last_secs"
+awk -v f="$floor_secs" -v o="$one_secs" -v fc="$floor_u $floor_s" -v oc="$one_u $one_s" \
+    'BEGIN { split(fc, a, " "); split(oc, b, " "); printf "mergetrace on 1 core vs the cat floor: %.2fx the wall time, %.2fx the CPU time\n", o / (f > 0 ? f : 0.01), (b[1] + b[2]) / (a[1] + a[2] > 0 ? a[1] + a[2] : 0.01) }'
 run "mergetrace --stats (all cores)" "$bytes" "$bin" -o "$outdir/out.json" --stats "$work/stats.csv" "${files[@]}"
 run "mergetrace --remap-pids --align start" "$bytes" "$bin" -o "$outdir/out.json" --remap-pids --align start "${files[@]}"
 rm -f "$outdir/out.json"

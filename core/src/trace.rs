@@ -470,6 +470,78 @@ fn describe(c: u8) -> String {
     }
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Bytes of `x` equal to zero marked by their high bit; the lowest mark is
+/// exact (a borrow only runs upward from a real zero byte), which is all
+/// the caller uses.
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// From `j`, skips the string bytes that need no attention (class 0 of
+/// [`STRING_CLASS`], and non-ASCII bytes, noted in `non_ascii` for the
+/// UTF-8 check at the closing quote) eight at a time (SWAR), and returns
+/// the index of the first quote, backslash or control character, or
+/// `b.len()`. Kernel names and arguments make string bodies the bulk of a
+/// trace (docs/benchmarks.md#mergetrace), so this loop is the scanner's
+/// hottest.
+#[inline(always)]
+fn skip_plain_string_bytes(b: &[u8], mut j: usize, non_ascii: &mut bool) -> usize {
+    while let Some(chunk) = b.get(j..j + 8) {
+        let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let quote = zero_bytes(v ^ (ONES * b'"' as u64));
+        let backslash = zero_bytes(v ^ (ONES * b'\\' as u64));
+        // Bytes below 0x20 among the ASCII ones (`& !v` leaves out bytes
+        // with the high bit set, which are non-ASCII, not controls).
+        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            let at = (stop.trailing_zeros() / 8) as usize;
+            // Non-ASCII bytes before the stop; one after it only costs a
+            // needless (still correct) UTF-8 check of this string.
+            *non_ascii |= v & HIGHS != 0;
+            return j + at;
+        }
+        *non_ascii |= v & HIGHS != 0;
+        j += 8;
+    }
+    while j < b.len() {
+        match STRING_CLASS[b[j] as usize] {
+            0 => {}
+            4 => *non_ascii = true,
+            _ => break,
+        }
+        j += 1;
+    }
+    j
+}
+
+/// From `j`, skips ASCII digits eight at a time (SWAR) and returns the index
+/// of the first other byte, or `b.len()`: timestamps and ids, 10 to 20
+/// digits each, are most of what is not a string in a trace.
+#[inline(always)]
+fn skip_digits(b: &[u8], mut j: usize) -> usize {
+    while let Some(chunk) = b.get(j..j + 8) {
+        let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // Digits become 0..=9: their high nibble is 0, and stays 0 after
+        // adding 6. A carry out of a byte only starts at a non-digit, so
+        // the lowest marked byte is exactly the first non-digit.
+        let t = v ^ (ONES * b'0' as u64);
+        let non_digit = (t | t.wrapping_add(ONES * 6)) & (ONES * 0xF0);
+        if non_digit != 0 {
+            return j + (non_digit.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < b.len() && b[j].is_ascii_digit() {
+        j += 1;
+    }
+    j
+}
+
 /// Parses the string starting at the quote `b[i]`; returns the index after
 /// the closing quote and whether it contained escapes.
 #[inline]
@@ -478,9 +550,7 @@ fn parse_string(b: &[u8], i: usize) -> PResult<(usize, bool)> {
     let mut escaped = false;
     let mut non_ascii = false;
     loop {
-        while j < b.len() && STRING_CLASS[b[j] as usize] == 0 {
-            j += 1;
-        }
+        j = skip_plain_string_bytes(b, j, &mut non_ascii);
         let Some(&c) = b.get(j) else {
             return Err(PErr::Incomplete);
         };
@@ -535,9 +605,7 @@ fn parse_number(b: &[u8], i: usize) -> PResult<usize> {
     }
     let digits = |j: &mut usize| -> PResult<usize> {
         let s = *j;
-        while *j < b.len() && b[*j].is_ascii_digit() {
-            *j += 1;
-        }
+        *j = skip_digits(b, *j);
         if *j == b.len() {
             return Err(PErr::Incomplete);
         }
@@ -1436,6 +1504,35 @@ mod tests {
         assert!(r.summary().trailing_data.is_some());
         let rep = repaired_bytes(input).unwrap();
         assert!(rep.bytes.ends_with(b"{}}\n"));
+    }
+
+    /// The eight-at-a-time skips stop exactly where a byte-by-byte loop
+    /// does, for every byte value at every position of a word and of the
+    /// tail, whatever precedes it.
+    #[test]
+    fn word_skips_agree_with_byte_loops() {
+        for len in [1usize, 7, 8, 9, 16, 19] {
+            for at in 0..len {
+                for byte in 0..=255u8 {
+                    for filler in [b'a', 0xC3, b'7'] {
+                        let mut buf = vec![filler; len];
+                        buf[at] = byte;
+                        let plain_end = buf
+                            .iter()
+                            .position(|&c| !matches!(STRING_CLASS[c as usize], 0 | 4))
+                            .unwrap_or(len);
+                        let mut non_ascii = false;
+                        let got = skip_plain_string_bytes(&buf, 0, &mut non_ascii);
+                        assert_eq!(got, plain_end, "string {buf:?}");
+                        if buf[..plain_end].iter().any(|&c| c >= 0x80) {
+                            assert!(non_ascii, "non-ASCII missed in {buf:?}");
+                        }
+                        let digit_end = buf.iter().position(|c| !c.is_ascii_digit()).unwrap_or(len);
+                        assert_eq!(skip_digits(&buf, 0), digit_end, "digits {buf:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -350,6 +350,23 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "trace_json/no_trace_events.json",
         Expect::Fail(None),
     ),
+    // tracestat reports on what the trace holds: a trace without a
+    // traceEvents array is no trace to report on (docs/tracestat.md).
+    (
+        "tracestat",
+        "trace_json/no_trace_events.json",
+        Expect::Fail(None),
+    ),
+    (
+        "tracestat",
+        "trace_json/empty.json",
+        Expect::Accept("an empty file is a trace without events: an empty report"),
+    ),
+    (
+        "tracestat",
+        "trace_json/trailing_garbage.json",
+        Expect::Accept("tracestat does not yet warn about data after the closing bracket"),
+    ),
     // A plain merge copies events byte for byte and never reads `ts` or
     // `dur` (only --stats, --align, --time-window do).
     (
@@ -526,6 +543,25 @@ const MODES: &[Mode] = &[
                 &"--schema",
                 &s.input,
                 &s.valid.join("python.4100.1.json"),
+            ])
+        },
+    },
+    Mode {
+        name: "tracestat",
+        tool: "tracestat",
+        binary: "tracestat",
+        kinds: &[Kind::TraceJson],
+        all_sections: true,
+        only_refusals: false,
+        // Alone: with a second valid trace of the same rank every accepted
+        // input would also warn "rank 1 is in both ...".
+        args: |_, s| {
+            os(&[
+                &"--json",
+                &s.out.join("report.json"),
+                &"--csv",
+                &s.out.join("csv"),
+                &s.input,
             ])
         },
     },

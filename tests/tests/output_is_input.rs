@@ -6,6 +6,7 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use unitrace_system_tests::{check, repo_root, tool_binary, Expect, Invocation};
 
@@ -191,6 +192,39 @@ fn mergetrace_refuses_an_input_trace_as_output() {
             let stats = inputs.path("stats.csv");
             let args = os(&[&"-o", &alias, &"--stats", &stats, &trace, &other]);
             failures.extend(refuses("mergetrace", args, &alias, &inputs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn tracestat_refuses_an_input_as_report_or_partial_output() {
+    let mut failures = Vec::new();
+    let inputs = Inputs::new();
+    let trace = inputs.path("python.4100.1.json");
+    let other = inputs.path("python.4200.2.json");
+    fs::copy(&trace, &other).expect("second trace");
+    for victim in [&trace, &other] {
+        for alias in aliases(victim) {
+            for option in ["--json", "--html", "--partial"] {
+                let args = os(&[&option, &alias, &trace, &other]);
+                failures.extend(refuses("tracestat", args, &alias, &inputs));
+            }
+        }
+    }
+    // --combine reads partials: none of them may be overwritten either.
+    let partial = inputs.path("part.json");
+    let made = Command::new(tool_binary("tracestat"))
+        .arg("--partial")
+        .arg(&partial)
+        .arg(&trace)
+        .status()
+        .expect("run tracestat --partial");
+    assert!(made.success(), "tracestat --partial failed");
+    for alias in aliases(&partial) {
+        for option in ["--json", "--html"] {
+            let args = os(&[&"--combine", &option, &alias, &partial]);
+            failures.extend(refuses("tracestat", args, &alias, &inputs));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
