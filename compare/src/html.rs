@@ -30,6 +30,7 @@ pub fn write<W: Write>(
     c: &Comparison,
     violations: &[String],
     gated: bool,
+    roofline_svg: Option<&str>,
 ) -> io::Result<W> {
     let title = format!("compare: {} -> {}", c.baseline, c.candidate);
     let mut doc = Document::new(out, &title)?;
@@ -55,6 +56,10 @@ pub fn write<W: Write>(
             ))?;
             doc.preformatted(&violations.join("\n"))?;
         }
+    }
+    if let Some(svg) = roofline_svg {
+        // Already markup, drawn by the roofline crate (one arrow per kernel).
+        doc.figure(svg)?;
     }
     for s in c.sections.iter().filter(|s| !s.rows.is_empty()) {
         doc.heading(2, s.section)?;

@@ -28,6 +28,10 @@ use model::Run;
 
 pub const TOOL: &str = "compare";
 
+/// Kernels named on the `--html` roofline chart (the longest in the
+/// candidate).
+const ROOFLINE_LABELS: usize = 8;
+
 /// Exit code when a `--fail-if` threshold is exceeded.
 pub const EXIT_GATE: u8 = 3;
 
@@ -189,7 +193,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if let Some(path) = &args.html {
         let f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        let f = html::write(f, &cmp, &verdict.violations, !rules.is_empty())?;
+        // The roofline kind gets the baseline -> candidate chart; its
+        // models are read again (profiles are small) rather than carried
+        // through every kind's Run.
+        let chart = match (&args.roofline, &args.candidate) {
+            (Some(device), Some(cand)) => Some(roofline::page::compare_svg(
+                &kinds::roofline::model(device, &args.baseline)?,
+                &kinds::roofline::model(device, cand)?,
+                "roofline: baseline -> candidate",
+                ROOFLINE_LABELS,
+            )),
+            _ => None,
+        };
+        let f = html::write(
+            f,
+            &cmp,
+            &verdict.violations,
+            !rules.is_empty(),
+            chart.as_deref(),
+        )?;
         pending.push((path, f));
     }
     for (path, f) in pending {

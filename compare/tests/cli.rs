@@ -719,3 +719,75 @@ fn straggler_rank_shows_in_rank_metrics_and_gate() {
     ]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// `--html` of two roofline pairs: one arrow per matched kernel from its
+/// baseline binding point to its candidate one, on the chart's axes; offline.
+#[test]
+fn roofline_html_draws_one_arrow_per_matched_kernel() {
+    let r = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/roofline");
+    let device = r.join("PVC_1tile.csv");
+    let pair = |tag: &str| {
+        r.join(
+            format!("{tag}_compute.txt,{tag}_memory.txt")
+                .replace(',', &format!(",{}/", r.display())),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("p.html");
+    let (b, c) = (pair("gen_fp16"), pair("gen_new"));
+    let o = compare(&[
+        "--roofline",
+        s(&device),
+        s(&b),
+        s(&c),
+        "--html",
+        s(&page),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let base = compare::kinds::roofline::model(&device, &b).unwrap();
+    let cand = compare::kinds::roofline::model(&device, &c).unwrap();
+    let binding = |m: &roofline::model::Roofline, name: &str| {
+        let v = m
+            .views()
+            .into_iter()
+            .find(|v| m.kernels[v.kernel].name == name)?;
+        let p = v.points[v.binding?].clone();
+        (v.selected && p.plotted).then_some(p)
+    };
+    let matched: Vec<(roofline::model::Point, roofline::model::Point)> = cand
+        .kernels
+        .iter()
+        .filter_map(|k| Some((binding(&base, &k.name)?, binding(&cand, &k.name)?)))
+        .collect();
+    let arrows: Vec<&str> = html.split("<line class=\"arrow\"").skip(1).collect();
+    assert_eq!(arrows.len(), matched.len());
+    assert_eq!(arrows.len(), 4);
+    let ax = roofline::page::Axes::fitted(&base, matched.iter().flat_map(|(b, c)| [b, c]));
+    let attr = |tag: &str, name: &str| -> f64 {
+        let i = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+    };
+    for (bp, cp) in &matched {
+        let hit = arrows.iter().any(|a| {
+            (attr(a, "x1") - ax.x.map(bp.ai)).abs() < 0.01
+                && (attr(a, "y1") - ax.y.map(bp.gflops)).abs() < 0.01
+                && (attr(a, "x2") - ax.x.map(cp.ai)).abs() < 0.01
+                && (attr(a, "y2") - ax.y.map(cp.gflops)).abs() < 0.01
+        });
+        assert!(
+            hit,
+            "no arrow from ({}, {}) to ({}, {})",
+            bp.ai, bp.gflops, cp.ai, cp.gflops
+        );
+    }
+    assert!(html.contains("marker-end=\"url(#arrowhead-"));
+    // Offline: the only URL is the SVG namespace name.
+    assert_eq!(
+        html.replace("http://www.w3.org/2000/svg", "")
+            .matches("http")
+            .count(),
+        0
+    );
+}

@@ -85,6 +85,12 @@ impl Axes {
     /// into a corner; docs/compatibility.md#roofline-12). Without any
     /// operation the original's range is kept.
     pub fn new(r: &Roofline, views: &[KernelView]) -> Axes {
+        Axes::fitted(r, views.iter().flat_map(|v| v.points.iter()))
+    }
+
+    /// As [`Axes::new`] over any plotted points (both runs' on the
+    /// baseline/candidate chart, [`compare_svg`]).
+    pub fn fitted<'a>(r: &Roofline, points: impl Iterator<Item = &'a Point>) -> Axes {
         let peaks: Vec<f64> = r.precisions.iter().map(|p| r.device.peak(*p)).collect();
         let bws: Vec<f64> = r
             .present_levels()
@@ -93,11 +99,9 @@ impl Axes {
             .collect();
         let mut xs: Vec<f64> = Vec::new();
         let mut ys: Vec<f64> = peaks.clone();
-        for v in views {
-            for p in v.points.iter().filter(|p| p.plotted) {
-                xs.push(p.ai);
-                ys.push(p.gflops);
-            }
+        for p in points.filter(|p| p.plotted) {
+            xs.push(p.ai);
+            ys.push(p.gflops);
         }
         for peak in &peaks {
             for bw in &bws {
@@ -804,22 +808,17 @@ fn labels(m: &mut Markup, r: &Roofline, drawn: &[Drawn], mut taken: Vec<Bounds>,
     m.close("g").newline();
 }
 
-/// The chart as an `<svg>` element (standalone when `standalone`), drawn
-/// with the shared render crate's markup writer, scales, palette and
-/// number spelling; the classes and `data-*` attributes are what the
-/// page's script (and the tests) read. The `label_count` longest kernels
-/// get their short name next to their points.
-pub fn svg(
+/// The `<svg>` root, background, frame, axes and both kinds of roofs,
+/// shared by the one-run chart ([`svg`]) and the baseline/candidate chart
+/// ([`compare_svg`]); returns the peak labels' boxes for label placement.
+fn chart_open(
+    m: &mut Markup,
     r: &Roofline,
-    views: &[KernelView],
-    name: &str,
+    ax: &Axes,
+    chart_title: &str,
     standalone: bool,
-    label_count: usize,
-) -> String {
-    let ax = Axes::new(r, views);
+) -> Vec<Bounds> {
     let (pl, pr, pt, pb) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
-    let chart_title = title(r, name);
-    let mut m = Markup::new();
     let mut root: Attrs = vec![("id", "roofline-plot".into())];
     if standalone {
         root.push(("xmlns", "http://www.w3.org/2000/svg".into()));
@@ -833,7 +832,7 @@ pub fn svg(
         ("role", "img".into()),
     ]);
     m.open("svg", &root).newline();
-    m.element("title", &[], &chart_title).newline();
+    m.element("title", &[], chart_title).newline();
     m.open("defs", &[])
         .open("clipPath", &[("id", "plot-area".into())])
         .empty(
@@ -859,7 +858,7 @@ pub fn svg(
         ],
     )
     .newline();
-    frame_and_axes(&mut m, &ax, &chart_title);
+    frame_and_axes(m, ax, chart_title);
     let top_peak = r
         .precisions
         .iter()
@@ -870,8 +869,26 @@ pub fn svg(
     } else {
         ax.y.hi()
     };
-    bandwidth_roofs(&mut m, r, &ax, top_peak);
-    let taken = compute_roofs(&mut m, r, &ax);
+    bandwidth_roofs(m, r, ax, top_peak);
+    compute_roofs(m, r, ax)
+}
+
+/// The chart as an `<svg>` element (standalone when `standalone`), drawn
+/// with the shared render crate's markup writer, scales, palette and
+/// number spelling; the classes and `data-*` attributes are what the
+/// page's script (and the tests) read. The `label_count` longest kernels
+/// get their short name next to their points.
+pub fn svg(
+    r: &Roofline,
+    views: &[KernelView],
+    name: &str,
+    standalone: bool,
+    label_count: usize,
+) -> String {
+    let ax = Axes::new(r, views);
+    let (pr, pt) = (WIDTH - RIGHT, TOP);
+    let mut m = Markup::new();
+    let taken = chart_open(&mut m, r, &ax, &title(r, name), standalone);
     let mut drawn: Vec<Drawn> = views
         .iter()
         .filter(|v| v.selected && v.precision.is_some())
@@ -902,6 +919,184 @@ pub fn svg(
     kernels(&mut m, r, &drawn);
     labels(&mut m, r, &drawn, taken, label_count);
     legend(&mut m, r, pr + 16.0, pt);
+    m.close("svg").newline();
+    m.into_string()
+}
+
+/// A kernel's binding point when it is drawn.
+fn plotted_binding(v: &KernelView) -> Option<&Point> {
+    v.binding
+        .map(|b| &v.points[b])
+        .filter(|p| v.selected && p.plotted)
+}
+
+/// The baseline -> candidate chart of two runs on one device
+/// (docs/compare.md#html-page): the roofs of both runs' precisions, axes
+/// fitted to both runs' points, and per kernel present in both (matched by
+/// name) one arrow from its baseline point to its candidate point, each at
+/// that run's binding level, in the colour of its precision; the
+/// `label_count` kernels longest in the candidate are named at the arrow's
+/// head.
+pub fn compare_svg(base: &Roofline, cand: &Roofline, name: &str, label_count: usize) -> String {
+    let (base_views, cand_views) = (base.views(), cand.views());
+    let by_name: std::collections::HashMap<&str, &KernelView> = base_views
+        .iter()
+        .map(|v| (base.kernels[v.kernel].name.as_str(), v))
+        .collect();
+    let mut pairs: Vec<(&KernelView, &Point, &KernelView, &Point)> = cand_views
+        .iter()
+        .filter_map(|c| {
+            let b = by_name.get(cand.kernels[c.kernel].name.as_str())?;
+            Some((*b, plotted_binding(b)?, c, plotted_binding(c)?))
+        })
+        .collect();
+    pairs.sort_by(|a, b| {
+        b.2.time_pct.total_cmp(&a.2.time_pct).then(
+            cand.kernels[a.2.kernel]
+                .name
+                .cmp(&cand.kernels[b.2.kernel].name),
+        )
+    });
+    // Roofs of every precision either run computed in.
+    let mut roofs = base.clone();
+    for p in &cand.precisions {
+        if !roofs.precisions.contains(p) {
+            roofs.precisions.push(*p);
+        }
+    }
+    roofs.precisions.sort_by_key(|p| p.index());
+    let ax = Axes::fitted(&roofs, pairs.iter().flat_map(|(_, bp, _, cp)| [*bp, *cp]));
+    let mut m = Markup::new();
+    chart_open(
+        &mut m,
+        &roofs,
+        &ax,
+        &format!("{name} on {}", base.device.name),
+        false,
+    );
+    let mut precisions: Vec<Precision> = pairs
+        .iter()
+        .filter_map(|(_, _, c, _)| c.precision)
+        .collect();
+    precisions.sort_by_key(|p| p.index());
+    precisions.dedup();
+    m.open("defs", &[]).newline();
+    for p in &precisions {
+        m.open(
+            "marker",
+            &[
+                ("id", format!("arrowhead-{}", p.label()).into()),
+                ("viewBox", "0 0 10 10".into()),
+                ("refX", "9".into()),
+                ("refY", "5".into()),
+                ("markerWidth", "7".into()),
+                ("markerHeight", "7".into()),
+                ("orient", "auto-start-reverse".into()),
+            ],
+        )
+        .empty(
+            "path",
+            &[
+                ("d", "M 0 0 L 10 5 L 0 10 z".into()),
+                ("fill", precision_color(*p).into()),
+            ],
+        )
+        .close("marker")
+        .newline();
+    }
+    m.close("defs").newline();
+    m.open(
+        "g",
+        &[
+            ("class", "arrows".into()),
+            ("clip-path", "url(#plot-area)".into()),
+        ],
+    )
+    .newline();
+    for (b, bp, c, cp) in &pairs {
+        let Some(precision) = c.precision.or(b.precision) else {
+            continue;
+        };
+        let color = precision_color(precision);
+        let (x1, y1, x2, y2) = (
+            ax.x.map(bp.ai),
+            ax.y.map(bp.gflops),
+            ax.x.map(cp.ai),
+            ax.y.map(cp.gflops),
+        );
+        let kernel = &cand.kernels[c.kernel].name;
+        m.empty(
+            "circle",
+            &[
+                ("class", "baseline-point".into()),
+                ("cx", x1.into()),
+                ("cy", y1.into()),
+                ("r", 3.0.into()),
+                ("fill", "none".into()),
+                ("stroke", (&color).into()),
+                ("stroke-width", "1.5".into()),
+            ],
+        )
+        .newline();
+        m.open(
+            "line",
+            &[
+                ("class", "arrow".into()),
+                ("data-kernel", kernel.into()),
+                ("data-precision", precision.label().into()),
+                ("data-base-level", (&base.levels[bp.level].key).into()),
+                ("data-cand-level", (&cand.levels[cp.level].key).into()),
+                ("x1", x1.into()),
+                ("y1", y1.into()),
+                ("x2", x2.into()),
+                ("y2", y2.into()),
+                ("stroke", (&color).into()),
+                ("stroke-width", "2".into()),
+                ("marker-end", format!("url(#arrowhead-{})", precision.label()).into()),
+            ],
+        )
+        .element(
+            "title",
+            &[],
+            &format!(
+                "{kernel}\nbaseline {} FLOP/byte, {} GFLOP/s ({})\ncandidate {} FLOP/byte, {} GFLOP/s ({})",
+                sig(bp.ai),
+                sig(bp.gflops),
+                base.levels[bp.level].key,
+                sig(cp.ai),
+                sig(cp.gflops),
+                cand.levels[cp.level].key
+            ),
+        )
+        .close("line")
+        .newline();
+    }
+    m.close("g").newline();
+    m.open(
+        "g",
+        &[("class", "labels".into()), ("font-size", "12".into())],
+    )
+    .newline();
+    for (_, _, c, cp) in pairs.iter().take(label_count) {
+        let text = short_name(&cand.kernels[c.kernel].name);
+        let (x, y) = (ax.x.map(cp.ai) + 8.0, ax.y.map(cp.gflops) + 4.0);
+        m.element(
+            "text",
+            &[
+                ("class", "label".into()),
+                ("x", x.into()),
+                ("y", y.into()),
+                ("fill", hex(palette::SECONDARY_TEXT).into()),
+                ("stroke", hex(Rgb::WHITE).into()),
+                ("stroke-width", "3".into()),
+                ("paint-order", "stroke".into()),
+            ],
+            &text,
+        )
+        .newline();
+    }
+    m.close("g").newline();
+    legend(&mut m, &roofs, WIDTH - RIGHT + 16.0, TOP);
     m.close("svg").newline();
     m.into_string()
 }

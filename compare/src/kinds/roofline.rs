@@ -31,12 +31,18 @@ fn open(p: &Path) -> Result<ProfileInput<'_>, InputError> {
     ))
 }
 
-pub fn read(device: &Path, pair: &Path) -> Result<Run> {
+/// One side's joined model (also read again for the `--html` chart,
+/// docs/compare.md#html-page).
+pub fn model(device: &Path, pair: &Path) -> Result<Roofline> {
     let (compute_path, memory_path) = split_pair(pair)?;
     let device = DeviceConfig::from_path(device)?;
     let memory = read_memory_profile([open(&memory_path)?], &device.levels)?;
     let compute = read_compute_profile([open(&compute_path)?])?;
-    let r = Roofline::join(memory, compute, device);
+    Ok(Roofline::join(memory, compute, device))
+}
+
+pub fn read(device: &Path, pair: &Path) -> Result<Run> {
+    let r = model(device, pair)?;
     let mut items = Vec::new();
     for v in r.views() {
         let k = &r.kernels[v.kernel];
