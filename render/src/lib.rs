@@ -82,6 +82,7 @@ pub mod layout;
 pub mod model;
 pub mod number;
 pub mod palette;
+pub mod parquet;
 pub mod pdf;
 pub mod svg;
 
