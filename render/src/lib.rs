@@ -85,6 +85,7 @@ pub mod palette;
 pub mod parquet;
 pub mod pdf;
 pub mod svg;
+pub mod table;
 
 use std::io::{self, Write};
 use std::path::Path;

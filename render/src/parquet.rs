@@ -426,7 +426,7 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Appends one CSV field per column, each parsed as its column's type
     /// (Rust's `i64`/`f64` syntax, which reads `inf` and `nan`; booleans
-    /// `true`/`false` in any case, `1`/`0`), then ends the row. An empty
+    /// `true`/`false` or `yes`/`no` in any case, `1`/`0`), then ends the row. An empty
     /// field is null in a nullable column.
     pub fn write_text_row<S: AsRef<str>>(&mut self, fields: &[S]) -> io::Result<()> {
         self.check_width(fields.len())?;
@@ -610,9 +610,11 @@ impl<W: Write + Send> ParquetWriter<W> {
 }
 
 fn parse_bool(field: &str) -> Option<bool> {
-    if field.eq_ignore_ascii_case("true") || field == "1" {
+    let yes = ["true", "yes", "1"];
+    let no = ["false", "no", "0"];
+    if yes.iter().any(|y| field.eq_ignore_ascii_case(y)) {
         Some(true)
-    } else if field.eq_ignore_ascii_case("false") || field == "0" {
+    } else if no.iter().any(|n| field.eq_ignore_ascii_case(n)) {
         Some(false)
     } else {
         None

@@ -220,3 +220,58 @@ fn misuse_is_an_error_not_a_panic() {
     w.push_null(1); // not nullable
     assert!(w.end_row().is_err());
 }
+
+#[test]
+fn table_writer_writes_the_same_rows_as_csv_and_parquet() {
+    use unitrace_render::table::{TableFormat, TableWriter};
+    let schema = Schema::new(vec![
+        Column::utf8("kernel"),
+        Column::int64("time_ns"),
+        Column::float64("pct").nullable(),
+        Column::bool("plotted"),
+    ]);
+    let rows = [
+        ["gemm", "1200", "60.5", "yes"],
+        ["copy, \"x\"", "800", "", "no"],
+    ];
+    let mut csv = TableWriter::new(Vec::new(), TableFormat::Csv, &schema).unwrap();
+    let mut pq = TableWriter::new(Vec::new(), TableFormat::Parquet, &schema).unwrap();
+    for r in rows {
+        csv.write_record(r).unwrap();
+        pq.write_record(r).unwrap();
+    }
+    assert!(pq.write_record(["too", "few"]).is_err());
+    let csv = String::from_utf8(csv.finish().unwrap()).unwrap();
+    assert_eq!(
+        csv,
+        "kernel,time_ns,pct,plotted\ngemm,1200,60.5,yes\n\"copy, \"\"x\"\"\",800,,no\n"
+    );
+    // The failed row above left the Parquet writer in error; a fresh one.
+    let mut pq = TableWriter::new(Vec::new(), TableFormat::Parquet, &schema).unwrap();
+    for r in rows {
+        pq.write_record(r).unwrap();
+    }
+    let (_, got) = rows_of(pq.finish().unwrap());
+    assert_eq!(
+        got,
+        vec![
+            vec![
+                Field::Str("gemm".into()),
+                Field::Long(1200),
+                Field::Double(60.5),
+                Field::Bool(true)
+            ],
+            vec![
+                Field::Str("copy, \"x\"".into()),
+                Field::Long(800),
+                Field::Null,
+                Field::Bool(false)
+            ],
+        ]
+    );
+    assert_eq!(
+        TableFormat::of_path("a/b.PARQUET".as_ref()),
+        TableFormat::Parquet
+    );
+    assert_eq!(TableFormat::of_path("a/b.csv".as_ref()), TableFormat::Csv);
+}
