@@ -609,7 +609,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 }
 
-fn parse_bool(field: &str) -> Option<bool> {
+pub(crate) fn parse_bool(field: &str) -> Option<bool> {
     let yes = ["true", "yes", "1"];
     let no = ["false", "no", "0"];
     if yes.iter().any(|y| field.eq_ignore_ascii_case(y)) {

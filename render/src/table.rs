@@ -133,3 +133,92 @@ impl<W: Write + Send> TableWriter<W> {
         }
     }
 }
+
+/// Checks that a Parquet table holds the same header and values as a CSV
+/// table written by [`TableWriter`] for the same run: fields compared as
+/// the Parquet column's type (numbers by value, `NaN` equal to `nan`, an
+/// empty field equal to null). Returns the first difference. Used by the
+/// tools' tests, and a quick check for anyone converting tables.
+pub fn same_as_csv(csv_text: &[u8], parquet: Vec<u8>) -> Result<(), String> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    let reader =
+        SerializedFileReader::new(bytes::Bytes::from(parquet)).map_err(|e| e.to_string())?;
+    let descr = reader.metadata().file_metadata().schema_descr_ptr();
+    let parquet_header: Vec<String> = (0..descr.num_columns())
+        .map(|i| descr.column(i).name().to_owned())
+        .collect();
+    let mut csv = csv::Reader::from_reader(csv_text);
+    let csv_header: Vec<String> = csv
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    if csv_header != parquet_header {
+        return Err(format!("header {csv_header:?} != {parquet_header:?}"));
+    }
+    let mut csv_rows = csv.records();
+    let mut n = 0usize;
+    for row in reader.get_row_iter(None).map_err(|e| e.to_string())? {
+        let row = row.map_err(|e| e.to_string())?;
+        n += 1;
+        let record = match csv_rows.next() {
+            Some(r) => r.map_err(|e| e.to_string())?,
+            None => return Err(format!("Parquet has more rows than the CSV ({n}+)")),
+        };
+        for ((name, field), text) in row.get_column_iter().zip(record.iter()) {
+            let same = match field {
+                Field::Null => text.is_empty(),
+                Field::Str(s) => s == text,
+                Field::Long(v) => text.parse::<i64>() == Ok(*v),
+                Field::Double(v) => text
+                    .parse::<f64>()
+                    .is_ok_and(|t| t == *v || (t.is_nan() && v.is_nan())),
+                Field::Bool(v) => crate::parquet::parse_bool(text) == Some(*v),
+                other => return Err(format!("row {n} column {name}: unexpected {other:?}")),
+            };
+            if !same {
+                return Err(format!(
+                    "row {n} column {name}: Parquet {field:?}, CSV {text:?}"
+                ));
+            }
+        }
+    }
+    if csv_rows.next().is_some() {
+        return Err(format!("the CSV has more rows than the Parquet ({n})"));
+    }
+    Ok(())
+}
+
+/// The [`Schema`] of a Parquet file written by [`crate::parquet`] (flat
+/// columns of our four types), to check a file's column types.
+pub fn parquet_schema(parquet: Vec<u8>) -> io::Result<Schema> {
+    use crate::parquet::{Column, ColumnType};
+    use parquet::basic::{Repetition, Type as PhysicalType};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    let reader =
+        SerializedFileReader::new(bytes::Bytes::from(parquet)).map_err(io::Error::other)?;
+    let descr = reader.metadata().file_metadata().schema_descr_ptr();
+    let columns = (0..descr.num_columns())
+        .map(|i| {
+            let c = descr.column(i);
+            let ty = match c.physical_type() {
+                PhysicalType::INT64 => ColumnType::Int64,
+                PhysicalType::DOUBLE => ColumnType::Float64,
+                PhysicalType::BYTE_ARRAY => ColumnType::Utf8,
+                PhysicalType::BOOLEAN => ColumnType::Bool,
+                other => return Err(io::Error::other(format!("column {}: {other}", c.name()))),
+            };
+            let nullable = c.self_type().get_basic_info().repetition() == Repetition::OPTIONAL;
+            Ok(Column {
+                name: c.name().to_owned(),
+                ty,
+                nullable,
+            })
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    Ok(Schema::new(columns))
+}

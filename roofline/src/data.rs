@@ -4,10 +4,18 @@
 //! `ops` that precision's count. Floats are written as
 //! shortest round-trip decimals so the file is deterministic and exact.
 
-use std::io::Write;
+//!
+//! A name ending in `.parquet` writes the same columns as Parquet
+//! ([`schema`], docs/formats.md#parquet-tables): `time_ns`, `ops` and
+//! `bytes` are `DOUBLE` because the profiles' sums can be fractional,
+//! `above_roof` and `plotted` are booleans.
+
+use std::io::{self, Write};
 
 use crate::model::{KernelView, Roofline};
 use unitrace_core::pyfmt::float_repr as repr;
+use unitrace_render::parquet::{Column, Schema};
+use unitrace_render::table::TableWriter;
 
 /// Counts (time, operations, bytes) print as integers when they are whole.
 fn count(x: f64) -> String {
@@ -37,9 +45,29 @@ pub const HEADER: [&str; 16] = [
     "plotted",
 ];
 
-pub fn write_csv(r: &Roofline, views: &[KernelView], out: impl Write) -> csv::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(HEADER)?;
+/// The column types of [`HEADER`] for Parquet.
+pub fn schema() -> Schema {
+    Schema::new(
+        HEADER
+            .iter()
+            .map(|&name| match name {
+                "kernel" | "level" | "roof_kind" => Column::utf8(name),
+                "precision" => Column::utf8(name).nullable(),
+                "instances" => Column::int64(name),
+                "above_roof" | "plotted" => Column::bool(name),
+                _ => Column::float64(name),
+            })
+            .collect(),
+    )
+}
+
+/// Writes the rows (its header is written by [`TableWriter::new`] from
+/// [`schema`]).
+pub fn write_table<W: Write + Send>(
+    r: &Roofline,
+    views: &[KernelView],
+    w: &mut TableWriter<W>,
+) -> io::Result<()> {
     for v in views {
         let k = &r.kernels[v.kernel];
         for p in &v.points {
@@ -64,6 +92,5 @@ pub fn write_csv(r: &Roofline, views: &[KernelView], out: impl Write) -> csv::Re
             ])?;
         }
     }
-    w.flush()?;
     Ok(())
 }

@@ -19,6 +19,7 @@ use unitrace_core::cli::warn;
 use unitrace_core::device_config::DeviceConfig;
 use unitrace_core::roofline_profile::{read_compute_profile, read_memory_profile, ProfileInput};
 use unitrace_core::InputError;
+use unitrace_render::table::TableWriter;
 
 use crate::model::Roofline;
 
@@ -287,9 +288,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outputs = OutputSet::begin();
     let mut data_file = None;
     if let Some(d) = &args.data {
-        let mut f = AtomicFile::create(d).with_context(|| d.display().to_string())?;
-        data::write_csv(&r, &views, &mut f).with_context(|| d.display().to_string())?;
-        data_file = Some(f);
+        let written = (|| {
+            let mut t = TableWriter::create(d, &data::schema())?;
+            data::write_table(&r, &views, &mut t)?;
+            t.finish()
+        })();
+        data_file = Some(written.with_context(|| d.display().to_string())?);
     }
     let mut f = AtomicFile::create(&out).with_context(|| out.display().to_string())?;
     f.write_all(body.as_bytes())

@@ -840,3 +840,37 @@ fn further_memory_levels_are_plotted_when_profiled() {
     assert!(html.contains("load store cache (6000 GB/s)"));
     assert!(!html.contains("level-slm"));
 }
+
+/// `--data r.parquet` holds the rows of `--data r.csv`, typed
+/// (docs/formats.md#parquet-tables).
+#[test]
+fn data_parquet_holds_the_csv_rows_typed() {
+    let c = data("gen_new_compute.txt");
+    let m = data("gen_new_memory.txt");
+    let dev = data("PVC_1tile.csv");
+    let (_, stderr, out, dir) = roofline(&c, &m, &dev, &["--output", "r", "--data", "r.csv"]);
+    assert!(out.status.success(), "{stderr}");
+    let (_, stderr, out, pdir) = roofline(&c, &m, &dev, &["--output", "r", "--data", "r.parquet"]);
+    assert!(out.status.success(), "{stderr}");
+    let csv = std::fs::read(dir.path().join("r.csv")).unwrap();
+    let pq = std::fs::read(pdir.path().join("r.parquet")).unwrap();
+    assert!(csv.len() > 100 && pq.starts_with(b"PAR1"));
+    unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
+    let schema = unitrace_render::table::parquet_schema(pq).unwrap();
+    let types: Vec<String> = schema
+        .columns
+        .iter()
+        .map(|c| format!("{}:{:?}", c.name, c.ty))
+        .collect();
+    assert_eq!(
+        types[..5],
+        [
+            "kernel:Utf8",
+            "level:Utf8",
+            "time_ns:Float64",
+            "time_pct:Float64",
+            "instances:Int64"
+        ]
+    );
+    assert_eq!(types[15], "plotted:Bool");
+}
