@@ -74,12 +74,13 @@ pub struct Args {
     pub time_window: Option<String>,
 
     /// Print per-rank GPU time, busy %, straggler check and top kernels on
-    /// stdout; with FILE.csv also write per-rank and per-kernel rows there.
+    /// stdout; with FILE.csv also write per-rank and per-kernel rows there
+    /// (FILE.parquet: the same rows as Parquet).
     // The plain `PathBuf` parser refuses the empty default-missing value, so
     // a bare `--stats` before another option or at the end failed.
     #[arg(
         long,
-        value_name = "FILE.csv",
+        value_name = "FILE.csv|FILE.parquet",
         num_args = 0..=1,
         default_missing_value = "",
         value_parser = clap::builder::TypedValueParser::map(
@@ -115,7 +116,7 @@ pub enum Align {
 impl Args {
     /// Parses the command line. `--stats` takes an optional value, so in
     /// `--stats a.json b.json` clap would take `a.json` as the CSV: a value
-    /// that does not end in `.csv` is put back among the inputs, at its
+    /// that does not end in `.csv` or `.parquet` is put back among the inputs, at its
     /// place on the command line.
     pub fn parse_from_os<I, T>(argv: I) -> Args
     where
@@ -208,10 +209,11 @@ impl Args {
         if stats.as_os_str().is_empty() {
             return;
         }
-        let is_csv = stats
+        // A table is `.csv`, or `.parquet` (docs/formats.md#parquet-tables).
+        let is_table = stats
             .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-        if is_csv {
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv") || e.eq_ignore_ascii_case("parquet"));
+        if is_table {
             return;
         }
         let at = matches.index_of("stats").unwrap_or(0);

@@ -20,6 +20,7 @@ use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
+use unitrace_render::table::TableFormat;
 
 use args::{Align, Args};
 use merge::{InputPlan, MergeOptions, Merger};
@@ -287,8 +288,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         stats::apply_schema(&mut outcome.ranks, schema);
     }
     if let Some(csv) = args.stats_csv() {
-        let mut f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
-        stats::write_csv(&mut f, &outcome.ranks)?;
+        let f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
+        let f = stats::write_table(f, TableFormat::of_path(csv), &outcome.ranks)?;
         f.commit().map_err(|e| InputError::io(csv, &e))?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;

@@ -27,6 +27,8 @@ use anyhow::Result;
 use unitrace_core::category_schema::{CategorySchema, RuleId, DEFAULT_DEVICE_CATEGORY};
 use unitrace_core::summary_text::normalize_kernel_name;
 use unitrace_core::trace::{object_members, parse_u64, Event, Field};
+use unitrace_render::parquet::{Column, Schema};
+use unitrace_render::table::{TableFormat, TableWriter};
 
 /// Accumulates one rank.
 pub struct RankStats {
@@ -667,10 +669,47 @@ fn write_categories(out: &mut impl Write, ranks: &[RankReport]) -> Result<()> {
 /// CSV: one `rank` row per rank, then (with `--schema`) its `category`
 /// rows, then its `kernel` rows. With a schema a `category` column follows
 /// `kernel`; without one the columns are unchanged.
-pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
+pub fn write_csv(out: impl Write + Send, ranks: &[RankReport]) -> Result<()> {
+    write_table(out, TableFormat::Csv, ranks).map(drop)
+}
+
+/// The `--stats` columns as typed for Parquet (docs/formats.md#parquet-tables):
+/// `rank` is a string because a file without a rank is labelled `#N`;
+/// fields a row kind leaves empty are nulls.
+pub fn stats_schema(with_categories: bool) -> Schema {
+    let mut columns = vec![
+        Column::utf8("row"),
+        Column::utf8("rank"),
+        Column::utf8("file"),
+        Column::utf8("kernel").nullable(),
+    ];
+    if with_categories {
+        columns.push(Column::utf8("category").nullable());
+    }
+    columns.extend([
+        Column::int64("count"),
+        Column::float64("total_us"),
+        Column::float64("mean_us").nullable(),
+        Column::float64("max_us").nullable(),
+        Column::float64("gpu_share_pct").nullable(),
+        Column::float64("wall_us").nullable(),
+        Column::float64("gpu_busy_pct").nullable(),
+        Column::float64("vs_median_pct").nullable(),
+        Column::utf8("host_range").nullable(),
+        Column::float64("host_range_share_pct").nullable(),
+    ]);
+    Schema::new(columns)
+}
+
+/// The `--stats` table as CSV or Parquet into `out`, which is returned.
+pub fn write_table<W: Write + Send>(
+    out: W,
+    format: TableFormat,
+    ranks: &[RankReport],
+) -> Result<W> {
     let med = median(&mut ranks.iter().map(|r| r.gpu_time_us).collect::<Vec<_>>());
     let with_categories = ranks.iter().any(|r| r.categories.is_some());
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = TableWriter::new(out, format, &stats_schema(with_categories))?;
     // Writes a record, dropping the `category` field (index 4) when no
     // schema was given.
     let mut write = |mut record: [&str; 15]| -> Result<()> {
@@ -682,23 +721,6 @@ pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
         }
         Ok(())
     };
-    write([
-        "row",
-        "rank",
-        "file",
-        "kernel",
-        "category",
-        "count",
-        "total_us",
-        "mean_us",
-        "max_us",
-        "gpu_share_pct",
-        "wall_us",
-        "gpu_busy_pct",
-        "vs_median_pct",
-        "host_range",
-        "host_range_share_pct",
-    ])?;
     let f3 = |v: f64| format!("{v:.3}");
     let f2 = |v: f64| format!("{v:.2}");
     for r in ranks {
@@ -763,8 +785,7 @@ pub fn write_csv(out: impl Write, ranks: &[RankReport]) -> Result<()> {
             ])?;
         }
     }
-    w.flush()?;
-    Ok(())
+    Ok(w.finish()?)
 }
 
 #[cfg(test)]

@@ -309,3 +309,31 @@ fn bad_schema_is_a_one_line_error_and_writes_nothing() {
     );
     assert_eq!(fs::read(&copy).unwrap(), before);
 }
+
+/// `--stats s.parquet` holds the rows of `--stats s.csv`, typed
+/// (docs/formats.md#parquet-tables), with and without `--schema`.
+#[test]
+fn stats_parquet_holds_the_csv_rows_typed() {
+    let schema = data("categories/schema.json");
+    for with_schema in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["s.csv", "s.parquet"] {
+            let mut args = vec!["-o", "m.json", "--stats", name];
+            if with_schema {
+                args.extend(["--schema", path_str(&schema)]);
+            }
+            let o = mergetrace(dir.path(), &args, &category_traces());
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+        let csv = fs::read(dir.path().join("s.csv")).unwrap();
+        let pq = fs::read(dir.path().join("s.parquet")).unwrap();
+        unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
+        let got = unitrace_render::table::parquet_schema(pq).unwrap();
+        assert_eq!(got, mergetrace::stats::stats_schema(with_schema));
+        let count = got.index_of("count").unwrap();
+        assert_eq!(
+            got.columns[count].ty,
+            unitrace_render::parquet::ColumnType::Int64
+        );
+    }
+}
