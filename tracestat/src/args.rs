@@ -46,6 +46,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Write every trace event as a row of a Parquet dataset partitioned by
+    /// rank (`DIR/rank=N/part-*.parquet`, docs/sql.md). Alone it writes
+    /// only the dataset (no report); with --csv/--json/--html the report
+    /// too. A re-run skips ranks already complete.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["combine", "partial"])]
+    pub events: Option<PathBuf>,
+
     /// Write a mergeable partial (per-rank summaries) instead of a report.
     #[arg(long, value_name = "OUT.json", conflicts_with_all = ["combine", "csv", "json", "html"])]
     pub partial: Option<PathBuf>,

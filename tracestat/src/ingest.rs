@@ -329,7 +329,7 @@ pub fn rank_from_path(path: &Path) -> Option<u32> {
 }
 
 /// `r` of a `RANK r ...` process name, and the label without that prefix.
-fn split_rank_label(label: &str) -> (Option<u32>, &str) {
+pub(crate) fn split_rank_label(label: &str) -> (Option<u32>, &str) {
     if let Some(rest) = label.strip_prefix("RANK ") {
         let end = rest.find(' ').unwrap_or(rest.len());
         if let Ok(r) = rest[..end].parse() {
@@ -347,7 +347,7 @@ fn split_tile(name: &str) -> Option<u32> {
 }
 
 /// A string member of an `args` object.
-fn args_str(args: &[u8], key: &[u8]) -> Option<String> {
+pub(crate) fn args_str(args: &[u8], key: &[u8]) -> Option<String> {
     let (_, span) = object_members(args).find(|(k, _)| *k == key)?;
     let v = &args[span.range()];
     if v.len() < 2 || v[0] != b'"' {
@@ -358,7 +358,7 @@ fn args_str(args: &[u8], key: &[u8]) -> Option<String> {
 }
 
 /// An integer member of `args`, quoted or not.
-fn args_uint(args: &[u8], key: &[u8]) -> Option<u64> {
+pub(crate) fn args_uint(args: &[u8], key: &[u8]) -> Option<u64> {
     let (_, span) = object_members(args).find(|(k, _)| *k == key)?;
     let v = &args[span.range()];
     let digits = v
@@ -371,7 +371,7 @@ fn args_uint(args: &[u8], key: &[u8]) -> Option<u64> {
 /// Bytes a collective call moves, from its arguments: oneCCL ITT
 /// `send_size:[n, ...]` (summed), MPI `ssize` / `dsize`
 /// (docs/formats.md#trace-json-events).
-fn collective_bytes(args: &[u8]) -> Option<u64> {
+pub(crate) fn collective_bytes(args: &[u8]) -> Option<u64> {
     let mut bytes: Option<u64> = None;
     for (key, span) in object_members(args) {
         let v = &args[span.range()];

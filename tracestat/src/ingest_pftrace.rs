@@ -29,7 +29,7 @@ struct OpenSlice {
 
 /// Bytes of a collective slice: ITT `send_size` (a string, values joined by
 /// `,`, summed) or MPI `ssize`/`dsize`.
-fn slice_bytes(te: &TrackEvent<'_>) -> Option<u64> {
+pub(crate) fn slice_bytes(te: &TrackEvent<'_>) -> Option<u64> {
     if let Some(v) = te.annotation(b"send_size") {
         return match v {
             AnnotationValue::Str(s) => {

@@ -14,6 +14,9 @@ pub mod args;
 pub mod classify;
 pub mod console;
 pub mod csv_out;
+pub mod event_index;
+pub mod event_scan;
+pub mod events;
 pub mod html;
 pub mod ingest;
 pub mod ingest_pftrace;
@@ -214,9 +217,51 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
     }
 
+    if let Some(dir) = &args.events {
+        events::check_out_dir(dir, &inputs)?;
+    }
+
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()?;
+    if let Some(dir) = &args.events {
+        let plan = events::EventsPlan {
+            out: dir,
+            inputs: &args.inputs,
+            schema: schema.as_ref(),
+            schema_name: opts_schema_name(&args),
+            ranks: rank_set.as_ref(),
+        };
+        let stats = pool.install(|| events::export(&plan))?;
+        if stats.dropped > 0 {
+            warn(
+                TOOL,
+                format!(
+                    "{} implausible event{} left out of {} (docs/tracestat.md#implausible-events)",
+                    stats.dropped,
+                    if stats.dropped == 1 { "" } else { "s" },
+                    dir.display()
+                ),
+            );
+        }
+        // Alone, --events writes only the dataset: no report is computed.
+        if args.csv.is_none() && args.json.is_none() && args.html.is_none() {
+            if !args.quiet {
+                println!(
+                    "{}: {} rows in {} part{} of {} rank{} written, {} rank{} already complete",
+                    dir.display(),
+                    stats.rows,
+                    stats.parts,
+                    if stats.parts == 1 { "" } else { "s" },
+                    stats.ranks_written,
+                    if stats.ranks_written == 1 { "" } else { "s" },
+                    stats.ranks_skipped,
+                    if stats.ranks_skipped == 1 { "" } else { "s" },
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let opts = RankOptions {
         short_kernel_ns,
         tree_depth: args.tree.unwrap_or(0),
@@ -341,6 +386,13 @@ fn result_dir_traces(dir: &Path, ranks: &[String]) -> Result<Vec<PathBuf>> {
         );
     }
     Ok(sel.files.into_iter().map(|f| f.path).collect())
+}
+
+fn opts_schema_name(args: &Args) -> Option<String> {
+    args.schema
+        .as_deref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
 }
 
 fn check_duplicate_ranks(ranks: &[RankSummary]) {

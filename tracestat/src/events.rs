@@ -1,0 +1,603 @@
+//! `--events DIR`: the trace as a queryable dataset, one Parquet row per
+//! trace event, partitioned Hive-style by rank (`DIR/rank=N/part-*.parquet`)
+//! so that DuckDB, pandas, polars, Spark, Dask or Trino read it as is
+//! (docs/tracestat.md#events, queries in docs/sql.md).
+//!
+//! Each input file is one rayon task and is walked twice by
+//! [`crate::event_scan`]: [`crate::event_index`] first (host ranges,
+//! flows), then the rows, streamed into row groups of
+//! `unitrace_render::parquet` and cut into parts of [`PART_ROWS`] rows.
+//! Every part is an `AtomicFile` (temporary name, renamed when complete);
+//! the rank's `_SUCCESS` marker is written last, so a rank is complete
+//! exactly when its marker exists. A re-run skips complete ranks (the
+//! marker names the input's size and the options) and redoes the others
+//! from scratch.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Result};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use unitrace_core::atomic::{write_atomic, AtomicFile};
+use unitrace_core::category_schema::CategorySchema;
+use unitrace_core::summary_text::normalize_kernel_name;
+use unitrace_core::InputError;
+use unitrace_render::parquet::{Column, ParquetWriter, Schema};
+
+use crate::classify::{builtin_class, Class, Classifier};
+use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
+use crate::event_scan::{scan_file, Names, Side, Slice, Visitor};
+use crate::ingest::rank_from_path;
+use crate::time::Ns;
+use crate::RankSet;
+
+/// Rows per part file: parts stay a size engines split work by.
+pub const PART_ROWS: u64 = 1 << 20;
+
+/// The marker of a complete rank partition, written after its parts.
+pub const MARKER: &str = "_SUCCESS";
+const MARKER_FORMAT: &str = "tracestat-events";
+/// Bumped when the columns change: older partitions are then redone.
+const MARKER_VERSION: u32 = 1;
+
+/// The columns of a row, in file order (docs/tracestat.md#events-columns).
+/// `rank` is not among them: it is the partition (`rank=N`), as Hive
+/// layouts do, and readers add it from the path.
+pub fn schema() -> Schema {
+    Schema::new(vec![
+        Column::int64("pid"),
+        Column::int64("tid"),
+        Column::utf8("process").nullable(),
+        Column::utf8("thread").nullable(),
+        Column::utf8("cat"),
+        Column::utf8("kind"),
+        Column::utf8("name"),
+        Column::utf8("short_name"),
+        Column::utf8("category").nullable(),
+        Column::int64("start_ns"),
+        Column::int64("duration_ns"),
+        Column::int64("instance_id").nullable(),
+        Column::utf8("host_range").nullable(),
+        Column::utf8("launch_call").nullable(),
+        Column::int64("launch_latency_ns").nullable(),
+        Column::int64("bytes").nullable(),
+        Column::utf8("comm").nullable(),
+    ])
+}
+
+mod col {
+    pub const PID: usize = 0;
+    pub const TID: usize = 1;
+    pub const PROCESS: usize = 2;
+    pub const THREAD: usize = 3;
+    pub const CAT: usize = 4;
+    pub const KIND: usize = 5;
+    pub const NAME: usize = 6;
+    pub const SHORT_NAME: usize = 7;
+    pub const CATEGORY: usize = 8;
+    pub const START: usize = 9;
+    pub const DURATION: usize = 10;
+    pub const INSTANCE: usize = 11;
+    pub const HOST_RANGE: usize = 12;
+    pub const LAUNCH_CALL: usize = 13;
+    pub const LAUNCH_LATENCY: usize = 14;
+    pub const BYTES: usize = 15;
+    pub const COMM: usize = 16;
+}
+
+/// The `kind` of a row: the classification the report uses
+/// (docs/tracestat.md#classification).
+pub mod kind {
+    pub const KERNEL: &str = "kernel";
+    pub const MEMORY: &str = "memory";
+    pub const API_CALL: &str = "api_call";
+    pub const HOST_RANGE: &str = "host_range";
+    pub const COLLECTIVE: &str = "collective";
+    pub const OTHER: &str = "other";
+}
+
+/// What an export is asked to do.
+pub struct EventsPlan<'a> {
+    pub out: &'a Path,
+    pub inputs: &'a [PathBuf],
+    pub schema: Option<&'a CategorySchema>,
+    /// File name of the schema, recorded in the markers.
+    pub schema_name: Option<String>,
+    pub ranks: Option<&'a RankSet>,
+}
+
+/// What an export did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ExportStats {
+    pub ranks_written: u64,
+    /// Ranks complete from an earlier run, left as they were.
+    pub ranks_skipped: u64,
+    pub rows: u64,
+    pub parts: u64,
+    /// Events left out as implausible.
+    pub dropped: u64,
+}
+
+/// The `_SUCCESS` marker of a rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Marker {
+    pub format: String,
+    pub version: u32,
+    pub source: String,
+    /// Size of the input when it was exported: a changed input is redone.
+    pub source_bytes: u64,
+    pub schema: Option<String>,
+    pub rows: u64,
+    pub parts: u64,
+}
+
+pub fn rank_dir(out: &Path, rank: u32) -> PathBuf {
+    out.join(format!("rank={rank}"))
+}
+
+fn part_name(n: u64) -> String {
+    format!("part-{n:05}.parquet")
+}
+
+/// Whether `rank`'s partition is complete for this input and options.
+fn complete(out: &Path, rank: u32, source_bytes: u64, schema: &Option<String>) -> bool {
+    let Ok(text) = std::fs::read(rank_dir(out, rank).join(MARKER)) else {
+        return false;
+    };
+    match serde_json::from_slice::<Marker>(&text) {
+        Ok(m) => {
+            m.format == MARKER_FORMAT
+                && m.version == MARKER_VERSION
+                && m.source_bytes == source_bytes
+                && &m.schema == schema
+        }
+        Err(_) => false,
+    }
+}
+
+/// Removes what an interrupted run left in a rank directory (its marker
+/// and parts), so that the redone partition holds only new parts.
+fn clear_rank_dir(dir: &Path) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(|e| InputError::io(dir, &e))?;
+            return Ok(());
+        }
+        Err(e) => return Err(InputError::io(dir, &e).into()),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == MARKER || (name.starts_with("part-") && name.ends_with(".parquet")) {
+            let p = entry.path();
+            std::fs::remove_file(&p).map_err(|e| InputError::io(&p, &e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Exports every input (in parallel, in the current rayon pool).
+pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
+    std::fs::create_dir_all(plan.out).map_err(|e| InputError::io(plan.out, &e))?;
+    let claims: Mutex<HashMap<u32, String>> = Mutex::new(HashMap::new());
+    let several = plan.inputs.len() > 1;
+    let results: Vec<Result<ExportStats>> = plan
+        .inputs
+        .par_iter()
+        .enumerate()
+        .map(|(i, path)| export_file(plan, path, i, several, &claims))
+        .collect();
+    let mut total = ExportStats::default();
+    for r in results {
+        let s = r?;
+        total.ranks_written += s.ranks_written;
+        total.ranks_skipped += s.ranks_skipped;
+        total.rows += s.rows;
+        total.parts += s.parts;
+        total.dropped += s.dropped;
+    }
+    Ok(total)
+}
+
+fn export_file(
+    plan: &EventsPlan<'_>,
+    path: &Path,
+    input_index: usize,
+    several: bool,
+    claims: &Mutex<HashMap<u32, String>>,
+) -> Result<ExportStats> {
+    let source_bytes = std::fs::metadata(path)
+        .map_err(|e| InputError::io(path, &e))?
+        .len();
+    let path_rank = rank_from_path(path);
+    let mut stats = ExportStats::default();
+    if let Some(r) = path_rank {
+        if plan.ranks.is_some_and(|set| !set.contains(r)) {
+            return Ok(stats);
+        }
+        // The common case, one rank per file: known complete without
+        // reading it.
+        if complete(plan.out, r, source_bytes, &plan.schema_name) {
+            stats.ranks_skipped += 1;
+            return Ok(stats);
+        }
+    }
+    let mut names = Names::default();
+    let mut index = FileIndex::new(path_rank);
+    let scanned = scan_file(path, &mut names, &mut index)?;
+    index.finish(&names);
+    if let Some(t) = &scanned.truncated {
+        unitrace_core::cli::warn(crate::TOOL, format!("{}: {t}", path.display()));
+    }
+    // Ranks of the accumulators; a trace without any rank is partition
+    // `rank=<its position among the inputs>` (docs/tracestat.md#events).
+    let mut acc_rank: Vec<Option<u32>> = Vec::new();
+    for (acc, r) in index.router.ranks.iter().enumerate() {
+        let used = index.router.used(acc);
+        let rank = match r {
+            Some(r) => Some(*r),
+            None if acc == 0 && (used || index.router.ranks.len() == 1) => {
+                if several {
+                    unitrace_core::cli::warn(
+                        crate::TOOL,
+                        format!(
+                            "{}: no rank in its name or process names; exported as rank={input_index}",
+                            path.display()
+                        ),
+                    );
+                }
+                Some(input_index as u32)
+            }
+            None => None,
+        };
+        let wanted = rank.filter(|&r| {
+            (used || index.router.ranks.len() == 1)
+                && plan.ranks.is_none_or(|set| set.contains(r))
+        });
+        acc_rank.push(wanted);
+    }
+    let mut todo = vec![false; acc_rank.len()];
+    for (acc, rank) in acc_rank.iter().enumerate() {
+        let Some(rank) = *rank else { continue };
+        {
+            let mut c = claims.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(other) = c.insert(rank, path.display().to_string()) {
+                bail!(
+                    "rank {rank} is in both {other} and {}: one partition per rank",
+                    path.display()
+                );
+            }
+        }
+        if complete(plan.out, rank, source_bytes, &plan.schema_name) {
+            stats.ranks_skipped += 1;
+        } else {
+            todo[acc] = true;
+        }
+    }
+    if !todo.iter().any(|&t| t) {
+        return Ok(stats);
+    }
+    let mut sinks: Vec<Option<RankSink>> = Vec::with_capacity(todo.len());
+    for (acc, &t) in todo.iter().enumerate() {
+        sinks.push(match (t, acc_rank[acc]) {
+            (true, Some(rank)) => {
+                let dir = rank_dir(plan.out, rank);
+                clear_rank_dir(&dir)?;
+                Some(RankSink::new(dir))
+            }
+            _ => None,
+        });
+    }
+    let mut rows = RowPass {
+        index: &index,
+        router: Router::new(path_rank),
+        classifier: Classifier::new(plan.schema),
+        name_rows: Vec::new(),
+        sinks,
+        host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
+    };
+    let second = scan_file(path, &mut names, &mut rows)?;
+    stats.dropped += second.dropped;
+    for (acc, sink) in rows.sinks.into_iter().enumerate() {
+        let Some(sink) = sink else { continue };
+        let (n, parts) = sink.finish(&Marker {
+            format: MARKER_FORMAT.to_string(),
+            version: MARKER_VERSION,
+            source: path.display().to_string(),
+            source_bytes,
+            schema: plan.schema_name.clone(),
+            rows: 0,
+            parts: 0,
+        })?;
+        debug_assert!(acc_rank[acc].is_some());
+        stats.rows += n;
+        stats.parts += parts;
+        stats.ranks_written += 1;
+    }
+    Ok(stats)
+}
+
+/// The parts of one rank being written.
+struct RankSink {
+    dir: PathBuf,
+    writer: Option<ParquetWriter<AtomicFile>>,
+    part: u64,
+    rows: u64,
+    rows_in_part: u64,
+}
+
+impl RankSink {
+    fn new(dir: PathBuf) -> RankSink {
+        RankSink {
+            dir,
+            writer: None,
+            part: 0,
+            rows: 0,
+            rows_in_part: 0,
+        }
+    }
+
+    fn writer(&mut self) -> Result<&mut ParquetWriter<AtomicFile>> {
+        if self.rows_in_part >= PART_ROWS {
+            self.close_part()?;
+        }
+        if self.writer.is_none() {
+            let path = self.dir.join(part_name(self.part));
+            let file = AtomicFile::create(&path).map_err(|e| InputError::io(&path, &e))?;
+            let w = ParquetWriter::new(file, &schema()).map_err(|e| InputError::io(&path, &e))?;
+            self.writer = Some(w);
+        }
+        Ok(self.writer.as_mut().expect("opened above"))
+    }
+
+    fn end_row(&mut self) -> Result<()> {
+        let path = self.dir.join(part_name(self.part));
+        if let Some(w) = &mut self.writer {
+            w.end_row().map_err(|e| InputError::io(&path, &e))?;
+        }
+        self.rows += 1;
+        self.rows_in_part += 1;
+        Ok(())
+    }
+
+    fn close_part(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.take() {
+            let path = self.dir.join(part_name(self.part));
+            let file = w.finish().map_err(|e| InputError::io(&path, &e))?;
+            file.commit().map_err(|e| InputError::io(&path, &e))?;
+            self.part += 1;
+            self.rows_in_part = 0;
+        }
+        Ok(())
+    }
+
+    /// Commits the last part, then the marker; returns (rows, parts).
+    fn finish(mut self, marker: &Marker) -> Result<(u64, u64)> {
+        self.close_part()?;
+        let marker = Marker {
+            rows: self.rows,
+            parts: self.part,
+            ..marker.clone()
+        };
+        let path = self.dir.join(MARKER);
+        let mut text = serde_json::to_vec_pretty(&marker)?;
+        text.push(b'\n');
+        write_atomic(&path, &text).map_err(|e| InputError::io(&path, &e))?;
+        Ok((self.rows, self.part))
+    }
+}
+
+/// Per name, what its rows repeat: the name without shape and, for
+/// device commands, the schema's category and class.
+struct NameRow {
+    short: Box<str>,
+    /// `(category, class)` from `--schema`; `None` without a match.
+    schema: Option<(Box<str>, Option<Class>)>,
+}
+
+/// Pass 2 over one file: the rows.
+struct RowPass<'a, 's> {
+    index: &'a FileIndex,
+    router: Router,
+    classifier: Classifier<'s>,
+    name_rows: Vec<Option<NameRow>>,
+    sinks: Vec<Option<RankSink>>,
+    host_spans: Vec<Option<Ns>>,
+}
+
+impl RowPass<'_, '_> {
+    fn name_row(&mut self, names: &Names, id: u32, device: bool) -> &NameRow {
+        let i = id as usize;
+        if self.name_rows.len() <= i {
+            self.name_rows.resize_with(i + 1, || None);
+        }
+        if self.name_rows[i].is_none() {
+            let name = names.name(id);
+            let schema = device.then(|| {
+                let k = self.classifier.kind(name);
+                (k.category.into_boxed_str(), k.class)
+            });
+            self.name_rows[i] = Some(NameRow {
+                short: normalize_kernel_name(name).into(),
+                schema,
+            });
+        } else if device && self.name_rows[i].as_ref().is_some_and(|n| n.schema.is_none()) {
+            let k = self.classifier.kind(names.name(id));
+            if let Some(n) = self.name_rows[i].as_mut() {
+                n.schema = Some((k.category.into_boxed_str(), k.class));
+            }
+        }
+        self.name_rows[i].as_ref().expect("filled above")
+    }
+}
+
+impl Visitor for RowPass<'_, '_> {
+    fn process(&mut self, pid: u64, label: &str) {
+        self.router.process(pid, label);
+    }
+
+    fn thread(&mut self, _pid: u64, _tid: u64, _label: &str) {}
+
+    fn flow_start(&mut self, pid: u64, _tid: u64, _id: u64, _ts: Ns, _call: Option<u32>) {
+        self.router.route(pid);
+    }
+
+    fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
+        let acc = self.router.route(s.pid);
+        if self.sinks.get(acc).is_none_or(|x| x.is_none()) {
+            return Ok(());
+        }
+        let index = self.index;
+        let rank = &index.ranks[acc];
+        let end = if s.closed {
+            s.end
+        } else if rank.last >= s.start {
+            rank.last
+        } else {
+            return Ok(());
+        };
+        let info = names.info[s.name as usize];
+        let tree_of = |tid: u64| rank.trees.get(&tid).unwrap_or(&NO_RANGES);
+        let (kind, host_range, launch, category): (&str, u32, _, Option<String>);
+        let mut tree = tree_of(s.tid);
+        match s.side {
+            Side::Device => {
+                // Longer than the host's whole run: left out, as the report
+                // does (docs/tracestat.md#implausible-events).
+                if self.host_spans[acc].is_some_and(|span| end - s.start > span) {
+                    return Ok(());
+                }
+                kind = if info.memory {
+                    self::kind::MEMORY
+                } else {
+                    self::kind::KERNEL
+                };
+                let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
+                let (range, in_collective) = match l {
+                    Some(l) => {
+                        tree = tree_of(l.tid);
+                        let r = tree.innermost(l.ts);
+                        (r, tree.in_collective(r))
+                    }
+                    None => (NONE, false),
+                };
+                host_range = range;
+                launch = l.map(|l| (l.call, s.start - l.ts));
+                let copy_engine = index.copy_engines.contains(&(s.pid, s.tid));
+                let row = self.name_row(names, s.name, true);
+                let (schema_cat, schema_class) = row.schema.clone().expect("device row");
+                // The category the kernel table groups by
+                // (docs/tracestat.md#classification): the schema's, or
+                // without a match or a schema, the final built-in class.
+                category = Some(match schema_class {
+                    Some(_) => schema_cat.into(),
+                    None => {
+                        let mut c = builtin_class(names.name(s.name));
+                        if c != Class::Communication && copy_engine {
+                            c = Class::Memory;
+                        }
+                        if in_collective {
+                            c = Class::Communication;
+                        }
+                        if Class::ALL.iter().any(|k| k.name() == &*schema_cat) {
+                            c.name().to_string()
+                        } else {
+                            schema_cat.into()
+                        }
+                    }
+                });
+            }
+            Side::Host => {
+                kind = if info.collective {
+                    self::kind::COLLECTIVE
+                } else if info.range {
+                    self::kind::HOST_RANGE
+                } else {
+                    self::kind::API_CALL
+                };
+                host_range = if info.range {
+                    tree.parent_of(&Range {
+                        start: s.start,
+                        end,
+                        name: s.name,
+                    })
+                } else {
+                    tree.innermost(s.start)
+                };
+                launch = None;
+                category = None;
+            }
+            Side::Other => {
+                kind = self::kind::OTHER;
+                host_range = tree.innermost(s.start);
+                launch = None;
+                category = None;
+            }
+        }
+        let host_range = tree.name(host_range);
+        let short: Box<str> = self.name_row(names, s.name, false).short.clone();
+        let process = index.processes.get(&s.pid).map(String::as_str);
+        let thread = index.threads.get(&(s.pid, s.tid)).map(String::as_str);
+        let sink = self.sinks[acc].as_mut().expect("checked above");
+        let w = sink.writer()?;
+        w.push_i64(col::PID, s.pid as i64);
+        w.push_i64(col::TID, s.tid as i64);
+        push_opt_str(w, col::PROCESS, process);
+        push_opt_str(w, col::THREAD, thread);
+        w.push_str(col::CAT, s.cat);
+        w.push_str(col::KIND, kind);
+        w.push_str(col::NAME, names.name(s.name));
+        w.push_str(col::SHORT_NAME, &short);
+        push_opt_str(w, col::CATEGORY, category.as_deref());
+        w.push_i64(col::START, s.start);
+        w.push_i64(col::DURATION, end - s.start);
+        match s.instance {
+            Some(i) => w.push_i64(col::INSTANCE, i as i64),
+            None => w.push_null(col::INSTANCE),
+        }
+        push_opt_str(w, col::HOST_RANGE, host_range.map(|r| names.name(r)));
+        match launch {
+            Some((call, latency)) => {
+                push_opt_str(w, col::LAUNCH_CALL, call.map(|c| names.name(c)));
+                w.push_i64(col::LAUNCH_LATENCY, latency);
+            }
+            None => {
+                w.push_null(col::LAUNCH_CALL);
+                w.push_null(col::LAUNCH_LATENCY);
+            }
+        }
+        match s.bytes {
+            Some(b) => w.push_i64(col::BYTES, b as i64),
+            None => w.push_null(col::BYTES),
+        }
+        push_opt_str(w, col::COMM, s.comm.as_deref());
+        sink.end_row()
+    }
+}
+
+fn push_opt_str(w: &mut ParquetWriter<AtomicFile>, c: usize, v: Option<&str>) {
+    match v {
+        Some(v) => w.push_str(c, v),
+        None => w.push_null(c),
+    }
+}
+
+/// Refuses an events directory that is, or is inside, nothing but itself:
+/// it must not be an input file.
+pub fn check_out_dir(out: &Path, inputs: &[&Path]) -> Result<()> {
+    if out.is_file() {
+        return Err(anyhow!(
+            "--events {}: is a file, not a directory",
+            out.display()
+        ));
+    }
+    for i in inputs {
+        if unitrace_core::atomic::same_output_path(out, i) {
+            bail!("--events {}: is an input", out.display());
+        }
+    }
+    Ok(())
+}
