@@ -20,4 +20,13 @@ if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
         || echo "test.sh: could not install ${need[*]}; tests that need them will fail" >&2
 fi
 
+# The DuckDB Python package runs the queries of docs/sql.md in
+# tracestat/tests/events.rs (that test fails without it, saying how to install).
+if ! python3 -c 'import duckdb' >/dev/null 2>&1; then
+    echo "test.sh: installing the Python package duckdb" >&2
+    python3 -m pip install --user --quiet duckdb >/dev/null 2>&1 \
+        || python3 -m pip install --user --quiet --break-system-packages duckdb >/dev/null 2>&1 \
+        || echo "test.sh: could not install duckdb (pip install --user duckdb); the docs/sql.md test will fail" >&2
+fi
+
 cargo test --workspace --release --locked "$@"

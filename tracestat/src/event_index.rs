@@ -191,9 +191,9 @@ impl RangeTree {
 
     /// The range around the range `r` itself (its parent).
     pub fn parent_of(&self, r: &Range) -> u32 {
-        let from = self
-            .ranges
-            .partition_point(|x| (x.start, std::cmp::Reverse(x.end)) < (r.start, std::cmp::Reverse(r.end)));
+        let from = self.ranges.partition_point(|x| {
+            (x.start, std::cmp::Reverse(x.end)) < (r.start, std::cmp::Reverse(r.end))
+        });
         self.ranges[from..]
             .iter()
             .take_while(|x| x.start == r.start && x.end == r.end)
@@ -332,7 +332,10 @@ impl FileIndex {
                     r.host_last = r.host_last.max(r.last);
                     if names.info[name as usize].range {
                         let end = r.last;
-                        r.ranges.entry(tid).or_default().push(Range { start, end, name });
+                        r.ranges
+                            .entry(tid)
+                            .or_default()
+                            .push(Range { start, end, name });
                     }
                 }
             }

@@ -318,11 +318,9 @@ fn json_event(
                 },
             )?;
         }
-        b"s" => {
-            if cat_raw.starts_with(b"Flow_H2D_") || cat_raw.starts_with(b"CL_Flow_H2D_") {
-                if let (Some(id), Some(tid)) = (ev.uint(Field::Id), tid) {
-                    v.flow_start(pid, tid, id, ts, None);
-                }
+        b"s" if cat_raw.starts_with(b"Flow_H2D_") || cat_raw.starts_with(b"CL_Flow_H2D_") => {
+            if let (Some(id), Some(tid)) = (ev.uint(Field::Id), tid) {
+                v.flow_start(pid, tid, id, ts, None);
             }
         }
         b"E" if cat_raw != b"os_op" => {
@@ -341,7 +339,7 @@ fn json_event(
                             end: ts,
                             closed: true,
                             instance: None,
-                    flow: None,
+                            flow: None,
                             bytes: None,
                             comm: None,
                         },
@@ -503,8 +501,7 @@ pub fn scan_pftrace(
                             stats.dropped += 1;
                             continue;
                         };
-                        if !anchor.plausible(s.start) || ts < s.start || (s.gpu && ts == s.start)
-                        {
+                        if !anchor.plausible(s.start) || ts < s.start || (s.gpu && ts == s.start) {
                             stats.dropped += 1;
                             continue;
                         }

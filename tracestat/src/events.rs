@@ -254,8 +254,7 @@ fn export_file(
             None => None,
         };
         let wanted = rank.filter(|&r| {
-            (used || index.router.ranks.len() == 1)
-                && plan.ranks.is_none_or(|set| set.contains(r))
+            (used || index.router.ranks.len() == 1) && plan.ranks.is_none_or(|set| set.contains(r))
         });
         acc_rank.push(wanted);
     }
@@ -424,7 +423,11 @@ impl RowPass<'_, '_> {
                 short: normalize_kernel_name(name).into(),
                 schema,
             });
-        } else if device && self.name_rows[i].as_ref().is_some_and(|n| n.schema.is_none()) {
+        } else if device
+            && self.name_rows[i]
+                .as_ref()
+                .is_some_and(|n| n.schema.is_none())
+        {
             let k = self.classifier.kind(names.name(id));
             if let Some(n) = self.name_rows[i].as_mut() {
                 n.schema = Some((k.category.into_boxed_str(), k.class));

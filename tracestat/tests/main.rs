@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod common;
+mod events;
 mod hand;
 mod partial_and_errors;
 

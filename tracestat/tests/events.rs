@@ -1,0 +1,584 @@
+//! `--events DIR`: the rows of the Parquet dataset on hand-built traces,
+//! `.pftrace` against JSON, resuming an interrupted export, bad input, and
+//! the DuckDB queries of docs/sql.md against tracestat's own tables
+//! (docs/tracestat.md#events).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bytes_free::rows_of_dataset;
+use parquet::record::Field;
+
+use crate::common::{coll_files, data, gen_files, run};
+
+/// Reads a dataset back with the `parquet` crate (no engine needed).
+mod bytes_free {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    pub type Row = BTreeMap<String, Field>;
+
+    /// Every row of every part, with `rank` from the partition folder.
+    pub fn rows_of_dataset(dir: &Path) -> Vec<Row> {
+        let mut out = Vec::new();
+        let mut ranks: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        ranks.sort();
+        for rdir in ranks {
+            let name = rdir.file_name().unwrap().to_string_lossy().into_owned();
+            let rank: i64 = name.strip_prefix("rank=").unwrap().parse().unwrap();
+            let mut parts: Vec<_> = std::fs::read_dir(&rdir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+                .collect();
+            parts.sort();
+            for p in parts {
+                let reader = SerializedFileReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+                for row in reader.get_row_iter(None).unwrap() {
+                    let mut m: Row = row
+                        .unwrap()
+                        .get_column_iter()
+                        .map(|(k, f)| (k.clone(), f.clone()))
+                        .collect();
+                    m.insert("rank".into(), Field::Long(rank));
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+}
+
+type Row = BTreeMap<String, Field>;
+
+fn export(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&std::ffi::OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
+    args.push("--events".as_ref());
+    args.push(out.as_os_str());
+    for e in extra {
+        args.push(e.as_ref());
+    }
+    run(&args)
+}
+
+fn s(r: &Row, k: &str) -> Option<String> {
+    match r.get(k) {
+        Some(Field::Str(s)) => Some(s.clone()),
+        Some(Field::Null) | None => None,
+        Some(other) => panic!("{k}: not a string: {other:?}"),
+    }
+}
+
+fn n(r: &Row, k: &str) -> Option<i64> {
+    match r.get(k) {
+        Some(Field::Long(v)) => Some(*v),
+        Some(Field::Null) | None => None,
+        Some(other) => panic!("{k}: not an integer: {other:?}"),
+    }
+}
+
+fn find<'a>(rows: &'a [Row], name: &str) -> &'a Row {
+    let hits: Vec<&Row> = rows
+        .iter()
+        .filter(|r| s(r, "name").as_deref() == Some(name))
+        .collect();
+    assert_eq!(hits.len(), 1, "rows named {name}: {hits:?}");
+    hits[0]
+}
+
+const US: i64 = 1000;
+const T0: i64 = 1_700_000_000_000_000 * US;
+
+#[test]
+fn kernel_rows_carry_their_launch_and_host_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let o = export(&[data("hand.1000.0.json")], &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("rank=0/_SUCCESS").is_file());
+    assert!(out.join("rank=0/part-00000.parquet").is_file());
+    let rows = rows_of_dataset(&out);
+    // 5 device commands + 10 host calls; flows and metadata are no rows.
+    assert_eq!(rows.len(), 15, "{rows:#?}");
+
+    let gemm = find(&rows, "gemm[SIMD16 {8; 1; 1} {64; 1; 1}]");
+    assert_eq!(n(gemm, "rank"), Some(0));
+    assert_eq!(s(gemm, "kind").as_deref(), Some("kernel"));
+    assert_eq!(s(gemm, "cat").as_deref(), Some("gpu_op"));
+    assert_eq!(s(gemm, "short_name").as_deref(), Some("gemm"));
+    assert_eq!(s(gemm, "category").as_deref(), Some("compute"));
+    assert_eq!(n(gemm, "start_ns"), Some(T0 + 100 * US));
+    assert_eq!(n(gemm, "duration_ns"), Some(200 * US));
+    assert_eq!(n(gemm, "instance_id"), Some(1));
+    assert_eq!(n(gemm, "pid"), Some(4294967295));
+    assert_eq!(
+        s(gemm, "thread").as_deref(),
+        Some("Thread 1000 L0 Compute Engine<0,0>")
+    );
+    assert_eq!(
+        s(gemm, "process").as_deref(),
+        Some("RANK 0 DEVICE<node0>[GPU] 0:0:0:0 #0")
+    );
+    // Launched at 20 us inside aten::mm (10..40) inside aten::linear (0..100).
+    assert_eq!(s(gemm, "host_range").as_deref(), Some("PyTorch::aten::mm"));
+    assert_eq!(
+        s(gemm, "launch_call").as_deref(),
+        Some("zeCommandListAppendLaunchKernel")
+    );
+    assert_eq!(n(gemm, "launch_latency_ns"), Some(80 * US));
+
+    // Launched at 50 us: in aten::linear only.
+    let bias = find(&rows, "bias_add");
+    assert_eq!(
+        s(bias, "host_range").as_deref(),
+        Some("PyTorch::aten::linear")
+    );
+    assert_eq!(n(bias, "launch_latency_ns"), Some(250 * US));
+
+    // Launched inside the oneCCL call: communication, as the report says.
+    let ar = find(&rows, "allreduce_kernel");
+    assert_eq!(
+        s(ar, "host_range").as_deref(),
+        Some("oneCCL::API::ALLREDUCE_SMALL")
+    );
+    assert_eq!(s(ar, "category").as_deref(), Some("communication"));
+
+    // A copy on the copy engine, launched outside any range.
+    let copy = find(&rows, "zeCommandListAppendMemoryCopy(M2D)[4096]");
+    assert_eq!(s(copy, "kind").as_deref(), Some("memory"));
+    assert_eq!(s(copy, "category").as_deref(), Some("memory"));
+    assert_eq!(
+        s(copy, "short_name").as_deref(),
+        Some("zeCommandListAppendMemoryCopy(M2D)")
+    );
+    assert_eq!(s(copy, "host_range"), None);
+    assert_eq!(
+        s(copy, "launch_call").as_deref(),
+        Some("zeCommandListAppendMemoryCopy")
+    );
+    assert_eq!(n(copy, "launch_latency_ns"), Some(220 * US));
+
+    // Launched at 700 us, where the sync call (400..700) ends and the
+    // launch call begins: the launch is the call the flow starts in.
+    let softmax = find(&rows, "softmax");
+    assert_eq!(
+        s(softmax, "launch_call").as_deref(),
+        Some("zeCommandListAppendLaunchKernel")
+    );
+    assert_eq!(n(softmax, "launch_latency_ns"), Some(100 * US));
+
+    // Host rows: kinds and the range each ran under.
+    let linear = find(&rows, "PyTorch::aten::linear");
+    assert_eq!(s(linear, "kind").as_deref(), Some("host_range"));
+    assert_eq!(s(linear, "host_range"), None);
+    assert_eq!(s(linear, "category"), None);
+    let mm = find(&rows, "PyTorch::aten::mm");
+    assert_eq!(
+        s(mm, "host_range").as_deref(),
+        Some("PyTorch::aten::linear")
+    );
+    let ccl = find(&rows, "oneCCL::API::ALLREDUCE_SMALL");
+    assert_eq!(s(ccl, "kind").as_deref(), Some("collective"));
+    assert_eq!(n(ccl, "bytes"), Some(1_048_576));
+    assert_eq!(s(ccl, "host_range"), None);
+    let launches: Vec<&Row> = rows
+        .iter()
+        .filter(|r| s(r, "name").as_deref() == Some("zeCommandListAppendLaunchKernel"))
+        .collect();
+    assert_eq!(launches.len(), 4);
+    for l in launches {
+        assert_eq!(s(l, "kind").as_deref(), Some("api_call"));
+        let expected = match (n(l, "start_ns").unwrap() - T0) / US {
+            20 => Some("PyTorch::aten::mm"),
+            50 => Some("PyTorch::aten::linear"),
+            115 => Some("oneCCL::API::ALLREDUCE_SMALL"),
+            700 => None,
+            other => panic!("unexpected launch at {other} us"),
+        };
+        assert_eq!(s(l, "host_range").as_deref(), expected);
+    }
+}
+
+#[test]
+fn implausible_events_are_left_out_as_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let o = export(&coll_files(), &out, &["--ranks", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("implausible"), "{stderr}");
+    // Only rank 1 was asked for.
+    let dirs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dirs, vec!["rank=1".to_string()]);
+    let rows = rows_of_dataset(&out);
+    let names: Vec<String> = rows.iter().filter_map(|r| s(r, "name")).collect();
+    for bad in ["bad_negative", "bad_zero", "bad_too_long", "jumped_clock"] {
+        assert!(!names.iter().any(|n| n == bad), "{bad} in {names:?}");
+    }
+    assert!(names.iter().any(|n| n == "gemm"));
+}
+
+/// The columns that must agree between a JSON trace and the `.pftrace`
+/// of the same run (ids of tracks and flows are the format's own).
+fn comparable(rows: &[Row]) -> Vec<Vec<String>> {
+    let cols = [
+        "rank",
+        "kind",
+        "name",
+        "short_name",
+        "category",
+        "start_ns",
+        "duration_ns",
+        "host_range",
+        "launch_call",
+        "launch_latency_ns",
+        "bytes",
+        "thread",
+    ];
+    let mut v: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let device = matches!(s(r, "kind").as_deref(), Some("kernel" | "memory"));
+            cols.iter()
+                .map(|c| match r.get(*c) {
+                    // `.pftrace` names host threads (`Thread <tid>`), JSON
+                    // does not: engine names are compared, host ones not.
+                    Some(_) if *c == "thread" && !device => "host".into(),
+                    Some(f) => f.to_string(),
+                    None => "null".into(),
+                })
+                .collect()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn pftrace_rows_equal_json_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("json"), dir.path().join("pf"));
+    let o = export(&gen_files(), &a, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut pf: Vec<PathBuf> = std::fs::read_dir(data("gen-pftrace"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pf.sort();
+    let o = export(&pf, &b, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (ja, pb) = (
+        comparable(&rows_of_dataset(&a)),
+        comparable(&rows_of_dataset(&b)),
+    );
+    assert!(ja.len() > 1000, "{} rows", ja.len());
+    assert_eq!(ja.len(), pb.len());
+    for (x, y) in ja.iter().zip(&pb) {
+        assert_eq!(x, y);
+    }
+}
+
+fn part_files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_rerun_completes_only_the_incomplete_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let files = gen_files();
+    let o = export(&files, &out, &[]);
+    assert!(o.status.success());
+    let before = rows_of_dataset(&out);
+    let modified = |r: u32| {
+        std::fs::metadata(out.join(format!("rank={r}/part-00000.parquet")))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let (m0, m2) = (modified(0), modified(2));
+    // Rank 1 as a killed run leaves it: a part renamed, a half-written
+    // one under its temporary name (of a process that no longer runs),
+    // no marker.
+    let r1 = out.join("rank=1");
+    std::fs::remove_file(r1.join("_SUCCESS")).unwrap();
+    std::fs::write(r1.join("part-00003.parquet"), b"stale part of a killed run").unwrap();
+    std::fs::write(r1.join("part-00000.parquet"), b"PAR1 cut").unwrap();
+    let o = export(&files, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("of 1 rank written, 2 ranks already complete"),
+        "{stdout}"
+    );
+    assert_eq!(part_files(&r1), vec!["_SUCCESS", "part-00000.parquet"]);
+    assert_eq!(
+        (modified(0), modified(2)),
+        (m0, m2),
+        "complete ranks rewritten"
+    );
+    assert_eq!(rows_of_dataset(&out), before);
+
+    // A changed input is redone even though its marker exists.
+    let copy = dir.path().join("python.100020.0.json");
+    std::fs::copy(&files[0], &copy).unwrap();
+    let o = export(std::slice::from_ref(&copy), &out, &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 rank already complete"));
+    let mut text = std::fs::read(&copy).unwrap();
+    text.extend_from_slice(b"\n");
+    std::fs::write(&copy, text).unwrap();
+    let o = export(&[copy], &out, &[]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("of 1 rank written"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_leaves_no_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("app.1.0.json");
+    std::fs::write(
+        &bad,
+        "{\"traceEvents\":[\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 1, \"pid\": 1, \"tid\": 1},\n{\"ph\": \"X\",, }\n]}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("ev");
+    let o = export(std::slice::from_ref(&bad), &out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("tracestat: {}:3: ", bad.display())),
+        "{stderr}"
+    );
+    // Nothing under a final name: no marker, no part.
+    let leftovers: Vec<_> = walk(&out);
+    assert!(
+        leftovers
+            .iter()
+            .all(|p| !p.ends_with("_SUCCESS") && !p.ends_with(".parquet")),
+        "{leftovers:?}"
+    );
+    // An events directory that is a file is refused.
+    let o = export(&[data("hand.1000.0.json")], &bad, &[]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p.display().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn events_combine_with_the_report_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let json = dir.path().join("r.json");
+    let mut args: Vec<&std::ffi::OsStr> = vec![];
+    let files = gen_files();
+    args.extend(files.iter().map(|p| p.as_os_str()));
+    args.extend(["--events".as_ref(), out.as_os_str()]);
+    args.extend(["--json".as_ref(), json.as_os_str(), "-q".as_ref()]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(json.is_file());
+    assert_eq!(part_files(&out).len(), 3);
+}
+
+// ---- docs/sql.md against tracestat's tables (DuckDB) ----
+
+/// The queries of docs/sql.md: `(name, sql)` for every block marked
+/// `<!-- query: NAME -->`.
+fn doc_queries() -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sql.md"))
+        .unwrap();
+    let mut out = Vec::new();
+    let mut rest = doc.as_str();
+    while let Some(at) = rest.find("<!-- query: ") {
+        rest = &rest[at + "<!-- query: ".len()..];
+        let end = rest.find(" -->").unwrap();
+        let name = rest[..end].to_string();
+        let open = rest.find("```sql\n").unwrap() + "```sql\n".len();
+        let close = open + rest[open..].find("```").unwrap();
+        out.push((name, rest[open..close].to_string()));
+        rest = &rest[close..];
+    }
+    out
+}
+
+const DUCKDB_RUNNER: &str = r#"
+import json, sys
+try:
+    import duckdb
+except ImportError:
+    sys.stderr.write("the Python package duckdb is missing: pip install --user duckdb (scripts/test.sh does it)\n")
+    sys.exit(3)
+queries = json.load(open(sys.argv[1]))
+con = duckdb.connect()
+out = {}
+for name, sql in queries:
+    rel = con.sql(sql)
+    if rel is None:
+        continue
+    cols = rel.columns
+    out[name] = [dict(zip(cols, row)) for row in rel.fetchall()]
+json.dump(out, sys.stdout)
+"#;
+
+fn csv_table(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let head = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            head.iter()
+                .zip(rec.unwrap().iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Equal at the precision tracestat's CSV prints (`digits` decimals).
+fn same(csv: &str, sql: &serde_json::Value, digits: i32, what: &str) {
+    let a: f64 = csv.parse().unwrap();
+    let b = num(sql);
+    assert!(
+        (a - b).abs() <= 0.51 * 10f64.powi(-digits),
+        "{what}: tracestat {a}, SQL {b}"
+    );
+}
+
+#[test]
+fn sql_queries_of_the_docs_reproduce_tracestat_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, csv_dir) = (dir.path().join("ev"), dir.path().join("csv"));
+    let files = gen_files();
+    let o = export(&files, &out, &["--csv", csv_dir.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let dataset = format!("{}/", out.display());
+    let queries: Vec<(String, String)> = doc_queries()
+        .into_iter()
+        .map(|(n, q)| (n, q.replace("DIR/", &dataset)))
+        .collect();
+    let names: Vec<&str> = queries.iter().map(|q| q.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["view", "top_kernels", "busy", "idle_gaps", "collectives"]
+    );
+    let qfile = dir.path().join("queries.json");
+    std::fs::write(&qfile, serde_json::to_vec(&queries).unwrap()).unwrap();
+    let py = Command::new("python3")
+        .args(["-c", DUCKDB_RUNNER])
+        .arg(&qfile)
+        .output()
+        .expect("python3 is needed to run the DuckDB queries of docs/sql.md");
+    assert!(
+        py.status.success(),
+        "DuckDB queries failed (install with `pip install --user duckdb`; scripts/test.sh does it):\n{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let res: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
+
+    // Top kernels: every row equals kernels.csv's row, and the 20 are
+    // kernels.csv's 20 largest totals.
+    let kernels = csv_table(&csv_dir.join("kernels.csv"));
+    let top = res["top_kernels"].as_array().unwrap();
+    assert_eq!(top.len(), 20.min(kernels.len()));
+    for row in top {
+        let cat = row["category"].as_str().unwrap();
+        let name = row["kernel"].as_str().unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["category"] == cat && k["kernel"] == name)
+            .unwrap_or_else(|| panic!("{cat} {name} not in kernels.csv"));
+        assert_eq!(k["count"], row["count"].to_string(), "{name}");
+        same(&k["total_us"], &row["total_us"], 3, name);
+        same(&k["mean_us"], &row["mean_us"], 3, name);
+        same(&k["max_us"], &row["max_us"], 3, name);
+    }
+    let mut totals: Vec<f64> = kernels
+        .iter()
+        .map(|k| k["total_us"].parse().unwrap())
+        .collect();
+    totals.sort_by(|a, b| b.total_cmp(a));
+    let twentieth = totals[top.len() - 1];
+    assert!((num(&top[top.len() - 1]["total_us"]) - twentieth).abs() < 0.001);
+
+    // Busy % and idle gaps per rank: breakdown.csv / idle_gaps.csv, device all.
+    let breakdown = csv_table(&csv_dir.join("breakdown.csv"));
+    let busy = res["busy"].as_array().unwrap();
+    assert_eq!(busy.len(), files.len());
+    for row in busy {
+        let rank = row["rank"].to_string();
+        let b = breakdown
+            .iter()
+            .find(|b| b["rank"] == rank && b["device"] == "all")
+            .unwrap();
+        same(&b["wall_us"], &row["wall_us"], 3, "wall_us");
+        same(&b["busy_us"], &row["busy_us"], 3, "busy_us");
+        same(&b["busy_pct"], &row["busy_pct"], 4, "busy_pct");
+    }
+    let gaps = csv_table(&csv_dir.join("idle_gaps.csv"));
+    let sql_gaps = res["idle_gaps"].as_array().unwrap();
+    assert_eq!(sql_gaps.len(), files.len());
+    for row in sql_gaps {
+        let rank = row["rank"].to_string();
+        let g = gaps
+            .iter()
+            .find(|g| g["rank"] == rank && g["device"] == "all")
+            .unwrap();
+        assert_eq!(g["gaps"], row["gaps"].to_string());
+        assert!(row["gaps"].as_u64().unwrap() > 10);
+        same(&g["total_us"], &row["total_us"], 3, "gap total_us");
+        same(&g["longest_us"], &row["longest_us"], 3, "gap longest_us");
+    }
+
+    // Collectives per rank: stragglers.csv's collectives and own_wait_us.
+    let stragglers = csv_table(&csv_dir.join("stragglers.csv"));
+    let coll = res["collectives"].as_array().unwrap();
+    assert!(!coll.is_empty());
+    for s in &stragglers {
+        let row = coll.iter().find(|c| {
+            c["rank"].as_i64().map(|r| r.to_string()).as_deref() == Some(s["rank"].as_str())
+        });
+        match row {
+            Some(row) => {
+                assert_eq!(s["collectives"], row["collectives"].to_string());
+                same(&s["own_wait_us"], &row["own_wait_us"], 3, "own_wait_us");
+            }
+            None => assert_eq!(s["collectives"], "0"),
+        }
+    }
+}
