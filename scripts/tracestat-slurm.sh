@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # tracestat over many ranks on a Slurm cluster (docs/tracestat.md#past-one-machine):
 # one array task per block of ranks writes a partial, one dependent job
-# combines them into the report.
+# combines them into the report. With --events, the tasks write the events
+# dataset instead (docs/sql.md): each task the rank partitions of its block.
 #
-#   scripts/tracestat-slurm.sh [--block N] [--sbatch "OPTS"] [--local] OUT_DIR TRACE... [-- TRACESTAT_OPTS]
+#   scripts/tracestat-slurm.sh [--block N] [--sbatch "OPTS"] [--local] [--events DIR] OUT_DIR TRACE... [-- TRACESTAT_OPTS]
 #
 #   --block N       trace files per array task (default 64)
+#   --events DIR    export mode: every task writes DIR/rank=N/ for its ranks
+#                   (tracestat --events), no combine job. Resumable: submit
+#                   the same command again after a failure or a time-out and
+#                   the ranks already complete (DIR/rank=N/_SUCCESS) are
+#                   skipped, the others redone.
 #   --sbatch OPTS   extra sbatch options for every job (account, partition, time, ...)
 #   --local         run the tasks and the combine here, one after the other
 #                   (no Slurm; for a check on a laptop)
@@ -13,7 +19,8 @@
 #                   --tree, --ranks): every partial must be made with the same.
 #
 # Writes OUT_DIR/files.txt (the trace list), OUT_DIR/part.<task>.json, then
-# OUT_DIR/report.json, OUT_DIR/csv/ and OUT_DIR/report.html.
+# OUT_DIR/report.json, OUT_DIR/csv/ and OUT_DIR/report.html; with --events,
+# OUT_DIR/files.txt, the task logs and the dataset in DIR.
 # tracestat must be on PATH (or set TRACESTAT=/path/to/tracestat).
 # Internal modes (used by the jobs it submits): --task OUT_DIR, --combine OUT_DIR.
 set -euo pipefail
@@ -27,6 +34,9 @@ case "${1:-}" in
         block=$(cat "$out/block")
         mapfile -t opts < "$out/opts.txt"
         mapfile -t files < <(sed -n "$((task * block + 1)),$(((task + 1) * block))p" "$out/files.txt")
+        if [ -s "$out/events" ]; then
+            exec "$tracestat" --events "$(cat "$out/events")" "${opts[@]}" "${files[@]}"
+        fi
         exec "$tracestat" --partial "$out/part.$task.json" "${opts[@]}" "${files[@]}"
         ;;
     --combine)
@@ -39,15 +49,17 @@ esac
 block=64
 sbatch_opts=""
 local_run=0
+events=""
 while [ $# -gt 0 ]; do
     case "$1" in
+        --events) events="$2"; shift 2 ;;
         --block) block="$2"; shift 2 ;;
         --sbatch) sbatch_opts="$2"; shift 2 ;;
         --local) local_run=1; shift ;;
         *) break ;;
     esac
 done
-[ $# -ge 2 ] || { sed -n '2,20p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,26p' "$0" >&2; exit 2; }
 out="$1"; shift
 files=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do files+=("$(realpath "$1")"); shift; done
@@ -58,19 +70,29 @@ printf '%s\n' "${files[@]}" > "$out/files.txt"
 printf '%s\n' "$@" > "$out/opts.txt"
 [ $# -gt 0 ] || : > "$out/opts.txt"
 echo "$block" > "$out/block"
-rm -f "$out"/part.*.json
+if [ -n "$events" ]; then
+    mkdir -p "$events"
+    realpath "$events" > "$out/events"
+else
+    : > "$out/events"
+    rm -f "$out"/part.*.json
+fi
 tasks=$(((${#files[@]} + block - 1) / block))
 
 if [ "$local_run" = 1 ]; then
     for ((t = 0; t < tasks; t++)); do
         SLURM_ARRAY_TASK_ID=$t "$self" --task "$out"
     done
-    "$self" --combine "$out"
+    [ -n "$events" ] || "$self" --combine "$out"
     exit
 fi
 # shellcheck disable=SC2086
 array=$(sbatch --parsable $sbatch_opts --job-name=tracestat-part --array=0-$((tasks - 1)) \
     --output="$out/part.%a.log" "$self" --task "$out")
+if [ -n "$events" ]; then
+    echo "submitted $tasks export tasks ($array); dataset in $(cat "$out/events")" >&2
+    exit
+fi
 # shellcheck disable=SC2086
 sbatch --parsable $sbatch_opts --job-name=tracestat-combine --dependency=afterok:"$array" \
     --output="$out/combine.log" "$self" --combine "$out"

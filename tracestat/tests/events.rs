@@ -582,3 +582,36 @@ fn sql_queries_of_the_docs_reproduce_tracestat_tables() {
         }
     }
 }
+
+#[test]
+fn slurm_script_export_mode_writes_and_resumes_the_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, ev) = (dir.path().join("work"), dir.path().join("ev"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/tracestat-slurm.sh");
+    let go = || {
+        let mut c = Command::new("bash");
+        c.arg(&script)
+            .args(["--local", "--block", "2", "--events"])
+            .arg(&ev)
+            .arg(&work)
+            .args(gen_files())
+            .env("TRACESTAT", env!("CARGO_BIN_EXE_tracestat"));
+        c.output().unwrap()
+    };
+    let o = go();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // Two array tasks: ranks 0 and 1, then rank 2.
+    assert!(stdout.contains("of 2 ranks written"), "{stdout}");
+    assert!(stdout.contains("of 1 rank written"), "{stdout}");
+    for r in 0..3 {
+        assert!(ev.join(format!("rank={r}/_SUCCESS")).is_file());
+    }
+    // No report in export mode.
+    assert!(!work.join("report.json").exists());
+    std::fs::remove_file(ev.join("rank=2/_SUCCESS")).unwrap();
+    let o = go();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("2 ranks already complete"), "{stdout}");
+    assert!(stdout.contains("of 1 rank written"), "{stdout}");
+}
