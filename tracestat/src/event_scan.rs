@@ -284,8 +284,11 @@ fn json_event(
     let tid = ev.uint(Field::Tid);
     let name_of = |names: &mut Names| -> Option<u32> {
         let raw = ev.str_raw(Field::Name)?;
-        let decoded = ev.str(Field::Name)?;
-        Some(names.id(raw, || decoded.into_owned()))
+        if let Some(&id) = names.ids.get(raw) {
+            return Some(id);
+        }
+        let decoded = ev.str(Field::Name)?.into_owned();
+        Some(names.id(raw, || decoded))
     };
     match ph {
         b"X" if cat_raw == b"gpu_op" => {

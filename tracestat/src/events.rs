@@ -353,9 +353,11 @@ impl RankSink {
     }
 
     fn end_row(&mut self) -> Result<()> {
-        let path = self.dir.join(part_name(self.part));
         if let Some(w) = &mut self.writer {
-            w.end_row().map_err(|e| InputError::io(&path, &e))?;
+            if let Err(e) = w.end_row() {
+                let path = self.dir.join(part_name(self.part));
+                return Err(InputError::io(&path, &e).into());
+            }
         }
         self.rows += 1;
         self.rows_in_part += 1;
@@ -389,12 +391,38 @@ impl RankSink {
     }
 }
 
-/// Per name, what its rows repeat: the name without shape and, for
-/// device commands, the schema's category and class.
+/// Per name, what its rows repeat, worked out once per distinct name.
 struct NameRow {
+    /// The name without shape.
     short: Box<str>,
-    /// `(category, class)` from `--schema`; `None` without a match.
-    schema: Option<(Box<str>, Option<Class>)>,
+    /// Device commands: the schema's category and class (`None` class:
+    /// no schema or no match) and the built-in class by name.
+    device: Option<(Box<str>, Option<Class>, Class)>,
+}
+
+/// The cached [`NameRow`] of `id` (device fields filled on first use by a
+/// device row).
+fn name_row<'n>(
+    rows: &'n mut Vec<Option<NameRow>>,
+    classifier: &mut Classifier<'_>,
+    names: &Names,
+    id: u32,
+    device: bool,
+) -> &'n NameRow {
+    let i = id as usize;
+    if rows.len() <= i {
+        rows.resize_with(i + 1, || None);
+    }
+    let row = rows[i].get_or_insert_with(|| NameRow {
+        short: normalize_kernel_name(names.name(id)).into(),
+        device: None,
+    });
+    if device && row.device.is_none() {
+        let name = names.name(id);
+        let k = classifier.kind(name);
+        row.device = Some((k.category.into_boxed_str(), k.class, builtin_class(name)));
+    }
+    row
 }
 
 /// Pass 2 over one file: the rows.
@@ -405,36 +433,6 @@ struct RowPass<'a, 's> {
     name_rows: Vec<Option<NameRow>>,
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
-}
-
-impl RowPass<'_, '_> {
-    fn name_row(&mut self, names: &Names, id: u32, device: bool) -> &NameRow {
-        let i = id as usize;
-        if self.name_rows.len() <= i {
-            self.name_rows.resize_with(i + 1, || None);
-        }
-        if self.name_rows[i].is_none() {
-            let name = names.name(id);
-            let schema = device.then(|| {
-                let k = self.classifier.kind(name);
-                (k.category.into_boxed_str(), k.class)
-            });
-            self.name_rows[i] = Some(NameRow {
-                short: normalize_kernel_name(name).into(),
-                schema,
-            });
-        } else if device
-            && self.name_rows[i]
-                .as_ref()
-                .is_some_and(|n| n.schema.is_none())
-        {
-            let k = self.classifier.kind(names.name(id));
-            if let Some(n) = self.name_rows[i].as_mut() {
-                n.schema = Some((k.category.into_boxed_str(), k.class));
-            }
-        }
-        self.name_rows[i].as_ref().expect("filled above")
-    }
 }
 
 impl Visitor for RowPass<'_, '_> {
@@ -450,10 +448,17 @@ impl Visitor for RowPass<'_, '_> {
 
     fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
         let acc = self.router.route(s.pid);
-        if self.sinks.get(acc).is_none_or(|x| x.is_none()) {
+        let RowPass {
+            index,
+            classifier,
+            name_rows,
+            sinks,
+            host_spans,
+            ..
+        } = self;
+        let Some(Some(sink)) = sinks.get_mut(acc) else {
             return Ok(());
-        }
-        let index = self.index;
+        };
         let rank = &index.ranks[acc];
         let end = if s.closed {
             s.end
@@ -464,15 +469,17 @@ impl Visitor for RowPass<'_, '_> {
         };
         let info = names.info[s.name as usize];
         let tree_of = |tid: u64| rank.trees.get(&tid).unwrap_or(&NO_RANGES);
-        let (kind, host_range, launch, category): (&str, u32, _, Option<String>);
         let mut tree = tree_of(s.tid);
+        let is_device = s.side == Side::Device;
+        // Longer than the host's whole run: left out, as the report does
+        // (docs/tracestat.md#implausible-events).
+        if is_device && host_spans[acc].is_some_and(|span| end - s.start > span) {
+            return Ok(());
+        }
+        let row = name_row(name_rows, classifier, names, s.name, is_device);
+        let (kind, host_range, launch, category): (&str, u32, _, Option<&str>);
         match s.side {
             Side::Device => {
-                // Longer than the host's whole run: left out, as the report
-                // does (docs/tracestat.md#implausible-events).
-                if self.host_spans[acc].is_some_and(|span| end - s.start > span) {
-                    return Ok(());
-                }
                 kind = if info.memory {
                     self::kind::MEMORY
                 } else {
@@ -489,28 +496,26 @@ impl Visitor for RowPass<'_, '_> {
                 };
                 host_range = range;
                 launch = l.map(|l| (l.call, s.start - l.ts));
-                let copy_engine = index.copy_engines.contains(&(s.pid, s.tid));
-                let row = self.name_row(names, s.name, true);
-                let (schema_cat, schema_class) = row.schema.clone().expect("device row");
+                let (schema_cat, schema_class, builtin) =
+                    row.device.as_ref().expect("filled for device rows");
                 // The category the kernel table groups by
                 // (docs/tracestat.md#classification): the schema's, or
                 // without a match or a schema, the final built-in class.
                 category = Some(match schema_class {
-                    Some(_) => schema_cat.into(),
-                    None => {
-                        let mut c = builtin_class(names.name(s.name));
-                        if c != Class::Communication && copy_engine {
+                    Some(_) => schema_cat,
+                    None if Class::ALL.iter().any(|k| k.name() == &**schema_cat) => {
+                        let mut c = *builtin;
+                        if c != Class::Communication
+                            && index.copy_engines.contains(&(s.pid, s.tid))
+                        {
                             c = Class::Memory;
                         }
                         if in_collective {
                             c = Class::Communication;
                         }
-                        if Class::ALL.iter().any(|k| k.name() == &*schema_cat) {
-                            c.name().to_string()
-                        } else {
-                            schema_cat.into()
-                        }
+                        c.name()
                     }
+                    None => schema_cat,
                 });
             }
             Side::Host => {
@@ -541,10 +546,8 @@ impl Visitor for RowPass<'_, '_> {
             }
         }
         let host_range = tree.name(host_range);
-        let short: Box<str> = self.name_row(names, s.name, false).short.clone();
         let process = index.processes.get(&s.pid).map(String::as_str);
         let thread = index.threads.get(&(s.pid, s.tid)).map(String::as_str);
-        let sink = self.sinks[acc].as_mut().expect("checked above");
         let w = sink.writer()?;
         w.push_i64(col::PID, s.pid as i64);
         w.push_i64(col::TID, s.tid as i64);
@@ -553,8 +556,8 @@ impl Visitor for RowPass<'_, '_> {
         w.push_str(col::CAT, s.cat);
         w.push_str(col::KIND, kind);
         w.push_str(col::NAME, names.name(s.name));
-        w.push_str(col::SHORT_NAME, &short);
-        push_opt_str(w, col::CATEGORY, category.as_deref());
+        w.push_str(col::SHORT_NAME, &row.short);
+        push_opt_str(w, col::CATEGORY, category);
         w.push_i64(col::START, s.start);
         w.push_i64(col::DURATION, end - s.start);
         match s.instance {
