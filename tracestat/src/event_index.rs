@@ -349,6 +349,10 @@ impl FileIndex {
 }
 
 impl Visitor for FileIndex {
+    fn device_details(&self) -> bool {
+        false
+    }
+
     fn process(&mut self, pid: u64, label: &str) {
         self.router.process(pid, label);
         self.processes.insert(pid, label.to_string());

@@ -112,7 +112,16 @@ pub trait Visitor {
     /// submitting call when the format carries it on the call (`.pftrace`).
     fn flow_start(&mut self, pid: u64, tid: u64, id: u64, ts: Ns, call: Option<u32>);
     fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()>;
+    /// Whether device slices need their name and instance id; when not
+    /// (the index pass), they arrive with name [`NO_NAME`] and no ids,
+    /// which saves a name lookup and an `args` parse per kernel.
+    fn device_details(&self) -> bool {
+        true
+    }
 }
+
+/// The name of a device slice delivered without details.
+pub const NO_NAME: u32 = u32::MAX;
 
 /// What a walk found besides the events.
 #[derive(Debug, Clone, Default)]
@@ -296,13 +305,21 @@ fn json_event(
                 stats.dropped += 1;
                 return Ok(());
             }
-            let Some(name) = name_of(names) else {
-                return Ok(());
+            let (name, instance) = if v.device_details() {
+                let Some(name) = name_of(names) else {
+                    return Ok(());
+                };
+                let instance = ev
+                    .value(Field::Args)
+                    .filter(|a| a.first() == Some(&b'{'))
+                    .and_then(|a| args_uint(a, b"id"));
+                (name, instance)
+            } else {
+                if ev.str_raw(Field::Name).is_none() {
+                    return Ok(());
+                }
+                (NO_NAME, None)
             };
-            let instance = ev
-                .value(Field::Args)
-                .filter(|a| a.first() == Some(&b'{'))
-                .and_then(|a| args_uint(a, b"id"));
             v.slice(
                 names,
                 &Slice {

@@ -505,8 +505,7 @@ impl Visitor for RowPass<'_, '_> {
                     Some(_) => schema_cat,
                     None if Class::ALL.iter().any(|k| k.name() == &**schema_cat) => {
                         let mut c = *builtin;
-                        if c != Class::Communication
-                            && index.copy_engines.contains(&(s.pid, s.tid))
+                        if c != Class::Communication && index.copy_engines.contains(&(s.pid, s.tid))
                         {
                             c = Class::Memory;
                         }
