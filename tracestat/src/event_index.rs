@@ -11,6 +11,7 @@
 //! keeps too, never O(events).
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 use rustc_hash::FxHashMap as FastMap;
@@ -110,6 +111,9 @@ pub struct RangeTree {
     collective: Vec<bool>,
     /// `(t, innermost range from t on)`, sorted by t.
     breaks: Vec<(Ns, u32)>,
+    /// The break of the last query: rows of a thread come nearly in time
+    /// order, so the next answer is usually there or just after.
+    hint: AtomicUsize,
 }
 
 /// A thread without host ranges.
@@ -118,6 +122,7 @@ pub static NO_RANGES: RangeTree = RangeTree {
     parent: Vec::new(),
     collective: Vec::new(),
     breaks: Vec::new(),
+    hint: AtomicUsize::new(0),
 };
 
 impl RangeTree {
@@ -176,17 +181,29 @@ impl RangeTree {
             parent,
             collective,
             breaks,
+            hint: AtomicUsize::new(0),
         }
     }
 
     /// The innermost range open at `t`.
     pub fn innermost(&self, t: Ns) -> u32 {
-        let i = self.breaks.partition_point(|b| b.0 <= t);
-        if i == 0 {
-            NONE
-        } else {
-            self.breaks[i - 1].1
-        }
+        let b = &self.breaks;
+        // The last break at or before t: first near the previous answer.
+        let h = self.hint.load(Ordering::Relaxed);
+        let found = (h..(h + 3).min(b.len()))
+            .find(|&i| b[i].0 <= t && b.get(i + 1).is_none_or(|next| next.0 > t));
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let p = b.partition_point(|x| x.0 <= t);
+                if p == 0 {
+                    return NONE;
+                }
+                p - 1
+            }
+        };
+        self.hint.store(i, Ordering::Relaxed);
+        b[i].1
     }
 
     /// The range around the range `r` itself (its parent).
