@@ -4,7 +4,7 @@
 # DuckDB measured in the same run.
 #
 #   benches/tracestat_events.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
-#                               [--seed S] [--work DIR] [--repeat R] [--no-pftrace]
+#                               [--seed S] [--work DIR] [--repeat R] [--formats json,pftrace]
 #
 # Generates N per-rank traces of SIZE each with gen_unitrace.py (default
 # ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE; default
@@ -20,7 +20,7 @@
 #   * DuckDB's top-kernels query of docs/sql.md over the dataset (the
 #     query alone and the whole python3 process) against tracestat's run
 #     that makes the same table (`-q --csv`, all cores).
-# The best of R runs (default 2) is kept: the machine may be shared. Needs
+# --formats picks the inputs (default both). The best of R runs (default 2) is kept: the machine may be shared. Needs
 # the Python package duckdb (pip install --user duckdb).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,7 +31,7 @@ size=500MB
 repeat=2
 seed=0
 work=""
-pftrace=1
+formats="json,pftrace"
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) gen="$2"; shift 2 ;;
@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
         --work) work="$2"; shift 2 ;;
         --repeat) repeat="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
-        --no-pftrace) pftrace=0; shift ;;
+        --formats) formats="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -113,8 +113,8 @@ export_runs() {
 }
 
 echo "$(nproc) cores; $(uptime)"
-export_runs json
-[ "$pftrace" = 0 ] || export_runs pftrace
+for f in ${formats//,/ }; do export_runs "$f"; done
+[ -s "$work/dataset-json" ] || { echo "done (no JSON run, no DuckDB comparison); $(uptime)"; exit; }
 
 # DuckDB's top kernels (docs/sql.md) against tracestat making the same table.
 out="$(cat "$work/dataset-json")"
