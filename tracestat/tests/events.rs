@@ -615,3 +615,86 @@ fn slurm_script_export_mode_writes_and_resumes_the_partitions() {
     assert!(stdout.contains("2 ranks already complete"), "{stdout}");
     assert!(stdout.contains("of 1 rank written"), "{stdout}");
 }
+
+/// A real interruption: the export is killed (SIGTERM) in its row pass,
+/// while a part is being written. The input is a FIFO so the test holds
+/// the export at that point: the first pass reads the whole trace, the
+/// second only its first half, then waits for more.
+#[cfg(unix)]
+#[test]
+fn a_killed_export_leaves_no_part_under_its_final_name_and_a_rerun_completes_it() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("app.1000.0.json");
+    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(ok.success());
+    let text = std::fs::read(data("hand.1000.0.json")).unwrap();
+    let out = dir.path().join("ev");
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let (fifo, text) = (fifo.clone(), text.clone());
+        std::thread::spawn(move || {
+            // Pass 1: the whole trace.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&fifo)
+                .unwrap()
+                .write_all(&text)
+                .unwrap();
+            // Pass 2: half of it, then hold the pipe open until the kill.
+            // (Opened once the first pass has surely closed its end: an
+            // open while it still reads would feed the first pass.)
+            std::thread::sleep(Duration::from_millis(500));
+            let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            f.write_all(&text[..text.len() / 2]).unwrap();
+            f.flush().unwrap();
+            let _ = rx.recv_timeout(Duration::from_secs(30));
+        })
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracestat"))
+        .arg(&fifo)
+        .arg("--events")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    // Wait until the part is being written under its temporary name.
+    let rank0 = out.join("rank=0");
+    let start = Instant::now();
+    let temp = loop {
+        let found = std::fs::read_dir(&rank0).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| n.contains("unitrace-tmp"))
+        });
+        if let Some(t) = found {
+            break t;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no temporary part appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(temp.starts_with(".part-00000.parquet"), "{temp}");
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    tx.send(()).ok();
+    writer.join().unwrap();
+    // Nothing under a final name, and the temporary part is gone.
+    assert_eq!(part_files(&rank0), Vec::<String>::new());
+
+    // The re-run (from a regular file now) completes the rank.
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, &text).unwrap();
+    let o = export(std::slice::from_ref(&fifo), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(part_files(&rank0), vec!["_SUCCESS", "part-00000.parquet"]);
+    assert_eq!(rows_of_dataset(&out).len(), 15);
+}
