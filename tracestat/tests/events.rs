@@ -698,3 +698,75 @@ fn a_killed_export_leaves_no_part_under_its_final_name_and_a_rerun_completes_it(
     assert_eq!(part_files(&rank0), vec!["_SUCCESS", "part-00000.parquet"]);
     assert_eq!(rows_of_dataset(&out).len(), 15);
 }
+
+#[test]
+fn schema_categories_are_the_kernel_tables() {
+    // Per (category, kernel), the rows add up to kernels.csv made with the
+    // same --schema: the category column groups as the report does.
+    let schema =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/categories/schema.json");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, csv_dir) = (dir.path().join("ev"), dir.path().join("csv"));
+    let o = export(
+        &gen_files(),
+        &out,
+        &[
+            "--schema",
+            schema.to_str().unwrap(),
+            "--csv",
+            csv_dir.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut sums: BTreeMap<(String, String), (u64, i64)> = BTreeMap::new();
+    for r in rows_of_dataset(&out) {
+        if let Some(cat) = s(&r, "category") {
+            let e = sums.entry((cat, s(&r, "short_name").unwrap())).or_default();
+            e.0 += 1;
+            e.1 += n(&r, "duration_ns").unwrap();
+        }
+    }
+    let kernels = csv_table(&csv_dir.join("kernels.csv"));
+    assert_eq!(sums.len(), kernels.len());
+    assert!(sums.keys().any(|k| k.0 == "gemm"), "{:?}", sums.keys());
+    assert!(sums.keys().any(|k| k.0 == "device"), "{:?}", sums.keys());
+    for k in &kernels {
+        let (count, ns) = sums[&(k["category"].clone(), k["kernel"].clone())];
+        assert_eq!(k["count"], count.to_string());
+        same(
+            &k["total_us"],
+            &serde_json::json!(ns as f64 / 1000.0),
+            3,
+            &k["kernel"],
+        );
+    }
+    // The marker names the schema: without it the ranks are redone.
+    let o = export(&gen_files(), &out, &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("of 3 ranks written"));
+}
+
+#[test]
+fn result_dir_and_ranks_select_the_partitions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/pftrace/resultdir");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let o = run(&[
+        "--result-dir".as_ref(),
+        root.as_os_str(),
+        "--ranks".as_ref(),
+        "0".as_ref(),
+        "2".as_ref(),
+        "--events".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(part_files(&out), vec!["rank=0", "rank=2"]);
+    let rows = rows_of_dataset(&out);
+    // Each rank of this small real trace: 7 memory commands, 25 host calls.
+    assert_eq!(rows.len(), 64);
+    assert!(rows
+        .iter()
+        .any(|r| s(r, "kind").as_deref() == Some("memory")));
+    assert!(rows.iter().all(|r| matches!(n(r, "rank"), Some(0 | 2))));
+}
