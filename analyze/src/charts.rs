@@ -35,8 +35,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
-    find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
+    banner_after, find_device_section, open_input, parse_number, scan_file_sections, CsvReader,
+    Header, InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
     GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
@@ -108,7 +108,9 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
     if let Some(kernel) = session.resolved_kernel()? {
         let mut resolved = plan.clone();
         resolved.draw.kernel = Some(kernel);
+        let warned = session.warned_rows_before_banner;
         let mut session = Session::new(&resolved)?;
+        session.warned_rows_before_banner = warned;
         session.read(open_input(input)?)?;
         return session.finish();
     }
@@ -457,7 +459,22 @@ struct Session<'a> {
     wanted_left_out: bool,
     /// Mode B: kernels whose instance N was left out as flagged.
     left_out_kernels: HashSet<String>,
+    /// Messages about a section without banner read as device 0, held
+    /// until the file shows that no banner follows (then they are
+    /// printed) or that one does (then its rows belong to no device and
+    /// the messages are dropped with them; docs/robustness.md#metric-csvs).
+    /// At most [`HELD_MESSAGE_BYTES`]: past that they are printed as they
+    /// come.
+    held: Option<Vec<String>>,
+    held_bytes: usize,
+    /// The rows-before-the-first-banner warning was printed (once per
+    /// run, also when `-k` makes a second pass).
+    warned_rows_before_banner: bool,
 }
+
+/// Bound of [`Session::held`]: a 1 GB banner-less file drawn with `-i 0`
+/// has hundreds of thousands of instances, whose messages are not kept.
+const HELD_MESSAGE_BYTES: usize = 1 << 20;
 
 /// The first occurrence of one kind of flawed value in the file, and how
 /// many there are: reported once per file, after reading it.
@@ -528,11 +545,66 @@ impl<'a> Session<'a> {
             tally: ValidityTally::default(),
             wanted_left_out: false,
             left_out_kernels: HashSet::new(),
+            held: None,
+            held_bytes: 0,
+            warned_rows_before_banner: false,
         })
     }
 
-    /// Prints one message line on stdout (around the progress bar).
+    /// Prints one message line on stdout (around the progress bar), or
+    /// holds it while the section being drawn may turn out to be rows
+    /// before the first banner.
     fn say(&mut self, message: String) {
+        if let Some(held) = self.held.as_mut() {
+            if self.held_bytes + message.len() <= HELD_MESSAGE_BYTES {
+                self.held_bytes += message.len();
+                held.push(message);
+                return;
+            }
+            self.release_held();
+        }
+        self.print_line(message);
+    }
+
+    /// Prints the held messages; later ones are printed at once.
+    fn release_held(&mut self) {
+        for message in self.held.take().unwrap_or_default() {
+            self.print_line(message);
+        }
+    }
+
+    /// The file has a banner after the rows of the section without
+    /// banner read so far as device 0 (starting at line `line`): those
+    /// rows belong to no device, as for `-l` and stall files
+    /// (docs/robustness.md#metric-csvs). Says so once and starts over,
+    /// giving up what was drawn from them (outputs, messages, counts);
+    /// the file is not read again.
+    fn forget_rows_before_banner(&mut self, line: u64) -> anyhow::Result<()> {
+        if !self.warned_rows_before_banner {
+            let path = self.path.clone();
+            let say = || crate::list::warn_rows_before_banner(&path, line);
+            match &self.progress {
+                Some(pb) => pb.suspend(say),
+                None => say(),
+            }
+        }
+        let plan = self.plan;
+        let mut fresh = Session::new(plan)?;
+        fresh.progress = self.progress.take();
+        fresh.input_len = self.input_len;
+        fresh.input_read = self.input_read;
+        fresh.warned_rows_before_banner = true;
+        let old = std::mem::replace(self, fresh);
+        if let Some(sink) = old.sink {
+            sink.discard();
+        }
+        if let Some(data) = old.data {
+            data.discard();
+        }
+        Ok(())
+    }
+
+    fn print_line(&mut self, message: String) {
         let out = &mut self.stdout;
         match &self.progress {
             Some(pb) => pb.suspend(|| {
@@ -591,21 +663,41 @@ impl<'a> Session<'a> {
         }
         let mut in_target = false;
         let mut target_seen = false;
+        // Device of the current section, and the header line of a section
+        // without banner: device 0 when the file has no banner at all,
+        // rows of no device when a banner follows (decided at the first
+        // banner, in this one pass; docs/robustness.md#metric-csvs).
+        let mut section_device: Option<i64> = None;
+        let mut rows_before_banner: Option<u64> = None;
         let mut building: Option<Instance> = None;
         let mut fields = Vec::new();
         let mut instances_seen = 0u64;
         while let Some(event) = reader.next_event()? {
             let ended = match event {
                 InstanceEvent::SectionStart { device, .. } => {
+                    if device.is_some() {
+                        if let Some(line) = rows_before_banner.take() {
+                            self.forget_rows_before_banner(line)?;
+                            target_seen = false;
+                            building = None;
+                        }
+                    }
                     // Only the first section of the wanted device is used
                     // (docs/compatibility.md#analyze-sections).
                     if target_seen {
                         break;
                     }
                     in_target = is_target_section(self.plan.draw.device, device);
+                    section_device = device;
+                    if in_target && device.is_none() {
+                        self.held = Some(Vec::new());
+                    }
                     None
                 }
                 InstanceEvent::Header(header) => {
+                    if section_device.is_none() {
+                        rows_before_banner = Some(header.line());
+                    }
                     if in_target && !target_seen {
                         target_seen = true;
                         self.found_device = true;
@@ -699,9 +791,19 @@ impl<'a> Session<'a> {
                 }
             }
             if self.done {
+                // Mode D found its instance in a section without banner:
+                // it is device 0's only if no banner follows (a fast scan
+                // of the rest, only for such files); otherwise read on to
+                // the banner, which starts over.
+                let offset = reader.csv().offset();
+                if rows_before_banner.is_some() && banner_after(&path, offset)? {
+                    self.done = false;
+                    continue;
+                }
                 break;
             }
         }
+        self.release_held();
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
         }

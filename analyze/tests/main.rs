@@ -8,6 +8,7 @@ mod instance_names;
 mod list;
 mod pdf_pages;
 mod result_dir;
+mod rows_before_banner;
 mod server;
 mod server_chromium;
 mod server_common;

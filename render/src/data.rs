@@ -49,6 +49,13 @@ impl DataWriter<AtomicFile> {
     pub fn finish(self) -> io::Result<()> {
         self.into_inner()?.commit()
     }
+
+    /// Gives the file up (see `unitrace_core::AtomicFile::discard`).
+    pub fn discard(self) {
+        if let Ok(file) = self.into_inner() {
+            file.discard();
+        }
+    }
 }
 
 impl<W: Write> DataWriter<W> {
