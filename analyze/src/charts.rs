@@ -46,7 +46,7 @@ pub use crate::kernel_match::closest_names;
 use crate::kernel_match::{
     ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
 };
-use crate::plan::{ChartOptions, ChartsPlan};
+use crate::plan::{ChartOptions, ChartsPlan, XAxis};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
@@ -154,6 +154,8 @@ pub(crate) struct ChartSets {
     sets: Vec<ChartSet>,
     /// The `GpuTime[ns]` column, when there is a `-b` set.
     gpu_time: Option<usize>,
+    /// The `QueryBeginTime[ns]` column, with `--x time`.
+    time: Option<usize>,
 }
 
 /// A name of the options that the header does not have; each tool words
@@ -166,7 +168,18 @@ pub(crate) enum MissingColumn {
     Throughput(String),
     /// `GpuTime[ns]`, needed by `-b` (the original crashes without it).
     GpuTime,
+    /// `QueryBeginTime[ns]`, needed by `--x time`.
+    Time,
 }
+
+impl MissingColumn {
+    /// The problem with `--x time` on a file without timestamps, in every
+    /// tool's words (docs/analyze.md#time-axis).
+    pub(crate) const TIME_MESSAGE: &'static str = "--x time needs a QueryBeginTime[ns] column";
+}
+
+/// The column of sample timestamps (docs/formats.md#metric-csv-sampling).
+pub const QUERY_BEGIN_TIME: &str = "QueryBeginTime[ns]";
 
 impl ChartSets {
     /// Validates the `-m`/`-b` names against `header` (docs/compatibility.md#analyze-metric-names):
@@ -216,7 +229,19 @@ impl ChartSets {
         } else {
             Some(header.index_of(GPU_TIME).ok_or(MissingColumn::GpuTime)?)
         };
-        Ok(ChartSets { sets, gpu_time })
+        let time = match options.x_axis {
+            XAxis::Sample => None,
+            XAxis::Time => Some(
+                header
+                    .index_of(QUERY_BEGIN_TIME)
+                    .ok_or(MissingColumn::Time)?,
+            ),
+        };
+        Ok(ChartSets {
+            sets,
+            gpu_time,
+            time,
+        })
     }
 
     /// Whether there is a `-m` page (without one, the original draws no `-b`
@@ -229,7 +254,7 @@ impl ChartSets {
     fn columns(&self) -> Vec<usize> {
         let mut columns: Vec<usize> = Vec::new();
         let all = self.sets.iter().flat_map(|s| &s.columns);
-        for &c in all.chain(&self.gpu_time) {
+        for &c in all.chain(&self.gpu_time).chain(&self.time) {
             if !columns.contains(&c) {
                 columns.push(c);
             }
@@ -267,9 +292,24 @@ impl std::fmt::Display for InstanceName {
     }
 }
 
+/// The X value of each row of `instance`: the 0-based sample ordinal within
+/// the instance (docs/compatibility.md#analyze-quirk-7, fixed), or with
+/// `--x time` the µs since the first drawn sample with a timestamp
+/// (docs/analyze.md#time-axis).
+fn x_values(sets: &ChartSets, instance: &impl InstanceColumns) -> Vec<f64> {
+    match sets.time {
+        None => (0..instance.rows()).map(|i| i as f64).collect(),
+        Some(column) => {
+            let times = instance.column(column);
+            // ns stamps are below 2^53, so f64 holds them exactly.
+            let origin = times.iter().copied().find(|t| t.is_finite()).unwrap_or(0.0);
+            times.iter().map(|t| (t - origin) / 1000.0).collect()
+        }
+    }
+}
+
 /// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
-/// each with whether it is a throughput page. X values are the 0-based
-/// sample ordinals within the instance (docs/compatibility.md#analyze-quirk-7, fixed).
+/// each with whether it is a throughput page. X values: [`x_values`].
 pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
@@ -282,6 +322,7 @@ pub(crate) fn instance_charts(
         title_lines.push(name.to_string());
     }
     let gpu_time = sets.gpu_time.map(|g| instance.column(g));
+    let xs = x_values(sets, instance);
     sets.sets
         .iter()
         .map(|set| {
@@ -295,14 +336,10 @@ pub(crate) fn instance_charts(
                         (true, Some(times)) => values
                             .iter()
                             .zip(times.iter())
-                            .enumerate()
-                            .map(|(i, (v, t))| (i as f64, v / t))
+                            .zip(&xs)
+                            .map(|((v, t), &x)| (x, v / t))
                             .collect(),
-                        _ => values
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (i as f64, *v))
-                            .collect(),
+                        _ => values.iter().zip(&xs).map(|(v, &x)| (x, *v)).collect(),
                     };
                     Series {
                         name: name.clone(),
@@ -312,7 +349,7 @@ pub(crate) fn instance_charts(
                 .collect();
             let chart = Chart {
                 title_lines: title_lines.clone(),
-                x_label: options.xlabel.clone(),
+                x_label: options.x_label().to_string(),
                 y_label: set.y_label.clone(),
                 series,
                 kind: Chart::kind_for_points(instance.rows()),
@@ -635,6 +672,7 @@ impl<'a> Session<'a> {
                 }
                 // A file without GpuTime[ns] crashes the original; say why.
                 MissingColumn::GpuTime => format!("No throughput data for {GPU_TIME}"),
+                MissingColumn::Time => MissingColumn::TIME_MESSAGE.to_string(),
             };
             InputError::at_file(&self.path, message)
         })?;
@@ -949,7 +987,11 @@ impl<'a> Session<'a> {
             if let Some(data) = self.plan.draw.data.as_deref() {
                 // The `report` column only for files that say which
                 // reports are doubtful: other --data files stay as they were.
-                let writer = if self.validity.is_some() {
+                let writer = if self.options.x_axis == XAxis::Time {
+                    // The time column only with `--x time`: default
+                    // --data files stay as they were.
+                    DataWriter::create_timed(data, self.validity.is_some())
+                } else if self.validity.is_some() {
                     DataWriter::create_marked(data)
                 } else {
                     DataWriter::create(data)
@@ -1115,6 +1157,7 @@ mod tests {
             ylabels: metrics.iter().map(|m| format!("Y {m}")).collect(),
             throughput: owned(throughput),
             xlabel: "X".to_string(),
+            x_axis: XAxis::Sample,
             title: "T".to_string(),
             validity: Default::default(),
         }
