@@ -292,20 +292,15 @@ impl std::fmt::Display for InstanceName {
     }
 }
 
-/// The X value of each row of `instance`: the 0-based sample ordinal within
-/// the instance (docs/compatibility.md#analyze-quirk-7, fixed), or with
-/// `--x time` the µs since the first drawn sample with a timestamp
-/// (docs/analyze.md#time-axis).
-fn x_values(sets: &ChartSets, instance: &impl InstanceColumns) -> Vec<f64> {
-    match sets.time {
-        None => (0..instance.rows()).map(|i| i as f64).collect(),
-        Some(column) => {
-            let times = instance.column(column);
-            // ns stamps are below 2^53, so f64 holds them exactly.
-            let origin = times.iter().copied().find(|t| t.is_finite()).unwrap_or(0.0);
-            times.iter().map(|t| (t - origin) / 1000.0).collect()
-        }
-    }
+/// With `--x time`, the X value of each row of `instance`: the µs since
+/// the first drawn sample with a timestamp (docs/analyze.md#time-axis);
+/// `None` for the default axis, the 0-based sample ordinal within the
+/// instance (docs/compatibility.md#analyze-quirk-7, fixed).
+fn x_values(sets: &ChartSets, instance: &impl InstanceColumns) -> Option<Vec<f64>> {
+    let times = instance.column(sets.time?);
+    // ns stamps are below 2^53, so f64 holds them exactly.
+    let origin = times.iter().copied().find(|t| t.is_finite()).unwrap_or(0.0);
+    Some(times.iter().map(|t| (t - origin) / 1000.0).collect())
 }
 
 /// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
@@ -322,7 +317,11 @@ pub(crate) fn instance_charts(
         title_lines.push(name.to_string());
     }
     let gpu_time = sets.gpu_time.map(|g| instance.column(g));
-    let xs = x_values(sets, instance);
+    let x_times = x_values(sets, instance);
+    let x_at = |i: usize| match &x_times {
+        None => i as f64,
+        Some(xs) => xs.get(i).copied().unwrap_or(f64::NAN),
+    };
     sets.sets
         .iter()
         .map(|set| {
@@ -336,10 +335,14 @@ pub(crate) fn instance_charts(
                         (true, Some(times)) => values
                             .iter()
                             .zip(times.iter())
-                            .zip(&xs)
-                            .map(|((v, t), &x)| (x, v / t))
+                            .enumerate()
+                            .map(|(i, (v, t))| (x_at(i), v / t))
                             .collect(),
-                        _ => values.iter().zip(&xs).map(|(v, &x)| (x, *v)).collect(),
+                        _ => values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| (x_at(i), *v))
+                            .collect(),
                     };
                     Series {
                         name: name.clone(),
@@ -1210,6 +1213,38 @@ mod tests {
         assert!(is_throughput);
         assert_eq!(throughput.y_label, "Throughput(Gx/s)");
         assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
+    }
+
+    #[test]
+    fn time_axis_points_are_microseconds_since_the_first_timed_sample() {
+        let path = Path::new("m.csv");
+        let header = Header::parse(b"Kernel,A[x],GpuTime[ns],QueryBeginTime[ns]", 1, path).unwrap();
+        let mut opts = options(&["A[x]"], &["A[x]"]);
+        opts.x_axis = XAxis::Time;
+        opts.xlabel = crate::args::DEFAULT_XLABEL.to_string();
+        let sets = ChartSets::new(&opts, &header).unwrap();
+        let values = Columns(vec![
+            vec![0.0; 3],
+            vec![4.0, 9.0, 1.0],
+            vec![2.0, 3.0, 1.0],
+            vec![f64::NAN, 143_559_269_028.0, 143_559_319_009.5],
+        ]);
+        let charts = instance_charts(&opts, &sets, "k", InstanceName::default(), &values);
+        let (metric, _) = &charts[0];
+        assert_eq!(metric.x_label, "Time (µs)");
+        let points = &metric.series[0].points;
+        assert!(points[0].0.is_nan(), "a sample without a time has no X");
+        assert_eq!(points[1], (0.0, 9.0));
+        assert_eq!(points[2], (49.9815, 1.0));
+        assert_eq!(charts[1].0.series[0].points[2], (49.9815, 1.0));
+        // Without the column: refused, in the words of every tool.
+        let plain = Header::parse(b"Kernel,A[x],GpuTime[ns]", 1, path).unwrap();
+        assert_eq!(
+            ChartSets::new(&opts, &plain).err(),
+            Some(MissingColumn::Time)
+        );
+        opts.xlabel = "mine".into();
+        assert_eq!(opts.x_label(), "mine");
     }
 
     #[test]

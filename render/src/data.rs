@@ -5,7 +5,9 @@
 //! `IP[Address]`) for stall charts, whose writer names that column `ip`
 //! ([`DataWriter::create_with_x_column`]; the caller writes the address as
 //! `0x…` hex, docs/compatibility.md#analyze-data-ip); `instance` is empty
-//! for stall charts.
+//! for stall charts. Charts over time (analyze `--x time`,
+//! [`DataWriter::create_timed`]) add a `time_us` column after `sample`,
+//! which then holds the point's position in its series.
 //! Values use Rust's shortest round-trip float format (`inf` for a division
 //! by a zero `GpuTime[ns]`).
 
