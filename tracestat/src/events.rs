@@ -590,8 +590,8 @@ fn push_opt_str(w: &mut ParquetWriter<AtomicFile>, c: usize, v: Option<&str>) {
     }
 }
 
-/// Refuses an events directory that is, or is inside, nothing but itself:
-/// it must not be an input file.
+/// Refuses an events directory that is an existing file (an input given
+/// by mistake, say): the dataset is a directory of partitions.
 pub fn check_out_dir(out: &Path, inputs: &[&Path]) -> Result<()> {
     if out.is_file() {
         return Err(anyhow!(
