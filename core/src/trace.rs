@@ -8,6 +8,17 @@
 //! `tid`, `ts`, `dur`, `id` and `args` are recorded, which gives filters and
 //! statistics cheap field access without a second parse.
 //!
+//! Speed (docs/benchmarks.md#the-json-trace-scanner): each event is first
+//! tried by a token walker over stage-1 bit masks (`trace_blocks`, 64 bytes
+//! at a time with AVX2/SSE2), which visits quotes, brackets and the first
+//! byte of each number instead of every byte. It accepts only what it can
+//! vouch for; every other event (escapes, control bytes, syntax errors,
+//! deep nesting, the end of the bytes read so far) goes through the byte
+//! parser below, so errors, positions and truncation are the byte parser's.
+//! [`TraceReader::with_kernel`] picks the kernel ([`ScanKernel::Reference`]:
+//! the byte parser alone) for benchmarks and the differential tests
+//! (`core/tests/trace_scanner.rs`).
+//!
 //! Accepted shapes: the object form `{"traceEvents": [...], ...}` (other
 //! top-level keys are validated and skipped) and Chrome's bare array form
 //! `[...]`.
