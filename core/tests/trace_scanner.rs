@@ -132,19 +132,21 @@ fn check(input: &[u8]) -> u64 {
 
 /// Events that put what stage 1 must get right at block boundaries.
 const TRICKY_EVENTS: &[&str] = &[
+    // Events the fast path takes first; from the exponents on, it hands
+    // them to the byte parser (and backs off for a few events).
     r#"{"ph": "X", "name": "a long kernel name that runs over a block boundary for sure", "ts": 1733400002184141.500000, "dur": 2.601000}"#,
-    r#"{"name": "esc \" quote", "ts": 1}"#,
-    r#"{"name": "run \\\\", "ts": 2}"#,
-    r#"{"name": "run \\\\\" still inside", "ts": 3}"#,
-    r#"{"name": "\\", "cat": "\u00e9\ud83d\ude00", "ts": 4}"#,
     "{\"name\": \"caf\u{e9} \u{1F600} \u{4e2d}\u{6587}\", \"pid\": 7}",
-    r#"{"ts": -0.5, "dur": 0, "id": 12345678901234567890, "pid": 1e3, "tid": -2E-7}"#,
     r#"{"args": {"a": [1, 2.5, {"b": null}, [], {}], "t": true, "f": false}, "ph": "i"}"#,
     r#"{}"#,
     r#"{"args": {}, "name": ""}"#,
     r#"{ "ph" : "X" , "ts" : 17 , "args" : [ ] }"#,
     "{\"ph\":\"X\",\n\t\"ts\":\r\n5}",
     r#"{"name": "x", "name": "y", "ts": 1, "ts": 2}"#,
+    r#"{"ts": -0.5, "dur": 0, "id": 12345678901234567890, "pid": 1e3, "tid": -2E-7}"#,
+    r#"{"name": "esc \" quote", "ts": 1}"#,
+    r#"{"name": "run \\\\", "ts": 2}"#,
+    r#"{"name": "run \\\\\" still inside", "ts": 3}"#,
+    r#"{"name": "\\", "cat": "\u00e9\ud83d\ude00", "ts": 4}"#,
 ];
 
 /// Invalid or odd events: the fast path must hand them to the byte parser.
@@ -207,8 +209,8 @@ fn tricky_events_at_every_block_offset_agree_with_the_byte_parser() {
             }
         }
     }
-    // The escape-free events are taken by the fast path at every offset.
-    assert!(fast >= 131 * 7, "fast path took only {fast} events");
+    // The first eight events are taken by the fast path at every offset.
+    assert!(fast >= 131 * 8, "fast path took only {fast} events");
 }
 
 #[test]
