@@ -13,7 +13,11 @@
 #   * tracestat on one core (taskset + --jobs 1) and on all cores, and the
 #     scaling between them;
 #   * tracestat with every output (--json, --csv, --html) on all cores;
-#   * mergetrace --stats (one pass, merged output to /dev/null).
+#   * mergetrace --stats (one pass, merged output to /dev/null) on one core
+#     (taskset -c 0) and on two (taskset -c 0,1; it is a two-thread
+#     pipeline, scanner -> writer), and the scaling between them.
+# `uptime` is printed before and after: on a shared machine the scaling
+# figures mean little when the load exceeds the core count.
 # The best of R runs (default 2) is kept: the machine may be shared.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -74,13 +78,18 @@ run() {
 }
 
 cores=$(nproc)
+echo "uptime: $(uptime)"
 echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($cores cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each)"
 run "floor: cat > /dev/null" cat "${files[@]}"
 run "tracestat (1 core)" taskset -c 0 "$bin" -q --jobs 1 "${files[@]}"
 read -r one < "$work/last_secs"
-run "tracestat ($cores cores)" "$bin" -q --jobs "$cores" "${files[@]}"
+run "tracestat ($cores cores)" taskset -c "0-$((cores - 1))" "$bin" -q --jobs "$cores" "${files[@]}"
 read -r all < "$work/last_secs"
 awk -v a="$one" -v b="$all" -v n="$cores" 'BEGIN { printf "scaling: %.2fx on %d cores against 1\n", a / (b > 0 ? b : 0.01), n }'
 run "tracestat --json --csv --html ($cores cores)" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
-run "mergetrace --stats (-o /dev/null)" "$merge" -o /dev/null --stats "${files[@]}"
 run "mergetrace --stats (1 core)" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
+read -r mone < "$work/last_secs"
+run "mergetrace --stats (2 cores)" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"
+read -r mtwo < "$work/last_secs"
+awk -v a="$mone" -v b="$mtwo" 'BEGIN { printf "mergetrace --stats scaling: %.2fx on 2 cores against 1\n", a / (b > 0 ? b : 0.01) }'
+echo "uptime: $(uptime)"

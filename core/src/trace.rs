@@ -8,6 +8,17 @@
 //! `tid`, `ts`, `dur`, `id` and `args` are recorded, which gives filters and
 //! statistics cheap field access without a second parse.
 //!
+//! Speed (docs/benchmarks.md#the-json-trace-scanner): each event is first
+//! tried by a token walker over stage-1 bit masks (`trace_blocks`, 64 bytes
+//! at a time with AVX2/SSE2), which visits quotes, brackets and the first
+//! byte of each number instead of every byte. It accepts only what it can
+//! vouch for; every other event (escapes, control bytes, syntax errors,
+//! deep nesting, the end of the bytes read so far) goes through the byte
+//! parser below, so errors, positions and truncation are the byte parser's.
+//! [`TraceReader::with_kernel`] picks the kernel ([`ScanKernel::Reference`]:
+//! the byte parser alone) for benchmarks and the differential tests
+//! (`core/tests/trace_scanner.rs`).
+//!
 //! Accepted shapes: the object form `{"traceEvents": [...], ...}` (other
 //! top-level keys are validated and skipped) and Chrome's bare array form
 //! `[...]`.
@@ -29,6 +40,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use crate::error::InputError;
+pub use crate::trace_blocks::ScanKernel;
+use crate::trace_blocks::{prefix_xor, Classifier};
 use crate::trace_decimal::Decimal;
 
 /// Bytes asked from the source per read, once warmed up.
@@ -174,17 +187,50 @@ pub enum Field {
 const FIELD_COUNT: usize = 9;
 
 impl Field {
+    /// The field a key names. Keys are compared as one little-endian word
+    /// with their length (every recorded key has 2 to 4 bytes): one
+    /// comparison per candidate instead of a byte-slice match, for the
+    /// nine keys of every event (docs/benchmarks.md#the-json-trace-scanner).
+    #[inline]
     fn from_key(key: &[u8]) -> Option<Field> {
-        Some(match key {
-            b"ph" => Field::Ph,
-            b"name" => Field::Name,
-            b"cat" => Field::Cat,
-            b"pid" => Field::Pid,
-            b"tid" => Field::Tid,
-            b"ts" => Field::Ts,
-            b"dur" => Field::Dur,
-            b"id" => Field::Id,
-            b"args" => Field::Args,
+        const fn word(k: &[u8]) -> u32 {
+            let mut w = 0u32;
+            let mut i = 0;
+            while i < k.len() {
+                w |= (k[i] as u32) << (8 * i);
+                i += 1;
+            }
+            w
+        }
+        let w = match *key {
+            [a, b] => u16::from_le_bytes([a, b]) as u32,
+            [a, b, c] => u32::from_le_bytes([a, b, c, 0]),
+            [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+            _ => return None,
+        };
+        const PH: u32 = word(b"ph");
+        const TS: u32 = word(b"ts");
+        const ID: u32 = word(b"id");
+        const CAT: u32 = word(b"cat");
+        const PID: u32 = word(b"pid");
+        const TID: u32 = word(b"tid");
+        const DUR: u32 = word(b"dur");
+        const NAME: u32 = word(b"name");
+        const ARGS: u32 = word(b"args");
+        // Words of different lengths never collide: no key byte is 0 in a
+        // valid key of these lengths that matches (the zero-padded bytes of
+        // a shorter key would have to be NUL, a control byte JSON strings
+        // cannot hold raw).
+        Some(match w {
+            PH => Field::Ph,
+            TS => Field::Ts,
+            ID => Field::Id,
+            CAT => Field::Cat,
+            PID => Field::Pid,
+            TID => Field::Tid,
+            DUR => Field::Dur,
+            NAME => Field::Name,
+            ARGS => Field::Args,
             _ => return None,
         })
     }
@@ -768,6 +814,348 @@ fn record(f: &mut EventFields, field: Field, base: usize, start: usize, end: usi
 }
 
 // ---------------------------------------------------------------------------
+// Stage 2 of the fast path (docs/benchmarks.md#the-json-trace-scanner): the
+// masks of `trace_blocks` give, per 64-byte block, the positions of every
+// token (structural characters outside strings, every quote, and the first
+// byte of each number or literal); the walker below checks the grammar of
+// one event token by token, jumping over string bodies, blanks and digit
+// runs instead of looking at each byte.
+//
+// It only ever says "this event is valid, it ends here, these are its
+// fields" or "not sure": an event with a backslash, a control byte in a
+// string, a syntax error, a nesting deeper than 62, or one that runs past
+// the bytes read so far is handed to the byte parser above, which gives the
+// exact error, position or `Incomplete`. So errors and truncation behave as
+// before by construction; the differential tests check that accepted events
+// are the byte parser's (same end, same field spans).
+
+/// Bytes that end a number or literal: blanks, quotes and the bytes of the
+/// structural mask. Anything else after a number (`1x`, `1.5é`) means the
+/// run of scalar bytes is not one valid scalar: not sure, byte parser.
+static ENDS_SCALAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'"')
+            || (c < 0x80 && matches!(c | 0x20, b'{' | b'}' | b':' | b','));
+        i += 1;
+    }
+    t
+};
+
+/// Stage-1 state of the block the walker is in, kept across the events of
+/// one buffer: consecutive events share blocks, and the string state at the
+/// start of the next event is known (outside, after a complete event and
+/// the `,` and blanks the top-level loop checked).
+struct Structurals {
+    classify: Option<Classifier>,
+    /// Buffer index of the cached block's first byte; `usize::MAX`: none.
+    base: usize,
+    /// Token bits of the cached block.
+    tokens: u64,
+    /// Bits the walker cannot vouch for: backslashes, control bytes inside
+    /// strings.
+    bad: u64,
+    non_ascii: u64,
+    /// All ones when the byte after the cached block is inside a string.
+    string_carry: u64,
+    /// 1 when the cached block's last byte belongs to a number or literal.
+    scalar_carry: u64,
+    /// Fast-path misses in a row, and events still to leave to the byte
+    /// parser before trying again: a trace whose every event holds an
+    /// escape would otherwise pay for a failed walk on each (+52%
+    /// instructions when measured); backing off 1, 3, ... 63 events keeps
+    /// that under 2% while a lone miss costs one event.
+    misses: u32,
+    skip: u32,
+}
+
+/// Per-event walking state: the unread tokens of the current block, and
+/// what was seen of the event in earlier blocks.
+struct Walk {
+    tokens: u64,
+    /// `bad` bits of the current block from the event's start on.
+    bad: u64,
+    non_ascii: u64,
+    saw_non_ascii: bool,
+}
+
+impl Structurals {
+    fn new(kernel: ScanKernel) -> Self {
+        Structurals {
+            classify: kernel.classifier(),
+            base: usize::MAX,
+            tokens: 0,
+            bad: 0,
+            non_ascii: 0,
+            string_carry: 0,
+            scalar_carry: 0,
+            misses: 0,
+            skip: 0,
+        }
+    }
+
+    /// [`Structurals::event`] with the back-off above.
+    #[inline]
+    fn try_event(&mut self, b: &[u8], i: usize, fields: &mut EventFields) -> Option<usize> {
+        if self.skip > 0 {
+            self.skip -= 1;
+            self.invalidate();
+            return None;
+        }
+        match self.event(b, i, fields) {
+            Some(end) => {
+                self.misses = 0;
+                Some(end)
+            }
+            None => {
+                self.invalidate();
+                self.misses = (self.misses + 1).min(6);
+                self.skip = (1 << self.misses) - 1;
+                None
+            }
+        }
+    }
+
+    fn invalidate(&mut self) {
+        self.base = usize::MAX;
+    }
+
+    /// Classifies the 64 bytes at `base` (blanks past the end of `b`, which
+    /// yield no token) and derives the token bits from the carried state.
+    #[inline(always)]
+    fn load(&mut self, classify: Classifier, b: &[u8], base: usize) {
+        let m = match b.get(base..base + 64) {
+            Some(block) => classify(block.try_into().expect("64 bytes")),
+            None => {
+                let mut padded = [b' '; 64];
+                let rest = &b[base..];
+                padded[..rest.len()].copy_from_slice(rest);
+                classify(&padded)
+            }
+        };
+        // With no backslash in the event (else it is rejected), every quote
+        // opens or closes a string: 1 from an opening quote up to its
+        // closing quote.
+        let in_string = prefix_xor(m.quote) ^ self.string_carry;
+        self.string_carry = ((in_string as i64) >> 63) as u64;
+        let scalar = !in_string & !m.quote & !m.whitespace & !m.structural;
+        let scalar_start = scalar & !((scalar << 1) | self.scalar_carry);
+        self.scalar_carry = scalar >> 63;
+        self.tokens = (m.structural & !in_string) | m.quote | scalar_start;
+        self.bad = m.backslash | (m.control & in_string);
+        self.non_ascii = m.non_ascii;
+        self.base = base;
+    }
+
+    /// The next token's position, loading blocks as needed; `None` when the
+    /// bytes read so far end first, or a block left behind held a byte the
+    /// walker cannot vouch for.
+    #[inline(always)]
+    fn next(&mut self, w: &mut Walk, classify: Classifier, b: &[u8]) -> Option<usize> {
+        if w.tokens == 0 {
+            self.advance(w, classify, b)?;
+        }
+        let p = self.base + w.tokens.trailing_zeros() as usize;
+        w.tokens &= w.tokens - 1;
+        Some(p)
+    }
+
+    #[inline(never)]
+    fn advance(&mut self, w: &mut Walk, classify: Classifier, b: &[u8]) -> Option<()> {
+        while w.tokens == 0 {
+            if w.bad != 0 {
+                return None;
+            }
+            w.saw_non_ascii |= w.non_ascii != 0;
+            let next = self.base + 64;
+            if next >= b.len() {
+                return None;
+            }
+            self.load(classify, b, next);
+            w.tokens = self.tokens;
+            w.bad = self.bad;
+            w.non_ascii = self.non_ascii;
+        }
+        Some(())
+    }
+
+    /// Validates the event whose `{` is `b[i]` and records its fields;
+    /// returns the index after its `}`, or `None` (not sure: ask the byte
+    /// parser). The event's members are walked in grammar order (key,
+    /// colon, value, separator), which keeps the branches predictable; nested
+    /// values (`args`) go through [`Structurals::value`].
+    fn event(&mut self, b: &[u8], i: usize, fields: &mut EventFields) -> Option<usize> {
+        let classify = self.classify?;
+        if !(self.base <= i && i - self.base < 64) {
+            self.string_carry = 0;
+            self.scalar_carry = 0;
+            self.load(classify, b, i);
+        }
+        let at = i - self.base;
+        // The `{` must be the first token (the string state is right).
+        if self.tokens >> at & 1 == 0 {
+            return None;
+        }
+        let from = !0u64 << at;
+        let mut w = Walk {
+            tokens: self.tokens & from & !(1 << at),
+            bad: self.bad & from,
+            non_ascii: self.non_ascii & from,
+            saw_non_ascii: false,
+        };
+        let mut p = self.next(&mut w, classify, b)?;
+        let end = if b[p] == b'}' {
+            p + 1
+        } else {
+            loop {
+                if b[p] != b'"' {
+                    return None;
+                }
+                let close = self.next(&mut w, classify, b)?;
+                let field = Field::from_key(&b[p + 1..close]);
+                let colon = self.next(&mut w, classify, b)?;
+                if b[colon] != b':' {
+                    return None;
+                }
+                let v = self.next(&mut w, classify, b)?;
+                let vend = self.value(&mut w, classify, b, v, 2)?;
+                if let Some(f) = field {
+                    record(fields, f, i, v, vend);
+                }
+                let sep = self.next(&mut w, classify, b)?;
+                match b[sep] {
+                    b',' => p = self.next(&mut w, classify, b)?,
+                    b'}' => break sep + 1,
+                    _ => return None,
+                }
+            }
+        };
+        // The bytes of the last block up to the closing brace.
+        let upto = u64::MAX >> (63 - (end - 1 - self.base));
+        if w.bad & upto != 0 {
+            return None;
+        }
+        if (w.saw_non_ascii || w.non_ascii & upto != 0) && std::str::from_utf8(&b[i..end]).is_err()
+        {
+            return None;
+        }
+        Some(end)
+    }
+
+    /// Validates the value whose first token is `b[v]` (a container opened
+    /// there would be at `depth`); returns the index after it.
+    #[inline(always)]
+    fn value(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        v: usize,
+        depth: u32,
+    ) -> Option<usize> {
+        match b[v] {
+            b'"' => Some(self.next(w, classify, b)? + 1),
+            b'-' | b'0'..=b'9' => scalar_end(b, fast_number(b, v)?),
+            b'{' | b'[' => self.container(w, classify, b, v, depth),
+            b't' => literal_end(b, v, b"true"),
+            b'f' => literal_end(b, v, b"false"),
+            b'n' => literal_end(b, v, b"null"),
+            _ => None,
+        }
+    }
+
+    /// An object or array below the event's level (recursive: depth is
+    /// bounded, deeper nesting goes to the byte parser).
+    #[inline(never)]
+    fn container(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        open: usize,
+        depth: u32,
+    ) -> Option<usize> {
+        if depth > 64 {
+            return None;
+        }
+        let mut p = self.next(w, classify, b)?;
+        if b[open] == b'{' {
+            if b[p] == b'}' {
+                return Some(p + 1);
+            }
+            loop {
+                if b[p] != b'"' {
+                    return None;
+                }
+                self.next(w, classify, b)?;
+                let colon = self.next(w, classify, b)?;
+                if b[colon] != b':' {
+                    return None;
+                }
+                let v = self.next(w, classify, b)?;
+                self.value(w, classify, b, v, depth + 1)?;
+                let sep = self.next(w, classify, b)?;
+                match b[sep] {
+                    b',' => p = self.next(w, classify, b)?,
+                    b'}' => return Some(sep + 1),
+                    _ => return None,
+                }
+            }
+        } else {
+            if b[p] == b']' {
+                return Some(p + 1);
+            }
+            loop {
+                self.value(w, classify, b, p, depth + 1)?;
+                let sep = self.next(w, classify, b)?;
+                match b[sep] {
+                    b',' => p = self.next(w, classify, b)?,
+                    b']' => return Some(sep + 1),
+                    _ => return None,
+                }
+            }
+        }
+    }
+}
+
+/// The end of the number at `b[i]` in the shapes traces use (`-`, integer
+/// part, optional fraction); anything else (an exponent, a bad number, the
+/// end of the bytes read) is left to the byte parser.
+#[inline(always)]
+fn fast_number(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + (b[i] == b'-') as usize;
+    match *b.get(j)? {
+        b'0' => j += 1,
+        b'1'..=b'9' => j = skip_digits(b, j + 1),
+        _ => return None,
+    }
+    if *b.get(j)? == b'.' {
+        let k = skip_digits(b, j + 1);
+        if k == j + 1 {
+            return None;
+        }
+        j = k;
+    }
+    Some(j)
+}
+
+/// `end` if a scalar may end there (see [`ENDS_SCALAR`]).
+#[inline(always)]
+fn scalar_end(b: &[u8], end: usize) -> Option<usize> {
+    ENDS_SCALAR[*b.get(end)? as usize].then_some(end)
+}
+
+#[inline(always)]
+fn literal_end(b: &[u8], i: usize, lit: &[u8]) -> Option<usize> {
+    if b.get(i..i + lit.len())? != lit {
+        return None;
+    }
+    scalar_end(b, i + lit.len())
+}
+
+// ---------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -845,6 +1233,10 @@ pub struct TraceReader<R> {
     last_event_end: u64,
     summary: TraceSummary,
     finished: bool,
+    structurals: Structurals,
+    /// Events the stage-2 walker accepted (the others went through the
+    /// byte parser).
+    fast_events: u64,
 }
 
 /// One step of the top-level state machine.
@@ -862,6 +1254,13 @@ impl<R: Read> TraceReader<R> {
     /// A reader that refuses events (or top-level values, or blank gaps)
     /// longer than `max_event` bytes instead of buffering them.
     pub fn with_max_event_bytes(src: R, max_event: usize) -> Self {
+        TraceReader::with_kernel(src, max_event, ScanKernel::best())
+    }
+
+    /// A reader with a chosen stage-1 kernel ([`ScanKernel::Reference`]:
+    /// the byte parser alone); for benchmarks and the differential tests.
+    /// Every kernel yields the same events, fields, errors and summary.
+    pub fn with_kernel(src: R, max_event: usize, kernel: ScanKernel) -> Self {
         TraceReader {
             src,
             buf: Vec::new(),
@@ -880,6 +1279,8 @@ impl<R: Read> TraceReader<R> {
             last_event_end: 0,
             summary: TraceSummary::default(),
             finished: false,
+            structurals: Structurals::new(kernel),
+            fast_events: 0,
         }
     }
 
@@ -891,6 +1292,12 @@ impl<R: Read> TraceReader<R> {
     /// Current buffer capacity (for tests of the memory bound).
     pub fn buffer_capacity(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Events so far that the stage-1/stage-2 fast path validated (the rest
+    /// went through the byte parser): for tests and benchmarks.
+    pub fn fast_path_events(&self) -> u64 {
+        self.fast_events
     }
 
     /// Valid after [`TraceReader::next_event`] returned `Ok(None)`.
@@ -997,6 +1404,8 @@ impl<R: Read> TraceReader<R> {
     /// Discards consumed bytes, grows the buffer if one unit does not fit,
     /// and reads more.
     fn refill(&mut self) -> Result<(), TraceError> {
+        // Buffer indices change (and the bytes after the end arrive).
+        self.structurals.invalidate();
         if self.keep > 0 {
             self.lines_before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
             self.buf.copy_within(self.keep..self.len, 0);
@@ -1144,7 +1553,17 @@ impl<R: Read> TraceReader<R> {
                     return Err(PErr::NotObject(i));
                 }
                 self.fields = EventFields::default();
-                let end = parse_object(b, i, 1, Some(&mut self.fields))?;
+                let end = match self.structurals.try_event(b, i, &mut self.fields) {
+                    Some(end) => {
+                        self.fast_events += 1;
+                        end
+                    }
+                    None => {
+                        self.structurals.invalidate();
+                        self.fields = EventFields::default();
+                        parse_object(b, i, 1, Some(&mut self.fields))?
+                    }
+                };
                 self.pos = end;
                 self.state = State::ArrayAfterEvent;
                 Ok(Step::Event(i, end))
@@ -1152,7 +1571,31 @@ impl<R: Read> TraceReader<R> {
             State::ArrayAfterEvent => {
                 let (i, c) = ws_then(b, self.pos)?;
                 match c {
-                    b',' => self.state = State::Array { first: false },
+                    b',' => {
+                        self.state = State::Array { first: false };
+                        self.pos = i + 1;
+                        // The usual case, `,` then blanks then the next
+                        // event, without a trip through the state loop.
+                        if let Some(j) = b.get(i + 1..).and_then(|rest| {
+                            rest.iter()
+                                .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+                        }) {
+                            let j = i + 1 + j;
+                            if b[j] == b'{' {
+                                self.fields = EventFields::default();
+                                if let Some(end) =
+                                    self.structurals.try_event(b, j, &mut self.fields)
+                                {
+                                    self.fast_events += 1;
+                                    self.pos = end;
+                                    self.state = State::ArrayAfterEvent;
+                                    return Ok(Step::Event(j, end));
+                                }
+                                self.structurals.invalidate();
+                            }
+                        }
+                        return Ok(Step::Continue);
+                    }
                     b']' => self.end_array(),
                     _ => {
                         return Err(PErr::Invalid(

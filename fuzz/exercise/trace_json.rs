@@ -5,14 +5,19 @@
 //! * reading the input in small pieces (any refill boundary) yields the
 //!   same events as reading it whole;
 //! * a repaired trace (`repaired_bytes`, what mergetrace writes for a cut
-//!   input) is valid JSON with as many events as the scan found.
+//!   input) is valid JSON with as many events as the scan found;
+//! * the byte parser alone (`ScanKernel::Reference`) finds the same events
+//!   (bytes, offsets, field spans) and the same error position as the
+//!   stage-1/stage-2 fast path (docs/benchmarks.md#the-json-trace-scanner).
 //!
 //! Shared by the fuzz target and the regression tests (which replay
 //! `fuzz/regressions/trace_json/*`).
 
 use std::io::Read;
 
-use unitrace_core::trace::{object_members, repaired_bytes, Field, TraceReader};
+use unitrace_core::trace::{
+    object_members, repaired_bytes, Field, ScanKernel, TraceReader, DEFAULT_MAX_EVENT_BYTES,
+};
 use unitrace_core::trace_decimal::Decimal;
 
 const FIELDS: [Field; 9] = [
@@ -70,6 +75,8 @@ pub fn run(data: &[u8]) {
 
     let mut whole = TraceReader::new(data);
     let mut events: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut spans = Vec::new();
+    let mut error_at = None;
     let whole_ok = loop {
         match whole.next_event() {
             Ok(Some(ev)) => {
@@ -94,15 +101,44 @@ pub fn run(data: &[u8]) {
                         }
                     }
                 }
+                spans.push(FIELDS.map(|f| ev.fields().span(f)));
                 events.push((ev.offset(), raw.to_vec()));
             }
             Ok(None) => break true,
             Err(e) => {
                 let _ = e.problem();
+                error_at = Some((e.problem(), e.line, e.offset));
                 break false;
             }
         }
     };
+
+    // The byte parser alone agrees with the fast path.
+    let mut reference =
+        TraceReader::with_kernel(data, DEFAULT_MAX_EVENT_BYTES, ScanKernel::Reference);
+    let mut k = 0;
+    loop {
+        match reference.next_event() {
+            Ok(Some(ev)) => {
+                let (offset, raw) = &events[k];
+                assert_eq!((ev.offset(), ev.raw()), (*offset, raw.as_slice()));
+                assert_eq!(FIELDS.map(|f| ev.fields().span(f)), spans[k]);
+                k += 1;
+            }
+            Ok(None) => {
+                assert!(
+                    whole_ok && k == events.len(),
+                    "the byte parser alone disagrees"
+                );
+                break;
+            }
+            Err(e) => {
+                assert_eq!(Some((e.problem(), e.line, e.offset)), error_at);
+                assert_eq!(k, events.len());
+                break;
+            }
+        }
+    }
 
     // Same events when the input arrives in small pieces.
     let mut trickled = TraceReader::new(Trickle {

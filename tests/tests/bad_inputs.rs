@@ -362,11 +362,6 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "trace_json/empty.json",
         Expect::Accept("an empty file is a trace without events: an empty report"),
     ),
-    (
-        "tracestat",
-        "trace_json/trailing_garbage.json",
-        Expect::Accept("tracestat does not yet warn about data after the closing bracket"),
-    ),
     // A plain merge copies events byte for byte and never reads `ts` or
     // `dur` (only --stats, --align, --time-window do).
     (

@@ -134,6 +134,9 @@ pub struct RankTrace {
     open: FastMap<u64, Vec<(Ns, u32)>>,
     /// Set when the file was cut (the writer was killed).
     pub truncated: Option<String>,
+    /// Line of the first non-blank byte after the trace's closing bracket
+    /// (docs/tracestat.md#inputs: ignored with a warning, as mergetrace does).
+    pub trailing_data_line: Option<u64>,
     events: u64,
 }
 
@@ -431,7 +434,11 @@ pub fn read_trace(
             t.dropped_bytes
         )
     });
-    let ranks = pass.finish(path, truncated);
+    let trailing_line = summary.trailing_data.map(|(line, _)| line);
+    let mut ranks = pass.finish(path, truncated);
+    for r in &mut ranks {
+        r.trailing_data_line = trailing_line;
+    }
     Ok(ranks)
 }
 

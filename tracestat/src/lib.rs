@@ -151,6 +151,19 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
             warn(TOOL, format!("{}: {t}", r.file));
         }
     }
+    // Once per file (a merged file holds several ranks), in input order.
+    let mut trailing: Vec<(usize, &str, u64)> = ranks
+        .iter()
+        .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
+        .collect();
+    trailing.sort();
+    trailing.dedup();
+    for (_, file, line) in trailing {
+        warn(
+            TOOL,
+            format!("{file}:{line}: data after the end of the trace; ignored"),
+        );
+    }
 }
 
 pub fn run(mut args: Args) -> Result<ExitCode> {

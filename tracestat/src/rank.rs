@@ -146,6 +146,10 @@ pub struct RankSummary {
     pub input_index: usize,
     pub file: String,
     pub truncated: Option<String>,
+    /// Not part of the report (nor of a partial): the warning about data
+    /// after the trace's end is given by the run that read the file.
+    #[serde(skip)]
+    pub trailing_data_line: Option<u64>,
     pub first_ns: Ns,
     pub last_ns: Ns,
     /// `[0]` is the whole rank; then one per device when it has several.
@@ -700,6 +704,7 @@ pub fn summarize(
         input_index: trace.input_index,
         file: trace.file.clone(),
         truncated: trace.truncated.clone(),
+        trailing_data_line: trace.trailing_data_line,
         first_ns: first,
         last_ns: last,
         scopes,

@@ -273,3 +273,50 @@ fn result_dir_with_ranks() {
         String::from_utf8_lossy(&r.stderr).contains("no chrome_trace.json or chrome_trace.pftrace")
     );
 }
+
+/// Data after the trace's closing bracket: one warning line naming the file
+/// and line, then the report of the trace as if the data were not there
+/// (mergetrace does the same: docs/tracestat.md#usage).
+#[test]
+fn data_after_the_end_of_the_trace_is_ignored_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = data("hand.1000.0.json");
+    let text = std::fs::read(&good).unwrap();
+    let lines = text.iter().filter(|&&c| c == b'\n').count();
+    let garbage = dir.path().join("garbage.1000.0.json");
+    let mut with_garbage = text.clone();
+    with_garbage.extend_from_slice(b"\n  oops, a second document\n");
+    std::fs::write(&garbage, &with_garbage).unwrap();
+    let (clean_json, dirty_json) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let r = run(&[os(&good), "-q".as_ref(), "--json".as_ref(), os(&clean_json)]);
+    assert!(r.status.success());
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let r = run(&[
+        os(&garbage),
+        "-q".as_ref(),
+        "--json".as_ref(),
+        os(&dirty_json),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(
+        err,
+        format!(
+            "tracestat: warning: {}:{}: data after the end of the trace; ignored\n",
+            garbage.display(),
+            lines + 2
+        )
+    );
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    // The reports differ only by the file's path.
+    let dirty = read(&dirty_json)
+        .to_string()
+        .replace(&garbage.display().to_string(), &good.display().to_string());
+    assert_eq!(read(&clean_json).to_string(), dirty);
+}

@@ -1,0 +1,397 @@
+//! The stage-1/stage-2 fast path of the JSON trace scanner
+//! (docs/benchmarks.md#the-json-trace-scanner) against the byte parser it
+//! sits on (`ScanKernel::Reference`): for every input, every kernel must
+//! yield the same events (bytes, offsets, field spans, decoded strings),
+//! the same error (problem, line, offset) or the same summary (truncation,
+//! trailing data), whether the input is read whole or in small pieces.
+//! Inputs: hand-made events placed at every offset of a 64-byte block
+//! (strings, escapes, backslash runs, UTF-8 and numbers across block
+//! boundaries), and a fixed-seed generator of random traces plus random
+//! mutations of them.
+
+use std::io::Read;
+
+use unitrace_core::trace::{Field, ScanKernel, TraceReader};
+
+const FIELDS: [Field; 9] = [
+    Field::Ph,
+    Field::Name,
+    Field::Cat,
+    Field::Pid,
+    Field::Tid,
+    Field::Ts,
+    Field::Dur,
+    Field::Id,
+    Field::Args,
+];
+
+/// Hands out at most `n` bytes per read.
+struct Trickle<'a> {
+    data: &'a [u8],
+    n: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.n.min(out.len()).min(self.data.len());
+        out[..k].copy_from_slice(&self.data[..k]);
+        self.data = &self.data[k..];
+        Ok(k)
+    }
+}
+
+/// Everything a scan shows, as text to compare; and how many events the
+/// fast path took.
+fn outcome(src: impl Read, kernel: ScanKernel, max_event: usize) -> (String, u64) {
+    let mut r = TraceReader::with_kernel(src, max_event, kernel);
+    let mut out = String::new();
+    loop {
+        match r.next_event() {
+            Ok(Some(ev)) => {
+                out += &format!(
+                    "event {} at {}: {:?}\n",
+                    ev.index(),
+                    ev.offset(),
+                    String::from_utf8_lossy(ev.raw())
+                );
+                for f in FIELDS {
+                    out += &format!("  {f:?} {:?} {:?}\n", ev.fields().span(f), ev.str(f));
+                }
+            }
+            Ok(None) => {
+                out += &format!("end {:?}\n", r.summary());
+                break;
+            }
+            Err(e) => {
+                out += &format!(
+                    "error {:?} line {:?} offset {}\n",
+                    e.problem(),
+                    e.line,
+                    e.offset
+                );
+                break;
+            }
+        }
+    }
+    (out, r.fast_path_events())
+}
+
+/// Checks every kernel against the reference on `input`, whole and in
+/// pieces; returns the events the best kernel's fast path took.
+fn check(input: &[u8]) -> u64 {
+    let (want, _) = outcome(input, ScanKernel::Reference, 1 << 20);
+    // Read in pieces, the reference itself may stop reading at another
+    // byte (trailing data), so each piece size has its own reference.
+    let pieces = [1, 7, 64, 100];
+    let want_pieces: Vec<String> = pieces
+        .iter()
+        .map(|&n| outcome(Trickle { data: input, n }, ScanKernel::Reference, 1 << 20).0)
+        .collect();
+    let mut fast = 0;
+    for kernel in ScanKernel::available() {
+        let (got, n) = outcome(input, kernel, 1 << 20);
+        assert_eq!(
+            got,
+            want,
+            "{} on {:?}",
+            kernel.name(),
+            String::from_utf8_lossy(input)
+        );
+        if kernel == ScanKernel::best() {
+            fast = n;
+        }
+        for (&piece, want) in pieces.iter().zip(&want_pieces) {
+            let (got, _) = outcome(
+                Trickle {
+                    data: input,
+                    n: piece,
+                },
+                kernel,
+                1 << 20,
+            );
+            assert_eq!(
+                &got,
+                want,
+                "{} reading {piece} bytes at a time on {:?}",
+                kernel.name(),
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+    // A small event limit errs the same way.
+    let (want, _) = outcome(input, ScanKernel::Reference, 96);
+    let (got, _) = outcome(input, ScanKernel::best(), 96);
+    assert_eq!(
+        got,
+        want,
+        "limit 96 on {:?}",
+        String::from_utf8_lossy(input)
+    );
+    fast
+}
+
+/// Events that put what stage 1 must get right at block boundaries.
+const TRICKY_EVENTS: &[&str] = &[
+    // Events the fast path takes first; from the exponents on, it hands
+    // them to the byte parser (and backs off for a few events).
+    r#"{"ph": "X", "name": "a long kernel name that runs over a block boundary for sure", "ts": 1733400002184141.500000, "dur": 2.601000}"#,
+    "{\"name\": \"caf\u{e9} \u{1F600} \u{4e2d}\u{6587}\", \"pid\": 7}",
+    r#"{"args": {"a": [1, 2.5, {"b": null}, [], {}], "t": true, "f": false}, "ph": "i"}"#,
+    r#"{}"#,
+    r#"{"args": {}, "name": ""}"#,
+    r#"{ "ph" : "X" , "ts" : 17 , "args" : [ ] }"#,
+    "{\"ph\":\"X\",\n\t\"ts\":\r\n5}",
+    r#"{"name": "x", "name": "y", "ts": 1, "ts": 2}"#,
+    r#"{"ts": -0.5, "dur": 0, "id": 12345678901234567890, "pid": 1e3, "tid": -2E-7}"#,
+    r#"{"name": "esc \" quote", "ts": 1}"#,
+    r#"{"name": "run \\\\", "ts": 2}"#,
+    r#"{"name": "run \\\\\" still inside", "ts": 3}"#,
+    r#"{"name": "\\", "cat": "\u00e9\ud83d\ude00", "ts": 4}"#,
+];
+
+/// Invalid or odd events: the fast path must hand them to the byte parser.
+const BAD_EVENTS: &[&str] = &[
+    r#"{"ts": 01}"#,
+    r#"{"ts": 1.}"#,
+    r#"{"ts": 1x}"#,
+    r#"{"ts": tru}"#,
+    r#"{"ts": truex}"#,
+    r#"{"a" 1}"#,
+    r#"{"a":: 1}"#,
+    r#"{"a": 1,}"#,
+    r#"{"a": [1,]}"#,
+    r#"{"a": [1 2]}"#,
+    r#"{"a": {"b"}}"#,
+    r#"{"a": 1 "b": 2}"#,
+    r#"{"a": "b" "c"}"#,
+    r#"{"a": }"#,
+    r#"{"a": ]}"#,
+    r#"{"a": [}"#,
+    r#"{"a": {]}"#,
+    r#"{,"a": 1}"#,
+    r#"{"a": "bad \q escape"}"#,
+    r#"{"a": "bad \u12g4"}"#,
+    "{\"a\": \"tab\tinside\"}",
+    "{\"a\": \"\u{1}\"}",
+    "{\"a\": 1\u{1}}",
+    "{\"a\": \"\u{e9}\"}",
+    "{\"a\u{1a}\": 1}",
+    "{\"a\": 1 \u{1a}}",
+    "{\"a\": -}",
+    "{\"a\": 1e}",
+    "{\"a\": \"x\"}x",
+];
+
+fn trace_of(events: &[&[u8]], pad: usize) -> Vec<u8> {
+    let mut t = b"{\"traceEvents\": [\n".to_vec();
+    for (k, e) in events.iter().enumerate() {
+        if k > 0 {
+            t.extend_from_slice(b",\n");
+        }
+        t.extend(std::iter::repeat_n(b' ', pad));
+        t.extend_from_slice(e);
+    }
+    t.extend_from_slice(b"\n]\n}\n");
+    t
+}
+
+#[test]
+fn tricky_events_at_every_block_offset_agree_with_the_byte_parser() {
+    let mut fast = 0;
+    for pad in 0..=130 {
+        let events: Vec<&[u8]> = TRICKY_EVENTS.iter().map(|e| e.as_bytes()).collect();
+        let input = trace_of(&events, pad);
+        fast += check(&input);
+        // Cut inside the last events too: truncation at every offset.
+        if pad % 13 == 0 {
+            for cut in (input.len() - 400..input.len()).step_by(3) {
+                check(&input[..cut]);
+            }
+        }
+    }
+    // The first eight events are taken by the fast path at every offset.
+    assert!(fast >= 131 * 8, "fast path took only {fast} events");
+}
+
+#[test]
+fn bad_events_at_every_block_offset_agree_with_the_byte_parser() {
+    let good = TRICKY_EVENTS[0].as_bytes();
+    for bad in BAD_EVENTS {
+        for pad in 0..=70 {
+            let input = trace_of(&[good, bad.as_bytes(), good], pad);
+            check(&input);
+        }
+    }
+}
+
+/// A small fixed-seed generator (xorshift64*): no dependency, and the same
+/// inputs on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+fn blanks(rng: &mut Rng, out: &mut Vec<u8>) {
+    if rng.below(3) == 0 {
+        for _ in 0..rng.below(4) {
+            out.push(*rng.pick(b" \n\t\r"));
+        }
+    }
+}
+
+fn string(rng: &mut Rng, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let max = if rng.below(8) == 0 { 150 } else { 12 };
+    let len = rng.below(max);
+    for _ in 0..len {
+        match rng.below(40) {
+            0 => {
+                const ESCAPES: [&[u8]; 5] = [b"\\\"", b"\\\\", b"\\n", b"\\u00e9", b"\\/"];
+                out.extend_from_slice(ESCAPES[rng.below(ESCAPES.len())])
+            }
+            1 => out.extend_from_slice("\u{e9}\u{1F600}".as_bytes()),
+            _ => out.push(*rng.pick(b"abcdefghijklmnopqrstuvwxyz_:,{}[] 0123456789()<>")),
+        }
+    }
+    out.push(b'"');
+}
+
+fn number(rng: &mut Rng, out: &mut Vec<u8>) {
+    let text = match rng.below(6) {
+        0 => format!("{}", rng.below(10)),
+        1 => format!(
+            "-{}.{:06}",
+            rng.next() % 1_000_000_000,
+            rng.below(1_000_000)
+        ),
+        2 => format!("{}e{}", rng.below(100), rng.below(20)),
+        _ => format!(
+            "{}.{:06}",
+            1_733_400_000_000_000u64 + rng.next() % 1_000_000_000,
+            rng.below(1_000_000)
+        ),
+    };
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn value(rng: &mut Rng, out: &mut Vec<u8>, depth: usize) {
+    match rng.below(if depth > 3 { 5 } else { 8 }) {
+        0 | 1 => string(rng, out),
+        2 | 3 => number(rng, out),
+        4 => {
+            const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
+            out.extend_from_slice(LITERALS[rng.below(LITERALS.len())])
+        }
+        5 | 6 => {
+            out.push(b'{');
+            for k in 0..rng.below(4) {
+                if k > 0 {
+                    out.push(b',');
+                }
+                blanks(rng, out);
+                string(rng, out);
+                blanks(rng, out);
+                out.push(b':');
+                blanks(rng, out);
+                value(rng, out, depth + 1);
+                blanks(rng, out);
+            }
+            out.push(b'}');
+        }
+        _ => {
+            out.push(b'[');
+            for k in 0..rng.below(4) {
+                if k > 0 {
+                    out.push(b',');
+                }
+                blanks(rng, out);
+                value(rng, out, depth + 1);
+                blanks(rng, out);
+            }
+            out.push(b']');
+        }
+    }
+}
+
+fn event(rng: &mut Rng, out: &mut Vec<u8>) {
+    const KEYS: [&str; 12] = [
+        "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "args", "s", "bp", "other",
+    ];
+    out.push(b'{');
+    for k in 0..rng.below(9) {
+        if k > 0 {
+            out.push(b',');
+        }
+        blanks(rng, out);
+        out.push(b'"');
+        out.extend_from_slice(rng.pick(&KEYS).as_bytes());
+        out.push(b'"');
+        blanks(rng, out);
+        out.push(b':');
+        out.push(b' ');
+        value(rng, out, 2);
+    }
+    out.push(b'}');
+}
+
+fn random_trace(rng: &mut Rng) -> Vec<u8> {
+    let mut t = if rng.below(4) == 0 {
+        b"[".to_vec()
+    } else {
+        b"{\"traceEvents\":[\n".to_vec()
+    };
+    let object = t[0] == b'{';
+    for k in 0..rng.below(12) {
+        if k > 0 {
+            t.extend_from_slice(b",\n");
+        }
+        event(rng, &mut t);
+    }
+    t.extend_from_slice(if object { b"\n]}\n" } else { b"]" });
+    t
+}
+
+#[test]
+fn random_traces_and_mutations_agree_with_the_byte_parser() {
+    let mut rng = Rng(0x5eed_1234_abcd_0042);
+    let mut fast = 0;
+    for _ in 0..400 {
+        let trace = random_trace(&mut rng);
+        fast += check(&trace);
+        for _ in 0..6 {
+            let mut m = trace.clone();
+            if m.is_empty() {
+                break;
+            }
+            match rng.below(4) {
+                0 => {
+                    let at = rng.below(m.len());
+                    m[at] = *rng.pick(b"\"\\{}[]:,0a \x01\xc3\xff-.e");
+                }
+                1 => {
+                    let at = rng.below(m.len());
+                    m.insert(at, *rng.pick(b"\"\\{}[]:,0a \x01\xc3-"));
+                }
+                2 => {
+                    let at = rng.below(m.len());
+                    m.remove(at);
+                }
+                _ => m.truncate(rng.below(m.len())),
+            }
+            check(&m);
+        }
+    }
+    assert!(fast > 500, "fast path took only {fast} events");
+}
