@@ -434,7 +434,8 @@ fn chromium_draws_the_index_table_and_the_static_page() {
         .split("</thead>")
         .next()
         .unwrap();
-    assert_eq!(head.matches("<th").count(), 2 + 2 * 5, "{head}");
+    // (GPU time and the five default counters.)
+    assert_eq!(head.matches("<th").count(), 2 + 2 * 6, "{head}");
     // Instance page with "compare with" from the URL: both drawn.
     let dom = chromium_dom(&format!(
         "http://127.0.0.1:{}/perfdashboard?gid=20&compare=26",

@@ -10,7 +10,8 @@
 //!   - `UD.lineChart(box, spec)`: an SVG line chart drawn into element
 //!     `box`. `spec = {x: [..], xLabel, yLabel, title, height, series:
 //!     [{name, values: [..], color?, dash?}], doubtful?: [row indices],
-//!     xNames?: [..]}`. Y starts at 0, lines can be toggled in the legend,
+//!     xNames?: [..], yMax?}` (`yMax`: at least this top, so that charts
+//!     side by side share a scale). Y starts at 0, lines can be toggled in the legend,
 //!     hovering shows every visible value at the nearest X;
 //!   - `UD.barChart(box, spec)`: grouped bars, `spec = {categories: [..],
 //!     xLabel, yLabel, title, height, series: [{name, values}], doubtful?}`;
@@ -244,7 +245,7 @@ pub const SCRIPT: &str = r#"(function () {
         if (hidden[i]) { return; }
         s.values.forEach(function (v) { if (finite(v)) { yHi = Math.max(yHi, v); } });
       });
-      var f = frame(box, spec, xLo, xHi, yHi), svg = f.svg;
+      var f = frame(box, spec, xLo, xHi, Math.max(yHi, spec.yMax || 0)), svg = f.svg;
       var xt = ticks(xLo, xHi, Math.max(2, Math.floor((f.W - 90) / 90)));
       xt.forEach(function (t) {
         if (t < xLo - 1e-9 || t > xHi + 1e-9) { return; }
@@ -305,7 +306,7 @@ pub const SCRIPT: &str = r#"(function () {
         shown.push(i);
         s.values.forEach(function (v) { if (finite(v)) { yHi = Math.max(yHi, v); } });
       });
-      var f = frame(box, spec, 0, Math.max(n, 1), yHi), svg = f.svg;
+      var f = frame(box, spec, 0, Math.max(n, 1), Math.max(yHi, spec.yMax || 0)), svg = f.svg;
       var slot = (f.W - f.m.l - f.m.r) / Math.max(n, 1), bw = Math.min(slot * 0.8 / Math.max(shown.length, 1), 48);
       var pad = (slot - bw * shown.length) / 2;
       var every = Math.max(1, Math.ceil(n / Math.floor((f.W - 90) / 50)));

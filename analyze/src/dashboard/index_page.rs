@@ -16,6 +16,7 @@ use unitrace_core::csv_sections::{Field, Header, RawRow};
 use unitrace_core::metric_csv::parse_number;
 
 use super::data::{counters, default_selection, number, unit_groups, Counter};
+use crate::charts::GPU_TIME;
 use crate::plan::ChartOptions;
 use crate::render::dashboard::{page_end, page_start, script_json, PageHead};
 
@@ -167,9 +168,19 @@ pub fn index_json(
         "file": file,
         "units": unit_groups(&sorted),
         "order": sorted.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-        "selected": default_selection(options, &sorted),
+        "selected": index_columns(options, &sorted),
         "kernels": list,
     })
+}
+
+/// The index's first columns: the GPU time, then the instance pages'
+/// default counters.
+fn index_columns(options: &ChartOptions, counters: &[Counter]) -> Vec<String> {
+    let mut columns = default_selection(options, counters);
+    if counters.iter().any(|c| c.name == GPU_TIME) && !columns.iter().any(|c| c == GPU_TIME) {
+        columns.insert(0, GPU_TIME.to_string());
+    }
+    columns
 }
 
 /// The index page.
@@ -216,10 +227,12 @@ const INDEX_STYLE: &str = "\
 #columns fieldset { border: 1px solid var(--line); border-radius: 4px; margin: 0; padding: 0.2em 0.6em 0.4em 0.6em; }
 #columns legend { font-weight: 600; font-size: 0.92em; }
 #columns label { display: block; font-size: 0.9em; white-space: nowrap; }
-#kernels td.name { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; min-width: 24em; }
+#kernels td.name { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; min-width: 30em; }
 #kernels td.name details summary { color: var(--ink); }
 #kernels td.name .ids { display: flex; flex-wrap: wrap; gap: 0.2em 0.7em; margin: 0.3em 0; font-family: 'DejaVu Sans', Verdana, sans-serif; }
-#kernels th.c { min-width: 6em; }
+#kernels th.c { min-width: 6em; max-width: 9em; white-space: normal; overflow-wrap: break-word; font-weight: 600; }
+#kernels th .hint { font-weight: normal; }
+main { max-width: 1700px; }
 ";
 
 const INDEX_SCRIPT: &str = r#"(function () {
@@ -234,14 +247,25 @@ const INDEX_SCRIPT: &str = r#"(function () {
     return '/perfdashboard?gid=' + id + '&kernel=' + encodeURIComponent(k.name);
   }
   function build() {
-    var cols = data.order.filter(function (n) { return shown[n]; });
+    // The first columns in their order (GPU time first), the others as chosen.
+    var cols = data.selected.filter(function (n) { return shown[n]; }).concat(
+      data.order.filter(function (n) { return shown[n] && data.selected.indexOf(n) < 0; }));
     var head = el('tr');
     head.appendChild(el('th', {}, 'Kernel'));
     head.appendChild(el('th', { 'class': 'num' }, 'Instances'));
     var top = {};
     cols.forEach(function (n) {
-      head.appendChild(el('th', { 'class': 'num c', title: n + ': mean over instances' }, n + ' mean'));
-      head.appendChild(el('th', { 'class': 'num c', title: n + ': max over instances' }, n + ' max'));
+      ['mean', 'max'].forEach(function (what) {
+        // Long counter names break after `_` and before `[`.
+        var th = el('th', { 'class': 'num c', title: n + ': ' + what + ' over instances' });
+        n.split(/(?=\[)|(?<=_)/).forEach(function (part, i) {
+          if (i) { th.appendChild(el('wbr')); }
+          th.appendChild(document.createTextNode(part));
+        });
+        th.appendChild(el('br'));
+        th.appendChild(el('span', { 'class': 'hint' }, what));
+        head.appendChild(th);
+      });
       top[n] = 0;
       data.kernels.forEach(function (k) { var s = k.stats[n]; if (s && s[1] > top[n]) { top[n] = s[1]; } });
     });

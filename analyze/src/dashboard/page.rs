@@ -279,7 +279,18 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
     var units = list.map(unitOf).filter(function (u, i, a) { return a.indexOf(u) === i; });
     return units.length === 1 ? units[0] : 'value (' + units.join(', ') + ')';
   }
-  function chart(box, d, list, title, height) {
+  // The largest value of `list` over `parts`: instances compared side by
+  // side share the Y scale.
+  function top(parts, list) {
+    var m = 0;
+    parts.forEach(function (p) {
+      list.forEach(function (n) {
+        (p.counters[n] || []).forEach(function (v) { if (typeof v === 'number' && v > m) { m = v; } });
+      });
+    });
+    return m;
+  }
+  function chart(box, d, list, title, height, yMax) {
     var series = list.filter(function (n) { return n in d.counters; }).map(function (n) {
       return { name: n, values: d.counters[n], color: UD.color(names().indexOf(n)) };
     });
@@ -287,7 +298,7 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
     box.appendChild(div);
     if (!series.length) { div.appendChild(el('p', { 'class': 'hint' }, 'This instance has none of the selected counters.')); return; }
     var spec = { x: d.x.values, xLabel: d.x.label, yLabel: yLabel(list), series: series, title: title,
-      height: height, doubtful: d.doubtful, doubtNote: d.doubtNote, legend: true };
+      height: height, doubtful: d.doubtful, doubtNote: d.doubtNote, legend: true, yMax: yMax };
     if (d.query) {
       spec.categories = d.x.values.map(function (v) { return v === null ? '' : String(v); });
       UD.barChart(div, spec);
@@ -317,12 +328,13 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
         var units = [];
         list.forEach(function (n) { if (units.indexOf(unitOf(n)) < 0) { units.push(unitOf(n)); } });
         units.forEach(function (u) {
-          chart(col, p, list.filter(function (n) { return unitOf(n) === u; }), '[' + u + ']', units.length > 1 ? 260 : 320);
+          var same = list.filter(function (n) { return unitOf(n) === u; });
+          chart(col, p, same, '[' + u + ']', units.length > 1 ? 260 : 320, parts.length > 1 ? top(parts, same) : 0);
         });
       } else {
         var stack = el('div', { 'class': 'stack' });
         col.appendChild(stack);
-        list.forEach(function (n) { chart(stack, p, [n], n, 170); });
+        list.forEach(function (n) { chart(stack, p, [n], n, 170, parts.length > 1 ? top(parts, [n]) : 0); });
       }
     });
   }
