@@ -82,5 +82,5 @@ for id in "$first_id" "$last_id"; do
     row "GET /perfdashboard?gid=$id&format=json" "$(mean_ms "${url}perfdashboard?gid=$id&format=json" 10)"
     row "GET /%22k%22/$id (PDF, original URL)" "$(mean_ms "${url}%22k%22/$id" 10)"
 done
-rss_kb=$(sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' "/proc/$server/status")
+rss_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")
 printf 'server peak RSS: %.1f MB\n' "$(echo "$rss_kb / 1024" | bc -l)"
