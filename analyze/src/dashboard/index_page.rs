@@ -82,7 +82,8 @@ impl KernelStats {
             let Some(field) = fields.get(column) else {
                 continue;
             };
-            let Some(v) = parse_number(row.field_bytes(field)) else {
+            let text = row.field_bytes(field);
+            let Some(v) = plain_decimal(text).or_else(|| parse_number(text)) else {
                 continue;
             };
             if v.is_finite() {
@@ -127,6 +128,46 @@ impl KernelStats {
         let stat = self.kernels.get(kernel)?.get(id)?;
         (stat.instances > 0).then(|| (stat.sum / f64::from(stat.instances), stat.max))
     }
+}
+
+/// `[-]digits[.digits]` with at most 15 significant digits, exactly as
+/// `str::parse` would give it (an integer below 2^53 divided by an exact
+/// power of ten rounds once); `None` for anything else (exponents, `nan`,
+/// longer numbers: the caller falls back to the full parser). The one
+/// start-up pass parses every counter of every row for the index, and
+/// unitrace writes plain decimals: this keeps the pass fast.
+fn plain_decimal(text: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut mantissa: u64 = 0;
+    let mut count = 0usize;
+    let mut fraction: Option<usize> = None;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                count += 1;
+                if let Some(f) = fraction.as_mut() {
+                    *f += 1;
+                }
+                if count > 15 {
+                    return None;
+                }
+            }
+            b'.' if fraction.is_none() => fraction = Some(0),
+            _ => return None,
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    let value = mantissa as f64 / POW10[fraction.unwrap_or(0)];
+    Some(if negative { -value } else { value })
 }
 
 /// A kernel as the index lists it.
@@ -333,3 +374,43 @@ const INDEX_SCRIPT: &str = r#"(function () {
   build();
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_decimals_parse_exactly_like_std() {
+        for text in [
+            "0",
+            "12",
+            "-3",
+            "1.5",
+            "27.091116",
+            "143559269028",
+            "0.000001",
+            "99999.9999999999",
+            "123456789012345",
+            "-0.5",
+            "5.",
+        ] {
+            assert_eq!(
+                plain_decimal(text.as_bytes()),
+                text.parse::<f64>().ok(),
+                "{text}"
+            );
+        }
+        for other in [
+            "",
+            "-",
+            ".",
+            "1e5",
+            "nan",
+            "1.2.3",
+            "1234567890123456",
+            " 1",
+        ] {
+            assert_eq!(plain_decimal(other.as_bytes()), None, "{other}");
+        }
+    }
+}
