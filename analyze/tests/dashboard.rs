@@ -443,6 +443,24 @@ fn chromium_draws_the_index_table_and_the_static_page() {
     ));
     assert!(dom.contains("Kernel 26: main::"), "{dom}");
     assert_eq!(dom.matches("<polyline").count(), 10, "{dom}");
+    // perfdashboard's messages for a bad or identical compare id.
+    let dom = chromium_dom(&format!(
+        "http://127.0.0.1:{}/perfdashboard?gid=20&compare=x1",
+        server.port()
+    ));
+    assert!(
+        dom.contains("Kernel ID must be a non-negative whole number (up to 20 digits)."),
+        "{dom}"
+    );
+    let dom = chromium_dom(&format!(
+        "http://127.0.0.1:{}/perfdashboard?gid=20&compare=020",
+        server.port()
+    ));
+    assert!(
+        dom.contains("Comparison kernel must differ from the primary kernel."),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<polyline").count(), 5, "{dom}");
     // The static page: the first instances drawn when in view.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.html");
