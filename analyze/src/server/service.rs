@@ -48,6 +48,9 @@ pub struct FileService {
 pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
     let index = FileIndex::build_with(&plan.input, BLOCK_BYTES, plan.charts.validity)?;
     let charts = plan.charts.clone();
+    if let Some(line) = index.rows_before_banner() {
+        crate::list::warn_rows_before_banner(&plan.input, line);
+    }
     if let Some(message) = index.validity().warning(&plan.input, charts.validity) {
         warn("analyze", message);
     }
