@@ -480,3 +480,33 @@ fn chromium_draws_the_index_table_and_the_static_page() {
     assert!(dom.matches("<polyline").count() >= 2, "{dom}");
     assert!(dom.contains("data-series=\"XVE_STALL[%]\""));
 }
+
+#[test]
+fn index_statistics_leave_out_rows_before_the_first_banner() {
+    // Those rows belong to no device (docs/robustness.md#metric-csvs): not
+    // listed, and not in any kernel's numbers.
+    let input =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/charts/rows_before_banner.csv");
+    let server = Server::analyze(&["-q", input.to_str().unwrap()]);
+    let data = inline_json(&get(server.port(), "/").text(), "index-data");
+    let csv = read_csv(&input);
+    let kernels = data["kernels"].as_array().unwrap();
+    assert!(kernels
+        .iter()
+        .all(|k| !k["name"].as_str().unwrap().starts_with("early_kernel")));
+    for kernel in kernels {
+        let name = kernel["name"].as_str().unwrap();
+        let mut means: BTreeMap<(usize, u64), (f64, f64)> = BTreeMap::new();
+        for row in csv.iter().filter(|r| r.kernel == name && r.section > 0) {
+            let e = means
+                .entry((row.section, row.values["GlobalInstanceId"] as u64))
+                .or_default();
+            e.0 += row.values["XVE_ACTIVE[%]"];
+            e.1 += 1.0;
+        }
+        let means: Vec<f64> = means.values().map(|(s, n)| s / n).collect();
+        let mean = means.iter().sum::<f64>() / means.len() as f64;
+        let got = numbers(&kernel["stats"]["XVE_ACTIVE[%]"]);
+        assert!(close(got[0], mean), "{name}: {got:?} vs {mean}");
+    }
+}
