@@ -395,9 +395,13 @@ fn option_files_accept_the_time_axis() {
     let mut err_pipe = server.child.stderr.take().unwrap();
     let page = get(server.port(), &format!("{}?format=html", link(K_MAIN, 7)));
     assert_eq!(page.status, 200, "{}", page.text());
+    // `?format=html` is the instance's dashboard page (docs/analyze.md#dashboard),
+    // drawn over the sample time whatever the options; the PDF follows them.
     let html = page.text();
-    assert!(html.contains(">Time (µs)</text>"), "{html}");
-    assert!(html.contains(">GlobalInstanceId 7</text>"), "{html}");
+    assert!(html.contains("Time since first sample (µs)"), "{html}");
+    assert!(html.contains("GlobalInstanceId 7"), "{html}");
+    let pdf = get(server.port(), &link(K_MAIN, 7));
+    assert_eq!(pdf.header("content-type"), Some("application/pdf"));
     let (code, _) = server.interrupt();
     assert_eq!(code, Some(0));
     let mut err = String::new();
