@@ -20,6 +20,7 @@ pub mod index;
 pub mod pages;
 pub mod request;
 pub mod service;
+pub mod stall_dashboard;
 pub mod tls;
 pub mod trace;
 pub mod uniview;
@@ -49,6 +50,8 @@ pub enum Answer {
     /// The server's own options are wrong (500, original's text), e.g. an
     /// `-m` name the file does not have.
     Misconfigured(String),
+    /// A malformed query parameter (400), e.g. `?top=x`.
+    BadRequest(String),
 }
 
 /// Turns a chart request into a page. The real services live in
@@ -58,6 +61,11 @@ pub trait ChartService: Send + Sync + 'static {
     /// The page of `GET /` (kernels and their instances); `None` keeps the
     /// original's `Invalid`.
     fn index_page(&self) -> Option<Answer> {
+        None
+    }
+    /// The page of `GET /perfdashboard?QUERY` (perfdashboard's URL);
+    /// `None` keeps the original's `Invalid`.
+    fn dashboard(&self, _query: &str) -> Option<Answer> {
         None
     }
 }
@@ -86,19 +94,32 @@ impl Handler for ChartHandler {
                     .with_header("cache-control", "no-cache");
             }
         }
+        if path == "/perfdashboard" {
+            let query = head.target.split_once('?').map_or("", |(_, q)| q);
+            let query = query.split('#').next().unwrap_or_default();
+            if let Some(answer) = self.service.dashboard(query) {
+                return reply_of(answer).with_header("cache-control", "no-cache");
+            }
+        }
         let request = match parse_target(&head.target) {
             Ok(request) => request,
             Err(rejection @ Rejection::Favicon) => return Reply::text(404, rejection.to_string()),
             Err(rejection) => return Reply::text(400, rejection.to_string()),
         };
-        let reply = match self.service.answer(&request) {
-            Answer::Page { content_type, body } => Reply::document(content_type, body),
-            Answer::NotFound(message) => Reply::text(404, message),
-            Answer::Misconfigured(message) => Reply::text(500, message),
-        };
+        let reply = reply_of(self.service.answer(&request));
         // Pages are computed from a file that may be re-recorded between
         // runs: never let a browser reuse a stale chart.
         reply.with_header("cache-control", "no-cache")
+    }
+}
+
+/// The HTTP reply of an [`Answer`].
+fn reply_of(answer: Answer) -> Reply {
+    match answer {
+        Answer::Page { content_type, body } => Reply::document(content_type, body),
+        Answer::NotFound(message) => Reply::text(404, message),
+        Answer::Misconfigured(message) => Reply::text(500, message),
+        Answer::BadRequest(message) => Reply::text(400, message),
     }
 }
 

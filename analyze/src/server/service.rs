@@ -25,6 +25,7 @@ use unitrace_core::stall_csv::{KernelRun, StallRow};
 use super::index::FileIndex;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
+use super::stall_dashboard::StallDashboard;
 use super::{Answer, ChartService};
 pub use crate::plan::StallOptions;
 use crate::plan::{ReportView, ServePlan};
@@ -41,6 +42,9 @@ pub struct FileService {
     charts: ChartOptions,
     stall: StallOptions,
     reports: Mutex<Option<ReportBuilder>>,
+    /// The stall views (docs/analyze.md#stall-dashboard), for files with
+    /// stall sections.
+    stall_dashboard: Option<StallDashboard>,
 }
 
 /// Indexes the plan's input and returns the service for it.
@@ -65,11 +69,14 @@ pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
             warn("analyze", format!("{}: {message}", plan.input.display()));
         }
     }
-    Ok(Arc::new(FileService::new(
-        index,
-        charts,
-        plan.stall.clone(),
-    )))
+    let stall_dashboard = if index.has_stall_sections() {
+        Some(StallDashboard::build(&plan.input)?)
+    } else {
+        None
+    };
+    let mut service = FileService::new(index, charts, plan.stall.clone());
+    service.stall_dashboard = stall_dashboard;
+    Ok(Arc::new(service))
 }
 
 impl FileService {
@@ -79,6 +86,7 @@ impl FileService {
             charts,
             stall,
             reports: Mutex::new(None),
+            stall_dashboard: None,
         }
     }
 
@@ -137,6 +145,19 @@ impl FileService {
             return Ok(Answer::NotFound(format!(
                 "No metric data for kernel {kernel}"
             )));
+        }
+        // The HTML view of a stall link is the kernel's dashboard page
+        // (docs/analyze.md#stall-dashboard); the PDF stays the original's.
+        if request.format == PageFormat::Html {
+            if let Some(dashboard) = &self.stall_dashboard {
+                return Ok(dashboard.kernel(
+                    kernel,
+                    crate::stall_page::DEFAULT_TOP,
+                    &self.stall,
+                    &self.reports,
+                    Some(&pdf_link(request)),
+                ));
+            }
         }
         for (_, run) in runs {
             let charts =
@@ -211,12 +232,20 @@ impl ChartService for FileService {
     fn index_page(&self) -> Option<Answer> {
         let kernels = self.index.metric_kernels();
         if kernels.is_empty() {
-            return None;
+            return self
+                .stall_dashboard
+                .as_ref()
+                .map(|dashboard| dashboard.index(&self.stall));
         }
         Some(Answer::Page {
             content_type: "text/html; charset=utf-8",
             body: index_html(&self.index.path().display().to_string(), kernels).into_bytes(),
         })
+    }
+
+    fn dashboard(&self, query: &str) -> Option<Answer> {
+        let dashboard = self.stall_dashboard.as_ref()?;
+        Some(dashboard.query(query, &self.stall, &self.reports))
     }
 
     fn answer(&self, request: &ChartRequest) -> Answer {
