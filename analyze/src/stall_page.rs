@@ -152,7 +152,7 @@ pub fn kernel_detail(
             let mut counts = [0u64; StallType::COUNT];
             counts[..8].copy_from_slice(&l.counts);
             LineRow {
-                location: l.label(),
+                location: location_label(&l.location.file, l.location.line),
                 text: l.text.clone().filter(|t| !t.is_empty()),
                 counts,
                 instructions: l.instructions.len(),
@@ -168,12 +168,14 @@ pub fn kernel_detail(
     }
 }
 
+/// `file:line`; `line N` when IGC wrote no `// File` marker above.
 fn location_label(file: &Option<String>, line: Option<u64>) -> String {
-    format!(
-        "{}:{}",
-        file.as_deref().unwrap_or("unknown"),
-        line.map_or_else(|| "unknown".to_string(), |n| n.to_string())
-    )
+    match (file, line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => format!("{file}:unknown"),
+        (None, Some(line)) => format!("line {line}"),
+        (None, None) => "no source marker".to_string(),
+    }
 }
 
 /// What the page is about and where it links to.
@@ -646,7 +648,7 @@ fn detail_sections(
         for line in &detail.lines {
             let _ = write!(
                 html,
-                "<tr><td class=\"loc\"><code>{}</code></td><td><code>{}</code></td>{}{}",
+                "<tr><td class=\"loc\"><code>{}</code></td><td class=\"text\"><code>{}</code></td>{}{}",
                 esc(&line.location),
                 esc(line.text.as_deref().unwrap_or("")),
                 num_cell(line.instructions as u64),
@@ -701,7 +703,8 @@ fn detail_sections(
             } else {
                 ""
             };
-            let _ = writeln!(html, "<span{class}>{}</span>", esc(&line.text));
+            // Block spans, no newline between them: one line each.
+            let _ = write!(html, "<span{class}>{}</span>", esc(&line.text));
         }
         html.push_str("</pre>\n</div>\n");
     }
@@ -875,6 +878,7 @@ th, td { border-bottom: 1px solid var(--line); padding: 0.25em 0.5em; text-align
 td:first-child, td.loc { overflow-wrap: anywhere; }
 td.ip { white-space: nowrap; }
 td.loc { min-width: 14em; }
+td.text { min-width: 18em; }
 #totals-table td:first-child { min-width: 18em; }
 th { background: #f6f8fa; font-weight: 600; font-size: 0.92em; vertical-align: bottom; }
 th.num { min-width: 4.5em; }

@@ -92,3 +92,63 @@ fn chromium_shows_the_stall_charts_of_a_kernel() {
     assert!(dom.matches("<svg").count() >= 1, "{dom}");
     assert!(dom.contains("SbidStall[Events]"));
 }
+
+/// The stall dashboard's script ran (docs/analyze.md#stall-dashboard): the
+/// filter taken from `?q=` hid the other kernels' bars and rows and counted
+/// them, the totals table is sorted by its default column, the tooltip
+/// element is in place; the kernel page's hot spots link into the
+/// assembly.
+#[test]
+fn chromium_runs_the_stall_dashboard_script() {
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample");
+    let csv = input.join("stalls.csv");
+    let dump = input.join("dump");
+    let server = Server::analyze(&["-q", "-s", dump.to_str().unwrap(), csv.to_str().unwrap()]);
+    let port = server.port();
+    let dom = chromium_dom(&format!("http://127.0.0.1:{port}/?q=TRITON"));
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the script did not finish: {dom}"
+    );
+    assert!(
+        dom.contains("<span id=\"kernel-count\">1 of 6 kernels</span>"),
+        "{dom}"
+    );
+    // Six kernels in the chart and the table; five of each hidden.
+    assert_eq!(dom.matches("<tr data-kernel=").count(), 6);
+    let table = dom.split("id=\"totals-table\"").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert_eq!(table.matches("hidden=\"\"").count(), 5, "{table}");
+    let visible: Vec<&str> = table
+        .split("<tr data-kernel=\"")
+        .skip(1)
+        .filter(|row| !row.contains("hidden=\"\""))
+        .collect();
+    assert_eq!(visible.len(), 1);
+    assert!(visible[0].starts_with("triton_poi_fused_add_0\""));
+    assert!(
+        table.contains("aria-sort=\"descending\">Stalls (no Active)</th>"),
+        "{table}"
+    );
+    // The rows are in the order the script sorted them: most stalls first.
+    let totals: Vec<u64> = table
+        .split("<tr data-kernel=\"")
+        .skip(1)
+        .map(|row| {
+            let last = row.rsplit("data-v=\"").next().unwrap();
+            last.split('"').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    let mut sorted = totals.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(totals, sorted);
+    assert!(dom.contains("<div id=\"tip\" hidden=\"\"></div>"));
+
+    let dom = chromium_dom(&format!(
+        "http://127.0.0.1:{port}/perfdashboard?kernel=triton_poi_fused_add_0&top=5"
+    ));
+    assert!(dom.contains("data-ready=\"1\""));
+    assert!(dom.contains("<h3>Top 5 stalled IPs</h3>"));
+    assert!(dom.contains("href=\"#ip-0x0210\""));
+    assert!(dom.contains("id=\"ip-0x0210\""));
+}
