@@ -215,9 +215,9 @@ pub fn kernel_page(
     pdf_link: Option<&str>,
 ) -> String {
     let mut html = page_start(&format!("EU Stall Sampling - {}", kernel.name), &info.file);
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<p class=\"nav\"><a href=\"/\">All kernels</a>{}</p>\n",
+        "<p class=\"nav\"><a href=\"/\">All kernels</a>{}</p>",
         match pdf_link {
             Some(link) => format!(" · <a href=\"{}\">PDF (original charts)</a>", esc(link)),
             None => String::new(),
@@ -509,7 +509,7 @@ fn kernel_section(
         Source::Listing(detail) => Some(detail),
         _ => None,
     };
-    let _ = write!(html, "<h3>Top {} stalled IPs</h3>\n", top.len());
+    let _ = writeln!(html, "<h3>Top {} stalled IPs</h3>", top.len());
     if top.is_empty() {
         html.push_str("<p>No stall events for this kernel (only active cycles).</p>\n</section>\n");
         return;
@@ -522,10 +522,10 @@ fn kernel_section(
              <code>-s DIR</code> to see each IP's instruction and source line.</p>\n",
         ),
         Source::NoAsm { dump } => {
-            let _ = write!(
+            let _ = writeln!(
                 html,
                 "<p class=\"note\">The shader dump {} has no .asm file for this kernel: addresses \
-                 are not linked.</p>\n",
+                 are not linked.</p>",
                 esc(dump)
             );
         }
@@ -619,9 +619,9 @@ fn detail_sections(
     detail: &KernelDetail,
     prefix: &str,
 ) {
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<p>Assembly with instruction addresses: <code>{}</code>{}</p>\n",
+        "<p>Assembly with instruction addresses: <code>{}</code>{}</p>",
         esc(&detail.asm),
         if detail.source_available {
             ""
@@ -794,7 +794,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -1014,7 +1014,7 @@ mod tests {
 
     fn summary() -> StallSummary {
         let mut s = StallSummary::new();
-        let rows = vec![
+        let rows = [
             (0x1b8u64, StallType::Sbid, 40u64),
             (0x20, StallType::Pipe, 3),
             (0x30, StallType::Active, 9),
