@@ -488,9 +488,11 @@ fn kernel_section(
         count(kernel.stalls()),
         count(kernel.totals[StallType::Active.index()]),
     );
-    // The kernel's mix of stall types, one bar.
+    // The kernel's mix of stall types, one bar; one legend for it and the
+    // hot-spot bars below.
     let chart_id = format!("{prefix}mix-{}", position + 1);
-    legend(html, &types, &chart_id);
+    let top_id = format!("{prefix}top-{}", position + 1);
+    legend(html, &types, &format!("{chart_id} {top_id}"));
     let _ = writeln!(html, "<div class=\"hbars\" id=\"{chart_id}\">");
     bar_row(
         html,
@@ -532,10 +534,8 @@ fn kernel_section(
         Source::Listing(_) => html
             .push_str("<p class=\"hint\">Click an IP for its instruction and source line.</p>\n"),
     }
-    let chart_id = format!("{prefix}top-{}", position + 1);
-    legend(html, &types, &chart_id);
     let max = top.first().map_or(0, |s| s.stalls());
-    let _ = writeln!(html, "<div class=\"hbars ips\" id=\"{chart_id}\">");
+    let _ = writeln!(html, "<div class=\"hbars ips\" id=\"{top_id}\">");
     for ip in &top {
         let spot = detail.and_then(|d| d.spots.get(&ip.ip));
         let label_html = match spot {
@@ -716,9 +716,10 @@ fn detail_sections(
     );
 }
 
-/// A legend whose entries toggle the categories of chart `chart_id`.
-fn legend(html: &mut String, types: &[StallType], chart_id: &str) {
-    let _ = write!(html, "<div class=\"legend\" data-chart=\"{chart_id}\">");
+/// A legend whose entries toggle the categories of the charts `charts`
+/// (element ids, separated by spaces).
+fn legend(html: &mut String, types: &[StallType], charts: &str) {
+    let _ = write!(html, "<div class=\"legend\" data-chart=\"{charts}\">");
     for t in types {
         let _ = write!(
             html,
@@ -937,7 +938,7 @@ const SCRIPT: &str = r#"(function () {
   // Bars: widths from the counts of the categories shown.
   function rescale(chart) {
     var hidden = {};
-    var legendEl = doc.querySelector('.legend[data-chart="' + chart.id + '"]');
+    var legendEl = doc.querySelector('.legend[data-chart~="' + chart.id + '"]');
     if (legendEl) {
       Array.prototype.forEach.call(legendEl.querySelectorAll('button'), function (b) {
         if (b.getAttribute('aria-pressed') === 'false') hidden[b.getAttribute('data-type')] = true;
@@ -965,15 +966,26 @@ const SCRIPT: &str = r#"(function () {
     });
   }
   Array.prototype.forEach.call(doc.querySelectorAll('.legend'), function (legendEl) {
-    var chart = doc.getElementById(legendEl.getAttribute('data-chart'));
-    if (!chart) return;
+    var charts = legendEl.getAttribute('data-chart').split(' ').map(function (id) {
+      return doc.getElementById(id);
+    }).filter(function (c) { return c; });
     legendEl.addEventListener('click', function (e) {
       var b = e.target.closest('button');
       if (!b) return;
       b.setAttribute('aria-pressed', b.getAttribute('aria-pressed') === 'false' ? 'true' : 'false');
-      rescale(chart);
+      charts.forEach(rescale);
     });
   });
+  // `?hide=active,sbid` starts with those categories hidden (a link can
+  // carry the view).
+  var hide = new URLSearchParams(window.location.search).get('hide');
+  if (hide) {
+    var keys = hide.toLowerCase().split(',');
+    Array.prototype.forEach.call(doc.querySelectorAll('.legend button'), function (b) {
+      if (keys.indexOf(b.getAttribute('data-type')) >= 0) b.setAttribute('aria-pressed', 'false');
+    });
+    Array.prototype.forEach.call(doc.querySelectorAll('.hbars'), rescale);
+  }
   // Kernel filter over the totals chart, its table and the hot spots.
   var filter = doc.getElementById('kernel-filter');
   var counter = doc.getElementById('kernel-count');

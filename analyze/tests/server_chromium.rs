@@ -148,6 +148,39 @@ fn chromium_runs_the_stall_dashboard_script() {
     assert_eq!(totals, sorted);
     assert!(dom.contains("<div id=\"tip\" hidden=\"\"></div>"));
 
+    // `?hide=active`: the legend entry is off, Active segments are hidden
+    // and the widest row of the totals fills its track again.
+    let dom = chromium_dom(&format!("http://127.0.0.1:{port}/?hide=active"));
+    assert!(
+        dom.contains("data-type=\"active\" aria-pressed=\"false\""),
+        "{dom}"
+    );
+    let chart = dom.split("id=\"totals-chart\"").nth(1).unwrap();
+    let chart = chart.split("</section>").next().unwrap();
+    let active: Vec<&str> = chart
+        .split("<span class=\"seg\" data-type=\"active\"")
+        .skip(1)
+        .collect();
+    assert_eq!(active.len(), 6);
+    assert!(active
+        .iter()
+        .all(|seg| seg.split('>').next().unwrap().contains("display: none")));
+    let widest = chart
+        .split("<div class=\"hrow\"")
+        .skip(1)
+        .map(|row| {
+            row.split("<span class=\"seg\" data-type=\"")
+                .skip(1)
+                .filter(|seg| !seg.starts_with("active"))
+                .map(|seg| {
+                    let w = seg.split("width: ").nth(1).unwrap();
+                    w.split('%').next().unwrap().parse::<f64>().unwrap()
+                })
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    assert!((widest - 100.0).abs() < 0.01, "widest row {widest}%");
+
     let dom = chromium_dom(&format!(
         "http://127.0.0.1:{port}/perfdashboard?kernel=triton_poi_fused_add_0&top=5"
     ));
