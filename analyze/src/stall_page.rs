@@ -559,7 +559,12 @@ fn kernel_section(
         );
     }
     html.push_str("</div>\n");
-    // The same numbers as a table.
+    // The same numbers as a table, folded: the bars come first.
+    let _ = write!(
+        html,
+        "<details class=\"numbers\"><summary>The {} IPs as a table</summary>\n",
+        top.len()
+    );
     html.push_str("<div class=\"scroll\"><table class=\"sortable ips\">\n<thead><tr><th>IP</th>");
     if detail.is_some() {
         html.push_str("<th>Source line</th>");
@@ -603,7 +608,7 @@ fn kernel_section(
         html.push_str(&num_cell(ip.counts[StallType::Active.index()]));
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody>\n</table></div>\n");
+    html.push_str("</tbody>\n</table></div>\n</details>\n");
 
     if let Some(detail) = detail {
         detail_sections(html, kernel, &top, &types, detail, prefix);
@@ -896,6 +901,7 @@ pre.asm { background: #f6f8fa; padding: 0.4em 0.6em; overflow-x: auto; margin: 0
 pre.asm span { display: block; white-space: pre; }
 pre.asm .stalled { background: #ffe1e1; font-weight: bold; }
 pre.asm .marker { color: #1a7f37; }
+details summary { cursor: pointer; color: var(--accent); margin: 0.3em 0; }
 details.report pre { background: #f6f8fa; padding: 0.5em 0.8em; overflow-x: auto; max-height: 40em; }
 #tip { position: fixed; z-index: 10; pointer-events: none; background: #1f2328; color: #ffffff; padding: 0.3em 0.6em; border-radius: 4px; font-size: 0.85em; white-space: pre; max-width: 60vw; overflow: hidden; text-overflow: ellipsis; }
 ";
