@@ -74,6 +74,7 @@
 
 pub mod axis;
 pub mod canvas;
+pub mod dashboard;
 pub mod data;
 pub mod escape;
 pub mod font;
