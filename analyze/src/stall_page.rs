@@ -19,6 +19,7 @@ use unitrace_core::shader_dump::{AsmListing, LineKind};
 use unitrace_core::stall_csv::StallType;
 use unitrace_core::stall_report::{analyze_kernel, by_line, source_location, source_text};
 
+use crate::render::dashboard::{self, HeaderLink, PageHead};
 use crate::render::escape::escape_xml as esc;
 use crate::render::palette::Rgb;
 use crate::stall_summary::{
@@ -195,9 +196,7 @@ pub struct PageInfo {
 /// `GET /` of the chart server for a stall file: per-kernel totals (chart
 /// and sortable table) and the hottest addresses over all kernels.
 pub fn dashboard_page(info: &PageInfo, summary: &StallSummary) -> String {
-    let mut html = page_start("EU Stall Sampling", &info.file);
-    html.push_str(&summary_line(summary));
-    html.push_str("</header>\n<main>\n");
+    let mut html = page_start("EU Stall Sampling", &subtitle(info, summary), &[]);
     kernel_selector(&mut html, summary, None, info.top);
     totals_sections(&mut html, info, summary);
     global_hotspots(&mut html, info, summary, &[]);
@@ -214,16 +213,15 @@ pub fn kernel_page(
     source: &Source,
     pdf_link: Option<&str>,
 ) -> String {
-    let mut html = page_start(&format!("EU Stall Sampling - {}", kernel.name), &info.file);
-    let _ = writeln!(
-        html,
-        "<p class=\"nav\"><a href=\"/\">All kernels</a>{}</p>",
-        match pdf_link {
-            Some(link) => format!(" · <a href=\"{}\">PDF (original charts)</a>", esc(link)),
-            None => String::new(),
-        }
+    let mut links = vec![("All kernels", "/")];
+    if let Some(link) = pdf_link {
+        links.push(("PDF (original charts)", link));
+    }
+    let mut html = page_start(
+        &format!("EU Stall Sampling - {}", kernel.name),
+        &info.file,
+        &links,
     );
-    html.push_str("</header>\n<main>\n");
     kernel_selector(&mut html, summary, Some(&kernel.name), info.top);
     let position = summary
         .kernels()
@@ -245,9 +243,7 @@ pub fn static_page(
     summary: &StallSummary,
     sources: &[Source],
 ) -> String {
-    let mut html = page_start(title, &info.file);
-    html.push_str(&summary_line(summary));
-    html.push_str("</header>\n<main>\n");
+    let mut html = page_start(title, &subtitle(info, summary), &[]);
     totals_sections(&mut html, info, summary);
     global_hotspots(&mut html, info, summary, sources);
     for (position, kernel) in summary.kernels().iter().enumerate() {
@@ -259,9 +255,11 @@ pub fn static_page(
     html
 }
 
-fn summary_line(summary: &StallSummary) -> String {
+/// The file and perfdashboard's status line.
+fn subtitle(info: &PageInfo, summary: &StallSummary) -> String {
     format!(
-        "<p>{} IP row(s) of {} kernel(s), aggregated by kernel name across invocations.</p>\n",
+        "{} — {} IP row(s) of {} kernel(s), aggregated by kernel name across invocations.",
+        info.file,
         count(summary.rows() as u64),
         summary.kernels().len()
     )
@@ -826,51 +824,28 @@ fn short_name(name: &str, max: usize) -> String {
     cut
 }
 
-fn page_start(title: &str, file: &str) -> String {
+/// The shared dashboard look (`render::dashboard`): header bar with
+/// `links`, its CSS plus the stall pages' own.
+fn page_start(title: &str, subtitle: &str, links: &[HeaderLink<'_>]) -> String {
     let mut html = String::with_capacity(64 * 1024);
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
-         <header class=\"top\">\n<h1>{title}</h1>\n<p class=\"file\">{file}</p>\n",
-        title = esc(title),
-        file = esc(file)
-    );
+    let head = PageHead {
+        title,
+        subtitle,
+        links,
+    };
+    dashboard::page_start(&mut html, &head, STYLE);
     html
 }
 
 fn page_end(html: &mut String) {
-    html.push_str("</main>\n<div id=\"tip\" hidden></div>\n<script>\n");
-    html.push_str(SCRIPT);
-    html.push_str("</script>\n</body>\n</html>\n");
+    dashboard::page_end(html, SCRIPT);
 }
 
 const STYLE: &str = "\
-:root { --ink: #1f2328; --muted: #59636e; --line: #d8dee4; --accent: #0b5cad; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #f2f4f7; color: var(--ink); font: 14px/1.45 'DejaVu Sans', Verdana, sans-serif; }
-header.top { background: #1d3557; color: #ffffff; padding: 0.8em 1.5em; }
-header.top h1 { margin: 0; font-size: 1.35em; overflow-wrap: anywhere; }
-header.top p { margin: 0.2em 0 0 0; color: #d7e3f4; overflow-wrap: anywhere; }
-header.top a { color: #ffffff; }
-main { max-width: 1280px; margin: 0 auto; padding: 1em; }
-.card { background: #ffffff; border: 1px solid var(--line); border-radius: 6px; padding: 0.8em 1.2em; margin: 0 0 1em 0; box-shadow: 0 1px 2px rgba(0,0,0,0.06); }
-h2 { font-size: 1.15em; margin: 0.2em 0 0.5em 0; overflow-wrap: anywhere; }
-h3 { font-size: 1.02em; margin: 1.2em 0 0.4em 0; }
 h4 { font-size: 0.95em; margin: 0 0 0.3em 0; font-weight: normal; }
-a { color: var(--accent); text-decoration: none; }
-a:hover { text-decoration: underline; }
-code, pre { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; }
-.hint, .file { color: var(--muted); }
-.note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5em 0.8em; }
+pre { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.92em; }
 .selector { display: flex; flex-wrap: wrap; gap: 0.8em; align-items: center; }
 .selector input[name=kernel] { max-width: 70vw; }
-input, button { font: inherit; }
-.legend { display: flex; flex-wrap: wrap; gap: 0.3em 0.6em; margin: 0.4em 0 0.6em 0; }
-.legend button { border: 1px solid var(--line); background: #ffffff; border-radius: 4px; padding: 0.1em 0.5em; cursor: pointer; font-size: 0.9em; }
-.legend button[aria-pressed=false] { opacity: 0.4; text-decoration: line-through; }
-i.sw { display: inline-block; width: 0.85em; height: 0.85em; border-radius: 2px; margin-right: 0.35em; vertical-align: -0.05em; }
 .hbars { display: flex; flex-direction: column; gap: 3px; margin: 0 0 1em 0; }
 .hrow { display: grid; grid-template-columns: minmax(10em, 32%) 1fr 7.5em; gap: 0.6em; align-items: center; }
 .hrow .label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 0.9em; }
@@ -878,21 +853,14 @@ i.sw { display: inline-block; width: 0.85em; height: 0.85em; border-radius: 2px;
 .hrow .seg { display: block; height: 100%; min-width: 1px; }
 .hrow .seg:hover { filter: brightness(0.85); }
 .hrow .total { text-align: right; font-variant-numeric: tabular-nums; color: var(--muted); font-size: 0.9em; white-space: nowrap; }
-.hrow[hidden], tr[hidden] { display: none; }
-table { border-collapse: collapse; margin: 0.5em 0 1em 0; font-size: 0.88em; width: 100%; }
-th, td { border-bottom: 1px solid var(--line); padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+.hrow[hidden] { display: none; }
 td:first-child, td.loc { overflow-wrap: anywhere; }
 td.ip { white-space: nowrap; }
 td.loc { min-width: 14em; }
 td.text { min-width: 18em; }
 #totals-table td:first-child { min-width: 18em; }
-th { background: #f6f8fa; font-weight: 600; font-size: 0.92em; vertical-align: bottom; }
+th { font-size: 0.92em; }
 th.num { min-width: 4.5em; }
-.scroll { overflow-x: auto; }
-table.sortable th { cursor: pointer; user-select: none; }
-th[aria-sort=ascending]::after { content: ' \\25B2'; font-size: 0.75em; }
-th[aria-sort=descending]::after { content: ' \\25BC'; font-size: 0.75em; }
-.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .spot { border-top: 1px solid var(--line); padding: 0.6em 0 0.2em 0; }
 .spot:target { background: #fffbe6; outline: 2px solid #f0b400; }
 .chip { display: inline-block; margin-right: 0.6em; font-size: 0.88em; }
@@ -901,13 +869,13 @@ pre.asm { background: #f6f8fa; padding: 0.4em 0.6em; overflow-x: auto; margin: 0
 pre.asm span { display: block; white-space: pre; }
 pre.asm .stalled { background: #ffe1e1; font-weight: bold; }
 pre.asm .marker { color: #1a7f37; }
-details summary { cursor: pointer; color: var(--accent); margin: 0.3em 0; }
 details.report pre { background: #f6f8fa; padding: 0.5em 0.8em; overflow-x: auto; max-height: 40em; }
-#tip { position: fixed; z-index: 10; pointer-events: none; background: #1f2328; color: #ffffff; padding: 0.3em 0.6em; border-radius: 4px; font-size: 0.85em; white-space: pre; max-width: 60vw; overflow: hidden; text-overflow: ellipsis; }
 ";
 
-/// Sortable tables, the kernel filter (also from `?q=`), legend toggles
-/// that rescale the bars, and tooltips. No network, no framework.
+/// The stall pages' script, run after `render::dashboard`'s `window.UD`:
+/// sortable tables (with a default sort column), the kernel filter (also
+/// from `?q=`), legend toggles that rescale the bars (also from `?hide=`),
+/// and tooltips through `UD.tip`. No network, no framework.
 const SCRIPT: &str = r#"(function () {
   'use strict';
   var doc = document;
@@ -1011,15 +979,10 @@ const SCRIPT: &str = r#"(function () {
     filter.addEventListener('input', applyFilter);
     applyFilter();
   }
-  // Tooltips of the bar segments.
-  var tip = doc.getElementById('tip');
+  // Tooltips of the bar segments (the shared tooltip of render::dashboard).
   doc.addEventListener('mousemove', function (e) {
     var t = e.target.closest ? e.target.closest('[data-tip]') : null;
-    if (!t) { tip.hidden = true; return; }
-    tip.textContent = t.getAttribute('data-tip');
-    tip.hidden = false;
-    tip.style.left = Math.min(e.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + 'px';
-    tip.style.top = (e.clientY + 14) + 'px';
+    if (t) window.UD.tip.show(e, t.getAttribute('data-tip')); else window.UD.tip.hide();
   });
   doc.body.setAttribute('data-ready', '1');
 })();

@@ -146,7 +146,7 @@ fn chromium_runs_the_stall_dashboard_script() {
     let mut sorted = totals.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(totals, sorted);
-    assert!(dom.contains("<div id=\"tip\" hidden=\"\"></div>"));
+    assert!(dom.contains("<div id=\"ud-tip\" hidden=\"\"></div>"));
 
     // `?hide=active`: the legend entry is off, Active segments are hidden
     // and the widest row of the totals fills its track again.
