@@ -558,9 +558,9 @@ fn kernel_section(
     }
     html.push_str("</div>\n");
     // The same numbers as a table, folded: the bars come first.
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<details class=\"numbers\"><summary>The {} IPs as a table</summary>\n",
+        "<details class=\"numbers\"><summary>The {} IPs as a table</summary>",
         top.len()
     );
     html.push_str("<div class=\"scroll\"><table class=\"sortable ips\">\n<thead><tr><th>IP</th>");
