@@ -425,3 +425,36 @@ fn html_output_of_a_stall_file_has_the_report_as_text_linked_from_the_bars() {
     assert!(html.contains("No shader dump was given"));
     check_anchors(&html);
 }
+
+#[test]
+fn uniview_serves_the_stall_dashboard_next_to_the_trace() {
+    let data = |name: &str| testdata(name);
+    let (trace, stalls, dump) = (data("trace.json"), data("stalls.csv"), data("dump"));
+    let args = [
+        "--trace-port",
+        "0",
+        "--port",
+        "0",
+        "--no-browser",
+        "-t",
+        trace.to_str().unwrap(),
+        "-m",
+        stalls.to_str().unwrap(),
+        "-s",
+        dump.to_str().unwrap(),
+    ];
+    let server = Server::start(env!("CARGO_BIN_EXE_uniview"), &args, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    let port = server.port();
+    let index = get(port, "/");
+    assert_eq!(index.status, 200);
+    check_totals(&stalls, &index.text());
+    let html = get(port, "/perfdashboard?kernel=main::%7Blambda(auto:1)%234%7D").text();
+    assert!(html.contains("<h2>main::{lambda(auto:1)#4}</h2>"), "{html}");
+    assert!(
+        html.contains("class=\"spot\""),
+        "the dump links IPs to assembly"
+    );
+    check_anchors(&html);
+}
