@@ -252,6 +252,16 @@ fn bad_dashboard_requests_get_clear_answers() {
     let response = get(port, "/perfdashboard?kernel=main");
     assert_eq!(response.status, 404);
     assert!(response.text().contains("main::{lambda(auto:1)#4}"));
+    drop(server);
+    // A missing -s folder is the server's own misconfiguration (500, the
+    // original's text), as for the PDF links.
+    let server = Server::analyze(&["-q", "-s", "/nonexistent/dump", input.to_str().unwrap()]);
+    let response = get(server.port(), "/perfdashboard?kernel=gen_conv");
+    assert_eq!(response.status, 500);
+    assert_eq!(
+        response.text(),
+        "Shader dump folder /nonexistent/dump does not exist"
+    );
 }
 
 #[test]

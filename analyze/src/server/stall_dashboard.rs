@@ -178,6 +178,11 @@ impl StallDashboard {
         let Some(dump) = &stall.shaderdump else {
             return Ok(Source::NoDump);
         };
+        if !dump.is_dir() {
+            // The original server's text for its own misconfiguration
+            // (docs/compatibility.md#analyze-server).
+            anyhow::bail!("Shader dump folder {} does not exist", dump.display());
+        }
         // A panic in another request must not disable reports for good.
         let mut builder = reports
             .lock()
