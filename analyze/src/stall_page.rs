@@ -245,7 +245,10 @@ pub fn static_page(
 ) -> String {
     let mut html = page_start(title, &subtitle(info, summary), &[]);
     totals_sections(&mut html, info, summary);
-    global_hotspots(&mut html, info, summary, sources);
+    // With one kernel its own section below lists the same hot spots.
+    if summary.kernels().len() > 1 {
+        global_hotspots(&mut html, info, summary, sources);
+    }
     for (position, kernel) in summary.kernels().iter().enumerate() {
         let source = sources.get(position).unwrap_or(&Source::NoDump);
         let prefix = format!("k{}-", position + 1);
@@ -971,7 +974,8 @@ const SCRIPT: &str = r#"(function () {
       if (hit) e.removeAttribute('hidden'); else e.setAttribute('hidden', '');
       if (e.tagName === 'TR') { all++; if (hit) shown++; }
     });
-    if (counter) counter.textContent = q ? shown + ' of ' + all + ' kernels' : all + ' kernels';
+    var noun = all === 1 ? ' kernel' : ' kernels';
+    if (counter) counter.textContent = q ? shown + ' of ' + all + noun : all + noun;
   }
   if (filter) {
     var q = new URLSearchParams(window.location.search).get('q');
