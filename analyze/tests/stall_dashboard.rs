@@ -419,6 +419,23 @@ fn html_output_of_a_stall_file_has_the_report_as_text_linked_from_the_bars() {
     assert!(html.contains(escaped), "report text of triton in the page");
     assert!(html.contains("The shader dump"), "gen_conv has no .asm");
 
+    // `-k K`: the first run of K only, one section, no global panel.
+    let one = dir.path().join("one.html");
+    let run = Command::new(env!("CARGO_BIN_EXE_analyze"))
+        .args(["-k", "triton_poi_fused_add_0", "-s"])
+        .arg(&dump)
+        .arg("-o")
+        .arg(&one)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let html = std::fs::read_to_string(&one).unwrap();
+    assert_eq!(html.matches("<section class=\"card kernel\"").count(), 1);
+    assert!(!html.contains("IP Hotspots"));
+    assert!(html.contains("<div class=\"spot\" id=\"k1-ip-0x0210\">"));
+    check_anchors(&html);
+
     // Without a dump: the dashboard and the hot spots, no links into
     // assembly, a note saying how to get them.
     let plain = dir.path().join("plain.html");
