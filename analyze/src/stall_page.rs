@@ -855,6 +855,7 @@ pre { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.
 .hrow .track { display: flex; height: 1.15em; background: #f6f8fa; border-radius: 2px; overflow: hidden; }
 .hrow .seg { display: block; height: 100%; min-width: 1px; }
 .hrow .seg:hover { filter: brightness(0.85); }
+.hrow:has(.label a) .track { cursor: pointer; }
 .hrow .total { text-align: right; font-variant-numeric: tabular-nums; color: var(--muted); font-size: 0.9em; white-space: nowrap; }
 .hrow[hidden] { display: none; }
 td:first-child, td.loc { overflow-wrap: anywhere; }
@@ -983,6 +984,14 @@ const SCRIPT: &str = r#"(function () {
     filter.addEventListener('input', applyFilter);
     applyFilter();
   }
+  // A click on a bar follows its label's link (the IP's place in the
+  // assembly and report, or the kernel).
+  doc.addEventListener('click', function (e) {
+    if (!e.target.closest || e.target.closest('a')) return;
+    var row = e.target.closest('.hrow');
+    var link = row ? row.querySelector('.label a') : null;
+    if (link) link.click();
+  });
   // Tooltips of the bar segments (the shared tooltip of render::dashboard).
   doc.addEventListener('mousemove', function (e) {
     var t = e.target.closest ? e.target.closest('[data-tip]') : null;
