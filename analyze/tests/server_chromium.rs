@@ -38,6 +38,14 @@ fn chromium_dom(url: &str) -> String {
              or point the CHROMIUM variable at a Chromium binary"
         ),
     };
+    // Read the DOM while Chromium writes it: a page larger than the pipe
+    // buffer would otherwise block it until the time-out.
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut dom = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut dom);
+        dom
+    });
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(120) {
@@ -47,9 +55,9 @@ fn chromium_dom(url: &str) -> String {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "Chromium failed on {url}");
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let status = child.wait().unwrap();
+    assert!(status.success(), "Chromium failed on {url}");
+    String::from_utf8_lossy(&reader.join().unwrap()).into_owned()
 }
 
 #[test]
@@ -188,4 +196,33 @@ fn chromium_runs_the_stall_dashboard_script() {
     assert!(dom.contains("<h3>Top 5 stalled IPs</h3>"));
     assert!(dom.contains("href=\"#ip-0x0210\""));
     assert!(dom.contains("id=\"ip-0x0210\""));
+}
+
+/// `analyze -s DUMP -o x.html` on a stall file: clicking a hot-spot bar
+/// (not its label) jumps to the IP's place in the report. The test appends
+/// a script to its copy of the page that clicks the first bar segment and
+/// records where the page went.
+#[test]
+fn chromium_follows_a_click_on_a_stall_bar_to_the_report() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("stalls.html");
+    let run = Command::new(env!("CARGO_BIN_EXE_analyze"))
+        .args(["-k", "triton_poi_fused_add_0", "-s"])
+        .arg(sample.join("dump"))
+        .arg("-o")
+        .arg(&page)
+        .arg(sample.join("stalls.csv"))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let probe = "<script>\
+        var seg = document.querySelector('.hbars.ips .seg');\
+        seg.dispatchEvent(new MouseEvent('click', { bubbles: true }));\
+        document.body.setAttribute('data-hash', location.hash);\
+        </script>\n</body>";
+    std::fs::write(&page, html.replace("</body>", probe)).unwrap();
+    let dom = chromium_dom(&format!("file://{}", page.display()));
+    assert!(dom.contains("data-hash=\"#k1-ip-0x0210\""), "{dom}");
 }
