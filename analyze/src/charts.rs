@@ -28,11 +28,12 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use unitrace_core::atomic::AtomicFile;
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
@@ -42,6 +43,9 @@ use unitrace_core::metric_csv::{
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
 
+use crate::dashboard;
+use crate::dashboard::data::{Counter, InstanceLabel};
+use crate::dashboard::page::{page_config, CompareSource, StaticPage, MANY_INSTANCES};
 pub use crate::kernel_match::closest_names;
 use crate::kernel_match::{
     ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
@@ -396,6 +400,17 @@ struct Instance {
     left_out: usize,
 }
 
+/// The same columns for the dashboard page of `-o x.html`.
+impl dashboard::data::InstanceColumns for DrawnInstance<'_> {
+    fn rows(&self) -> usize {
+        InstanceColumns::rows(self)
+    }
+
+    fn column(&self, column: usize) -> Cow<'_, [f64]> {
+        InstanceColumns::column(self, column)
+    }
+}
+
 /// A drawn instance of `analyze -o`: its values are stored by position in
 /// `Session::needed`.
 struct DrawnInstance<'a> {
@@ -457,6 +472,11 @@ struct Session<'a> {
     wanted_left_out: bool,
     /// Mode B: kernels whose instance N was left out as flagged.
     left_out_kernels: HashSet<String>,
+    /// `-o x.html`: the dashboard page (docs/analyze.md#dashboard-file),
+    /// its counters and the section's header.
+    dashboard: Option<StaticPage<BufWriter<AtomicFile>>>,
+    counters: Vec<Counter>,
+    header: Option<Header>,
 }
 
 /// The first occurrence of one kind of flawed value in the file, and how
@@ -528,6 +548,9 @@ impl<'a> Session<'a> {
             tally: ValidityTally::default(),
             wanted_left_out: false,
             left_out_kernels: HashSet::new(),
+            dashboard: None,
+            counters: Vec::new(),
+            header: None,
         })
     }
 
@@ -567,6 +590,20 @@ impl<'a> Session<'a> {
             InputError::at_file(&self.path, message)
         })?;
         self.needed = self.sets.columns();
+        if self.format == Format::Html {
+            // The dashboard page offers every counter, and draws sampling
+            // files over time and query files over their report id.
+            self.counters = dashboard::data::counters(header);
+            let x_columns = [dashboard::data::QUERY_BEGIN_TIME, "ReportId"]
+                .into_iter()
+                .filter_map(|name| header.index_of(name));
+            for c in self.counters.iter().map(|c| c.column).chain(x_columns) {
+                if !self.needed.contains(&c) {
+                    self.needed.push(c);
+                }
+            }
+            self.header = Some(header.clone());
+        }
         self.id_column = header.index_of(GLOBAL_INSTANCE_ID);
         self.validity = ValidityColumns::of(header);
         Ok(())
@@ -799,6 +836,9 @@ impl<'a> Session<'a> {
     /// The pages of one instance (docs/compatibility.md#analyze-pages): every `-m` page, then
     /// every `-b` page.
     fn draw(&mut self, inst: &Instance) -> anyhow::Result<()> {
+        if self.format == Format::Html {
+            self.add_to_dashboard(inst)?;
+        }
         let columns = DrawnInstance {
             instance: inst,
             needed: &self.needed,
@@ -828,6 +868,57 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// `-o x.html`: one more instance on the dashboard page (created with
+    /// the first one).
+    fn add_to_dashboard(&mut self, inst: &Instance) -> anyhow::Result<()> {
+        let output = self.plan.draw.output.clone();
+        let Some(header) = &self.header else {
+            return Ok(());
+        };
+        let columns = DrawnInstance {
+            instance: inst,
+            needed: &self.needed,
+        };
+        let label = InstanceLabel {
+            kernel: &inst.kernel,
+            ordinal: Some(inst.ordinal),
+            of: None,
+            global_id: inst.global_id,
+        };
+        let data =
+            dashboard::data::instance_json(&label, header, &self.counters, &columns, &inst.marks);
+        if self.dashboard.is_none() {
+            let selected = dashboard::data::default_selection(&self.options, &self.counters);
+            let config = page_config(&self.counters, &selected, CompareSource::Inline);
+            let file = AtomicFile::create(&output)
+                .with_context(|| format!("{}: cannot create output", output.display()))?;
+            self.dashboard = Some(
+                StaticPage::new(
+                    BufWriter::new(file),
+                    &self.options.title,
+                    &self.path.display().to_string(),
+                    &config,
+                )
+                .with_context(|| format!("{}: cannot write output", output.display()))?,
+            );
+        }
+        if let Some(page) = self.dashboard.as_mut() {
+            page.add(&label, &data)
+                .with_context(|| format!("{}: cannot write output", output.display()))?;
+            if page.instances() == MANY_INSTANCES + 1 {
+                let message = format!(
+                    "{}: more than {MANY_INSTANCES} instances on one page; their charts are drawn as they are scrolled into view (-k and -i select fewer)",
+                    output.display()
+                );
+                match &self.progress {
+                    Some(pb) => pb.suspend(|| warn(TOOL, &message)),
+                    None => warn(TOOL, &message),
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn emit(
         &mut self,
         kernel: &str,
@@ -838,12 +929,15 @@ impl<'a> Session<'a> {
         marks: &[&str],
     ) -> anyhow::Result<()> {
         let output = self.plan.draw.output.as_path();
-        if self.sink.is_none() {
-            // Created with the first page, like the original's PDF.
-            self.sink = Some(
-                render::create(output, self.format)
-                    .with_context(|| format!("{}: cannot create output", output.display()))?,
-            );
+        if self.sink.is_none() && self.data.is_none() {
+            // Created with the first page, like the original's PDF (the
+            // HTML page is the dashboard's: `add_to_dashboard`).
+            if self.format != Format::Html {
+                self.sink = Some(
+                    render::create(output, self.format)
+                        .with_context(|| format!("{}: cannot create output", output.display()))?,
+                );
+            }
             if let Some(data) = self.plan.draw.data.as_deref() {
                 // The `report` column only for files that say which
                 // reports are doubtful: other --data files stay as they were.
@@ -908,7 +1002,7 @@ impl<'a> Session<'a> {
             Mode::AllOf(k) | Mode::One(k, _) if self.instances_of(&k).is_none() => {
                 return Err(InputError::at_file(&path, self.unknown_kernel_message(&k)).into());
             }
-            Mode::One(k, n) if self.sink.is_none() && self.wanted_left_out => {
+            Mode::One(k, n) if self.nothing_drawn() && self.wanted_left_out => {
                 return Err(InputError::at_file(
                     &path,
                     format!(
@@ -917,7 +1011,7 @@ impl<'a> Session<'a> {
                 )
                 .into());
             }
-            Mode::One(k, n) if self.sink.is_none() => {
+            Mode::One(k, n) if self.nothing_drawn() => {
                 let have = self.instances_of(&k).unwrap_or(0);
                 return Err(InputError::at_file(
                     &path,
@@ -930,16 +1024,23 @@ impl<'a> Session<'a> {
             }
             _ => {}
         }
-        let Some(sink) = self.sink.take() else {
-            return Err(InputError::at_file(
-                &path,
-                "No performance metric data for kernel or kernel instance",
-            )
-            .into());
-        };
         let output = self.plan.draw.output.clone();
-        sink.finish()
-            .with_context(|| format!("{}: cannot write output", output.display()))?;
+        if let Some(page) = self.dashboard.take() {
+            page.finish()
+                .and_then(|out| out.into_inner().map_err(|e| e.into_error()))
+                .and_then(AtomicFile::commit)
+                .with_context(|| format!("{}: cannot write output", output.display()))?;
+        } else {
+            let Some(sink) = self.sink.take() else {
+                return Err(InputError::at_file(
+                    &path,
+                    "No performance metric data for kernel or kernel instance",
+                )
+                .into());
+            };
+            sink.finish()
+                .with_context(|| format!("{}: cannot write output", output.display()))?;
+        }
         if let Some(data) = self.data.take() {
             data.finish()
                 .with_context(|| data_error(self.plan.draw.data.as_deref()))?;
@@ -949,6 +1050,11 @@ impl<'a> Session<'a> {
             format_name(self.format)
         ));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// No page and no dashboard instance was written.
+    fn nothing_drawn(&self) -> bool {
+        self.sink.is_none() && self.dashboard.is_none()
     }
 
     /// After a pass that found no kernel of exactly the `-k` name: the

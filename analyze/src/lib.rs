@@ -14,6 +14,7 @@ pub use unitrace_render as render;
 
 pub mod args;
 pub mod charts;
+pub mod dashboard;
 pub mod kernel_match;
 pub mod list;
 pub mod option_file;

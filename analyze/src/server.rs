@@ -17,6 +17,7 @@
 
 pub mod http;
 pub mod index;
+pub mod metric_dashboard;
 pub mod pages;
 pub mod request;
 pub mod service;

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod charts;
+mod dashboard;
 mod find_kernel;
 mod instance_names;
 mod list;

@@ -8,14 +8,6 @@ use crate::server_common::*;
 const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 const CONV: &str = "gen_conv[SIMD16 {28; 28; 8} {16; 1; 1}]";
 
-/// The `href`s of an HTML page.
-fn links(html: &str) -> Vec<String> {
-    html.split("href=\"")
-        .skip(1)
-        .map(|rest| rest[..rest.find('"').unwrap()].replace("&amp;", "&"))
-        .collect()
-}
-
 #[test]
 fn index_lists_kernels_and_links_every_instance_page() {
     let options = testdata("options.txt");
@@ -33,24 +25,45 @@ fn index_lists_kernels_and_links_every_instance_page() {
         .unwrap()
         .starts_with("text/html"));
     let html = response.text();
-    // Three device sections of two instances per kernel.
-    for kernel in [MAIN, CONV] {
-        let row = format!(
-            "<tr><td>{}</td><td class=\"n\">6</td>",
-            kernel.replace('&', "&amp;")
+    // The page's data (docs/analyze.md#dashboard-index): three device
+    // sections of two instances per kernel.
+    let data = inline_json(&html, "index-data");
+    let kernels = data["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [MAIN, CONV]);
+    let mut ids = Vec::new();
+    for kernel in kernels {
+        assert_eq!(kernel["instances"], 6);
+        ids.extend(
+            kernel["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap()),
         );
-        assert!(html.contains(&row), "{kernel}: {html}");
     }
-    let targets = links(&html);
-    assert_eq!(targets.len(), 12, "{targets:?}");
-    for target in &targets {
-        assert!(target.ends_with("?format=html"), "{target}");
-        let page = get(server.port(), target);
-        assert_eq!(page.status, 200, "{target}: {}", page.text());
-        assert!(page.text().contains("<svg"), "{target}");
+    assert_eq!(ids.len(), 12, "{ids:?}");
+    for id in ids {
+        let page = get(server.port(), &format!("/perfdashboard?gid={id}&kernel=x"));
+        assert_eq!(page.status, 200, "{id}: {}", page.text());
+        assert!(page.text().contains(&format!("data-gid=\"{id}\"")), "{id}");
     }
     // The query string does not change the answer.
     assert_eq!(get(server.port(), "/?x=1").status, 200);
+}
+
+/// The JSON of `<script type="application/json" id="ID">`.
+pub fn inline_json(html: &str, id: &str) -> serde_json::Value {
+    let start = format!("<script type=\"application/json\" id=\"{id}\">");
+    let at = html
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {id} in {html}"))
+        + start.len();
+    let end = html[at..].find("</script>").unwrap();
+    serde_json::from_str(&html[at..at + end]).unwrap()
 }
 
 #[test]

@@ -21,6 +21,7 @@
 //!   - `UD.lazy(element, draw)`: calls `draw` once the element comes near
 //!     the viewport (big static pages);
 //!   - `UD.fmt(v)` (4 significant digits, thousands separators),
+//!     `UD.short(v)` (axis labels: `12k`, `3.4M`),
 //!     `UD.color(i)` (tab10, as the PDF charts), `UD.el(tag, attrs,
 //!     text)`, `UD.tip.show(event, text)` / `UD.tip.hide()`;
 //! * [`page_start`] / [`page_end`]: the document around a page's body (the
@@ -161,6 +162,14 @@ pub const SCRIPT: &str = r#"(function () {
     var digits = a >= 1000 ? 0 : Math.max(0, 3 - Math.floor(Math.log10(a || 1)));
     return v.toLocaleString('en-US', { maximumFractionDigits: digits });
   }
+  // Axis labels: 12k, 3.4M, 1.2G (values of one axis share a step).
+  function short(v) {
+    var a = Math.abs(v), units = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    for (var i = 0; i < units.length; i++) {
+      if (a >= units[i][0]) { return +(v / units[i][0]).toPrecision(4) + units[i][1]; }
+    }
+    return a !== 0 && a < 1e-3 ? v.toExponential(1) : String(+v.toPrecision(4));
+  }
   function ticks(lo, hi, n) {
     if (!(hi > lo)) { hi = lo + 1; }
     var raw = (hi - lo) / n, step = Math.pow(10, Math.floor(Math.log10(raw))), r = raw / step;
@@ -187,7 +196,7 @@ pub const SCRIPT: &str = r#"(function () {
   // X tick values to label (or category names via xName).
   function frame(box, spec, xLo, xHi, yHi) {
     var W = Math.max(320, Math.round(box.clientWidth || 860)), H = spec.height || 300;
-    var m = { l: 70, r: 14, t: spec.title ? 26 : 10, b: 44 };
+    var m = { l: 62, r: 14, t: spec.title ? 26 : 10, b: 44 };
     var svg = sv('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img' });
     var yt = ticks(0, yHi > 0 ? yHi * 1.04 : 1, 5);
     var yMax = yt[yt.length - 1];
@@ -199,7 +208,7 @@ pub const SCRIPT: &str = r#"(function () {
     yt.forEach(function (t) {
       var y = f.y(t).toFixed(1);
       svg.appendChild(sv('line', { 'class': 'grid', x1: m.l, x2: W - m.r, y1: y, y2: y }));
-      svg.appendChild(sv('text', { x: m.l - 6, y: +y + 4, 'text-anchor': 'end' }, fmt(t)));
+      svg.appendChild(sv('text', { x: m.l - 6, y: +y + 4, 'text-anchor': 'end' }, short(t)));
     });
     svg.appendChild(sv('line', { 'class': 'axis', x1: m.l, x2: m.l, y1: m.t, y2: H - m.b }));
     svg.appendChild(sv('line', { 'class': 'axis', x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }));
@@ -241,7 +250,7 @@ pub const SCRIPT: &str = r#"(function () {
         if (t < xLo - 1e-9 || t > xHi + 1e-9) { return; }
         var x = f.x(t).toFixed(1);
         svg.appendChild(sv('line', { 'class': 'axis', x1: x, x2: x, y1: f.H - f.m.b, y2: f.H - f.m.b + 4 }));
-        svg.appendChild(sv('text', { x: x, y: f.H - f.m.b + 17, 'text-anchor': 'middle' }, fmt(t)));
+        svg.appendChild(sv('text', { x: x, y: f.H - f.m.b + 17, 'text-anchor': 'middle' }, short(t)));
       });
       Object.keys(doubt).forEach(function (i) {
         if (i < n && finite(xs[i])) {
@@ -297,7 +306,8 @@ pub const SCRIPT: &str = r#"(function () {
         s.values.forEach(function (v) { if (finite(v)) { yHi = Math.max(yHi, v); } });
       });
       var f = frame(box, spec, 0, Math.max(n, 1), yHi), svg = f.svg;
-      var slot = (f.W - f.m.l - f.m.r) / Math.max(n, 1), bw = slot * 0.8 / Math.max(shown.length, 1);
+      var slot = (f.W - f.m.l - f.m.r) / Math.max(n, 1), bw = Math.min(slot * 0.8 / Math.max(shown.length, 1), 48);
+      var pad = (slot - bw * shown.length) / 2;
       var every = Math.max(1, Math.ceil(n / Math.floor((f.W - 90) / 50)));
       cats.forEach(function (c, k) {
         var x0 = f.m.l + k * slot;
@@ -308,7 +318,7 @@ pub const SCRIPT: &str = r#"(function () {
         shown.forEach(function (i, j) {
           var s = spec.series[i], v = s.values[k];
           if (!finite(v)) { return; }
-          var y = f.y(Math.max(v, 0)), r = sv('rect', { x: (x0 + slot * 0.1 + j * bw).toFixed(1), y: y.toFixed(1),
+          var y = f.y(Math.max(v, 0)), r = sv('rect', { x: (x0 + pad + j * bw).toFixed(1), y: y.toFixed(1),
             width: Math.max(bw - 1, 1).toFixed(1), height: Math.max(f.H - f.m.b - y, 0).toFixed(1), fill: s.color || color(i), 'data-series': s.name });
           r.addEventListener('mousemove', function (e) {
             tip.show(e, (spec.xLabel || '') + ' ' + c + '\n' + s.name + ': ' + fmt(v) + (doubt[k] ? '\ndoubtful report' : ''));
@@ -361,7 +371,7 @@ pub const SCRIPT: &str = r#"(function () {
     }, { rootMargin: '600px' });
     io.observe(element);
   }
-  window.UD = { el: el, svg: sv, fmt: fmt, color: color, ticks: ticks, tip: tip, lineChart: lineChart,
+  window.UD = { el: el, svg: sv, fmt: fmt, short: short, color: color, ticks: ticks, tip: tip, lineChart: lineChart,
     barChart: barChart, sortable: sortable, filter: filter, lazy: lazy };
 })();
 "#;

@@ -21,10 +21,13 @@ use std::path::{Path, PathBuf};
 
 use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
 use unitrace_core::metric_csv::{
-    InstanceEvent, InstanceReader, MetricRow, ValidityColumns, ValidityTally, GLOBAL_INSTANCE_ID,
+    InstanceEvent, InstanceReader, MetricRow, ValidityColumns, ValidityPolicy, ValidityTally,
+    GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::stall_csv::{KernelRun, StallReader};
 use unitrace_core::InputError;
+
+use crate::dashboard::index_page::KernelStats;
 
 /// Rows of one section in `start..end` (whole lines), the first at
 /// 1-based line `first_line`.
@@ -65,6 +68,10 @@ pub struct FileIndex {
     /// Query-report validity of every metric row of files with validity
     /// columns (docs/analyze.md#report-validity).
     validity: ValidityTally,
+    /// Mean and max of every counter per kernel over its instances, of the
+    /// reports the validity policy keeps: the dashboard index
+    /// (docs/analyze.md#dashboard).
+    stats: KernelStats,
 }
 
 impl FileIndex {
@@ -77,6 +84,16 @@ impl FileIndex {
     /// [`FileIndex::build`] with another block size (tests use tiny blocks
     /// so that instances straddle blocks).
     pub fn build_with_block_bytes(path: &Path, block_bytes: u64) -> Result<FileIndex, InputError> {
+        FileIndex::build_with(path, block_bytes, ValidityPolicy::default())
+    }
+
+    /// [`FileIndex::build`] whose counter statistics leave out the reports
+    /// `policy` drops.
+    pub fn build_with(
+        path: &Path,
+        block_bytes: u64,
+        policy: ValidityPolicy,
+    ) -> Result<FileIndex, InputError> {
         let file = open_input(path)?;
         // Every row is needed (ids are per row); the core's instance
         // grouping says where a run of rows ends.
@@ -95,6 +112,7 @@ impl FileIndex {
             metric_sections: 0,
             stall_sections: 0,
             validity: ValidityTally::default(),
+            stats: KernelStats::default(),
         };
         let mut validity_columns: Option<ValidityColumns> = None;
         let mut section = 0usize;
@@ -121,6 +139,7 @@ impl FileIndex {
                         }
                     };
                     index.metric_kernels[at].1.push(id);
+                    index.stats.end_instance(at);
                 }
             }
             let Some(event) = reader.next_event()? else {
@@ -141,21 +160,32 @@ impl FileIndex {
                     id_column = header.index_of(GLOBAL_INSTANCE_ID);
                     validity_columns = ValidityColumns::of(header);
                     match header.kind() {
-                        FileKind::Metric => index.metric_sections += 1,
+                        FileKind::Metric => {
+                            index.metric_sections += 1;
+                            index.stats.header(header);
+                        }
                         FileKind::Stall => index.stall_sections += 1,
                     }
                 }
                 InstanceEvent::Row { row, .. } => match row.header().kind() {
                     FileKind::Metric => {
+                        row.split(&mut fields)?;
+                        let kept = match &validity_columns {
+                            Some(columns) => {
+                                let report = columns.classify_raw(&row, &fields);
+                                index.validity.add(report);
+                                policy.keeps(report)
+                            }
+                            None => true,
+                        };
+                        if kept {
+                            index.stats.row(&row, &fields);
+                        }
                         let Some(column) = id_column else {
                             // Old files without the id column cannot be
                             // reached by the trace links.
                             continue;
                         };
-                        row.split(&mut fields)?;
-                        if let Some(columns) = &validity_columns {
-                            index.validity.add(columns.classify_raw(&row, &fields));
-                        }
                         let Some(field) = fields.get(column) else {
                             continue;
                         };
@@ -254,6 +284,11 @@ impl FileIndex {
     /// Whether any section is a metric / stall section.
     pub fn has_metric_sections(&self) -> bool {
         self.metric_sections > 0
+    }
+
+    /// Per-kernel counter statistics (the dashboard index).
+    pub fn stats(&self) -> &KernelStats {
+        &self.stats
     }
 
     pub fn has_stall_sections(&self) -> bool {

@@ -22,7 +22,8 @@ use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{ValidityColumns, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallRow};
 
-use super::index::FileIndex;
+use super::index::{FileIndex, BLOCK_BYTES};
+use super::metric_dashboard;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
 use super::stall_dashboard::StallDashboard;
@@ -49,7 +50,7 @@ pub struct FileService {
 
 /// Indexes the plan's input and returns the service for it.
 pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
-    let index = FileIndex::build(&plan.input)?;
+    let index = FileIndex::build_with(&plan.input, BLOCK_BYTES, plan.charts.validity)?;
     let charts = plan.charts.clone();
     if let Some(message) = index.validity().warning(&plan.input, charts.validity) {
         warn("analyze", message);
@@ -95,6 +96,19 @@ impl FileService {
     }
 
     fn metric_answer(&self, request: &ChartRequest, id: u64) -> anyhow::Result<Option<Answer>> {
+        // The HTML view of a trace link is the instance's dashboard page
+        // (docs/analyze.md#dashboard); the PDF stays the original's.
+        if request.format == PageFormat::Html {
+            let pdf = |_: &str| pdf_link(request);
+            return metric_dashboard::instance_answer(
+                &self.index,
+                &self.charts,
+                id,
+                false,
+                &pdf,
+                None,
+            );
+        }
         let Some((header, mut rows)) = self.index.instance_rows(id)? else {
             return Ok(None);
         };
@@ -230,20 +244,29 @@ impl FileService {
 
 impl ChartService for FileService {
     fn index_page(&self) -> Option<Answer> {
-        let kernels = self.index.metric_kernels();
-        if kernels.is_empty() {
-            return self
-                .stall_dashboard
+        // A file with metric sections: the metric dashboard; a stall-only
+        // file: the stall dashboard (docs/analyze.md#stall-dashboard).
+        metric_dashboard::index_answer(&self.index, &self.charts).or_else(|| {
+            self.stall_dashboard
                 .as_ref()
-                .map(|dashboard| dashboard.index(&self.stall));
-        }
-        Some(Answer::Page {
-            content_type: "text/html; charset=utf-8",
-            body: index_html(&self.index.path().display().to_string(), kernels).into_bytes(),
+                .map(|dashboard| dashboard.index(&self.stall))
         })
     }
 
     fn dashboard(&self, query: &str) -> Option<Answer> {
+        // A file with both kinds: `?kernel=` naming a stall kernel (and no
+        // `gid`) is the stall page, the rest the metric dashboard.
+        let stall_claims = self
+            .stall_dashboard
+            .as_ref()
+            .is_some_and(|dashboard| dashboard.claims(query));
+        if self.index.has_metric_sections() && !stall_claims {
+            return Some(metric_dashboard::query_answer(
+                &self.index,
+                &self.charts,
+                query,
+            ));
+        }
         let dashboard = self.stall_dashboard.as_ref()?;
         Some(dashboard.query(query, &self.stall, &self.reports))
     }
@@ -270,54 +293,6 @@ impl ChartService for FileService {
             Answer::Misconfigured(format!("{e:#}"))
         })
     }
-}
-
-/// `GET /`: every kernel of the metric sections with its instance count
-/// and a link per instance to its `?format=html` page (issue 17, item 1's
-/// first step; docs/compatibility.md#analyze-server-index-page).
-fn index_html(file: &str, kernels: &[(String, Vec<Option<u64>>)]) -> String {
-    use crate::render::escape::escape_xml;
-    use std::fmt::Write as _;
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{0}</title>\
-         <style>body{{font-family:sans-serif;margin:1.5em}}td,th{{padding:2px 8px;text-align:left;vertical-align:top}}\
-         td.n{{text-align:right}}a{{margin-right:.5em}}</style></head><body>\n<h1>{0}</h1>\n\
-         <table>\n<tr><th>Kernel</th><th>Instances</th><th>Instance pages (GlobalInstanceId)</th></tr>\n",
-        escape_xml(file)
-    );
-    for (kernel, ids) in kernels {
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td>",
-            escape_xml(kernel),
-            ids.len()
-        );
-        for id in ids.iter().flatten() {
-            let _ = write!(
-                html,
-                "<a href=\"/%22{}%22/{id}?format=html\">{id}</a>",
-                percent_encode(kernel)
-            );
-        }
-        html.push_str("</td></tr>\n");
-    }
-    html.push_str("</table>\n</body></html>\n");
-    html
-}
-
-/// Percent-encodes every byte but ASCII letters, digits and `-_.~`.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The 404 text of a link whose instance no metric section has: the

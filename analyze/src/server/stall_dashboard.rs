@@ -101,6 +101,20 @@ impl StallDashboard {
         ))
     }
 
+    /// Whether `/perfdashboard?QUERY` is for this dashboard in a file that
+    /// also has metric sections: a `kernel` it has, and no `gid`.
+    pub fn claims(&self, query: &str) -> bool {
+        let has_gid = query
+            .split('&')
+            .any(|pair| percent_decode(pair.split('=').next().unwrap_or("")) == "gid");
+        let Some(kernel) = parse_query(query).kernel else {
+            return false;
+        };
+        !has_gid
+            && (self.summary.kernel(&kernel).is_some()
+                || self.summary.kernel(strip_shape(&kernel)).is_some())
+    }
+
     /// `GET /perfdashboard?…`.
     pub fn query(
         &self,
