@@ -251,4 +251,18 @@ mod tests {
             assert!(top_of(&parse_query(bad)).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn claims_only_stall_kernels_without_gid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/server/stalls.csv");
+        let dashboard = StallDashboard::build(&path).unwrap();
+        assert!(dashboard.claims("kernel=main%3A%3A%7Blambda(auto%3A1)%234%7D"));
+        // With its shape, as trace links carry it.
+        assert!(dashboard.claims(
+            "kernel=main%3A%3A%7Blambda(auto%3A1)%234%7D%5BSIMD32%20%7B1%3B%201%3B%201%7D%20%7B16%3B%201%3B%201%7D%5D"
+        ));
+        assert!(!dashboard.claims("gid=7&kernel=main%3A%3A%7Blambda(auto%3A1)%234%7D"));
+        assert!(!dashboard.claims("kernel=nosuch"));
+        assert!(!dashboard.claims(""));
+    }
 }
