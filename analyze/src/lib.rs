@@ -23,6 +23,8 @@ pub mod result_dir;
 pub mod server;
 pub mod stall;
 pub mod stall_charts;
+pub mod stall_page;
+pub mod stall_summary;
 
 use std::process::ExitCode;
 

@@ -21,6 +21,7 @@ pub mod metric_dashboard;
 pub mod pages;
 pub mod request;
 pub mod service;
+pub mod stall_dashboard;
 pub mod tls;
 pub mod trace;
 pub mod uniview;

@@ -23,10 +23,10 @@ use unitrace_core::atomic::{ensure_not_input, AtomicFile};
 use unitrace_core::cli::warn;
 use unitrace_core::demangle::Demangler;
 use unitrace_core::error::InputError;
-use unitrace_core::shader_dump::{summarize_names, AsmListing, ShaderDump};
+use unitrace_core::shader_dump::{summarize_names, AsmFile, AsmListing, ShaderDump};
 use unitrace_core::stall_csv::{
-    find_device_section, open_input, scan_file_sections, CsvReader, KernelRun, StallReader,
-    StallRow,
+    find_device_section, open_input, scan_file_sections, CsvReader, KernelRun, StallColumns,
+    StallReader, StallRow,
 };
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
@@ -34,6 +34,8 @@ use crate::kernel_match::{ambiguous_message, closest_names, resolve_kernel, Kern
 use crate::plan::{ReportFormat, ReportView, StallsPlan};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink};
+use crate::stall_page::{self, PageInfo, Source};
+use crate::stall_summary::StallSummary;
 
 const TOOL: &str = "analyze";
 
@@ -119,17 +121,9 @@ impl ReportBuilder {
                 .then(|| stall_report::missing_asm_json(kernel, &text));
             return Ok(KernelOutput { text, json });
         };
-        // Keep one listing: a kernel's runs are usually consecutive, and
-        // memory stays bounded by the largest .asm rather than the dump.
-        if self.listing.as_ref().is_none_or(|(p, _)| *p != asm.path) {
-            self.listing = None;
-        }
-        let listing = match self.listing.take() {
-            Some(cached) => cached.1,
-            None => AsmListing::load(&asm)?,
-        };
-        let listing = &self.listing.insert((asm.path.clone(), listing)).1;
-        let report = analyze_kernel(kernel, listing, rows, self.top);
+        let (top, json, view) = (self.top, self.json, self.view.clone());
+        let listing = self.load(&asm)?;
+        let report = analyze_kernel(kernel, listing, rows, top);
         if !report.unknown_addresses.is_empty() {
             warn(
                 TOOL,
@@ -142,8 +136,7 @@ impl ReportBuilder {
                 ),
             );
         }
-        let json = self.json;
-        Ok(match &self.view {
+        Ok(match &view {
             ReportView::Standard => KernelOutput {
                 text: report.to_text(listing),
                 json: json.then(|| report.to_json(listing)),
@@ -164,6 +157,42 @@ impl ReportBuilder {
                 }
             }
         })
+    }
+}
+
+impl ReportBuilder {
+    /// The annotated listing of `asm`, kept for the next call: a kernel's
+    /// runs are usually consecutive, and memory stays bounded by the
+    /// largest .asm rather than the dump.
+    fn load(&mut self, asm: &AsmFile) -> Result<&AsmListing, InputError> {
+        if self.listing.as_ref().is_none_or(|(p, _)| *p != asm.path) {
+            self.listing = None;
+        }
+        let listing = match self.listing.take() {
+            Some(cached) => cached.1,
+            None => AsmListing::load(asm)?,
+        };
+        Ok(&self.listing.insert((asm.path.clone(), listing)).1)
+    }
+
+    /// The listing of `kernel`'s `.asm`, chosen as for the report, without
+    /// the report's console messages (the HTML pages say it themselves);
+    /// `None` when the dump has no `.asm` for it.
+    pub fn listing_of(&mut self, kernel: &str) -> Result<Option<&AsmListing>, InputError> {
+        let Some(asm) = self.dump.select(kernel, &mut self.demangler).cloned() else {
+            return Ok(None);
+        };
+        self.load(&asm).map(Some)
+    }
+
+    /// `-n`: the stall report's entries per stall type.
+    pub fn top(&self) -> i64 {
+        self.top
+    }
+
+    /// The dump folder as given.
+    pub fn dump_dir(&self) -> &Path {
+        &self.dump.dir
     }
 }
 
@@ -231,6 +260,11 @@ struct Charts {
     sink: Option<Box<dyn PageSink>>,
     data_path: Option<PathBuf>,
     data: Option<DataWriter>,
+    /// `-o x.html`: the runs summed up for the stall dashboard page
+    /// (docs/analyze.md#stall-dashboard) instead of chart and text pages.
+    dashboard: Option<StallSummary>,
+    /// Some run had stall events (the page is written).
+    drawn: bool,
 }
 
 impl Charts {
@@ -264,6 +298,10 @@ impl Charts {
     }
 
     fn add(&mut self, page: &Page) -> anyhow::Result<()> {
+        self.drawn = true;
+        if self.dashboard.is_some() {
+            return Ok(());
+        }
         if self.sink.is_none() {
             self.sink = Some(
                 render::create(&self.path, self.format)
@@ -277,10 +315,19 @@ impl Charts {
         Ok(())
     }
 
-    fn finish(self) -> anyhow::Result<bool> {
+    fn finish(self, input: &Path, builder: &mut Option<ReportBuilder>) -> anyhow::Result<bool> {
         if let Some(data) = self.data {
             data.finish()
                 .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
+        }
+        if let Some(summary) = &self.dashboard {
+            if !self.drawn {
+                return Ok(false);
+            }
+            let html = dashboard_file(input, summary, builder)?;
+            unitrace_core::atomic::write_atomic(&self.path, html.as_bytes())
+                .with_context(|| format!("{}: cannot write", self.path.display()))?;
+            return Ok(true);
         }
         match self.sink {
             Some(sink) => {
@@ -291,6 +338,43 @@ impl Charts {
             None => Ok(false),
         }
     }
+}
+
+/// The `-o x.html` page of a stall file: the dashboard of the processed
+/// runs, each kernel with its hot spots and, with `-s`, their assembly,
+/// source lines and the stall report (docs/analyze.md#stall-dashboard).
+fn dashboard_file(
+    input: &Path,
+    summary: &StallSummary,
+    builder: &mut Option<ReportBuilder>,
+) -> anyhow::Result<String> {
+    let info = PageInfo {
+        file: input.display().to_string(),
+        served: false,
+        top: stall_page::DEFAULT_TOP,
+        dump: builder.is_some(),
+    };
+    let mut sources = Vec::with_capacity(summary.kernels().len());
+    for kernel in summary.kernels() {
+        sources.push(match builder.as_mut() {
+            None => Source::NoDump,
+            Some(builder) => {
+                let report_top = builder.top();
+                let dump = builder.dump_dir().display().to_string();
+                match builder.listing_of(&kernel.name)? {
+                    Some(listing) => Source::Listing(stall_page::kernel_detail(
+                        listing,
+                        kernel,
+                        &kernel.top_ips(info.top),
+                        report_top,
+                    )),
+                    None => Source::NoAsm { dump },
+                }
+            }
+        });
+    }
+    let title = format!("EU Stall Sampling - {}", render::html::title_for(input));
+    Ok(stall_page::static_page(&info, &title, summary, &sources))
 }
 
 /// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the
@@ -351,6 +435,8 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
         sink: None,
         data_path: draw.data.clone(),
         data: None,
+        dashboard: (draw.format == Format::Html).then(StallSummary::new),
+        drawn: false,
     };
 
     let sections = scan_file_sections(input)?;
@@ -386,6 +472,10 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
             .collect();
         if kept.is_empty() {
             return Ok(false);
+        }
+        if let Some(summary) = charts.dashboard.as_mut() {
+            // Every row: active cycles count in the kernel's totals.
+            summary.add_run(run);
         }
         for chart in crate::stall_charts::stall_chart_pages(&draw.charts.title, &run.kernel, &kept)
         {
@@ -427,7 +517,8 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
                 ));
             }
             let out_shown = output.display().to_string();
-            if charts.finish()? {
+            note_columns(&mut charts, reader.columns());
+            if charts.finish(input, &mut builder)? {
                 println!("\nStall metric charts are stored in file {out_shown} in PDF format");
             }
         }
@@ -483,7 +574,8 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
                 ));
             };
             if process(&run, &mut charts, &mut report_file, &mut builder)? {
-                charts.finish()?;
+                note_columns(&mut charts, reader.columns());
+                charts.finish(input, &mut builder)?;
                 println!(
                     "\nStall metric chart in file {} has been successfully generated.",
                     output.display()
@@ -503,6 +595,13 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The columns of the section read, for the dashboard's categories.
+fn note_columns(charts: &mut Charts, columns: Option<&StallColumns>) {
+    if let (Some(summary), Some(columns)) = (charts.dashboard.as_mut(), columns) {
+        summary.note_columns(|t| columns.has(t));
+    }
 }
 
 /// Opens the input positioned at a section start.

@@ -16,6 +16,7 @@ mod server_common;
 mod server_index;
 mod server_tls;
 mod small_fixes;
+mod stall_dashboard;
 mod stall_report;
 mod time_axis;
 mod uniview;

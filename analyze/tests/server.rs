@@ -311,7 +311,10 @@ fn stall_server_cuts_the_shape_and_draws_stall_charts() {
         ),
     );
     assert_eq!(response.status, 200);
-    assert!(response.text().contains("SbidStall[Events]"));
+    // The HTML view is the kernel's stall dashboard page
+    // (docs/analyze.md#stall-dashboard).
+    assert!(response.text().contains("<h2>triton_poi_fused_add_0</h2>"));
+    assert!(response.text().contains("SBID (DRAM latency)"));
     let response = get(port, &link("unknown_kernel[SIMD16 {1; 1; 1} {1; 1; 1}]", 1));
     assert_eq!(response.status, 404);
     assert_eq!(response.text(), "No metric data for kernel unknown_kernel");
@@ -444,7 +447,10 @@ fn stall_server_with_a_dump_adds_the_report_and_leaves_the_dump_alone() {
         4,
     );
     let html = get(port, &format!("{target}?format=html")).text();
-    assert!(html.contains("<h2>Stall report</h2>"), "{html}");
+    assert!(
+        html.contains("<summary>Stall report of main::{lambda(auto:1)#4}</summary>"),
+        "{html}"
+    );
     assert!(html.contains("Kernel: main::{lambda(auto:1)#4}"));
     assert!(html.contains("Report of Top 2 Stalls of Each Type"));
     // The PDF has the report as text pages after the chart pages.

@@ -67,10 +67,14 @@ pub fn inline_json(html: &str, id: &str) -> serde_json::Value {
 }
 
 #[test]
-fn a_stall_file_has_no_index_page() {
+fn a_stall_file_index_is_the_stall_dashboard() {
+    // docs/analyze.md#stall-dashboard; its numbers are checked in
+    // stall_dashboard.rs.
     let input = testdata("stalls.csv");
     let server = Server::analyze(&["-q", input.to_str().unwrap()]);
     let response = get(server.port(), "/");
-    assert_eq!(response.status, 400);
-    assert_eq!(response.text(), "Invalid");
+    assert_eq!(response.status, 200);
+    let html = response.text();
+    assert!(html.contains("<h1>EU Stall Sampling</h1>"), "{html}");
+    assert!(html.contains("id=\"totals-table\""));
 }

@@ -26,6 +26,7 @@ use super::index::{FileIndex, BLOCK_BYTES};
 use super::metric_dashboard;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
+use super::stall_dashboard::StallDashboard;
 use super::{Answer, ChartService};
 pub use crate::plan::StallOptions;
 use crate::plan::{ReportView, ServePlan};
@@ -42,6 +43,9 @@ pub struct FileService {
     charts: ChartOptions,
     stall: StallOptions,
     reports: Mutex<Option<ReportBuilder>>,
+    /// The stall views (docs/analyze.md#stall-dashboard), for files with
+    /// stall sections.
+    stall_dashboard: Option<StallDashboard>,
 }
 
 /// Indexes the plan's input and returns the service for it.
@@ -69,11 +73,14 @@ pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
             warn("analyze", format!("{}: {message}", plan.input.display()));
         }
     }
-    Ok(Arc::new(FileService::new(
-        index,
-        charts,
-        plan.stall.clone(),
-    )))
+    let stall_dashboard = if index.has_stall_sections() {
+        Some(StallDashboard::build(&plan.input)?)
+    } else {
+        None
+    };
+    let mut service = FileService::new(index, charts, plan.stall.clone());
+    service.stall_dashboard = stall_dashboard;
+    Ok(Arc::new(service))
 }
 
 impl FileService {
@@ -83,6 +90,7 @@ impl FileService {
             charts,
             stall,
             reports: Mutex::new(None),
+            stall_dashboard: None,
         }
     }
 
@@ -155,6 +163,19 @@ impl FileService {
                 "No metric data for kernel {kernel}"
             )));
         }
+        // The HTML view of a stall link is the kernel's dashboard page
+        // (docs/analyze.md#stall-dashboard); the PDF stays the original's.
+        if request.format == PageFormat::Html {
+            if let Some(dashboard) = &self.stall_dashboard {
+                return Ok(dashboard.kernel(
+                    kernel,
+                    crate::stall_page::DEFAULT_TOP,
+                    &self.stall,
+                    &self.reports,
+                    Some(&pdf_link(request)),
+                ));
+            }
+        }
         for (_, run) in runs {
             let charts =
                 crate::stall_charts::stall_chart_pages(&self.charts.title, kernel, &run.rows);
@@ -226,18 +247,31 @@ impl FileService {
 
 impl ChartService for FileService {
     fn index_page(&self) -> Option<Answer> {
-        metric_dashboard::index_answer(&self.index, &self.charts)
+        // A file with metric sections: the metric dashboard; a stall-only
+        // file: the stall dashboard (docs/analyze.md#stall-dashboard).
+        metric_dashboard::index_answer(&self.index, &self.charts).or_else(|| {
+            self.stall_dashboard
+                .as_ref()
+                .map(|dashboard| dashboard.index(&self.stall))
+        })
     }
 
     fn dashboard(&self, query: &str) -> Option<Answer> {
-        if !self.index.has_metric_sections() {
-            return None;
+        // A file with both kinds: `?kernel=` naming a stall kernel (and no
+        // `gid`) is the stall page, the rest the metric dashboard.
+        let stall_claims = self
+            .stall_dashboard
+            .as_ref()
+            .is_some_and(|dashboard| dashboard.claims(query));
+        if self.index.has_metric_sections() && !stall_claims {
+            return Some(metric_dashboard::query_answer(
+                &self.index,
+                &self.charts,
+                query,
+            ));
         }
-        Some(metric_dashboard::query_answer(
-            &self.index,
-            &self.charts,
-            query,
-        ))
+        let dashboard = self.stall_dashboard.as_ref()?;
+        Some(dashboard.query(query, &self.stall, &self.reports))
     }
 
     fn answer(&self, request: &ChartRequest) -> Answer {
