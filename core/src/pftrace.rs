@@ -370,9 +370,46 @@ pub fn sniff(bytes: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // Wire format
 
+/// The 7-bit groups of the low `n` bytes of `word` (little-endian), packed:
+/// the value of a varint of `n` <= 8 bytes (SWAR: three shift/mask steps
+/// instead of a loop per byte; timestamps and uuids take 9-10 bytes).
+#[inline(always)]
+fn pack_groups(word: u64, n: usize) -> u64 {
+    let keep = if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    };
+    let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
+    x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+    x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+    ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
+}
+
 /// Decodes a varint; `None` when cut or longer than 10 bytes.
 #[inline]
 pub fn read_varint(b: &[u8]) -> Option<(u64, usize)> {
+    if let Some(head) = b.get(..8) {
+        let word = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+        let ends = !word & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            let n = (ends.trailing_zeros() / 8 + 1) as usize;
+            return Some((pack_groups(word, n), n));
+        }
+        let low = pack_groups(word, 8);
+        return match (b.get(8), b.get(9)) {
+            (Some(&b8), _) if b8 < 0x80 => Some((low | u64::from(b8) << 56, 9)),
+            (Some(&b8), Some(&b9)) if b9 <= 1 => {
+                Some((low | u64::from(b8 & 0x7f) << 56 | u64::from(b9) << 63, 10))
+            }
+            _ => None,
+        };
+    }
+    read_varint_slow(b)
+}
+
+/// [`read_varint`] byte by byte (fewer than 8 bytes left).
+fn read_varint_slow(b: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for (i, &byte) in b.iter().enumerate().take(10) {
         v |= u64::from(byte & 0x7f) << (7 * i);
@@ -1024,6 +1061,36 @@ pub trait PacketEditor {
     fn process_name(&mut self, _name: &[u8]) -> Option<Vec<u8>> {
         None
     }
+    /// Whether [`PacketEditor::annotation_string`] may change anything
+    /// (else debug annotations are copied without being looked at).
+    fn edits_annotations(&self) -> bool {
+        false
+    }
+    /// The string value of the `TrackEvent` debug annotation `name`:
+    /// `Some(new)` replaces it (uniview tags metric links with their rank,
+    /// docs/uniview.md#result-dir).
+    fn annotation_string(&mut self, _name: &[u8], _value: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// The annotation `raw` (a `DebugAnnotation`) with its string value
+/// replaced as `editor` says, or `None` when it stays as it is.
+fn edited_annotation(raw: &[u8], editor: &mut impl PacketEditor) -> Option<Vec<u8>> {
+    let a = DebugAnnotation::decode(raw).ok()?;
+    let (Some(name), AnnotationValue::Str(value)) = (a.name, a.value) else {
+        return None;
+    };
+    let new = editor.annotation_string(name, value)?;
+    let mut out = Vec::with_capacity(raw.len() + new.len());
+    for f in Fields::new(raw).flatten() {
+        if (f.number, f.wire) == (field::DA_STRING, LEN) {
+            put_len(&mut out, f.number, &new);
+        } else {
+            out.extend_from_slice(&raw[f.start..f.end]);
+        }
+    }
+    Some(out)
 }
 
 /// Scratch buffers reused by [`rewrite_packet`].
@@ -1147,6 +1214,10 @@ pub fn patch_record(packet: &[u8], record: &mut [u8], editor: &mut impl PacketEd
                             let v = editor.flow_id(g.value);
                             put_value(f.bytes, &g, base, out, v)
                         }
+                        // A new string changes lengths: re-encode.
+                        (field::TE_DEBUG_ANNOTATIONS, LEN) if editor.edits_annotations() => {
+                            edited_annotation(g.bytes, editor).is_none()
+                        }
                         _ => true,
                     })
             }
@@ -1254,6 +1325,12 @@ fn rewrite_track_event(raw: &[u8], editor: &mut impl PacketEditor, out: &mut Vec
             }
             (field::TE_FLOW_IDS_OLD | field::TE_TERMINATING_FLOW_IDS_OLD, VARINT) => {
                 put_varint_field(out, raw, &f, editor.flow_id(f.value));
+            }
+            (field::TE_DEBUG_ANNOTATIONS, LEN) if editor.edits_annotations() => {
+                match edited_annotation(f.bytes, editor) {
+                    Some(new) => put_len(out, f.number, &new),
+                    None => out.extend_from_slice(&raw[f.start..f.end]),
+                }
             }
             _ => out.extend_from_slice(&raw[f.start..f.end]),
         }
@@ -1379,6 +1456,30 @@ pub mod fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_varints_decode_as_the_byte_loop() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for shift in 0..64 {
+            for v in [1u64 << shift, (1u64 << shift) - 1, u64::MAX >> shift] {
+                let mut b = Vec::new();
+                write_varint(&mut b, v);
+                cases.push(b.clone());
+                b.extend_from_slice(&[0x81, 0x01, 0x7f]);
+                cases.push(b);
+            }
+        }
+        // Padded, overlong and cut forms.
+        cases.push(vec![0x80; 9].into_iter().chain([0x00]).collect());
+        cases.push(vec![0xff; 9].into_iter().chain([0x02]).collect());
+        cases.push(vec![0xff; 11]);
+        cases.push(vec![0x80; 8]);
+        cases.push(vec![0x80; 9]);
+        cases.push(vec![0x80, 0x80, 0x01]);
+        for b in cases {
+            assert_eq!(read_varint(&b), read_varint_slow(&b), "{b:02x?}");
+        }
+    }
 
     fn slice_begin(ts: u64, uuid: u64, name: &str, flow: Option<u64>) -> Vec<u8> {
         let mut te = PacketBuilder::new()

@@ -47,6 +47,28 @@ pub struct MergeOptions {
     pub stats: bool,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
+    /// Append `?rank=R` (the input's rank) to every metric link
+    /// (`http(s)://localhost:8000/<kernel>/<id>`), so one chart server can
+    /// answer the links of several ranks (uniview's in-memory merge,
+    /// docs/uniview.md#result-dir). Not offered on mergetrace's command line.
+    pub tag_links_with_rank: bool,
+}
+
+/// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
+pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
+
+/// `link` with `?rank=R` appended (`&rank=R` when it has a query already),
+/// when it is a metric link; `None` otherwise.
+pub fn rank_tagged_link(link: &[u8], rank: u32) -> Option<Vec<u8>> {
+    let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
+    if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(link.len() + 12);
+    out.extend_from_slice(link);
+    let sep = if link.contains(&b'?') { "&" } else { "?" };
+    out.extend_from_slice(format!("{sep}rank={rank}").as_bytes());
+    Some(out)
 }
 
 #[derive(Debug, Default)]
@@ -372,6 +394,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if self.opts.remap_pids {
             self.remap(st, ev);
         }
+        if let (true, Some(rank)) = (self.opts.tag_links_with_rank, plan.rank) {
+            self.tag_link(ev, rank);
+        }
         let raw = self.rewrites.apply(ev.raw());
         self.out.event(raw)?;
         Ok(())
@@ -423,6 +448,32 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if ph == b"M" && ev.str_raw(Field::Name) == Some(b"process_name") && plan.rank_from_name {
             self.label_process(ev, plan);
         }
+    }
+
+    /// `args.metrics` gets `?rank=R` before its closing quote
+    /// ([`MergeOptions::tag_links_with_rank`]).
+    fn tag_link(&mut self, ev: &Event<'_>, rank: u32) {
+        let Some(args_span) = ev.fields().span(Field::Args) else {
+            return;
+        };
+        let args = &ev.raw()[args_span.range()];
+        if args.first() != Some(&b'{') || memchr::memmem::find(args, METRIC_LINK_MARK).is_none() {
+            return;
+        }
+        let Some((_, span)) = object_members(args).find(|(k, _)| *k == b"metrics") else {
+            return;
+        };
+        let v = &args[span.range()];
+        if v.len() < 2 || v[0] != b'"' || v[v.len() - 1] != b'"' {
+            return;
+        }
+        let Some(tagged) = rank_tagged_link(&v[1..v.len() - 1], rank) else {
+            return;
+        };
+        let added = &tagged[v.len() - 2..];
+        let at = args_span.start as usize + span.end as usize - 1;
+        self.rewrites
+            .replace(at..at, String::from_utf8_lossy(added).into_owned());
     }
 
     /// Prefixes `rank N ` to a process name that does not carry its rank.

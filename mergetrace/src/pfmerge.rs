@@ -37,8 +37,8 @@ use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{
-    patch_record, rewrite_packet, varint_len, EventType, Packet, PacketData, PacketEditor,
-    PacketReader, PftraceError, PftraceSummary, RewriteBuffers, TrackEvent,
+    patch_record, rewrite_packet, varint_len, AnnotationValue, EventType, Packet, PacketData,
+    PacketEditor, PacketReader, PftraceError, PftraceSummary, RewriteBuffers, TrackEvent,
 };
 use unitrace_core::trace_decimal::Decimal;
 
@@ -93,6 +93,8 @@ struct InputEdit<'g> {
     shift_ns: i128,
     label: Option<String>,
     renamed_uuids: u64,
+    /// `MergeOptions::tag_links_with_rank`: the rank put into metric links.
+    link_rank: Option<u32>,
 }
 
 impl InputEdit<'_> {
@@ -167,6 +169,12 @@ impl InputEdit<'_> {
                 if let Some(u) = e.track_uuid {
                     change |= self.uuid(u) != u;
                 }
+                if let Some(rank) = self.link_rank {
+                    change |= e.annotations().any(|a| {
+                        matches!((a.name, a.value), (Some(METRICS), AnnotationValue::Str(v))
+                            if crate::merge::rank_tagged_link(v, rank).is_some())
+                    });
+                }
                 if e.flow_ids()
                     .chain(e.terminating_flow_ids())
                     .next()
@@ -222,7 +230,20 @@ impl PacketEditor for InputEdit<'_> {
         }
         Some([label.as_bytes(), name].concat())
     }
+    fn edits_annotations(&self) -> bool {
+        self.link_rank.is_some()
+    }
+    fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+        if name != METRICS {
+            return None;
+        }
+        crate::merge::rank_tagged_link(value, self.link_rank?)
+    }
 }
+
+/// Name of the debug annotation holding a device slice's metric link
+/// (docs/formats.md#pftrace).
+const METRICS: &[u8] = b"metrics";
 
 /// A slice begin waiting for its end (`--stats`).
 struct OpenSlice {
@@ -363,6 +384,7 @@ fn merge_into(
             shift_ns: shift_ns(plan.shift),
             label,
             renamed_uuids: 0,
+            link_rank: plan.rank.filter(|_| opts.tag_links_with_rank),
         };
         let mut stats = opts
             .stats
