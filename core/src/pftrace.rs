@@ -1065,15 +1065,14 @@ pub enum ViewKind<'a> {
     Other,
 }
 
-/// One field at `pos` of `msg`: `(number, wire, value, payload start, end)`
-/// (for LEN fields `value` is the length and the payload is
-/// `msg[start..end]`). Kept small and inlined: this is the merge's inner
-/// loop.
+/// `(number, wire, value, payload start, end)` of one field (for LEN fields
+/// `value` is the length and the payload is `msg[start..end]`).
+type FastField = (u32, u8, u64, usize, usize);
+
+/// The field at `pos` of `msg`, returned in registers rather than as a
+/// [`WireField`]: this is the merge's inner loop.
 #[inline(always)]
-fn field_fast(
-    msg: &[u8],
-    pos: usize,
-) -> Result<(u32, u8, u64, usize, usize), (usize, &'static str)> {
+fn field_fast(msg: &[u8], pos: usize) -> Decoded<FastField> {
     let (tag, at) = match msg.get(pos) {
         Some(&b) if b < 0x80 => (u64::from(b), pos + 1),
         Some(_) => match read_varint(&msg[pos..]) {
