@@ -1257,7 +1257,12 @@ pub fn patch_view_flows(
     record: &mut [u8],
     mut rename: impl FnMut(u64) -> u64,
 ) {
-    let base = base_of(raw, flows);
+    // `flows` must lie inside `raw` (and `record` be as long): else nothing
+    // is patched rather than a wrong place.
+    let base = (flows.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+    if base > raw.len() || flows.len() > raw.len() - base || record.len() != raw.len() {
+        return;
+    }
     for g in Fields::new(flows).flatten() {
         match (g.number, g.wire) {
             (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, FIXED64) => {
@@ -1703,6 +1708,47 @@ pub mod fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn annotation_strings_are_edited_on_request() {
+        struct Tag;
+        impl PacketEditor for Tag {
+            fn edits_annotations(&self) -> bool {
+                true
+            }
+            fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+                (name == b"id").then(|| [value, b"?rank=3"].concat())
+            }
+        }
+        let raw = slice_begin(1_000, 0x1234_5678_9abc_def0, "k", Some(7));
+        let packet = &raw[2..];
+        // Lengths change: the in-place patch refuses, the rewrite applies it.
+        assert!(!patch_record(packet, &mut raw.clone(), &mut Tag));
+        let mut out = Vec::new();
+        rewrite_packet(packet, &mut Tag, &mut RewriteBuffers::default(), &mut out);
+        let mut r = PacketReader::new(&out[..]);
+        let rec = r.next_record().unwrap().unwrap();
+        let PacketData::TrackEvent(e) = rec.decode().unwrap().data else {
+            panic!("not an event");
+        };
+        assert_eq!(
+            e.annotation(b"id"),
+            Some(AnnotationValue::Str(b"42?rank=3"))
+        );
+        assert_eq!(e.flow_ids().collect::<Vec<_>>(), [7]);
+        assert_eq!(e.name, Some(&b"k"[..]));
+        // The shallow view sees the same uuid, flows and timestamp.
+        let v = PacketView::read(packet).unwrap();
+        assert_eq!(v.timestamp, Some(1_000));
+        let ViewKind::TrackEvent {
+            track_uuid, flows, ..
+        } = v.kind
+        else {
+            panic!("not an event view");
+        };
+        assert_eq!(track_uuid, Some(0x1234_5678_9abc_def0));
+        assert_eq!(view_flow_ids(flows).collect::<Vec<_>>(), [7]);
+    }
 
     #[test]
     fn fast_varints_decode_as_the_byte_loop() {

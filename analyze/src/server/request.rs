@@ -246,6 +246,19 @@ mod tests {
     }
 
     #[test]
+    fn reads_rank_and_device_of_tagged_links() {
+        let request = ok("/%22k%22/57?rank=3");
+        assert_eq!((request.rank, request.device), (Some(3), None));
+        assert_eq!(request.format, PageFormat::Pdf);
+        let request = ok("/%22k%22/57?format=html&rank=1&device=2");
+        assert_eq!((request.rank, request.device), (Some(1), Some(2)));
+        assert_eq!(request.format, PageFormat::Html);
+        // Not a number: matches no file.
+        assert_eq!(ok("/%22k%22/57?rank=x").rank, Some(u32::MAX));
+        assert_eq!(ok("/%22k%22/57").rank, None);
+    }
+
+    #[test]
     fn decodes_unitrace_links() {
         let request = ok("/%22main%3A%3A%7Blambda%28auto%3A1%29%234%7D%5BSIMD32%20%7B4096%3B%201%3B%201%7D%20%7B256%3B%201%3B%201%7D%5D%22/57");
         assert_eq!(
