@@ -69,6 +69,13 @@ pub struct Args {
     )]
     pub xlabel: String,
 
+    /// X axis of metric and throughput charts: `sample`, the sampling
+    /// interval within the instance (the original's), or `time`, the
+    /// sample's time in µs since the instance's first sample (from
+    /// `QueryBeginTime[ns]`).
+    #[arg(long = "x", value_enum, default_value_t = XAxis::Sample, value_name = "AXIS")]
+    pub x_axis: XAxis,
+
     /// First title line of every chart.
     #[arg(short = 't', long = "title", default_value = DEFAULT_TITLE)]
     pub title: String,
@@ -176,6 +183,12 @@ pub enum ChartFormat {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    Sample,
+    Time,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
     Text,
     Json,
@@ -193,5 +206,21 @@ mod tests {
         assert_eq!(args.instance, 0);
         assert_eq!(args.device, 1);
         assert_eq!(args.kernel.as_deref(), Some("K"));
+    }
+
+    #[test]
+    fn x_names_the_axis_and_abbreviations_still_name_xlabel() {
+        let parse = |argv: &[&str]| Args::try_parse_from(argv.iter().copied());
+        let args = parse(&["analyze", "--x", "time", "x.csv"]).unwrap();
+        assert_eq!(args.x_axis, XAxis::Time);
+        assert_eq!(args.xlabel, DEFAULT_XLABEL);
+        let args = parse(&["analyze", "--x=sample", "-x", "M", "x.csv"]).unwrap();
+        assert_eq!(args.x_axis, XAxis::Sample);
+        assert_eq!(args.xlabel, "M");
+        let args = parse(&["analyze", "--xlab", "L", "x.csv"]).unwrap();
+        assert_eq!((args.x_axis, args.xlabel.as_str()), (XAxis::Sample, "L"));
+        // argparse read `--x LABEL` as `--xlabel LABEL`; now `--x` is the
+        // axis (docs/compatibility.md#analyze-flags).
+        assert!(parse(&["analyze", "--x", "Time", "x.csv"]).is_err());
     }
 }

@@ -35,8 +35,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
-    find_device_section, open_input, parse_number, scan_file_sections, CsvReader, Header,
-    InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
+    banner_after, find_device_section, open_input, parse_number, scan_file_sections, CsvReader,
+    Header, InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
     GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
@@ -46,7 +46,7 @@ pub use crate::kernel_match::closest_names;
 use crate::kernel_match::{
     ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
 };
-use crate::plan::{ChartOptions, ChartsPlan};
+use crate::plan::{ChartOptions, ChartsPlan, XAxis};
 use crate::render::data::DataWriter;
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
@@ -108,7 +108,9 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
     if let Some(kernel) = session.resolved_kernel()? {
         let mut resolved = plan.clone();
         resolved.draw.kernel = Some(kernel);
+        let warned = session.warned_rows_before_banner;
         let mut session = Session::new(&resolved)?;
+        session.warned_rows_before_banner = warned;
         session.read(open_input(input)?)?;
         return session.finish();
     }
@@ -152,6 +154,8 @@ pub(crate) struct ChartSets {
     sets: Vec<ChartSet>,
     /// The `GpuTime[ns]` column, when there is a `-b` set.
     gpu_time: Option<usize>,
+    /// The `QueryBeginTime[ns]` column, with `--x time`.
+    time: Option<usize>,
 }
 
 /// A name of the options that the header does not have; each tool words
@@ -164,7 +168,18 @@ pub(crate) enum MissingColumn {
     Throughput(String),
     /// `GpuTime[ns]`, needed by `-b` (the original crashes without it).
     GpuTime,
+    /// `QueryBeginTime[ns]`, needed by `--x time`.
+    Time,
 }
+
+impl MissingColumn {
+    /// The problem with `--x time` on a file without timestamps, in every
+    /// tool's words (docs/analyze.md#time-axis).
+    pub(crate) const TIME_MESSAGE: &'static str = "--x time needs a QueryBeginTime[ns] column";
+}
+
+/// The column of sample timestamps (docs/formats.md#metric-csv-sampling).
+pub const QUERY_BEGIN_TIME: &str = "QueryBeginTime[ns]";
 
 impl ChartSets {
     /// Validates the `-m`/`-b` names against `header` (docs/compatibility.md#analyze-metric-names):
@@ -214,7 +229,19 @@ impl ChartSets {
         } else {
             Some(header.index_of(GPU_TIME).ok_or(MissingColumn::GpuTime)?)
         };
-        Ok(ChartSets { sets, gpu_time })
+        let time = match options.x_axis {
+            XAxis::Sample => None,
+            XAxis::Time => Some(
+                header
+                    .index_of(QUERY_BEGIN_TIME)
+                    .ok_or(MissingColumn::Time)?,
+            ),
+        };
+        Ok(ChartSets {
+            sets,
+            gpu_time,
+            time,
+        })
     }
 
     /// Whether there is a `-m` page (without one, the original draws no `-b`
@@ -227,7 +254,7 @@ impl ChartSets {
     fn columns(&self) -> Vec<usize> {
         let mut columns: Vec<usize> = Vec::new();
         let all = self.sets.iter().flat_map(|s| &s.columns);
-        for &c in all.chain(&self.gpu_time) {
+        for &c in all.chain(&self.gpu_time).chain(&self.time) {
             if !columns.contains(&c) {
                 columns.push(c);
             }
@@ -265,9 +292,19 @@ impl std::fmt::Display for InstanceName {
     }
 }
 
+/// With `--x time`, the X value of each row of `instance`: the µs since
+/// the first drawn sample with a timestamp (docs/analyze.md#time-axis);
+/// `None` for the default axis, the 0-based sample ordinal within the
+/// instance (docs/compatibility.md#analyze-quirk-7, fixed).
+fn x_values(sets: &ChartSets, instance: &impl InstanceColumns) -> Option<Vec<f64>> {
+    let times = instance.column(sets.time?);
+    // ns stamps are below 2^53, so f64 holds them exactly.
+    let origin = times.iter().copied().find(|t| t.is_finite()).unwrap_or(0.0);
+    Some(times.iter().map(|t| (t - origin) / 1000.0).collect())
+}
+
 /// The pages of one instance, in the order of `sets` (docs/compatibility.md#analyze-pages),
-/// each with whether it is a throughput page. X values are the 0-based
-/// sample ordinals within the instance (docs/compatibility.md#analyze-quirk-7, fixed).
+/// each with whether it is a throughput page. X values: [`x_values`].
 pub(crate) fn instance_charts(
     options: &ChartOptions,
     sets: &ChartSets,
@@ -280,6 +317,11 @@ pub(crate) fn instance_charts(
         title_lines.push(name.to_string());
     }
     let gpu_time = sets.gpu_time.map(|g| instance.column(g));
+    let x_times = x_values(sets, instance);
+    let x_at = |i: usize| match &x_times {
+        None => i as f64,
+        Some(xs) => xs.get(i).copied().unwrap_or(f64::NAN),
+    };
     sets.sets
         .iter()
         .map(|set| {
@@ -294,12 +336,12 @@ pub(crate) fn instance_charts(
                             .iter()
                             .zip(times.iter())
                             .enumerate()
-                            .map(|(i, (v, t))| (i as f64, v / t))
+                            .map(|(i, (v, t))| (x_at(i), v / t))
                             .collect(),
                         _ => values
                             .iter()
                             .enumerate()
-                            .map(|(i, v)| (i as f64, *v))
+                            .map(|(i, v)| (x_at(i), *v))
                             .collect(),
                     };
                     Series {
@@ -310,7 +352,7 @@ pub(crate) fn instance_charts(
                 .collect();
             let chart = Chart {
                 title_lines: title_lines.clone(),
-                x_label: options.xlabel.clone(),
+                x_label: options.x_label().to_string(),
                 y_label: set.y_label.clone(),
                 series,
                 kind: Chart::kind_for_points(instance.rows()),
@@ -457,7 +499,22 @@ struct Session<'a> {
     wanted_left_out: bool,
     /// Mode B: kernels whose instance N was left out as flagged.
     left_out_kernels: HashSet<String>,
+    /// Messages about a section without banner read as device 0, held
+    /// until the file shows that no banner follows (then they are
+    /// printed) or that one does (then its rows belong to no device and
+    /// the messages are dropped with them; docs/robustness.md#metric-csvs).
+    /// At most [`HELD_MESSAGE_BYTES`]: past that they are printed as they
+    /// come.
+    held: Option<Vec<String>>,
+    held_bytes: usize,
+    /// The rows-before-the-first-banner warning was printed (once per
+    /// run, also when `-k` makes a second pass).
+    warned_rows_before_banner: bool,
 }
+
+/// Bound of [`Session::held`]: a 1 GB banner-less file drawn with `-i 0`
+/// has hundreds of thousands of instances, whose messages are not kept.
+const HELD_MESSAGE_BYTES: usize = 1 << 20;
 
 /// The first occurrence of one kind of flawed value in the file, and how
 /// many there are: reported once per file, after reading it.
@@ -528,11 +585,66 @@ impl<'a> Session<'a> {
             tally: ValidityTally::default(),
             wanted_left_out: false,
             left_out_kernels: HashSet::new(),
+            held: None,
+            held_bytes: 0,
+            warned_rows_before_banner: false,
         })
     }
 
-    /// Prints one message line on stdout (around the progress bar).
+    /// Prints one message line on stdout (around the progress bar), or
+    /// holds it while the section being drawn may turn out to be rows
+    /// before the first banner.
     fn say(&mut self, message: String) {
+        if let Some(held) = self.held.as_mut() {
+            if self.held_bytes + message.len() <= HELD_MESSAGE_BYTES {
+                self.held_bytes += message.len();
+                held.push(message);
+                return;
+            }
+            self.release_held();
+        }
+        self.print_line(message);
+    }
+
+    /// Prints the held messages; later ones are printed at once.
+    fn release_held(&mut self) {
+        for message in self.held.take().unwrap_or_default() {
+            self.print_line(message);
+        }
+    }
+
+    /// The file has a banner after the rows of the section without
+    /// banner read so far as device 0 (starting at line `line`): those
+    /// rows belong to no device, as for `-l` and stall files
+    /// (docs/robustness.md#metric-csvs). Says so once and starts over,
+    /// giving up what was drawn from them (outputs, messages, counts);
+    /// the file is not read again.
+    fn forget_rows_before_banner(&mut self, line: u64) -> anyhow::Result<()> {
+        if !self.warned_rows_before_banner {
+            let path = self.path.clone();
+            let say = || crate::list::warn_rows_before_banner(&path, line);
+            match &self.progress {
+                Some(pb) => pb.suspend(say),
+                None => say(),
+            }
+        }
+        let plan = self.plan;
+        let mut fresh = Session::new(plan)?;
+        fresh.progress = self.progress.take();
+        fresh.input_len = self.input_len;
+        fresh.input_read = self.input_read;
+        fresh.warned_rows_before_banner = true;
+        let old = std::mem::replace(self, fresh);
+        if let Some(sink) = old.sink {
+            sink.discard();
+        }
+        if let Some(data) = old.data {
+            data.discard();
+        }
+        Ok(())
+    }
+
+    fn print_line(&mut self, message: String) {
         let out = &mut self.stdout;
         match &self.progress {
             Some(pb) => pb.suspend(|| {
@@ -563,6 +675,7 @@ impl<'a> Session<'a> {
                 }
                 // A file without GpuTime[ns] crashes the original; say why.
                 MissingColumn::GpuTime => format!("No throughput data for {GPU_TIME}"),
+                MissingColumn::Time => MissingColumn::TIME_MESSAGE.to_string(),
             };
             InputError::at_file(&self.path, message)
         })?;
@@ -591,21 +704,41 @@ impl<'a> Session<'a> {
         }
         let mut in_target = false;
         let mut target_seen = false;
+        // Device of the current section, and the header line of a section
+        // without banner: device 0 when the file has no banner at all,
+        // rows of no device when a banner follows (decided at the first
+        // banner, in this one pass; docs/robustness.md#metric-csvs).
+        let mut section_device: Option<i64> = None;
+        let mut rows_before_banner: Option<u64> = None;
         let mut building: Option<Instance> = None;
         let mut fields = Vec::new();
         let mut instances_seen = 0u64;
         while let Some(event) = reader.next_event()? {
             let ended = match event {
                 InstanceEvent::SectionStart { device, .. } => {
+                    if device.is_some() {
+                        if let Some(line) = rows_before_banner.take() {
+                            self.forget_rows_before_banner(line)?;
+                            target_seen = false;
+                            building = None;
+                        }
+                    }
                     // Only the first section of the wanted device is used
                     // (docs/compatibility.md#analyze-sections).
                     if target_seen {
                         break;
                     }
                     in_target = is_target_section(self.plan.draw.device, device);
+                    section_device = device;
+                    if in_target && device.is_none() {
+                        self.held = Some(Vec::new());
+                    }
                     None
                 }
                 InstanceEvent::Header(header) => {
+                    if section_device.is_none() {
+                        rows_before_banner = Some(header.line());
+                    }
                     if in_target && !target_seen {
                         target_seen = true;
                         self.found_device = true;
@@ -699,9 +832,19 @@ impl<'a> Session<'a> {
                 }
             }
             if self.done {
+                // Mode D found its instance in a section without banner:
+                // it is device 0's only if no banner follows (a fast scan
+                // of the rest, only for such files); otherwise read on to
+                // the banner, which starts over.
+                let offset = reader.csv().offset();
+                if rows_before_banner.is_some() && banner_after(&path, offset)? {
+                    self.done = false;
+                    continue;
+                }
                 break;
             }
         }
+        self.release_held();
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
         }
@@ -847,7 +990,11 @@ impl<'a> Session<'a> {
             if let Some(data) = self.plan.draw.data.as_deref() {
                 // The `report` column only for files that say which
                 // reports are doubtful: other --data files stay as they were.
-                let writer = if self.validity.is_some() {
+                let writer = if self.options.x_axis == XAxis::Time {
+                    // The time column only with `--x time`: default
+                    // --data files stay as they were.
+                    DataWriter::create_timed(data, self.validity.is_some())
+                } else if self.validity.is_some() {
                     DataWriter::create_marked(data)
                 } else {
                     DataWriter::create(data)
@@ -1013,6 +1160,7 @@ mod tests {
             ylabels: metrics.iter().map(|m| format!("Y {m}")).collect(),
             throughput: owned(throughput),
             xlabel: "X".to_string(),
+            x_axis: XAxis::Sample,
             title: "T".to_string(),
             validity: Default::default(),
         }
@@ -1065,6 +1213,38 @@ mod tests {
         assert!(is_throughput);
         assert_eq!(throughput.y_label, "Throughput(Gx/s)");
         assert_eq!(throughput.series[0].points, [(0.0, 2.0), (1.0, 3.0)]);
+    }
+
+    #[test]
+    fn time_axis_points_are_microseconds_since_the_first_timed_sample() {
+        let path = Path::new("m.csv");
+        let header = Header::parse(b"Kernel,A[x],GpuTime[ns],QueryBeginTime[ns]", 1, path).unwrap();
+        let mut opts = options(&["A[x]"], &["A[x]"]);
+        opts.x_axis = XAxis::Time;
+        opts.xlabel = crate::args::DEFAULT_XLABEL.to_string();
+        let sets = ChartSets::new(&opts, &header).unwrap();
+        let values = Columns(vec![
+            vec![0.0; 3],
+            vec![4.0, 9.0, 1.0],
+            vec![2.0, 3.0, 1.0],
+            vec![f64::NAN, 143_559_269_028.0, 143_559_319_009.5],
+        ]);
+        let charts = instance_charts(&opts, &sets, "k", InstanceName::default(), &values);
+        let (metric, _) = &charts[0];
+        assert_eq!(metric.x_label, "Time (µs)");
+        let points = &metric.series[0].points;
+        assert!(points[0].0.is_nan(), "a sample without a time has no X");
+        assert_eq!(points[1], (0.0, 9.0));
+        assert_eq!(points[2], (49.9815, 1.0));
+        assert_eq!(charts[1].0.series[0].points[2], (49.9815, 1.0));
+        // Without the column: refused, in the words of every tool.
+        let plain = Header::parse(b"Kernel,A[x],GpuTime[ns]", 1, path).unwrap();
+        assert_eq!(
+            ChartSets::new(&opts, &plain).err(),
+            Some(MissingColumn::Time)
+        );
+        opts.xlabel = "mine".into();
+        assert_eq!(opts.x_label(), "mine");
     }
 
     #[test]

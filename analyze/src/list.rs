@@ -61,6 +61,9 @@ pub fn run(plan: &ListPlan) -> anyhow::Result<ExitCode> {
     if let Some(line) = listing.foreign_header {
         warn_foreign_header(input, line);
     }
+    if let Some(line) = listing.rows_before_banner {
+        warn_rows_before_banner(input, line);
+    }
     write_listing(&listing.text, plan.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -90,6 +93,18 @@ pub(crate) fn write_listing(text: &str, output: Option<&Path>) -> anyhow::Result
     Ok(())
 }
 
+/// The warning for rows before the first device banner of a file that has
+/// banners, which every mode drops (docs/robustness.md#metric-csvs).
+pub(crate) fn warn_rows_before_banner(input: &Path, line: u64) {
+    warn(
+        TOOL,
+        format!(
+            "{}:{line}: rows before the first device banner belong to no device; dropped",
+            input.display()
+        ),
+    );
+}
+
 /// The warning for a header without any column unitrace writes (listed
 /// all the same; docs/compatibility.md#analyze-foreign-csv).
 pub(crate) fn warn_foreign_header(input: &Path, line: u64) {
@@ -111,6 +126,9 @@ pub struct Listing {
     pub first_non_utf8_kernel: Option<u64>,
     /// Line of the first header without any column unitrace writes.
     pub foreign_header: Option<u64>,
+    /// First line of rows before the first device banner of a file that
+    /// has banners: not listed (they belong to no device).
+    pub rows_before_banner: Option<u64>,
 }
 
 /// What one device section contributes to the listing.
@@ -192,7 +210,14 @@ pub fn list<R: Read>(reader: R, path: &Path) -> Result<Listing, InputError> {
             }
         }
     }
+    let has_banner = sections.iter().any(|s| s.device.is_some());
+    let rows_before_banner = sections
+        .first()
+        .filter(|s| has_banner && s.device.is_none())
+        .and_then(|s| s.header.as_ref())
+        .map(|h| h.line());
     Ok(Listing {
+        rows_before_banner,
         text: render(&sections),
         first_non_utf8_kernel: reader.csv().first_non_utf8_kernel(),
         foreign_header,

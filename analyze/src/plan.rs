@@ -49,19 +49,35 @@ impl ListPlan {
     }
 }
 
+/// What the X axis of metric and throughput charts shows (`--x`,
+/// docs/analyze.md#time-axis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XAxis {
+    /// The 0-based sampling interval within the instance (the original's).
+    #[default]
+    Sample,
+    /// Time in µs since the instance's first drawn sample, from
+    /// `QueryBeginTime[ns]`.
+    Time,
+}
+
 /// The chart options shared by `analyze -o` and the server: the `-m -y -b
-/// -x -t` of the command line (or of uniview's `-f` file).
+/// -x -t --x` of the command line (or of uniview's `-f` file).
 #[derive(Debug, Clone)]
 pub struct ChartOptions {
     pub metrics: Vec<String>,
     pub ylabels: Vec<String>,
     pub throughput: Vec<String>,
     pub xlabel: String,
+    pub x_axis: XAxis,
     pub title: String,
     /// Which flagged query reports are left out (`--keep-invalid`,
     /// `--strict`; docs/analyze.md#report-validity).
     pub validity: ValidityPolicy,
 }
+
+/// X label of `--x time` charts unless `-x` gives one.
+pub const TIME_XLABEL: &str = "Time (µs)";
 
 /// No chart set; analyze's default labels.
 impl Default for ChartOptions {
@@ -71,6 +87,7 @@ impl Default for ChartOptions {
             ylabels: Vec::new(),
             throughput: Vec::new(),
             xlabel: args::DEFAULT_XLABEL.to_string(),
+            x_axis: XAxis::Sample,
             title: args::DEFAULT_TITLE.to_string(),
             validity: ValidityPolicy::default(),
         }
@@ -84,8 +101,21 @@ impl ChartOptions {
             ylabels: args.ylabels.clone(),
             throughput: args.throughput.clone(),
             xlabel: args.xlabel.clone(),
+            x_axis: match args.x_axis {
+                args::XAxis::Sample => XAxis::Sample,
+                args::XAxis::Time => XAxis::Time,
+            },
             title: args.title.clone(),
             validity: validity_policy(args),
+        }
+    }
+
+    /// The X label: `-x`, or for `--x time` with the default `-x`
+    /// `Time (µs)`.
+    pub fn x_label(&self) -> &str {
+        match self.x_axis {
+            XAxis::Time if self.xlabel == args::DEFAULT_XLABEL => TIME_XLABEL,
+            _ => &self.xlabel,
         }
     }
 

@@ -242,6 +242,19 @@ impl AtomicFile {
             }
         }
     }
+
+    /// Gives up the file on purpose: the temporary file is removed and an
+    /// [`OutputSet`] it belongs to is committed without it (dropping it
+    /// instead marks the set as failed). For a run that finds out midway
+    /// that what it wrote so far is not the output (analyze's rows before
+    /// the first device banner, docs/robustness.md#metric-csvs). A device
+    /// or FIFO output keeps what was already written to it.
+    pub fn discard(mut self) {
+        if let (Some(set), Sink::Temp(_)) = (self.set.take(), &self.writer) {
+            set.open_files.fetch_sub(1, Ordering::SeqCst);
+        }
+        // Dropping the `TempOutput` removes the temporary file.
+    }
 }
 
 impl Drop for AtomicFile {
@@ -762,6 +775,24 @@ mod tests {
         write_atomic(&dangling, b"made").unwrap();
         assert_eq!(fs::read(sub.join("new.csv")).unwrap(), b"made");
         assert_eq!(names(&sub), vec!["data.csv", "new.csv"]);
+    }
+
+    #[test]
+    fn a_discarded_file_leaves_nothing_and_its_set_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.pdf"), dir.path().join("b.csv"));
+        let set = OutputSet::begin();
+        let mut f = AtomicFile::create(&a).unwrap();
+        f.write_all(b"drawn from rows that belong to no device")
+            .unwrap();
+        f.discard();
+        assert!(names(dir.path()).is_empty(), "temporary file removed");
+        // Written again from scratch, as analyze does after the discard.
+        write_atomic(&a, b"A").unwrap();
+        write_atomic(&b, b"B").unwrap();
+        set.commit().unwrap();
+        assert_eq!(names(dir.path()), vec!["a.pdf", "b.csv"]);
+        assert_eq!(fs::read(&a).unwrap(), b"A");
     }
 
     #[test]

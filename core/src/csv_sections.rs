@@ -417,6 +417,62 @@ pub fn rows_before_first_banner(sections: &[SectionInfo]) -> Option<&SectionInfo
     (first.device.is_none() && has_banner && first.end_offset > first.start_offset).then_some(first)
 }
 
+/// Whether a device banner line follows byte `offset` (a line start) of
+/// the file at `path`. A raw scan for [`is_banner`] lines, much faster
+/// than reading rows: analyze uses it when it found what it wanted in a
+/// section without banner and must know whether that section is device 0
+/// (no banner anywhere) or rows before the first banner
+/// (docs/robustness.md#metric-csvs).
+pub fn banner_after(path: &Path, offset: u64) -> Result<bool, InputError> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = open_input(path)?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| InputError::io(path, &e))?;
+    contains_banner_line(file).map_err(|e| InputError::io(path, &e))
+}
+
+/// Whether the text of `reader` (starting at a line start) has a banner
+/// line. Lines longer than [`MAX_LINE_BYTES`] are no banner.
+fn contains_banner_line<R: Read>(mut reader: R) -> io::Result<bool> {
+    let finder = memmem::Finder::new(BANNER_END);
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK * 4);
+    let mut chunk = vec![0u8; READ_CHUNK * 4];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        // Whole lines only; the last partial line waits for more bytes.
+        let Some(last_newline) = memchr::memrchr(b'\n', &buf) else {
+            if buf.len() > MAX_LINE_BYTES {
+                buf.clear();
+            }
+            continue;
+        };
+        let lines = &buf[..=last_newline];
+        if finder
+            .find_iter(lines)
+            .any(|hit| is_banner(line_around(lines, hit)))
+        {
+            return Ok(true);
+        }
+        buf.drain(..=last_newline);
+    }
+    Ok(finder
+        .find_iter(&buf)
+        .any(|hit| is_banner(line_around(&buf, hit))))
+}
+
+/// The line of `text` that holds byte `at`, without its terminator.
+fn line_around(text: &[u8], at: usize) -> &[u8] {
+    let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+    &text[start..end]
+}
+
 /// Opens `path` and returns its sections (see [`scan_sections`]).
 pub fn scan_file_sections(path: &Path) -> Result<Vec<SectionInfo>, InputError> {
     let file = open_input(path)?;
@@ -1184,6 +1240,39 @@ mod tests {
         out.iter()
             .map(|f| line[f.range.clone()].to_string())
             .collect()
+    }
+
+    /// Hands out at most `step` bytes per read: banner lines cut across
+    /// reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn banner_lines_are_found_across_reads() {
+        let with = b"\"k\", 1, 2\n\n=== Device #1 Metrics ===\nKernel, A[x]\n";
+        let last_line = b"\"k\", 1, 2\n=== Device #0 Metrics ===";
+        // `Metrics ===` alone, or `=== Device` on another line, is no banner.
+        let without = b"\"k Metrics ===\", 1, 2\n=== Device\nMetrics ===\n";
+        for step in [1, 2, 7, 1 << 20] {
+            assert!(contains_banner_line(Trickle(with, step)).unwrap(), "{step}");
+            assert!(
+                contains_banner_line(Trickle(last_line, step)).unwrap(),
+                "{step}"
+            );
+            assert!(
+                !contains_banner_line(Trickle(without, step)).unwrap(),
+                "{step}"
+            );
+        }
+        assert!(!contains_banner_line(&b""[..]).unwrap());
     }
 
     #[test]

@@ -23,9 +23,9 @@ use std::ops::Range;
 use std::path::Path;
 
 pub use crate::csv_sections::{
-    banner_device, find_device_section, is_banner, is_header_line, open_device_section, open_input,
-    scan_file_sections, scan_sections, sniff_kind, split_fields, CsvReader, Event, Field, FileKind,
-    Header, RawRow, SectionInfo, SeparatorKind, MAX_LINE_BYTES,
+    banner_after, banner_device, find_device_section, is_banner, is_header_line,
+    open_device_section, open_input, scan_file_sections, scan_sections, sniff_kind, split_fields,
+    CsvReader, Event, Field, FileKind, Header, RawRow, SectionInfo, SeparatorKind, MAX_LINE_BYTES,
 };
 use crate::error::InputError;
 

@@ -5,7 +5,9 @@
 //! `IP[Address]`) for stall charts, whose writer names that column `ip`
 //! ([`DataWriter::create_with_x_column`]; the caller writes the address as
 //! `0x…` hex, docs/compatibility.md#analyze-data-ip); `instance` is empty
-//! for stall charts.
+//! for stall charts. Charts over time (analyze `--x time`,
+//! [`DataWriter::create_timed`]) add a `time_us` column after `sample`,
+//! which then holds the point's position in its series.
 //! Values use Rust's shortest round-trip float format (`inf` for a division
 //! by a zero `GpuTime[ns]`).
 
@@ -24,6 +26,9 @@ pub struct DataWriter<W: Write = AtomicFile> {
     /// Whether rows end with a `report` column (the validity of the
     /// sample's query report: `valid`, `doubtful`, `invalid`).
     marked: bool,
+    /// Whether X values are times (analyze `--x time`): a `time_us`
+    /// column after `sample`, which then holds the point's position.
+    timed: bool,
 }
 
 impl DataWriter<AtomicFile> {
@@ -45,9 +50,24 @@ impl DataWriter<AtomicFile> {
         DataWriter::new_marked(AtomicFile::create(path)?)
     }
 
+    /// The CSV of charts whose X values are times in µs (analyze `--x
+    /// time`): columns `kernel,instance,sample,time_us,metric,value`
+    /// (then `report` when `marked`), `sample` being the 0-based position
+    /// of the point in its series.
+    pub fn create_timed(path: &Path, marked: bool) -> io::Result<DataWriter> {
+        DataWriter::new_timed(AtomicFile::create(path)?, marked)
+    }
+
     /// Flushes and moves the file into place.
     pub fn finish(self) -> io::Result<()> {
         self.into_inner()?.commit()
+    }
+
+    /// Gives the file up (see `unitrace_core::AtomicFile::discard`).
+    pub fn discard(self) {
+        if let Ok(file) = self.into_inner() {
+            file.discard();
+        }
     }
 }
 
@@ -65,6 +85,24 @@ impl<W: Write> DataWriter<W> {
             out,
             rows: 0,
             marked: false,
+            timed: false,
+        })
+    }
+
+    /// See [`DataWriter::create_timed`].
+    pub fn new_timed(out: W, marked: bool) -> io::Result<DataWriter<W>> {
+        let mut out = csv::Writer::from_writer(out);
+        let columns = ["kernel", "instance", "sample", "time_us", "metric", "value"];
+        if marked {
+            out.write_record(columns.iter().chain(&["report"]))?;
+        } else {
+            out.write_record(columns)?;
+        }
+        Ok(DataWriter {
+            out,
+            rows: 0,
+            marked,
+            timed: true,
         })
     }
 
@@ -78,6 +116,7 @@ impl<W: Write> DataWriter<W> {
             out,
             rows: 0,
             marked: true,
+            timed: false,
         })
     }
 
@@ -114,7 +153,14 @@ impl<W: Write> DataWriter<W> {
                 };
                 let metric = format!("{}{metric_suffix}", series.name);
                 let value = shortest(y);
-                if self.marked {
+                if self.timed {
+                    let position = pos.to_string();
+                    let mut record = vec![kernel, &instance, &position, &sample, &metric, &value];
+                    if self.marked {
+                        record.push(marks.get(pos).copied().unwrap_or_default());
+                    }
+                    self.out.write_record(record)?;
+                } else if self.marked {
                     let mark = marks.get(pos).copied().unwrap_or_default();
                     self.out
                         .write_record([kernel, &instance, &sample, &metric, &value, mark])?;
@@ -175,5 +221,33 @@ mod tests {
         let w = DataWriter::with_x_column(Vec::new(), "ip").unwrap();
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert_eq!(text, "kernel,instance,ip,metric,value\n");
+    }
+
+    #[test]
+    fn timed_rows_carry_the_position_and_the_time() {
+        let chart = Chart {
+            title_lines: vec!["t".into()],
+            x_label: "Time (µs)".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                name: "A[%]".into(),
+                points: vec![(0.0, 2.5), (49.981, 3.0)],
+            }],
+            kind: ChartKind::Line,
+            x_tick_labels: None,
+        };
+        let mut w = DataWriter::new_timed(Vec::new(), false).unwrap();
+        w.write_chart("k", Some(1), &chart, "").unwrap();
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            "kernel,instance,sample,time_us,metric,value\nk,1,0,0,A[%],2.5\nk,1,1,49.981,A[%],3\n"
+        );
+        let mut w = DataWriter::new_timed(Vec::new(), true).unwrap();
+        w.write_marked_chart("k", Some(1), &chart, "", &["valid"])
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(w.into_inner().unwrap()).unwrap(),
+            "kernel,instance,sample,time_us,metric,value,report\nk,1,0,0,A[%],2.5,valid\nk,1,1,49.981,A[%],3,\n"
+        );
     }
 }

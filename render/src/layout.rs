@@ -230,8 +230,17 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
     } else {
         tick_size
     };
-    let (xt, xstep) = ticks(x_lo, x_hi, 9, true);
-    let (xlabels, _) = tick_labels(&xt, xstep);
+    // Whole-number steps for sample ordinals; X values with fractions
+    // (analyze `--x time`, µs) get 1-2-2.5-5 steps below 1 too.
+    let integer_x = chart
+        .series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.0.fract() == 0.0 || !p.0.is_finite());
+    let (xt, xstep) = ticks(x_lo, x_hi, 9, integer_x);
+    // Large X values (times of long instances) are written once as a
+    // factor at the axis' right end, as matplotlib does.
+    let (xlabels, xoffset) = tick_labels(&xt, xstep);
     let xtick_depth = match &category_labels {
         Some(labels) => labels
             .iter()
@@ -414,6 +423,18 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
                 });
             }
         }
+    }
+
+    if let (Some(off), None) = (&xoffset, &category_labels) {
+        canvas.text(&TextRun {
+            x: frame.right,
+            y: (tick_top + xtick_depth + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
+            size: tick_size,
+            align: Align::Right,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: off,
+        });
     }
 
     // --- axis labels --------------------------------------------------------

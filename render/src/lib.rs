@@ -115,6 +115,12 @@ pub trait PageSink {
     /// document's outline (a PDF viewer's sidebar); formats without an
     /// outline ignore it.
     fn outline_entry(&mut self, _group: &str, _entry: &str) {}
+    /// Gives the file up: nothing appears at the destination, and the
+    /// run's other outputs are still committed (see
+    /// `unitrace_core::AtomicFile::discard`). The default drops the
+    /// writer, which leaves no file but fails the run's `OutputSet`: file
+    /// writers override it.
+    fn discard(self: Box<Self>) {}
 }
 
 /// Opens a page writer for `format` on the file `path`.
@@ -177,6 +183,11 @@ macro_rules! file_sink {
             fn finish(self: Box<Self>) -> io::Result<()> {
                 self.into_inner()?.commit()
             }
+            fn discard(self: Box<Self>) {
+                if let Ok(file) = self.into_inner() {
+                    file.discard();
+                }
+            }
         }
     };
 }
@@ -193,6 +204,11 @@ impl PageSink for pdf::PdfWriter<AtomicFile> {
     }
     fn finish(self: Box<Self>) -> io::Result<()> {
         self.into_inner()?.commit()
+    }
+    fn discard(self: Box<Self>) {
+        if let Ok(file) = self.into_inner() {
+            file.discard();
+        }
     }
     fn outline_entry(&mut self, group: &str, entry: &str) {
         pdf::PdfWriter::outline_entry(self, group, entry)

@@ -65,6 +65,10 @@ pub struct FileIndex {
     /// Query-report validity of every metric row of files with validity
     /// columns (docs/analyze.md#report-validity).
     validity: ValidityTally,
+    /// First line of rows before the first device banner of a file that
+    /// has banners: they belong to no device and are not indexed
+    /// (docs/robustness.md#metric-csvs).
+    rows_before_banner: Option<u64>,
 }
 
 impl FileIndex {
@@ -95,7 +99,13 @@ impl FileIndex {
             metric_sections: 0,
             stall_sections: 0,
             validity: ValidityTally::default(),
+            rows_before_banner: None,
         };
+        // Header line of a section without banner: device 0 if the file
+        // has no banner, else rows of no device, forgotten at the first
+        // banner (one pass, as analyze -o decides).
+        let mut bannerless_section: Option<u64> = None;
+        let mut section_device: Option<i64> = None;
         let mut validity_columns: Option<ValidityColumns> = None;
         let mut section = 0usize;
         let mut id_column: Option<usize> = None;
@@ -127,13 +137,22 @@ impl FileIndex {
                 break;
             };
             match event {
-                InstanceEvent::SectionStart { index: i, .. } => {
+                InstanceEvent::SectionStart { index: i, device } => {
+                    if device.is_some() {
+                        if let Some(line) = bannerless_section.take() {
+                            index.forget_indexed_rows(line);
+                        }
+                    }
+                    section_device = device;
                     section = i;
                     last_id = None;
                     last_kernel = None;
                     block_open = false;
                 }
                 InstanceEvent::Header(header) => {
+                    if section_device.is_none() {
+                        bannerless_section = Some(header.line());
+                    }
                     if index.headers.len() <= section {
                         index.headers.resize(section + 1, header.clone());
                     }
@@ -242,6 +261,27 @@ impl FileIndex {
         Ok(index)
     }
 
+    /// Everything indexed so far came from rows before the first device
+    /// banner (from line `line`): they belong to no device, as for
+    /// `analyze -o` and `-l`.
+    fn forget_indexed_rows(&mut self, line: u64) {
+        self.blocks.clear();
+        self.instances.clear();
+        self.stall_runs.clear();
+        self.metric_kernels.clear();
+        self.metric_kernel_positions.clear();
+        self.metric_sections = 0;
+        self.stall_sections = 0;
+        self.validity = ValidityTally::default();
+        self.rows_before_banner = Some(line);
+    }
+
+    /// First line of the rows before the first device banner that were
+    /// left out (for the start-up warning), if any.
+    pub fn rows_before_banner(&self) -> Option<u64> {
+        self.rows_before_banner
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -284,9 +324,14 @@ impl FileIndex {
         self.stall_runs.len()
     }
 
-    /// Header of the first metric section.
+    /// Header of the first metric section (rows before the first banner,
+    /// left out, are no section).
     pub fn first_metric_header(&self) -> Option<&Header> {
-        self.headers.iter().find(|h| h.kind() == FileKind::Metric)
+        let skip = usize::from(self.rows_before_banner.is_some());
+        self.headers
+            .iter()
+            .skip(skip)
+            .find(|h| h.kind() == FileKind::Metric)
     }
 
     pub fn header(&self, section: usize) -> Option<&Header> {

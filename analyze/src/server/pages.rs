@@ -33,6 +33,7 @@ pub fn metric_pages(
             MissingColumn::Metric(name) | MissingColumn::Throughput(name) => name.as_str(),
             // The original crashes on a file without it; say why instead.
             MissingColumn::GpuTime => GPU_TIME,
+            MissingColumn::Time => return MissingColumn::TIME_MESSAGE.to_string(),
         };
         format!("No metric data for {name}. Is the metric name correctly spelled?")
     })?;

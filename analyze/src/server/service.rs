@@ -53,6 +53,9 @@ pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
 pub fn open_file(plan: &ServePlan) -> anyhow::Result<FileService> {
     let index = FileIndex::build(&plan.input)?;
     let charts = plan.charts.clone();
+    if let Some(line) = index.rows_before_banner() {
+        crate::list::warn_rows_before_banner(&plan.input, line);
+    }
     if let Some(message) = index.validity().warning(&plan.input, charts.validity) {
         warn("analyze", message);
     }
