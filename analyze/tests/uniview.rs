@@ -595,6 +595,24 @@ fn result_dir_serves_several_traces_merged_in_memory() {
     assert_eq!(code, Some(0));
     // Nothing written into the result dir (uniview.py writes combined_trace.json there).
     assert_eq!(tree_files(d), before);
+    // Only rank 0 has metrics: a link of rank 1 is not answered from rank 0's file.
+    std::fs::remove_dir_all(d.join("rank_1.app.11/metrics")).unwrap();
+    let server = Server::start(UNIVIEW, &all, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    let page = get(server.port(), &format!("{rank1}&format=html"));
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        page.text(),
+        "No metric file of rank 1 in the result directory"
+    );
+    let page = get(
+        server.port(),
+        &format!("{}&format=html", link_path(&expected[0])),
+    );
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
+    let (code, _) = server.interrupt();
+    assert_eq!(code, Some(0));
 }
 
 /// A merge larger than `--max-merge-mib` is refused with one line naming

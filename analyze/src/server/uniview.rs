@@ -571,7 +571,9 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             let https = link == Some(LinkScheme::Https);
             let plan = serve_plan(args, kind, https)?;
             super::check_input(&plan.input)?;
-            if resolved.metric_files.len() > 1 {
+            // From a result dir even one file is routed: a link tagged with
+            // another rank must not be answered from this rank's file.
+            if !resolved.metric_files.is_empty() {
                 Some(prepare_routed(&plan, &resolved.metric_files, &mut stdout)?)
             } else {
                 Some(super::prepare(&plan, &mut stdout)?)
