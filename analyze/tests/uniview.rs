@@ -503,9 +503,19 @@ fn json_links(body: &[u8]) -> Vec<String> {
 /// file whose instance 7 has a kernel name of its own, so that an answer
 /// tells which rank's file it came from.
 fn two_rank_json_tree(d: &Path) {
+    two_process_json_tree(d, "rank_{r}.app.{p}");
+}
+
+/// [`two_rank_json_tree`] with folders named by `pattern` (`{r}` = 0/1,
+/// `{p}` = 10/11).
+fn two_process_json_tree(d: &Path, pattern: &str) {
     let metrics = std::fs::read_to_string(testdata("metrics3.csv")).unwrap();
     for (rank, pid) in [(0, 10), (1, 11)] {
-        let folder = d.join(format!("rank_{rank}.app.{pid}"));
+        let folder = d.join(
+            pattern
+                .replace("{r}", &rank.to_string())
+                .replace("{p}", &pid.to_string()),
+        );
         std::fs::create_dir_all(folder.join("metrics")).unwrap();
         std::fs::copy(testdata("trace.json"), folder.join("chrome_trace.json")).unwrap();
         let own = metrics.replace("main::{lambda(auto:1)#4}", &format!("rank{rank}_kernel"));
@@ -711,4 +721,42 @@ fn result_dir_merges_pftrace_traces_in_memory() {
         .chain(rank0.1.iter().map(|f| (1u64 << 32) | f))
         .collect();
     assert_eq!(served.1, flows);
+}
+
+/// Processes outside `rank_<r>.` folders (a non-MPI tree): their links are
+/// tagged with `process=<app>.<pid>` and reach their own folder's metrics.
+#[test]
+fn result_dir_without_ranks_routes_links_by_process_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    two_process_json_tree(d, "app{r}.{p}");
+    let options = testdata("options.txt");
+    let all = [
+        "--trace-port",
+        "0",
+        "--port",
+        "0",
+        "--no-browser",
+        "--result-dir",
+        path(d),
+        "-f",
+        path(&options),
+    ];
+    let server = Server::start(UNIVIEW, &all, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    let response = get(server.trace_port(), "/combined_trace.json");
+    let links = json_links(&response.body);
+    assert_eq!(links.len(), 6);
+    assert!(links[..3].iter().all(|l| l.ends_with("?process=app0.10")));
+    assert!(links[3..].iter().all(|l| l.ends_with("?process=app1.11")));
+    let link = links[3].strip_prefix("http://localhost:8000").unwrap();
+    let page = get(server.port(), &format!("{link}&format=html"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(page.text().contains("rank1_kernel"), "{}", page.text());
+    let link = links[0].strip_prefix("http://localhost:8000").unwrap();
+    let page = get(server.port(), &format!("{link}&format=html"));
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
+    let (code, _) = server.interrupt();
+    assert_eq!(code, Some(0));
 }

@@ -229,6 +229,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             rank,
             rank_from_name: name_rank.is_some(),
             shift: None,
+            link_tag: None,
         });
         heads.push(head.and_then(|h| h.first_ts));
     }
@@ -260,7 +261,6 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         stats: args.stats.is_some(),
         skip_invalid: args.skip_invalid,
         max_event_bytes: args.max_event_mib.max(1) << 20,
-        tag_links_with_rank: false,
     };
     let total: u64 = plans
         .iter()
@@ -319,15 +319,18 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
 pub struct MemoryInput {
     pub path: PathBuf,
     pub rank: Option<u32>,
+    /// Query appended to this input's metric links (`rank=R`, …;
+    /// [`merge::InputPlan::link_tag`]).
+    pub link_tag: Option<String>,
 }
 
 /// The merge `mergetrace -o OUT INPUTS...` writes (default options: no pid
 /// remapping, inputs in the given order; `.pftrace` when every input is
 /// one, else JSON), built in memory for uniview's `--result-dir`
-/// (docs/uniview.md#result-dir); with `tag_links` every metric link gets
-/// `?rank=R` of its input. The caller bounds the input size. Mixed formats
-/// are an error.
-pub fn merge_in_memory(inputs: &[MemoryInput], tag_links: bool) -> Result<Vec<u8>> {
+/// (docs/uniview.md#result-dir); every metric link of an input with a
+/// `link_tag` gets it as a query. The caller bounds the input size. Mixed
+/// formats are an error.
+pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
     let pf = inputs.iter().filter(|i| is_pftrace_name(&i.path)).count();
     if pf != 0 && pf != inputs.len() {
         anyhow::bail!("cannot merge JSON and .pftrace traces together");
@@ -339,6 +342,7 @@ pub fn merge_in_memory(inputs: &[MemoryInput], tag_links: bool) -> Result<Vec<u8
             rank: i.rank,
             rank_from_name: false,
             shift: None,
+            link_tag: i.link_tag.clone(),
         })
         .collect();
     let opts = MergeOptions {
@@ -348,7 +352,6 @@ pub fn merge_in_memory(inputs: &[MemoryInput], tag_links: bool) -> Result<Vec<u8
         stats: false,
         skip_invalid: false,
         max_event_bytes: 256 << 20,
-        tag_links_with_rank: tag_links,
     };
     let capacity: u64 = inputs
         .iter()

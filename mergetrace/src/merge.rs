@@ -36,6 +36,12 @@ pub struct InputPlan {
     pub rank_from_name: bool,
     /// Subtracted from every `ts` (`--align start`).
     pub shift: Option<Decimal>,
+    /// `key=value` appended as a query to every metric link
+    /// (`http(s)://localhost:8000/<kernel>/<id>`) of this input: `rank=R`,
+    /// or `process=<app>.<pid>` outside `rank_<r>.` folders, so one chart
+    /// server can tell whose link it is (uniview's in-memory merge,
+    /// docs/uniview.md#result-dir). Never set by mergetrace's command line.
+    pub link_tag: Option<String>,
 }
 
 /// What is done to the events.
@@ -47,19 +53,14 @@ pub struct MergeOptions {
     pub stats: bool,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
-    /// Append `?rank=R` (the input's rank) to every metric link
-    /// (`http(s)://localhost:8000/<kernel>/<id>`), so one chart server can
-    /// answer the links of several ranks (uniview's in-memory merge,
-    /// docs/uniview.md#result-dir). Not offered on mergetrace's command line.
-    pub tag_links_with_rank: bool,
 }
 
 /// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
 pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
 
-/// `link` with `?rank=R` appended (`&rank=R` when it has a query already),
-/// when it is a metric link; `None` otherwise.
-pub fn rank_tagged_link(link: &[u8], rank: u32) -> Option<Vec<u8>> {
+/// `link` with `?<tag>` appended (`&<tag>` when it has a query already),
+/// when it is a metric link; `None` otherwise ([`InputPlan::link_tag`]).
+pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
     let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
     if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
         return None;
@@ -67,7 +68,8 @@ pub fn rank_tagged_link(link: &[u8], rank: u32) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(link.len() + 12);
     out.extend_from_slice(link);
     let sep = if link.contains(&b'?') { "&" } else { "?" };
-    out.extend_from_slice(format!("{sep}rank={rank}").as_bytes());
+    out.extend_from_slice(sep.as_bytes());
+    out.extend_from_slice(tag.as_bytes());
     Some(out)
 }
 
@@ -394,8 +396,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if self.opts.remap_pids {
             self.remap(st, ev);
         }
-        if let (true, Some(rank)) = (self.opts.tag_links_with_rank, plan.rank) {
-            self.tag_link(ev, rank);
+        if let Some(tag) = &plan.link_tag {
+            self.tag_link(ev, tag);
         }
         let raw = self.rewrites.apply(ev.raw());
         self.out.event(raw)?;
@@ -451,8 +453,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
     }
 
     /// `args.metrics` gets `?rank=R` before its closing quote
-    /// ([`MergeOptions::tag_links_with_rank`]).
-    fn tag_link(&mut self, ev: &Event<'_>, rank: u32) {
+    /// ([`InputPlan::link_tag`]).
+    fn tag_link(&mut self, ev: &Event<'_>, tag: &str) {
         let Some(args_span) = ev.fields().span(Field::Args) else {
             return;
         };
@@ -467,7 +469,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if v.len() < 2 || v[0] != b'"' || v[v.len() - 1] != b'"' {
             return;
         }
-        let Some(tagged) = rank_tagged_link(&v[1..v.len() - 1], rank) else {
+        let Some(tagged) = tagged_link(&v[1..v.len() - 1], tag) else {
             return;
         };
         let added = &tagged[v.len() - 2..];

@@ -98,8 +98,8 @@ struct InputEdit<'g> {
     shift_ns: i128,
     label: Option<String>,
     renamed_uuids: u64,
-    /// `MergeOptions::tag_links_with_rank`: the rank put into metric links.
-    link_rank: Option<u32>,
+    /// `InputPlan::link_tag`: the query put into metric links.
+    link_tag: Option<&'g str>,
 }
 
 impl InputEdit<'_> {
@@ -174,10 +174,10 @@ impl InputEdit<'_> {
                 if let Some(u) = e.track_uuid {
                     change |= self.uuid(u) != u;
                 }
-                if let Some(rank) = self.link_rank {
+                if let Some(tag) = self.link_tag {
                     change |= e.annotations().any(|a| {
                         matches!((a.name, a.value), (Some(METRICS), AnnotationValue::Str(v))
-                            if crate::merge::rank_tagged_link(v, rank).is_some())
+                            if crate::merge::tagged_link(v, tag).is_some())
                     });
                 }
                 if e.flow_ids()
@@ -236,13 +236,13 @@ impl PacketEditor for InputEdit<'_> {
         Some([label.as_bytes(), name].concat())
     }
     fn edits_annotations(&self) -> bool {
-        self.link_rank.is_some()
+        self.link_tag.is_some()
     }
     fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
         if name != METRICS {
             return None;
         }
-        crate::merge::rank_tagged_link(value, self.link_rank?)
+        crate::merge::tagged_link(value, self.link_tag?)
     }
 }
 
@@ -389,7 +389,7 @@ fn merge_into(
             shift_ns: shift_ns(plan.shift),
             label,
             renamed_uuids: 0,
-            link_rank: plan.rank.filter(|_| opts.tag_links_with_rank),
+            link_tag: plan.link_tag.as_deref(),
         };
         let mut stats = opts
             .stats
@@ -406,7 +406,7 @@ fn merge_into(
         let shallow = opts.filter.is_none()
             && window_keep.is_none()
             && !opts.stats
-            && edit.link_rank.is_none();
+            && edit.link_tag.is_none();
         let result: Result<(), PftraceError> = loop {
             let rec = match reader.next_record() {
                 Ok(Some(r)) => r,

@@ -29,6 +29,9 @@ pub struct ChartRequest {
     pub rank: Option<u32>,
     /// `?device=D`: only that device's metric file.
     pub device: Option<u32>,
+    /// `?process=<app>.<pid>`: the process folder whose metric files answer
+    /// (links of traces outside `rank_<r>.` folders).
+    pub process: Option<String>,
 }
 
 impl ChartRequest {
@@ -87,6 +90,7 @@ pub fn parse_target(target: &str) -> Result<ChartRequest, Rejection> {
         format,
         rank,
         device,
+        process,
     } = match query {
         Some(query) => parse_query(query)?,
         None => Query::default(),
@@ -105,6 +109,7 @@ pub fn parse_target(target: &str) -> Result<ChartRequest, Rejection> {
         format,
         rank,
         device,
+        process,
     })
 }
 
@@ -113,6 +118,7 @@ struct Query {
     format: PageFormat,
     rank: Option<u32>,
     device: Option<u32>,
+    process: Option<String>,
 }
 
 impl Default for Query {
@@ -121,6 +127,7 @@ impl Default for Query {
             format: PageFormat::Pdf,
             rank: None,
             device: None,
+            process: None,
         }
     }
 }
@@ -141,6 +148,7 @@ fn parse_query(query: &str) -> Result<Query, Rejection> {
             // Not a number: matches no file (answered 404 by the router).
             "rank" => q.rank = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
             "device" => q.device = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
+            "process" => q.process = Some(percent_decode(value)),
             _ => {}
         }
     }
@@ -256,6 +264,10 @@ mod tests {
         // Not a number: matches no file.
         assert_eq!(ok("/%22k%22/57?rank=x").rank, Some(u32::MAX));
         assert_eq!(ok("/%22k%22/57").rank, None);
+        assert_eq!(
+            ok("/%22k%22/57?process=my%20app.12").process.as_deref(),
+            Some("my app.12")
+        );
     }
 
     #[test]

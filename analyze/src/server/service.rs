@@ -333,10 +333,18 @@ fn document(
     })
 }
 
-/// One metric file of a [`RoutedService`].
-pub struct RoutedFile {
+/// Whose metric file a [`RoutedFile`] is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileKey {
     pub rank: Option<u32>,
     pub device: Option<u32>,
+    /// `<app>.<pid>` of the process folder.
+    pub process: Option<String>,
+}
+
+/// One metric file of a [`RoutedService`].
+pub struct RoutedFile {
+    pub key: FileKey,
     pub service: FileService,
 }
 
@@ -347,8 +355,9 @@ pub struct RoutedFile {
 /// so the ranks' ids overlap: uniview appends `?rank=R` to every link of
 /// the merged trace it serves, and a request is answered by the files of
 /// that rank (`?device=D` narrows to one file), the instance looked up in
-/// each in (device, path) order until one has it. A link without `rank`
-/// searches every file in rank order.
+/// each in (device, path) order until one has it. Traces outside
+/// `rank_<r>.` folders get `?process=<app>.<pid>` instead. A link without
+/// either searches every file in rank order.
 pub struct RoutedService {
     files: Vec<RoutedFile>,
 }
@@ -359,8 +368,8 @@ impl RoutedService {
     }
 
     /// Opens every plan's file, indexing them in parallel (one thread per
-    /// core at most); `keys` gives each file's (rank, device).
-    pub fn open(plans: &[(ServePlan, Option<u32>, Option<u32>)]) -> anyhow::Result<RoutedService> {
+    /// core at most), each under its key.
+    pub fn open(plans: &[(ServePlan, FileKey)]) -> anyhow::Result<RoutedService> {
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, plans.len().max(1));
@@ -371,7 +380,7 @@ impl RoutedService {
             for _ in 0..workers {
                 scope.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((plan, _, _)) = plans.get(i) else {
+                    let Some((plan, _)) = plans.get(i) else {
                         break;
                     };
                     let opened = open_file(plan);
@@ -380,14 +389,13 @@ impl RoutedService {
             }
         });
         let mut files = Vec::with_capacity(plans.len());
-        for ((_, rank, device), slot) in plans.iter().zip(slots) {
+        for ((_, key), slot) in plans.iter().zip(slots) {
             let service = slot
                 .into_inner()
                 .unwrap_or_else(|p| p.into_inner())
                 .ok_or_else(|| anyhow::anyhow!("a metric file was not indexed"))??;
             files.push(RoutedFile {
-                rank: *rank,
-                device: *device,
+                key: key.clone(),
                 service,
             });
         }
@@ -404,8 +412,9 @@ impl ChartService for RoutedService {
         let mut candidates = self
             .files
             .iter()
-            .filter(|f| request.rank.is_none() || f.rank == request.rank)
-            .filter(|f| request.device.is_none() || f.device == request.device)
+            .filter(|f| request.rank.is_none() || f.key.rank == request.rank)
+            .filter(|f| request.device.is_none() || f.key.device == request.device)
+            .filter(|f| request.process.is_none() || f.key.process == request.process)
             .peekable();
         if candidates.peek().is_none() {
             let mut what = String::new();
@@ -414,6 +423,9 @@ impl ChartService for RoutedService {
             }
             if let Some(device) = request.device {
                 what.push_str(&format!(" of device {device}"));
+            }
+            if let Some(process) = &request.process {
+                what.push_str(&format!(" of process {process}"));
             }
             return Answer::NotFound(format!("No metric file{what} in the result directory"));
         }
@@ -445,10 +457,12 @@ impl ChartService for RoutedService {
             }
             any = true;
             let mut query = String::new();
-            if let Some(rank) = file.rank {
+            if let Some(rank) = file.key.rank {
                 let _ = write!(query, "&rank={rank}");
+            } else if let Some(process) = &file.key.process {
+                let _ = write!(query, "&process={}", percent_encode(process));
             }
-            if let Some(device) = file.device {
+            if let Some(device) = file.key.device {
                 let _ = write!(query, "&device={device}");
             }
             let _ = write!(

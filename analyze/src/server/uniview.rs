@@ -27,7 +27,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 
 use super::http::{self, Limits};
-use super::service::RoutedService;
+use super::service::{FileKey, RoutedService};
 use super::trace::{
     first_metric_link, first_metric_link_in, perfetto_url, LinkScheme, TraceHandler, TracePlan,
     LINK_PORT,
@@ -189,8 +189,29 @@ pub fn usage_problem(args: &UniviewArgs) -> Option<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetricFile {
     pub path: PathBuf,
-    pub rank: Option<u32>,
-    pub device: Option<u32>,
+    pub key: FileKey,
+}
+
+/// The query uniview appends to the metric links of a trace of the tree
+/// (docs/uniview.md#result-dir): `rank=R`, else `process=<app>.<pid>`
+/// (percent-encoded) of its folder.
+fn link_tag(found: &unitrace_core::result_dir::Found) -> Option<String> {
+    match (found.rank, &found.process) {
+        (Some(rank), _) => Some(format!("rank={rank}")),
+        (None, Some(p)) => Some(format!(
+            "process={}",
+            super::trace::encode_component(&format!("{}.{}", p.app, p.pid))
+        )),
+        (None, None) => None,
+    }
+}
+
+/// `<app>.<pid>` of a file's process folder.
+fn process_name(found: &unitrace_core::result_dir::Found) -> Option<String> {
+    found
+        .process
+        .as_ref()
+        .map(|p| format!("{}.{}", p.app, p.pid))
 }
 
 /// What `--result-dir DIR [--ranks ...]` resolves to.
@@ -301,9 +322,10 @@ pub fn resolve_result_dir(
                 .map(|f| mergetrace::MemoryInput {
                     path: f.path.clone(),
                     rank: f.rank,
+                    link_tag: link_tag(f),
                 })
                 .collect();
-            let bytes = mergetrace::merge_in_memory(&inputs, true)?;
+            let bytes = mergetrace::merge_in_memory(&inputs)?;
             let name = combined_name(ranks.as_deref(), ext);
             let _ = writeln!(
                 out,
@@ -321,20 +343,13 @@ pub fn resolve_result_dir(
         .into_iter()
         .map(|f| MetricFile {
             path: f.path.clone(),
-            rank: f.rank,
-            device: f.device(),
+            key: FileKey {
+                rank: f.rank,
+                device: f.device(),
+                process: process_name(f),
+            },
         })
         .collect();
-    let unranked = metric_files.iter().filter(|f| f.rank.is_none()).count();
-    if unranked > 0 && metric_files.len() > unranked {
-        warn(
-            "uniview",
-            format!(
-                "{}: {unranked} metric file(s) outside rank_<r>. folders answer only links of traces outside them",
-                dir.display()
-            ),
-        );
-    }
     let mut resolved = args.clone();
     resolved.trace = Some(trace);
     resolved.metrics = metric_files.first().map(|f| f.path.clone());
@@ -505,12 +520,12 @@ fn prepare_routed(
         )?),
         None => None,
     };
-    let plans: Vec<(ServePlan, Option<u32>, Option<u32>)> = files
+    let plans: Vec<(ServePlan, FileKey)> = files
         .iter()
         .map(|f| {
             let mut p = plan.clone();
             p.input = f.path.clone();
-            (p, f.rank, f.device)
+            (p, f.key.clone())
         })
         .collect();
     let service = RoutedService::open(&plans)?;
