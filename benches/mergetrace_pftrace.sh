@@ -7,13 +7,15 @@
 #                                 [--distinct K] [--size SIZE] [--work DIR]
 #                                 [--out DIR] [--repeat R]
 #
-# Generates K distinct ranks (default 2) of SIZE (default 500MB of JSON per
-# rank; the .pftrace of the same events is ~60% of that) in both formats with
+# Generates K distinct ranks (default: all N, so every rank has its own
+# pids, uuids and flow ids, as a real run) of SIZE (default 500MB of JSON per
+# rank; the .pftrace of the same events is ~53% of that) in both formats with
 # gen_unitrace.py (default ../shared/gen_unitrace.py relative to the repo, or
-# $GEN_UNITRACE; `--seed 1 trace --ranks K --size SIZE [--format pftrace]`),
-# then copies them round-robin to N inputs (default 8): generating .pftrace is
-# slow (minutes per 500 MB) and the merge does the same work on a copy. Each
-# input is a distinct file (distinct inode), so none is deduplicated.
+# $GEN_UNITRACE; `--seed 1 trace --ranks K --size SIZE [--format pftrace]`).
+# With K < N they are copied round-robin to N inputs (generating .pftrace is
+# slow, minutes per 500 MB; copies share track uuids, the worst case of the
+# uuid renaming). Each input is a distinct file (distinct inode), so none is
+# deduplicated.
 #
 # Per line: wall seconds, MB/s of that format's bytes, CPU seconds, MB per CPU
 # second, peak RSS (best of R runs). The JSON and .pftrace lines merge the
@@ -26,7 +28,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
 py="${PYTHON:-python3}"
 ranks=8
-distinct=2
+distinct=
 size=500MB
 repeat=2
 work=""
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
+distinct="${distinct:-$ranks}"
 if [ -z "$work" ]; then
     work="$(mktemp -d "${TMPDIR:-/tmp}/mergetrace-pftrace-bench.XXXXXX")"
     trap 'rm -rf "$work"' EXIT
@@ -97,18 +100,24 @@ run() {
         fi
     done
     read -r secs user sys rss_kb <<< "$best"
+    last_secs="$secs"
+    last_cpu="$(awk -v u="$user" -v y="$sys" 'BEGIN { print u + y }')"
     awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$nbytes" -v r="$rss_kb" \
         'BEGIN { c = u + y; printf "%-40s %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %7.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, b / 1e6 / (c > 0 ? c : 0.01), r / 1024 }'
 }
 
-echo "inputs: ${#json_files[@]} x JSON ($((json_bytes / 1000000)) MB) and ${#pf_files[@]} x .pftrace ($((pf_bytes / 1000000)) MB) of the same events; $distinct distinct ranks copied; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each"
+echo "inputs: ${#json_files[@]} x JSON ($((json_bytes / 1000000)) MB) and ${#pf_files[@]} x .pftrace ($((pf_bytes / 1000000)) MB) of the same events; $distinct distinct ranks; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each"
 out_json="$outdir/out.json"
 out_pf="$outdir/out.pftrace"
 run "cat .pftrace (floor)" "$pf_bytes" "$out_pf" sh -c 'out="$1"; shift; cat "$@" > "$out"' sh "$out_pf" "${pf_files[@]}"
 run "mergetrace .pftrace" "$pf_bytes" "$out_pf" "$bin" -o "$out_pf" "${pf_files[@]}"
+pf_secs="$last_secs" pf_cpu="$last_cpu"
 run "mergetrace .pftrace --stats" "$pf_bytes" "$out_pf" "$bin" -o "$out_pf" --stats "$work/stats.csv" "${pf_files[@]}"
 run "mergetrace .pftrace --remap-pids" "$pf_bytes" "$out_pf" "$bin" -o "$out_pf" --remap-pids "${pf_files[@]}"
 run "cat JSON (floor)" "$json_bytes" "$out_json" sh -c 'out="$1"; shift; cat "$@" > "$out"' sh "$out_json" "${json_files[@]}"
 run "mergetrace JSON" "$json_bytes" "$out_json" "$bin" -o "$out_json" "${json_files[@]}"
+json_secs="$last_secs" json_cpu="$last_cpu"
 run "mergetrace JSON --stats" "$json_bytes" "$out_json" "$bin" -o "$out_json" --stats "$work/stats.csv" "${json_files[@]}"
+awk -v pb="$pf_bytes" -v jb="$json_bytes" -v pc="$pf_cpu" -v jc="$json_cpu" -v ps="$pf_secs" -v js="$json_secs" \
+    'BEGIN { m = 0.01; printf "per byte: .pftrace %.1f MB/cpu-s vs JSON %.1f MB/cpu-s (%.2fx); same events: .pftrace %.2f s CPU / %.2f s wall vs JSON %.2f s / %.2f s\n", pb / 1e6 / (pc > m ? pc : m), jb / 1e6 / (jc > m ? jc : m), (pb / (pc > m ? pc : m)) / (jb / (jc > m ? jc : m)), pc, ps, jc, js }'
 rm -f "$out_json" "$out_pf" "$work/stats.csv"

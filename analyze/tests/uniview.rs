@@ -466,14 +466,297 @@ fn result_dir_finds_the_trace_with_the_original_messages() {
     // A rank without a folder is no trace.
     let out = run(&["--result-dir", path(d), "--ranks", "5"]);
     assert_eq!(out.status.code(), Some(1));
-    // Two JSON traces: not merged yet, said so (exit 1), nothing written.
-    std::fs::copy(testdata("trace.json"), r0.join("chrome_trace.json")).unwrap();
-    let out = run(&["--result-dir", path(d)]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("2 traces found"));
-    assert!(!std::fs::read_dir(d).unwrap().any(|e| e
+    // Two JSON traces are merged in memory and served:
+    // result_dir_serves_several_traces_merged_in_memory.
+}
+
+/// Every file below `dir` (relative paths, sorted).
+fn tree_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The `metrics` link of every event of a served JSON trace, in order.
+fn json_links(body: &[u8]) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap();
+    v["traceEvents"]
+        .as_array()
         .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .starts_with("combined_trace")));
+        .iter()
+        .filter_map(|e| e["args"]["metrics"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A two-rank JSON tree: the same trace per rank, and per rank a metric
+/// file whose instance 7 has a kernel name of its own, so that an answer
+/// tells which rank's file it came from.
+fn two_rank_json_tree(d: &Path) {
+    two_process_json_tree(d, "rank_{r}.app.{p}");
+}
+
+/// [`two_rank_json_tree`] with folders named by `pattern` (`{r}` = 0/1,
+/// `{p}` = 10/11).
+fn two_process_json_tree(d: &Path, pattern: &str) {
+    let metrics = std::fs::read_to_string(testdata("metrics3.csv")).unwrap();
+    for (rank, pid) in [(0, 10), (1, 11)] {
+        let folder = d.join(
+            pattern
+                .replace("{r}", &rank.to_string())
+                .replace("{p}", &pid.to_string()),
+        );
+        std::fs::create_dir_all(folder.join("metrics")).unwrap();
+        std::fs::copy(testdata("trace.json"), folder.join("chrome_trace.json")).unwrap();
+        let own = metrics.replace("main::{lambda(auto:1)#4}", &format!("rank{rank}_kernel"));
+        std::fs::write(folder.join("metrics/metrics_0.csv"), own).unwrap();
+    }
+}
+
+/// `--result-dir` with several traces (docs/uniview.md#result-dir): the
+/// merge is built in memory as mergetrace builds it (rank order, every
+/// event kept) and served; nothing is written into the tree; each metric
+/// link carries its rank, and the chart server answers it from that rank's
+/// metric file.
+#[test]
+fn result_dir_serves_several_traces_merged_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    two_rank_json_tree(d);
+    let before = tree_files(d);
+    let options = testdata("options.txt");
+    let args = ["--result-dir", path(d), "-f", path(&options)];
+    let mut all = vec!["--trace-port", "0", "--port", "0", "--no-browser"];
+    all.extend_from_slice(&args);
+    let server = Server::start(UNIVIEW, &all, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    assert_eq!(
+        server.lines[0],
+        format!(
+            "Multiple chrome_trace.json files found under {}",
+            d.display()
+        )
+    );
+    assert!(
+        server.lines[1].starts_with("Merged 2 trace files in memory as combined_trace.json ("),
+        "{:?}",
+        server.lines
+    );
+    assert!(server
+        .perfetto_url
+        .as_deref()
+        .unwrap()
+        .ends_with("/combined_trace.json"));
+    let response = get(server.trace_port(), "/combined_trace.json");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    // The events of rank 0 then rank 1, each link tagged with its rank.
+    let input = std::fs::read(testdata("trace.json")).unwrap();
+    let original = json_links(&input);
+    assert_eq!(original.len(), 3);
+    let served = json_links(&response.body);
+    let expected: Vec<String> = [0, 1]
+        .iter()
+        .flat_map(|r| original.iter().map(move |l| format!("{l}?rank={r}")))
+        .collect();
+    assert_eq!(served, expected);
+    let events = |b: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(b).unwrap();
+        v["traceEvents"].as_array().unwrap().len()
+    };
+    assert_eq!(events(&response.body), 2 * events(&input));
+    // A link of rank 1 reaches rank 1's file, of rank 0 rank 0's.
+    let link_path = |l: &str| l.strip_prefix("http://localhost:8000").unwrap().to_string();
+    let rank1 = link_path(&expected[3]);
+    let page = get(server.port(), &format!("{rank1}&format=html"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(page.text().contains("rank1_kernel"), "{}", page.text());
+    assert!(!page.text().contains("rank0_kernel"));
+    let page = get(
+        server.port(),
+        &format!("{}&format=html", link_path(&expected[0])),
+    );
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
+    // A rank without metric files, a device of none.
+    let page = get(server.port(), &rank1.replace("rank=1", "rank=5"));
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        page.text(),
+        "No metric file of rank 5 in the result directory"
+    );
+    let page = get(server.port(), &format!("{rank1}&device=3"));
+    assert_eq!(page.status, 404);
+    // Without a rank (an untagged link) the first file that has it answers.
+    let untagged = rank1.split('?').next().unwrap().to_string();
+    let page = get(server.port(), &format!("{untagged}?format=html"));
+    assert!(page.text().contains("rank0_kernel"));
+    let (code, _) = server.interrupt();
+    assert_eq!(code, Some(0));
+    // Nothing written into the result dir (uniview.py writes combined_trace.json there).
+    assert_eq!(tree_files(d), before);
+    // Only rank 0 has metrics: a link of rank 1 is not answered from rank 0's file.
+    std::fs::remove_dir_all(d.join("rank_1.app.11/metrics")).unwrap();
+    let server = Server::start(UNIVIEW, &all, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    let page = get(server.port(), &format!("{rank1}&format=html"));
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        page.text(),
+        "No metric file of rank 1 in the result directory"
+    );
+    let page = get(
+        server.port(),
+        &format!("{}&format=html", link_path(&expected[0])),
+    );
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
+    let (code, _) = server.interrupt();
+    assert_eq!(code, Some(0));
+}
+
+/// A merge larger than `--max-merge-mib` is refused with one line naming
+/// the way out (mergetrace -o, then uniview -t).
+#[test]
+fn result_dir_merge_beyond_the_size_cap_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    two_rank_json_tree(d);
+    let err = uniview_fails(&[
+        "--result-dir",
+        path(d),
+        "--max-merge-mib",
+        "0",
+        "--no-browser",
+    ]);
+    assert_eq!(
+        err,
+        format!(
+            "uniview: {0}: the 2 traces hold 1 MiB, more than the 0 MiB uniview merges in memory (--max-merge-mib): merge them with `mergetrace --result-dir {0} -o merged.json` and run `uniview -t merged.json`\n",
+            d.display()
+        )
+    );
+    assert!(!tree_files(d).iter().any(|f| f.contains("combined")));
+}
+
+/// `.pftrace` trees: the packets of every rank in rank order (`--ranks 1 0`
+/// keeps the order given), flow ids kept apart per rank, metric links
+/// tagged with their rank; the served name is uniview.py's.
+#[test]
+fn result_dir_merges_pftrace_traces_in_memory() {
+    use unitrace_core::pftrace::{AnnotationValue, PacketData, PacketReader};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/uniview-resdir/pftrace");
+    let mut inputs = Vec::new();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let folder = entry.unwrap().path();
+        let target = d.join(folder.file_name().unwrap());
+        std::fs::create_dir_all(&target).unwrap();
+        for f in std::fs::read_dir(&folder).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, target.join(f.file_name().unwrap())).unwrap();
+            if f.extension().is_some_and(|e| e == "pftrace") {
+                inputs.push(target.join(f.file_name().unwrap()));
+            }
+        }
+    }
+    inputs.sort();
+    let before = tree_files(d);
+    let server = start(&["--result-dir", path(d), "--ranks", "1", "0"]);
+    assert_eq!(
+        server.lines[0],
+        format!(
+            "Multiple chrome_trace.pftrace files found under {} for ranks [1, 0]",
+            d.display()
+        )
+    );
+    let response = get(server.trace_port(), "/combined_trace_ranks_0_1.pftrace");
+    assert_eq!(response.status, 200);
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    assert_eq!(tree_files(d), before);
+    // Per packet: (links, flow ids) of the served trace against the inputs
+    // in the order 1, 0.
+    type Seen = (Vec<String>, Vec<u64>, usize);
+    let read = |bytes: &[u8]| -> Seen {
+        let mut reader = PacketReader::new(bytes);
+        let (mut links, mut flows, mut packets) = (Vec::new(), Vec::new(), 0);
+        while let Some(rec) = reader.next_record().unwrap() {
+            packets += 1;
+            if let PacketData::TrackEvent(e) = rec.decode().unwrap().data {
+                flows.extend(e.flow_ids());
+                if let Some(AnnotationValue::Str(l)) = e.annotation(b"metrics") {
+                    links.push(String::from_utf8_lossy(l).into_owned());
+                }
+            }
+        }
+        assert!(reader.summary().truncation.is_none());
+        (links, flows, packets)
+    };
+    let served = read(&response.body);
+    let rank1 = read(&std::fs::read(&inputs[1]).unwrap());
+    let rank0 = read(&std::fs::read(&inputs[0]).unwrap());
+    assert_eq!(served.2, rank1.2 + rank0.2);
+    assert!(!rank0.0.is_empty() && !rank0.1.is_empty());
+    let links: Vec<String> = (rank1.0.iter().map(|l| format!("{l}?rank=1")))
+        .chain(rank0.0.iter().map(|l| format!("{l}?rank=0")))
+        .collect();
+    assert_eq!(served.0, links);
+    // Input 0 (rank 1) keeps its flow ids; input 1 (rank 0) gets 1 << 32 added.
+    let flows: Vec<u64> = rank1
+        .1
+        .iter()
+        .copied()
+        .chain(rank0.1.iter().map(|f| (1u64 << 32) | f))
+        .collect();
+    assert_eq!(served.1, flows);
+}
+
+/// Processes outside `rank_<r>.` folders (a non-MPI tree): their links are
+/// tagged with `process=<app>.<pid>` and reach their own folder's metrics.
+#[test]
+fn result_dir_without_ranks_routes_links_by_process_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    two_process_json_tree(d, "app{r}.{p}");
+    let options = testdata("options.txt");
+    let all = [
+        "--trace-port",
+        "0",
+        "--port",
+        "0",
+        "--no-browser",
+        "--result-dir",
+        path(d),
+        "-f",
+        path(&options),
+    ];
+    let server = Server::start(UNIVIEW, &all, |s| {
+        s.perfetto_url.is_some() && s.port.is_some()
+    });
+    let response = get(server.trace_port(), "/combined_trace.json");
+    let links = json_links(&response.body);
+    assert_eq!(links.len(), 6);
+    assert!(links[..3].iter().all(|l| l.ends_with("?process=app0.10")));
+    assert!(links[3..].iter().all(|l| l.ends_with("?process=app1.11")));
+    let link = links[3].strip_prefix("http://localhost:8000").unwrap();
+    let page = get(server.port(), &format!("{link}&format=html"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(page.text().contains("rank1_kernel"), "{}", page.text());
+    let link = links[0].strip_prefix("http://localhost:8000").unwrap();
+    let page = get(server.port(), &format!("{link}&format=html"));
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
+    let (code, _) = server.interrupt();
+    assert_eq!(code, Some(0));
 }

@@ -24,6 +24,10 @@
 //! each packet). prost also drops unknown fields when re-encoding, and
 //! would need protoc or hand-copied message definitions for ~25 fields.
 //!
+//! [`PacketView`] is the merge's shallow read: only the fields an edit needs
+//! (timestamp, track uuid, flow ids), nested messages skipped after their
+//! length was checked.
+//!
 //! A file cut mid-record (a rank killed mid-write) keeps its complete
 //! records: the reader stops at the cut and reports it in
 //! [`PftraceSummary::truncation`] for the caller to warn about.
@@ -370,9 +374,46 @@ pub fn sniff(bytes: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // Wire format
 
+/// The 7-bit groups of the low `n` bytes of `word` (little-endian), packed:
+/// the value of a varint of `n` <= 8 bytes (SWAR: three shift/mask steps
+/// instead of a loop per byte; timestamps and uuids take 9-10 bytes).
+#[inline(always)]
+fn pack_groups(word: u64, n: usize) -> u64 {
+    let keep = if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    };
+    let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
+    x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+    x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+    ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
+}
+
 /// Decodes a varint; `None` when cut or longer than 10 bytes.
 #[inline]
 pub fn read_varint(b: &[u8]) -> Option<(u64, usize)> {
+    if let Some(head) = b.get(..8) {
+        let word = u64::from_le_bytes(head.try_into().expect("8 bytes"));
+        let ends = !word & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            let n = (ends.trailing_zeros() / 8 + 1) as usize;
+            return Some((pack_groups(word, n), n));
+        }
+        let low = pack_groups(word, 8);
+        return match (b.get(8), b.get(9)) {
+            (Some(&b8), _) if b8 < 0x80 => Some((low | u64::from(b8) << 56, 9)),
+            (Some(&b8), Some(&b9)) if b9 <= 1 => {
+                Some((low | u64::from(b8 & 0x7f) << 56 | u64::from(b9) << 63, 10))
+            }
+            _ => None,
+        };
+    }
+    read_varint_slow(b)
+}
+
+/// [`read_varint`] byte by byte (fewer than 8 bytes left).
+fn read_varint_slow(b: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for (i, &byte) in b.iter().enumerate().take(10) {
         v |= u64::from(byte & 0x7f) << (7 * i);
@@ -994,6 +1035,254 @@ impl<'a> Packet<'a> {
 }
 
 // ---------------------------------------------------------------------------
+// Shallow view (the merge's fast path)
+
+/// What mergetrace needs of a packet to decide whether it changes: read in
+/// one pass over the packet's fields and, for a `TrackEvent`, over the
+/// event's fields, without decoding nested messages it does not look at
+/// (debug annotations, categories, names are skipped after their length was
+/// checked). [`Packet::decode`] validates every nested message; this view
+/// checks the record's own fields and the event's, which is what a merge
+/// that copies the other bytes through needs (measured: half the
+/// instructions per packet, docs/benchmarks.md#mergetrace-on-pftrace).
+#[derive(Debug, Clone, Copy)]
+pub struct PacketView<'a> {
+    pub timestamp: Option<u64>,
+    pub kind: ViewKind<'a>,
+}
+
+/// The payload a [`PacketView`] found.
+#[derive(Debug, Clone, Copy)]
+pub enum ViewKind<'a> {
+    /// A `TrackEvent`: its track uuid and its flow id fields (raw, as
+    /// [`TrackEvent`] keeps them: `flow_ids`, `terminating_flow_ids`).
+    TrackEvent {
+        track_uuid: Option<u64>,
+        flows: &'a [u8],
+        /// Old-style (varint) flow ids are present: edit through the full
+        /// decoder.
+        old_flows: bool,
+    },
+    /// A `TrackDescriptor` (rare: decode it with [`Packet::decode`]).
+    TrackDescriptor,
+    /// Anything else (clock snapshots, unknown payloads).
+    Other,
+}
+
+/// `(number, wire, value, payload start, end)` of one field (for LEN fields
+/// `value` is the length and the payload is `msg[start..end]`).
+type FastField = (u32, u8, u64, usize, usize);
+
+/// The field at `pos` of `msg`, returned in registers rather than as a
+/// [`WireField`]: this is the merge's inner loop.
+#[inline(always)]
+fn field_fast(msg: &[u8], pos: usize) -> Decoded<FastField> {
+    let (tag, at) = match msg.get(pos) {
+        Some(&b) if b < 0x80 => (u64::from(b), pos + 1),
+        Some(_) => match read_varint(&msg[pos..]) {
+            Some((v, n)) => (v, pos + n),
+            None => return Err((pos, "bad varint")),
+        },
+        None => return Err((pos, "field cut short")),
+    };
+    let number = (tag >> 3) as u32;
+    if number == 0 || tag >> 3 > u64::from(u32::MAX >> 3) {
+        return Err((pos, "bad field number"));
+    }
+    let wire = (tag & 7) as u8;
+    match wire {
+        VARINT | LEN => {
+            let (v, next) = match msg.get(at) {
+                Some(&b) if b < 0x80 => (u64::from(b), at + 1),
+                Some(_) => match read_varint(&msg[at..]) {
+                    Some((v, n)) => (v, at + n),
+                    None => return Err((pos, "bad varint")),
+                },
+                None => return Err((pos, "field cut short")),
+            };
+            if wire == VARINT {
+                return Ok((number, wire, v, next, next));
+            }
+            if v > (msg.len() - next) as u64 {
+                return Err((pos, "length past the end of the message"));
+            }
+            Ok((number, wire, v, next, next + v as usize))
+        }
+        FIXED64 => match msg.get(at..at + 8) {
+            Some(b) => Ok((
+                number,
+                wire,
+                u64::from_le_bytes(b.try_into().expect("8 bytes")),
+                at,
+                at + 8,
+            )),
+            None => Err((pos, "fixed64 cut short")),
+        },
+        FIXED32 => match msg.get(at..at + 4) {
+            Some(b) => Ok((
+                number,
+                wire,
+                u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes"))),
+                at,
+                at + 4,
+            )),
+            None => Err((pos, "fixed32 cut short")),
+        },
+        _ => Err((pos, "unsupported wire type (groups are not used)")),
+    }
+}
+
+impl<'a> PacketView<'a> {
+    /// Reads the view of a serialized `TracePacket`; error offsets are
+    /// relative to `bytes` (as [`Packet::decode`]'s).
+    pub fn read(bytes: &'a [u8]) -> Result<PacketView<'a>, PftraceError> {
+        Self::read_inner(bytes).map_err(|(o, w)| PftraceError::malformed(o as u64, w))
+    }
+
+    #[inline]
+    fn read_inner(bytes: &'a [u8]) -> Decoded<PacketView<'a>> {
+        let mut view = PacketView {
+            timestamp: None,
+            kind: ViewKind::Other,
+        };
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let (number, wire, value, body, end) = field_fast(bytes, pos)?;
+            let wrong = |want: u8| -> Decoded<()> {
+                if wire == want {
+                    Ok(())
+                } else {
+                    Err((pos, "known field with an unexpected wire type"))
+                }
+            };
+            match number {
+                field::PACKET_TIMESTAMP => {
+                    wrong(VARINT)?;
+                    view.timestamp = Some(value);
+                }
+                field::PACKET_CLOCK_ID | field::PACKET_SEQUENCE_ID => wrong(VARINT)?,
+                field::PACKET_TRACK_EVENT => {
+                    wrong(LEN)?;
+                    view.kind =
+                        Self::track_event(&bytes[body..end]).map_err(|(o, w)| (o + body, w))?;
+                }
+                field::PACKET_TRACK_DESCRIPTOR => {
+                    wrong(LEN)?;
+                    view.kind = ViewKind::TrackDescriptor;
+                }
+                field::PACKET_CLOCK_SNAPSHOT => {
+                    wrong(LEN)?;
+                    view.kind = ViewKind::Other;
+                }
+                _ => {}
+            }
+            pos = end;
+        }
+        Ok(view)
+    }
+
+    #[inline]
+    fn track_event(raw: &'a [u8]) -> Decoded<ViewKind<'a>> {
+        let mut track_uuid = None;
+        let mut flows = (0usize, 0usize);
+        let mut old_flows = false;
+        let mut pos = 0;
+        while pos < raw.len() {
+            let (number, wire, value, body, end) = field_fast(raw, pos)?;
+            let wrong = |ok: bool| -> Decoded<()> {
+                if ok {
+                    Ok(())
+                } else {
+                    Err((pos, "known field with an unexpected wire type"))
+                }
+            };
+            match number {
+                field::TE_TRACK_UUID => {
+                    wrong(wire == VARINT)?;
+                    track_uuid = Some(value);
+                }
+                field::TE_TYPE => wrong(wire == VARINT)?,
+                field::TE_NAME | field::TE_CATEGORIES | field::TE_DEBUG_ANNOTATIONS => {
+                    wrong(wire == LEN)?
+                }
+                field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS => {
+                    if wire == LEN {
+                        if (end - body) % 8 != 0 {
+                            return Err((pos, "packed fixed64 flow ids of a bad length"));
+                        }
+                    } else {
+                        wrong(wire == FIXED64)?;
+                    }
+                    if flows.1 == 0 {
+                        flows.0 = pos;
+                    }
+                    flows.1 = end;
+                }
+                field::TE_FLOW_IDS_OLD | field::TE_TERMINATING_FLOW_IDS_OLD => old_flows = true,
+                _ => {}
+            }
+            pos = end;
+        }
+        Ok(ViewKind::TrackEvent {
+            track_uuid,
+            flows: &raw[flows.0..flows.1],
+            old_flows,
+        })
+    }
+}
+
+impl<'a> Record<'a> {
+    /// [`PacketView::read`] of this record's packet, errors at file offsets.
+    pub fn view(&self) -> Result<PacketView<'a>, PftraceError> {
+        PacketView::read(self.packet).map_err(|e| PftraceError {
+            offset: e.offset + self.packet_offset(),
+            ..e
+        })
+    }
+}
+
+/// The flow ids of a [`ViewKind::TrackEvent`]'s `flows` (both kinds).
+pub fn view_flow_ids(flows: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    flow_values(flows, field::TE_FLOW_IDS).chain(flow_values(flows, field::TE_TERMINATING_FLOW_IDS))
+}
+
+/// Renames the flow ids of a record in place: `record` is a copy of
+/// `raw`, whose [`ViewKind::TrackEvent`] `flows` slice (borrowed from
+/// `raw`) holds them; fixed64 values keep their size, so nothing else of
+/// the record moves. The merge's path for a packet whose only edit is its
+/// flow ids (every event with flows of every input but the first).
+pub fn patch_view_flows(
+    raw: &[u8],
+    flows: &[u8],
+    record: &mut [u8],
+    mut rename: impl FnMut(u64) -> u64,
+) {
+    // `flows` must lie inside `raw` (and `record` be as long): else nothing
+    // is patched rather than a wrong place.
+    let base = (flows.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+    if base > raw.len() || flows.len() > raw.len() - base || record.len() != raw.len() {
+        return;
+    }
+    for g in Fields::new(flows).flatten() {
+        match (g.number, g.wire) {
+            (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, FIXED64) => {
+                let at = base + g.end - 8;
+                record[at..at + 8].copy_from_slice(&rename(g.value).to_le_bytes());
+            }
+            (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, LEN) => {
+                let at = base + base_of(flows, g.bytes);
+                for (i, c) in g.bytes.chunks_exact(8).enumerate() {
+                    let id = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                    let at = at + 8 * i;
+                    record[at..at + 8].copy_from_slice(&rename(id).to_le_bytes());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Rewriting
 
 /// What [`rewrite_packet`] changes; every method defaults to "keep".
@@ -1024,6 +1313,36 @@ pub trait PacketEditor {
     fn process_name(&mut self, _name: &[u8]) -> Option<Vec<u8>> {
         None
     }
+    /// Whether [`PacketEditor::annotation_string`] may change anything
+    /// (else debug annotations are copied without being looked at).
+    fn edits_annotations(&self) -> bool {
+        false
+    }
+    /// The string value of the `TrackEvent` debug annotation `name`:
+    /// `Some(new)` replaces it (uniview tags metric links with their rank,
+    /// docs/uniview.md#result-dir).
+    fn annotation_string(&mut self, _name: &[u8], _value: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// The annotation `raw` (a `DebugAnnotation`) with its string value
+/// replaced as `editor` says, or `None` when it stays as it is.
+fn edited_annotation(raw: &[u8], editor: &mut impl PacketEditor) -> Option<Vec<u8>> {
+    let a = DebugAnnotation::decode(raw).ok()?;
+    let (Some(name), AnnotationValue::Str(value)) = (a.name, a.value) else {
+        return None;
+    };
+    let new = editor.annotation_string(name, value)?;
+    let mut out = Vec::with_capacity(raw.len() + new.len());
+    for f in Fields::new(raw).flatten() {
+        if (f.number, f.wire) == (field::DA_STRING, LEN) {
+            put_len(&mut out, f.number, &new);
+        } else {
+            out.extend_from_slice(&raw[f.start..f.end]);
+        }
+    }
+    Some(out)
 }
 
 /// Scratch buffers reused by [`rewrite_packet`].
@@ -1147,6 +1466,10 @@ pub fn patch_record(packet: &[u8], record: &mut [u8], editor: &mut impl PacketEd
                             let v = editor.flow_id(g.value);
                             put_value(f.bytes, &g, base, out, v)
                         }
+                        // A new string changes lengths: re-encode.
+                        (field::TE_DEBUG_ANNOTATIONS, LEN) if editor.edits_annotations() => {
+                            edited_annotation(g.bytes, editor).is_none()
+                        }
                         _ => true,
                     })
             }
@@ -1254,6 +1577,12 @@ fn rewrite_track_event(raw: &[u8], editor: &mut impl PacketEditor, out: &mut Vec
             }
             (field::TE_FLOW_IDS_OLD | field::TE_TERMINATING_FLOW_IDS_OLD, VARINT) => {
                 put_varint_field(out, raw, &f, editor.flow_id(f.value));
+            }
+            (field::TE_DEBUG_ANNOTATIONS, LEN) if editor.edits_annotations() => {
+                match edited_annotation(f.bytes, editor) {
+                    Some(new) => put_len(out, f.number, &new),
+                    None => out.extend_from_slice(&raw[f.start..f.end]),
+                }
             }
             _ => out.extend_from_slice(&raw[f.start..f.end]),
         }
@@ -1379,6 +1708,71 @@ pub mod fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn annotation_strings_are_edited_on_request() {
+        struct Tag;
+        impl PacketEditor for Tag {
+            fn edits_annotations(&self) -> bool {
+                true
+            }
+            fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+                (name == b"id").then(|| [value, b"?rank=3"].concat())
+            }
+        }
+        let raw = slice_begin(1_000, 0x1234_5678_9abc_def0, "k", Some(7));
+        let packet = &raw[2..];
+        // Lengths change: the in-place patch refuses, the rewrite applies it.
+        assert!(!patch_record(packet, &mut raw.clone(), &mut Tag));
+        let mut out = Vec::new();
+        rewrite_packet(packet, &mut Tag, &mut RewriteBuffers::default(), &mut out);
+        let mut r = PacketReader::new(&out[..]);
+        let rec = r.next_record().unwrap().unwrap();
+        let PacketData::TrackEvent(e) = rec.decode().unwrap().data else {
+            panic!("not an event");
+        };
+        assert_eq!(
+            e.annotation(b"id"),
+            Some(AnnotationValue::Str(b"42?rank=3"))
+        );
+        assert_eq!(e.flow_ids().collect::<Vec<_>>(), [7]);
+        assert_eq!(e.name, Some(&b"k"[..]));
+        // The shallow view sees the same uuid, flows and timestamp.
+        let v = PacketView::read(packet).unwrap();
+        assert_eq!(v.timestamp, Some(1_000));
+        let ViewKind::TrackEvent {
+            track_uuid, flows, ..
+        } = v.kind
+        else {
+            panic!("not an event view");
+        };
+        assert_eq!(track_uuid, Some(0x1234_5678_9abc_def0));
+        assert_eq!(view_flow_ids(flows).collect::<Vec<_>>(), [7]);
+    }
+
+    #[test]
+    fn fast_varints_decode_as_the_byte_loop() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for shift in 0..64 {
+            for v in [1u64 << shift, (1u64 << shift) - 1, u64::MAX >> shift] {
+                let mut b = Vec::new();
+                write_varint(&mut b, v);
+                cases.push(b.clone());
+                b.extend_from_slice(&[0x81, 0x01, 0x7f]);
+                cases.push(b);
+            }
+        }
+        // Padded, overlong and cut forms.
+        cases.push(vec![0x80; 9].into_iter().chain([0x00]).collect());
+        cases.push(vec![0xff; 9].into_iter().chain([0x02]).collect());
+        cases.push(vec![0xff; 11]);
+        cases.push(vec![0x80; 8]);
+        cases.push(vec![0x80; 9]);
+        cases.push(vec![0x80, 0x80, 0x01]);
+        for b in cases {
+            assert_eq!(read_varint(&b), read_varint_slow(&b), "{b:02x?}");
+        }
+    }
 
     fn slice_begin(ts: u64, uuid: u64, name: &str, flow: Option<u64>) -> Vec<u8> {
         let mut te = PacketBuilder::new()

@@ -10,6 +10,9 @@
 //!   to the same kind, name and number of flow ids with every uuid and flow
 //!   id mapped (what mergetrace writes), and the in-place patch either
 //!   refuses or gives the same bytes as the rewrite;
+//! * the merge's shallow `PacketView` of a packet that decodes reads, and
+//!   agrees with the decoder (timestamp, kind, track uuid, flow ids); its
+//!   flow-only patch renames exactly the flow ids and nothing else;
 //! * the format-neutral timeline reader runs over the input without panic.
 //!
 //! Shared by the fuzz target and the regression tests (which replay
@@ -19,7 +22,8 @@ use std::io::Read;
 use std::path::Path;
 
 use unitrace_core::pftrace::{
-    patch_record, rewrite_packet, Packet, PacketData, PacketEditor, PacketReader, RewriteBuffers,
+    patch_record, patch_view_flows, rewrite_packet, view_flow_ids, Packet, PacketData,
+    PacketEditor, PacketReader, PacketView, RewriteBuffers, ViewKind,
 };
 use unitrace_core::result_dir::TraceFormat;
 use unitrace_core::timeline::for_each_event_in;
@@ -165,6 +169,49 @@ fn check_rewrite(packet: &[u8], raw: &[u8]) {
     }
 }
 
+/// The shallow view against the full decoder (see the module head).
+fn check_view(packet: &[u8]) {
+    let view = PacketView::read(packet);
+    if let Err(e) = &view {
+        assert!(
+            e.offset < packet.len() as u64 + 1,
+            "view error offset past the packet"
+        );
+    }
+    let Ok(p) = Packet::decode(packet) else {
+        return;
+    };
+    let view = view.expect("a packet that decodes has a view");
+    assert_eq!(view.timestamp, p.timestamp);
+    match (view.kind, p.data) {
+        (
+            ViewKind::TrackEvent {
+                track_uuid, flows, ..
+            },
+            PacketData::TrackEvent(e),
+        ) => {
+            assert_eq!(track_uuid, e.track_uuid);
+            let all: Vec<u64> = e.flow_ids().chain(e.terminating_flow_ids()).collect();
+            assert_eq!(view_flow_ids(flows).collect::<Vec<_>>(), all);
+            // `flows` is borrowed from `packet`: patch a copy of it.
+            let mut patched = packet.to_vec();
+            patch_view_flows(packet, flows, &mut patched, mix);
+            let q = Packet::decode(&patched).expect("patched packet decodes");
+            let PacketData::TrackEvent(f) = q.data else {
+                panic!("patched packet changed kind");
+            };
+            let mapped: Vec<u64> = all.iter().map(|&id| mix(id)).collect();
+            let got: Vec<u64> = f.flow_ids().chain(f.terminating_flow_ids()).collect();
+            assert_eq!(got, mapped);
+            assert_eq!(f.track_uuid, e.track_uuid);
+            assert_eq!(f.name, e.name);
+        }
+        (ViewKind::TrackDescriptor, PacketData::TrackDescriptor(_)) => {}
+        (ViewKind::Other, PacketData::ClockSnapshot(_) | PacketData::Other) => {}
+        (v, d) => panic!("view {v:?} disagrees with the decoder {d:?}"),
+    }
+}
+
 pub fn run(data: &[u8]) {
     let whole = read_all(data);
     let pieces = read_all(Trickle { data, step: 0 });
@@ -194,6 +241,7 @@ pub fn run(data: &[u8]) {
             );
         }
         check_rewrite(rec.packet, raw);
+        check_view(rec.packet);
     }
     let _ = unitrace_core::pftrace::sniff(data);
     let _ = for_each_event_in(data, TraceFormat::Pftrace, Path::new("fuzz"), |_| {});

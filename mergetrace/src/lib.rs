@@ -230,6 +230,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             rank,
             rank_from_name: name_rank.is_some(),
             shift: None,
+            link_tag: None,
         });
         heads.push(head.and_then(|h| h.first_ts));
     }
@@ -294,13 +295,76 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
     outputs.commit()?;
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
     if opts.stats {
-        let stdout = std::io::stdout();
-        let mut lock = stdout.lock();
         stats::write_report(&mut lock, &outcome.ranks, 20)?;
-        lock.flush()?;
     }
+    if !pftrace {
+        // The newest mergetrace.py's success line (N = inputs found, skipped
+        // ones included); its .pftrace merge prints nothing
+        // (docs/compatibility.md#mergetrace-upstream-newest).
+        writeln!(
+            lock,
+            "Successfully merged {} files into {}",
+            given.len(),
+            args.output.display()
+        )?;
+    }
+    lock.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One trace of [`merge_in_memory`].
+#[derive(Debug, Clone)]
+pub struct MemoryInput {
+    pub path: PathBuf,
+    pub rank: Option<u32>,
+    /// Query appended to this input's metric links (`rank=R`, …;
+    /// [`merge::InputPlan::link_tag`]).
+    pub link_tag: Option<String>,
+}
+
+/// The merge `mergetrace -o OUT INPUTS...` writes (default options: no pid
+/// remapping, inputs in the given order; `.pftrace` when every input is
+/// one, else JSON), built in memory for uniview's `--result-dir`
+/// (docs/uniview.md#result-dir); every metric link of an input with a
+/// `link_tag` gets it as a query. The caller bounds the input size. Mixed
+/// formats are an error.
+pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
+    let pf = inputs.iter().filter(|i| is_pftrace_name(&i.path)).count();
+    if pf != 0 && pf != inputs.len() {
+        anyhow::bail!("cannot merge JSON and .pftrace traces together");
+    }
+    let plans: Vec<InputPlan> = inputs
+        .iter()
+        .map(|i| InputPlan {
+            path: i.path.clone(),
+            rank: i.rank,
+            rank_from_name: false,
+            shift: None,
+            link_tag: i.link_tag.clone(),
+        })
+        .collect();
+    let opts = MergeOptions {
+        remap_pids: false,
+        filter: None,
+        window: None,
+        stats: false,
+        skip_invalid: false,
+        max_event_bytes: 256 << 20,
+    };
+    let capacity: u64 = inputs
+        .iter()
+        .map(|i| std::fs::metadata(&i.path).map_or(0, |m| m.len()))
+        .sum();
+    let out = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0) + 4096);
+    let (out, _) = if pf != 0 {
+        pfmerge::merge(&plans, &opts, out, None)?
+    } else {
+        Merger::new(&plans, &opts, out, None)?.run()?
+    };
+    Ok(out)
 }
 
 /// Input errors of the merge name their input; a bare I/O error can only

@@ -36,6 +36,12 @@ pub struct InputPlan {
     pub rank_from_name: bool,
     /// Subtracted from every `ts` (`--align start`).
     pub shift: Option<Decimal>,
+    /// `key=value` appended as a query to every metric link
+    /// (`http(s)://localhost:8000/<kernel>/<id>`) of this input: `rank=R`,
+    /// or `process=<app>.<pid>` outside `rank_<r>.` folders, so one chart
+    /// server can tell whose link it is (uniview's in-memory merge,
+    /// docs/uniview.md#result-dir). Never set by mergetrace's command line.
+    pub link_tag: Option<String>,
 }
 
 /// What is done to the events.
@@ -47,6 +53,24 @@ pub struct MergeOptions {
     pub stats: bool,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
+}
+
+/// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
+pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
+
+/// `link` with `?<tag>` appended (`&<tag>` when it has a query already),
+/// when it is a metric link; `None` otherwise ([`InputPlan::link_tag`]).
+pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
+    let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
+    if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(link.len() + 12);
+    out.extend_from_slice(link);
+    let sep = if link.contains(&b'?') { "&" } else { "?" };
+    out.extend_from_slice(sep.as_bytes());
+    out.extend_from_slice(tag.as_bytes());
+    Some(out)
 }
 
 #[derive(Debug, Default)]
@@ -372,6 +396,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if self.opts.remap_pids {
             self.remap(st, ev);
         }
+        if let Some(tag) = &plan.link_tag {
+            self.tag_link(ev, tag);
+        }
         let raw = self.rewrites.apply(ev.raw());
         self.out.event(raw)?;
         Ok(())
@@ -423,6 +450,32 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         if ph == b"M" && ev.str_raw(Field::Name) == Some(b"process_name") && plan.rank_from_name {
             self.label_process(ev, plan);
         }
+    }
+
+    /// `args.metrics` gets `?rank=R` before its closing quote
+    /// ([`InputPlan::link_tag`]).
+    fn tag_link(&mut self, ev: &Event<'_>, tag: &str) {
+        let Some(args_span) = ev.fields().span(Field::Args) else {
+            return;
+        };
+        let args = &ev.raw()[args_span.range()];
+        if args.first() != Some(&b'{') || memchr::memmem::find(args, METRIC_LINK_MARK).is_none() {
+            return;
+        }
+        let Some((_, span)) = object_members(args).find(|(k, _)| *k == b"metrics") else {
+            return;
+        };
+        let v = &args[span.range()];
+        if v.len() < 2 || v[0] != b'"' || v[v.len() - 1] != b'"' {
+            return;
+        }
+        let Some(tagged) = tagged_link(&v[1..v.len() - 1], tag) else {
+            return;
+        };
+        let added = &tagged[v.len() - 2..];
+        let at = args_span.start as usize + span.end as usize - 1;
+        self.rewrites
+            .replace(at..at, String::from_utf8_lossy(added).into_owned());
     }
 
     /// Prefixes `rank N ` to a process name that does not carry its rank.

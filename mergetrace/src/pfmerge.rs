@@ -19,8 +19,12 @@
 //! A renamed record is patched in place when every new value has the size
 //! of the old one (flow ids are fixed64; fresh uuids are chosen with the
 //! same varint size), else re-encoded field by field; every other byte is
-//! kept (`core::pftrace::patch_record` / `rewrite_packet`). A second thread
-//! writes the output in 1 MiB chunks.
+//! kept (`core::pftrace::patch_record` / `rewrite_packet`). Without
+//! `--filter`, `--time-window`, `--stats` and link tagging a packet is only
+//! read as far as its edits need (`core::pftrace::PacketView`; a flow-only
+//! edit is patched where the view found the ids), which makes this merge as
+//! fast per byte as the JSON one (docs/benchmarks.md#mergetrace-on-pftrace).
+//! A second thread writes the output in 1 MiB chunks.
 //!
 //! `--filter` keeps descriptors and clock snapshots, and a slice end when
 //! its begin was kept; `--time-window` needs each slice's end, so with a
@@ -37,8 +41,9 @@ use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{
-    patch_record, rewrite_packet, varint_len, EventType, Packet, PacketData, PacketEditor,
-    PacketReader, PftraceError, PftraceSummary, RewriteBuffers, TrackEvent,
+    patch_record, patch_view_flows, rewrite_packet, varint_len, view_flow_ids, AnnotationValue,
+    EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError, PftraceSummary,
+    Record, RewriteBuffers, TrackEvent, ViewKind,
 };
 use unitrace_core::trace_decimal::Decimal;
 
@@ -93,6 +98,8 @@ struct InputEdit<'g> {
     shift_ns: i128,
     label: Option<String>,
     renamed_uuids: u64,
+    /// `InputPlan::link_tag`: the query put into metric links.
+    link_tag: Option<&'g str>,
 }
 
 impl InputEdit<'_> {
@@ -167,6 +174,12 @@ impl InputEdit<'_> {
                 if let Some(u) = e.track_uuid {
                     change |= self.uuid(u) != u;
                 }
+                if let Some(tag) = self.link_tag {
+                    change |= e.annotations().any(|a| {
+                        matches!((a.name, a.value), (Some(METRICS), AnnotationValue::Str(v))
+                            if crate::merge::tagged_link(v, tag).is_some())
+                    });
+                }
                 if e.flow_ids()
                     .chain(e.terminating_flow_ids())
                     .next()
@@ -222,7 +235,20 @@ impl PacketEditor for InputEdit<'_> {
         }
         Some([label.as_bytes(), name].concat())
     }
+    fn edits_annotations(&self) -> bool {
+        self.link_tag.is_some()
+    }
+    fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+        if name != METRICS {
+            return None;
+        }
+        crate::merge::tagged_link(value, self.link_tag?)
+    }
 }
+
+/// Name of the debug annotation holding a device slice's metric link
+/// (docs/formats.md#pftrace).
+const METRICS: &[u8] = b"metrics";
 
 /// A slice begin waiting for its end (`--stats`).
 struct OpenSlice {
@@ -363,6 +389,7 @@ fn merge_into(
             shift_ns: shift_ns(plan.shift),
             label,
             renamed_uuids: 0,
+            link_tag: plan.link_tag.as_deref(),
         };
         let mut stats = opts
             .stats
@@ -373,12 +400,63 @@ fn merge_into(
         let mut shared_pids: Vec<(i64, usize)> = Vec::new();
         let file = File::open(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
         let mut reader = PacketReader::new(file);
+        // Without filters, statistics or link tagging a packet is read only
+        // as far as its edits need (`PacketView`): track uuid, flow ids,
+        // timestamp; descriptors take the full path below.
+        let shallow = opts.filter.is_none()
+            && window_keep.is_none()
+            && !opts.stats
+            && edit.link_tag.is_none();
         let result: Result<(), PftraceError> = loop {
             let rec = match reader.next_record() {
                 Ok(Some(r)) => r,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
+            if shallow {
+                let view = match rec.view() {
+                    Ok(v) => v,
+                    Err(e) => break Err(e),
+                };
+                let shifted = edit.shift_ns != 0 && view.timestamp.is_some();
+                let change = match view.kind {
+                    ViewKind::TrackEvent {
+                        track_uuid,
+                        flows,
+                        old_flows: false,
+                    } => {
+                        let mut change = shifted;
+                        if let Some(u) = track_uuid {
+                            change |= edit.uuid(u) != u;
+                        }
+                        let flows_change = !flows.is_empty()
+                            && (edit.index > 0
+                                || view_flow_ids(flows).any(|id| id >= SMALL_FLOW_LIMIT));
+                        if flows_change && !change {
+                            // Only the flow ids: patch them where the view
+                            // found them.
+                            rewritten.clear();
+                            rewritten.extend_from_slice(rec.raw);
+                            patch_view_flows(rec.raw, flows, &mut rewritten, |id| edit.flow(id));
+                            out.write_all(&rewritten)?;
+                            outcome.events_written += 1;
+                            continue;
+                        }
+                        Some(change || flows_change)
+                    }
+                    ViewKind::Other => Some(shifted),
+                    _ => None,
+                };
+                if let Some(change) = change {
+                    if change {
+                        write_edited(&rec, &mut edit, &mut bufs, &mut rewritten, out)?;
+                    } else {
+                        out.write_all(rec.raw)?;
+                    }
+                    outcome.events_written += 1;
+                    continue;
+                }
+            }
             let packet = match rec.decode() {
                 Ok(p) => p,
                 Err(e) => break Err(e),
@@ -409,15 +487,7 @@ fn merge_into(
                 }
             }
             if edit.changes(&packet) {
-                // In place when every edit keeps its size (flow ids, uuids
-                // renamed to same-size values), else re-encoded.
-                rewritten.clear();
-                rewritten.extend_from_slice(rec.raw);
-                if !patch_record(rec.packet, &mut rewritten, &mut edit) {
-                    rewritten.clear();
-                    rewrite_packet(rec.packet, &mut edit, &mut bufs, &mut rewritten);
-                }
-                out.write_all(&rewritten)?;
+                write_edited(&rec, &mut edit, &mut bufs, &mut rewritten, out)?;
             } else {
                 out.write_all(rec.raw)?;
             }
@@ -458,6 +528,25 @@ fn merge_into(
         }
     }
     Ok(outcome)
+}
+
+/// Writes `rec` with the edits of `edit`: patched in place when every edit
+/// keeps its size (flow ids, uuids renamed to same-size values), else
+/// re-encoded.
+fn write_edited(
+    rec: &Record<'_>,
+    edit: &mut InputEdit<'_>,
+    bufs: &mut RewriteBuffers,
+    rewritten: &mut Vec<u8>,
+    out: &mut ChunkWriter,
+) -> std::io::Result<()> {
+    rewritten.clear();
+    rewritten.extend_from_slice(rec.raw);
+    if !patch_record(rec.packet, rewritten, edit) {
+        rewritten.clear();
+        rewrite_packet(rec.packet, edit, bufs, rewritten);
+    }
+    out.write_all(rewritten)
 }
 
 /// A bad input: with `--skip-invalid` a warning (its complete packets

@@ -5,6 +5,7 @@
 mod cli;
 mod pftrace;
 mod schema;
+mod upstream;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

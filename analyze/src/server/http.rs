@@ -99,6 +99,12 @@ impl Reply {
 pub enum ReplyBody {
     Bytes(Bytes),
     File(FileSlice),
+    /// Bytes held in memory (uniview's in-memory merge of several traces),
+    /// sent in chunks; `on_complete` runs once the last byte was handed out.
+    Memory {
+        bytes: Bytes,
+        on_complete: Option<Box<dyn FnOnce() + Send + Sync>>,
+    },
 }
 
 /// `path[..len]` followed by `suffix`; `on_complete` runs once the last byte
@@ -374,6 +380,10 @@ fn into_response(reply: Reply) -> hyper::Response<ResponseBody> {
             let length = slice.len + slice.suffix.len() as u64;
             (file_body(slice), Some(length))
         }
+        ReplyBody::Memory { bytes, on_complete } => {
+            let length = bytes.len() as u64;
+            (memory_body(bytes, on_complete), Some(length))
+        }
     };
     let mut response = hyper::Response::new(body);
     *response.status_mut() =
@@ -395,6 +405,29 @@ fn into_response(reply: Reply) -> hyper::Response<ResponseBody> {
 pub type ResponseBody = UnsyncBoxBody<Bytes, io::Error>;
 
 const CHUNK: usize = 256 * 1024;
+
+/// `bytes` in 256 kB chunks (cheap `Bytes` slices); `on_complete` runs
+/// with the last one, as for [`file_body`].
+fn memory_body(bytes: Bytes, on_complete: Option<Box<dyn FnOnce() + Send + Sync>>) -> ResponseBody {
+    let mut on_complete = on_complete;
+    if bytes.is_empty() {
+        if let Some(done) = on_complete.take() {
+            done();
+        }
+    }
+    let total = bytes.len();
+    let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
+        let end = ((i + 1) * CHUNK).min(total);
+        let chunk = bytes.slice(i * CHUNK..end);
+        if end == total {
+            if let Some(done) = on_complete.take() {
+                done();
+            }
+        }
+        Ok::<_, io::Error>(Frame::data(chunk))
+    });
+    StreamBody::new(stream::iter(chunks)).boxed_unsync()
+}
 
 /// `path[..len]` in 256 kB chunks (tokio-util's `ReaderStream`), then the
 /// suffix, as one `StreamBody`. `on_complete` runs with the last frame:

@@ -23,6 +23,15 @@ pub struct ChartRequest {
     /// metric files; not used by stall files, like the original).
     pub instance: String,
     pub format: PageFormat,
+    /// `?rank=R`: the MPI rank whose metric files answer (uniview adds it
+    /// to the links of a merged result dir, docs/uniview.md#result-dir);
+    /// `None` searches every file.
+    pub rank: Option<u32>,
+    /// `?device=D`: only that device's metric file.
+    pub device: Option<u32>,
+    /// `?process=<app>.<pid>`: the process folder whose metric files answer
+    /// (links of traces outside `rank_<r>.` folders).
+    pub process: Option<String>,
 }
 
 impl ChartRequest {
@@ -77,9 +86,14 @@ pub fn parse_target(target: &str) -> Result<ChartRequest, Rejection> {
     if path == "favicon.ico" {
         return Err(Rejection::Favicon);
     }
-    let format = match query {
-        Some(query) => parse_format(query)?,
-        None => PageFormat::Pdf,
+    let Query {
+        format,
+        rank,
+        device,
+        process,
+    } = match query {
+        Some(query) => parse_query(query)?,
+        None => Query::default(),
     };
     let Some((raw_kernel, raw_instance)) = path.rsplit_once('/') else {
         return Err(Rejection::Invalid);
@@ -93,23 +107,52 @@ pub fn parse_target(target: &str) -> Result<ChartRequest, Rejection> {
         kernel,
         instance,
         format,
+        rank,
+        device,
+        process,
     })
 }
 
-fn parse_format(query: &str) -> Result<PageFormat, Rejection> {
-    let mut format = PageFormat::Pdf;
-    for pair in query.split('&') {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if percent_decode(key) == "format" {
-            let value = percent_decode(value);
-            format = match value.to_ascii_lowercase().as_str() {
-                "pdf" => PageFormat::Pdf,
-                "html" => PageFormat::Html,
-                _ => return Err(Rejection::UnknownFormat(value)),
-            };
+/// The query parameters the server reads.
+struct Query {
+    format: PageFormat,
+    rank: Option<u32>,
+    device: Option<u32>,
+    process: Option<String>,
+}
+
+impl Default for Query {
+    fn default() -> Self {
+        Query {
+            format: PageFormat::Pdf,
+            rank: None,
+            device: None,
+            process: None,
         }
     }
-    Ok(format)
+}
+
+fn parse_query(query: &str) -> Result<Query, Rejection> {
+    let mut q = Query::default();
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match percent_decode(key).as_str() {
+            "format" => {
+                let value = percent_decode(value);
+                q.format = match value.to_ascii_lowercase().as_str() {
+                    "pdf" => PageFormat::Pdf,
+                    "html" => PageFormat::Html,
+                    _ => return Err(Rejection::UnknownFormat(value)),
+                };
+            }
+            // Not a number: matches no file (answered 404 by the router).
+            "rank" => q.rank = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
+            "device" => q.device = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
+            "process" => q.process = Some(percent_decode(value)),
+            _ => {}
+        }
+    }
+    Ok(q)
 }
 
 /// Percent-decodes like Python's `urllib.parse.unquote` (invalid UTF-8
@@ -208,6 +251,23 @@ mod tests {
 
     fn ok(target: &str) -> ChartRequest {
         parse_target(target).unwrap_or_else(|e| panic!("{target}: {e}"))
+    }
+
+    #[test]
+    fn reads_rank_and_device_of_tagged_links() {
+        let request = ok("/%22k%22/57?rank=3");
+        assert_eq!((request.rank, request.device), (Some(3), None));
+        assert_eq!(request.format, PageFormat::Pdf);
+        let request = ok("/%22k%22/57?format=html&rank=1&device=2");
+        assert_eq!((request.rank, request.device), (Some(1), Some(2)));
+        assert_eq!(request.format, PageFormat::Html);
+        // Not a number: matches no file.
+        assert_eq!(ok("/%22k%22/57?rank=x").rank, Some(u32::MAX));
+        assert_eq!(ok("/%22k%22/57").rank, None);
+        assert_eq!(
+            ok("/%22k%22/57?process=my%20app.12").process.as_deref(),
+            Some("my app.12")
+        );
     }
 
     #[test]

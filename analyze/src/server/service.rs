@@ -23,7 +23,7 @@ use unitrace_core::metric_csv::{ValidityColumns, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallRow};
 
 use super::index::{FileIndex, BLOCK_BYTES};
-use super::metric_dashboard;
+use super::metric_dashboard::{self, percent_encode};
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{strip_shape, ChartRequest, PageFormat};
 use super::stall_dashboard::StallDashboard;
@@ -50,6 +50,12 @@ pub struct FileService {
 
 /// Indexes the plan's input and returns the service for it.
 pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
+    Ok(Arc::new(open_file(plan)?))
+}
+
+/// [`open`] as the concrete [`FileService`] (one per file of a
+/// [`RoutedService`]).
+pub fn open_file(plan: &ServePlan) -> anyhow::Result<FileService> {
     let index = FileIndex::build_with(&plan.input, BLOCK_BYTES, plan.charts.validity)?;
     let charts = plan.charts.clone();
     if let Some(line) = index.rows_before_banner() {
@@ -80,7 +86,7 @@ pub fn open(plan: &ServePlan) -> anyhow::Result<Arc<dyn ChartService>> {
     };
     let mut service = FileService::new(index, charts, plan.stall.clone());
     service.stall_dashboard = stall_dashboard;
-    Ok(Arc::new(service))
+    Ok(service)
 }
 
 impl FileService {
@@ -333,4 +339,196 @@ fn document(
             body: html_bytes(context, pages, report),
         },
     })
+}
+
+/// Whose metric file a [`RoutedFile`] is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileKey {
+    pub rank: Option<u32>,
+    pub device: Option<u32>,
+    /// `<app>.<pid>` of the process folder.
+    pub process: Option<String>,
+}
+
+/// One metric file of a [`RoutedService`].
+pub struct RoutedFile {
+    pub key: FileKey,
+    pub service: FileService,
+}
+
+/// The chart server of a `unitrace --result-dir` tree (uniview
+/// `--result-dir`, docs/uniview.md#result-dir): one [`FileService`] per
+/// `metrics_<n>.csv`, i.e. per (rank, device). unitrace's links carry only
+/// `/<kernel>/<instance>`, and `GlobalInstanceId`s are counted per process,
+/// so the ranks' ids overlap: uniview appends `?rank=R` to every link of
+/// the merged trace it serves, and a request is answered by the files of
+/// that rank (`?device=D` narrows to one file), the instance looked up in
+/// each in (device, path) order until one has it. Traces outside
+/// `rank_<r>.` folders get `?process=<app>.<pid>` instead. A link without
+/// either searches every file in rank order.
+pub struct RoutedService {
+    files: Vec<RoutedFile>,
+}
+
+impl RoutedService {
+    pub fn new(files: Vec<RoutedFile>) -> RoutedService {
+        RoutedService { files }
+    }
+
+    /// Opens every plan's file, indexing them in parallel (one thread per
+    /// core at most), each under its key.
+    pub fn open(plans: &[(ServePlan, FileKey)]) -> anyhow::Result<RoutedService> {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, plans.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<anyhow::Result<FileService>>>> =
+            plans.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((plan, _)) = plans.get(i) else {
+                        break;
+                    };
+                    let opened = open_file(plan);
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(opened);
+                });
+            }
+        });
+        let mut files = Vec::with_capacity(plans.len());
+        for ((_, key), slot) in plans.iter().zip(slots) {
+            let service = slot
+                .into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .ok_or_else(|| anyhow::anyhow!("a metric file was not indexed"))??;
+            files.push(RoutedFile {
+                key: key.clone(),
+                service,
+            });
+        }
+        Ok(RoutedService::new(files))
+    }
+
+    pub fn files(&self) -> &[RoutedFile] {
+        &self.files
+    }
+}
+
+impl ChartService for RoutedService {
+    fn answer(&self, request: &ChartRequest) -> Answer {
+        let mut candidates = self
+            .files
+            .iter()
+            .filter(|f| request.rank.is_none() || f.key.rank == request.rank)
+            .filter(|f| request.device.is_none() || f.key.device == request.device)
+            .filter(|f| request.process.is_none() || f.key.process == request.process)
+            .peekable();
+        if candidates.peek().is_none() {
+            let mut what = String::new();
+            if let Some(rank) = request.rank {
+                what.push_str(&format!(" of rank {rank}"));
+            }
+            if let Some(device) = request.device {
+                what.push_str(&format!(" of device {device}"));
+            }
+            if let Some(process) = &request.process {
+                what.push_str(&format!(" of process {process}"));
+            }
+            return Answer::NotFound(format!("No metric file{what} in the result directory"));
+        }
+        let mut first_miss = None;
+        for file in candidates {
+            match file.service.answer(request) {
+                Answer::NotFound(message) => {
+                    first_miss.get_or_insert(message);
+                }
+                answer => return answer,
+            }
+        }
+        Answer::NotFound(first_miss.unwrap_or_else(|| NOTHING.to_string()))
+    }
+
+    /// `/perfdashboard?gid=N&rank=R[&device=D|&process=P]`: the dashboard of
+    /// the files the routing keys select (all files without keys), the first
+    /// that knows the instance answering, as [`RoutedService::answer`] does.
+    fn dashboard(&self, query: &str) -> Option<Answer> {
+        let mut rank = None;
+        let mut device = None;
+        let mut process = None;
+        for pair in query.split('&') {
+            match pair.split_once('=') {
+                Some(("rank", value)) => rank = value.parse::<u32>().ok(),
+                Some(("device", value)) => device = value.parse::<u32>().ok(),
+                Some(("process", value)) => process = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        let mut first_miss = None;
+        for file in self
+            .files
+            .iter()
+            .filter(|f| rank.is_none() || f.key.rank == rank)
+            .filter(|f| device.is_none() || f.key.device == device)
+            .filter(|f| process.is_none() || f.key.process.as_deref() == process.as_deref())
+        {
+            match file.service.dashboard(query) {
+                Some(Answer::NotFound(message)) => {
+                    first_miss.get_or_insert(Answer::NotFound(message));
+                }
+                Some(answer) => return Some(answer),
+                None => {}
+            }
+        }
+        first_miss
+    }
+
+    fn index_page(&self) -> Option<Answer> {
+        use crate::render::escape::escape_xml;
+        use std::fmt::Write as _;
+        let mut html = String::from(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Metric files</title>\
+             <style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;text-align:left;vertical-align:top}\
+             a{margin-right:.5em}</style></head><body>\n",
+        );
+        let mut any = false;
+        for file in &self.files {
+            let kernels = file.service.index().metric_kernels();
+            if kernels.is_empty() {
+                continue;
+            }
+            any = true;
+            let mut query = String::new();
+            if let Some(rank) = file.key.rank {
+                let _ = write!(query, "&rank={rank}");
+            } else if let Some(process) = &file.key.process {
+                let _ = write!(query, "&process={}", percent_encode(process));
+            }
+            if let Some(device) = file.key.device {
+                let _ = write!(query, "&device={device}");
+            }
+            let _ = write!(
+                html,
+                "<h2>{}</h2>\n<table>\n<tr><th>Kernel</th><th>Instance pages (GlobalInstanceId)</th></tr>\n",
+                escape_xml(&file.service.index().path().display().to_string())
+            );
+            for (kernel, ids) in kernels {
+                let _ = write!(html, "<tr><td>{}</td><td>", escape_xml(kernel));
+                for id in ids.iter().flatten() {
+                    let _ = write!(
+                        html,
+                        "<a href=\"/%22{}%22/{id}?format=html{query}\">{id}</a>",
+                        percent_encode(kernel)
+                    );
+                }
+                html.push_str("</td></tr>\n");
+            }
+            html.push_str("</table>\n");
+        }
+        html.push_str("</body></html>\n");
+        any.then(|| Answer::Page {
+            content_type: "text/html; charset=utf-8",
+            body: html.into_bytes(),
+        })
+    }
 }

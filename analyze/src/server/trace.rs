@@ -24,7 +24,8 @@ use super::request::percent_decode;
 /// The origin of the Perfetto UI, the only site allowed to read the trace.
 pub const PERFETTO_ORIGIN: &str = "https://ui.perfetto.dev";
 
-/// What to serve for a trace file: `path[..len]` then `suffix`.
+/// What to serve for a trace file: `path[..len]` then `suffix`, or the
+/// bytes of `memory` under the name of `path` (an in-memory merge).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TracePlan {
     pub path: PathBuf,
@@ -32,9 +33,24 @@ pub struct TracePlan {
     pub suffix: Vec<u8>,
     /// Bytes dropped after the last complete event, when the trace was cut.
     pub dropped_bytes: Option<u64>,
+    /// The whole trace, held in memory (uniview `--result-dir` with several
+    /// traces, docs/uniview.md#result-dir); `path` then only names it.
+    pub memory: Option<Bytes>,
 }
 
 impl TracePlan {
+    /// Serves `bytes` at `/<file name of name>`; nothing is read or written
+    /// on disk.
+    pub fn in_memory(name: PathBuf, bytes: Vec<u8>) -> TracePlan {
+        TracePlan {
+            path: name,
+            len: bytes.len() as u64,
+            suffix: Vec::new(),
+            dropped_bytes: None,
+            memory: Some(Bytes::from(bytes)),
+        }
+    }
+
     /// Validates the trace in one streaming pass and plans its repair.
     /// Errors keep uniview's words (docs/compatibility.md#uniview-checks: `is empty`, `is
     /// invalid` with the reason) in the one error style of all tools,
@@ -56,6 +72,7 @@ impl TracePlan {
                 len: size,
                 suffix: Vec::new(),
                 dropped_bytes: None,
+                memory: None,
             });
         }
         let file = File::open(path)
@@ -88,12 +105,14 @@ impl TracePlan {
                     len: summary.value_end,
                     suffix: b"\n".to_vec(),
                     dropped_bytes: Some(size.saturating_sub(summary.value_end)),
+                    memory: None,
                 },
                 None => TracePlan {
                     path: path.to_path_buf(),
                     len: size,
                     suffix: Vec::new(),
                     dropped_bytes: None,
+                    memory: None,
                 },
             },
             Some(cut) if cut.array_opened => TracePlan {
@@ -101,6 +120,7 @@ impl TracePlan {
                 len: cut.kept_bytes,
                 suffix: form.closing().to_vec(),
                 dropped_bytes: Some(cut.dropped_bytes),
+                memory: None,
             },
             Some(cut) => bail!(
                 "{shown}:{}: trace file is invalid: it ends before its event array starts",
@@ -138,12 +158,15 @@ pub const LINK_PORT: u16 = 8000;
 
 /// Finds the trace's first metric link (see [`links_use_https`]).
 pub fn first_metric_link(path: &Path) -> std::io::Result<Option<LinkScheme>> {
-    use std::io::Read;
+    first_metric_link_in(File::open(path)?)
+}
+
+/// [`first_metric_link`] over any reader (an in-memory trace).
+pub fn first_metric_link_in(mut file: impl std::io::Read) -> std::io::Result<Option<LinkScheme>> {
     // A .pftrace holds its links as plain protobuf strings (always
     // `http://`, docs/formats.md#pftrace), so the same byte scan finds them.
     const NEEDLE: &[u8] = b"://localhost:8000/";
     let finder = memmem::Finder::new(NEEDLE);
-    let mut file = File::open(path)?;
     let mut buffer = vec![0u8; 1 << 20];
     // Keep the last bytes of the previous chunk so a link cut by a chunk
     // border is still found (needle + the `https` before it).
@@ -253,6 +276,8 @@ impl Handler for TraceHandler {
             return with_cors(Reply::text(404, "Not found"));
         }
         let delivered = self.delivered.clone();
+        let on_complete: Option<Box<dyn FnOnce() + Send + Sync>> =
+            Some(Box::new(move || delivered()));
         with_cors(Reply {
             status: 200,
             headers: vec![(
@@ -263,12 +288,18 @@ impl Handler for TraceHandler {
                 }
                 .to_string(),
             )],
-            body: ReplyBody::File(FileSlice {
-                path: self.plan.path.clone(),
-                len: self.plan.len,
-                suffix: Bytes::from(self.plan.suffix.clone()),
-                on_complete: Some(Box::new(move || delivered())),
-            }),
+            body: match &self.plan.memory {
+                Some(bytes) => ReplyBody::Memory {
+                    bytes: bytes.clone(),
+                    on_complete,
+                },
+                None => ReplyBody::File(FileSlice {
+                    path: self.plan.path.clone(),
+                    len: self.plan.len,
+                    suffix: Bytes::from(self.plan.suffix.clone()),
+                    on_complete,
+                }),
+            },
         })
     }
 }

@@ -27,11 +27,13 @@ use anyhow::{bail, Context};
 use clap::Parser;
 
 use super::http::{self, Limits};
+use super::service::{FileKey, RoutedService};
 use super::trace::{
-    first_metric_link, perfetto_url, LinkScheme, TraceHandler, TracePlan, LINK_PORT,
+    first_metric_link, first_metric_link_in, perfetto_url, LinkScheme, TraceHandler, TracePlan,
+    LINK_PORT,
 };
 use unitrace_core::cli::warn;
-use unitrace_core::result_dir::{parse_rank_list, ResultDir};
+use unitrace_core::result_dir::{parse_rank_list, ResultDir, TraceFormat};
 
 use crate::option_file::server_options;
 use crate::plan::{ChartOptions, ServePlan, StallOptions, TlsFiles};
@@ -93,7 +95,17 @@ pub struct UniviewArgs {
     /// Only print the Perfetto link, never start a browser.
     #[arg(long = "no-browser")]
     pub no_browser: bool,
+
+    /// With --result-dir and several traces: the largest total size of the
+    /// traces merged in memory and served (MiB).
+    #[arg(long = "max-merge-mib", value_name = "MIB", default_value_t = DEFAULT_MAX_MERGE_MIB)]
+    pub max_merge_mib: u64,
 }
+
+/// Default of `--max-merge-mib`: the merge of several traces is held in
+/// memory and the browser loads it whole; beyond ~1 GB ui.perfetto.dev
+/// runs out of memory anyway (docs/uniview.md#result-dir).
+pub const DEFAULT_MAX_MERGE_MIB: u64 = 1024;
 
 /// Which kind of CSV `-m` names (docs/compatibility.md#uniview-checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,16 +184,81 @@ pub fn usage_problem(args: &UniviewArgs) -> Option<String> {
     }
 }
 
-/// `--result-dir DIR [--ranks ...]`: the trace and metrics file of the
+/// One metric file of a result dir, with the rank and device it answers
+/// for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricFile {
+    pub path: PathBuf,
+    pub key: FileKey,
+}
+
+/// The query uniview appends to the metric links of a trace of the tree
+/// (docs/uniview.md#result-dir): `rank=R`, else `process=<app>.<pid>`
+/// (percent-encoded) of its folder.
+fn link_tag(found: &unitrace_core::result_dir::Found) -> Option<String> {
+    match (found.rank, &found.process) {
+        (Some(rank), _) => Some(format!("rank={rank}")),
+        (None, Some(p)) => Some(format!(
+            "process={}",
+            super::trace::encode_component(&format!("{}.{}", p.app, p.pid))
+        )),
+        (None, None) => None,
+    }
+}
+
+/// `<app>.<pid>` of a file's process folder.
+fn process_name(found: &unitrace_core::result_dir::Found) -> Option<String> {
+    found
+        .process
+        .as_ref()
+        .map(|p| format!("{}.{}", p.app, p.pid))
+}
+
+/// What `--result-dir DIR [--ranks ...]` resolves to.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The arguments of a `-t -m` run: `trace` is the one trace file (or,
+    /// when several are merged, the first of them, for the checks), `metrics`
+    /// the first metric file.
+    pub args: UniviewArgs,
+    /// Several traces: their merge, built in memory, and the name it is
+    /// served under.
+    pub merged: Option<(PathBuf, Vec<u8>)>,
+    /// Every metric file of the selected ranks (rank, device order).
+    pub metric_files: Vec<MetricFile>,
+}
+
+/// The file name uniview.py gives the merge of several traces
+/// (`combined_trace[_ranks_<sorted ranks>].<ext>`); here it only names the
+/// merge served from memory.
+pub fn combined_name(ranks: Option<&[u32]>, ext: &str) -> String {
+    match ranks {
+        None => format!("combined_trace.{ext}"),
+        Some(ranks) => {
+            let mut sorted = ranks.to_vec();
+            sorted.sort_unstable();
+            let joined: Vec<String> = sorted.iter().map(u32::to_string).collect();
+            format!("combined_trace_ranks_{}.{ext}", joined.join("_"))
+        }
+    }
+}
+
+/// `--result-dir DIR [--ranks ...]`: the trace(s) and metric files of the
 /// tree (docs/uniview.md#result-dir), found by `unitrace_core::result_dir`
-/// (JSON preferred over .pftrace, rank order); the arguments of a `-t -m`
-/// run, or `None` after the original's message when there is no trace.
+/// (JSON preferred over .pftrace, rank order). Several traces are merged in
+/// memory as `mergetrace` merges them, with `?rank=R` added to every metric
+/// link; nothing is written into the tree. `None` after the original's
+/// message when there is no trace.
 pub fn resolve_result_dir(
     args: &UniviewArgs,
     out: &mut impl Write,
-) -> anyhow::Result<Option<UniviewArgs>> {
+) -> anyhow::Result<Option<Resolved>> {
     let Some(dir) = &args.result_dir else {
-        return Ok(Some(args.clone()));
+        return Ok(Some(Resolved {
+            args: args.clone(),
+            merged: None,
+            metric_files: Vec::new(),
+        }));
     };
     let ranks = if args.ranks.is_empty() {
         None
@@ -190,6 +267,7 @@ pub fn resolve_result_dir(
     };
     let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     let traces = tree.traces(ranks.as_deref());
+    let mut merged = None;
     let trace = match traces.files.as_slice() {
         [] => {
             let _ = writeln!(out, "Trace file is missing under {}", dir.display());
@@ -199,31 +277,89 @@ pub fn resolve_result_dir(
             let _ = writeln!(out, "Using trace file: {}", one.path.display());
             one.path.clone()
         }
-        several => bail!(
-            "{}: {} traces found; serving several merged is not supported yet: merge them with `mergetrace --result-dir {} -o merged.json` and run uniview -t merged.json",
-            dir.display(),
-            several.len(),
-            dir.display()
-        ),
+        several => {
+            let format = traces.format.unwrap_or(TraceFormat::Json);
+            let ext = match format {
+                TraceFormat::Json => "json",
+                TraceFormat::Pftrace => "pftrace",
+            };
+            // uniview.py's line (it says chrome_trace.json for both formats;
+            // we name the format found).
+            let _ = write!(
+                out,
+                "Multiple {} files found under {}",
+                format.file_name(),
+                dir.display()
+            );
+            if let Some(ranks) = &ranks {
+                let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+                let _ = write!(out, " for ranks [{}]", list.join(", "));
+            }
+            let _ = writeln!(out);
+            for r in &traces.missing_ranks {
+                warn(
+                    "uniview",
+                    format!("{}: no trace of rank {r}; merged without it", dir.display()),
+                );
+            }
+            let total: u64 = several
+                .iter()
+                .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+                .sum();
+            let cap = args.max_merge_mib.saturating_mul(1 << 20);
+            if total > cap {
+                bail!(
+                    "{}: the {} traces hold {} MiB, more than the {} MiB uniview merges in memory (--max-merge-mib): merge them with `mergetrace --result-dir {} -o merged.{ext}` and run `uniview -t merged.{ext}`",
+                    dir.display(),
+                    several.len(),
+                    total.div_ceil(1 << 20),
+                    args.max_merge_mib,
+                    dir.display()
+                );
+            }
+            let inputs: Vec<mergetrace::MemoryInput> = several
+                .iter()
+                .map(|f| mergetrace::MemoryInput {
+                    path: f.path.clone(),
+                    rank: f.rank,
+                    link_tag: link_tag(f),
+                })
+                .collect();
+            let bytes = mergetrace::merge_in_memory(&inputs)?;
+            let name = combined_name(ranks.as_deref(), ext);
+            let _ = writeln!(
+                out,
+                "Merged {} trace files in memory as {name} ({} bytes); nothing is written under {}",
+                several.len(),
+                bytes.len(),
+                dir.display()
+            );
+            merged = Some((PathBuf::from(name), bytes));
+            several[0].path.clone()
+        }
     };
-    let metrics = tree.metric_files(ranks.as_deref());
-    if metrics.len() > 1 {
-        warn(
-            "uniview",
-            format!(
-                "{}: {} metric files; charts are served for {} only",
-                dir.display(),
-                metrics.len(),
-                metrics[0].path.display()
-            ),
-        );
-    }
+    let metric_files: Vec<MetricFile> = tree
+        .metric_files(ranks.as_deref())
+        .into_iter()
+        .map(|f| MetricFile {
+            path: f.path.clone(),
+            key: FileKey {
+                rank: f.rank,
+                device: f.device(),
+                process: process_name(f),
+            },
+        })
+        .collect();
     let mut resolved = args.clone();
     resolved.trace = Some(trace);
-    resolved.metrics = metrics.first().map(|f| f.path.clone());
+    resolved.metrics = metric_files.first().map(|f| f.path.clone());
     resolved.result_dir = None;
     resolved.ranks.clear();
-    Ok(Some(resolved))
+    Ok(Some(Resolved {
+        args: resolved,
+        merged,
+        metric_files,
+    }))
 }
 
 /// The checks of docs/compatibility.md#uniview-checks, in the original's order and with
@@ -352,16 +488,73 @@ fn on_path(program: &str) -> bool {
     })
 }
 
+/// The chart server of several metric files (docs/uniview.md#result-dir):
+/// the options of `plan` (made for the first file) for every file, one
+/// [`RoutedService`] over them, indexed in parallel.
+fn prepare_routed(
+    plan: &ServePlan,
+    files: &[MetricFile],
+    out: &mut impl Write,
+) -> anyhow::Result<super::ChartServer> {
+    // The notices of `super::prepare` (the original's chart server prints them).
+    let _ = writeln!(out, "No output to file");
+    let _ = writeln!(
+        out,
+        "Options -o/--output, -r/--report, -k/--kernel, -i/--instance and -d/--device are ignored if they are present"
+    );
+    let _ = writeln!(
+        out,
+        "Serving charts of {} metric files: {}",
+        files.len(),
+        files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let tls = match &plan.tls {
+        Some(files) => Some(super::tls::server_config(
+            files.certificate.as_deref(),
+            files.key.as_deref(),
+            out,
+        )?),
+        None => None,
+    };
+    let plans: Vec<(ServePlan, FileKey)> = files
+        .iter()
+        .map(|f| {
+            let mut p = plan.clone();
+            p.input = f.path.clone();
+            (p, f.key.clone())
+        })
+        .collect();
+    let service = RoutedService::open(&plans)?;
+    let listener = http::bind_loopback(plan.port)
+        .with_context(|| format!("cannot listen on 127.0.0.1:{}", plan.port))?;
+    Ok(super::ChartServer {
+        listener,
+        tls,
+        service: Arc::new(service),
+        limits: Limits::default(),
+    })
+}
+
 /// The whole uniview flow (docs/compatibility.md#uniview).
 pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
-    let Some(args) = resolve_result_dir(args, &mut stdout)? else {
+    let Some(resolved) = resolve_result_dir(args, &mut stdout)? else {
         return Ok(ExitCode::from(unitrace_core::cli::EXIT_FAILURE));
     };
-    let args = &args;
+    let args = &resolved.args;
     let kind = check(args)?;
-    let trace = args.trace.clone().unwrap_or_default();
-    let plan = TracePlan::for_file(&trace)?;
+    let (trace, plan) = match resolved.merged {
+        Some((name, bytes)) => (name.clone(), TracePlan::in_memory(name, bytes)),
+        None => {
+            let trace = args.trace.clone().unwrap_or_default();
+            let plan = TracePlan::for_file(&trace)?;
+            (trace, plan)
+        }
+    };
     if let Some(dropped) = plan.dropped_bytes {
         let _ = writeln!(
             stdout,
@@ -373,8 +566,11 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     // trace is offered, so a problem shows before the browser opens.
     let charts = match kind {
         Some(kind) => {
-            let link = first_metric_link(&trace)
-                .with_context(|| format!("Trace file {} cannot be read", trace.display()))?;
+            let link = match &plan.memory {
+                Some(bytes) => first_metric_link_in(&bytes[..]),
+                None => first_metric_link(&trace),
+            }
+            .with_context(|| format!("Trace file {} cannot be read", trace.display()))?;
             // The trace's links name port 8000; charts on another port are
             // out of their reach (issue 17: one warning, not silence).
             if link.is_some() && args.port != LINK_PORT {
@@ -390,7 +586,13 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             let https = link == Some(LinkScheme::Https);
             let plan = serve_plan(args, kind, https)?;
             super::check_input(&plan.input)?;
-            Some(super::prepare(&plan, &mut stdout)?)
+            // From a result dir even one file is routed: a link tagged with
+            // another rank must not be answered from this rank's file.
+            if !resolved.metric_files.is_empty() {
+                Some(prepare_routed(&plan, &resolved.metric_files, &mut stdout)?)
+            } else {
+                Some(super::prepare(&plan, &mut stdout)?)
+            }
         }
         None => None,
     };
