@@ -601,6 +601,14 @@ fn result_dir_serves_several_traces_merged_in_memory() {
     let untagged = rank1.split('?').next().unwrap().to_string();
     let page = get(server.port(), &format!("{untagged}?format=html"));
     assert!(page.text().contains("rank0_kernel"));
+    // perfdashboard's URL is routed the same way by its rank key.
+    let gid = untagged.rsplit('/').next().unwrap();
+    let page = get(server.port(), &format!("/perfdashboard?gid={gid}&rank=1"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert!(page.text().contains("rank1_kernel"), "{}", page.text());
+    assert!(!page.text().contains("rank0_kernel"));
+    let page = get(server.port(), &format!("/perfdashboard?gid={gid}&rank=0"));
+    assert!(page.text().contains("rank0_kernel"), "{}", page.text());
     let (code, _) = server.interrupt();
     assert_eq!(code, Some(0));
     // Nothing written into the result dir (uniview.py writes combined_trace.json there).
