@@ -46,7 +46,8 @@ pub struct Args {
     #[arg(long, value_name = "DEVICE.csv")]
     pub roofline: Option<PathBuf>,
 
-    /// Every row, one line per item and metric.
+    /// Every row, one line per item and metric (Parquet when FILE ends in
+    /// `.parquet`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 

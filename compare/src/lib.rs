@@ -21,6 +21,7 @@ use anyhow::{bail, Result};
 use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile};
 use unitrace_core::cli::warn;
 use unitrace_core::InputError;
+use unitrace_render::table::TableFormat;
 
 use args::Args;
 use kinds::Kind;
@@ -177,8 +178,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
     let mut pending: Vec<(&PathBuf, AtomicFile)> = Vec::new();
     if let Some(path) = &args.csv {
-        let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        output::write_csv(&mut f, &cmp)?;
+        let f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+        let f = output::write_table(f, TableFormat::of_path(path), &cmp)?;
         pending.push((path, f));
     }
     if let Some(path) = &args.json {

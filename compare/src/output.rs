@@ -5,6 +5,8 @@
 use std::io::{self, Write};
 
 use crate::delta::{Comparison, Row, SectionDelta};
+use unitrace_render::parquet::{Column, Schema};
+use unitrace_render::table::{TableFormat, TableWriter};
 
 /// Console and Markdown rows per section (the files hold all).
 pub const TOP_ROWS: usize = 20;
@@ -252,25 +254,36 @@ fn write_metrics(w: &mut dyn Write, r: &Row) -> io::Result<()> {
     Ok(())
 }
 
-/// Long format: one line per (section, item, metric); time first.
-pub fn write_csv(w: &mut dyn Write, c: &Comparison) -> anyhow::Result<()> {
-    let mut out = csv::Writer::from_writer(w);
-    out.write_record([
-        "section",
-        "name",
-        "baseline_name",
-        "status",
-        "metric",
-        "baseline",
-        "candidate",
-        "delta",
-        "ratio",
-        "change_pct",
-        "share_of_change_pct",
-        "baseline_spread",
-        "candidate_spread",
-        "within_noise",
-    ])?;
+/// The `--csv` columns typed for Parquet (docs/formats.md#parquet-tables):
+/// numbers are `DOUBLE` (empty, i.e. null, when not finite or not
+/// applicable), `within_noise` a boolean (null on metric rows).
+pub fn table_schema() -> Schema {
+    Schema::new(vec![
+        Column::utf8("section"),
+        Column::utf8("name"),
+        Column::utf8("baseline_name").nullable(),
+        Column::utf8("status"),
+        Column::utf8("metric"),
+        Column::float64("baseline").nullable(),
+        Column::float64("candidate").nullable(),
+        Column::float64("delta").nullable(),
+        Column::float64("ratio").nullable(),
+        Column::float64("change_pct").nullable(),
+        Column::float64("share_of_change_pct").nullable(),
+        Column::float64("baseline_spread").nullable(),
+        Column::float64("candidate_spread").nullable(),
+        Column::bool("within_noise").nullable(),
+    ])
+}
+
+/// Long format: one line per (section, item, metric); time first. CSV, or
+/// Parquet for a `--csv` name ending in `.parquet`; returns `w`.
+pub fn write_table<W: Write + Send>(
+    w: W,
+    format: TableFormat,
+    c: &Comparison,
+) -> anyhow::Result<W> {
+    let mut out = TableWriter::new(w, format, &table_schema())?;
     for s in &c.sections {
         for r in &s.rows {
             out.write_record([
@@ -310,8 +323,7 @@ pub fn write_csv(w: &mut dyn Write, c: &Comparison) -> anyhow::Result<()> {
             }
         }
     }
-    out.flush()?;
-    Ok(())
+    Ok(out.finish()?)
 }
 
 pub fn write_json(w: &mut dyn Write, c: &Comparison, violations: &[String]) -> anyhow::Result<()> {

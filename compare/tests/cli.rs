@@ -791,3 +791,30 @@ fn roofline_html_draws_one_arrow_per_matched_kernel() {
         0
     );
 }
+
+/// `--csv d.parquet` holds the rows of `--csv d.csv`, typed
+/// (docs/formats.md#parquet-tables).
+#[test]
+fn csv_as_parquet_holds_the_same_rows_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    for (b, c) in [
+        ("base", "cand"),
+        ("base.summary.json", "cand.summary.json"),
+        ("base.metrics.csv", "cand.metrics.csv"),
+    ] {
+        let csv = dir.path().join(format!("{b}.csv"));
+        let pq = dir.path().join(format!("{b}.parquet"));
+        for out in [&csv, &pq] {
+            let o = compare(&[s(&data(b)), s(&data(c)), "-q", "--csv", s(out)]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let csv = std::fs::read(&csv).unwrap();
+        let pq = std::fs::read(&pq).unwrap();
+        assert!(csv.iter().filter(|&&b| b == b'\n').count() > 3);
+        unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
+        assert_eq!(
+            unitrace_render::table::parquet_schema(pq).unwrap(),
+            compare::output::table_schema()
+        );
+    }
+}

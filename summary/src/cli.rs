@@ -15,6 +15,7 @@ use unitrace_core::cli::warn;
 use unitrace_core::summary_tarball::for_each_member_streaming;
 use unitrace_core::whole_file::{read_capped, MAX_SCHEMA_BYTES};
 use unitrace_core::InputError;
+use unitrace_render::table::{TableFormat, TableWriter};
 
 use crate::aggregate::{render_output, Aggregation};
 use crate::coverage::report_coverage;
@@ -59,7 +60,8 @@ pub struct SummaryArgs {
     pub json: Option<PathBuf>,
 
     /// Per-rank table: one row per rank/process, time and calls per
-    /// category; CSV, or JSON when the name ends in `.json`.
+    /// category; CSV, or JSON when the name ends in `.json`, or Parquet
+    /// when it ends in `.parquet`.
     #[arg(long = "per-rank", value_name = "FILE")]
     pub per_rank: Option<PathBuf>,
 
@@ -243,13 +245,15 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let text = if is_json {
-            ranks::render_json(&table, &coverage)
+        let written = if is_json {
+            write_atomic(path, ranks::render_json(&table, &coverage).as_bytes())
+        } else if TableFormat::of_path(path) == TableFormat::Parquet {
+            TableWriter::create(path, &ranks::per_rank_schema(&table))
+                .and_then(|mut w| ranks::write_table(&table, &mut w).and_then(|()| w.commit()))
         } else {
-            ranks::render_csv(&table)
+            write_atomic(path, ranks::render_csv(&table).as_bytes())
         };
-        write_atomic(path, text.as_bytes())
-            .map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?;
+        written.map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?;
     }
     if let Some(format) = args.format {
         let text = match format {

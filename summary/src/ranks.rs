@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 use unitrace_core::summary_text::ProcessReport;
+use unitrace_render::parquet::{Column as ParquetColumn, Schema};
+use unitrace_render::table::{TableFormat, TableWriter};
 
 use crate::coverage::{coverage_lines, Coverage};
 
@@ -336,11 +338,35 @@ fn opt(v: Option<u64>) -> String {
 /// time columns in which this row is the largest, with its excess over the
 /// median.
 pub fn render_csv(table: &RankTable) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header = vec!["rank".to_string(), "pid".into(), "member".into()];
-    header.extend(table.columns.iter().map(|c| c.name.clone()));
-    header.push("slowest_in".into());
-    let _ = w.write_record(&header);
+    let written = TableWriter::new(Vec::new(), TableFormat::Csv, &per_rank_schema(table))
+        .and_then(|mut w| write_table(table, &mut w).and_then(|()| w.finish()));
+    String::from_utf8_lossy(&written.unwrap_or_default()).into_owned()
+}
+
+/// The columns of [`render_csv`] typed for Parquet
+/// (docs/formats.md#parquet-tables): rank and pid are nullable integers,
+/// every time (ns) and count column a nullable `INT64`.
+pub fn per_rank_schema(table: &RankTable) -> Schema {
+    let mut columns = vec![
+        ParquetColumn::int64("rank").nullable(),
+        ParquetColumn::int64("pid").nullable(),
+        ParquetColumn::utf8("member"),
+    ];
+    columns.extend(
+        table
+            .columns
+            .iter()
+            .map(|c| ParquetColumn::int64(c.name.clone()).nullable()),
+    );
+    columns.push(ParquetColumn::utf8("slowest_in").nullable());
+    Schema::new(columns)
+}
+
+/// The rows of [`render_csv`] into a CSV or Parquet table.
+pub fn write_table<W: std::io::Write + Send>(
+    table: &RankTable,
+    w: &mut TableWriter<W>,
+) -> std::io::Result<()> {
     for (i, row) in table.rows.iter().enumerate() {
         let mut rec = vec![opt(row.id.rank), opt(row.id.pid), row.key.clone()];
         rec.extend(
@@ -350,10 +376,9 @@ pub fn render_csv(table: &RankTable) -> String {
                 .map(|c| c.values[i].map(|v| v.to_string()).unwrap_or_default()),
         );
         rec.push(table.slowest_in(i));
-        let _ = w.write_record(&rec);
+        w.write_record(&rec)?;
     }
-    let bytes = w.into_inner().unwrap_or_default();
-    String::from_utf8_lossy(&bytes).into_owned()
+    Ok(())
 }
 
 fn row_label(row: &ProcessRow) -> String {

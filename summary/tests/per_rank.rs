@@ -125,3 +125,31 @@ fn table_fits_100_columns_and_keeps_every_value() {
         "{table}"
     );
 }
+
+/// `--per-rank ranks.parquet` holds the rows of `--per-rank ranks.csv`,
+/// typed (docs/formats.md#parquet-tables): integer ns and counts, not text.
+#[test]
+fn per_rank_parquet_holds_the_csv_rows_typed() {
+    use unitrace_render::parquet::ColumnType;
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("ranks.csv");
+    let pq_path = dir.path().join("ranks.parquet");
+    run_ok(
+        &data("plain.tgz"),
+        &["--per-rank", csv_path.to_str().unwrap()],
+    );
+    run_ok(
+        &data("plain.tgz"),
+        &["--per-rank", pq_path.to_str().unwrap()],
+    );
+    let csv = std::fs::read(&csv_path).unwrap();
+    let pq = std::fs::read(&pq_path).unwrap();
+    unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
+    let schema = unitrace_render::table::parquet_schema(pq).unwrap();
+    let ty = |name: &str| schema.columns[schema.index_of(name).unwrap()].ty;
+    assert_eq!(ty("rank"), ColumnType::Int64);
+    assert_eq!(ty("matmul_time_ns"), ColumnType::Int64);
+    assert_eq!(ty("matmul_calls"), ColumnType::Int64);
+    assert_eq!(ty("member"), ColumnType::Utf8);
+    assert_eq!(ty("slowest_in"), ColumnType::Utf8);
+}

@@ -38,6 +38,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
 
+    /// Write the same tables as Parquet files into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+
     /// Write the whole report as one JSON document.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -54,7 +58,7 @@ pub struct Args {
     pub events: Option<PathBuf>,
 
     /// Write a mergeable partial (per-rank summaries) instead of a report.
-    #[arg(long, value_name = "OUT.json", conflicts_with_all = ["combine", "csv", "json", "html"])]
+    #[arg(long, value_name = "OUT.json", conflicts_with_all = ["combine", "csv", "parquet", "json", "html"])]
     pub partial: Option<PathBuf>,
 
     /// The inputs are partials written by --partial: reduce them to one report.

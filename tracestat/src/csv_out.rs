@@ -1,12 +1,17 @@
 //! `--csv DIR`: one CSV file per table of the report
-//! (docs/tracestat.md#csv-files). Every file is written to a temporary
-//! name first and renamed only when all of them were written.
+//! (docs/tracestat.md#csv-files); `--parquet DIR`: the same tables as
+//! Parquet files of the same names (`breakdown.parquet`, …), typed by
+//! [`column_type`] (docs/formats.md#parquet-tables). Every file is written
+//! to a temporary name first and renamed only when all of them were
+//! written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use unitrace_core::atomic::AtomicFile;
 use unitrace_core::InputError;
+use unitrace_render::parquet::{Column, ColumnType, Schema};
+use unitrace_render::table::{TableFormat, TableWriter};
 
 use crate::report::Report;
 
@@ -413,20 +418,77 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out
 }
 
-pub fn write_dir(dir: &Path, r: &Report) -> Result<()> {
+/// The Parquet type of a column, from its name alone so that every run
+/// writes the same schema: counts are `INT64`, times (`*_us`), shares
+/// (`*_pct`), rates and the heatmap's bins (named by their start time)
+/// `DOUBLE`, `consistent` a boolean; labels (`rank` included: a file
+/// without a rank is labelled by its index) are strings.
+pub fn column_type(name: &str) -> ColumnType {
+    const COUNTS: &[&str] = &[
+        "launches",
+        "gaps",
+        "kernels",
+        "with_flow",
+        "negative_latency",
+        "short_kernels",
+        "ranks",
+        "calls",
+        "self_launches",
+        "bytes",
+        "occurrence",
+        "instances",
+        "bytes_total",
+        "arrived_last",
+        "collectives",
+        "count",
+    ];
+    if COUNTS.contains(&name) || name.starts_with("count_") || name.ends_with("_gaps") {
+        ColumnType::Int64
+    } else if name == "consistent" {
+        ColumnType::Bool
+    } else if name.ends_with("_us")
+        || name.starts_with("us_")
+        || name.ends_with("_pct")
+        || name.ends_with("gbps")
+        || name.ends_with("gbps_mean")
+        || name.parse::<f64>().is_ok()
+    {
+        ColumnType::Float64
+    } else {
+        ColumnType::Utf8
+    }
+}
+
+/// The Parquet schema of a table with this header: every column nullable,
+/// as any CSV field may be empty.
+pub fn table_schema(head: &[String]) -> Schema {
+    Schema::new(
+        head.iter()
+            .map(|name| Column::new(name.clone(), column_type(name)).nullable())
+            .collect(),
+    )
+}
+
+/// The file `name` (from [`tables`]) of a table in `format`.
+pub fn file_name(name: &str, format: TableFormat) -> PathBuf {
+    Path::new(name).with_extension(format.extension())
+}
+
+/// Writes every table into `dir` as CSV or Parquet files.
+pub fn write_dir(dir: &Path, r: &Report, format: TableFormat) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| InputError::io(dir, &e))?;
     let mut pending = Vec::new();
     for (name, head, rows) in tables(r) {
-        let path = dir.join(name);
+        let path = dir.join(file_name(name, format));
         let file = AtomicFile::create(&path).map_err(|e| InputError::io(&path, &e))?;
-        let mut w = csv::Writer::from_writer(file);
-        w.write_record(&head)?;
-        for row in rows {
-            w.write_record(&row)?;
-        }
-        let file = w
-            .into_inner()
-            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.error()))?;
+        let written = (|| {
+            let mut w = TableWriter::new(file, format, &table_schema(&head))?;
+            for row in rows {
+                w.write_record(&row)?;
+            }
+            w.finish()
+        })();
+        let file = written.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         pending.push((path, file));
     }
     for (path, file) in pending {

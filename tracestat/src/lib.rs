@@ -33,10 +33,11 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use rayon::prelude::*;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile};
+use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::InputError;
+use unitrace_render::table::TableFormat;
 
 use args::Args;
 use classify::Classifier;
@@ -213,14 +214,19 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             }
         }
     }
-    if let Some(dir) = &args.csv {
+    let table_dirs = [
+        ("csv", &args.csv, TableFormat::Csv),
+        ("parquet", &args.parquet, TableFormat::Parquet),
+    ];
+    for (option, dir, format) in table_dirs {
+        let Some(dir) = dir else { continue };
         for input in &inputs {
             if input.parent().is_some_and(|p| same_output_path(p, dir)) {
-                // CSV names are fixed; refuse only a real clash.
+                // Table names are fixed; refuse only a real clash.
                 for (name, _, _) in csv_out::tables(&empty_report()) {
-                    if same_output_path(&dir.join(name), input) {
+                    if same_output_path(&dir.join(csv_out::file_name(name, format)), input) {
                         bail!(
-                            "--csv {}: would overwrite the input {}",
+                            "--{option} {}: would overwrite the input {}",
                             dir.display(),
                             input.display()
                         );
@@ -338,7 +344,9 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     }
 
     let report = report::build(ranks, opts, args.bins as usize);
-    // Write every file first (temporary names), commit them together.
+    // Write every file first (temporary names), commit them together: the
+    // set renames the report files and the table directories at once.
+    let output_set = OutputSet::begin();
     let mut pending: Vec<(PathBuf, AtomicFile)> = Vec::new();
     if let Some(path) = &args.json {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
@@ -352,11 +360,15 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         pending.push((path.clone(), f));
     }
     if let Some(dir) = &args.csv {
-        csv_out::write_dir(dir, &report)?;
+        csv_out::write_dir(dir, &report, TableFormat::Csv)?;
+    }
+    if let Some(dir) = &args.parquet {
+        csv_out::write_dir(dir, &report, TableFormat::Parquet)?;
     }
     for (path, f) in pending {
         f.commit().map_err(|e| InputError::io(&path, &e))?;
     }
+    output_set.commit()?;
     if !args.quiet {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();

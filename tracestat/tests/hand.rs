@@ -458,3 +458,59 @@ fn merged_trace_splits_into_its_ranks() {
     assert_eq!(merged["ranks"], 4);
     assert_eq!(merged, files);
 }
+
+/// `--parquet DIR` writes every table of `--csv DIR` (same run) under the
+/// same name, with the same values, typed (docs/formats.md#parquet-tables).
+#[test]
+fn parquet_dir_holds_the_csv_tables_typed() {
+    use unitrace_render::parquet::ColumnType;
+    for (inputs, extra) in [(coll_files(), vec![]), (gen_files(), vec!["--tree", "3"])] {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, pq) = (dir.path().join("csv"), dir.path().join("pq"));
+        let mut args: Vec<std::ffi::OsString> = inputs.into_iter().map(Into::into).collect();
+        args.extend([
+            "--csv".into(),
+            csv.clone().into(),
+            "--parquet".into(),
+            pq.clone().into(),
+            "-q".into(),
+        ]);
+        args.extend(extra.iter().map(Into::into));
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let out = run(&refs);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&csv)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut rows = 0;
+        for name in &names {
+            let stem = name.strip_suffix(".csv").unwrap();
+            let c = std::fs::read(csv.join(name)).unwrap();
+            let p = std::fs::read(pq.join(format!("{stem}.parquet"))).unwrap();
+            rows += c.iter().filter(|&&b| b == b'\n').count() - 1;
+            unitrace_render::table::same_as_csv(&c, p).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(rows > 20, "{rows}");
+        assert_eq!(std::fs::read_dir(&pq).unwrap().count(), names.len());
+        let schema = unitrace_render::table::parquet_schema(
+            std::fs::read(pq.join("kernels.parquet")).unwrap(),
+        )
+        .unwrap();
+        let ty = |n: &str| schema.columns[schema.index_of(n).unwrap()].ty;
+        assert_eq!(
+            [ty("kernel"), ty("count"), ty("total_us"), ty("rank_min")],
+            [
+                ColumnType::Utf8,
+                ColumnType::Int64,
+                ColumnType::Float64,
+                ColumnType::Utf8
+            ]
+        );
+    }
+}
