@@ -51,7 +51,7 @@ use crate::kernel_match::{
     ambiguous_message, did_you_mean, resolve_kernel, suggest_metrics, KernelMatch,
 };
 use crate::plan::{ChartOptions, ChartsPlan, XAxis};
-use crate::render::data::DataWriter;
+use crate::render::data::{DataLayout, DataWriter, DataX};
 use crate::render::{self, Chart, Format, Page, PageSink, Series};
 
 /// Name of the column every throughput chart divides by (docs/compatibility.md#analyze-metric-names).
@@ -1083,18 +1083,17 @@ impl<'a> Session<'a> {
             }
             if let Some(data) = self.plan.draw.data.as_deref() {
                 // The `report` column only for files that say which
-                // reports are doubtful: other --data files stay as they were.
-                let writer = if self.options.x_axis == XAxis::Time {
-                    // The time column only with `--x time`: default
-                    // --data files stay as they were.
-                    DataWriter::create_timed(data, self.validity.is_some())
-                } else if self.validity.is_some() {
-                    DataWriter::create_marked(data)
-                } else {
-                    DataWriter::create(data)
+                // reports are doubtful, the time column only with `--x
+                // time`: default --data files stay as they were.
+                let layout = DataLayout {
+                    x: match self.options.x_axis {
+                        XAxis::Time => DataX::Time,
+                        XAxis::Sample => DataX::Sample,
+                    },
+                    marked: self.validity.is_some(),
                 };
                 self.data = Some(
-                    writer
+                    DataWriter::create(data, layout)
                         .with_context(|| format!("{}: cannot create data file", data.display()))?,
                 );
             }

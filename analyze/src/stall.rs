@@ -32,7 +32,7 @@ use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
 use crate::kernel_match::{ambiguous_message, closest_names, resolve_kernel, KernelMatch};
 use crate::plan::{ReportFormat, ReportView, StallsPlan};
-use crate::render::data::DataWriter;
+use crate::render::data::{DataLayout, DataWriter};
 use crate::render::{self, Chart, Format, Page, PageSink};
 use crate::stall_page::{self, PageInfo, Source};
 use crate::stall_summary::StallSummary;
@@ -276,7 +276,7 @@ impl Charts {
                 // take the CSV's bare hex digits for decimal
                 // (docs/compatibility.md#analyze-data-ip).
                 self.data = Some(
-                    DataWriter::create_with_x_column(path, "ip")
+                    DataWriter::create(path, DataLayout::STALLS)
                         .with_context(|| format!("{}: cannot create data file", path.display()))?,
                 );
             }

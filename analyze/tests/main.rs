@@ -4,6 +4,7 @@
 
 mod charts;
 mod dashboard;
+mod data_parquet;
 mod find_kernel;
 mod instance_names;
 mod list;

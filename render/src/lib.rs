@@ -13,7 +13,7 @@
 //!   [`pdf::PdfWriter`] (multi-page PDF, DejaVu Sans embedded as a subset
 //!   per document, selectable text), [`svg::SvgWriter`] (pages stacked in one
 //!   SVG), [`html::HtmlWriter`] (one inline SVG per page) and
-//!   [`data::DataWriter`] (the plotted series as CSV). [`create`] opens one
+//!   [`data::DataWriter`] (the plotted series as CSV or Parquet). [`create`] opens one
 //!   of the page writers on a file through `unitrace_core::AtomicFile`, so
 //!   nothing is visible at the path until the document is complete; the
 //!   chart server writes into a `Vec<u8>` instead ([`write_pages`]).
