@@ -40,6 +40,9 @@ pub const STRAGGLER_RATIO: f64 = 1.10;
 /// in the tooltip).
 const SHOWN_NAME_CHARS: usize = 90;
 
+/// The same in the narrower top-kernels column of the files table.
+const TOP_NAME_CHARS: usize = 48;
+
 /// One metric file of the tree as the index lists it.
 #[derive(Debug, Clone)]
 pub struct ListedFile {
@@ -337,9 +340,11 @@ pub fn result_dir_html(head: &PageTitle<'_>, files: &[ListedFile]) -> String {
         },
         STYLE,
     );
+    // The straggler views first: the files table grows with the ranks
+    // and devices.
     rank_card(&mut html, &summary);
-    files_card(&mut html, files);
     kernels_card(&mut html, files, &summary);
+    files_card(&mut html, files);
     page_end(&mut html, SCRIPT);
     html
 }
@@ -369,8 +374,13 @@ fn versus(value: f64, reference: f64) -> String {
 /// A kernel name as shown: without its launch shape, cut after
 /// [`SHOWN_NAME_CHARS`] characters.
 fn shown_name(name: &str) -> String {
+    cut_name(name, SHOWN_NAME_CHARS)
+}
+
+/// `name` without its launch shape, cut after `chars` characters.
+fn cut_name(name: &str, chars: usize) -> String {
     let short = strip_shape(name);
-    match short.char_indices().nth(SHOWN_NAME_CHARS) {
+    match short.char_indices().nth(chars) {
         Some((cut, _)) => format!("{}\u{2026}", &short[..cut]),
         None => short.to_string(),
     }
@@ -521,7 +531,7 @@ fn top_kernels(html: &mut String, file: &ListedFile, kernels: &[KernelTotal], gp
     });
     html.push_str("<ol class=\"top\">");
     for k in order.iter().take(TOP_KERNELS) {
-        let name = escape(&shown_name(&k.name)).into_owned();
+        let name = escape(&cut_name(&k.name, TOP_NAME_CHARS)).into_owned();
         match k.first_id {
             Some(id) => {
                 let _ = write!(
@@ -735,11 +745,11 @@ main { max-width: 1600px; }
 #rank-times tr.slow td { font-weight: 600; }
 .scroll.tall { max-height: 26em; overflow-y: auto; }
 td.path code, td.kname code { font-size: 0.88em; }
+td.path { white-space: nowrap; }
 ol.top { margin: 0; padding-left: 1.4em; }
 ol.top li { margin: 0.05em 0; overflow-wrap: anywhere; }
 td.kname { min-width: 26em; overflow-wrap: anywhere; }
 #across tr.slow td.ratio { color: #cf222e; font-weight: 600; }
-#across tr.slow td.kname code { color: #cf222e; }
 td .error { margin: 0; }
 td.kname .shape { color: var(--muted); font-size: 0.8em; white-space: nowrap; }
 svg.strip { display: block; }
