@@ -20,6 +20,7 @@ pub mod index;
 pub mod metric_dashboard;
 pub mod pages;
 pub mod request;
+pub mod result_dir_index;
 pub mod service;
 pub mod stall_dashboard;
 pub mod tls;

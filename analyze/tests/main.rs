@@ -22,6 +22,7 @@ mod stall_report;
 mod time_axis;
 mod uniview;
 mod uniview_options;
+mod uniview_result_dir_index;
 mod validity;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -23,13 +23,15 @@ use crate::render::dashboard::{page_end, page_start, script_json, PageHead};
 /// Instance links listed per kernel on the index (the rest are counted).
 pub const LINKS_PER_KERNEL: usize = 500;
 
-/// Mean of the instance means, their maximum, and how many instances had
-/// a value.
+/// Mean of the instance means, their maximum, how many instances had a
+/// value, and the sum of every row's value (a kernel's total GPU time on
+/// the result-dir index, docs/uniview.md#result-dir-index).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Stat {
     sum: f64,
     max: f64,
     instances: u32,
+    total: f64,
 }
 
 impl Default for Stat {
@@ -38,6 +40,7 @@ impl Default for Stat {
             sum: 0.0,
             max: f64::NEG_INFINITY,
             instances: 0,
+            total: 0.0,
         }
     }
 }
@@ -110,6 +113,7 @@ impl KernelStats {
                 stat.sum += mean;
                 stat.max = stat.max.max(mean);
                 stat.instances += 1;
+                stat.total += acc.0;
             }
             *acc = (0.0, 0);
         }
@@ -127,6 +131,17 @@ impl KernelStats {
         let id = *self.counter_ids.get(name)?;
         let stat = self.kernels.get(kernel)?.get(id)?;
         (stat.instances > 0).then(|| (stat.sum / f64::from(stat.instances), stat.max))
+    }
+
+    /// Sum of counter `name` over every kept row of kernel `kernel`
+    /// (`None` when no row had a value). For `GpuTime[ns]` this is the
+    /// kernel's GPU time: one row per instance in query files, and the
+    /// sampling periods that fell inside the kernel in sampling files
+    /// (docs/formats.md#metric-csv-sampling).
+    pub fn total(&self, kernel: usize, name: &str) -> Option<f64> {
+        let id = *self.counter_ids.get(name)?;
+        let stat = self.kernels.get(kernel)?.get(id)?;
+        (stat.instances > 0).then_some(stat.total)
     }
 }
 
@@ -284,8 +299,15 @@ const INDEX_SCRIPT: &str = r#"(function () {
   data.selected.forEach(function (n) { shown[n] = true; });
   var table = document.getElementById('kernels');
   var filter = document.getElementById('kernel-filter');
+  // Served for one file of a result dir (/perfdashboard?rank=R&device=D),
+  // the instance links keep its routing keys (docs/uniview.md#result-dir).
+  var params = new URLSearchParams(location.search), route = '';
+  ['rank', 'device', 'process'].forEach(function (key) {
+    var v = params.get(key);
+    if (v !== null) { route += '&' + key + '=' + encodeURIComponent(v); }
+  });
   function link(k, id) {
-    return '/perfdashboard?gid=' + id + '&kernel=' + encodeURIComponent(k.name);
+    return '/perfdashboard?gid=' + id + '&kernel=' + encodeURIComponent(k.name) + route;
   }
   function build() {
     // The first columns in their order (GPU time first), the others as chosen.
@@ -369,7 +391,7 @@ const INDEX_SCRIPT: &str = r#"(function () {
     });
     box.appendChild(fs);
   });
-  var q = new URLSearchParams(location.search).get('q');
+  var q = params.get('q');
   if (q) { filter.value = q; }
   build();
 })();

@@ -388,7 +388,15 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
       redraw();
     });
   });
-  // Compare with another GlobalInstanceId (perfdashboard's messages).
+  // Compare with another GlobalInstanceId (perfdashboard's messages). On
+  // a page of one file of a result dir (`rank=R`, `device=D` or
+  // `process=P` in the URL) the other instance is asked of the same file
+  // (docs/uniview.md#result-dir).
+  var params = new URLSearchParams(location.search), route = '';
+  ['rank', 'device', 'process'].forEach(function (key) {
+    var v = params.get(key);
+    if (v !== null) { route += '&' + key + '=' + encodeURIComponent(v); }
+  });
   var byGid = {};
   slots.forEach(function (s) { var g = s.el.getAttribute('data-gid'); if (g !== null && !(g in byGid)) { byGid[g] = s; } });
   slots.forEach(function (slot) {
@@ -408,7 +416,7 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
         done(dataOf(other));
         return;
       }
-      fetch('/perfdashboard?gid=' + id + '&format=json').then(function (r) {
+      fetch('/perfdashboard?gid=' + id + '&format=json' + route).then(function (r) {
         if (!r.ok) { throw new Error(String(r.status)); }
         return r.json();
       }).then(done, function () { msg.textContent = 'Kernel ID ' + id + ' not found.'; });

@@ -550,6 +550,30 @@ mod tests {
         })
     }
 
+    /// The result-dir index's GPU time of a kernel is the sum of its rows'
+    /// `GpuTime[ns]` over all its instances and device sections
+    /// (docs/uniview.md#result-dir-index).
+    #[test]
+    fn kernel_totals_sum_every_row() {
+        let (_dir, path) = write(V1);
+        let index = FileIndex::build(&path).unwrap();
+        let at = |name: &str| {
+            index
+                .metric_kernels()
+                .iter()
+                .position(|(n, _)| n == name)
+                .unwrap()
+        };
+        let stats = index.stats();
+        let a = at("a[SIMD16 {1; 1; 1} {16; 1; 1}]");
+        assert_eq!(stats.total(a, "GpuTime[ns]"), Some(300.0));
+        assert_eq!(stats.total(a, "X[%]"), Some(7.5));
+        assert_eq!(stats.mean_max(a, "GpuTime[ns]"), Some((100.0, 100.0)));
+        assert_eq!(stats.total(at("b, c"), "GpuTime[ns]"), Some(50.0));
+        assert_eq!(stats.total(at("d"), "GpuTime[ns]"), Some(20.0));
+        assert_eq!(stats.total(a, "Nope[ns]"), None);
+    }
+
     #[test]
     fn instances_straddling_blocks_are_read_whole() {
         let (_dir, path) = write(V1);

@@ -15,9 +15,10 @@
 //! kernel (the original decides once for the whole file: docs/compatibility.md#analyze-quirk-8).
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{ValidityColumns, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallRow};
@@ -25,9 +26,11 @@ use unitrace_core::stall_csv::{KernelRun, StallRow};
 use super::index::{FileIndex, BLOCK_BYTES};
 use super::metric_dashboard::{self, percent_encode};
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
-use super::request::{strip_shape, ChartRequest, PageFormat};
+use super::request::{percent_decode, strip_shape, ChartRequest, PageFormat};
+use super::result_dir_index::{result_dir_html, FileContent, KernelTotal, ListedFile, PageTitle};
 use super::stall_dashboard::StallDashboard;
 use super::{Answer, ChartService};
+use crate::charts::GPU_TIME;
 pub use crate::plan::StallOptions;
 use crate::plan::{ReportView, ServePlan};
 use crate::render::{text_pages, Page};
@@ -353,7 +356,63 @@ pub struct FileKey {
 /// One metric file of a [`RoutedService`].
 pub struct RoutedFile {
     pub key: FileKey,
-    pub service: FileService,
+    pub path: PathBuf,
+    /// The file's service, or the one-line reason it is not served (the
+    /// other files still are: docs/uniview.md#result-dir-index).
+    pub service: Result<FileService, String>,
+}
+
+impl RoutedFile {
+    /// The query that routes a request to this file
+    /// (docs/uniview.md#result-dir): `rank=R` or `process=P`, then
+    /// `device=D`.
+    pub fn route(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(rank) = self.key.rank {
+            parts.push(format!("rank={rank}"));
+        } else if let Some(process) = &self.key.process {
+            parts.push(format!("process={}", percent_encode(process)));
+        }
+        if let Some(device) = self.key.device {
+            parts.push(format!("device={device}"));
+        }
+        parts.join("&")
+    }
+
+    fn selected(&self, keys: &RouteKeys) -> bool {
+        (keys.rank.is_none() || self.key.rank == keys.rank)
+            && (keys.device.is_none() || self.key.device == keys.device)
+            && (keys.process.is_none() || self.key.process == keys.process)
+    }
+}
+
+/// The routing keys of a request.
+#[derive(Debug, Default)]
+struct RouteKeys {
+    rank: Option<u32>,
+    device: Option<u32>,
+    process: Option<String>,
+}
+
+impl RouteKeys {
+    fn is_empty(&self) -> bool {
+        self.rank.is_none() && self.device.is_none() && self.process.is_none()
+    }
+
+    /// ` of rank R of device D`, as the 404 texts name them.
+    fn words(&self) -> String {
+        let mut what = String::new();
+        if let Some(rank) = self.rank {
+            what.push_str(&format!(" of rank {rank}"));
+        }
+        if let Some(device) = self.device {
+            what.push_str(&format!(" of device {device}"));
+        }
+        if let Some(process) = &self.process {
+            what.push_str(&format!(" of process {process}"));
+        }
+        what
+    }
 }
 
 /// The chart server of a `unitrace --result-dir` tree (uniview
@@ -365,19 +424,44 @@ pub struct RoutedFile {
 /// that rank (`?device=D` narrows to one file), the instance looked up in
 /// each in (device, path) order until one has it. Traces outside
 /// `rank_<r>.` folders get `?process=<app>.<pid>` instead. A link without
-/// either searches every file in rank order.
+/// either searches every file in rank order. `GET /` is the result-dir
+/// index (docs/uniview.md#result-dir-index); a file that cannot be read is
+/// listed there with its error and answers nothing.
 pub struct RoutedService {
     files: Vec<RoutedFile>,
+    /// The result directory (paths on the index are shown relative to it).
+    root: Option<PathBuf>,
+    title: String,
+    /// The index page, made on first request (the files do not change
+    /// after start-up: their indexes are built once).
+    index: OnceLock<Vec<u8>>,
 }
 
 impl RoutedService {
     pub fn new(files: Vec<RoutedFile>) -> RoutedService {
-        RoutedService { files }
+        RoutedService {
+            files,
+            root: None,
+            title: crate::args::DEFAULT_TITLE.to_string(),
+            index: OnceLock::new(),
+        }
+    }
+
+    /// The result directory and the dashboards' title, for the index.
+    pub fn with_root(mut self, root: &Path, title: &str) -> RoutedService {
+        self.root = Some(root.to_path_buf());
+        self.title = title.to_string();
+        self
     }
 
     /// Opens every plan's file, indexing them in parallel (one thread per
-    /// core at most), each under its key.
-    pub fn open(plans: &[(ServePlan, FileKey)]) -> anyhow::Result<RoutedService> {
+    /// core at most), each under its key. A file that `check` refuses or
+    /// that cannot be indexed is kept with its error (the others are
+    /// served); when no file can be opened, the first error is returned.
+    pub fn open(
+        plans: &[(ServePlan, FileKey)],
+        check: &(dyn Fn(&Path) -> anyhow::Result<()> + Sync),
+    ) -> anyhow::Result<RoutedService> {
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, plans.len().max(1));
@@ -391,21 +475,28 @@ impl RoutedService {
                     let Some((plan, _)) = plans.get(i) else {
                         break;
                     };
-                    let opened = open_file(plan);
+                    let opened = check(&plan.input).and_then(|()| open_file(plan));
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(opened);
                 });
             }
         });
         let mut files = Vec::with_capacity(plans.len());
-        for ((_, key), slot) in plans.iter().zip(slots) {
+        for ((plan, key), slot) in plans.iter().zip(slots) {
             let service = slot
                 .into_inner()
                 .unwrap_or_else(|p| p.into_inner())
-                .ok_or_else(|| anyhow::anyhow!("a metric file was not indexed"))??;
+                .unwrap_or_else(|| Err(anyhow::anyhow!("the file was not indexed")))
+                .map_err(|e| one_line(&format!("{e:#}")));
             files.push(RoutedFile {
                 key: key.clone(),
+                path: plan.input.clone(),
                 service,
             });
+        }
+        if files.iter().all(|f| f.service.is_err()) {
+            if let Some(Err(first)) = files.first().map(|f| &f.service) {
+                bail!("{first}");
+            }
         }
         Ok(RoutedService::new(files))
     }
@@ -413,33 +504,109 @@ impl RoutedService {
     pub fn files(&self) -> &[RoutedFile] {
         &self.files
     }
+
+    /// The files that are not served, with their errors.
+    pub fn unreadable(&self) -> impl Iterator<Item = (&RoutedFile, &str)> {
+        self.files
+            .iter()
+            .filter_map(|f| f.service.as_ref().err().map(|e| (f, e.as_str())))
+    }
+
+    /// The index's view of every file.
+    pub fn listed_files(&self) -> Vec<ListedFile> {
+        self.files
+            .iter()
+            .map(|f| ListedFile {
+                rank: f.key.rank,
+                device: f.key.device,
+                process: f.key.process.clone(),
+                path: self.shown_path(&f.path),
+                route: f.route(),
+                content: match &f.service {
+                    Err(error) => FileContent::Unreadable(error.clone()),
+                    Ok(service) => listed_content(service.index()),
+                },
+            })
+            .collect()
+    }
+
+    fn shown_path(&self, path: &Path) -> String {
+        self.root
+            .as_deref()
+            .and_then(|root| path.strip_prefix(root).ok())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// The 404 text when no served file is selected: a selected file that
+    /// could not be read says why.
+    fn no_file(&self, keys: &RouteKeys) -> String {
+        match self
+            .files
+            .iter()
+            .filter(|f| f.selected(keys))
+            .find_map(|f| f.service.as_ref().err())
+        {
+            Some(error) => format!(
+                "The metric file{} in the result directory cannot be read: {error}",
+                keys.words()
+            ),
+            None => format!("No metric file{} in the result directory", keys.words()),
+        }
+    }
+}
+
+/// What the index says about one served file.
+fn listed_content(index: &FileIndex) -> FileContent {
+    let kernels = index.metric_kernels();
+    if !kernels.is_empty() {
+        return FileContent::Metric {
+            kernels: kernels
+                .iter()
+                .enumerate()
+                .map(|(at, (name, ids))| KernelTotal {
+                    name: name.clone(),
+                    instances: ids.len(),
+                    gpu_ns: index.stats().total(at, GPU_TIME),
+                    first_id: ids.iter().flatten().next().copied(),
+                })
+                .collect(),
+        };
+    }
+    if index.has_stall_sections() {
+        return FileContent::Stall {
+            kernels: index.stall_kernel_count(),
+        };
+    }
+    FileContent::Nothing
+}
+
+/// An error on one line (the index lists it in a table cell, stderr in
+/// one warning).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl ChartService for RoutedService {
     fn answer(&self, request: &ChartRequest) -> Answer {
+        let keys = RouteKeys {
+            rank: request.rank,
+            device: request.device,
+            process: request.process.clone(),
+        };
         let mut candidates = self
             .files
             .iter()
-            .filter(|f| request.rank.is_none() || f.key.rank == request.rank)
-            .filter(|f| request.device.is_none() || f.key.device == request.device)
-            .filter(|f| request.process.is_none() || f.key.process == request.process)
+            .filter(|f| f.selected(&keys))
+            .filter_map(|f| f.service.as_ref().ok())
             .peekable();
         if candidates.peek().is_none() {
-            let mut what = String::new();
-            if let Some(rank) = request.rank {
-                what.push_str(&format!(" of rank {rank}"));
-            }
-            if let Some(device) = request.device {
-                what.push_str(&format!(" of device {device}"));
-            }
-            if let Some(process) = &request.process {
-                what.push_str(&format!(" of process {process}"));
-            }
-            return Answer::NotFound(format!("No metric file{what} in the result directory"));
+            return Answer::NotFound(self.no_file(&keys));
         }
         let mut first_miss = None;
-        for file in candidates {
-            match file.service.answer(request) {
+        for service in candidates {
+            match service.answer(request) {
                 Answer::NotFound(message) => {
                     first_miss.get_or_insert(message);
                 }
@@ -452,27 +619,30 @@ impl ChartService for RoutedService {
     /// `/perfdashboard?gid=N&rank=R[&device=D|&process=P]`: the dashboard of
     /// the files the routing keys select (all files without keys), the first
     /// that knows the instance answering, as [`RoutedService::answer`] does.
+    /// Without keys, `gid` and `kernel`: the result-dir index.
     fn dashboard(&self, query: &str) -> Option<Answer> {
-        let mut rank = None;
-        let mut device = None;
-        let mut process = None;
+        let mut keys = RouteKeys::default();
+        let mut names_something = false;
         for pair in query.split('&') {
             match pair.split_once('=') {
-                Some(("rank", value)) => rank = value.parse::<u32>().ok(),
-                Some(("device", value)) => device = value.parse::<u32>().ok(),
-                Some(("process", value)) => process = Some(value.to_string()),
+                Some(("rank", value)) => keys.rank = value.parse::<u32>().ok(),
+                Some(("device", value)) => keys.device = value.parse::<u32>().ok(),
+                Some(("process", value)) => keys.process = Some(percent_decode(value)),
+                Some(("gid" | "kernel", _)) => names_something = true,
                 _ => {}
             }
         }
+        if keys.is_empty() && !names_something {
+            return self.index_page();
+        }
         let mut first_miss = None;
-        for file in self
-            .files
-            .iter()
-            .filter(|f| rank.is_none() || f.key.rank == rank)
-            .filter(|f| device.is_none() || f.key.device == device)
-            .filter(|f| process.is_none() || f.key.process.as_deref() == process.as_deref())
-        {
-            match file.service.dashboard(query) {
+        let mut any = false;
+        for file in self.files.iter().filter(|f| f.selected(&keys)) {
+            let Ok(service) = &file.service else {
+                continue;
+            };
+            any = true;
+            match service.dashboard(query) {
                 Some(Answer::NotFound(message)) => {
                     first_miss.get_or_insert(Answer::NotFound(message));
                 }
@@ -480,55 +650,31 @@ impl ChartService for RoutedService {
                 None => {}
             }
         }
+        if !any {
+            return Some(Answer::NotFound(self.no_file(&keys)));
+        }
         first_miss
     }
 
     fn index_page(&self) -> Option<Answer> {
-        use crate::render::escape::escape_xml;
-        use std::fmt::Write as _;
-        let mut html = String::from(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Metric files</title>\
-             <style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;text-align:left;vertical-align:top}\
-             a{margin-right:.5em}</style></head><body>\n",
-        );
-        let mut any = false;
-        for file in &self.files {
-            let kernels = file.service.index().metric_kernels();
-            if kernels.is_empty() {
-                continue;
-            }
-            any = true;
-            let mut query = String::new();
-            if let Some(rank) = file.key.rank {
-                let _ = write!(query, "&rank={rank}");
-            } else if let Some(process) = &file.key.process {
-                let _ = write!(query, "&process={}", percent_encode(process));
-            }
-            if let Some(device) = file.key.device {
-                let _ = write!(query, "&device={device}");
-            }
-            let _ = write!(
-                html,
-                "<h2>{}</h2>\n<table>\n<tr><th>Kernel</th><th>Instance pages (GlobalInstanceId)</th></tr>\n",
-                escape_xml(&file.service.index().path().display().to_string())
-            );
-            for (kernel, ids) in kernels {
-                let _ = write!(html, "<tr><td>{}</td><td>", escape_xml(kernel));
-                for id in ids.iter().flatten() {
-                    let _ = write!(
-                        html,
-                        "<a href=\"/%22{}%22/{id}?format=html{query}\">{id}</a>",
-                        percent_encode(kernel)
-                    );
-                }
-                html.push_str("</td></tr>\n");
-            }
-            html.push_str("</table>\n");
-        }
-        html.push_str("</body></html>\n");
-        any.then(|| Answer::Page {
+        let body = self.index.get_or_init(|| {
+            let root = self
+                .root
+                .as_deref()
+                .map(|r| r.display().to_string())
+                .unwrap_or_default();
+            result_dir_html(
+                &PageTitle {
+                    title: &self.title,
+                    root: &root,
+                },
+                &self.listed_files(),
+            )
+            .into_bytes()
+        });
+        Some(Answer::Page {
             content_type: "text/html; charset=utf-8",
-            body: html.into_bytes(),
+            body: body.clone(),
         })
     }
 }

@@ -493,6 +493,7 @@ fn on_path(program: &str) -> bool {
 /// [`RoutedService`] over them, indexed in parallel.
 fn prepare_routed(
     plan: &ServePlan,
+    root: &Path,
     files: &[MetricFile],
     out: &mut impl Write,
 ) -> anyhow::Result<super::ChartServer> {
@@ -528,7 +529,17 @@ fn prepare_routed(
             (p, f.key.clone())
         })
         .collect();
-    let service = RoutedService::open(&plans)?;
+    // A file that is empty, of neither kind or malformed is listed on the
+    // index with its error and not served; the others are
+    // (docs/uniview.md#result-dir-index).
+    let service =
+        RoutedService::open(&plans, &routed_file_check)?.with_root(root, &plan.charts.title);
+    for (_, error) in service.unreadable() {
+        warn(
+            "uniview",
+            format!("{error} (this metric file is not served; the others are)"),
+        );
+    }
     let listener = http::bind_loopback(plan.port)
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", plan.port))?;
     Ok(super::ChartServer {
@@ -539,12 +550,31 @@ fn prepare_routed(
     })
 }
 
+/// The checks a metric file of a result dir passes before it is indexed:
+/// those `-m` gets (docs/compatibility.md#uniview-checks).
+fn routed_file_check(path: &Path) -> anyhow::Result<()> {
+    super::check_input(path)?;
+    metrics_kind(path)?;
+    Ok(())
+}
+
 /// The whole uniview flow (docs/compatibility.md#uniview).
 pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
-    let Some(resolved) = resolve_result_dir(args, &mut stdout)? else {
+    let root = args.result_dir.clone().unwrap_or_default();
+    let Some(mut resolved) = resolve_result_dir(args, &mut stdout)? else {
         return Ok(ExitCode::from(unitrace_core::cli::EXIT_FAILURE));
     };
+    // The checks and the chart options go by the first metric file that
+    // passes them: one bad file of a result dir must not stop the others
+    // from being served (when none passes, the first one's error stands).
+    if let Some(good) = resolved
+        .metric_files
+        .iter()
+        .find(|f| routed_file_check(&f.path).is_ok())
+    {
+        resolved.args.metrics = Some(good.path.clone());
+    }
     let args = &resolved.args;
     let kind = check(args)?;
     let (trace, plan) = match resolved.merged {
@@ -589,7 +619,12 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             // From a result dir even one file is routed: a link tagged with
             // another rank must not be answered from this rank's file.
             if !resolved.metric_files.is_empty() {
-                Some(prepare_routed(&plan, &resolved.metric_files, &mut stdout)?)
+                Some(prepare_routed(
+                    &plan,
+                    &root,
+                    &resolved.metric_files,
+                    &mut stdout,
+                )?)
             } else {
                 Some(super::prepare(&plan, &mut stdout)?)
             }
