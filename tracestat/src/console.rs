@@ -401,23 +401,40 @@ fn heatmap(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let labels: Vec<&str> = h.rows.iter().map(|(l, _)| l.as_str()).collect();
     let straggler = r.straggler.as_ref().map(|s| s.rank.as_str());
     let rows = crate::html::rows_with_straggler(&labels, HEAT_ROWS, straggler);
+    let grid: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|g| {
+            (0..cols)
+                .map(|c| {
+                    let (b0, b1) = (c * per, ((c + 1) * per).min(h.bins));
+                    let cells = (g.ranks.len() * (b1 - b0)).max(1) as f64;
+                    g.ranks
+                        .clone()
+                        .flat_map(|i| h.rows[i].1[b0..b1].iter())
+                        .sum::<f64>()
+                        / cells
+                })
+                .collect()
+        })
+        .collect();
+    // As on the HTML page, the scale ends at the busiest cell when no cell
+    // is fully busy, so that a mostly idle run still shows its pattern.
+    let scale = crate::html::heat_scale(grid.iter().flatten().copied().fold(0.0, f64::max));
     writeln!(
         out,
-        "\nGPU utilisation over time (a column = {:.3} ms; ' ' idle, then .:-=+*#% to '@' fully busy)",
+        "\nGPU utilisation over time (a column = {:.3} ms; ' ' idle, then .:-=+*#% to '@' {})",
         h.bin_us * per as f64 / 1e3,
+        if scale == 1.0 {
+            "fully busy".to_string()
+        } else {
+            format!("{:.3}% busy, the busiest cell", 100.0 * scale)
+        }
     )?;
     let width = rows.iter().map(|g| g.label.len()).max().unwrap_or(0);
-    for g in &rows {
+    for (g, values) in rows.iter().zip(&grid) {
         let mut line = String::with_capacity(cols);
-        for c in 0..cols {
-            let (b0, b1) = (c * per, ((c + 1) * per).min(h.bins));
-            let cells = (g.ranks.len() * (b1 - b0)).max(1) as f64;
-            let u: f64 = g
-                .ranks
-                .clone()
-                .flat_map(|i| h.rows[i].1[b0..b1].iter())
-                .sum::<f64>()
-                / cells;
+        for &value in values {
+            let u = value / scale;
             let level = (u * (HEAT_RAMP.len() - 1) as f64).round() as usize;
             // Any real activity shows ('.'), but not the sliver that the
             // fine grid spreads past a busy stretch's edge (a few tenths

@@ -149,9 +149,11 @@ fn page_for_4096_ranks_groups_rows_and_keeps_the_straggler_apart() {
     assert!(attr(heat, "height") <= 900.0, "{}", attr(heat, "height"));
     let labels = row_labels(heat);
     assert_eq!(labels[0].1, format!("rank {STRAGGLER} (straggler)"));
-    // About every 4th row (3.1 px each) is labelled.
-    assert_eq!(labels[1].1, "ranks 48-63");
-    assert_eq!(labels.last().unwrap().1, "ranks 4080-4095");
+    // The straggler's row is 12 px high and set apart; then about every
+    // 4th group row (3.06 px each) is labelled.
+    assert_eq!(labels[1].1, "ranks 0-15");
+    assert_eq!(labels[2].1, "ranks 64-79");
+    assert_eq!(labels.last().unwrap().1, "ranks 4032-4047");
     assert!(labels.len() > 40, "{}", labels.len());
     for w in labels.windows(2) {
         assert!(w[1].0 - w[0].0 >= 11.0, "labels overlap: {w:?}");
