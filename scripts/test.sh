@@ -8,10 +8,12 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 # Debian packages used by tests: pdftoppm/pdftotext (poppler-utils) check that
-# PDFs render; chromium loads the HTML pages offline.
+# PDFs render; chromium loads the HTML pages offline; GNU parallel runs the
+# tracestat recipe of docs/tracestat.md#past-one-machine.
 need=()
 command -v pdftoppm >/dev/null 2>&1 || need+=(poppler-utils)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v parallel >/dev/null 2>&1 || need+=(parallel)
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing ${need[*]}" >&2
     if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

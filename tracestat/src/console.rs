@@ -8,6 +8,14 @@ use crate::report::Report;
 /// At most this many rows of the long tables (all rows are in CSV/JSON).
 const TOP: usize = 15;
 
+/// The console heatmap: at most this many columns and rows (more bins are
+/// averaged into a column, more ranks into a row).
+const HEAT_COLUMNS: usize = 64;
+const HEAT_ROWS: usize = 16;
+
+/// Idle to busy, one character per tenth.
+const HEAT_RAMP: &[u8] = b" .:-=+*#%@";
+
 pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
@@ -106,7 +114,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "{:>6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        "{:>6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}  device",
         "rank",
         "kernels",
         "matched",
@@ -121,7 +129,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
     for l in &r.launches {
         writeln!(
             out,
-            "{:>6} {:>9} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8} {:>8.2} {:>8.2}",
+            "{:>6} {:>9} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8} {:>8.2} {:>8.2}  {}",
             l.rank,
             l.kernels,
             l.with_flow,
@@ -131,7 +139,8 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             l.latency_max_us,
             l.short_kernels,
             l.short_launch_pct,
-            l.short_time_pct
+            l.short_time_pct,
+            l.device
         )?;
     }
     writeln!(
@@ -192,30 +201,33 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
     } else {
         writeln!(
             out,
-            "{:>9} {:>12} {:>12} {:>13} {:>12} {:>9} {:>10}  collective",
+            "{:>9} {:>12} {:>12} {:>13} {:>12} {:>14} {:>9} {:>10}  collective",
             "instances",
             "skew_mean_us",
             "skew_max_us",
             "transfer_us",
             "wait_ms",
+            "bytes",
             "bus_GB/s",
             "last_most"
         )?;
         for c in &r.collective_summary {
             writeln!(
                 out,
-                "{:>9} {:>12.3} {:>12.3} {:>13.3} {:>12.3} {:>9} {:>10}  {}",
+                "{:>9} {:>12.3} {:>12.3} {:>13.3} {:>12.3} {:>14} {:>9} {:>10}  {}",
                 c.instances,
                 c.skew_mean_us,
                 c.skew_max_us,
                 c.transfer_mean_us,
                 c.wait_total_us / 1e3,
+                c.bytes_total,
                 c.bus_gbps_mean
                     .map_or("-".to_string(), |b| format!("{b:.2}")),
                 c.most_often_last,
                 c.name
             )?;
         }
+        collective_instances(out, r)?;
     }
     writeln!(
         out,
@@ -284,8 +296,15 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "{:>9} {:>12} {:>7} {:>10} {:>10} {:>10}  {:>22}  kernel [category]",
-        "count", "total_ms", "share_%", "mean_us", "p95_us", "max_us", "rank min/med/max ms"
+        "{:>9} {:>12} {:>7} {:>10} {:>10} {:>10} {:>10}  {:>22}  kernel [category]",
+        "count",
+        "total_ms",
+        "share_%",
+        "mean_us",
+        "p50_us",
+        "p95_us",
+        "max_us",
+        "rank min/med/max ms"
     )?;
     for k in r.kernels.iter().take(TOP) {
         let spread = format!(
@@ -298,11 +317,12 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         );
         writeln!(
             out,
-            "{:>9} {:>12.3} {:>7.2} {:>10.3} {:>10.3} {:>10.3}  {:>22}  {} [{}]",
+            "{:>9} {:>12.3} {:>7.2} {:>10.3} {:>10.3} {:>10.3} {:>10.3}  {:>22}  {} [{}]",
             k.count,
             k.total_us / 1e3,
             k.share_pct,
             k.mean_us,
+            k.p50_us,
             k.p95_us,
             k.max_us,
             spread,
@@ -310,11 +330,119 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             k.category
         )?;
     }
+    heatmap(out, r)?;
     if !r.truncated.is_empty() {
         writeln!(out, "\nTruncated inputs")?;
         for t in &r.truncated {
             writeln!(out, "rank {}: {}: {}", t.rank, t.file, t.problem)?;
         }
+    }
+    Ok(())
+}
+
+/// The instances with the largest start skew: who arrived last, what the
+/// others waited, what moved (docs/tracestat.md#console-report).
+fn collective_instances(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let mut worst: Vec<&crate::report::CollectiveInstance> = r.collectives.iter().collect();
+    // Largest skew first; ties in time order (the report's order).
+    worst.sort_by(|a, b| b.skew_us.total_cmp(&a.skew_us));
+    writeln!(
+        out,
+        "\nCollective instances with the largest skew ({} of {}; wait = sum of the ranks' waits for the last arrival)",
+        worst.len().min(TOP),
+        worst.len()
+    )?;
+    writeln!(
+        out,
+        "{:>6} {:>6} {:>11} {:>11} {:>6} {:>11} {:>12} {:>12} {:>9} {:>4}  collective",
+        "n",
+        "ranks",
+        "start_ms",
+        "skew_us",
+        "last",
+        "wait_ms",
+        "duration_us",
+        "bytes",
+        "bus_GB/s",
+        "ok"
+    )?;
+    for c in worst.into_iter().take(TOP) {
+        let wait: f64 = c.waits_us.iter().map(|w| w.1).sum();
+        writeln!(
+            out,
+            "{:>6} {:>6} {:>11.3} {:>11.3} {:>6} {:>11.3} {:>12.3} {:>12} {:>9} {:>4}  {}",
+            c.occurrence,
+            c.ranks,
+            c.start_us / 1e3,
+            c.skew_us,
+            c.last_rank,
+            wait / 1e3,
+            c.duration_us,
+            c.bytes.map_or("-".to_string(), |b| b.to_string()),
+            c.bus_gbps.map_or("-".to_string(), |b| format!("{b:.2}")),
+            if c.consistent { "yes" } else { "no" },
+            c.name
+        )?;
+    }
+    Ok(())
+}
+
+/// The rank x time heatmap as text: one line per rank (or group of ranks,
+/// the straggler on its own line first, as on the HTML page), one
+/// character per column of bins (docs/tracestat.md#console-report).
+fn heatmap(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let h = &r.heatmap;
+    if h.rows.is_empty() || h.bins == 0 {
+        return Ok(());
+    }
+    // `per` bins to a column (the last one may have fewer).
+    let per = h.bins.div_ceil(HEAT_COLUMNS);
+    let cols = h.bins.div_ceil(per);
+    let labels: Vec<&str> = h.rows.iter().map(|(l, _)| l.as_str()).collect();
+    let straggler = r.straggler.as_ref().map(|s| s.rank.as_str());
+    let rows = crate::html::rows_with_straggler(&labels, HEAT_ROWS, straggler);
+    let grid: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|g| {
+            (0..cols)
+                .map(|c| {
+                    let (b0, b1) = (c * per, ((c + 1) * per).min(h.bins));
+                    let cells = (g.ranks.len() * (b1 - b0)).max(1) as f64;
+                    g.ranks
+                        .clone()
+                        .flat_map(|i| h.rows[i].1[b0..b1].iter())
+                        .sum::<f64>()
+                        / cells
+                })
+                .collect()
+        })
+        .collect();
+    // As on the HTML page, the scale ends at the busiest cell when no cell
+    // is fully busy, so that a mostly idle run still shows its pattern.
+    let scale = crate::html::heat_scale(grid.iter().flatten().copied().fold(0.0, f64::max));
+    writeln!(
+        out,
+        "\nGPU utilisation over time (a column = {:.3} ms; ' ' idle, then .:-=+*#% to '@' {})",
+        h.bin_us * per as f64 / 1e3,
+        if scale == 1.0 {
+            "fully busy".to_string()
+        } else {
+            format!("{:.3}% busy, the busiest cell", 100.0 * scale)
+        }
+    )?;
+    let width = rows.iter().map(|g| g.label.len()).max().unwrap_or(0);
+    for (g, values) in rows.iter().zip(&grid) {
+        let mut line = String::with_capacity(cols);
+        for &value in values {
+            let u = value / scale;
+            let level = (u * (HEAT_RAMP.len() - 1) as f64).round() as usize;
+            // Any real activity shows ('.'), but not the sliver that the
+            // fine grid spreads past a busy stretch's edge (a few tenths
+            // of a percent of a column: docs/tracestat.md#heatmap).
+            let level = if u >= 0.01 { level.max(1) } else { 0 };
+            line.push(HEAT_RAMP[level.min(HEAT_RAMP.len() - 1)] as char);
+        }
+        writeln!(out, "{:>width$} |{line}|", g.label)?;
     }
     Ok(())
 }

@@ -144,6 +144,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         "launches.csv",
         h(&[
             "rank",
+            "device",
             "kernels",
             "with_flow",
             "latency_mean_us",
@@ -161,6 +162,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
             .map(|l| {
                 vec![
                     l.rank.clone(),
+                    l.device.clone(),
                     l.kernels.to_string(),
                     l.with_flow.to_string(),
                     us(l.latency_mean_us),

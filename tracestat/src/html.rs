@@ -45,34 +45,88 @@ fn groups(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
     (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect()
 }
 
-fn group_label(labels: &[&str], r: &std::ops::Range<usize>) -> String {
-    if r.len() == 1 {
-        format!("rank {}", labels[r.start])
-    } else {
-        format!("ranks {}-{}", labels[r.start], labels[r.end - 1])
-    }
+/// One drawn row: the ranks it stands for and its label.
+pub(crate) struct Row {
+    pub ranks: std::ops::Range<usize>,
+    pub label: String,
+    /// The straggler's own row in front of the groups (drawn taller).
+    pub apart: bool,
 }
 
-/// Groups of rows to draw: when ranks must be grouped, the straggler also
-/// gets a row of its own first, so a group mean cannot hide it.
-fn groups_with_straggler(
+/// Rows to draw: one per rank, or when there are more than `max` ranks,
+/// groups of consecutive ranks with the straggler's own row first, so a
+/// group mean cannot hide it. The straggler's row is marked either way.
+pub(crate) fn rows_with_straggler(
     labels: &[&str],
     max: usize,
     straggler: Option<&str>,
-) -> Vec<std::ops::Range<usize>> {
-    let mut gs = groups(labels.len(), max);
+) -> Vec<Row> {
+    let label = |r: &std::ops::Range<usize>| {
+        if r.len() == 1 && labels.len() > 1 && straggler == Some(labels[r.start]) {
+            format!("rank {} (straggler)", labels[r.start])
+        } else if r.len() == 1 {
+            format!("rank {}", labels[r.start])
+        } else {
+            format!("ranks {}-{}", labels[r.start], labels[r.end - 1])
+        }
+    };
+    let mut rows: Vec<Row> = groups(labels.len(), max)
+        .into_iter()
+        .map(|ranks| Row {
+            label: label(&ranks),
+            ranks,
+            apart: false,
+        })
+        .collect();
     if labels.len() > max {
         if let Some(i) = straggler.and_then(|s| labels.iter().position(|l| *l == s)) {
-            gs.insert(0, i..i + 1);
+            rows.insert(
+                0,
+                Row {
+                    ranks: i..i + 1,
+                    label: format!("rank {} (straggler)", labels[i]),
+                    apart: true,
+                },
+            );
         }
     }
-    gs
+    rows
+}
+
+/// Left margin of both pictures: room for `ranks 4032-4095` and
+/// `rank 4095 (straggler)` at 11 px.
+const LABEL_WIDTH: f64 = 150.0;
+
+/// A tick of a time axis spanning `span_us`, in the unit that keeps the
+/// numbers readable (`0.25 ms`, `500 us`, `12.5 s`), trailing zeros cut.
+fn time_tick(us: f64, span_us: f64) -> String {
+    let (value, span, unit) = if span_us < 1e3 {
+        (us, span_us, "us")
+    } else if span_us < 1e7 {
+        (us / 1e3, span_us / 1e3, "ms")
+    } else {
+        (us / 1e6, span_us / 1e6, "s")
+    };
+    // About four significant digits of the span: `214 ms`, not `213.577 ms`.
+    let decimals = match span {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        s if s >= 1.0 => 2,
+        _ => 3,
+    };
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} {unit}")
 }
 
 fn breakdown_svg(rows: &[&BreakdownRow], straggler: Option<&str>) -> String {
     let labels: Vec<&str> = rows.iter().map(|r| r.rank.as_str()).collect();
-    let gs = groups_with_straggler(&labels, MAX_BARS, straggler);
-    let (left, width, bar, gap) = (120.0, 900.0, 14.0, 4.0);
+    let gs = rows_with_straggler(&labels, MAX_BARS, straggler);
+    let (left, width, bar, gap) = (LABEL_WIDTH, 900.0, 14.0, 4.0);
     let height = 40.0 + gs.len() as f64 * (bar + gap) + 30.0;
     let mut s = String::new();
     let _ = write!(
@@ -90,22 +144,23 @@ fn breakdown_svg(rows: &[&BreakdownRow], straggler: Option<&str>) -> String {
     }
     for (j, g) in gs.iter().enumerate() {
         let y = 30.0 + j as f64 * (bar + gap);
-        let n = g.len() as f64;
-        let mean =
-            |f: fn(&BreakdownRow) -> f64| rows[g.clone()].iter().map(|r| f(r)).sum::<f64>() / n;
+        let n = g.ranks.len() as f64;
+        let mean = |f: fn(&BreakdownRow) -> f64| {
+            rows[g.ranks.clone()].iter().map(|r| f(r)).sum::<f64>() / n
+        };
         let parts = [
             mean(|r| r.compute_pct),
             mean(|r| r.communication_pct),
             mean(|r| r.memory_pct),
             mean(|r| r.idle_pct),
         ];
-        let label = group_label(&labels, g);
+        let label = &g.label;
         let _ = write!(
             s,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             left - 6.0,
             y + bar - 3.0,
-            esc(&label)
+            esc(label)
         );
         let mut x = left;
         for (k, p) in parts.iter().enumerate() {
@@ -115,7 +170,7 @@ fn breakdown_svg(rows: &[&BreakdownRow], straggler: Option<&str>) -> String {
                     s,
                     "<rect x=\"{x:.2}\" y=\"{y}\" width=\"{w:.2}\" height=\"{bar}\" fill=\"{}\"><title>{}: {} {p:.2}%</title></rect>",
                     COLORS[k].1,
-                    esc(&label),
+                    esc(label),
                     COLORS[k].0
                 );
             }
@@ -151,14 +206,72 @@ fn heat_color(u: f64) -> (u32, String) {
     )
 }
 
-fn heatmap_svg(r: &Report) -> String {
+/// The heatmap as drawn: its rows (ranks or groups), each row's
+/// utilisation per bin (a group's mean), and the largest of them, which
+/// the colour scale ends at. Scaling to the busiest cell keeps a run whose
+/// GPUs are busy 0.3% of the time readable (absolute shares would all be
+/// white); the page says what dark blue stands for.
+fn heat_grid(r: &Report) -> (Vec<Row>, Vec<Vec<f64>>, f64) {
     let h = &r.heatmap;
     let labels: Vec<&str> = h.rows.iter().map(|(l, _)| l.as_str()).collect();
     let straggler = r.straggler.as_ref().map(|s| s.rank.as_str());
-    let gs = groups_with_straggler(&labels, MAX_ROWS, straggler);
-    let (left, width) = (120.0, 1000.0);
-    let row_h = (800.0 / gs.len().max(1) as f64).clamp(2.0, 18.0);
-    let height = 10.0 + gs.len() as f64 * row_h + 40.0;
+    let rows = rows_with_straggler(&labels, MAX_ROWS, straggler);
+    let cells: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|g| {
+            let n = g.ranks.len() as f64;
+            (0..h.bins)
+                .map(|b| g.ranks.clone().map(|i| h.rows[i].1[b]).sum::<f64>() / n)
+                .collect()
+        })
+        .collect();
+    let top = cells.iter().flatten().copied().fold(0.0, f64::max);
+    (rows, cells, top)
+}
+
+/// The utilisation the colour scale ends at: the busiest cell, or 100%
+/// when a cell is (about) fully busy or none is busy at all.
+pub(crate) fn heat_scale(top: f64) -> f64 {
+    if top >= 0.995 || top <= 0.0 {
+        1.0
+    } else {
+        top
+    }
+}
+
+/// What dark blue stands for, for the notes of the page.
+fn heat_scale_note(top: f64) -> String {
+    let scale = heat_scale(top);
+    if scale == 1.0 {
+        "white 0%, dark blue 100%".to_string()
+    } else {
+        format!(
+            "white 0%, dark blue {:.3}%: the busiest cell; the scale ends there",
+            100.0 * scale
+        )
+    }
+}
+
+fn heatmap_svg(r: &Report) -> String {
+    let h = &r.heatmap;
+    let (gs, cells, top) = heat_grid(r);
+    let scale = heat_scale(top);
+    let (left, width) = (LABEL_WIDTH, 1000.0);
+    // The straggler's own row (when ranks are grouped) is at least 12 px
+    // high and set 4 px apart, so that it shows at a glance however thin
+    // the group rows get; the groups share the rest of 800 px.
+    let apart = gs.iter().filter(|g| g.apart).count();
+    let groups = (gs.len() - apart).max(1) as f64;
+    let row_h = ((800.0 - 16.0 * apart as f64) / groups).clamp(2.0, 18.0);
+    let apart_h = row_h.max(12.0);
+    let mut tops = Vec::with_capacity(gs.len());
+    let mut y = 10.0;
+    for g in &gs {
+        tops.push(y);
+        y += if g.apart { apart_h + 4.0 } else { row_h };
+    }
+    let bottom = y;
+    let height = bottom + 40.0;
     let cell = width / h.bins.max(1) as f64;
     let mut s = String::new();
     let _ = write!(
@@ -166,24 +279,25 @@ fn heatmap_svg(r: &Report) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{height:.0}\" viewBox=\"0 0 {w} {height:.0}\" font-family=\"sans-serif\" font-size=\"11\" shape-rendering=\"crispEdges\">",
         w = left + width + 60.0
     );
-    // Label every row when there is room, else about every 12 px.
-    let every = ((12.0 / row_h).ceil() as usize).max(1);
+    // Label every row when there is room, else the next row at least
+    // 12 px below the last label.
+    let mut last_label = f64::NEG_INFINITY;
     for (j, g) in gs.iter().enumerate() {
-        let y = 10.0 + j as f64 * row_h;
-        let n = g.len() as f64;
-        let label = group_label(&labels, g);
-        if j % every == 0 {
+        let (y, row_h) = (tops[j], if g.apart { apart_h } else { row_h });
+        // Centred on the row when it is high enough, else on its top.
+        let baseline = y + (row_h / 2.0).max(6.0) + 4.0;
+        if baseline - last_label >= 12.0 {
+            last_label = baseline;
             let _ = write!(
                 s,
-                "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                "<text x=\"{}\" y=\"{baseline:.1}\" text-anchor=\"end\">{}</text>",
                 left - 6.0,
-                y + row_h.min(12.0) - 1.0,
-                esc(&label)
+                esc(&g.label)
             );
         }
         let mut b = 0;
         while b < h.bins {
-            let u = |b: usize| g.clone().map(|i| h.rows[i].1[b]).sum::<f64>() / n;
+            let u = |b: usize| cells[j][b] / scale;
             let (level, color) = heat_color(u(b));
             let mut e = b + 1;
             while e < h.bins && heat_color(u(e)).0 == level {
@@ -200,27 +314,27 @@ fn heatmap_svg(r: &Report) -> String {
             b = e;
         }
     }
-    let bottom = 10.0 + gs.len() as f64 * row_h;
     let _ = write!(
         s,
         "<rect x=\"{left}\" y=\"10\" width=\"{width}\" height=\"{:.2}\" fill=\"none\" stroke=\"#718096\"/>",
         bottom - 10.0
     );
-    let span_ms = h.bin_us * h.bins as f64 / 1e3;
+    let span_us = h.bin_us * h.bins as f64;
     for t in 0..=5 {
         let x = left + width * t as f64 / 5.0;
         let _ = write!(
             s,
-            "<text x=\"{x}\" y=\"{:.0}\" text-anchor=\"middle\">{:.1} ms</text>",
+            "<text x=\"{x}\" y=\"{:.0}\" text-anchor=\"middle\">{}</text>",
             bottom + 16.0,
-            span_ms * t as f64 / 5.0
+            time_tick(span_us * t as f64 / 5.0, span_us)
         );
     }
     let _ = write!(
         s,
-        "<text x=\"{}\" y=\"{:.0}\" text-anchor=\"middle\">time since the earliest rank's first event; colour: GPU busy share of the bin (white 0%, dark 100%)</text>",
+        "<text x=\"{}\" y=\"{:.0}\" text-anchor=\"middle\">time since the earliest rank's first event; colour: GPU busy share of the bin ({})</text>",
         left + width / 2.0,
-        bottom + 34.0
+        bottom + 34.0,
+        esc(&heat_scale_note(top))
     );
     s.push_str("</svg>");
     s
@@ -285,7 +399,10 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
     doc.paragraph(&note)?;
     doc.figure(&breakdown_svg(&all, straggler))?;
     doc.heading(2, "GPU utilisation per rank over time")?;
-    let mut note = "Time since the earliest rank's first event; colour: GPU busy share of the bin (white 0%, dark blue 100%).".to_string();
+    let mut note = format!(
+        "Time since the earliest rank's first event; colour: GPU busy share of the bin ({}).",
+        heat_scale_note(heat_grid(r).2)
+    );
     if r.heatmap.rows.len() > MAX_ROWS {
         let _ = write!(
             note,
@@ -306,6 +423,7 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
                 "skew max us",
                 "transfer mean us",
                 "wait ms",
+                "bytes",
                 "bus GB/s",
                 "most often last",
                 "collective",
@@ -317,6 +435,7 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
                     format!("{:.3}", c.skew_max_us),
                     format!("{:.3}", c.transfer_mean_us),
                     format!("{:.3}", c.wait_total_us / 1e3),
+                    c.bytes_total.to_string(),
                     c.bus_gbps_mean.map_or("-".into(), |b| format!("{b:.2}")),
                     c.most_often_last.clone(),
                     c.name.clone(),
@@ -367,6 +486,7 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
             "total ms",
             "share %",
             "mean us",
+            "p50 us",
             "p95 us",
             "max us",
             "kernel [category]",
@@ -377,6 +497,7 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
                 format!("{:.3}", k.total_us / 1e3),
                 format!("{:.2}", k.share_pct),
                 format!("{:.3}", k.mean_us),
+                format!("{:.3}", k.p50_us),
                 format!("{:.3}", k.p95_us),
                 format!("{:.3}", k.max_us),
                 format!("{} [{}]", k.name, k.category),
@@ -390,6 +511,18 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_ticks_in_a_readable_unit() {
+        assert_eq!(time_tick(0.0, 500.0), "0 us");
+        assert_eq!(time_tick(100.0, 500.0), "100 us");
+        assert_eq!(time_tick(220.0, 1100.0), "0.22 ms");
+        assert_eq!(time_tick(1180.0, 5900.0), "1.18 ms");
+        assert_eq!(time_tick(12.5e6, 60e6), "12.5 s");
+        assert_eq!(time_tick(213_577.0, 1_067_885.0), "214 ms");
+        assert_eq!(time_tick(0.0, 1_067_885.0), "0 ms");
+        assert_eq!(time_tick(210_000.0, 1_050_000.0), "210 ms");
+    }
 
     #[test]
     fn groups_never_exceed_the_maximum() {

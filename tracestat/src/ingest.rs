@@ -95,6 +95,26 @@ impl Implausible {
     }
 }
 
+/// A `B` event waiting for its `E`; a collective call keeps the size and
+/// communicator of its `B` arguments (Chrome traces may put them on either).
+#[derive(Debug, Clone)]
+struct OpenRange {
+    start: Ns,
+    name: u32,
+    bytes: Option<u64>,
+    comm: Option<String>,
+}
+
+/// Size and communicator of a collective call from its `args` object.
+fn collective_args(args: Option<&[u8]>) -> (Option<u64>, Option<String>) {
+    (
+        args.and_then(collective_bytes),
+        args.and_then(|a| {
+            args_str(a, b"comm").or_else(|| args_uint(a, b"comm").map(|c| c.to_string()))
+        }),
+    )
+}
+
 /// What one rank's trace holds, as kept by the pass.
 #[derive(Debug, Default)]
 pub struct RankTrace {
@@ -131,7 +151,8 @@ pub struct RankTrace {
     pub last: Ns,
     /// First timestamp seen: the reference of the clock-jump check.
     anchor: Option<Ns>,
-    open: FastMap<u64, Vec<(Ns, u32)>>,
+    /// `B` events waiting for their `E`, per thread.
+    open: FastMap<u64, Vec<OpenRange>>,
     /// Set when the file was cut (the writer was killed).
     pub truncated: Option<String>,
     /// Line of the first non-blank byte after the trace's closing bracket
@@ -450,9 +471,9 @@ fn close_open_ranges(r: &mut RankTrace) {
     let mut tids: Vec<_> = open.into_iter().collect();
     tids.sort_by_key(|(tid, _)| *tid);
     for (tid, stack) in tids {
-        for (start, name) in stack {
-            if last >= start {
-                r.host_call(tid, start, last, name);
+        for open in stack {
+            if last >= open.start {
+                r.host_call(tid, open.start, last, open.name);
             }
         }
     }
@@ -641,9 +662,23 @@ impl Pass {
                 };
                 if ph == b"E" {
                     match r.open.get_mut(&tid).and_then(|s| s.pop()) {
-                        Some((start, name)) if ts >= start => {
-                            r.touch(start, ts);
-                            r.host_call(tid, start, ts, name);
+                        Some(open) if ts >= open.start => {
+                            r.touch(open.start, ts);
+                            r.host_call(tid, open.start, ts, open.name);
+                            // A collective written as a B/E pair is matched
+                            // across ranks as its X form is.
+                            if r.name_info[open.name as usize].2 {
+                                let args =
+                                    ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
+                                let (bytes, comm) = collective_args(args);
+                                r.collectives.push(CollectiveCall {
+                                    name: open.name,
+                                    start: open.start,
+                                    end: ts,
+                                    bytes: bytes.or(open.bytes),
+                                    comm: comm.or(open.comm),
+                                });
+                            }
                         }
                         Some(_) => {
                             let e = example("ends before its begin");
@@ -661,22 +696,30 @@ impl Pass {
                 };
                 if ph == b"B" {
                     r.touch(ts, ts);
-                    r.open.entry(tid).or_default().push((ts, id));
+                    let (bytes, comm) = if r.name_info[id as usize].2 {
+                        collective_args(ev.value(Field::Args).filter(|a| a.first() == Some(&b'{')))
+                    } else {
+                        (None, None)
+                    };
+                    r.open.entry(tid).or_default().push(OpenRange {
+                        start: ts,
+                        name: id,
+                        bytes,
+                        comm,
+                    });
                     return;
                 }
                 r.touch(ts, end);
                 r.host_call(tid, ts, end, id);
                 if r.name_info[id as usize].2 {
                     let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
+                    let (bytes, comm) = collective_args(args);
                     r.collectives.push(CollectiveCall {
                         name: id,
                         start: ts,
                         end,
-                        bytes: args.and_then(collective_bytes),
-                        comm: args.and_then(|a| {
-                            args_str(a, b"comm")
-                                .or_else(|| args_uint(a, b"comm").map(|c| c.to_string()))
-                        }),
+                        bytes,
+                        comm,
                     });
                 }
             }

@@ -183,7 +183,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         args.inputs.extend(result_dir_traces(dir, &args.ranks)?);
     }
-    if args.inputs.is_empty() {
+    // A launcher's task can get an empty block of files (`mpiexec -n 16`
+    // over 10 files): its partial is empty rather than an error, so the
+    // recipes of docs/tracestat.md#past-one-machine need no special case.
+    if args.inputs.is_empty() && args.partial.is_none() {
         bail!("no input: give trace files, --result-dir DIR, or partials with --combine");
     }
     let short_kernel_ns = time::parse_duration(&args.short_kernel)
@@ -420,16 +423,24 @@ fn opts_schema_name(args: &Args) -> Option<String> {
         .map(|n| n.to_string_lossy().into_owned())
 }
 
+/// Two inputs with the same rank are both kept, with a warning. Files
+/// without a rank are labelled by their input position, which partials
+/// made of different files share: `--combine` warns about those too
+/// (docs/tracestat.md#past-one-machine).
 fn check_duplicate_ranks(ranks: &[RankSummary]) {
     let mut seen = std::collections::HashMap::new();
     for r in ranks {
-        if let Some(x) = r.rank {
-            if let Some(prev) = seen.insert(x, &r.file) {
-                warn(
-                    TOOL,
-                    format!("rank {x} is in both {prev} and {}; both are kept", r.file),
-                );
-            }
+        let label = r.label();
+        if let Some(prev) = seen.insert(label.clone(), &r.file) {
+            let what = if r.rank.is_some() {
+                format!("rank {label}")
+            } else {
+                format!("rank {label} (a file without a rank, labelled by its input position)")
+            };
+            warn(
+                TOOL,
+                format!("{what} is in both {prev} and {}; both are kept", r.file),
+            );
         }
     }
 }

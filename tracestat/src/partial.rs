@@ -11,7 +11,8 @@ use unitrace_core::InputError;
 use crate::rank::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
-pub const VERSION: u32 = 1;
+/// 2: per-device launch statistics (`RankSummary::device_launches`).
+pub const VERSION: u32 = 2;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{is_collective_call, Class, Classifier, HostKind};
-use crate::ingest::{HostCall, RankTrace};
+use crate::ingest::{HostCall, KernelRun, RankTrace};
 use crate::sketch::DurationSketch;
 use crate::time::Ns;
 
@@ -155,6 +155,9 @@ pub struct RankSummary {
     /// `[0]` is the whole rank; then one per device when it has several.
     pub scopes: Vec<ScopeStats>,
     pub launches: LaunchStats,
+    /// `(device label, launches)` per device when the rank has several
+    /// (the labels of `scopes[1..]`).
+    pub device_launches: Vec<(String, LaunchStats)>,
     pub kernels: Vec<KernelAgg>,
     pub host_ranges: Vec<RangeAgg>,
     pub tree: Vec<TreeRow>,
@@ -448,6 +451,37 @@ fn union_len(mut v: Vec<(Ns, Ns)>) -> Ns {
     total
 }
 
+/// Launch latency and short kernels of some kernels and their submissions
+/// (docs/tracestat.md#launches-launches).
+fn launch_stats<'k>(
+    kernels: impl Iterator<Item = (&'k KernelRun, &'k Option<(u64, Ns)>)>,
+    short_kernel_ns: Ns,
+) -> LaunchStats {
+    let mut launches = LaunchStats::default();
+    let mut latencies: Vec<Ns> = Vec::new();
+    for (k, sub) in kernels {
+        let d = k.end - k.start;
+        launches.kernels += 1;
+        launches.kernel_ns += d;
+        if d < short_kernel_ns {
+            launches.short_count += 1;
+            launches.short_ns += d;
+        }
+        if let Some((_, ts)) = *sub {
+            launches.with_flow += 1;
+            let lat = k.start - ts;
+            if lat < 0 {
+                launches.negative_latency += 1;
+            } else {
+                launches.latency_sum_ns += lat;
+                latencies.push(lat);
+            }
+        }
+    }
+    launches.latency = DurationSketch::from_values(&mut latencies);
+    launches
+}
+
 /// Turns one rank's intervals into its summary.
 pub fn summarize(
     mut trace: RankTrace,
@@ -601,29 +635,22 @@ pub fn summarize(
         }
     }
 
-    // Launch statistics.
-    let mut launches = LaunchStats::default();
-    let mut latencies: Vec<Ns> = Vec::new();
-    for (k, sub) in trace.kernels.iter().zip(&submissions) {
-        let d = k.end - k.start;
-        launches.kernels += 1;
-        launches.kernel_ns += d;
-        if d < opts.short_kernel_ns {
-            launches.short_count += 1;
-            launches.short_ns += d;
-        }
-        if let Some((_, ts)) = *sub {
-            launches.with_flow += 1;
-            let lat = k.start - ts;
-            if lat < 0 {
-                launches.negative_latency += 1;
-            } else {
-                launches.latency_sum_ns += lat;
-                latencies.push(lat);
-            }
-        }
-    }
-    launches.latency = DurationSketch::from_values(&mut latencies);
+    // Launch statistics: the rank, then each device.
+    let launched = || trace.kernels.iter().zip(&submissions);
+    let launches = launch_stats(launched(), opts.short_kernel_ns);
+    let device_launches = if trace.devices.len() > 1 {
+        trace
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(d, dev)| {
+                let mine = launched().filter(|(k, _)| k.device as usize == d);
+                (dev.label.clone(), launch_stats(mine, opts.short_kernel_ns))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     // Host ranges projected onto the GPU.
     let mut ranges: HashMap<u32, RangeAgg> = HashMap::new();
@@ -709,6 +736,7 @@ pub fn summarize(
         last_ns: last,
         scopes,
         launches,
+        device_launches,
         kernels,
         host_ranges,
         tree,

@@ -78,6 +78,8 @@ pub struct GapRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct LaunchRow {
     pub rank: String,
+    /// `all` for the rank (or all ranks), else the device label.
+    pub device: String,
     pub kernels: u64,
     pub with_flow: u64,
     pub latency_mean_us: f64,
@@ -238,15 +240,18 @@ fn vs(value: f64, reference: f64) -> f64 {
 }
 
 /// Ranks in report order: by rank id, rank-less inputs last by input.
+/// Two inputs of one rank (a warning) go by file name, not by input
+/// position, which differs between one run and the partials of `--combine`.
 pub fn sort_ranks(ranks: &mut [RankSummary]) {
-    ranks.sort_by(|a, b| {
-        (a.rank.is_none(), a.rank, a.input_index, &a.file).cmp(&(
-            b.rank.is_none(),
-            b.rank,
-            b.input_index,
-            &b.file,
-        ))
-    });
+    let key = |r: &RankSummary| {
+        let file = if r.rank.is_some() {
+            r.file.clone()
+        } else {
+            String::new()
+        };
+        (r.rank.is_none(), r.rank, file, r.input_index)
+    };
+    ranks.sort_by_cached_key(key);
 }
 
 pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, bins: usize) -> Report {
@@ -316,8 +321,9 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, bins: usize) -> 
     // 4: launches, per rank then all ranks.
     let mut launches = Vec::new();
     let mut all = crate::rank::LaunchStats::default();
-    let launch_row = |label: String, l: &crate::rank::LaunchStats| LaunchRow {
+    let launch_row = |label: String, device: &str, l: &crate::rank::LaunchStats| LaunchRow {
         rank: label,
+        device: device.to_string(),
         kernels: l.kernels,
         with_flow: l.with_flow,
         latency_mean_us: if l.latency.count > 0 {
@@ -335,7 +341,10 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, bins: usize) -> 
         short_time_pct: pct(l.short_ns as f64, l.kernel_ns as f64),
     };
     for (r, label) in ranks.iter().zip(&labels) {
-        launches.push(launch_row(label.clone(), &r.launches));
+        launches.push(launch_row(label.clone(), "all", &r.launches));
+        for (device, l) in &r.device_launches {
+            launches.push(launch_row(label.clone(), device, l));
+        }
         let l = &r.launches;
         all.kernels += l.kernels;
         all.kernel_ns += l.kernel_ns;
@@ -347,7 +356,7 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, bins: usize) -> 
         all.short_ns += l.short_ns;
     }
     if ranks.len() > 1 {
-        launches.push(launch_row("all".to_string(), &all));
+        launches.push(launch_row("all".to_string(), "all", &all));
     }
 
     // 5: host ranges, all ranks.
@@ -789,10 +798,16 @@ fn heatmap(ranks: &[RankSummary], labels: &[String], bins: usize) -> Heatmap {
                     continue;
                 }
                 // Spread the fine bin's busy time evenly over the coarse
-                // bins it overlaps.
-                let s = ((h.first_bin + i as i64) * h.width_ns - g0) as f64;
-                let e = s + h.width_ns as f64;
-                let mut j = ((s / bin).floor().max(0.0) as usize).min(bins - 1);
+                // bins it overlaps, within the run: a fine bin sticking out
+                // before the earliest start or after the latest end holds
+                // no busy time there, and none may be lost (the heatmap
+                // keeps each rank's busy time).
+                let s0 = ((h.first_bin + i as i64) * h.width_ns - g0) as f64;
+                let (s, e) = (s0.max(0.0), (s0 + h.width_ns as f64).min(span));
+                if e <= s {
+                    continue;
+                }
+                let mut j = ((s / bin).floor() as usize).min(bins - 1);
                 while j < bins {
                     let bs = j as f64 * bin;
                     let be = bs + bin;
@@ -801,7 +816,7 @@ fn heatmap(ranks: &[RankSummary], labels: &[String], bins: usize) -> Heatmap {
                     }
                     let ov = e.min(be) - s.max(bs);
                     if ov > 0.0 {
-                        util[j] += busy as f64 * ov / h.width_ns as f64;
+                        util[j] += busy as f64 * ov / (e - s);
                     }
                     j += 1;
                 }

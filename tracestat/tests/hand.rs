@@ -341,7 +341,7 @@ fn html_page_is_offline_and_has_both_pictures() {
         page.matches("http://www.w3.org/2000/svg").count()
     );
     assert!(page.contains("<p>Straggler: rank 2: arrived last"));
-    for rank in ["rank 0", "rank 1", "rank 2", "rank 3"] {
+    for rank in ["rank 0", "rank 1", "rank 2 (straggler)", "rank 3"] {
         assert!(page.contains(&format!(">{rank}</text>")), "{rank}");
     }
 }

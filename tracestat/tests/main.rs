@@ -5,6 +5,9 @@
 mod common;
 mod events;
 mod hand;
+mod known_answers;
+mod launchers;
+mod many_ranks;
 mod partial_and_errors;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -320,3 +320,123 @@ fn data_after_the_end_of_the_trace_is_ignored_with_a_warning() {
         .replace(&garbage.display().to_string(), &good.display().to_string());
     assert_eq!(read(&clean_json).to_string(), dirty);
 }
+
+/// Bad input with every output option at once (`--json`, `--csv`,
+/// `--parquet`, `--html`) or with `--partial`: one line, exit 1, no
+/// output of any kind; the same for a malformed `.pftrace` and for a
+/// partial cut short given to `--combine`.
+#[test]
+fn bad_input_leaves_no_output_of_any_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let outputs = |tag: &str| -> Vec<std::ffi::OsString> {
+        vec![
+            "--json".into(),
+            out.join(format!("{tag}.json")).into(),
+            "--csv".into(),
+            out.join(format!("{tag}-csv")).into(),
+            "--parquet".into(),
+            out.join(format!("{tag}-pq")).into(),
+            "--html".into(),
+            out.join(format!("{tag}.html")).into(),
+        ]
+    };
+    std::fs::create_dir(&out).unwrap();
+    let check = |args: Vec<std::ffi::OsString>, starts: String, contains: &str| {
+        let refs: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let r = run(&refs);
+        let err = String::from_utf8_lossy(&r.stderr).into_owned();
+        assert_eq!(r.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&starts), "{err}");
+        assert!(err.contains(contains), "{err}");
+        assert!(r.stdout.is_empty());
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+        assert!(left.is_empty(), "outputs left: {left:?}");
+    };
+
+    // A JSON trace with a syntax error on line 3, after a good trace.
+    let bad = dir.path().join("bad.5.1.json");
+    let good = data("hand.1000.0.json");
+    std::fs::write(
+        &bad,
+        "{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": 1, \"tid\": 1, \"name\": \"a\"},\n{\"ph\": \"X\" \"ts\": 2}\n]}\n",
+    )
+    .unwrap();
+    let mut args: Vec<std::ffi::OsString> = vec![good.clone().into(), bad.clone().into()];
+    args.extend(outputs("a"));
+    check(
+        args,
+        format!("tracestat: {}:3: ", bad.display()),
+        "invalid JSON",
+    );
+    let partial_out = out.join("p.json");
+    check(
+        vec![
+            good.clone().into(),
+            bad.clone().into(),
+            "--partial".into(),
+            partial_out.clone().into(),
+        ],
+        format!("tracestat: {}:3: ", bad.display()),
+        "invalid JSON",
+    );
+
+    // A .pftrace whose last record holds a packet of an unknown wire type.
+    let pf = dir.path().join("python.100065.1.pftrace");
+    let mut bytes = std::fs::read(data("gen-pftrace/python.100065.1.pftrace")).unwrap();
+    bytes.extend_from_slice(b"\x0a\x02\x43\x00");
+    std::fs::write(&pf, &bytes).unwrap();
+    let mut args: Vec<std::ffi::OsString> = vec![pf.clone().into()];
+    args.extend(outputs("b"));
+    check(
+        args,
+        format!("tracestat: {}: byte ", pf.display()),
+        "malformed TracePacket",
+    );
+
+    // A partial cut short, given to --combine with a good one.
+    let good_part = dir.path().join("good.part.json");
+    partial(std::slice::from_ref(&good), &good_part, &[]);
+    let text = std::fs::read(&good_part).unwrap();
+    let cut = dir.path().join("cut.part.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let mut args: Vec<std::ffi::OsString> =
+        vec!["--combine".into(), good_part.into(), cut.clone().into()];
+    args.extend(outputs("c"));
+    check(
+        args,
+        format!("tracestat: {}", cut.display()),
+        "not a tracestat partial",
+    );
+}
+
+/// `--result-dir` over a tree of JSON traces (`chrome_trace.json` in
+/// `rank_<r>.*` folders) gives the report of its files given one by one;
+/// `--ranks` keeps those ranks' folders.
+#[test]
+fn result_dir_of_json_traces_equals_its_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trace/upstream/resdir_json");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("chrome_trace.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3);
+    let root_s = root.to_str().unwrap();
+    let strip = |mut doc: serde_json::Value| {
+        for row in doc["breakdown"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("file");
+        }
+        doc
+    };
+    let (by_dir, _, stderr) = report(&[], &["--result-dir", root_s]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let (by_files, _, _) = report(&files, &[]);
+    assert_eq!(by_dir["ranks"], 3);
+    assert_eq!(strip(by_dir), strip(by_files));
+    let (some, _, _) = report(&[], &["--result-dir", root_s, "--ranks", "0", "2"]);
+    let (same, _, _) = report(&[files[0].clone(), files[2].clone()], &[]);
+    assert_eq!(strip(some), strip(same));
+}
