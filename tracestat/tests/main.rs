@@ -6,6 +6,7 @@ mod common;
 mod events;
 mod hand;
 mod partial_and_errors;
+mod tables;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").
