@@ -22,13 +22,17 @@ if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
         || echo "test.sh: could not install ${need[*]}; tests that need them will fail" >&2
 fi
 
-# The DuckDB Python package runs the queries of docs/sql.md in
-# tracestat/tests/events.rs (that test fails without it, saying how to install).
-if ! python3 -c 'import duckdb' >/dev/null 2>&1; then
-    echo "test.sh: installing the Python package duckdb" >&2
-    python3 -m pip install --user --quiet duckdb >/dev/null 2>&1 \
-        || python3 -m pip install --user --quiet --break-system-packages duckdb >/dev/null 2>&1 \
-        || echo "test.sh: could not install duckdb (pip install --user duckdb); the docs/sql.md test will fail" >&2
-fi
+# Python packages the tests read Parquet with: duckdb runs the queries of
+# docs/sql.md (tracestat/tests/events.rs); duckdb and polars read every
+# table option's Parquet file back (tests/tests/parquet_tables.rs). Those
+# tests fail without them, saying how to install. Wheels only: seconds.
+for pkg in duckdb polars; do
+    if ! python3 -c "import $pkg" >/dev/null 2>&1; then
+        echo "test.sh: installing the Python package $pkg" >&2
+        python3 -m pip install --user --quiet --only-binary=:all: "$pkg" >/dev/null 2>&1 \
+            || python3 -m pip install --user --quiet --only-binary=:all: --break-system-packages "$pkg" >/dev/null 2>&1 \
+            || echo "test.sh: could not install $pkg (python3 -m pip install --user $pkg); the tests reading Parquet with it will fail" >&2
+    fi
+done
 
 cargo test --workspace --release --locked "$@"

@@ -6,9 +6,12 @@
 
 //!
 //! A name ending in `.parquet` writes the same columns as Parquet
-//! ([`schema`], docs/formats.md#parquet-tables): `time_ns`, `ops` and
-//! `bytes` are `DOUBLE` because the profiles' sums can be fractional,
-//! `above_roof` and `plotted` are booleans.
+//! ([`schema`], docs/formats.md#parquet-tables-roofline): `time_ns` is
+//! `INT64` like every nanosecond column of the workspace (unitrace writes
+//! `GpuTime[ns]` as integers; a profile with fractions is rounded to whole
+//! ns, in the CSV too, so both files agree), `ops` and `bytes` are `DOUBLE`
+//! because the profiles' sums can be fractional, `above_roof` and
+//! `plotted` are booleans.
 
 use std::io::{self, Write};
 
@@ -23,6 +26,16 @@ fn count(x: f64) -> String {
         format!("{}", x as i64)
     } else {
         repr(x)
+    }
+}
+
+/// Nanoseconds as a whole number; empty (null) when not finite.
+fn nanoseconds(x: f64) -> String {
+    if x.is_finite() {
+        // `as` saturates at the i64 range.
+        format!("{}", x.round() as i64)
+    } else {
+        String::new()
     }
 }
 
@@ -53,6 +66,7 @@ pub fn schema() -> Schema {
             .map(|&name| match name {
                 "kernel" | "level" | "roof_kind" => Column::utf8(name),
                 "precision" => Column::utf8(name).nullable(),
+                "time_ns" => Column::int64(name).nullable(),
                 "instances" => Column::int64(name),
                 "above_roof" | "plotted" => Column::bool(name),
                 _ => Column::float64(name),
@@ -75,7 +89,7 @@ pub fn write_table<W: Write + Send>(
             w.write_record([
                 k.name.as_str(),
                 level.key.as_str(),
-                &count(k.time_ns.as_f64()),
+                &nanoseconds(k.time_ns.as_f64()),
                 &repr(v.time_pct),
                 &k.memory_instances.to_string(),
                 v.precision.map_or("", |p| p.label()),

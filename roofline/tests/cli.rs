@@ -842,7 +842,7 @@ fn further_memory_levels_are_plotted_when_profiled() {
 }
 
 /// `--data r.parquet` holds the rows of `--data r.csv`, typed
-/// (docs/formats.md#parquet-tables).
+/// (docs/formats.md#parquet-tables-roofline): nanoseconds as INT64.
 #[test]
 fn data_parquet_holds_the_csv_rows_typed() {
     let c = data("gen_new_compute.txt");
@@ -867,10 +867,46 @@ fn data_parquet_holds_the_csv_rows_typed() {
         [
             "kernel:Utf8",
             "level:Utf8",
-            "time_ns:Float64",
+            "time_ns:Int64",
             "time_pct:Float64",
             "instances:Int64"
         ]
     );
     assert_eq!(types[15], "plotted:Bool");
+}
+
+/// `GpuTime[ns]` with fractions (a hand-edited profile; unitrace writes
+/// integers) is summed, then rounded to whole ns in both the CSV and the
+/// Parquet `time_ns`, which stays INT64 (docs/formats.md#parquet-tables-roofline).
+#[test]
+fn fractional_gpu_time_is_rounded_to_whole_nanoseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "m.csv",
+        &format!(
+            "\n{MEM_HEADER}\n\"k[SIMD16]\",1,0,1000.25,1500,50,50,10,10,40\n\n\"k[SIMD16]\",2,0,0.5,1500,50,50,10,10,40\n"
+        ),
+    );
+    let c = write(dir.path(), "c.csv", &compute_text(&[("k[SIMD16]", 100)]));
+    let dev = data("PVC_1tile.csv");
+    let (_, stderr, out, odir) = roofline(&c, &m, &dev, &["--output", "r", "--data", "d.csv"]);
+    assert!(out.status.success(), "{stderr}");
+    let (_, stderr, out, pdir) = roofline(&c, &m, &dev, &["--output", "r", "--data", "d.parquet"]);
+    assert!(out.status.success(), "{stderr}");
+    let csv = std::fs::read(odir.path().join("d.csv")).unwrap();
+    let times: Vec<String> = String::from_utf8_lossy(&csv)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().to_string())
+        .collect();
+    // 1000.25 + 0.5 = 1000.75 ns, one row per memory level.
+    assert_eq!(times, ["1001", "1001"]);
+    let pq = std::fs::read(pdir.path().join("d.parquet")).unwrap();
+    unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
+    let schema = unitrace_render::table::parquet_schema(pq).unwrap();
+    assert_eq!(
+        schema.columns[2].ty,
+        unitrace_render::parquet::ColumnType::Int64
+    );
 }

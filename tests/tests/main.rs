@@ -7,6 +7,7 @@ mod fuzz_regressions;
 mod hardening;
 mod interrupts;
 mod output_is_input;
+mod parquet_tables;
 mod straggler_line;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -52,8 +52,8 @@ pub struct Args {
 
     /// Write every trace event as a row of a Parquet dataset partitioned by
     /// rank (`DIR/rank=N/part-*.parquet`, docs/sql.md). Alone it writes
-    /// only the dataset (no report); with --csv/--json/--html the report
-    /// too. A re-run skips ranks already complete.
+    /// only the dataset (no report); with --csv/--parquet/--json/--html the
+    /// report too. A re-run skips ranks already complete.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["combine", "partial"])]
     pub events: Option<PathBuf>,
 

@@ -393,9 +393,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     ));
     out.push(("kernels.csv", kernel_head, kernel_rows(&r.kernels)));
     let mut heat_head = vec!["rank".to_string()];
-    for j in 0..r.heatmap.bins {
-        heat_head.push(format!("{:.3}", j as f64 * r.heatmap.bin_us));
-    }
+    heat_head.extend(heat_bin_names(r.heatmap.bins, r.heatmap.bin_us));
     out.push((
         "heatmap.csv",
         heat_head,
@@ -418,6 +416,25 @@ pub fn tables(r: &Report) -> Vec<Table> {
             .collect(),
     ));
     out
+}
+
+/// The heatmap's column names: each bin's start in us since the earliest
+/// start, with 3 decimals, or with as many more as it takes to tell the
+/// bins apart (bins under 1 ns: a run shorter than `--bins` ns), since
+/// Parquet readers refuse repeated column names
+/// (docs/tracestat.md#heatmap-heatmap). A run without a time span has one
+/// start for every bin: its bins are named by index (`0`, `1`, ...).
+pub fn heat_bin_names(bins: usize, bin_us: f64) -> Vec<String> {
+    for decimals in 3..=12 {
+        let names: Vec<String> = (0..bins)
+            .map(|j| format!("{:.*}", decimals, j as f64 * bin_us))
+            .collect();
+        // Starts increase, so equal names can only be neighbours.
+        if names.windows(2).all(|w| w[0] != w[1]) {
+            return names;
+        }
+    }
+    (0..bins).map(|j| j.to_string()).collect()
 }
 
 /// The Parquet type of a column, from its name alone so that every run
@@ -497,4 +514,28 @@ pub fn write_dir(dir: &Path, r: &Report, format: TableFormat) -> Result<()> {
         file.commit().map_err(|e| InputError::io(&path, &e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_bin_names_are_distinct_at_any_width() {
+        assert_eq!(heat_bin_names(3, 1.5), ["0.000", "1.500", "3.000"]);
+        // 0.7 ns bins: 3 decimals of us would repeat `0.001`.
+        assert_eq!(
+            heat_bin_names(4, 0.0007),
+            ["0.0000", "0.0007", "0.0014", "0.0021"]
+        );
+        assert_eq!(heat_bin_names(3, 0.0), ["0", "1", "2"]);
+        for (bins, width) in [(100_000, 0.0001), (200, 1e-9), (7, 3.0)] {
+            let names = heat_bin_names(bins, width);
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), bins, "{bins} x {width}");
+            assert!(names.iter().all(|n| column_type(n) == ColumnType::Float64));
+        }
+    }
 }

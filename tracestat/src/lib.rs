@@ -267,7 +267,12 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             );
         }
         // Alone, --events writes only the dataset: no report is computed.
-        if args.csv.is_none() && args.json.is_none() && args.html.is_none() {
+        // Any report output (--parquet included) asks for the report too.
+        if args.csv.is_none()
+            && args.parquet.is_none()
+            && args.json.is_none()
+            && args.html.is_none()
+        {
             if !args.quiet {
                 println!(
                     "{}: {} rows in {} part{} of {} rank{} written, {} rank{} already complete",

@@ -412,6 +412,25 @@ fn events_combine_with_the_report_in_one_run() {
     assert_eq!(part_files(&out).len(), 3);
 }
 
+/// `--parquet DIR` is a report output like `--csv`: with `--events` it
+/// asks for the report too (it used to be skipped silently, `--events`
+/// alone being the dataset-only fast path).
+#[test]
+fn events_with_parquet_tables_writes_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ev");
+    let tables = dir.path().join("tables");
+    let files = gen_files();
+    let o = export(&files, &out, &["--parquet", tables.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(part_files(&out).len(), 3);
+    for table in ["breakdown", "kernels", "heatmap"] {
+        let bytes = std::fs::read(tables.join(format!("{table}.parquet")))
+            .unwrap_or_else(|e| panic!("{table}.parquet: {e}"));
+        assert!(bytes.starts_with(b"PAR1"), "{table}.parquet");
+    }
+}
+
 // ---- docs/sql.md against tracestat's tables (DuckDB) ----
 
 /// The queries of docs/sql.md: `(name, sql)` for every block marked

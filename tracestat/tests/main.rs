@@ -9,6 +9,7 @@ mod known_answers;
 mod launchers;
 mod many_ranks;
 mod partial_and_errors;
+mod tables;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").
