@@ -6,9 +6,9 @@
 //! docs/formats.md#parquet-tables (int64 for integer nanoseconds and
 //! counts, never strings), zstd pages and dictionary-encoded strings.
 //! scripts/test.sh installs duckdb and polars when they are missing.
-//!
-//! analyze `--data` is not listed yet: its Parquet form is still to come
-//! (docs/formats.md#parquet-tables).
+//! analyze `--data` is here for a metric chart over time with report
+//! validity and for stall charts; analyze/tests/data_parquet.rs checks
+//! its other chart modes.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -130,6 +130,15 @@ fn mergetrace_type(col: &str) -> &'static str {
         "row" | "rank" | "file" | "kernel" | "category" | "host_range" => VARCHAR,
         "count" => BIGINT,
         _ => DOUBLE,
+    }
+}
+
+/// docs/analyze.md#data-file.
+fn analyze_data_type(col: &str) -> &'static str {
+    match col {
+        "instance" | "sample" => BIGINT,
+        "time_us" | "value" => DOUBLE,
+        _ => VARCHAR,
     }
 }
 
@@ -389,6 +398,33 @@ fn every_table_option_writes_parquet_that_duckdb_and_polars_read_as_the_csv() {
                 ]
             },
             compare_type,
+            2,
+        ));
+    }
+    for (name, input, extra) in [
+        (
+            "analyze-metric",
+            "testdata/metrics/validity/validity_bmg.csv",
+            &["-i", "0", "-m", "GpuTime[ns]", "-y", "t", "--x", "time"][..],
+        ),
+        (
+            "analyze-stall",
+            "testdata/stall_report/src/stalls.csv",
+            &[][..],
+        ),
+    ] {
+        tables.push(one_table(
+            "analyze",
+            dir,
+            name,
+            |out| {
+                let mut a = vec![data(input)];
+                a.extend(os(extra));
+                a.extend(os(&["-o", &format!("{name}.svg"), "--data"]));
+                a.push(out.into());
+                a
+            },
+            analyze_data_type,
             2,
         ));
     }
