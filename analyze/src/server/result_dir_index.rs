@@ -36,6 +36,10 @@ pub const TOP_KERNELS: usize = 3;
 /// the median rank's GPU time is flagged.
 pub const STRAGGLER_RATIO: f64 = 1.10;
 
+/// Ranks up to which each kernel row gets its bar per rank (beyond, the
+/// page would grow by ranks x kernels bars; min/median/max stay).
+pub const STRIP_MAX_RANKS: usize = 64;
+
 /// Characters of a kernel name shown before it is cut (the full name is
 /// in the tooltip).
 const SHOWN_NAME_CHARS: usize = 90;
@@ -668,7 +672,9 @@ fn kernels_card(html: &mut String, files: &[ListedFile], summary: &Summary) {
             ),
         }
         html.push_str("<td>");
-        strip(html, k, summary, spread, slow);
+        if owners <= STRIP_MAX_RANKS {
+            strip(html, k, summary, spread, slow);
+        }
         html.push_str("</td></tr>\n");
     }
     html.push_str("</tbody></table></div>\n</section>\n");
@@ -832,6 +838,25 @@ mod tests {
         let copy = s.kernels[1].spread().unwrap();
         assert_eq!((copy.min, copy.median, copy.max), ((0, 1e6), 1e6, (0, 1e6)));
         assert!(!copy.straggles(2));
+    }
+
+    #[test]
+    fn bars_per_rank_only_up_to_the_cap() {
+        let many = |n: u32| -> Vec<ListedFile> {
+            (0..n)
+                .map(|r| file(r, 0, vec![kernel("k", Some(1e6), 1)]))
+                .collect()
+        };
+        let title = PageTitle {
+            title: "t",
+            root: "r",
+        };
+        let html = result_dir_html(&title, &many(STRIP_MAX_RANKS as u32));
+        assert_eq!(html.matches("<svg class=\"strip\"").count(), 1);
+        assert_eq!(html.matches("<rect ").count(), STRIP_MAX_RANKS);
+        let html = result_dir_html(&title, &many(STRIP_MAX_RANKS as u32 + 1));
+        assert!(!html.contains("<svg class=\"strip\""));
+        assert!(html.contains("65/65"));
     }
 
     #[test]
