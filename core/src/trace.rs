@@ -11,7 +11,9 @@
 //! Speed (docs/benchmarks.md#the-json-trace-scanner): each event is first
 //! tried by a token walker over stage-1 bit masks (`trace_blocks`, 64 bytes
 //! at a time with AVX2/SSE2), which visits quotes, brackets and the first
-//! byte of each number instead of every byte. It accepts only what it can
+//! byte of each number instead of every byte, and reads the usual
+//! `"key": value, ` members (keys of up to 5 bytes) straight from the
+//! bytes, dropping their tokens at once. It accepts only what it can
 //! vouch for; every other event (escapes, control bytes, syntax errors,
 //! deep nesting, the end of the bytes read so far) goes through the byte
 //! parser below, so errors, positions and truncation are the byte parser's.
@@ -193,34 +195,40 @@ impl Field {
     /// nine keys of every event (docs/benchmarks.md#the-json-trace-scanner).
     #[inline]
     fn from_key(key: &[u8]) -> Option<Field> {
-        const fn word(k: &[u8]) -> u32 {
-            let mut w = 0u32;
+        let w = match *key {
+            [a, b] => u16::from_le_bytes([a, b]) as u64,
+            [a, b, c] => u32::from_le_bytes([a, b, c, 0]) as u64,
+            [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+            _ => return None,
+        };
+        Field::from_word(w)
+    }
+
+    /// The field whose key's bytes, as a little-endian word padded with
+    /// zeros, are `w`. Words of different lengths never collide: a shorter
+    /// key would need NUL bytes where a longer one has letters, and a raw
+    /// NUL (a control byte) makes a key invalid JSON, so an event holding
+    /// one is rejected whatever field was guessed.
+    #[inline(always)]
+    fn from_word(w: u64) -> Option<Field> {
+        const fn word(k: &[u8]) -> u64 {
+            let mut w = 0u64;
             let mut i = 0;
             while i < k.len() {
-                w |= (k[i] as u32) << (8 * i);
+                w |= (k[i] as u64) << (8 * i);
                 i += 1;
             }
             w
         }
-        let w = match *key {
-            [a, b] => u16::from_le_bytes([a, b]) as u32,
-            [a, b, c] => u32::from_le_bytes([a, b, c, 0]),
-            [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
-            _ => return None,
-        };
-        const PH: u32 = word(b"ph");
-        const TS: u32 = word(b"ts");
-        const ID: u32 = word(b"id");
-        const CAT: u32 = word(b"cat");
-        const PID: u32 = word(b"pid");
-        const TID: u32 = word(b"tid");
-        const DUR: u32 = word(b"dur");
-        const NAME: u32 = word(b"name");
-        const ARGS: u32 = word(b"args");
-        // Words of different lengths never collide: no key byte is 0 in a
-        // valid key of these lengths that matches (the zero-padded bytes of
-        // a shorter key would have to be NUL, a control byte JSON strings
-        // cannot hold raw).
+        const PH: u64 = word(b"ph");
+        const TS: u64 = word(b"ts");
+        const ID: u64 = word(b"id");
+        const CAT: u64 = word(b"cat");
+        const PID: u64 = word(b"pid");
+        const TID: u64 = word(b"tid");
+        const DUR: u64 = word(b"dur");
+        const NAME: u64 = word(b"name");
+        const ARGS: u64 = word(b"args");
         Some(match w {
             PH => Field::Ph,
             TS => Field::Ts,
@@ -241,7 +249,10 @@ impl Field {
 /// duplicated key wins, as in most JSON readers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventFields {
-    spans: [Span; FIELD_COUNT],
+    /// One more than there are fields: the stage-2 walker stores the span
+    /// of every member, those of unrecorded keys into the last slot
+    /// (never read), instead of branching on the key.
+    spans: [Span; FIELD_COUNT + 1],
     /// Bit per field: the string value contains a backslash escape.
     escaped: u16,
 }
@@ -819,7 +830,10 @@ fn record(f: &mut EventFields, field: Field, base: usize, start: usize, end: usi
 // token (structural characters outside strings, every quote, and the first
 // byte of each number or literal); the walker below checks the grammar of
 // one event token by token, jumping over string bodies, blanks and digit
-// runs instead of looking at each byte.
+// runs instead of looking at each byte. Members of the common shape
+// (`"ts": 1733400002274071.000000, `) are read from the bytes instead, and
+// the tokens those bytes hold are dropped together
+// (`Structurals::members`).
 //
 // It only ever says "this event is valid, it ends here, these are its
 // fields" or "not sure": an event with a backslash, a control byte in a
@@ -869,6 +883,39 @@ struct Structurals {
     /// that under 2% while a lone miss costs one event.
     misses: u32,
     skip: u32,
+    /// For each member of an event, the key that followed it last time
+    /// (index: the member's slot, see [`KeyGuess`]): traces repeat a few
+    /// key orders, so the next key usually costs one masked compare.
+    next_key: [KeyGuess; KEY_SLOTS],
+}
+
+/// Slots of [`Structurals::next_key`]: one per recorded field, one for any
+/// other key, one for the start of an event.
+const OTHER_KEY: usize = FIELD_COUNT;
+const FIRST_KEY: usize = FIELD_COUNT + 1;
+const KEY_SLOTS: usize = FIELD_COUNT + 2;
+
+/// A short key as it looks in the bytes: `"key":` in the low `len + 3`
+/// bytes of a little-endian word (`mask` selects them), and the slot of
+/// its value span in [`EventFields`]. The default matches nothing (no
+/// word ANDed with a zero mask is 1).
+#[derive(Clone, Copy)]
+struct KeyGuess {
+    word: u64,
+    mask: u64,
+    len: usize,
+    slot: usize,
+}
+
+impl Default for KeyGuess {
+    fn default() -> Self {
+        KeyGuess {
+            word: 1,
+            mask: 0,
+            len: 0,
+            slot: OTHER_KEY,
+        }
+    }
 }
 
 /// Per-event walking state: the unread tokens of the current block, and
@@ -893,6 +940,7 @@ impl Structurals {
             scalar_carry: 0,
             misses: 0,
             skip: 0,
+            next_key: [KeyGuess::default(); KEY_SLOTS],
         }
     }
 
@@ -965,27 +1013,71 @@ impl Structurals {
     #[inline(never)]
     fn advance(&mut self, w: &mut Walk, classify: Classifier, b: &[u8]) -> Option<()> {
         while w.tokens == 0 {
-            if w.bad != 0 {
-                return None;
-            }
-            w.saw_non_ascii |= w.non_ascii != 0;
-            let next = self.base + 64;
-            if next >= b.len() {
-                return None;
-            }
-            self.load(classify, b, next);
-            w.tokens = self.tokens;
-            w.bad = self.bad;
-            w.non_ascii = self.non_ascii;
+            self.next_block(w, classify, b)?;
         }
+        Some(())
+    }
+
+    /// Leaves the current block for the next one: `None` when the block
+    /// held a byte the walker cannot vouch for, or the bytes read so far
+    /// end.
+    #[inline(always)]
+    fn next_block(&mut self, w: &mut Walk, classify: Classifier, b: &[u8]) -> Option<()> {
+        if w.bad != 0 {
+            return None;
+        }
+        w.saw_non_ascii |= w.non_ascii != 0;
+        let next = self.base + 64;
+        if next >= b.len() {
+            return None;
+        }
+        self.load(classify, b, next);
+        w.tokens = self.tokens;
+        w.bad = self.bad;
+        w.non_ascii = self.non_ascii;
+        Some(())
+    }
+
+    /// Consumes every token at or before `pos` at once, as if each had
+    /// been taken by [`Structurals::next`] (the block of `pos` becomes the
+    /// current one). The callers have read the bytes up to `pos` themselves
+    /// and know which tokens stage 1 put there (e.g. the closing quote and
+    /// the colon of `"name": `); `pos` is past the last token taken.
+    #[inline(always)]
+    fn consume_through(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        pos: usize,
+    ) -> Option<()> {
+        let d = pos - self.base;
+        if d < 64 {
+            w.tokens &= (u64::MAX << d) << 1;
+            Some(())
+        } else {
+            self.consume_across(w, classify, b, pos)
+        }
+    }
+
+    #[inline(never)]
+    fn consume_across(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        pos: usize,
+    ) -> Option<()> {
+        while pos - self.base >= 64 {
+            self.next_block(w, classify, b)?;
+        }
+        w.tokens &= (u64::MAX << (pos - self.base)) << 1;
         Some(())
     }
 
     /// Validates the event whose `{` is `b[i]` and records its fields;
     /// returns the index after its `}`, or `None` (not sure: ask the byte
-    /// parser). The event's members are walked in grammar order (key,
-    /// colon, value, separator), which keeps the branches predictable; nested
-    /// values (`args`) go through [`Structurals::value`].
+    /// parser). The members are walked by [`Structurals::members`].
     fn event(&mut self, b: &[u8], i: usize, fields: &mut EventFields) -> Option<usize> {
         let classify = self.classify?;
         if !(self.base <= i && i - self.base < 64) {
@@ -1005,33 +1097,7 @@ impl Structurals {
             non_ascii: self.non_ascii & from,
             saw_non_ascii: false,
         };
-        let mut p = self.next(&mut w, classify, b)?;
-        let end = if b[p] == b'}' {
-            p + 1
-        } else {
-            loop {
-                if b[p] != b'"' {
-                    return None;
-                }
-                let close = self.next(&mut w, classify, b)?;
-                let field = Field::from_key(&b[p + 1..close]);
-                let colon = self.next(&mut w, classify, b)?;
-                if b[colon] != b':' {
-                    return None;
-                }
-                let v = self.next(&mut w, classify, b)?;
-                let vend = self.value(&mut w, classify, b, v, 2)?;
-                if let Some(f) = field {
-                    record(fields, f, i, v, vend);
-                }
-                let sep = self.next(&mut w, classify, b)?;
-                match b[sep] {
-                    b',' => p = self.next(&mut w, classify, b)?,
-                    b'}' => break sep + 1,
-                    _ => return None,
-                }
-            }
-        };
+        let end = self.members::<true>(&mut w, classify, b, i, 1, fields)?;
         // The bytes of the last block up to the closing brace.
         let upto = u64::MAX >> (63 - (end - 1 - self.base));
         if w.bad & upto != 0 {
@@ -1042,6 +1108,162 @@ impl Structurals {
             return None;
         }
         Some(end)
+    }
+
+    /// The members of the object whose `{` is `b[open]` (already taken; the
+    /// object is at `depth`), walked in grammar order (key, colon, value,
+    /// separator); returns the index after its `}`. `TOP`: the object is
+    /// the event, whose field spans are recorded (relative to `open`).
+    ///
+    /// Most members of a trace look like `"ts": 1733400002274071.000000, `
+    /// or `"name": "dep", `: a short key, one blank, a number or a string,
+    /// then `, ` and the next key's quote. Those are read from the bytes:
+    /// the key with its quotes and colon as one 8-byte word
+    /// ([`short_key`]), the separator and the next quote as three bytes;
+    /// the tokens stage 1 put there (which those bytes determine) are then
+    /// consumed at once ([`Structurals::consume_through`]) instead of one by
+    /// one (docs/benchmarks.md#the-json-trace-scanner). Every other shape
+    /// (long keys, other blanks, containers, literals) takes the token by
+    /// token walk for that member.
+    #[inline(always)]
+    fn members<const TOP: bool>(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        open: usize,
+        depth: u32,
+        fields: &mut EventFields,
+    ) -> Option<usize> {
+        let mut p = self.next(w, classify, b)?;
+        if b[p] == b'}' {
+            return Some(p + 1);
+        }
+        let mut prev = FIRST_KEY;
+        loop {
+            // `b[p]`, the token taken last, must open the key.
+            if b[p] != b'"' {
+                return None;
+            }
+            let word = b
+                .get(p..p + 8)
+                .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+            // For a key of up to 5 bytes, the closing quote is at
+            // p + 1 + len and the colon right after it; their tokens are
+            // consumed with the value's.
+            let guess = self.next_key[prev];
+            let key = match word {
+                Some(word) if TOP && word & guess.mask == guess.word => {
+                    Some((guess.slot, guess.len))
+                }
+                Some(word) => match short_key(word) {
+                    Some((len, key)) if TOP => {
+                        let slot = Field::from_word(key).map_or(OTHER_KEY, |f| f as usize);
+                        let mask = u64::MAX >> (8 * (5 - len));
+                        self.next_key[prev] = KeyGuess {
+                            word: word & mask,
+                            mask,
+                            len,
+                            slot,
+                        };
+                        Some((slot, len))
+                    }
+                    Some((len, _)) => Some((OTHER_KEY, len)),
+                    None => None,
+                },
+                None => None,
+            };
+            let (slot, colon) = match key {
+                Some((slot, len)) => (slot, p + len + 2),
+                None => {
+                    let close = self.next(w, classify, b)?;
+                    let slot = if TOP {
+                        Field::from_key(&b[p + 1..close]).map_or(OTHER_KEY, |f| f as usize)
+                    } else {
+                        OTHER_KEY
+                    };
+                    let colon = self.next(w, classify, b)?;
+                    if b[colon] != b':' {
+                        return None;
+                    }
+                    (slot, colon)
+                }
+            };
+            prev = slot;
+            // One blank after the colon is looked at here; more, or another
+            // kind of value, go the token way.
+            let mut v = colon + 1;
+            if b.get(v) == Some(&b' ') {
+                v += 1;
+            }
+            let vend = match b.get(v) {
+                Some(b'"') => {
+                    // Between the colon and this quote there are no tokens
+                    // (at most one blank).
+                    self.consume_through(w, classify, b, v)?;
+                    self.next(w, classify, b)? + 1
+                }
+                // A blank or the colon precede `b[v]`: it starts a scalar,
+                // whose one token is consumed with the separator.
+                Some(b'-' | b'0'..=b'9') => scalar_end(b, fast_number(b, v)?)?,
+                _ => {
+                    self.consume_through(w, classify, b, colon)?;
+                    v = self.next(w, classify, b)?;
+                    self.value(w, classify, b, v, depth + 1)?
+                }
+            };
+            if TOP {
+                // No escape in an event the walker accepts: the `escaped`
+                // bits stay clear.
+                fields.spans[slot] = Span {
+                    start: (v - open) as u32,
+                    end: (vend - open) as u32,
+                };
+            }
+            match self.separator(w, classify, b, vend)? {
+                After::Member(next) => p = next,
+                After::End(end) => return Some(end),
+            }
+        }
+    }
+
+    /// After a member's value, which ends at `vend`: its tokens are
+    /// consumed up to the value's first one at most. Takes the `,` or `}`
+    /// and, after a `,`, the next token (checked by the caller).
+    #[inline(always)]
+    fn separator(
+        &mut self,
+        w: &mut Walk,
+        classify: Classifier,
+        b: &[u8],
+        vend: usize,
+    ) -> Option<After> {
+        // `b[vend]`, right after a value, is outside any string: a `,` or
+        // `}` there is the next token, and after `, ` a quote is the one
+        // after it.
+        if let Some(&[b',', b' ', b'"']) = b.get(vend..vend + 3) {
+            self.consume_through(w, classify, b, vend + 2)?;
+            return Some(After::Member(vend + 2));
+        }
+        match b.get(vend) {
+            Some(b',') => {
+                self.consume_through(w, classify, b, vend)?;
+                Some(After::Member(self.next(w, classify, b)?))
+            }
+            Some(b'}') => {
+                self.consume_through(w, classify, b, vend)?;
+                Some(After::End(vend + 1))
+            }
+            _ => {
+                self.consume_through(w, classify, b, vend - 1)?;
+                let sep = self.next(w, classify, b)?;
+                match b[sep] {
+                    b',' => Some(After::Member(self.next(w, classify, b)?)),
+                    b'}' => Some(After::End(sep + 1)),
+                    _ => None,
+                }
+            }
+        }
     }
 
     /// Validates the value whose first token is `b[v]` (a container opened
@@ -1080,44 +1302,51 @@ impl Structurals {
         if depth > 64 {
             return None;
         }
-        let mut p = self.next(w, classify, b)?;
         if b[open] == b'{' {
-            if b[p] == b'}' {
-                return Some(p + 1);
-            }
-            loop {
-                if b[p] != b'"' {
-                    return None;
-                }
-                self.next(w, classify, b)?;
-                let colon = self.next(w, classify, b)?;
-                if b[colon] != b':' {
-                    return None;
-                }
-                let v = self.next(w, classify, b)?;
-                self.value(w, classify, b, v, depth + 1)?;
-                let sep = self.next(w, classify, b)?;
-                match b[sep] {
-                    b',' => p = self.next(w, classify, b)?,
-                    b'}' => return Some(sep + 1),
-                    _ => return None,
-                }
-            }
-        } else {
-            if b[p] == b']' {
-                return Some(p + 1);
-            }
-            loop {
-                self.value(w, classify, b, p, depth + 1)?;
-                let sep = self.next(w, classify, b)?;
-                match b[sep] {
-                    b',' => p = self.next(w, classify, b)?,
-                    b']' => return Some(sep + 1),
-                    _ => return None,
-                }
+            // Nested keys are not recorded: `TOP` false never touches this.
+            let mut unused = EventFields::default();
+            return self.members::<false>(w, classify, b, open, depth, &mut unused);
+        }
+        let mut p = self.next(w, classify, b)?;
+        if b[p] == b']' {
+            return Some(p + 1);
+        }
+        loop {
+            self.value(w, classify, b, p, depth + 1)?;
+            let sep = self.next(w, classify, b)?;
+            match b[sep] {
+                b',' => p = self.next(w, classify, b)?,
+                b']' => return Some(sep + 1),
+                _ => return None,
             }
         }
     }
+}
+
+/// What follows a member's value: the next key's opening quote (taken,
+/// still to be checked), or the index after the object's `}`.
+enum After {
+    Member(usize),
+    End(usize),
+}
+
+/// Reads `"key":` from the 8 bytes at a key's opening quote (little-endian
+/// word, the quote in the low byte) when the key has at most 5 bytes:
+/// returns its length and its bytes as a word padded with zeros (see
+/// [`Field::from_word`]). The closing quote is the first quote after the
+/// opening one, as for stage 1 (a backslash anywhere makes the walker
+/// reject the event).
+#[inline(always)]
+fn short_key(word: u64) -> Option<(usize, u64)> {
+    // Quotes become zero bytes; the opening quote's byte is set to 0xFF so
+    // that no borrow runs from it and the lowest mark is exact.
+    let quotes = zero_bytes((word ^ (ONES * b'"' as u64)) | 0xFF);
+    let close = (quotes.trailing_zeros() / 8) as usize; // 8: none
+    if close > 6 || (word >> (8 * (close + 1))) as u8 != b':' {
+        return None;
+    }
+    let len = close - 1;
+    Some((len, (word >> 8) & ((1u64 << (8 * len)) - 1)))
 }
 
 /// The end of the number at `b[i]` in the shapes traces use (`-`, integer
@@ -1975,6 +2204,80 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// `short_key` against a byte-by-byte reading of `"key":`, for every
+    /// byte value at every position of the word, over several keys.
+    #[test]
+    fn short_key_agrees_with_a_byte_reading() {
+        fn by_bytes(w: &[u8; 8]) -> Option<(usize, u64)> {
+            let close = 1 + w[1..].iter().position(|&c| c == b'"')?;
+            if close > 6 || w[close + 1] != b':' {
+                return None;
+            }
+            let mut key = 0u64;
+            for (k, &c) in w[1..close].iter().enumerate() {
+                key |= (c as u64) << (8 * k);
+            }
+            Some((close - 1, key))
+        }
+        for start in [
+            &b"\"ph\": \"X"[..],
+            b"\"name\": ",
+            b"\"\": 1, \"",
+            b"\"names\":",
+            b"\"nam\": 1",
+            b"\"abcdef\"",
+            b"\"a\"\"\":::",
+        ] {
+            let mut w: [u8; 8] = start.try_into().unwrap();
+            assert_eq!(short_key(u64::from_le_bytes(w)), by_bytes(&w), "{w:?}");
+            for at in 1..8 {
+                for byte in 0..=255u8 {
+                    let keep = w[at];
+                    w[at] = byte;
+                    assert_eq!(short_key(u64::from_le_bytes(w)), by_bytes(&w), "{w:?}");
+                    w[at] = keep;
+                }
+            }
+        }
+        assert_eq!(
+            short_key(u64::from_le_bytes(*b"\"name\": ")),
+            Some((4, u32::from_le_bytes(*b"name") as u64))
+        );
+        assert_eq!(short_key(u64::from_le_bytes(*b"\"name\" :")), None);
+    }
+
+    /// The word lookup finds the nine keys, and nothing else among keys of
+    /// 0 to 5 letters near them.
+    #[test]
+    fn field_from_word_matches_from_key() {
+        let word = |k: &[u8]| {
+            k.iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &c)| w | (c as u64) << (8 * i))
+        };
+        let names = [
+            "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "args", "nam", "names", "p", "",
+            "phh", "tsx", "args1", "Name", "pi", "idd",
+        ];
+        for key in names {
+            let k = key.as_bytes();
+            let want = match key {
+                "ph" => Some(Field::Ph),
+                "name" => Some(Field::Name),
+                "cat" => Some(Field::Cat),
+                "pid" => Some(Field::Pid),
+                "tid" => Some(Field::Tid),
+                "ts" => Some(Field::Ts),
+                "dur" => Some(Field::Dur),
+                "id" => Some(Field::Id),
+                "args" => Some(Field::Args),
+                _ => None,
+            };
+            assert_eq!(Field::from_word(word(k)), want, "{key}");
+            assert_eq!(Field::from_key(k), want, "{key}");
         }
     }
 

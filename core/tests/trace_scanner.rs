@@ -149,6 +149,45 @@ const TRICKY_EVENTS: &[&str] = &[
     r#"{"name": "\\", "cat": "\u00e9\ud83d\ude00", "ts": 4}"#,
 ];
 
+/// Members in the shapes the walker reads from the bytes (a key of up to 5
+/// bytes with its quotes and colon as one word, `, "` after a value) and
+/// near misses of them; all valid and without escapes, so the fast path
+/// must take every one. Placed at every offset of a block, each key, value
+/// and separator is split across two blocks (and, read in pieces, across
+/// two reads) somewhere.
+const KEY_EVENTS: &[&str] = &[
+    // unitrace's own shapes
+    r#"{"ph": "X", "tid": 100024, "pid": 100024, "name": "zeKernelSetArgumentValue", "cat": "cpu_op", "ts": 1733400003461146.000000, "dur": 0.390000, "id": 0}"#,
+    r#"{"ph": "M", "name": "thread_name", "pid": 4294967295, "tid": 4294967295, "ts": 1733400002274160.500000, "args": {"name": "Thread 100024 L0 Copy Engine<1,0>"}}"#,
+    r#"{"ph": "X", "tid": 1, "pid": 1, "name": "k", "cat": "gpu_op", "ts": 2.5, "dur": 2.601000, "args": {"id": "1"}}"#,
+    // near misses of the recorded keys, and keys of 0 to 7 bytes
+    r#"{"nam": "a", "names": "b", "name": "c", "nams": 1, "n": 2, "": 3, "ph5": "d", "phase": "e", "tsx": 4, "idx": 5, "argss": 6, "pidtid": 7, "durdur1": 8}"#,
+    // blanks around the colon and the comma
+    r#"{"name" : "a", "ts" :1, "pid":2, "tid":  3, "dur":-4.5, "cat":"c" , "id":	9,
+"args":{} }"#,
+    r#"{"id": 0,"ph": "b","ts": 5 ,"pid": 1 }"#,
+    r#"{"ph": "X",  "name": "x",	"ts": 1,
+ "dur": 2}"#,
+    // duplicate keys: the last one wins
+    r#"{"ts": 1, "ts": 2, "name": "a", "name": "b", "args": {"x": 1}, "args": {}, "ts": 3}"#,
+    // keys holding what looks like JSON syntax
+    r#"{"a:b": 1, "{}": 2, ":": ":", ",": ", ", "[": "]", "\"": 3}"#,
+    // short keys in nested objects, literals and containers as values
+    r#"{"args": {"name": "x", "id": "1", "bp": [1, "a"], "sixchr": 1, "q": {"r": {}}}, "ph": "i"}"#,
+    r#"{"ph": true, "name": null, "cat": false, "ts": [], "args": {"a": true, "b": [null]}}"#,
+    r#"{"ph": "X", "dur": 0, "ts": -0, "pid": 0.5, "tid": 12345678901234567890, "id": -1.000000}"#,
+    r#"{"ph":"X","name":"","ts":1,"args":{"id":"7"}}"#,
+    // the walker guesses each key from the one before it (the last order
+    // seen): orders that break the guess with a near miss of it
+    r#"{"ph": "X", "name": "a", "ts": 1}"#,
+    r#"{"ph": "X", "names": "a", "ts": 1}"#,
+    r#"{"ph": "X", "nam": "a", "tsx": 1, "ts": 2}"#,
+    r#"{"ph": "X", "name" : "a", "ts":1}"#,
+    r#"{"ph": "X", "name":"a", "ts": 1}"#,
+    r#"{"ph": "X", "name": "a", "t": 1, "ts": 2}"#,
+    r#"{"pid": 1, "ph": "X", "name": "a", "ts": 3}"#,
+];
+
 /// Invalid or odd events: the fast path must hand them to the byte parser.
 const BAD_EVENTS: &[&str] = &[
     r#"{"ts": 01}"#,
@@ -180,6 +219,29 @@ const BAD_EVENTS: &[&str] = &[
     "{\"a\": -}",
     "{\"a\": 1e}",
     "{\"a\": \"x\"}x",
+    // near misses of the shapes read from the bytes
+    r#"{"ph": "X", "ts": 1,}"#,
+    r#"{"ph": "X" "ts": 1}"#,
+    r#"{"ph": "X", "ts": 1 2}"#,
+    r#"{"ph": "X", , "ts": 2}"#,
+    r#"{"ph": "X",, "ts": 2}"#,
+    r#"{"ph": "X", "}"#,
+    r#"{"ph": "X", "ts"}"#,
+    r#"{"ph": "X", "ts": }"#,
+    r#"{"ph":: "X"}"#,
+    r#"{"ph": "X", "ts": 1.5.5}"#,
+    r#"{"ph": "X", "ts": 1-}"#,
+    r#"{"ph": "X", "ts": 01}"#,
+    r#"{"ph": "X", "ts": 1]"#,
+    r#"{"ph": "X", "ts": 1, "args": {"id": "1",}}"#,
+    r#"{"ph": "X", "ts": 1, "args": {"id" "1"}}"#,
+    r#"{"ph\": 1}"#,
+    r#"{"ph": "\"", "ts": 1}"#,
+    r#"{"ph": "X", "t\"": 1}"#,
+    "{\"ph\u{0}\": 1}",
+    "{\"ph\": \"X\", \"ts\": 1,\u{c}\"dur\": 2}",
+    "{\"ph\": \"X\",\u{1a} \"ts\": 1}",
+    "{\"ph\": \"X\"\u{1}, \"ts\": 1}",
 ];
 
 fn trace_of(events: &[&[u8]], pad: usize) -> Vec<u8> {
@@ -211,6 +273,45 @@ fn tricky_events_at_every_block_offset_agree_with_the_byte_parser() {
     }
     // The first eight events are taken by the fast path at every offset.
     assert!(fast >= 131 * 8, "fast path took only {fast} events");
+}
+
+#[test]
+fn short_keys_and_separators_at_every_block_offset_agree_with_the_byte_parser() {
+    let events: Vec<&[u8]> = KEY_EVENTS.iter().map(|e| e.as_bytes()).collect();
+    let mut fast = 0;
+    for pad in 0..=130 {
+        let input = trace_of(&events, pad);
+        fast += check(&input);
+        if pad % 11 == 0 {
+            for cut in (input.len() - 300..input.len()).step_by(2) {
+                check(&input[..cut]);
+            }
+        }
+    }
+    // One event holds an escape (the key `"\""`): it goes to the byte
+    // parser (the back-off after that miss may send the next one too);
+    // the fast path takes every other one.
+    assert!(
+        fast >= 131 * (KEY_EVENTS.len() - 2) as u64,
+        "fast path took only {fast} events"
+    );
+}
+
+/// Each event alone at every offset, so that no back-off from an earlier
+/// miss hides it; events with the shapes of KEY_EVENTS but one byte
+/// changed, and the fields the fast path records for them.
+#[test]
+fn one_byte_changes_of_short_key_events_agree_with_the_byte_parser() {
+    let base = KEY_EVENTS[0].as_bytes();
+    for at in 0..base.len() {
+        for with in [b'"', b',', b':', b' ', b'}', b'x', b'1', b'\\', 0x01, 0xC3] {
+            let mut e = base.to_vec();
+            e[at] = with;
+            for pad in [0, 27, 60, 63] {
+                check(&trace_of(&[&e], pad));
+            }
+        }
+    }
 }
 
 #[test]

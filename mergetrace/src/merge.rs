@@ -86,6 +86,10 @@ struct EventRec {
     offset: u64,
 }
 
+/// Events of one input, copied from the scanner's buffer. `data` holds
+/// them joined by `,\n`, the separator of the output
+/// ([`EnvelopeWriter`]), so that a batch the writer passes through
+/// unchanged is written with one call ([`Merger::passes_through`]).
 #[derive(Default)]
 struct Batch {
     data: Vec<u8>,
@@ -123,6 +127,9 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
         let result = loop {
             match reader.next_event() {
                 Ok(Some(ev)) => {
+                    if !batch.events.is_empty() {
+                        batch.data.extend_from_slice(EVENT_SEPARATOR);
+                    }
                     let start = batch.data.len() as u32;
                     batch.data.extend_from_slice(ev.raw());
                     batch.events.push(EventRec {
@@ -160,6 +167,9 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
     }
 }
 
+/// What the output puts between two events.
+const EVENT_SEPARATOR: &[u8] = b",\n";
+
 /// Writes `{\n"traceEvents": [\n`, the events joined by `,\n`, and
 /// `\n]\n}\n` (docs/compatibility.md#mergetrace-merge; with no event the array is `[\n]`,
 /// which is valid JSON, unlike the original's output, docs/compatibility.md#mergetrace-2).
@@ -176,10 +186,23 @@ impl<W: Write> EnvelopeWriter<W> {
 
     pub fn event(&mut self, raw: &[u8]) -> std::io::Result<()> {
         if self.events > 0 {
-            self.out.write_all(b",\n")?;
+            self.out.write_all(EVENT_SEPARATOR)?;
         }
         self.events += 1;
         self.out.write_all(raw)
+    }
+
+    /// Writes `count` events at once: `joined` is their text joined by
+    /// [`EVENT_SEPARATOR`].
+    fn events_joined(&mut self, joined: &[u8], count: u64) -> std::io::Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        if self.events > 0 {
+            self.out.write_all(EVENT_SEPARATOR)?;
+        }
+        self.events += count;
+        self.out.write_all(joined)
     }
 
     pub fn finish(mut self) -> std::io::Result<(W, u64)> {
@@ -295,10 +318,19 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                     }
                     Msg::Batch(mut batch) => {
                         let st = state.as_mut().expect("Start precedes batches");
+                        let whole = self.passes_through(st);
                         for rec in &batch.events {
                             let raw = &batch.data[rec.range.start as usize..rec.range.end as usize];
                             let ev = Event::from_parts(raw, rec.fields, rec.index, rec.offset);
-                            self.event(st, &ev)?;
+                            if !whole {
+                                self.event(st, &ev)?;
+                            } else if let Some(stats) = st.stats.as_mut() {
+                                stats.feed(&ev);
+                            }
+                        }
+                        if whole {
+                            self.out
+                                .events_joined(&batch.data, batch.events.len() as u64)?;
                         }
                         if let Some(pb) = &self.progress {
                             pb.inc(batch.data.len() as u64);
@@ -354,6 +386,20 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let (w, n) = self.out.finish()?;
         outcome.events_written = n;
         Ok((w, outcome))
+    }
+
+    /// Whether every event of this input is written as it was read: no
+    /// option drops or edits one (what [`Merger::event`] would do then is
+    /// feed the statistics and write the raw text). Such batches are
+    /// written whole, not event by event
+    /// (docs/benchmarks.md#the-json-trace-scanner).
+    fn passes_through(&self, st: &FileState) -> bool {
+        let plan = &self.plans[st.index];
+        self.opts.filter.is_none()
+            && self.opts.window.is_none()
+            && !self.opts.remap_pids
+            && plan.shift.filter(|s| !s.is_zero()).is_none()
+            && plan.link_tag.is_none()
     }
 
     fn event(&mut self, st: &mut FileState, ev: &Event<'_>) -> Result<()> {

@@ -112,6 +112,65 @@ fn golden_two_ranks_and_byte_pass_through() {
     assert_eq!(snapshot(&inputs), before, "inputs must not change");
 }
 
+/// Batches that no option changes are written whole (the events already
+/// joined by `,\n`, docs/benchmarks.md#the-json-trace-scanner): across
+/// several 1 MiB batches per input, two inputs, and separators of any
+/// shape in the inputs, the output is the events joined by `,\n`, the same
+/// bytes as the event-by-event path (`--filter` matching every name) and,
+/// with `--stats`, the same statistics.
+#[test]
+fn whole_batches_equal_event_by_event_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    let mut expect: Vec<Vec<u8>> = Vec::new();
+    for rank in 0..2u64 {
+        let mut text = b"{\"traceEvents\": [".to_vec();
+        for i in 0..30_000u64 {
+            let ev = format!(
+                "{{\"ph\": \"X\", \"tid\": {rank}, \"pid\": {rank}, \"name\": \"k{}\", \
+                 \"cat\": \"gpu_op\", \"ts\": {}.250000, \"dur\": 1.5}}",
+                i % 7,
+                1_000_000 + i
+            );
+            if i > 0 {
+                // separators of several shapes: the output has `,\n` only
+                text.extend_from_slice([&b",\n"[..], b", ", b"\n,\t"][(i % 3) as usize]);
+            }
+            text.extend_from_slice(ev.as_bytes());
+            expect.push(ev.into_bytes());
+        }
+        text.extend_from_slice(b"]}\n");
+        assert!(text.len() > 2 << 20, "input must fill several batches");
+        inputs.push(write(dir.path(), &format!("rank{rank}.json"), &text));
+    }
+    let mut joined = b"{\n\"traceEvents\": [\n".to_vec();
+    joined.extend_from_slice(&expect.join(&b",\n"[..]));
+    joined.extend_from_slice(b"\n]\n}\n");
+    let o = mergetrace(dir.path(), &["-o", "whole.json"], &inputs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read(dir.path().join("whole.json")).unwrap() == joined);
+    let o = mergetrace(dir.path(), &["-o", "each.json", "--filter", "^k"], &inputs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read(dir.path().join("each.json")).unwrap() == joined);
+    let o = mergetrace(
+        dir.path(),
+        &["-o", "stats.json", "--stats", "s1.csv"],
+        &inputs,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read(dir.path().join("stats.json")).unwrap() == joined);
+    let o = mergetrace(
+        dir.path(),
+        &["-o", "stats2.json", "--filter", "^k", "--stats", "s2.csv"],
+        &inputs,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        fs::read(dir.path().join("s1.csv")).unwrap(),
+        fs::read(dir.path().join("s2.csv")).unwrap()
+    );
+}
+
 #[test]
 fn truncated_ranks_are_repaired_in_memory() {
     let dir = tempfile::tempdir().unwrap();
