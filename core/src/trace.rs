@@ -1812,15 +1812,24 @@ impl<R: Read> TraceReader<R> {
                             let j = i + 1 + j;
                             if b[j] == b'{' {
                                 self.fields = EventFields::default();
-                                if let Some(end) =
-                                    self.structurals.try_event(b, j, &mut self.fields)
-                                {
-                                    self.fast_events += 1;
-                                    self.pos = end;
-                                    self.state = State::ArrayAfterEvent;
-                                    return Ok(Step::Event(j, end));
-                                }
-                                self.structurals.invalidate();
+                                let end = match self.structurals.try_event(b, j, &mut self.fields) {
+                                    Some(end) => {
+                                        self.fast_events += 1;
+                                        end
+                                    }
+                                    // The byte parser here, not through the
+                                    // `Array` state: that would ask
+                                    // `try_event` a second time for the same
+                                    // event and count the back-off twice.
+                                    None => {
+                                        self.structurals.invalidate();
+                                        self.fields = EventFields::default();
+                                        parse_object(b, j, 1, Some(&mut self.fields))?
+                                    }
+                                };
+                                self.pos = end;
+                                self.state = State::ArrayAfterEvent;
+                                return Ok(Step::Event(j, end));
                             }
                         }
                         return Ok(Step::Continue);

@@ -496,3 +496,38 @@ fn random_traces_and_mutations_agree_with_the_byte_parser() {
     }
     assert!(fast > 500, "fast path took only {fast} events");
 }
+
+/// The back-off of docs/benchmarks.md ("Stage 1 + token walker"): after
+/// k fast-path misses in a row the next 2^k - 1 events go straight to the
+/// byte parser, each event asked once (the `,` shortcut used to ask twice).
+#[test]
+fn back_off_skips_exactly_the_documented_events() {
+    let clean: &[u8] = br#"{"name": "k", "ph": "X", "ts": 1.5, "dur": 2.0, "pid": 1, "tid": 2}"#;
+    let escaped: &[u8] =
+        br#"{"name": "a\"b", "ph": "X", "ts": 1.5, "dur": 2.0, "pid": 1, "tid": 2}"#;
+    let fast_of = |events: &[&[u8]]| {
+        let input = trace_of(events, 1);
+        let mut r = TraceReader::with_kernel(&input[..], 1 << 20, ScanKernel::best());
+        let mut n = 0;
+        while r.next_event().expect("valid trace").is_some() {
+            n += 1;
+        }
+        assert_eq!(n, events.len());
+        r.fast_path_events()
+    };
+    // One miss (k = 1): the event after it is skipped, the rest are fast.
+    let mut one_miss = vec![clean, clean, escaped];
+    one_miss.extend(std::iter::repeat_n(clean, 10));
+    assert_eq!(fast_of(&one_miss), 2 + 9);
+    // Two misses in a row (k = 2): the escaped event after the first miss
+    // is the skipped one, so it does not count as a second miss; then the
+    // next event is fast again.
+    let mut two = vec![escaped, escaped];
+    two.extend(std::iter::repeat_n(clean, 10));
+    assert_eq!(fast_of(&two), 10);
+    // Three escaped events: miss (k=1, skip 1), skipped, miss (k=2, skip
+    // 3): three clean events skipped, then fast.
+    let mut three = vec![escaped, escaped, escaped];
+    three.extend(std::iter::repeat_n(clean, 10));
+    assert_eq!(fast_of(&three), 10 - 3);
+}
