@@ -71,10 +71,13 @@ echo "parquet_choice: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(l
 
 if [[ ",$steps," == *",build,"* ]]; then
     (cd "$crate" && cargo fetch --locked -q)
-    for w in arrow-parquet polars; do
+    for w in polars arrow-parquet; do
         t="$work/target-$w"
         rm -rf "$t"
-        echo "== cold build: $w ($(nproc) cores, load before $(load))"
+        # shellcheck disable=SC2046
+        tree="$(cd "$crate" && cargo tree --locked -e normal --prefix none $(features_of "$w") | sed 's/ (\*)$//' | sort -u)"
+        net="$({ grep -oE '^(tokio|hyper|reqwest|rustls|ring|openssl-sys|object_store) ' <<< "$tree" || true; } | tr -d ' ' | paste -sd, -)"
+        echo "== cold build: $w: $(wc -l <<< "$tree") packages (network/async among them: ${net:-none}); $(nproc) cores, load before $(load)"
         echo "   cargo build --release --locked $(features_of "$w")"
         # shellcheck disable=SC2046
         (cd "$crate" && CARGO_TARGET_DIR="$t" /usr/bin/time -f "%e %U %S" -o "$work/build-$w.time" \

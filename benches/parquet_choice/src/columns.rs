@@ -55,7 +55,7 @@ impl Column {
 
     /// The `i`-th string of a string column.
     #[inline]
-    pub fn str_at(bytes: &[u8], ends: &[usize], i: usize) -> &str {
+    pub fn str_at<'a>(bytes: &'a [u8], ends: &[usize], i: usize) -> &'a str {
         let start = if i == 0 { 0 } else { ends[i - 1] };
         // Checked once when the column was filled (see `push_str`/`load`).
         std::str::from_utf8(&bytes[start..ends[i]]).unwrap_or("")
