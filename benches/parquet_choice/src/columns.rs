@@ -15,7 +15,10 @@ use std::path::Path;
 pub enum Values {
     Int64(Vec<i64>),
     /// The i-th string is `bytes[ends[i-1]..ends[i]]` (from 0 for i = 0).
-    Utf8 { bytes: Vec<u8>, ends: Vec<usize> },
+    Utf8 {
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -176,7 +179,13 @@ impl Table {
             a.valid.extend(b.valid);
             match (&mut a.values, b.values) {
                 (Values::Int64(x), Values::Int64(y)) => x.extend(y),
-                (Values::Utf8 { bytes, ends }, Values::Utf8 { bytes: b2, ends: e2 }) => {
+                (
+                    Values::Utf8 { bytes, ends },
+                    Values::Utf8 {
+                        bytes: b2,
+                        ends: e2,
+                    },
+                ) => {
                     let base = bytes.len();
                     bytes.extend(b2);
                     ends.extend(e2.into_iter().map(|e| e + base));
@@ -274,8 +283,7 @@ impl Table {
                     }
                     let mut bytes = vec![0u8; total];
                     r.read_exact(&mut bytes)?;
-                    std::str::from_utf8(&bytes)
-                        .map_err(|e| bad(format!("column {name}: {e}")))?;
+                    std::str::from_utf8(&bytes).map_err(|e| bad(format!("column {name}: {e}")))?;
                     Values::Utf8 { bytes, ends }
                 }
                 t => return Err(bad(format!("column {name}: unknown type {t}"))),
