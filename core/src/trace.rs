@@ -1673,6 +1673,28 @@ impl<R: Read> TraceReader<R> {
         }
     }
 
+    /// The event object at `b[i]` (a `{`): the fast path when it vouches
+    /// for it, else the byte parser, which gives the error or asks for
+    /// more bytes. Returns the offset after the object; its fields are in
+    /// `self.fields`.
+    /// (A function of the fields it needs: `b` borrows the reader's buffer.)
+    fn event_at(
+        structurals: &mut Structurals,
+        fields: &mut EventFields,
+        fast_events: &mut u64,
+        b: &[u8],
+        i: usize,
+    ) -> PResult<usize> {
+        *fields = EventFields::default();
+        if let Some(end) = structurals.try_event(b, i, fields) {
+            *fast_events += 1;
+            return Ok(end);
+        }
+        structurals.invalidate();
+        *fields = EventFields::default();
+        parse_object(b, i, 1, Some(fields))
+    }
+
     fn step(&mut self) -> PResult<Step> {
         let b = &self.buf[..self.len];
         match self.state {
@@ -1781,18 +1803,13 @@ impl<R: Read> TraceReader<R> {
                     parse_value(b, i, 1)?;
                     return Err(PErr::NotObject(i));
                 }
-                self.fields = EventFields::default();
-                let end = match self.structurals.try_event(b, i, &mut self.fields) {
-                    Some(end) => {
-                        self.fast_events += 1;
-                        end
-                    }
-                    None => {
-                        self.structurals.invalidate();
-                        self.fields = EventFields::default();
-                        parse_object(b, i, 1, Some(&mut self.fields))?
-                    }
-                };
+                let end = Self::event_at(
+                    &mut self.structurals,
+                    &mut self.fields,
+                    &mut self.fast_events,
+                    b,
+                    i,
+                )?;
                 self.pos = end;
                 self.state = State::ArrayAfterEvent;
                 Ok(Step::Event(i, end))
@@ -1811,22 +1828,17 @@ impl<R: Read> TraceReader<R> {
                         }) {
                             let j = i + 1 + j;
                             if b[j] == b'{' {
-                                self.fields = EventFields::default();
-                                let end = match self.structurals.try_event(b, j, &mut self.fields) {
-                                    Some(end) => {
-                                        self.fast_events += 1;
-                                        end
-                                    }
-                                    // The byte parser here, not through the
-                                    // `Array` state: that would ask
-                                    // `try_event` a second time for the same
-                                    // event and count the back-off twice.
-                                    None => {
-                                        self.structurals.invalidate();
-                                        self.fields = EventFields::default();
-                                        parse_object(b, j, 1, Some(&mut self.fields))?
-                                    }
-                                };
+                                // Parsed here, not through the `Array`
+                                // state: that would ask `try_event` a
+                                // second time for the same event and count
+                                // the back-off twice.
+                                let end = Self::event_at(
+                                    &mut self.structurals,
+                                    &mut self.fields,
+                                    &mut self.fast_events,
+                                    b,
+                                    j,
+                                )?;
                                 self.pos = end;
                                 self.state = State::ArrayAfterEvent;
                                 return Ok(Step::Event(j, end));
