@@ -15,10 +15,10 @@
 //! files, tracestat/tests/events_single_pass.rs).
 //!
 //! Memory stays bounded whatever the file size: the records are kept in
-//! memory up to [`SPOOL_CHUNK`] bytes; past that they are spilled in chunks
-//! of that size to an anonymous temporary file in the output folder (unlinked
-//! from the start, so nothing is left behind even by a killed run) and read
-//! back chunk by chunk.
+//! one buffer of [`SPOOL_CHUNK`] bytes; when it is full it is spilled to an
+//! anonymous temporary file in the output folder (unlinked from the start,
+//! so nothing is left behind even by a killed run), and the replay reads
+//! the file back through one buffer of the same size.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -35,7 +35,10 @@ use crate::time::Ns;
 /// Records kept in memory before they go to the spill file, and the size
 /// of its chunks: a few MiB per file being exported, whatever its size
 /// (the default of [`crate::events::EventsPlan::spool_chunk`]).
-pub const SPOOL_CHUNK: usize = 8 << 20;
+pub const SPOOL_CHUNK: usize = 4 << 20;
+
+/// The longest record: a flag byte and at most nine varints of ten bytes.
+const MAX_RECORD: usize = 1 + 9 * 10;
 
 /// Flags of a record (its first byte).
 mod flag {
@@ -105,12 +108,15 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// An empty spool spilling into `spill_dir` in chunks of `chunk` bytes
-    /// ([`SPOOL_CHUNK`] unless a test wants many chunks).
+    /// An empty spool spilling into `spill_dir` in chunks of at most
+    /// `chunk` bytes ([`SPOOL_CHUNK`] unless a test wants many chunks).
     pub fn new(spill_dir: &Path, chunk: usize) -> Spool {
+        let chunk = chunk.max(MAX_RECORD);
         Spool {
-            buf: Vec::new(),
-            chunk: chunk.max(1),
+            // Reserved, not touched: pages count only once written, and
+            // the buffer never grows past it (no copies by doubling).
+            buf: Vec::with_capacity(chunk),
+            chunk,
             spill: None,
             chunks: Vec::new(),
             spill_dir: spill_dir.to_path_buf(),
@@ -129,6 +135,9 @@ impl Spool {
 
     /// Records the row of slice `s`, routed to accumulator `acc`.
     pub fn push(&mut self, acc: usize, s: &Slice<'_>) -> Result<()> {
+        if self.buf.len() + MAX_RECORD > self.chunk {
+            self.spill_chunk()?;
+        }
         let key = (acc, s.pid, s.tid);
         let track = match self.track_ids.get(&key) {
             Some(&t) => t,
@@ -197,9 +206,6 @@ impl Spool {
         if let Some(c) = comm {
             put_varint(buf, c as u64);
         }
-        if self.buf.len() >= self.chunk {
-            self.spill_chunk()?;
-        }
         Ok(())
     }
 
@@ -228,19 +234,27 @@ impl Spool {
     /// accumulator.
     pub fn replay(mut self, mut row: impl FnMut(usize, &Slice<'_>) -> Result<()>) -> Result<()> {
         let mut prev_start: Ns = 0;
-        if let Some(mut file) = self.spill.take() {
-            file.seek(SeekFrom::Start(0))
-                .map_err(|e| self.spill_error(e))?;
-            let mut chunk = Vec::new();
-            for &len in &self.chunks {
-                chunk.resize(len, 0);
-                file.read_exact(&mut chunk)
-                    .map_err(|e| self.spill_error(e))?;
-                self.decode(&chunk, &mut prev_start, &mut row)?;
-            }
+        if self.spill.is_none() {
+            let all = std::mem::take(&mut self.buf);
+            return self.decode(&all, &mut prev_start, &mut row);
         }
-        let tail = std::mem::take(&mut self.buf);
-        self.decode(&tail, &mut prev_start, &mut row)
+        // The tail joins the file, so that one buffer reads everything back.
+        if !self.buf.is_empty() {
+            self.spill_chunk()?;
+        }
+        let mut chunk = std::mem::take(&mut self.buf);
+        let Some(mut file) = self.spill.take() else {
+            bail!("events spool: no spill file");
+        };
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| self.spill_error(e))?;
+        for &len in &self.chunks {
+            chunk.resize(len, 0);
+            file.read_exact(&mut chunk)
+                .map_err(|e| self.spill_error(e))?;
+            self.decode(&chunk, &mut prev_start, &mut row)?;
+        }
+        Ok(())
     }
 
     fn decode(
@@ -424,7 +438,7 @@ mod tests {
                 .unwrap();
         }
         assert!(
-            spool.spilled_bytes() >= SPOOL_CHUNK as u64,
+            spool.spilled_bytes() >= 2 * SPOOL_CHUNK as u64,
             "{}",
             spool.spilled_bytes()
         );
