@@ -6,8 +6,9 @@
 //! cannot be written as their events are read. Instead of reading the file
 //! twice (an index pass, then a row pass, each parsing every event), one
 //! walk feeds the [`FileIndex`] and records, per slice, what the row pass
-//! reads of it in a compact binary form (about 15 bytes an event against
-//! 200 to 250 of JSON); once the walk is over and the index complete, the
+//! reads of it in a compact binary form (about 9 bytes an event on
+//! generated traces, against about 240 of JSON); once the walk is over and
+//! the index complete, the
 //! records are replayed to the row pass in file order. The row pass sees
 //! the very slices, in the very order, a second walk would hand it, and
 //! the index is fed the very calls of the first walk, so the rows are
