@@ -12,7 +12,8 @@
 //!
 //! * A [`Schema`] is a list of [`Column`]s: [`Column::int64`],
 //!   [`Column::float64`], [`Column::utf8`] (dictionary-encoded),
-//!   [`Column::bool`], each made nullable with [`Column::nullable`].
+//!   [`Column::bool`], each made nullable with [`Column::nullable`] and
+//!   without min/max statistics with [`Column::without_statistics`].
 //! * [`ParquetWriter::new`] (or [`ParquetWriter::with_options`]) starts a
 //!   file in `W`. Rows are appended column by column into per-column
 //!   buffers, either value by value ([`ParquetWriter::push_i64`],
