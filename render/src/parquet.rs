@@ -12,7 +12,8 @@
 //!
 //! * A [`Schema`] is a list of [`Column`]s: [`Column::int64`],
 //!   [`Column::float64`], [`Column::utf8`] (dictionary-encoded),
-//!   [`Column::bool`], each made nullable with [`Column::nullable`].
+//!   [`Column::bool`], each made nullable with [`Column::nullable`] and
+//!   without min/max statistics with [`Column::without_statistics`].
 //! * [`ParquetWriter::new`] (or [`ParquetWriter::with_options`]) starts a
 //!   file in `W`. Rows are appended column by column into per-column
 //!   buffers, either value by value ([`ParquetWriter::push_i64`],
@@ -90,6 +91,9 @@ pub struct Column {
     pub ty: ColumnType,
     /// Whether the column may hold nulls (`OPTIONAL`); otherwise `REQUIRED`.
     pub nullable: bool,
+    /// Whether each column chunk records its min and max (on unless
+    /// [`Column::without_statistics`]).
+    pub statistics: bool,
 }
 
 impl Column {
@@ -98,6 +102,7 @@ impl Column {
             name: name.into(),
             ty,
             nullable: false,
+            statistics: true,
         }
     }
     pub fn int64(name: impl Into<String>) -> Column {
@@ -115,6 +120,13 @@ impl Column {
     /// The same column, allowed to hold nulls.
     pub fn nullable(mut self) -> Column {
         self.nullable = true;
+        self
+    }
+    /// The same column without min/max statistics: for strings no reader
+    /// filters row groups by (a min and max of names mixed in any order
+    /// prune nothing), whose statistics would cost a comparison per value.
+    pub fn without_statistics(mut self) -> Column {
+        self.statistics = false;
         self
     }
 }
@@ -272,6 +284,12 @@ impl<W: Write + Send> ParquetWriter<W> {
             if c.ty == ColumnType::Utf8 {
                 props =
                     props.set_column_dictionary_enabled(ColumnPath::from(c.name.as_str()), true);
+            }
+            if !c.statistics {
+                props = props.set_column_statistics_enabled(
+                    ColumnPath::from(c.name.as_str()),
+                    EnabledStatistics::None,
+                );
             }
         }
         let file = SerializedFileWriter::new(
@@ -565,7 +583,11 @@ impl<W: Write + Send> ParquetWriter<W> {
                     n
                 }
                 (ColumnWriter::ByteArrayColumnWriter(w), Values::Utf8 { bytes, ends }) => {
-                    let data = Bytes::from(std::mem::take(bytes));
+                    // The values go to the column writer as slices of one
+                    // buffer; the next row group's starts as large, rather
+                    // than growing again from nothing by doubling.
+                    let capacity = bytes.capacity();
+                    let data = Bytes::from(std::mem::replace(bytes, Vec::with_capacity(capacity)));
                     let mut start = 0;
                     let arrays: Vec<ByteArray> = ends
                         .iter()

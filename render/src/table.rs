@@ -213,11 +213,8 @@ pub fn parquet_schema(parquet: Vec<u8>) -> io::Result<Schema> {
                 other => return Err(io::Error::other(format!("column {}: {other}", c.name()))),
             };
             let nullable = c.self_type().get_basic_info().repetition() == Repetition::OPTIONAL;
-            Ok(Column {
-                name: c.name().to_owned(),
-                ty,
-                nullable,
-            })
+            let column = Column::new(c.name(), ty);
+            Ok(if nullable { column.nullable() } else { column })
         })
         .collect::<io::Result<Vec<_>>>()?;
     Ok(Schema::new(columns))

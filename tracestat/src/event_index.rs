@@ -1,5 +1,6 @@
-//! The first of the two passes of `--events` over a file
-//! (docs/tracestat.md#events): what a row needs from elsewhere in the file,
+//! The index of `--events` over a file (docs/tracestat.md#events), fed by
+//! the single pass ([`crate::event_spool`]) before any row is written: what
+//! a row needs from elsewhere in the file,
 //! since unitrace writes events out of time order (a kernel before the call
 //! that launched it, a host range after the calls inside it).
 //!
@@ -10,11 +11,11 @@
 //! threads. That is O(host ranges + launches), the intervals the report
 //! keeps too, never O(events).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
-use rustc_hash::FxHashMap as FastMap;
+use rustc_hash::{FxHashMap as FastMap, FxHashSet as FastSet};
 
 use crate::event_scan::{Names, Side, Slice, Visitor};
 use crate::ingest::split_rank_label;
@@ -78,7 +79,8 @@ impl Router {
         i
     }
 
-    fn acc(&self, pid: u64) -> usize {
+    /// The accumulator of an event of `pid`, without marking it used.
+    pub fn acc(&self, pid: u64) -> usize {
         self.pid_acc.get(&pid).copied().unwrap_or(0)
     }
 
@@ -242,7 +244,7 @@ const RECENT_CALLS: usize = 16;
 /// Flows per thread waiting for their call (written before it).
 const PENDING_FLOWS: usize = 4096;
 
-/// What pass 1 keeps of one rank.
+/// What the index keeps of one rank.
 #[derive(Debug)]
 pub struct RankIndex {
     ranges: FastMap<u64, Vec<Range>>,
@@ -305,7 +307,7 @@ impl RankIndex {
     }
 }
 
-/// Pass 1 over one file.
+/// The index of one file.
 pub struct FileIndex {
     pub router: Router,
     pub ranks: Vec<RankIndex>,
@@ -314,7 +316,7 @@ pub struct FileIndex {
     /// Thread and engine names by (pid, tid).
     pub threads: FastMap<(u64, u64), String>,
     /// `(pid, tid)` of copy engines.
-    pub copy_engines: HashSet<(u64, u64)>,
+    pub copy_engines: FastSet<(u64, u64)>,
 }
 
 impl FileIndex {
@@ -324,7 +326,7 @@ impl FileIndex {
             ranks: vec![RankIndex::default()],
             processes: FastMap::default(),
             threads: FastMap::default(),
-            copy_engines: HashSet::new(),
+            copy_engines: FastSet::default(),
         }
     }
 

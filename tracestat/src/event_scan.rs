@@ -1,9 +1,9 @@
 //! One streaming walk over a trace file of either format (Chrome JSON
 //! through `core::trace`, `.pftrace` through `core::pftrace`) that hands
 //! complete slices, names and H2D flow starts to a [`Visitor`]: the input of
-//! `--events` (docs/tracestat.md#events), which walks each file twice (an
-//! index pass, then the row pass) with the same scanner so both see the
-//! same events.
+//! `--events` (docs/tracestat.md#events), which walks each file once,
+//! feeding the index and recording the rows ([`crate::event_spool`]); the
+//! two-pass reference export walks it twice with the same scanner.
 //!
 //! The events left out are those the report leaves out
 //! (docs/tracestat.md#implausible-events): no timestamp or one out of range,
@@ -113,8 +113,11 @@ pub trait Visitor {
     fn flow_start(&mut self, pid: u64, tid: u64, id: u64, ts: Ns, call: Option<u32>);
     fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()>;
     /// Whether device slices need their name and instance id; when not
-    /// (the index pass), they arrive with name [`NO_NAME`] and no ids,
-    /// which saves a name lookup and an `args` parse per kernel.
+    /// (the index pass of the two-pass reference export), they arrive with
+    /// name [`NO_NAME`] and no ids, which saves a name lookup and an `args`
+    /// parse per kernel. With details, a device slice whose name is a
+    /// string that does not decode arrives with [`NO_NAME`] too: it is no
+    /// row, but its time counts where the index pass counts it.
     fn device_details(&self) -> bool {
         true
     }
@@ -306,14 +309,21 @@ fn json_event(
                 return Ok(());
             }
             let (name, instance) = if v.device_details() {
-                let Some(name) = name_of(names) else {
+                if ev.str_raw(Field::Name).is_none() {
                     return Ok(());
-                };
-                let instance = ev
-                    .value(Field::Args)
-                    .filter(|a| a.first() == Some(&b'{'))
-                    .and_then(|a| args_uint(a, b"id"));
-                (name, instance)
+                }
+                match name_of(names) {
+                    Some(name) => {
+                        let instance = ev
+                            .value(Field::Args)
+                            .filter(|a| a.first() == Some(&b'{'))
+                            .and_then(|a| args_uint(a, b"id"));
+                        (name, instance)
+                    }
+                    // A name that does not decode: no row, but the index
+                    // still counts its time (see [`Visitor::device_details`]).
+                    None => (NO_NAME, None),
+                }
             } else {
                 if ev.str_raw(Field::Name).is_none() {
                     return Ok(());
@@ -421,11 +431,32 @@ fn json_event(
     Ok(())
 }
 
+/// The categories of a file's slices, interned: a handful per file, so a
+/// slice waiting for its end holds an index instead of its own copy.
+#[derive(Default)]
+struct Cats(Vec<Box<str>>);
+
+impl Cats {
+    fn id(&mut self, cat: &str) -> u32 {
+        match self.0.iter().position(|c| **c == *cat) {
+            Some(i) => i as u32,
+            None => {
+                self.0.push(cat.into());
+                self.0.len() as u32 - 1
+            }
+        }
+    }
+
+    fn get(&self, id: u32) -> &str {
+        &self.0[id as usize]
+    }
+}
+
 /// A pftrace slice waiting for its end.
 struct OpenSlice {
     name: u32,
     start: Ns,
-    cat: Box<str>,
+    cat: u32,
     gpu: bool,
     instance: Option<u64>,
     flow: Option<u64>,
@@ -443,6 +474,7 @@ pub fn scan_pftrace(
     // track uuid -> (pid, tid); process tracks have no tid.
     let mut tracks: FastMap<u64, (u64, Option<u64>)> = FastMap::default();
     let mut open: FastMap<u64, Vec<OpenSlice>> = FastMap::default();
+    let mut cats = Cats::default();
     let mut reader = PacketReader::new(src);
     loop {
         let record = match reader.next_record() {
@@ -509,7 +541,7 @@ pub fn scan_pftrace(
                         open.entry(track).or_default().push(OpenSlice {
                             name,
                             start: ts,
-                            cat: cat.into(),
+                            cat: cats.id(cat),
                             gpu,
                             instance,
                             flow,
@@ -532,7 +564,7 @@ pub fn scan_pftrace(
                                 pid,
                                 tid: tid.unwrap_or(track),
                                 name: s.name,
-                                cat: &s.cat,
+                                cat: cats.get(s.cat),
                                 side: if s.gpu { Side::Device } else { Side::Host },
                                 start: s.start,
                                 end: ts,
@@ -567,7 +599,7 @@ pub fn scan_pftrace(
                     pid,
                     tid: tid.unwrap_or(track),
                     name: s.name,
-                    cat: &s.cat,
+                    cat: cats.get(s.cat),
                     side: Side::Host,
                     start: s.start,
                     end: s.start,

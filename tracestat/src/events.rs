@@ -3,10 +3,13 @@
 //! so that DuckDB, pandas, polars, Spark, Dask or Trino read it as is
 //! (docs/tracestat.md#events, queries in docs/sql.md).
 //!
-//! Each input file is one rayon task and is walked twice by
-//! [`crate::event_scan`]: [`crate::event_index`] first (host ranges,
-//! flows), then the rows, streamed into row groups of
+//! Each input file is one rayon task and is walked once by
+//! [`crate::event_scan`], which feeds [`crate::event_index`] (host ranges,
+//! flows, names) and records the rows ([`crate::event_spool`]); once the
+//! index is complete the rows are replayed, streamed into row groups of
 //! `unitrace_render::parquet` and cut into parts of [`PART_ROWS`] rows.
+//! [`Passes::Two`] walks the file a second time instead of replaying: the
+//! reference the single pass is tested against.
 //! Every part is an `AtomicFile` (temporary name, renamed when complete);
 //! the rank's `_SUCCESS` marker is written last, so a rank is complete
 //! exactly when its marker exists. A re-run skips complete ranks (the
@@ -28,7 +31,8 @@ use unitrace_render::parquet::{Column, ParquetWriter, Schema};
 
 use crate::classify::{builtin_class, Class, Classifier};
 use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
-use crate::event_scan::{scan_file, Names, Side, Slice, Visitor};
+use crate::event_scan::{scan_file, Names, Side, Slice, Visitor, NO_NAME};
+use crate::event_spool::{Recorder, Spool};
 use crate::ingest::rank_from_path;
 use crate::time::Ns;
 use crate::RankSet;
@@ -44,26 +48,29 @@ const MARKER_VERSION: u32 = 1;
 
 /// The columns of a row, in file order (docs/tracestat.md#events-columns).
 /// `rank` is not among them: it is the partition (`rank=N`), as Hive
-/// layouts do, and readers add it from the path.
+/// layouts do, and readers add it from the path. Only the integer columns
+/// keep min/max statistics: a row group holds names of every kind in any
+/// order, so string bounds would prune nothing and cost a comparison per
+/// value (docs/benchmarks.md#tracestat---events).
 pub fn schema() -> Schema {
     Schema::new(vec![
         Column::int64("pid"),
         Column::int64("tid"),
-        Column::utf8("process").nullable(),
-        Column::utf8("thread").nullable(),
-        Column::utf8("cat"),
-        Column::utf8("kind"),
-        Column::utf8("name"),
-        Column::utf8("short_name"),
-        Column::utf8("category").nullable(),
+        Column::utf8("process").nullable().without_statistics(),
+        Column::utf8("thread").nullable().without_statistics(),
+        Column::utf8("cat").without_statistics(),
+        Column::utf8("kind").without_statistics(),
+        Column::utf8("name").without_statistics(),
+        Column::utf8("short_name").without_statistics(),
+        Column::utf8("category").nullable().without_statistics(),
         Column::int64("start_ns"),
         Column::int64("duration_ns"),
         Column::int64("instance_id").nullable(),
-        Column::utf8("host_range").nullable(),
-        Column::utf8("launch_call").nullable(),
+        Column::utf8("host_range").nullable().without_statistics(),
+        Column::utf8("launch_call").nullable().without_statistics(),
         Column::int64("launch_latency_ns").nullable(),
         Column::int64("bytes").nullable(),
-        Column::utf8("comm").nullable(),
+        Column::utf8("comm").nullable().without_statistics(),
     ])
 }
 
@@ -98,6 +105,19 @@ pub mod kind {
     pub const OTHER: &str = "other";
 }
 
+/// How an export reads each file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Passes {
+    /// One walk: the index and the recorded rows, replayed once the index
+    /// is complete (docs/tracestat.md#events).
+    #[default]
+    One,
+    /// Two walks, an index pass and a row pass: the first design, kept as
+    /// the reference the single pass is tested against (same rows, same
+    /// bytes).
+    Two,
+}
+
 /// What an export is asked to do.
 pub struct EventsPlan<'a> {
     pub out: &'a Path,
@@ -106,6 +126,10 @@ pub struct EventsPlan<'a> {
     /// File name of the schema, recorded in the markers.
     pub schema_name: Option<String>,
     pub ranks: Option<&'a RankSet>,
+    pub passes: Passes,
+    /// Bytes of recorded rows a file keeps in memory before they spill to
+    /// a temporary file ([`crate::event_spool::SPOOL_CHUNK`]).
+    pub spool_chunk: usize,
 }
 
 /// What an export did.
@@ -227,7 +251,17 @@ fn export_file(
     }
     let mut names = Names::default();
     let mut index = FileIndex::new(path_rank);
-    let scanned = scan_file(path, &mut names, &mut index)?;
+    let (scanned, spool) = match plan.passes {
+        Passes::One => {
+            let mut recorder = Recorder {
+                index: &mut index,
+                spool: Spool::new(plan.out, plan.spool_chunk),
+            };
+            let scanned = scan_file(path, &mut names, &mut recorder)?;
+            (scanned, Some(recorder.spool))
+        }
+        Passes::Two => (scan_file(path, &mut names, &mut index)?, None),
+    };
     index.finish(&names);
     if let Some(t) = &scanned.truncated {
         unitrace_core::cli::warn(crate::TOOL, format!("{}: {t}", path.display()));
@@ -292,14 +326,25 @@ fn export_file(
     }
     let mut rows = RowPass {
         index: &index,
-        router: Router::new(path_rank),
         classifier: Classifier::new(plan.schema),
         name_rows: Vec::new(),
         sinks,
         host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
     };
-    let second = scan_file(path, &mut names, &mut rows)?;
-    stats.dropped += second.dropped;
+    match spool {
+        Some(spool) => {
+            spool.replay(|acc, s| rows.row(&names, acc, s))?;
+            stats.dropped += scanned.dropped;
+        }
+        None => {
+            let mut second_walk = SecondWalk {
+                router: Router::new(path_rank),
+                rows: &mut rows,
+            };
+            let second = scan_file(path, &mut names, &mut second_walk)?;
+            stats.dropped += second.dropped;
+        }
+    }
     for (acc, sink) in rows.sinks.into_iter().enumerate() {
         let Some(sink) = sink else { continue };
         let (n, parts) = sink.finish(&Marker {
@@ -425,36 +470,50 @@ fn name_row<'n>(
     row
 }
 
-/// Pass 2 over one file: the rows.
+/// The rows of one file, from its complete index.
 struct RowPass<'a, 's> {
     index: &'a FileIndex,
-    router: Router,
     classifier: Classifier<'s>,
     name_rows: Vec<Option<NameRow>>,
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
 }
 
-impl Visitor for RowPass<'_, '_> {
+/// The second walk of [`Passes::Two`]: routes each slice as the index
+/// did, then makes its row.
+struct SecondWalk<'r, 'a, 's> {
+    router: Router,
+    rows: &'r mut RowPass<'a, 's>,
+}
+
+impl Visitor for SecondWalk<'_, '_, '_> {
     fn process(&mut self, pid: u64, label: &str) {
         self.router.process(pid, label);
     }
 
     fn thread(&mut self, _pid: u64, _tid: u64, _label: &str) {}
 
-    fn flow_start(&mut self, pid: u64, _tid: u64, _id: u64, _ts: Ns, _call: Option<u32>) {
-        self.router.route(pid);
-    }
+    fn flow_start(&mut self, _pid: u64, _tid: u64, _id: u64, _ts: Ns, _call: Option<u32>) {}
 
     fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
+        if s.name == NO_NAME {
+            return Ok(());
+        }
         let acc = self.router.route(s.pid);
+        self.rows.row(names, acc, s)
+    }
+}
+
+impl RowPass<'_, '_> {
+    /// Writes the row of slice `s` of accumulator `acc` (none when its
+    /// rank is not exported or the slice is left out).
+    fn row(&mut self, names: &Names, acc: usize, s: &Slice<'_>) -> Result<()> {
         let RowPass {
             index,
             classifier,
             name_rows,
             sinks,
             host_spans,
-            ..
         } = self;
         let Some(Some(sink)) = sinks.get_mut(acc) else {
             return Ok(());

@@ -16,6 +16,7 @@ pub mod console;
 pub mod csv_out;
 pub mod event_index;
 pub mod event_scan;
+pub mod event_spool;
 pub mod events;
 pub mod html;
 pub mod ingest;
@@ -253,6 +254,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             schema: schema.as_ref(),
             schema_name: opts_schema_name(&args),
             ranks: rank_set.as_ref(),
+            passes: events::Passes::One,
+            spool_chunk: event_spool::SPOOL_CHUNK,
         };
         let stats = pool.install(|| events::export(&plan))?;
         if stats.dropped > 0 {

@@ -4,6 +4,7 @@
 
 mod common;
 mod events;
+mod events_single_pass;
 mod hand;
 mod known_answers;
 mod launchers;
