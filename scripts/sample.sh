@@ -31,6 +31,27 @@ cmp "$out/LLaMA.json" schemas/LLaMA.json
 echo "== summary of a 4-rank tarball with schemas/LLaMA.json" >&2
 "$bin/summary" --input testdata/summary/plain.tgz --schema schemas/LLaMA.json \
     --output "$out/summary.json" --per-rank "$out/summary_ranks.csv" --format table
+echo "== tracestat: where the time went across 4 ranks (console, HTML page, CSV and Parquet tables, events dataset)" >&2
+"$bin/tracestat" testdata/tracestat/coll.200[0-3].*.json --tree 2 --html "$out/tracestat.html" \
+    --json "$out/tracestat.json" --csv "$out/tracestat-csv" --parquet "$out/tracestat-parquet"
+rm -rf "$out/events"
+"$bin/tracestat" -q testdata/tracestat/coll.200[0-3].*.json --events "$out/events"
+echo "== compare: baseline vs candidate traces (console, HTML, rows as Parquet)" >&2
+"$bin/compare" testdata/compare/base testdata/compare/cand --html "$out/compare.html" \
+    --csv "$out/compare.parquet"
+echo "== analyze --data as Parquet" >&2
+"$bin/analyze" testdata/sample/metrics.csv -i 0 -f pvc/ComputeBasic.txt \
+    -o "$out/metric-charts-2.pdf" --data "$out/metric-charts.parquet"
+echo "== uniview: serve a trace to Perfetto on free ports, then Ctrl-C" >&2
+uniview_log="$out/uniview.log"
+"$bin/uniview" -t testdata/tracestat/coll.2000.0.json --trace-port 0 --port 0 --no-browser > "$uniview_log" 2>&1 &
+uniview_pid=$!
+until grep -q "ui.perfetto.dev" "$uniview_log"; do
+    kill -0 "$uniview_pid" 2>/dev/null || { echo "uniview did not start" >&2; cat "$uniview_log" >&2; exit 1; }
+    sleep 0.1
+done
+kill -INT "$uniview_pid"
+wait "$uniview_pid"
 echo "== analyze -q: chart server on a free port, one instance page fetched as HTML, then Ctrl-C" >&2
 server_log="$out/server.log"
 "$bin/analyze" -q --port 0 -f testdata/server/options.txt testdata/server/metrics3.csv > "$server_log" &
