@@ -2,6 +2,7 @@
 //! (golden outputs in testdata/charts, see its README), the quirks of
 //! docs/compatibility.md#analyze we fix, and the bad inputs of issue 4.
 
+use crate::common::{stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -24,14 +25,6 @@ fn run_in(cwd: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("analyze runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Number of pages of one of our PDFs (the page tree's /Count).

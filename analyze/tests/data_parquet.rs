@@ -6,8 +6,9 @@
 //! that cannot be written is one error line and no output.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use crate::common::{analyze, stderr};
 use parquet::basic::Encoding;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use unitrace_render::table::{parquet_schema, same_as_csv};
@@ -16,18 +17,6 @@ fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../testdata")
         .join(path)
-}
-
-fn analyze(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_analyze"))
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("analyze runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// One chart mode: its input and options.

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod charts;
+mod common;
 mod dashboard;
 mod data_parquet;
 mod find_kernel;

@@ -5,19 +5,11 @@
 //! --mode query --no-device-banner` written as rank 0 device 0 (2 kernels),
 //! rank 1 device 0 (3 kernels) and rank 1 device 1 (1 kernel, 2 instances).
 
+use crate::common::analyze;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn tree() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/resultdir/metrics_tree")
-}
-
-fn analyze(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_analyze"))
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("analyze runs")
 }
 
 fn text(bytes: &[u8]) -> String {

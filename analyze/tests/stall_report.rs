@@ -20,6 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::{stderr, stdout};
 use unitrace_core::stall_csv::{CsvReader, StallReader, StallRow};
 use unitrace_core::stall_report::{serde_json, STALL_NAMES};
 use unitrace_system_tests::expected;
@@ -88,14 +89,6 @@ fn csv_arg(case: &str) -> String {
         .join("stalls.csv")
         .to_string_lossy()
         .into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Stall rows per kernel name (all runs of the first section).

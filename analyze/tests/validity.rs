@@ -8,6 +8,7 @@
 //! gen_conv #5 (`ReportError=1, ReportLost=1`) are invalid (one of them
 //! also has `CoreFrequencyChanged`), 11 are doubtful.
 
+use crate::common::stderr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -27,10 +28,6 @@ fn run(cwd: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("analyze runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Draws every instance (`-i 0`) with `extra` options; returns the run
