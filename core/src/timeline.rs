@@ -192,7 +192,15 @@ pub fn for_each_event(
     f: impl FnMut(&TimelineEvent<'_>),
 ) -> Result<TimelineSummary, InputError> {
     let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
-    for_each_event_in(file, TraceFormat::of_path(path), path, f)
+    match TraceFormat::of_path(path) {
+        // Read in place when the file can be mapped.
+        TraceFormat::Json => json_events(
+            TraceReader::open_file(file, crate::trace::DEFAULT_MAX_EVENT_BYTES),
+            path,
+            f,
+        ),
+        TraceFormat::Pftrace => pftrace_events(file, path, f),
+    }
 }
 
 /// Streams the events of `src` in `format`; `path` names it in errors.
@@ -203,17 +211,16 @@ pub fn for_each_event_in<R: Read>(
     f: impl FnMut(&TimelineEvent<'_>),
 ) -> Result<TimelineSummary, InputError> {
     match format {
-        TraceFormat::Json => json_events(src, path, f),
+        TraceFormat::Json => json_events(TraceReader::new(src), path, f),
         TraceFormat::Pftrace => pftrace_events(src, path, f),
     }
 }
 
 fn json_events<R: Read>(
-    src: R,
+    mut reader: TraceReader<R>,
     path: &Path,
     mut f: impl FnMut(&TimelineEvent<'_>),
 ) -> Result<TimelineSummary, InputError> {
-    let mut reader = TraceReader::new(src);
     let mut sum = TimelineSummary {
         format: Some(TraceFormat::Json),
         ..Default::default()

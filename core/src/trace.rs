@@ -38,8 +38,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use crate::error::InputError;
 pub use crate::trace_blocks::ScanKernel;
@@ -1441,7 +1445,11 @@ pub struct TraceSummary {
 pub struct TraceReader<R> {
     src: R,
     buf: Vec<u8>,
-    /// Valid bytes in `buf`.
+    /// The whole input when it is a mapped file ([`TraceReader::open_file`]):
+    /// then `buf` stays empty, `base` stays 0 and `len` is the end of the
+    /// bytes the parser may look at (see [`TraceReader::refill`]).
+    map: Option<Arc<Mmap>>,
+    /// Valid bytes in `buf` (or the window of `map`).
     len: usize,
     /// Parse cursor in `buf`.
     pos: usize,
@@ -1466,6 +1474,75 @@ pub struct TraceReader<R> {
     /// Events the stage-2 walker accepted (the others went through the
     /// byte parser).
     fast_events: u64,
+}
+
+/// The bytes the parser may look at: the mapped window or the buffer.
+/// (A function of the fields it needs, so that the parser can borrow them
+/// while it updates the others.)
+#[inline(always)]
+fn visible<'a>(map: &'a Option<Arc<Mmap>>, buf: &'a [u8], len: usize) -> &'a [u8] {
+    match map {
+        Some(map) => &map[..len],
+        None => &buf[..len],
+    }
+}
+
+/// Smallest file [`TraceReader::open_file`] maps: below it, reading costs
+/// less than setting up a mapping.
+const MAP_MIN_BYTES: u64 = 1 << 20;
+
+/// Set (to anything), trace files are streamed, never mapped.
+pub const NO_MAP_VARIABLE: &str = "UNITRACE_NO_MMAP";
+
+impl TraceReader<File> {
+    /// A reader of a trace file: a regular file of 1 MiB or more is mapped
+    /// into memory and read in place (no copy into a buffer, no newline
+    /// counting until an error asks for a line: docs/benchmarks.md#the-json-trace-scanner),
+    /// anything else (a pipe, a small or empty file, a failed mapping) is
+    /// streamed. Events, errors and summaries are the same either way.
+    ///
+    /// A mapped file that another process truncates while it is read makes
+    /// the kernel stop this process with SIGBUS (docs/robustness.md#mapped-inputs);
+    /// the environment variable `UNITRACE_NO_MMAP` (any value) makes every
+    /// file streamed.
+    pub fn open_file(file: File, max_event: usize) -> TraceReader<File> {
+        let map = file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file() && m.len() >= MAP_MIN_BYTES)
+            .filter(|_| std::env::var_os(NO_MAP_VARIABLE).is_none())
+            .and_then(|_| {
+                // SAFETY: the mapping is only read; a concurrent truncation
+                // is the documented SIGBUS case above.
+                unsafe { Mmap::map(&file) }.ok()
+            });
+        let reader = TraceReader::with_max_event_bytes(file, max_event);
+        match map {
+            Some(map) => {
+                let _ = map.advise(memmap2::Advice::Sequential);
+                reader.with_map(Arc::new(map))
+            }
+            None => reader,
+        }
+    }
+}
+
+/// `file` rewound to its start, for [`TraceReader::open_file`] after a
+/// caller read its first bytes to tell the format; `Err(file)` when it
+/// cannot seek (a pipe): the caller streams what it read and the rest.
+pub fn rewound(mut file: File) -> Result<File, File> {
+    use std::io::Seek;
+    match file.rewind() {
+        Ok(()) => Ok(file),
+        Err(_) => Err(file),
+    }
+}
+
+impl TraceReader<io::Empty> {
+    /// A reader of bytes already in a mapping (tests map anonymous memory).
+    pub fn from_map(map: Arc<Mmap>, max_event: usize, kernel: ScanKernel) -> Self {
+        TraceReader::with_kernel(io::empty(), max_event, kernel).with_map(map)
+    }
 }
 
 /// One step of the top-level state machine.
@@ -1493,6 +1570,7 @@ impl<R: Read> TraceReader<R> {
         TraceReader {
             src,
             buf: Vec::new(),
+            map: None,
             len: 0,
             pos: 0,
             keep: 0,
@@ -1511,6 +1589,17 @@ impl<R: Read> TraceReader<R> {
             structurals: Structurals::new(kernel),
             fast_events: 0,
         }
+    }
+
+    fn with_map(mut self, map: Arc<Mmap>) -> Self {
+        self.map = Some(map);
+        self
+    }
+
+    /// The mapped input, when the reader reads one in place
+    /// ([`TraceReader::open_file`]); event offsets index it.
+    pub fn mapped(&self) -> Option<&Arc<Mmap>> {
+        self.map.as_ref()
     }
 
     /// Bytes consumed from the source so far.
@@ -1552,7 +1641,7 @@ impl<R: Read> TraceReader<R> {
                     self.summary.events += 1;
                     self.last_event_end = self.base + end as u64;
                     return Ok(Some(Event {
-                        raw: &self.buf[start..end],
+                        raw: &visible(&self.map, &self.buf, self.len)[start..end],
                         fields: self.fields,
                         index,
                         offset: self.base + start as u64,
@@ -1597,7 +1686,8 @@ impl<R: Read> TraceReader<R> {
 
     fn line_at(&self, at: usize) -> u64 {
         let at = at.min(self.len);
-        self.lines_before + memchr::memchr_iter(b'\n', &self.buf[..at]).count() as u64 + 1
+        let b = visible(&self.map, &self.buf, self.len);
+        self.lines_before + memchr::memchr_iter(b'\n', &b[..at]).count() as u64 + 1
     }
 
     fn finish(&mut self) {
@@ -1616,7 +1706,7 @@ impl<R: Read> TraceReader<R> {
                     self.array_open_end.unwrap_or(0)
                 };
                 let from = (kept.saturating_sub(self.base) as usize).min(self.len);
-                let dropped = &self.buf[from..self.len];
+                let dropped = &visible(&self.map, &self.buf, self.len)[from..];
                 self.summary.truncation = Some(Truncation {
                     kept_bytes: kept,
                     dropped_bytes: self.bytes_read() - kept,
@@ -1635,6 +1725,30 @@ impl<R: Read> TraceReader<R> {
     fn refill(&mut self) -> Result<(), TraceError> {
         // Buffer indices change (and the bytes after the end arrive).
         self.structurals.invalidate();
+        if let Some(map) = &self.map {
+            // Nothing is copied or counted (lines are counted when an error
+            // asks): the window grows as the buffer would fill from a
+            // reader that hands out whole reads, so that events, errors
+            // and the event limit are exactly those of streaming.
+            let unit = self.len - self.keep;
+            if unit >= self.max_event {
+                return Err(self.error_at(
+                    self.pos,
+                    TraceErrorKind::TooLong {
+                        limit: self.max_event,
+                    },
+                ));
+            }
+            if self.len == map.len() {
+                // What a read returning 0 bytes says.
+                self.eof = true;
+                return Ok(());
+            }
+            let want = (unit + self.read_size.min(self.max_event)).min(self.max_event + 1);
+            self.read_size = (self.read_size * 2).min(CHUNK);
+            self.len = map.len().min(self.keep + want.max(unit));
+            return Ok(());
+        }
         if self.keep > 0 {
             self.lines_before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
             self.buf.copy_within(self.keep..self.len, 0);
@@ -1696,7 +1810,7 @@ impl<R: Read> TraceReader<R> {
     }
 
     fn step(&mut self) -> PResult<Step> {
-        let b = &self.buf[..self.len];
+        let b = visible(&self.map, &self.buf, self.len);
         match self.state {
             State::Start => {
                 let mut i = self.pos;

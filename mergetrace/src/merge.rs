@@ -3,12 +3,21 @@
 //! filters, rewrites (only the fields an option changes), collects
 //! statistics and writes. Memory: a few 1 MiB batches in flight, plus the
 //! scanner's buffer (one event).
+//!
+//! A trace file that can be mapped is read in place
+//! (`TraceReader::open_file`): its batches name byte ranges of the mapping
+//! instead of holding copies, and an input written as it was read goes
+//! from the mapping to the output in runs of events that the input already
+//! joins by `,\n` (docs/benchmarks.md#the-json-trace-scanner).
 
 use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use anyhow::Result;
 use regex::Regex;
@@ -24,6 +33,9 @@ use crate::stats::{RankReport, RankStats};
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
 const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of a mapped input per batch: only ranges travel, so batches may
+/// be larger (fewer hand-overs and writes).
+const MAPPED_BATCH_BYTES: usize = 8 << 20;
 /// Batches in flight (bounds the memory of the pipeline).
 const BATCHES_IN_FLIGHT: usize = 4;
 
@@ -80,7 +92,8 @@ pub struct MergeOutcome {
 }
 
 struct EventRec {
-    range: Range<u32>,
+    /// In `Batch::data`, or in the mapping for a mapped batch.
+    range: Range<usize>,
     fields: EventFields,
     index: u64,
     offset: u64,
@@ -94,6 +107,32 @@ struct EventRec {
 struct Batch {
     data: Vec<u8>,
     events: Vec<EventRec>,
+    /// The mapped input that `events` and `runs` index (else the events
+    /// are copied into `data`).
+    map: Option<Arc<Mmap>>,
+    /// Mapped batches: spans of the mapping holding consecutive events
+    /// joined by exactly `,\n`, with their number of events; a batch the
+    /// writer passes through is these spans joined by `,\n`.
+    runs: Vec<(Range<usize>, u64)>,
+    /// Input bytes the batch covers (for the progress bar).
+    input_bytes: u64,
+}
+
+impl Batch {
+    fn raw(&self, rec: &EventRec) -> &[u8] {
+        match &self.map {
+            Some(map) => &map[rec.range.clone()],
+            None => &self.data[rec.range.clone()],
+        }
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.events.clear();
+        self.map = None;
+        self.runs.clear();
+        self.input_bytes = 0;
+    }
 }
 
 enum Msg {
@@ -103,7 +142,15 @@ enum Msg {
 }
 
 /// Scanner thread: validates every input in order and sends its events.
-fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free: Receiver<Batch>) {
+/// `needs_events[i]`: whether the writer looks at each event of input `i`
+/// (else it only writes a mapped input's runs).
+fn scan_inputs(
+    plans: &[InputPlan],
+    needs_events: &[bool],
+    max_event: usize,
+    tx: SyncSender<Msg>,
+    free: Receiver<Batch>,
+) {
     let mut batch = Batch::default();
     for (i, plan) in plans.iter().enumerate() {
         if tx.send(Msg::Start(i)).is_err() {
@@ -123,17 +170,30 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
                 continue;
             }
         };
-        let mut reader = TraceReader::with_max_event_bytes(file, max_event);
+        let mut reader = TraceReader::open_file(file, max_event);
+        if let Some(map) = reader.mapped().cloned() {
+            let result = scan_mapped(&mut reader, map, needs_events[i], &tx, &free);
+            match result {
+                Some(result) => {
+                    if tx.send(Msg::End(i, result)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                None => return,
+            }
+        }
         let result = loop {
             match reader.next_event() {
                 Ok(Some(ev)) => {
                     if !batch.events.is_empty() {
                         batch.data.extend_from_slice(EVENT_SEPARATOR);
                     }
-                    let start = batch.data.len() as u32;
+                    let start = batch.data.len();
                     batch.data.extend_from_slice(ev.raw());
+                    batch.input_bytes += ev.raw().len() as u64;
                     batch.events.push(EventRec {
-                        range: start..batch.data.len() as u32,
+                        range: start..batch.data.len(),
                         fields: *ev.fields(),
                         index: ev.index(),
                         offset: ev.offset(),
@@ -165,6 +225,90 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
             return;
         }
     }
+}
+
+/// [`scan_inputs`] for a mapped input: batches of ranges, no copies.
+/// `None` when the writer has hung up.
+fn scan_mapped(
+    reader: &mut TraceReader<File>,
+    map: Arc<Mmap>,
+    needs_events: bool,
+    tx: &SyncSender<Msg>,
+    free: &Receiver<Batch>,
+) -> Option<Result<TraceSummary, TraceError>> {
+    let new_batch = |free: &Receiver<Batch>| {
+        let mut b = free.try_recv().unwrap_or_default();
+        b.map = Some(map.clone());
+        b
+    };
+    // Batches of events the writer looks at stay small: their records
+    // take memory, the ranges alone do not.
+    let limit = if needs_events {
+        BATCH_BYTES
+    } else {
+        MAPPED_BATCH_BYTES
+    };
+    let mut batch = new_batch(free);
+    // The run being extended: its span and number of events.
+    let mut run: Option<(Range<usize>, u64)> = None;
+    let result = loop {
+        match reader.next_event() {
+            Ok(Some(ev)) => {
+                let start = ev.offset() as usize;
+                let end = start + ev.raw().len();
+                if needs_events {
+                    batch.events.push(EventRec {
+                        range: start..end,
+                        fields: *ev.fields(),
+                        index: ev.index(),
+                        offset: ev.offset(),
+                    });
+                }
+                match &mut run {
+                    Some((span, n))
+                        if span.end + EVENT_SEPARATOR.len() == start
+                            && &map[span.end..start] == EVENT_SEPARATOR =>
+                    {
+                        span.end = end;
+                        *n += 1;
+                    }
+                    _ => {
+                        if let Some(done) = run.take() {
+                            batch.input_bytes += done.0.len() as u64;
+                            batch.runs.push(done);
+                        }
+                        if batch.input_bytes >= limit as u64 {
+                            let next = new_batch(free);
+                            tx.send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                                .ok()?;
+                        }
+                        run = Some((start..end, 1));
+                    }
+                }
+                if let Some((span, _)) = &run {
+                    // Long runs are cut so that batches stay bounded.
+                    if span.len() >= limit {
+                        let done = run.take().expect("a run");
+                        batch.input_bytes += done.0.len() as u64;
+                        batch.runs.push(done);
+                        let next = new_batch(free);
+                        tx.send(Msg::Batch(std::mem::replace(&mut batch, next)))
+                            .ok()?;
+                    }
+                }
+            }
+            Ok(None) => break Ok(reader.summary().clone()),
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some(done) = run.take() {
+        batch.input_bytes += done.0.len() as u64;
+        batch.runs.push(done);
+    }
+    if !batch.runs.is_empty() {
+        tx.send(Msg::Batch(batch)).ok()?;
+    }
+    Some(result)
 }
 
 /// What the output puts between two events.
@@ -297,10 +441,14 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let (free_tx, free_rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT + 2);
         let plans = self.plans;
         let max_event = self.opts.max_event_bytes;
+        let needs_events: Vec<bool> = (0..plans.len())
+            .map(|i| !self.passes_through(i) || self.opts.stats)
+            .collect();
         let mut outcome = MergeOutcome::default();
         let mut done_bytes = 0u64;
         let result: Result<()> = std::thread::scope(|scope| {
-            scope.spawn(move || scan_inputs(plans, max_event, tx, free_rx));
+            let needs_events = &needs_events;
+            scope.spawn(move || scan_inputs(plans, needs_events, max_event, tx, free_rx));
             let mut state: Option<FileState> = None;
             for msg in rx {
                 match msg {
@@ -318,9 +466,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                     }
                     Msg::Batch(mut batch) => {
                         let st = state.as_mut().expect("Start precedes batches");
-                        let whole = self.passes_through(st);
+                        let whole = self.passes_through(st.index);
                         for rec in &batch.events {
-                            let raw = &batch.data[rec.range.start as usize..rec.range.end as usize];
+                            let raw = batch.raw(rec);
                             let ev = Event::from_parts(raw, rec.fields, rec.index, rec.offset);
                             if !whole {
                                 self.event(st, &ev)?;
@@ -329,14 +477,21 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             }
                         }
                         if whole {
-                            self.out
-                                .events_joined(&batch.data, batch.events.len() as u64)?;
+                            match &batch.map {
+                                Some(map) => {
+                                    for (span, n) in &batch.runs {
+                                        self.out.events_joined(&map[span.clone()], *n)?;
+                                    }
+                                }
+                                None => self
+                                    .out
+                                    .events_joined(&batch.data, batch.events.len() as u64)?,
+                            }
                         }
                         if let Some(pb) = &self.progress {
-                            pb.inc(batch.data.len() as u64);
+                            pb.inc(batch.input_bytes);
                         }
-                        batch.data.clear();
-                        batch.events.clear();
+                        batch.clear();
                         let _ = free_tx.try_send(batch);
                     }
                     Msg::End(i, result) => {
@@ -393,8 +548,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
     /// feed the statistics and write the raw text). Such batches are
     /// written whole, not event by event
     /// (docs/benchmarks.md#the-json-trace-scanner).
-    fn passes_through(&self, st: &FileState) -> bool {
-        let plan = &self.plans[st.index];
+    fn passes_through(&self, input: usize) -> bool {
+        let plan = &self.plans[input];
         self.opts.filter.is_none()
             && self.opts.window.is_none()
             && !self.opts.remap_pids

@@ -19,7 +19,7 @@ use std::path::Path;
 use anyhow::Result;
 use rustc_hash::FxHashMap as FastMap;
 use unitrace_core::pftrace::{EventType, PacketData, PacketReader};
-use unitrace_core::trace::{Event, Field, TraceReader};
+use unitrace_core::trace::{Event, Field, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use unitrace_core::InputError;
 
 use crate::classify::{is_collective_call, is_host_range, is_memory_command};
@@ -159,13 +159,23 @@ pub fn scan_file(path: &Path, names: &mut Names, v: &mut impl Visitor) -> Result
             Err(e) => return Err(InputError::io(path, &e).into()),
         }
     }
+    if !unitrace_core::pftrace::sniff(&head[..n]) {
+        // A JSON file is read in place when it can be mapped.
+        match unitrace_core::trace::rewound(file) {
+            Ok(file) => {
+                let reader = TraceReader::open_file(file, DEFAULT_MAX_EVENT_BYTES);
+                return scan_json(reader, path, names, v);
+            }
+            Err(unseekable) => file = unseekable,
+        }
+    }
     let src = std::io::Cursor::new(head[..n].to_vec()).chain(file);
     // 1 MiB reads: fewer system calls on the multi-GB traces this is for.
     let src = std::io::BufReader::with_capacity(1 << 20, src);
     if unitrace_core::pftrace::sniff(&head[..n]) {
         scan_pftrace(src, path, names, v)
     } else {
-        scan_json(src, path, names, v)
+        scan_json(TraceReader::new(src), path, names, v)
     }
 }
 
@@ -181,13 +191,12 @@ struct OpenB {
     cat: Box<str>,
 }
 
-pub fn scan_json(
-    src: impl Read,
+pub fn scan_json<R: Read>(
+    mut reader: TraceReader<R>,
     path: &Path,
     names: &mut Names,
     v: &mut impl Visitor,
 ) -> Result<ScanStats> {
-    let mut reader = TraceReader::new(src);
     let mut stats = ScanStats::default();
     let mut anchor = Anchor::default();
     let mut open: FastMap<u64, Vec<OpenB>> = FastMap::default();

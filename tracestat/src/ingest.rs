@@ -428,13 +428,12 @@ pub(crate) fn collective_bytes(args: &[u8]) -> Option<u64> {
 }
 
 /// Reads a trace from any source (`path` names it in messages).
-pub fn read_trace(
-    src: impl std::io::Read,
+pub fn read_trace<R: std::io::Read>(
+    mut reader: TraceReader<R>,
     path: &Path,
     input_index: usize,
 ) -> Result<Vec<RankTrace>, InputError> {
     let mut pass = Pass::new(path, input_index);
-    let mut reader = TraceReader::new(src);
     loop {
         match reader.next_event() {
             Ok(Some(ev)) => pass.feed(&ev),

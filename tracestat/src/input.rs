@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use unitrace_core::trace::{self, TraceReader};
 use unitrace_core::InputError;
 
 use crate::ingest::RankTrace;
@@ -22,10 +23,21 @@ pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>
             Err(e) => return Err(InputError::io(path, &e)),
         }
     }
+    let json = !unitrace_core::pftrace::sniff(&head[..n]);
+    if json {
+        // A JSON file is read in place when it can be mapped.
+        match trace::rewound(file) {
+            Ok(file) => {
+                let reader = TraceReader::open_file(file, trace::DEFAULT_MAX_EVENT_BYTES);
+                return crate::ingest::read_trace(reader, path, input_index);
+            }
+            Err(unseekable) => file = unseekable,
+        }
+    }
     let src = std::io::Cursor::new(head[..n].to_vec()).chain(file);
-    if unitrace_core::pftrace::sniff(&head[..n]) {
-        crate::ingest_pftrace::read_pftrace(src, path, input_index)
+    if json {
+        crate::ingest::read_trace(TraceReader::new(src), path, input_index)
     } else {
-        crate::ingest::read_trace(src, path, input_index)
+        crate::ingest_pftrace::read_pftrace(src, path, input_index)
     }
 }

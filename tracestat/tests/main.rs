@@ -9,6 +9,7 @@ mod hand;
 mod known_answers;
 mod launchers;
 mod many_ranks;
+mod mapped;
 mod partial_and_errors;
 mod tables;
 
