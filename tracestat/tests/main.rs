@@ -10,6 +10,7 @@ mod known_answers;
 mod launchers;
 mod many_ranks;
 mod partial_and_errors;
+mod pftrace_collectives;
 mod tables;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
