@@ -23,9 +23,9 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         r.ranks,
         if r.ranks == 1 { "" } else { "s" }
     )?;
-    if let Some(s) = &r.straggler {
-        writeln!(out, "straggler: rank {}: {}", s.rank, s.reason)?;
-        writeln!(out, "GPU time against the median: {}", s.median_comparison)?;
+    if let Some((straggler, comparison)) = crate::report::straggler_lines(r) {
+        writeln!(out, "straggler: {straggler}")?;
+        writeln!(out, "GPU time against the median: {comparison}")?;
     }
 
     writeln!(out, "\nWhere the time went (share of each rank's wall time; a moment counts once: compute > communication > memory > idle)")?;

@@ -130,10 +130,19 @@ fn breakdown_overlap_gaps_on_two_engines_and_a_copy_engine() {
     ] {
         assert!(stdout.contains(head), "missing section {head}");
     }
+    // One rank has nothing to compare with: no straggler is named, in the
+    // console or in the JSON (docs/tracestat.md#stragglers).
     assert!(
-        stdout.starts_with("tracestat: 1 rank\nstraggler: rank 0"),
+        stdout.starts_with(
+            "tracestat: 1 rank\n\
+             straggler: none: one rank, nothing to compare with\n\
+             GPU time against the median: none: one rank, nothing to compare with (rank 0: 0.590 ms of GPU time)\n"
+        ),
         "{stdout}"
     );
+    assert!(doc["straggler"].is_null(), "{}", doc["straggler"]);
+    assert_eq!(doc["stragglers"].as_array().unwrap().len(), 1);
+    close(f(&doc["stragglers"][0]["vs_median_pct"]), 0.0, "vs median");
 }
 
 #[test]

@@ -197,4 +197,11 @@ fn page_for_one_rank() {
     // A 500 us run: the time axis is in microseconds, not "0.0 ms" ticks.
     assert!(heat.contains(">500 us</text>"), "{heat}");
     assert!(!page.contains("groups of"));
+    // Nothing to compare one rank with: no straggler named or marked.
+    assert!(
+        page.contains("<p>Straggler: none: one rank, nothing to compare with</p>"),
+        "{page}"
+    );
+    assert!(!page.contains("(straggler)"));
+    assert!(!page.contains("Straggler: rank"));
 }
