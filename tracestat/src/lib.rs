@@ -24,6 +24,7 @@ pub mod ingest_pftrace;
 pub mod input;
 pub mod partial;
 pub mod rank;
+pub mod rank_rows;
 pub mod report;
 pub mod sketch;
 pub mod time;
@@ -383,7 +384,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if !args.quiet {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        let written = console::write(&mut lock, &report).and_then(|_| lock.flush());
+        let written =
+            console::write(&mut lock, &report, args.rank_rows.0).and_then(|_| lock.flush());
         match written {
             // `tracestat ... | head`: the reader has seen enough.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

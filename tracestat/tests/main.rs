@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod common;
+mod console_rows;
 mod events;
 mod events_single_pass;
 mod hand;

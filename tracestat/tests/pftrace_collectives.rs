@@ -264,6 +264,9 @@ fn write_ranks(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `(rank, start_ns, comm, bytes)` of a collective row of the events dataset.
+type CollectiveRow = (i64, Option<i64>, Option<String>, Option<i64>);
+
 fn instance<'a>(doc: &'a serde_json::Value, name: &str, comm: &str) -> &'a serde_json::Value {
     doc["collectives"]
         .as_array()
@@ -344,7 +347,7 @@ fn pftrace_collectives_match_by_communicator_as_json() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let collective_rows = |dir: &Path| {
-        let mut v: Vec<(i64, Option<i64>, Option<String>, Option<i64>)> = rows_of_dataset(dir)
+        let mut v: Vec<CollectiveRow> = rows_of_dataset(dir)
             .iter()
             .filter(|r| s(r, "kind").as_deref() == Some("collective"))
             .map(|r| {
