@@ -73,8 +73,10 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "10us")]
     pub short_kernel: String,
 
-    /// Print the op -> kernel tree of host ranges, DEPTH ranges deep.
-    #[arg(long, value_name = "DEPTH", num_args = 0..=1, default_missing_value = "3")]
+    /// Print the op -> kernel tree of host ranges, DEPTH ranges deep (3 when
+    /// bare). The depth attaches with `=` (`--tree=2`), so a bare `--tree`
+    /// can stand before the trace files.
+    #[arg(long, value_name = "DEPTH", num_args = 0..=1, require_equals = true, default_missing_value = "3")]
     pub tree: Option<usize>,
 
     /// Console only: show at most N ranks in each per-rank table (default

@@ -179,6 +179,22 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         });
     args.ranks = ranks;
     args.inputs.extend(files.into_iter().map(PathBuf::from));
+    // The --tree depth attaches with `=` (docs/tracestat.md#usage), so
+    // `--tree 2` is the default depth and an input `2`: when no such file
+    // exists, say how to write it rather than only that the file is missing.
+    if args.tree.is_some() {
+        let number = |p: &PathBuf| {
+            p.to_str()
+                .is_some_and(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+        };
+        if let Some(p) = args.inputs.iter().find(|p| number(p) && !p.exists()) {
+            bail!(
+                "{}: no such file; a --tree depth attaches with `=`: --tree={}",
+                p.display(),
+                p.display()
+            );
+        }
+    }
     if let Some(dir) = &args.result_dir {
         if args.combine {
             bail!("--result-dir: traces cannot be combined; give the partials");
