@@ -264,7 +264,8 @@ fn write_ranks(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `(rank, start_ns, comm, bytes)` of a collective row of the events dataset.
+/// `(rank, start_ns or duration_ns, comm, bytes)` of a collective row of
+/// the events dataset.
 type CollectiveRow = (i64, Option<i64>, Option<String>, Option<i64>);
 
 fn instance<'a>(doc: &'a serde_json::Value, name: &str, comm: &str) -> &'a serde_json::Value {
@@ -367,4 +368,56 @@ fn pftrace_collectives_match_by_communicator_as_json() {
     assert_eq!(ra, rb);
     let comms: std::collections::BTreeSet<_> = ra.iter().map(|r| r.2.clone().unwrap()).collect();
     assert_eq!(comms.into_iter().collect::<Vec<_>>(), ["3", "5", "a"]);
+}
+
+#[test]
+fn begin_end_collectives_carry_communicator_and_size_into_the_events_rows() {
+    // docs/tracestat.md#collectives: a B/E pair may carry its arguments on
+    // either event; the report and the events rows read them alike.
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..2u64)
+        .map(|r| {
+            let ts = |us: u64| format!("{}.000000", T0_US + us);
+            let events = [
+                format!("{{\"ph\": \"B\", \"tid\": 7, \"pid\": {}, \"name\": \"oneCCL::API::ALLGATHER\", \"cat\": \"cpu_op\", \"ts\": {}, \"args\": {{\"comm\":[\"tp\"]}}}}", 100 + r, ts(100 + 40 * r)),
+                format!("{{\"ph\": \"E\", \"tid\": 7, \"pid\": {}, \"name\": \"oneCCL::API::ALLGATHER\", \"cat\": \"cpu_op\", \"ts\": {}, \"args\": {{\"send_size\":[512, 512]}}}}", 100 + r, ts(300)),
+            ];
+            let p = dir.path().join(format!("app.{}.{r}.json", 100 + r));
+            std::fs::write(
+                &p,
+                format!("{{ \"traceEvents\":[\n{}\n]\n}}\n", events.join(",\n")),
+            )
+            .unwrap();
+            p
+        })
+        .collect();
+    let (doc, _, _) = report(&files, &[]);
+    let i = instance(&doc, "oneCCL::API::ALLGATHER", "tp");
+    assert_eq!(i["bytes"], 1024);
+    assert_eq!(i["last_rank"], "1");
+    close(f(&i["skew_us"]), 40.0, "skew");
+    let events = dir.path().join("ev");
+    let mut args: Vec<&std::ffi::OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    args.extend(["--events".as_ref(), events.as_os_str()]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<CollectiveRow> = rows_of_dataset(&events)
+        .iter()
+        .filter(|r| s(r, "kind").as_deref() == Some("collective"))
+        .map(|r| {
+            (
+                n(r, "rank").unwrap(),
+                n(r, "duration_ns"),
+                s(r, "comm"),
+                n(r, "bytes"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (0, Some(200_000), Some("tp".to_string()), Some(1024)),
+            (1, Some(160_000), Some("tp".to_string()), Some(1024)),
+        ]
+    );
 }
