@@ -32,7 +32,7 @@ echo "== summary of a 4-rank tarball with schemas/LLaMA.json" >&2
 "$bin/summary" --input testdata/summary/plain.tgz --schema schemas/LLaMA.json \
     --output "$out/summary.json" --per-rank "$out/summary_ranks.csv" --format table
 echo "== tracestat: where the time went across 4 ranks (console, HTML page, CSV and Parquet tables, events dataset)" >&2
-"$bin/tracestat" testdata/tracestat/coll.200[0-3].*.json --tree 2 --html "$out/tracestat.html" \
+"$bin/tracestat" testdata/tracestat/coll.200[0-3].*.json --tree=2 --html "$out/tracestat.html" \
     --json "$out/tracestat.json" --csv "$out/tracestat-csv" --parquet "$out/tracestat-parquet"
 rm -rf "$out/events"
 "$bin/tracestat" -q testdata/tracestat/coll.200[0-3].*.json --events "$out/events"

@@ -548,7 +548,17 @@ pub fn write_report(out: &mut impl Write, ranks: &[RankReport], top: usize) -> R
             r.file
         )?;
     }
-    if let Some(slow) = ranks.iter().max_by(|a, b| {
+    if let [only] = ranks {
+        // One rank has nothing to compare with: no straggler to name. The
+        // text is tracestat's median comparison of one rank, word for word
+        // (docs/tracestat.md#stragglers).
+        writeln!(
+            out,
+            "straggler: none: one rank, nothing to compare with (rank {}: {:.3} ms of GPU time)",
+            only.label(),
+            only.gpu_time_us / 1e3
+        )?;
+    } else if let Some(slow) = ranks.iter().max_by(|a, b| {
         a.gpu_time_us
             .total_cmp(&b.gpu_time_us)
             .then(b.input_index.cmp(&a.input_index))
@@ -871,7 +881,13 @@ mod tests {
         let mut rep = Vec::new();
         write_report(&mut rep, &[r], 5).unwrap();
         let rep = String::from_utf8(rep).unwrap();
-        assert!(rep.contains("straggler: rank 0"), "{rep}");
+        assert!(
+            rep.contains(
+                "\nstraggler: none: one rank, nothing to compare with (rank 0: 0.060 ms of GPU time)\n"
+            ),
+            "{rep}"
+        );
+        assert!(!rep.contains("straggler: rank"), "{rep}");
     }
 
     #[test]

@@ -208,7 +208,7 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         .collect();
     for (option, out) in [("--csv", &csv_dir), ("--parquet", &pq_dir)] {
         let mut args = inputs.clone();
-        args.extend(os(&["-q", "--tree", "3", option]));
+        args.extend(os(&["-q", "--tree=3", option]));
         args.push(out.clone().into_os_string());
         run("tracestat", &args, dir);
     }

@@ -73,9 +73,19 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "10us")]
     pub short_kernel: String,
 
-    /// Print the op -> kernel tree of host ranges, DEPTH ranges deep.
-    #[arg(long, value_name = "DEPTH", num_args = 0..=1, default_missing_value = "3")]
+    /// Print the op -> kernel tree of host ranges, DEPTH ranges deep (3 when
+    /// bare). The depth attaches with `=` (`--tree=2`), so a bare `--tree`
+    /// can stand before the trace files.
+    #[arg(long, value_name = "DEPTH", num_args = 0..=1, require_equals = true, default_missing_value = "3")]
     pub tree: Option<usize>,
+
+    /// Console only: show at most N ranks in each per-rank table (default
+    /// 32): the straggler, then in turn the ranks with the most and least GPU
+    /// busy time and wait at collectives, in rank order, with a line saying
+    /// how many are left out. `all` shows every rank. --csv, --json,
+    /// --parquet and --html always hold every rank.
+    #[arg(long, value_name = "N|all", default_value = "32", value_parser = parse_rank_rows)]
+    pub rank_rows: RankRows,
 
     /// Do not print the console report.
     #[arg(short, long)]
@@ -84,4 +94,18 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+}
+
+/// `--rank-rows`: a number of ranks, or `None` for all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankRows(pub Option<usize>);
+
+fn parse_rank_rows(s: &str) -> Result<RankRows, String> {
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(RankRows(None));
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(RankRows(Some(n))),
+        _ => Err(format!("`{s}`: a number of ranks (1 or more) or `all`")),
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use crate::rank_rows::{self, Shown};
 use crate::report::Report;
 
 /// At most this many rows of the long tables (all rows are in CSV/JSON).
@@ -16,17 +17,21 @@ const HEAT_ROWS: usize = 16;
 /// Idle to busy, one character per tenth.
 const HEAT_RAMP: &[u8] = b" .:-=+*#%@";
 
-pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
+/// The console report; `rank_rows` caps the ranks of the per-rank tables
+/// (`None`: every rank; docs/tracestat.md#console-report).
+pub fn write(out: &mut impl Write, r: &Report, rank_rows: Option<usize>) -> io::Result<()> {
     writeln!(
         out,
         "tracestat: {} rank{}",
         r.ranks,
         if r.ranks == 1 { "" } else { "s" }
     )?;
-    if let Some(s) = &r.straggler {
-        writeln!(out, "straggler: rank {}: {}", s.rank, s.reason)?;
-        writeln!(out, "GPU time against the median: {}", s.median_comparison)?;
+    if let Some((straggler, comparison)) = crate::report::straggler_lines(r) {
+        writeln!(out, "straggler: {straggler}")?;
+        writeln!(out, "GPU time against the median: {comparison}")?;
     }
+    let shown = rank_rows::choose(r, rank_rows);
+    shown_ranks(out, &shown)?;
 
     writeln!(out, "\nWhere the time went (share of each rank's wall time; a moment counts once: compute > communication > memory > idle)")?;
     writeln!(
@@ -34,7 +39,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "{:>6} {:>12} {:>7} {:>9} {:>9} {:>9} {:>9}  device",
         "rank", "wall_ms", "busy_%", "compute_%", "comm_%", "memory_%", "idle_%"
     )?;
-    for b in &r.breakdown {
+    for b in r.breakdown.iter().filter(|b| shown.contains(&b.rank)) {
         writeln!(
             out,
             "{:>6} {:>12.3} {:>7.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}  {}",
@@ -48,6 +53,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             b.device
         )?;
     }
+    left_out(out, &shown)?;
 
     writeln!(out, "\nCommunication overlapped by compute")?;
     writeln!(
@@ -55,7 +61,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "{:>6} {:>12} {:>12} {:>10} {:>12}  device",
         "rank", "comm_ms", "overlap_ms", "overlap_%", "exposed_ms"
     )?;
-    for b in &r.breakdown {
+    for b in r.breakdown.iter().filter(|b| shown.contains(&b.rank)) {
         writeln!(
             out,
             "{:>6} {:>12.3} {:>12.3} {:>10.2} {:>12.3}  {}",
@@ -67,6 +73,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             b.device
         )?;
     }
+    left_out(out, &shown)?;
 
     writeln!(
         out,
@@ -84,7 +91,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "host_busy_ms",
         "unknown_ms"
     )?;
-    for g in &r.idle_gaps {
+    for g in r.idle_gaps.iter().filter(|g| shown.contains(&g.rank)) {
         writeln!(
             out,
             "{:>6} {:>7} {:>11.3} {:>11.3} {:>13.3} {:>9.3} {:>11.3} {:>10.3}  {}",
@@ -99,13 +106,15 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             g.device
         )?;
     }
+    left_out(out, &shown)?;
     if let Some(g) = r.idle_gaps.first() {
         let labels: Vec<&str> = g.histogram.iter().map(|h| h.0.as_str()).collect();
         writeln!(out, "gap lengths (count per bucket: {}):", labels.join(" "))?;
-        for g in &r.idle_gaps {
+        for g in r.idle_gaps.iter().filter(|g| shown.contains(&g.rank)) {
             let counts: Vec<String> = g.histogram.iter().map(|h| h.1.to_string()).collect();
             writeln!(out, "{:>6}  {}  {}", g.rank, counts.join(" "), g.device)?;
         }
+        left_out(out, &shown)?;
     }
 
     writeln!(
@@ -126,7 +135,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "short_%",
         "time_%"
     )?;
-    for l in &r.launches {
+    for l in r.launches.iter().filter(|l| shown.contains(&l.rank)) {
         writeln!(
             out,
             "{:>6} {:>9} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8} {:>8.2} {:>8.2}  {}",
@@ -143,6 +152,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             l.device
         )?;
     }
+    left_out(out, &shown)?;
     writeln!(
         out,
         "(short: kernels under {} us)",
@@ -254,7 +264,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "caused_ms",
         "waited_ms"
     )?;
-    for s in &r.stragglers {
+    for s in r.stragglers.iter().filter(|s| shown.contains(&s.rank)) {
         writeln!(
             out,
             "{:>6} {:>12.3} {:>+9.1}% {:>12.3} {:>+9.1}% {:>12.3} {:>12} {:>12.3} {:>12.3}",
@@ -269,6 +279,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
             s.own_wait_us / 1e3
         )?;
     }
+    left_out(out, &shown)?;
 
     writeln!(out, "\nKernel time by category (all ranks)")?;
     writeln!(
@@ -336,6 +347,36 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         for t in &r.truncated {
             writeln!(out, "rank {}: {}: {}", t.rank, t.file, t.problem)?;
         }
+    }
+    Ok(())
+}
+
+/// Which ranks the per-rank tables show, when not all: how many, which
+/// and why, and how to get them all.
+fn shown_ranks(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
+    if !shown.is_capped() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nPer-rank tables show {} of {} ranks (every rank: --rank-rows all, or --csv DIR / --json FILE):",
+        shown.shown(),
+        shown.total
+    )?;
+    for (why, ranks) in &shown.picked {
+        writeln!(out, "  {why}: {}", ranks.join(" "))?;
+    }
+    Ok(())
+}
+
+/// The line under a per-rank table that does not show every rank.
+fn left_out(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
+    if shown.is_capped() {
+        writeln!(
+            out,
+            "({} more ranks not shown: --rank-rows all)",
+            shown.left_out()
+        )?;
     }
     Ok(())
 }

@@ -23,8 +23,8 @@ use unitrace_core::trace::{Event, Field, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use unitrace_core::InputError;
 
 use crate::classify::{is_collective_call, is_host_range, is_memory_command};
-use crate::ingest::{args_str, args_uint, collective_bytes, CLOCK_JUMP_NS};
-use crate::ingest_pftrace::slice_bytes;
+use crate::ingest::{args_str, args_uint, collective_bytes, collective_comm, CLOCK_JUMP_NS};
+use crate::ingest_pftrace::{slice_bytes, slice_comm};
 use crate::time::{us_text_to_ns, Ns};
 
 /// What the name of a slice says about it.
@@ -189,6 +189,10 @@ struct OpenB {
     start: Ns,
     name: u32,
     cat: Box<str>,
+    /// Size and communicator of a collective call from the `B` arguments
+    /// (the `E` ones win, as in the report: docs/tracestat.md#collectives).
+    bytes: Option<u64>,
+    comm: Option<String>,
 }
 
 pub fn scan_json<R: Read>(
@@ -235,8 +239,8 @@ pub fn scan_json<R: Read>(
                     closed: false,
                     instance: None,
                     flow: None,
-                    bytes: None,
-                    comm: None,
+                    bytes: b.bytes,
+                    comm: b.comm,
                 },
             )?;
         }
@@ -366,6 +370,12 @@ fn json_event(
             let Some(tid) = tid else { return Ok(()) };
             match open.get_mut(&tid).and_then(|s| s.pop()) {
                 Some(b) if ts >= b.start => {
+                    let (mut bytes, mut comm) = (b.bytes, b.comm.clone());
+                    if names.info[b.name as usize].collective {
+                        let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
+                        bytes = args.and_then(collective_bytes).or(bytes);
+                        comm = args.and_then(collective_comm).or(comm);
+                    }
                     v.slice(
                         names,
                         &Slice {
@@ -379,8 +389,8 @@ fn json_event(
                             closed: true,
                             instance: None,
                             flow: None,
-                            bytes: None,
-                            comm: None,
+                            bytes,
+                            comm,
                         },
                     )?;
                 }
@@ -392,11 +402,22 @@ fn json_event(
             let Some(name) = name_of(names) else {
                 return Ok(());
             };
+            let (bytes, comm) = if names.info[name as usize].collective {
+                let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
+                (
+                    args.and_then(collective_bytes),
+                    args.and_then(collective_comm),
+                )
+            } else {
+                (None, None)
+            };
             open.entry(tid).or_default().push(OpenB {
                 pid,
                 start: ts,
                 name,
                 cat: utf8(cat_raw).into(),
+                bytes,
+                comm,
             });
         }
         b"X" => {
@@ -413,9 +434,7 @@ fn json_event(
             if side == Side::Host && names.info[name as usize].collective {
                 let args = ev.value(Field::Args).filter(|a| a.first() == Some(&b'{'));
                 bytes = args.and_then(collective_bytes);
-                comm = args.and_then(|a| {
-                    args_str(a, b"comm").or_else(|| args_uint(a, b"comm").map(|c| c.to_string()))
-                });
+                comm = args.and_then(collective_comm);
             }
             v.slice(
                 names,
@@ -470,6 +489,7 @@ struct OpenSlice {
     instance: Option<u64>,
     flow: Option<u64>,
     bytes: Option<u64>,
+    comm: Option<String>,
 }
 
 pub fn scan_pftrace(
@@ -542,10 +562,10 @@ pub fn scan_pftrace(
                             }
                             None
                         };
-                        let bytes = if !gpu && names.info[name as usize].collective {
-                            slice_bytes(&te)
+                        let (bytes, comm) = if !gpu && names.info[name as usize].collective {
+                            (slice_bytes(&te), slice_comm(&te))
                         } else {
-                            None
+                            (None, None)
                         };
                         open.entry(track).or_default().push(OpenSlice {
                             name,
@@ -555,6 +575,7 @@ pub fn scan_pftrace(
                             instance,
                             flow,
                             bytes,
+                            comm,
                         });
                     }
                     EventType::SliceEnd => {
@@ -581,7 +602,7 @@ pub fn scan_pftrace(
                                 instance: s.instance,
                                 flow: s.flow,
                                 bytes: s.bytes,
-                                comm: None,
+                                comm: s.comm,
                             },
                         )?;
                     }
@@ -616,7 +637,7 @@ pub fn scan_pftrace(
                     instance: None,
                     flow: None,
                     bytes: s.bytes,
-                    comm: None,
+                    comm: s.comm,
                 },
             )?;
         }

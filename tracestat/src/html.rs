@@ -377,12 +377,9 @@ pub fn write(out: impl Write, r: &Report) -> io::Result<()> {
             if r.ranks == 1 { "" } else { "s" }
         ),
     )?;
-    if let Some(st) = &r.straggler {
-        doc.paragraph(&format!("Straggler: rank {}: {}", st.rank, st.reason))?;
-        doc.paragraph(&format!(
-            "GPU time against the median: {}",
-            st.median_comparison
-        ))?;
+    if let Some((straggler, comparison)) = crate::report::straggler_lines(r) {
+        doc.paragraph(&format!("Straggler: {straggler}"))?;
+        doc.paragraph(&format!("GPU time against the median: {comparison}"))?;
     }
     let straggler = r.straggler.as_ref().map(|s| s.rank.as_str());
     let all: Vec<&BreakdownRow> = r.breakdown.iter().filter(|b| b.device == "all").collect();

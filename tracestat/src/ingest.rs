@@ -109,10 +109,67 @@ struct OpenRange {
 fn collective_args(args: Option<&[u8]>) -> (Option<u64>, Option<String>) {
     (
         args.and_then(collective_bytes),
-        args.and_then(|a| {
-            args_str(a, b"comm").or_else(|| args_uint(a, b"comm").map(|c| c.to_string()))
-        }),
+        args.and_then(collective_comm),
     )
+}
+
+/// The communicator of a collective call, `args.comm`, as text: a string,
+/// an integer, or the ITT metadata form, a list of values (`["world"]`,
+/// `[3]`), whose items are joined by `,`. The `.pftrace` form of the same
+/// value reads to the same text (`ingest_pftrace::slice_comm`), so that a
+/// trace matches its collectives alike in both formats
+/// (docs/tracestat.md#collectives).
+pub(crate) fn collective_comm(args: &[u8]) -> Option<String> {
+    let (_, span) = object_members(args).find(|(k, _)| *k == b"comm")?;
+    let v = args[span.range()].trim_ascii();
+    let items = match v.strip_prefix(b"[").and_then(|v| v.strip_suffix(b"]")) {
+        Some(inner) => split_list_items(inner),
+        None => vec![v],
+    };
+    let mut text = String::new();
+    for (n, item) in items.into_iter().enumerate() {
+        let item = item.trim_ascii();
+        let piece = if item.len() >= 2 && item[0] == b'"' && item[item.len() - 1] == b'"' {
+            let inner = &item[1..item.len() - 1];
+            decode_string_content(inner, inner.contains(&b'\\'))?.into_owned()
+        } else if !item.is_empty() && item.iter().all(|c| c.is_ascii_digit() || *c == b'-') {
+            String::from_utf8_lossy(item).into_owned()
+        } else {
+            // null, objects, booleans: not a communicator.
+            return None;
+        };
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(&piece);
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+/// The items of a JSON list's inside (or of an ITT `.pftrace` annotation,
+/// the same items joined by `,`), split at commas outside strings.
+pub(crate) fn split_list_items(inner: &[u8]) -> Vec<&[u8]> {
+    let mut items = Vec::new();
+    let (mut start, mut in_string, mut escaped) = (0, false, false);
+    for (i, &c) in inner.iter().enumerate() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if c == b',' {
+            items.push(&inner[start..i]);
+            start = i + 1;
+        }
+    }
+    if start < inner.len() || !items.is_empty() {
+        items.push(&inner[start..]);
+    }
+    items
 }
 
 /// What one rank's trace holds, as kept by the pass.
@@ -230,15 +287,20 @@ impl RankTrace {
         });
     }
 
+    /// Whether a name is a oneCCL / MPI collective call.
+    pub(crate) fn is_collective(&self, name: u32) -> bool {
+        self.name_info[name as usize].2
+    }
+
     /// Records a host slice, the H2D flows it starts and, for a collective
-    /// call, its size.
+    /// call, its size and communicator.
     pub(crate) fn host_slice(
         &mut self,
         tid: u64,
         name: u32,
         (start, end): (Ns, Ns),
         flows: impl Iterator<Item = u64>,
-        bytes: Option<u64>,
+        (bytes, comm): (Option<u64>, Option<String>),
     ) {
         self.touch(start, end);
         self.events += 1;
@@ -252,7 +314,7 @@ impl RankTrace {
                 start,
                 end,
                 bytes,
-                comm: None,
+                comm,
             });
         }
     }
@@ -776,5 +838,22 @@ mod tests {
             Some(16384)
         );
         assert_eq!(collective_bytes(b"{\"x\": 1}"), None);
+    }
+
+    #[test]
+    fn communicators() {
+        let comm = |args: &str| collective_comm(args.as_bytes());
+        assert_eq!(comm(r#"{"comm": "world"}"#).as_deref(), Some("world"));
+        assert_eq!(comm(r#"{"comm": 5}"#).as_deref(), Some("5"));
+        // ITT metadata lists (docs/formats.md#trace-json-events).
+        assert_eq!(comm(r#"{"comm":["a"]}"#).as_deref(), Some("a"));
+        assert_eq!(comm(r#"{"comm":[3, 4]}"#).as_deref(), Some("3,4"));
+        assert_eq!(
+            comm(r#"{"comm":["x,y", "z\"q"]}"#).as_deref(),
+            Some("x,y,z\"q")
+        );
+        assert_eq!(comm(r#"{"comm": null}"#), None);
+        assert_eq!(comm(r#"{"comm": []}"#), None);
+        assert_eq!(comm(r#"{"send_size": [1]}"#), None);
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use unitrace_core::pftrace::{AnnotationValue, EventType, PacketData, PacketReader, TrackEvent};
 use unitrace_core::InputError;
 
-use crate::ingest::{Pass, RankTrace, CLOCK_JUMP_NS};
+use crate::ingest::{split_list_items, Pass, RankTrace, CLOCK_JUMP_NS};
 use crate::time::Ns;
 use rustc_hash::FxHashMap as FastMap;
 
@@ -25,6 +25,7 @@ struct OpenSlice {
     gpu: bool,
     flows: Vec<u64>,
     bytes: Option<u64>,
+    comm: Option<String>,
 }
 
 /// Bytes of a collective slice: ITT `send_size` (a string, values joined by
@@ -54,6 +55,35 @@ pub(crate) fn slice_bytes(te: &TrackEvent<'_>) -> Option<u64> {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// The communicator of a collective slice, the `comm` annotation, as the
+/// JSON pass reads `args.comm` ([`crate::ingest::collective_comm`]): unitrace
+/// writes an ITT value list as one string, the items joined by `,` and
+/// strings wrapped in `"` (docs/formats.md#pftrace-events), so `["world"]`
+/// arrives as `"world"` and `[3]` as `3`; integer annotations read as their
+/// decimal text.
+pub(crate) fn slice_comm(te: &TrackEvent<'_>) -> Option<String> {
+    let text = match te.annotation(b"comm")? {
+        AnnotationValue::Str(s) => s,
+        AnnotationValue::Uint(v) => return Some(v.to_string()),
+        AnnotationValue::Int(v) => return Some(v.to_string()),
+        _ => return None,
+    };
+    let mut comm = String::new();
+    for (n, item) in split_list_items(text).into_iter().enumerate() {
+        let item = item.trim_ascii();
+        let item = if item.len() >= 2 && item[0] == b'"' && item[item.len() - 1] == b'"' {
+            &item[1..item.len() - 1]
+        } else {
+            item
+        };
+        if n > 0 {
+            comm.push(',');
+        }
+        comm.push_str(&String::from_utf8_lossy(item));
+    }
+    (!comm.is_empty()).then_some(comm)
 }
 
 /// A timestamp is plausible unless it is more than a day away from the
@@ -131,12 +161,21 @@ pub fn read_pftrace(
                     EventType::SliceBegin => {
                         let r = &mut pass.ranks[acc];
                         let name = r.bytes_name_id(te.name.unwrap_or(b""));
+                        let gpu = te.has_category(b"gpu_op");
+                        // Size and communicator of a collective call, as the
+                        // JSON pass reads them from `args`.
+                        let (bytes, comm) = if !gpu && r.is_collective(name) {
+                            (slice_bytes(&te), slice_comm(&te))
+                        } else {
+                            (None, None)
+                        };
                         open.entry(track).or_default().push(OpenSlice {
                             name,
                             start: ts,
-                            gpu: te.has_category(b"gpu_op"),
+                            gpu,
                             flows: te.flow_ids().collect(),
-                            bytes: slice_bytes(&te),
+                            bytes,
+                            comm,
                         });
                     }
                     EventType::SliceEnd => {
@@ -166,7 +205,13 @@ pub fn read_pftrace(
                             }
                             r.kernel(pid, tid, s.name, s.start, ts, s.flows.first().copied());
                         } else {
-                            r.host_slice(tid, s.name, (s.start, ts), s.flows.into_iter(), s.bytes);
+                            r.host_slice(
+                                tid,
+                                s.name,
+                                (s.start, ts),
+                                s.flows.into_iter(),
+                                (s.bytes, s.comm),
+                            );
                         }
                     }
                     _ => {}
@@ -196,7 +241,7 @@ pub fn read_pftrace(
                 s.name,
                 (s.start, last),
                 std::iter::empty(),
-                s.bytes,
+                (s.bytes, s.comm),
             );
         }
     }

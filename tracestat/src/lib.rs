@@ -24,6 +24,7 @@ pub mod ingest_pftrace;
 pub mod input;
 pub mod partial;
 pub mod rank;
+pub mod rank_rows;
 pub mod report;
 pub mod sketch;
 pub mod time;
@@ -178,6 +179,22 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         });
     args.ranks = ranks;
     args.inputs.extend(files.into_iter().map(PathBuf::from));
+    // The --tree depth attaches with `=` (docs/tracestat.md#usage), so
+    // `--tree 2` is the default depth and an input `2`: when no such file
+    // exists, say how to write it rather than only that the file is missing.
+    if args.tree.is_some() {
+        let number = |p: &PathBuf| {
+            p.to_str()
+                .is_some_and(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+        };
+        if let Some(p) = args.inputs.iter().find(|p| number(p) && !p.exists()) {
+            bail!(
+                "{}: no such file; a --tree depth attaches with `=`: --tree={}",
+                p.display(),
+                p.display()
+            );
+        }
+    }
     if let Some(dir) = &args.result_dir {
         if args.combine {
             bail!("--result-dir: traces cannot be combined; give the partials");
@@ -383,7 +400,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if !args.quiet {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        let written = console::write(&mut lock, &report).and_then(|_| lock.flush());
+        let written =
+            console::write(&mut lock, &report, args.rank_rows.0).and_then(|_| lock.flush());
         match written {
             // `tracestat ... | head`: the reader has seen enough.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

@@ -608,6 +608,41 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, bins: usize) -> 
     }
 }
 
+/// The two lines that open the console report and the HTML page, after
+/// `straggler: ` and `GPU time against the median: `: the straggler and
+/// why, then `mergetrace --stats`' median comparison (its straggler line,
+/// word for word). One rank has nothing to compare with, and the lines say
+/// so instead of naming it (docs/tracestat.md#stragglers).
+pub fn straggler_lines(r: &Report) -> Option<(String, String)> {
+    if let Some(s) = &r.straggler {
+        return Some((
+            format!("rank {}: {}", s.rank, s.reason),
+            s.median_comparison.clone(),
+        ));
+    }
+    match r.stragglers.as_slice() {
+        [only] => Some((
+            ONE_RANK.to_string(),
+            one_rank_comparison(&only.rank, only.gpu_time_us),
+        )),
+        _ => None,
+    }
+}
+
+/// The straggler line of a one-rank run (tracestat and `mergetrace
+/// --stats` alike).
+pub const ONE_RANK: &str = "none: one rank, nothing to compare with";
+
+/// The median comparison of a one-rank run: `mergetrace --stats` prints the
+/// same text after `straggler: ` (mergetrace/src/stats.rs).
+pub fn one_rank_comparison(rank: &str, gpu_time_us: f64) -> String {
+    format!(
+        "{ONE_RANK} (rank {rank}: {:.3} ms of GPU time)",
+        gpu_time_us / 1e3
+    )
+}
+
+/// The straggler: none unless there are two ranks or more.
 fn straggler_line(
     rows: &[StragglerRow],
     med: f64,
@@ -615,6 +650,9 @@ fn straggler_line(
     instances: usize,
     consistent: usize,
 ) -> Option<Straggler> {
+    if rows.len() < 2 {
+        return None;
+    }
     let by_gpu = rows
         .iter()
         .enumerate()

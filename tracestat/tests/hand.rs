@@ -130,10 +130,19 @@ fn breakdown_overlap_gaps_on_two_engines_and_a_copy_engine() {
     ] {
         assert!(stdout.contains(head), "missing section {head}");
     }
+    // One rank has nothing to compare with: no straggler is named, in the
+    // console or in the JSON (docs/tracestat.md#stragglers).
     assert!(
-        stdout.starts_with("tracestat: 1 rank\nstraggler: rank 0"),
+        stdout.starts_with(
+            "tracestat: 1 rank\n\
+             straggler: none: one rank, nothing to compare with\n\
+             GPU time against the median: none: one rank, nothing to compare with (rank 0: 0.590 ms of GPU time)\n"
+        ),
         "{stdout}"
     );
+    assert!(doc["straggler"].is_null(), "{}", doc["straggler"]);
+    assert_eq!(doc["stragglers"].as_array().unwrap().len(), 1);
+    close(f(&doc["stragglers"][0]["vs_median_pct"]), 0.0, "vs median");
 }
 
 #[test]
@@ -355,9 +364,9 @@ fn pftrace_gives_the_report_of_the_same_json_trace() {
         .map(|e| e.unwrap().path())
         .collect();
     pf.sort();
-    let (mut a, _, stderr) = report(&pf, &["--tree", "2"]);
+    let (mut a, _, stderr) = report(&pf, &["--tree=2"]);
     assert!(stderr.is_empty(), "{stderr}");
-    let (mut b, _, _) = report(&gen_files(), &["--tree", "2"]);
+    let (mut b, _, _) = report(&gen_files(), &["--tree=2"]);
     for doc in [&mut a, &mut b] {
         for row in doc["breakdown"].as_array_mut().unwrap() {
             row.as_object_mut().unwrap().remove("file");
@@ -464,7 +473,7 @@ fn merged_trace_splits_into_its_ranks() {
 #[test]
 fn parquet_dir_holds_the_csv_tables_typed() {
     use unitrace_render::parquet::ColumnType;
-    for (inputs, extra) in [(coll_files(), vec![]), (gen_files(), vec!["--tree", "3"])] {
+    for (inputs, extra) in [(coll_files(), vec![]), (gen_files(), vec!["--tree=3"])] {
         let dir = tempfile::tempdir().unwrap();
         let (csv, pq) = (dir.path().join("csv"), dir.path().join("pq"));
         let mut args: Vec<std::ffi::OsString> = inputs.into_iter().map(Into::into).collect();

@@ -266,7 +266,7 @@ fn console_rows(stdout: &str, heading: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn launches_host_ranges_tree_and_kernels_of_the_hand_trace() {
-    let (doc, stdout, _) = report(&[data("hand.1000.0.json")], &["--tree", "1"]);
+    let (doc, stdout, _) = report(&[data("hand.1000.0.json")], &["--tree=1"]);
     let b = &doc["breakdown"][0];
     close(f(&b["busy_pct"]), 100.0 * 420.0 / 1100.0, "busy %");
     // One rank: no "all" row, no device rows.
@@ -333,7 +333,7 @@ fn launches_host_ranges_tree_and_kernels_of_the_hand_trace() {
         close(f(&h["gpu_self_us"]), self_us, name);
     }
 
-    // --tree 1: one range deep, so gemm (linear > mm) is under linear;
+    // --tree=1: one range deep, so gemm (linear > mm) is under linear;
     // the copy and softmax were launched outside any range.
     let tree: Vec<(Vec<String>, String, u64, f64)> = doc["host_tree"]
         .as_array()
@@ -419,6 +419,45 @@ fn launches_host_ranges_tree_and_kernels_of_the_hand_trace() {
             tokens("1 0.200 33.90 200.000 200.000 200.000 200.000 0:0.20/0.20/0:0.20 gemm [compute]")
         ]
     );
+}
+
+#[test]
+fn tree_depth_attaches_with_equals_only() {
+    // docs/tracestat.md#usage: `--tree` before the trace files takes no
+    // file as its depth; `--tree=N` sets it.
+    let input = data("hand.1000.0.json");
+    let dir = tempfile::tempdir().unwrap();
+    let doc_of = |args: &[&std::ffi::OsStr], name: &str| {
+        let json = dir.path().join(name);
+        let mut args = args.to_vec();
+        args.extend(["--json".as_ref(), json.as_os_str()]);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&std::fs::read(&json).unwrap()).unwrap()
+    };
+    let bare_first = doc_of(&["--tree".as_ref(), input.as_os_str()], "a.json");
+    assert_eq!(bare_first["options"]["tree_depth"], 3);
+    assert_eq!(bare_first["ranks"], 1);
+    let three = doc_of(&[input.as_os_str(), "--tree=3".as_ref()], "b.json");
+    assert_eq!(bare_first, three);
+    assert!(!three["host_tree"].as_array().unwrap().is_empty());
+    let one = doc_of(&["--tree=1".as_ref(), input.as_os_str()], "c.json");
+    assert_eq!(one["options"]["tree_depth"], 1);
+    assert_ne!(one["host_tree"], three["host_tree"]);
+    // The old spelling `--tree 2`: 2 is an input; without such a file the
+    // error says how to give the depth (exit 1, one line).
+    let o = run(&["--tree".as_ref(), "2".as_ref(), input.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "tracestat: 2: no such file; a --tree depth attaches with `=`: --tree=2\n"
+    );
+    assert!(o.stdout.is_empty());
+    // `--tree=` with no depth, or a word, is a usage error.
+    for bad in ["--tree=", "--tree=x"] {
+        let o = run(&[bad.as_ref(), input.as_os_str()]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
 }
 
 #[test]

@@ -53,7 +53,7 @@ fn slurm_script_local_run_gives_the_report_of_one_run() {
         .args(["--local", "--block", "2"])
         .arg(&work)
         .args(&files)
-        .args(["--", "--tree", "2", "--short-kernel", "20us"])
+        .args(["--", "--tree=2", "--short-kernel", "20us"])
         .env("TRACESTAT", env!("CARGO_BIN_EXE_tracestat"))
         .output()
         .unwrap();
@@ -69,7 +69,7 @@ fn slurm_script_local_run_gives_the_report_of_one_run() {
     let whole = one_run(
         dir.path(),
         &files,
-        &["--tree", "2", "--short-kernel", "20us"],
+        &["--tree=2", "--short-kernel", "20us"],
         &dir.path().join("whole.json"),
     );
     assert_eq!(read_json(&work.join("report.json")), whole);

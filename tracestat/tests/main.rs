@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod common;
+mod console_rows;
 mod events;
 mod events_single_pass;
 mod hand;
@@ -11,6 +12,7 @@ mod launchers;
 mod many_ranks;
 mod mapped;
 mod partial_and_errors;
+mod pftrace_collectives;
 mod tables;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

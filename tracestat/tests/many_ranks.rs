@@ -159,6 +159,22 @@ fn page_for_4096_ranks_groups_rows_and_keeps_the_straggler_apart() {
         assert!(w[1].0 - w[0].0 >= 11.0, "labels overlap: {w:?}");
     }
 
+    // The console's per-rank tables show 32 of the 4096 ranks, the
+    // straggler among them: a report of a few hundred lines, not 25 000.
+    assert!(
+        stdout.lines().count() < 400,
+        "{} lines",
+        stdout.lines().count()
+    );
+    assert!(stdout.contains("\nPer-rank tables show 32 of 4096 ranks "));
+    assert!(stdout.contains(&format!("\n  straggler: {STRAGGLER}\n")));
+    assert_eq!(
+        stdout
+            .matches("\n(4064 more ranks not shown: --rank-rows all)\n")
+            .count(),
+        6
+    );
+
     // The console heatmap: the straggler's line, then 16 groups of 256
     // ranks, 50 columns of 4 bins. Everyone computes 10-110 us of the
     // 500 us run (columns 1 to 11), the straggler until 410 us.
@@ -197,4 +213,11 @@ fn page_for_one_rank() {
     // A 500 us run: the time axis is in microseconds, not "0.0 ms" ticks.
     assert!(heat.contains(">500 us</text>"), "{heat}");
     assert!(!page.contains("groups of"));
+    // Nothing to compare one rank with: no straggler named or marked.
+    assert!(
+        page.contains("<p>Straggler: none: one rank, nothing to compare with</p>"),
+        "{page}"
+    );
+    assert!(!page.contains("(straggler)"));
+    assert!(!page.contains("Straggler: rank"));
 }

@@ -42,8 +42,8 @@ fn combine(parts: &[&Path], extra: &[&str]) -> serde_json::Value {
 fn partial_then_combine_equals_one_run() {
     let dir = tempfile::tempdir().unwrap();
     for (files, extra) in [
-        (coll_files(), vec!["--tree", "2"]),
-        (gen_files(), vec!["--short-kernel", "5us", "--tree", "3"]),
+        (coll_files(), vec!["--tree=2"]),
+        (gen_files(), vec!["--short-kernel", "5us", "--tree=3"]),
     ] {
         let (whole, _, _) = report(&files, &extra);
         // Blocks of ranks, given in another order than the files.
