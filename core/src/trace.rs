@@ -361,6 +361,19 @@ pub fn parse_u64(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() || digits.len() > 20 {
         return None;
     }
+    if digits.len() < 20 {
+        // At most 19 digits cannot overflow: no checked steps (pid and
+        // tid of every event come through here).
+        let mut v: u64 = 0;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + d as u64;
+        }
+        return Some(v);
+    }
     let mut v: u64 = 0;
     for &c in digits {
         if !c.is_ascii_digit() {
@@ -2451,6 +2464,51 @@ mod tests {
         assert!(r.buffer_capacity() <= 4097);
         // The default limit accepts it.
         assert_eq!(collect(&mut TraceReader::new(&big[..])).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn parse_u64_agrees_with_std() {
+        let mut cases: Vec<String> = [
+            "",
+            "0",
+            "00",
+            "4294967295",
+            "9999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "100000000000000000000",
+            "1a",
+            "-1",
+            "+1",
+            " 1",
+            "1.0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 22) as usize;
+            let mut t: String = (0..len)
+                .map(|k| (b'0' + ((x >> (k * 3 % 61)) % 10) as u8) as char)
+                .collect();
+            if x % 7 == 0 && !t.is_empty() {
+                t.replace_range(0..1, ":");
+            }
+            cases.push(t);
+        }
+        for c in &cases {
+            let want = if c.bytes().all(|b| b.is_ascii_digit()) {
+                c.parse::<u64>().ok()
+            } else {
+                None
+            };
+            assert_eq!(parse_u64(c.as_bytes()), want, "{c:?}");
+        }
     }
 
     #[test]

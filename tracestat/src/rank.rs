@@ -550,16 +550,29 @@ pub fn summarize(
 
     // Classes (docs/tracestat.md#classification).
     let kinds: Vec<_> = trace.names.iter().map(|n| classifier.kind(n)).collect();
+    // What depends on the name alone, once per name instead of per kernel.
+    let builtin: Vec<Class> = trace
+        .names
+        .iter()
+        .zip(&kinds)
+        .map(|(n, kind)| match kind.class {
+            Some(c) => c,
+            None => crate::classify::builtin_class(n),
+        })
+        .collect();
+    let no_schema: Vec<bool> = kinds.iter().map(classifier_has_no_schema).collect();
     let mut pieces: Vec<Piece> = Vec::with_capacity(trace.kernels.len());
     let mut agg_index: HashMap<(String, String), usize> = HashMap::new();
+    // (name id, class) -> row of `aggs`: the category and short name, the
+    // row's key, follow from these two (several names may share a row).
+    let mut agg_by_id: FastMap<(u32, Class), usize> = FastMap::default();
     let mut aggs: Vec<(KernelAgg, Vec<Ns>)> = Vec::new();
     for (i, k) in trace.kernels.iter().enumerate() {
         let kind = &kinds[k.name as usize];
         let class = match kind.class {
             Some(c) => c,
             None => {
-                let name = trace.name(k.name);
-                let mut c = crate::classify::builtin_class(name);
+                let mut c = builtin[k.name as usize];
                 // A copy engine moves memory, unless the name says collective.
                 if c != Class::Communication
                     && trace
@@ -585,26 +598,33 @@ pub fn summarize(
             end: k.end,
             class,
         });
-        let category = if kind.class.is_none() && classifier_has_no_schema(kind) {
-            class.name().to_string()
-        } else {
-            kind.category.clone()
+        let j = match agg_by_id.get(&(k.name, class)) {
+            Some(&j) => j,
+            None => {
+                let category = if kind.class.is_none() && no_schema[k.name as usize] {
+                    class.name().to_string()
+                } else {
+                    kind.category.clone()
+                };
+                let key = (category, kind.short_name.clone());
+                let j = *agg_index.entry(key.clone()).or_insert_with(|| {
+                    aggs.push((
+                        KernelAgg {
+                            category: key.0.clone(),
+                            name: key.1.clone(),
+                            class,
+                            count: 0,
+                            total_ns: 0,
+                            durations: DurationSketch::default(),
+                        },
+                        Vec::new(),
+                    ));
+                    aggs.len() - 1
+                });
+                agg_by_id.insert((k.name, class), j);
+                j
+            }
         };
-        let key = (category, kind.short_name.clone());
-        let j = *agg_index.entry(key.clone()).or_insert_with(|| {
-            aggs.push((
-                KernelAgg {
-                    category: key.0.clone(),
-                    name: key.1.clone(),
-                    class,
-                    count: 0,
-                    total_ns: 0,
-                    durations: DurationSketch::default(),
-                },
-                Vec::new(),
-            ));
-            aggs.len() - 1
-        });
         aggs[j].0.count += 1;
         aggs[j].0.total_ns += k.end - k.start;
         aggs[j].1.push(k.end - k.start);
