@@ -20,7 +20,6 @@ use crate::charts::GPU_TIME;
 use crate::page_links::PageLinks;
 use crate::plan::ChartOptions;
 use crate::render::dashboard::{page_end, page_start, script_json, HeaderLink, PageHead};
-use crate::render::escape::escape;
 
 /// Instance links listed per kernel on the index (the rest are counted).
 pub const LINKS_PER_KERNEL: usize = 500;
@@ -242,7 +241,8 @@ fn index_columns(options: &ChartOptions, counters: &[Counter]) -> Vec<String> {
 }
 
 /// The index page. `links`: the file's routing keys on a result-dir
-/// server, kept in the instance links (docs/uniview.md#result-dir-links).
+/// server, for the header's link back to the index; the instance links
+/// take them from `data.route` (docs/uniview.md#result-dir-links).
 pub fn index_html(title: &str, data: &Value, links: &PageLinks) -> String {
     let kernels = data["kernels"].as_array().map_or(0, Vec::len);
     let instances: u64 = data["kernels"].as_array().map_or(0, |k| {
@@ -267,7 +267,7 @@ pub fn index_html(title: &str, data: &Value, links: &PageLinks) -> String {
     );
     let _ = write!(
         html,
-        "<script type=\"application/json\" id=\"index-data\" data-route=\"{}\">{}</script>\n\
+        "<script type=\"application/json\" id=\"index-data\">{}</script>\n\
          <section class=\"card\">\n<div class=\"toolbar\">\n\
          <input type=\"search\" id=\"kernel-filter\" placeholder=\"Filter kernels (words, any order)\" aria-label=\"Filter kernels\" size=\"40\">\n\
          <span class=\"hint\" id=\"shown-count\"></span>\n</div>\n\
@@ -276,7 +276,6 @@ pub fn index_html(title: &str, data: &Value, links: &PageLinks) -> String {
          Click a column to sort, a kernel to list its instances.</p>\n\
          <div class=\"scroll\"><table id=\"kernels\" class=\"sortable\"><thead></thead><tbody></tbody></table></div>\n\
          <noscript><p class=\"note\">This page draws its table with a script.</p></noscript>\n</section>\n",
-        escape(&links.query()),
         script_json(&data.to_string())
     );
     page_end(&mut html, INDEX_SCRIPT);
@@ -299,8 +298,7 @@ main { max-width: 1700px; }
 const INDEX_SCRIPT: &str = r#"(function () {
   'use strict';
   var UD = window.UD, el = UD.el;
-  var dataEl = document.getElementById('index-data');
-  var data = JSON.parse(dataEl.textContent);
+  var data = JSON.parse(document.getElementById('index-data').textContent);
   var shown = {};
   data.selected.forEach(function (n) { shown[n] = true; });
   var table = document.getElementById('kernels');
@@ -308,7 +306,7 @@ const INDEX_SCRIPT: &str = r#"(function () {
   // Served for one file of a result dir, the instance links keep its
   // routing keys as the server wrote them (docs/uniview.md#result-dir-links).
   var params = new URLSearchParams(location.search);
-  var route = dataEl.getAttribute('data-route') ? '&' + dataEl.getAttribute('data-route') : '';
+  var route = data.route ? '&' + data.route : '';
   function link(k, id) {
     return '/perfdashboard?gid=' + id + '&kernel=' + encodeURIComponent(k.name) + route;
   }

@@ -39,7 +39,9 @@ pub fn index_answer(
         return None;
     }
     let file = index.path().display().to_string();
-    let data = index_json(&file, &kernels, index.stats(), options);
+    let mut data = index_json(&file, &kernels, index.stats(), options);
+    // The instance links keep the file's keys (docs/uniview.md#result-dir-links).
+    data["route"] = links.query().into();
     Some(html(index_html(&options.title, &data, links)))
 }
 
