@@ -652,7 +652,13 @@ impl ChartService for RoutedService {
             match pair.split_once('=') {
                 Some(("rank", value)) => keys.rank = value.parse::<u32>().ok(),
                 Some(("device", value)) => keys.device = value.parse::<u32>().ok(),
-                Some(("process", value)) => keys.process = Some(percent_decode(value)),
+                // Decoded as a form sends it (`+` is a space): the stall
+                // pages' kernel form carries the keys as hidden fields
+                // (docs/uniview.md#result-dir-links); our links write a
+                // space as %20 and `+` as %2B.
+                Some(("process", value)) => {
+                    keys.process = Some(percent_decode(&value.replace('+', " ")))
+                }
                 Some(("gid" | "kernel", _)) => names_something = true,
                 _ => {}
             }
@@ -701,5 +707,33 @@ impl ChartService for RoutedService {
             content_type: "text/html; charset=utf-8",
             body: body.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dashboard_keys_are_decoded_as_links_and_forms_send_them() {
+        let service = RoutedService::new(Vec::new());
+        for query in [
+            "process=my%20app.12&kernel=k",
+            "kernel=k&top=20&process=my+app.12",
+        ] {
+            assert_eq!(
+                service.dashboard(query),
+                Some(Answer::NotFound(
+                    "No metric file of process my app.12 in the result directory".to_string()
+                )),
+                "{query}"
+            );
+        }
+        assert_eq!(
+            service.dashboard("process=a%2Bb.1"),
+            Some(Answer::NotFound(
+                "No metric file of process a+b.1 in the result directory".to_string()
+            ))
+        );
     }
 }
