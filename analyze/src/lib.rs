@@ -18,6 +18,7 @@ pub mod dashboard;
 pub mod kernel_match;
 pub mod list;
 pub mod option_file;
+pub mod page_links;
 pub mod plan;
 pub mod result_dir;
 pub mod server;

@@ -31,6 +31,7 @@ use unitrace_core::stall_csv::{
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
 use crate::kernel_match::{ambiguous_message, closest_names, resolve_kernel, KernelMatch};
+use crate::page_links::PageLinks;
 use crate::plan::{ReportFormat, ReportView, StallsPlan};
 use crate::render::data::{DataLayout, DataWriter};
 use crate::render::{self, Chart, Format, Page, PageSink};
@@ -353,6 +354,7 @@ fn dashboard_file(
         served: false,
         top: stall_page::DEFAULT_TOP,
         dump: builder.is_some(),
+        links: PageLinks::single_file(),
     };
     let mut sources = Vec::with_capacity(summary.kernels().len());
     for kernel in summary.kernels() {

@@ -19,6 +19,7 @@ use unitrace_core::shader_dump::{AsmListing, LineKind};
 use unitrace_core::stall_csv::StallType;
 use unitrace_core::stall_report::{analyze_kernel, by_line, source_location, source_text};
 
+use crate::page_links::{query_encode, PageLinks};
 use crate::render::dashboard::{self, HeaderLink, PageHead};
 use crate::render::escape::escape_xml as esc;
 use crate::render::palette::Rgb;
@@ -191,13 +192,17 @@ pub struct PageInfo {
     pub top: usize,
     /// A shader dump was given (`-s`): hot spots link to their assembly.
     pub dump: bool,
+    /// The file's routing keys on a result-dir server, kept in every link
+    /// and form (docs/uniview.md#result-dir-links).
+    pub links: PageLinks,
 }
 
 /// `GET /` of the chart server for a stall file: per-kernel totals (chart
 /// and sortable table) and the hottest addresses over all kernels.
 pub fn dashboard_page(info: &PageInfo, summary: &StallSummary) -> String {
-    let mut html = page_start("EU Stall Sampling", &subtitle(info, summary), &[]);
-    kernel_selector(&mut html, summary, None, info.top);
+    let header: Vec<HeaderLink<'_>> = info.links.index_link().into_iter().collect();
+    let mut html = page_start("EU Stall Sampling", &subtitle(info, summary), &header);
+    kernel_selector(&mut html, info, summary, None);
     totals_sections(&mut html, info, summary);
     global_hotspots(&mut html, info, summary, &[]);
     page_end(&mut html);
@@ -213,7 +218,11 @@ pub fn kernel_page(
     source: &Source,
     pdf_link: Option<&str>,
 ) -> String {
-    let mut links = vec![("All kernels", "/")];
+    // On a result-dir server "All kernels" is this file's dashboard, and
+    // `/` the index (docs/uniview.md#result-dir-links).
+    let home = info.links.home();
+    let mut links: Vec<HeaderLink<'_>> = info.links.index_link().into_iter().collect();
+    links.push(("All kernels", &home));
     if let Some(link) = pdf_link {
         links.push(("PDF (original charts)", link));
     }
@@ -222,7 +231,7 @@ pub fn kernel_page(
         &info.file,
         &links,
     );
-    kernel_selector(&mut html, summary, Some(&kernel.name), info.top);
+    kernel_selector(&mut html, info, summary, Some(&kernel.name));
     let position = summary
         .kernels()
         .iter()
@@ -268,15 +277,15 @@ fn subtitle(info: &PageInfo, summary: &StallSummary) -> String {
     )
 }
 
-/// Where a kernel's section is: its page on the server, its anchor in a
-/// static file.
+/// Where a kernel's section is: its page on the server (of the same file
+/// on a result-dir server), its anchor in a static file.
 fn kernel_href(info: &PageInfo, kernel: &KernelStalls, position: usize) -> String {
     if info.served {
         let mut href = format!("/perfdashboard?kernel={}", query_encode(&kernel.name));
         if info.top != DEFAULT_TOP {
             let _ = write!(href, "&top={}", info.top);
         }
-        href
+        info.links.keep(&href)
     } else {
         format!("#kernel-{}", position + 1)
     }
@@ -292,25 +301,20 @@ fn spot_href(info: &PageInfo, kernel: &KernelStalls, position: usize, ip: u64) -
     }
 }
 
-/// Percent-encodes a query value (every byte but ASCII letters, digits and
-/// `-_.~`).
-pub fn query_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
-fn kernel_selector(html: &mut String, summary: &StallSummary, current: Option<&str>, top: usize) {
-    html.push_str(
-        "<form class=\"card selector\" method=\"get\" action=\"/perfdashboard\">\n\
+fn kernel_selector(
+    html: &mut String,
+    info: &PageInfo,
+    summary: &StallSummary,
+    current: Option<&str>,
+) {
+    let top = info.top;
+    // The file's routing keys ride along as hidden fields.
+    let _ = write!(
+        html,
+        "<form class=\"card selector\" method=\"get\" action=\"/perfdashboard\">{}\n\
          <label>Kernel <input name=\"kernel\" list=\"kernel-names\" size=\"60\" \
          placeholder=\"name, or a unique part of it\"",
+        info.links.hidden_inputs()
     );
     if let Some(current) = current {
         let _ = write!(html, " value=\"{}\"", esc(current));
@@ -1046,6 +1050,7 @@ mod tests {
             served: true,
             top: DEFAULT_TOP,
             dump: false,
+            links: PageLinks::single_file(),
         };
         let html = dashboard_page(&info, &s);
         assert!(html.contains("k&lt;T&gt;&amp;&quot;x&quot;"));

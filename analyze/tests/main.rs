@@ -24,6 +24,7 @@ mod time_axis;
 mod uniview;
 mod uniview_options;
 mod uniview_result_dir_index;
+mod uniview_result_dir_links;
 mod validity;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -762,6 +762,19 @@ fn result_dir_without_ranks_routes_links_by_process_folder() {
     let page = get(server.port(), &format!("{link}&format=html"));
     assert_eq!(page.status, 200, "{}", page.text());
     assert!(page.text().contains("rank1_kernel"), "{}", page.text());
+    // The page's own links stay in that folder (docs/uniview.md#result-dir-links):
+    // "All kernels" is its dashboard, which shows its kernel.
+    let home = "/perfdashboard?process=app1.11&amp;device=0";
+    assert!(
+        page.text().contains(&format!(
+            "<a href=\"/\">Result-dir index</a><a href=\"{home}\">All kernels</a>"
+        )),
+        "{}",
+        page.text()
+    );
+    let own = get(server.port(), &home.replace("&amp;", "&"));
+    assert_eq!(own.status, 200);
+    assert!(own.text().contains("rank1_kernel") && !own.text().contains("rank0_kernel"));
     let link = links[0].strip_prefix("http://localhost:8000").unwrap();
     let page = get(server.port(), &format!("{link}&format=html"));
     assert!(page.text().contains("rank0_kernel"), "{}", page.text());

@@ -17,8 +17,9 @@ use unitrace_core::metric_csv::parse_number;
 
 use super::data::{counters, default_selection, number, unit_groups, Counter};
 use crate::charts::GPU_TIME;
+use crate::page_links::PageLinks;
 use crate::plan::ChartOptions;
-use crate::render::dashboard::{page_end, page_start, script_json, PageHead};
+use crate::render::dashboard::{page_end, page_start, script_json, HeaderLink, PageHead};
 
 /// Instance links listed per kernel on the index (the rest are counted).
 pub const LINKS_PER_KERNEL: usize = 500;
@@ -239,14 +240,17 @@ fn index_columns(options: &ChartOptions, counters: &[Counter]) -> Vec<String> {
     columns
 }
 
-/// The index page.
-pub fn index_html(title: &str, data: &Value) -> String {
+/// The index page. `links`: the file's routing keys on a result-dir
+/// server, for the header's link back to the index; the instance links
+/// take them from `data.route` (docs/uniview.md#result-dir-links).
+pub fn index_html(title: &str, data: &Value, links: &PageLinks) -> String {
     let kernels = data["kernels"].as_array().map_or(0, Vec::len);
     let instances: u64 = data["kernels"].as_array().map_or(0, |k| {
         k.iter().filter_map(|k| k["instances"].as_u64()).sum()
     });
     let file = data["file"].as_str().unwrap_or_default();
     let mut html = String::with_capacity(64 * 1024);
+    let header: Vec<HeaderLink<'_>> = links.index_link().into_iter().collect();
     let subtitle = format!(
         "{file} \u{b7} {kernels} kernel{} \u{b7} {instances} instance{}",
         if kernels == 1 { "" } else { "s" },
@@ -257,7 +261,7 @@ pub fn index_html(title: &str, data: &Value) -> String {
         &PageHead {
             title,
             subtitle: &subtitle,
-            links: &[],
+            links: &header,
         },
         INDEX_STYLE,
     );
@@ -299,13 +303,10 @@ const INDEX_SCRIPT: &str = r#"(function () {
   data.selected.forEach(function (n) { shown[n] = true; });
   var table = document.getElementById('kernels');
   var filter = document.getElementById('kernel-filter');
-  // Served for one file of a result dir (/perfdashboard?rank=R&device=D),
-  // the instance links keep its routing keys (docs/uniview.md#result-dir).
-  var params = new URLSearchParams(location.search), route = '';
-  ['rank', 'device', 'process'].forEach(function (key) {
-    var v = params.get(key);
-    if (v !== null) { route += '&' + key + '=' + encodeURIComponent(v); }
-  });
+  // Served for one file of a result dir, the instance links keep its
+  // routing keys as the server wrote them (docs/uniview.md#result-dir-links).
+  var params = new URLSearchParams(location.search);
+  var route = data.route ? '&' + data.route : '';
   function link(k, id) {
     return '/perfdashboard?gid=' + id + '&kernel=' + encodeURIComponent(k.name) + route;
   }

@@ -14,7 +14,8 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use super::data::{unit_groups, Counter, InstanceLabel};
-use crate::render::dashboard::{page_end, page_start, script_json, PageHead};
+use crate::page_links::PageLinks;
+use crate::render::dashboard::{page_end, page_start, script_json, HeaderLink, PageHead};
 use crate::render::escape::escape;
 
 /// Where a page gets the instances "compare with" names.
@@ -113,6 +114,9 @@ pub struct ServerPage<'a> {
     pub file: &'a str,
     pub label: InstanceLabel<'a>,
     pub pdf_link: &'a str,
+    /// The file's routing keys on a result-dir server
+    /// (docs/uniview.md#result-dir-links).
+    pub links: &'a PageLinks,
     /// A note shown above the charts (e.g. doubtful reports).
     pub note: Option<String>,
     /// The instance of `?compare=N`, drawn beside this one from the start.
@@ -122,12 +126,17 @@ pub struct ServerPage<'a> {
 /// The server's page of one instance.
 pub fn server_page(page: &ServerPage<'_>, config: &Value, data: &Value) -> String {
     let mut html = String::with_capacity(64 * 1024);
+    // On a result-dir server "All kernels" is this file's dashboard and
+    // `/` the result-dir index.
+    let home = page.links.home();
+    let mut links: Vec<HeaderLink<'_>> = page.links.index_link().into_iter().collect();
+    links.extend([("All kernels", home.as_str()), ("PDF", page.pdf_link)]);
     page_start(
         &mut html,
         &PageHead {
             title: page.title,
             subtitle: page.file,
-            links: &[("All kernels", "/"), ("PDF", page.pdf_link)],
+            links: &links,
         },
         EXTRA_STYLE,
     );
@@ -389,14 +398,10 @@ pub const PAGE_SCRIPT: &str = r#"(function () {
     });
   });
   // Compare with another GlobalInstanceId (perfdashboard's messages). On
-  // a page of one file of a result dir (`rank=R`, `device=D` or
-  // `process=P` in the URL) the other instance is asked of the same file
-  // (docs/uniview.md#result-dir).
-  var params = new URLSearchParams(location.search), route = '';
-  ['rank', 'device', 'process'].forEach(function (key) {
-    var v = params.get(key);
-    if (v !== null) { route += '&' + key + '=' + encodeURIComponent(v); }
-  });
+  // a page of one file of a result dir the other instance is asked of the
+  // same file: `cfg.route` holds its routing keys, as the server knows
+  // them, whatever URL reached the page (docs/uniview.md#result-dir-links).
+  var route = cfg.route ? '&' + cfg.route : '';
   var byGid = {};
   slots.forEach(function (s) { var g = s.el.getAttribute('data-gid'); if (g !== null && !(g in byGid)) { byGid[g] = s; } });
   slots.forEach(function (slot) {

@@ -16,13 +16,20 @@ use crate::dashboard::data::{
 };
 use crate::dashboard::index_page::{index_html, index_json, IndexKernel};
 use crate::dashboard::page::{page_config, server_page, CompareSource, ServerPage};
+use crate::page_links::{query_encode, PageLinks};
 use crate::plan::ChartOptions;
 
 /// perfdashboard's answer to an instance id that is not a number.
 pub const INVALID_ID: &str = "Missing or invalid kernel instance id";
 
 /// The index page of a file with metric sections; `None` without any.
-pub fn index_answer(index: &FileIndex, options: &ChartOptions) -> Option<Answer> {
+/// `links`: the file's routing keys on a result-dir server
+/// (docs/uniview.md#result-dir-links).
+pub fn index_answer(
+    index: &FileIndex,
+    options: &ChartOptions,
+    links: &PageLinks,
+) -> Option<Answer> {
     let kernels: Vec<IndexKernel<'_>> = index
         .metric_kernels()
         .iter()
@@ -32,13 +39,20 @@ pub fn index_answer(index: &FileIndex, options: &ChartOptions) -> Option<Answer>
         return None;
     }
     let file = index.path().display().to_string();
-    let data = index_json(&file, &kernels, index.stats(), options);
-    Some(html(index_html(&options.title, &data)))
+    let mut data = index_json(&file, &kernels, index.stats(), options);
+    // The instance links keep the file's keys (docs/uniview.md#result-dir-links).
+    data["route"] = links.query().into();
+    Some(html(index_html(&options.title, &data, links)))
 }
 
 /// `/perfdashboard?QUERY` of a metric file: the index without `gid`, the
 /// instance page, or its JSON with `format=json` ("compare with").
-pub fn query_answer(index: &FileIndex, options: &ChartOptions, query: &str) -> Answer {
+pub fn query_answer(
+    index: &FileIndex,
+    options: &ChartOptions,
+    query: &str,
+    links: &PageLinks,
+) -> Answer {
     let mut gid = None;
     let mut json = false;
     let mut compare = None;
@@ -52,7 +66,7 @@ pub fn query_answer(index: &FileIndex, options: &ChartOptions, query: &str) -> A
         }
     }
     let Some(gid) = gid else {
-        return index_answer(index, options)
+        return index_answer(index, options, links)
             .unwrap_or_else(|| Answer::BadRequest(INVALID_ID.into()));
     };
     let gid = gid.trim();
@@ -62,10 +76,11 @@ pub fn query_answer(index: &FileIndex, options: &ChartOptions, query: &str) -> A
     let Ok(id) = gid.parse::<u64>() else {
         return not_found(gid, json);
     };
-    // From /perfdashboard, the PDF is the original's URL of the instance.
-    let pdf = |kernel: &str| format!("/%22{}%22/{id}", percent_encode(kernel));
+    // From /perfdashboard, the PDF is the original's URL of the instance
+    // (of this file, on a result-dir server).
+    let pdf = |kernel: &str| links.keep(&format!("/%22{}%22/{id}", query_encode(kernel)));
     let compare = compare.filter(|&c| c != id && !json);
-    match instance_answer(index, options, id, json, &pdf, compare) {
+    match instance_answer(index, options, id, json, &pdf, compare, links) {
         Ok(Some(answer)) => answer,
         Ok(None) => not_found(gid, json),
         Err(e) => Answer::Misconfigured(format!("{e:#}")),
@@ -83,7 +98,8 @@ fn not_found(gid: &str, json: bool) -> Answer {
 }
 
 /// The page (or JSON) of instance `id`; `None` when no metric section has
-/// it. `pdf_link` makes the PDF link from the kernel name.
+/// it. `pdf_link` makes the PDF link from the kernel name; `links` keep
+/// the file's routing keys on a result-dir server.
 pub fn instance_answer(
     index: &FileIndex,
     options: &ChartOptions,
@@ -91,6 +107,7 @@ pub fn instance_answer(
     json: bool,
     pdf_link: &dyn Fn(&str) -> String,
     compare: Option<u64>,
+    links: &PageLinks,
 ) -> anyhow::Result<Option<Answer>> {
     let Some((header, mut rows)) = index.instance_rows(id)? else {
         return Ok(None);
@@ -124,11 +141,13 @@ pub fn instance_answer(
             body: data.to_string().into_bytes(),
         }));
     }
-    let config = page_config(
+    let mut config = page_config(
         &all,
         &default_selection(options, &all),
         CompareSource::Server,
     );
+    // "Compare with" asks the same file (docs/uniview.md#result-dir-links).
+    config["route"] = links.query().into();
     let doubtful = marks.iter().filter(|m| !m.is_valid()).count();
     let mut notes = Vec::new();
     if left_out > 0 {
@@ -150,6 +169,7 @@ pub fn instance_answer(
         file: &file,
         label,
         pdf_link: &pdf,
+        links,
         note: (!notes.is_empty()).then(|| notes.join(" ")),
         compare: match compare {
             Some(other) => instance_data(index, options, other)?,
@@ -166,7 +186,15 @@ fn instance_data(
     options: &ChartOptions,
     id: u64,
 ) -> anyhow::Result<Option<serde_json::Value>> {
-    let answer = instance_answer(index, options, id, true, &|_| String::new(), None)?;
+    let answer = instance_answer(
+        index,
+        options,
+        id,
+        true,
+        &|_| String::new(),
+        None,
+        &PageLinks::single_file(),
+    )?;
     Ok(match answer {
         Some(Answer::Page { body, .. }) => serde_json::from_slice(&body).ok(),
         _ => None,
@@ -206,19 +234,6 @@ fn html(body: String) -> Answer {
         content_type: "text/html; charset=utf-8",
         body: body.into_bytes(),
     }
-}
-
-/// Percent-encodes every byte but ASCII letters, digits and `-_.~`.
-pub fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Parsed rows as the columns `instance_json` reads.

@@ -23,8 +23,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::metric_dashboard::percent_encode;
 use super::request::strip_shape;
+use crate::page_links::query_encode;
 use crate::render::dashboard::{page_end, page_start, PageHead};
 use crate::render::escape::escape;
 use crate::render::number::{coord, shortest, significant};
@@ -642,7 +642,7 @@ fn kernels_card(html: &mut String, files: &[ListedFile], summary: &Summary) {
                             escape(&format!(
                                 "/perfdashboard?{}&q={}",
                                 file.route,
-                                percent_encode(&k.name)
+                                query_encode(&k.name)
                             )),
                             escape(&k.name),
                             escape(label),

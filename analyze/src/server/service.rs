@@ -24,13 +24,14 @@ use unitrace_core::metric_csv::{ValidityColumns, GLOBAL_INSTANCE_ID};
 use unitrace_core::stall_csv::{KernelRun, StallRow};
 
 use super::index::{FileIndex, BLOCK_BYTES};
-use super::metric_dashboard::{self, percent_encode};
+use super::metric_dashboard;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
 use super::request::{percent_decode, strip_shape, ChartRequest, PageFormat};
 use super::result_dir_index::{result_dir_html, FileContent, KernelTotal, ListedFile, PageTitle};
 use super::stall_dashboard::StallDashboard;
 use super::{Answer, ChartService};
 use crate::charts::GPU_TIME;
+use crate::page_links::PageLinks;
 pub use crate::plan::StallOptions;
 use crate::plan::{ReportView, ServePlan};
 use crate::render::{text_pages, Page};
@@ -49,6 +50,9 @@ pub struct FileService {
     /// The stall views (docs/analyze.md#stall-dashboard), for files with
     /// stall sections.
     stall_dashboard: Option<StallDashboard>,
+    /// The file's routing keys on a result-dir server, kept in the links
+    /// of its pages (docs/uniview.md#result-dir-links).
+    links: PageLinks,
 }
 
 /// Indexes the plan's input and returns the service for it.
@@ -100,7 +104,14 @@ impl FileService {
             stall,
             reports: Mutex::new(None),
             stall_dashboard: None,
+            links: PageLinks::single_file(),
         }
+    }
+
+    /// The service of one file of a result dir: its pages link with `links`.
+    pub fn with_links(mut self, links: PageLinks) -> FileService {
+        self.links = links;
+        self
     }
 
     pub fn index(&self) -> &FileIndex {
@@ -111,7 +122,7 @@ impl FileService {
         // The HTML view of a trace link is the instance's dashboard page
         // (docs/analyze.md#dashboard); the PDF stays the original's.
         if request.format == PageFormat::Html {
-            let pdf = |_: &str| pdf_link(request);
+            let pdf = |_: &str| self.pdf_link(request);
             return metric_dashboard::instance_answer(
                 &self.index,
                 &self.charts,
@@ -119,6 +130,7 @@ impl FileService {
                 false,
                 &pdf,
                 None,
+                &self.links,
             );
         }
         let Some((header, mut rows)) = self.index.instance_rows(id)? else {
@@ -151,9 +163,16 @@ impl FileService {
             title: &self.charts.title,
             kernel,
             subject: format!("instance {id} ({} samples)", rows.len()),
-            pdf_link: pdf_link(request),
+            pdf_link: self.pdf_link(request),
         };
         Ok(Some(document(request.format, &context, &pages, None)?))
+    }
+
+    /// The same request as PDF (relative link from
+    /// `/<kernel>/<id>?format=html`), answered by this file on a result-dir
+    /// server.
+    fn pdf_link(&self, request: &ChartRequest) -> String {
+        self.links.keep(&format!("{}?format=pdf", request.instance))
     }
 
     fn stall_answer(&self, request: &ChartRequest) -> anyhow::Result<Answer> {
@@ -181,7 +200,8 @@ impl FileService {
                     crate::stall_page::DEFAULT_TOP,
                     &self.stall,
                     &self.reports,
-                    Some(&pdf_link(request)),
+                    Some(&self.pdf_link(request)),
+                    &self.links,
                 ));
             }
         }
@@ -206,7 +226,7 @@ impl FileService {
                     Some(device) => format!("stall samples of device {device}"),
                     None => "stall samples".to_string(),
                 },
-                pdf_link: pdf_link(request),
+                pdf_link: self.pdf_link(request),
             };
             if request.format == PageFormat::Pdf {
                 if let Some(report) = &report {
@@ -258,10 +278,10 @@ impl ChartService for FileService {
     fn index_page(&self) -> Option<Answer> {
         // A file with metric sections: the metric dashboard; a stall-only
         // file: the stall dashboard (docs/analyze.md#stall-dashboard).
-        metric_dashboard::index_answer(&self.index, &self.charts).or_else(|| {
+        metric_dashboard::index_answer(&self.index, &self.charts, &self.links).or_else(|| {
             self.stall_dashboard
                 .as_ref()
-                .map(|dashboard| dashboard.index(&self.stall))
+                .map(|dashboard| dashboard.index(&self.stall, &self.links))
         })
     }
 
@@ -277,10 +297,11 @@ impl ChartService for FileService {
                 &self.index,
                 &self.charts,
                 query,
+                &self.links,
             ));
         }
         let dashboard = self.stall_dashboard.as_ref()?;
-        Some(dashboard.query(query, &self.stall, &self.reports))
+        Some(dashboard.query(query, &self.stall, &self.reports, &self.links))
     }
 
     fn answer(&self, request: &ChartRequest) -> Answer {
@@ -321,11 +342,6 @@ fn unknown_instance(index: &FileIndex, request: &ChartRequest) -> String {
     )
 }
 
-/// The same request as PDF (relative link from `/<kernel>/<id>?format=html`).
-fn pdf_link(request: &ChartRequest) -> String {
-    format!("{}?format=pdf", request.instance)
-}
-
 fn document(
     format: PageFormat,
     context: &HtmlContext<'_>,
@@ -362,21 +378,29 @@ pub struct RoutedFile {
     pub service: Result<FileService, String>,
 }
 
-impl RoutedFile {
-    /// The query that routes a request to this file
+impl FileKey {
+    /// The keys that route a request to this file
     /// (docs/uniview.md#result-dir): `rank=R` or `process=P`, then
     /// `device=D`.
+    pub fn links(&self) -> PageLinks {
+        let mut keys = Vec::new();
+        if let Some(rank) = self.rank {
+            keys.push(("rank".to_string(), rank.to_string()));
+        } else if let Some(process) = &self.process {
+            keys.push(("process".to_string(), process.clone()));
+        }
+        if let Some(device) = self.device {
+            keys.push(("device".to_string(), device.to_string()));
+        }
+        PageLinks::routed(keys)
+    }
+}
+
+impl RoutedFile {
+    /// The query that routes a request to this file: `rank=R` or
+    /// `process=P`, then `device=D`.
     pub fn route(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(rank) = self.key.rank {
-            parts.push(format!("rank={rank}"));
-        } else if let Some(process) = &self.key.process {
-            parts.push(format!("process={}", percent_encode(process)));
-        }
-        if let Some(device) = self.key.device {
-            parts.push(format!("device={device}"));
-        }
-        parts.join("&")
+        self.key.links().query()
     }
 
     fn selected(&self, keys: &RouteKeys) -> bool {
@@ -486,6 +510,7 @@ impl RoutedService {
                 .into_inner()
                 .unwrap_or_else(|p| p.into_inner())
                 .unwrap_or_else(|| Err(anyhow::anyhow!("the file was not indexed")))
+                .map(|service| service.with_links(key.links()))
                 .map_err(|e| one_line(&format!("{e:#}")));
             files.push(RoutedFile {
                 key: key.clone(),
@@ -627,7 +652,13 @@ impl ChartService for RoutedService {
             match pair.split_once('=') {
                 Some(("rank", value)) => keys.rank = value.parse::<u32>().ok(),
                 Some(("device", value)) => keys.device = value.parse::<u32>().ok(),
-                Some(("process", value)) => keys.process = Some(percent_decode(value)),
+                // Decoded as a form sends it (`+` is a space): the stall
+                // pages' kernel form carries the keys as hidden fields
+                // (docs/uniview.md#result-dir-links); our links write a
+                // space as %20 and `+` as %2B.
+                Some(("process", value)) => {
+                    keys.process = Some(percent_decode(&value.replace('+', " ")))
+                }
                 Some(("gid" | "kernel", _)) => names_something = true,
                 _ => {}
             }
@@ -676,5 +707,33 @@ impl ChartService for RoutedService {
             content_type: "text/html; charset=utf-8",
             body: body.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dashboard_keys_are_decoded_as_links_and_forms_send_them() {
+        let service = RoutedService::new(Vec::new());
+        for query in [
+            "process=my%20app.12&kernel=k",
+            "kernel=k&top=20&process=my+app.12",
+        ] {
+            assert_eq!(
+                service.dashboard(query),
+                Some(Answer::NotFound(
+                    "No metric file of process my app.12 in the result directory".to_string()
+                )),
+                "{query}"
+            );
+        }
+        assert_eq!(
+            service.dashboard("process=a%2Bb.1"),
+            Some(Answer::NotFound(
+                "No metric file of process a+b.1 in the result directory".to_string()
+            ))
+        );
     }
 }

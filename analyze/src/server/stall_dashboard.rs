@@ -21,6 +21,7 @@ use unitrace_core::InputError;
 use super::request::{percent_decode, strip_shape};
 use super::Answer;
 use crate::kernel_match::{ambiguous_message, closest_names, resolve_kernel, KernelMatch};
+use crate::page_links::PageLinks;
 use crate::plan::{ReportView, StallOptions};
 use crate::stall::ReportBuilder;
 use crate::stall_page::{
@@ -84,19 +85,20 @@ impl StallDashboard {
         &self.summary
     }
 
-    fn info(&self, top: usize, stall: &StallOptions) -> PageInfo {
+    fn info(&self, top: usize, stall: &StallOptions, links: &PageLinks) -> PageInfo {
         PageInfo {
             file: self.file.clone(),
             served: true,
             top,
             dump: stall.shaderdump.is_some(),
+            links: links.clone(),
         }
     }
 
-    /// `GET /`.
-    pub fn index(&self, stall: &StallOptions) -> Answer {
+    /// `GET /` (on a result-dir server, `/perfdashboard?rank=R&device=D`).
+    pub fn index(&self, stall: &StallOptions, links: &PageLinks) -> Answer {
         page(dashboard_page(
-            &self.info(DEFAULT_TOP, stall),
+            &self.info(DEFAULT_TOP, stall, links),
             &self.summary,
         ))
     }
@@ -121,6 +123,7 @@ impl StallDashboard {
         query: &str,
         stall: &StallOptions,
         reports: &Mutex<Option<ReportBuilder>>,
+        links: &PageLinks,
     ) -> Answer {
         let query = parse_query(query);
         let top = match top_of(&query) {
@@ -128,8 +131,8 @@ impl StallDashboard {
             Err(message) => return Answer::BadRequest(message),
         };
         match &query.kernel {
-            None => page(dashboard_page(&self.info(top, stall), &self.summary)),
-            Some(kernel) => self.kernel(kernel, top, stall, reports, None),
+            None => page(dashboard_page(&self.info(top, stall, links), &self.summary)),
+            Some(kernel) => self.kernel(kernel, top, stall, reports, None, links),
         }
     }
 
@@ -142,6 +145,7 @@ impl StallDashboard {
         stall: &StallOptions,
         reports: &Mutex<Option<ReportBuilder>>,
         pdf_link: Option<&str>,
+        links: &PageLinks,
     ) -> Answer {
         let names = self.summary.kernel_names();
         let name = if self.summary.kernel(wanted).is_some() {
@@ -174,7 +178,7 @@ impl StallDashboard {
         let Some(kernel) = self.summary.kernel(&name) else {
             return Answer::NotFound(format!("No EU stall samples found for kernel {wanted}"));
         };
-        let info = self.info(top, stall);
+        let info = self.info(top, stall, links);
         let source = match self.source(kernel, top, stall, reports) {
             Ok(source) => source,
             Err(e) => return Answer::Misconfigured(format!("{e:#}")),

@@ -488,11 +488,58 @@ fn on_path(program: &str) -> bool {
     })
 }
 
+/// The options of each kind of file of a result dir, which may hold both
+/// (docs/uniview.md#result-dir): `metric` (the `-f` options) for metric
+/// files, `stall` (uniview's `-s -n -g`) for stall files.
+struct KindPlans {
+    metric: ServePlan,
+    stall: ServePlan,
+}
+
+impl KindPlans {
+    /// `first`: the plan of the first file, of kind `kind`. The other
+    /// kind's plan from `args`; metric files without `-f` (a tree whose
+    /// first file is a stall file) get `first`'s options, as before.
+    fn new(
+        args: &UniviewArgs,
+        first: &ServePlan,
+        kind: MetricsKind,
+        https: bool,
+    ) -> anyhow::Result<KindPlans> {
+        Ok(match kind {
+            MetricsKind::Metric => KindPlans {
+                metric: first.clone(),
+                stall: serve_plan(args, MetricsKind::Stall, https)?,
+            },
+            MetricsKind::Stall => KindPlans {
+                metric: match args.config {
+                    Some(_) => serve_plan(args, MetricsKind::Metric, https)?,
+                    None => first.clone(),
+                },
+                stall: first.clone(),
+            },
+        })
+    }
+
+    /// The plan of `path` (a file of neither kind fails its check later
+    /// and is listed with its error).
+    fn of(&self, path: &Path) -> ServePlan {
+        let mut plan = match metrics_kind(path) {
+            Ok(MetricsKind::Stall) => self.stall.clone(),
+            _ => self.metric.clone(),
+        };
+        plan.input = path.to_path_buf();
+        plan
+    }
+}
+
 /// The chart server of several metric files (docs/uniview.md#result-dir):
-/// the options of `plan` (made for the first file) for every file, one
-/// [`RoutedService`] over them, indexed in parallel.
+/// one [`RoutedService`] over them, indexed in parallel, each file with
+/// the options of its kind; the listener (port, TLS) of `plan`, made for
+/// the first file.
 fn prepare_routed(
     plan: &ServePlan,
+    kinds: &KindPlans,
     root: &Path,
     files: &[MetricFile],
     out: &mut impl Write,
@@ -523,11 +570,7 @@ fn prepare_routed(
     };
     let plans: Vec<(ServePlan, FileKey)> = files
         .iter()
-        .map(|f| {
-            let mut p = plan.clone();
-            p.input = f.path.clone();
-            (p, f.key.clone())
-        })
+        .map(|f| (kinds.of(&f.path), f.key.clone()))
         .collect();
     // A file that is empty, of neither kind or malformed is listed on the
     // index with its error and not served; the others are
@@ -619,8 +662,10 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             // From a result dir even one file is routed: a link tagged with
             // another rank must not be answered from this rank's file.
             if !resolved.metric_files.is_empty() {
+                let kinds = KindPlans::new(args, &plan, kind, https)?;
                 Some(prepare_routed(
                     &plan,
+                    &kinds,
                     &root,
                     &resolved.metric_files,
                     &mut stdout,
