@@ -1942,6 +1942,19 @@ impl<R: Read> TraceReader<R> {
                 Ok(Step::Event(i, end))
             }
             State::ArrayAfterEvent => {
+                // unitrace separates events by `,\n`: that case first.
+                let j = self.pos + 2;
+                if b.get(self.pos..j + 1) == Some(b",\n{") {
+                    let end = Self::event_at(
+                        &mut self.structurals,
+                        &mut self.fields,
+                        &mut self.fast_events,
+                        b,
+                        j,
+                    )?;
+                    self.pos = end;
+                    return Ok(Step::Event(j, end));
+                }
                 let (i, c) = ws_then(b, self.pos)?;
                 match c {
                     b',' => {
