@@ -1942,60 +1942,53 @@ impl<R: Read> TraceReader<R> {
                 Ok(Step::Event(i, end))
             }
             State::ArrayAfterEvent => {
-                // unitrace separates events by `,\n`: that case first.
-                let j = self.pos + 2;
-                if b.get(self.pos..j + 1) == Some(b",\n{") {
-                    let end = Self::event_at(
-                        &mut self.structurals,
-                        &mut self.fields,
-                        &mut self.fast_events,
-                        b,
-                        j,
-                    )?;
-                    self.pos = end;
-                    return Ok(Step::Event(j, end));
-                }
-                let (i, c) = ws_then(b, self.pos)?;
-                match c {
-                    b',' => {
-                        self.state = State::Array { first: false };
-                        self.pos = i + 1;
-                        // The usual case, `,` then blanks then the next
-                        // event, without a trip through the state loop.
-                        if let Some(j) = b.get(i + 1..).and_then(|rest| {
-                            rest.iter()
-                                .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
-                        }) {
-                            let j = i + 1 + j;
-                            if b[j] == b'{' {
-                                // Parsed here, not through the `Array`
-                                // state: that would ask `try_event` a
-                                // second time for the same event and count
-                                // the back-off twice.
-                                let end = Self::event_at(
-                                    &mut self.structurals,
-                                    &mut self.fields,
-                                    &mut self.fast_events,
-                                    b,
-                                    j,
-                                )?;
-                                self.pos = end;
-                                self.state = State::ArrayAfterEvent;
-                                return Ok(Step::Event(j, end));
+                // The next event's `{`, when a `,` and blanks lead to it:
+                // it is parsed here, not through the `Array` state, which
+                // would ask `try_event` a second time for the same event
+                // and count the back-off twice. unitrace separates events
+                // by `,\n`: that case first, without the blank scan.
+                let next = if b.get(self.pos..self.pos + 3) == Some(b",\n{") {
+                    self.pos + 2
+                } else {
+                    let (i, c) = ws_then(b, self.pos)?;
+                    match c {
+                        b',' => {
+                            self.state = State::Array { first: false };
+                            self.pos = i + 1;
+                            let blanks = b[i + 1..]
+                                .iter()
+                                .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'));
+                            match blanks {
+                                Some(n) if b[i + 1 + n] == b'{' => i + 1 + n,
+                                _ => return Ok(Step::Continue),
                             }
                         }
-                        return Ok(Step::Continue);
+                        b']' => {
+                            self.end_array();
+                            self.pos = i + 1;
+                            return Ok(Step::Continue);
+                        }
+                        _ => {
+                            return Err(PErr::Invalid(
+                                i,
+                                format!(
+                                    "expected ',' or ']' after an event, found {}",
+                                    describe(c)
+                                ),
+                            ))
+                        }
                     }
-                    b']' => self.end_array(),
-                    _ => {
-                        return Err(PErr::Invalid(
-                            i,
-                            format!("expected ',' or ']' after an event, found {}", describe(c)),
-                        ))
-                    }
-                }
-                self.pos = i + 1;
-                Ok(Step::Continue)
+                };
+                let end = Self::event_at(
+                    &mut self.structurals,
+                    &mut self.fields,
+                    &mut self.fast_events,
+                    b,
+                    next,
+                )?;
+                self.pos = end;
+                self.state = State::ArrayAfterEvent;
+                Ok(Step::Event(next, end))
             }
             State::Done => {
                 if self.summary.value_end == 0 {
