@@ -18,6 +18,23 @@ pub struct Decimal {
     scale: u32,
 }
 
+/// The value of eight ASCII digits, `None` if one byte is not a digit
+/// (SWAR: the eight bytes as one little-endian word, combined in three
+/// multiplications: pairs, quads, the eight).
+#[inline(always)]
+pub fn eight_digits(bytes: &[u8]) -> Option<u64> {
+    let w = u64::from_le_bytes(bytes.try_into().ok()?);
+    // Each byte 0x30..=0x39: high nibble 3, and adding 6 keeps it 3.
+    let high = w & 0xF0F0_F0F0_F0F0_F0F0;
+    let carried = (w.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4;
+    if high | carried != 0x3333_3333_3333_3333 {
+        return None;
+    }
+    let w = (w & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+    let w = (w & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+    Some((w & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32)
+}
+
 /// Largest scale accepted (more decimals than any trace writer prints; keeps
 /// the mantissa far from i128 overflow for realistic magnitudes).
 const MAX_SCALE: u32 = 18;
@@ -289,6 +306,31 @@ impl Ord for Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eight_digits_agrees_with_a_digit_loop() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for n in 0..100_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let text = format!("{:08}", x % 100_000_000);
+            assert_eq!(eight_digits(text.as_bytes()), Some(x % 100_000_000));
+            // One byte changed to anything else.
+            let mut bad = text.into_bytes();
+            let at = (n % 8) as usize;
+            bad[at] = (x >> 40) as u8;
+            let want = bad.iter().try_fold(0u64, |v, &c| {
+                c.is_ascii_digit().then(|| v * 10 + (c - b'0') as u64)
+            });
+            assert_eq!(eight_digits(&bad), want, "{bad:?}");
+        }
+        for c in 0..=255u8 {
+            let mut t = *b"12345678";
+            t[3] = c;
+            assert_eq!(eight_digits(&t).is_some(), c.is_ascii_digit(), "{c}");
+        }
+    }
 
     fn d(s: &str) -> Decimal {
         Decimal::parse(s.as_bytes()).unwrap()

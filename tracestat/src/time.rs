@@ -6,6 +6,8 @@
 //! kept as `i64` nanoseconds parsed from the text: sums, unions and
 //! differences are exact and the same on every machine.
 
+use unitrace_core::trace_decimal::eight_digits;
+
 /// Nanoseconds since the Unix epoch (or a duration in nanoseconds).
 pub type Ns = i64;
 
@@ -63,7 +65,19 @@ fn plain_us_text_to_ns(text: &[u8]) -> Option<Ns> {
         if c != b'.' {
             return None;
         }
-        for (k, &c) in digits[i + 1..].iter().enumerate() {
+        let frac = &digits[i + 1..];
+        if (1..=8).contains(&frac.len()) {
+            // Up to eight decimals (unitrace writes six) padded with zeros
+            // to eight: the first three are the nanoseconds, the fourth
+            // rounds.
+            let mut eight = *b"00000000";
+            eight[..frac.len()].copy_from_slice(frac);
+            let f = eight_digits(&eight)?;
+            v += f / 100_000 + u64::from(f / 10_000 % 10 >= 5);
+            let v = i64::try_from(v).ok()?;
+            return Some(if neg { -v } else { v });
+        }
+        for (k, &c) in frac.iter().enumerate() {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
                 return None;
@@ -79,23 +93,6 @@ fn plain_us_text_to_ns(text: &[u8]) -> Option<Ns> {
     }
     let v = i64::try_from(v).ok()?;
     Some(if neg { -v } else { v })
-}
-
-/// The value of eight ASCII digits, `None` if one byte is not a digit
-/// (SWAR: the eight bytes as one little-endian word, combined in three
-/// multiplications: pairs, quads, the eight).
-#[inline(always)]
-fn eight_digits(bytes: &[u8]) -> Option<u64> {
-    let w = u64::from_le_bytes(bytes.try_into().ok()?);
-    // Each byte 0x30..=0x39: high nibble 3, and adding 6 keeps it 3.
-    let high = w & 0xF0F0_F0F0_F0F0_F0F0;
-    let carried = (w.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4;
-    if high | carried != 0x3333_3333_3333_3333 {
-        return None;
-    }
-    let w = (w & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
-    let w = (w & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
-    Some((w & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32)
 }
 
 /// [`us_text_to_ns`] for any text.
@@ -266,31 +263,6 @@ mod tests {
                 general_us_text_to_ns(c.as_bytes()),
                 "{c:?}"
             );
-        }
-    }
-
-    #[test]
-    fn eight_digits_agrees_with_a_digit_loop() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for n in 0..100_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let text = format!("{:08}", x % 100_000_000);
-            assert_eq!(eight_digits(text.as_bytes()), Some(x % 100_000_000));
-            // One byte changed to anything else.
-            let mut bad = text.into_bytes();
-            let at = (n % 8) as usize;
-            bad[at] = (x >> 40) as u8;
-            let want = bad.iter().try_fold(0u64, |v, &c| {
-                c.is_ascii_digit().then(|| v * 10 + (c - b'0') as u64)
-            });
-            assert_eq!(eight_digits(&bad), want, "{bad:?}");
-        }
-        for c in 0..=255u8 {
-            let mut t = *b"12345678";
-            t[3] = c;
-            assert_eq!(eight_digits(&t).is_some(), c.is_ascii_digit(), "{c}");
         }
     }
 
