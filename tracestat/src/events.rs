@@ -105,6 +105,16 @@ pub mod kind {
     pub const OTHER: &str = "other";
 }
 
+/// The kinds with their keys for [`ParquetWriter::push_key`].
+const KINDS: [&str; 6] = [
+    kind::KERNEL,
+    kind::MEMORY,
+    kind::API_CALL,
+    kind::HOST_RANGE,
+    kind::COLLECTIVE,
+    kind::OTHER,
+];
+
 /// How an export reads each file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Passes {
@@ -440,9 +450,20 @@ impl RankSink {
 struct NameRow {
     /// The name without shape.
     short: Box<str>,
-    /// Device commands: the schema's category and class (`None` class:
-    /// no schema or no match) and the built-in class by name.
-    device: Option<(Box<str>, Option<Class>, Class)>,
+    /// Device commands: what the `category` column is made of.
+    device: Option<DeviceName>,
+}
+
+/// The category inputs of a device command's name.
+struct DeviceName {
+    /// The schema's category, and its class (`None`: no schema or no match).
+    category: Box<str>,
+    class: Option<Class>,
+    /// Whether `category` is the name of a built-in [`Class`] (as it is
+    /// without a schema): then the row's final class is the category.
+    category_is_class: bool,
+    /// The built-in class by name.
+    builtin: Class,
 }
 
 /// The cached [`NameRow`] of `id` (device fields filled on first use by a
@@ -465,7 +486,12 @@ fn name_row<'n>(
     if device && row.device.is_none() {
         let name = names.name(id);
         let k = classifier.kind(name);
-        row.device = Some((k.category.into_boxed_str(), k.class, builtin_class(name)));
+        row.device = Some(DeviceName {
+            category_is_class: Class::ALL.iter().any(|c| c.name() == k.category),
+            category: k.category.into_boxed_str(),
+            class: k.class,
+            builtin: builtin_class(name),
+        });
     }
     row
 }
@@ -536,14 +562,13 @@ impl RowPass<'_, '_> {
             return Ok(());
         }
         let row = name_row(name_rows, classifier, names, s.name, is_device);
-        let (kind, host_range, launch, category): (&str, u32, _, Option<&str>);
+        // `kind` is an index into KINDS; `category` the string with its key:
+        // the class's index, or past the classes the name's id (the schema's
+        // category of that name).
+        let (kind, host_range, launch, category): (usize, u32, _, Option<(u32, &str)>);
         match s.side {
             Side::Device => {
-                kind = if info.memory {
-                    self::kind::MEMORY
-                } else {
-                    self::kind::KERNEL
-                };
+                kind = if info.memory { 1 } else { 0 };
                 let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
                 let (range, in_collective) = match l {
                     Some(l) => {
@@ -555,15 +580,15 @@ impl RowPass<'_, '_> {
                 };
                 host_range = range;
                 launch = l.map(|l| (l.call, s.start - l.ts));
-                let (schema_cat, schema_class, builtin) =
-                    row.device.as_ref().expect("filled for device rows");
+                let d = row.device.as_ref().expect("filled for device rows");
+                let schema_category = (Class::ALL.len() as u32 + s.name, &*d.category);
                 // The category the kernel table groups by
                 // (docs/tracestat.md#classification): the schema's, or
                 // without a match or a schema, the final built-in class.
-                category = Some(match schema_class {
-                    Some(_) => schema_cat,
-                    None if Class::ALL.iter().any(|k| k.name() == &**schema_cat) => {
-                        let mut c = *builtin;
+                category = Some(match d.class {
+                    Some(_) => schema_category,
+                    None if d.category_is_class => {
+                        let mut c = d.builtin;
                         if c != Class::Communication && index.copy_engines.contains(&(s.pid, s.tid))
                         {
                             c = Class::Memory;
@@ -571,18 +596,18 @@ impl RowPass<'_, '_> {
                         if in_collective {
                             c = Class::Communication;
                         }
-                        c.name()
+                        (c as u32, c.name())
                     }
-                    None => schema_cat,
+                    None => schema_category,
                 });
             }
             Side::Host => {
                 kind = if info.collective {
-                    self::kind::COLLECTIVE
+                    4
                 } else if info.range {
-                    self::kind::HOST_RANGE
+                    3
                 } else {
-                    self::kind::API_CALL
+                    2
                 };
                 host_range = if info.range {
                     tree.parent_of(&Range {
@@ -597,7 +622,7 @@ impl RowPass<'_, '_> {
                 category = None;
             }
             Side::Other => {
-                kind = self::kind::OTHER;
+                kind = 5;
                 host_range = tree.innermost(s.start);
                 launch = None;
                 category = None;
@@ -607,25 +632,32 @@ impl RowPass<'_, '_> {
         let process = index.processes.get(&s.pid).map(String::as_str);
         let thread = index.threads.get(&(s.pid, s.tid)).map(String::as_str);
         let w = sink.writer()?;
+        // Strings go in with a key (a name id, a kind's index, ...): the
+        // writer looks them up by key instead of hashing each value
+        // (docs/tracestat.md#events). Process and thread names are keyed
+        // by themselves: their lookups above are the per-row cost already.
         w.push_i64(col::PID, s.pid as i64);
         w.push_i64(col::TID, s.tid as i64);
         push_opt_str(w, col::PROCESS, process);
         push_opt_str(w, col::THREAD, thread);
         w.push_str(col::CAT, s.cat);
-        w.push_str(col::KIND, kind);
-        w.push_str(col::NAME, names.name(s.name));
-        w.push_str(col::SHORT_NAME, &row.short);
-        push_opt_str(w, col::CATEGORY, category);
+        w.push_key(col::KIND, kind as u32, KINDS[kind]);
+        w.push_key(col::NAME, s.name, names.name(s.name));
+        w.push_key(col::SHORT_NAME, s.name, &row.short);
+        match category {
+            Some((key, c)) => w.push_key(col::CATEGORY, key, c),
+            None => w.push_null(col::CATEGORY),
+        }
         w.push_i64(col::START, s.start);
         w.push_i64(col::DURATION, end - s.start);
         match s.instance {
             Some(i) => w.push_i64(col::INSTANCE, i as i64),
             None => w.push_null(col::INSTANCE),
         }
-        push_opt_str(w, col::HOST_RANGE, host_range.map(|r| names.name(r)));
+        push_opt_name(w, col::HOST_RANGE, names, host_range);
         match launch {
             Some((call, latency)) => {
-                push_opt_str(w, col::LAUNCH_CALL, call.map(|c| names.name(c)));
+                push_opt_name(w, col::LAUNCH_CALL, names, call);
                 w.push_i64(col::LAUNCH_LATENCY, latency);
             }
             None => {
@@ -639,6 +671,14 @@ impl RowPass<'_, '_> {
         }
         push_opt_str(w, col::COMM, s.comm.as_deref());
         sink.end_row()
+    }
+}
+
+/// The name of id `v` into string column `c`, keyed by its id; null for none.
+fn push_opt_name(w: &mut ParquetWriter<AtomicFile>, c: usize, names: &Names, v: Option<u32>) {
+    match v {
+        Some(id) => w.push_key(c, id, names.name(id)),
+        None => w.push_null(c),
     }
 }
 
