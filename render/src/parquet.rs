@@ -263,10 +263,10 @@ struct Dictionary {
 const MAX_KEY: u32 = 1 << 24;
 
 impl Dictionary {
-    /// The index of `value`, added if new; returns (index, whether new).
-    fn index_of(&mut self, value: &[u8]) -> (u32, bool) {
+    /// The index of `value`, added if new.
+    fn index_of(&mut self, value: &[u8]) -> u32 {
         if let Some(&i) = self.by_value.get(value) {
-            return (i, false);
+            return i;
         }
         let i = self.len;
         self.len += 1;
@@ -274,7 +274,7 @@ impl Dictionary {
             .extend_from_slice(&(value.len() as u32).to_le_bytes());
         self.plain.extend_from_slice(value);
         self.by_value.insert(value.into(), i);
-        (i, true)
+        i
     }
 
     /// Empties it for the next row group, keeping the allocations.
@@ -287,6 +287,16 @@ impl Dictionary {
         self.plain.clear();
         self.len = 0;
     }
+}
+
+/// What a string value counts against [`Options::row_group_bytes`]: its
+/// bytes and an offset, as buffered by value. A dictionary column holds
+/// less (an index per value), but counts the same, so that row groups
+/// are cut at the same rows whichever way a column is written (the
+/// budget stays an upper bound on memory).
+#[inline]
+fn string_bytes(v: &str) -> usize {
+    v.len() + 8
 }
 
 /// The multiply-rotate hash of rustc (FxHash): the dictionary's value map
@@ -508,15 +518,11 @@ impl<W: Write + Send> ParquetWriter<W> {
             Some(Values::Utf8 { bytes, ends }) => {
                 bytes.extend_from_slice(v.as_bytes());
                 ends.push(bytes.len());
-                self.bytes += v.len() + 8;
             }
-            Some(Values::Dict { indices, dict }) => {
-                let (i, new) = dict.index_of(v.as_bytes());
-                indices.push(i);
-                self.bytes += if new { v.len() + 8 } else { 4 };
-            }
+            Some(Values::Dict { indices, dict }) => indices.push(dict.index_of(v.as_bytes())),
             _ => return self.wrong_type(col, "Utf8"),
         }
+        self.bytes += string_bytes(v);
         self.present(col);
     }
 
@@ -534,12 +540,9 @@ impl<W: Write + Send> ParquetWriter<W> {
             return self.push_str(col, v);
         };
         match dict.by_key.get(key as usize) {
-            Some(&slot) if slot != 0 => {
-                indices.push(slot - 1);
-                self.bytes += 4;
-            }
+            Some(&slot) if slot != 0 => indices.push(slot - 1),
             _ => {
-                let (i, new) = dict.index_of(v.as_bytes());
+                let i = dict.index_of(v.as_bytes());
                 if key < MAX_KEY {
                     let k = key as usize;
                     if dict.by_key.len() <= k {
@@ -549,9 +552,9 @@ impl<W: Write + Send> ParquetWriter<W> {
                     dict.keys_used.push(key);
                 }
                 indices.push(i);
-                self.bytes += if new { v.len() + 8 } else { 4 };
             }
         }
+        self.bytes += string_bytes(v);
         self.present(col);
     }
 

@@ -32,7 +32,7 @@ use unitrace_render::parquet::{Column, ParquetWriter, Schema};
 use crate::classify::{builtin_class, Class, Classifier};
 use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
 use crate::event_scan::{scan_file, Names, Side, Slice, Visitor, NO_NAME};
-use crate::event_spool::{Recorder, Spool};
+use crate::event_spool::{Recorder, RowKeys, Spool};
 use crate::ingest::rank_from_path;
 use crate::time::Ns;
 use crate::RankSet;
@@ -338,12 +338,13 @@ fn export_file(
         index: &index,
         classifier: Classifier::new(plan.schema),
         name_rows: Vec::new(),
+        track_rows: Vec::new(),
         sinks,
         host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
     };
     match spool {
         Some(spool) => {
-            spool.replay(|acc, s| rows.row(&names, acc, s))?;
+            spool.replay(|acc, s, keys| rows.row(&names, acc, s, Some(keys)))?;
             stats.dropped += scanned.dropped;
         }
         None => {
@@ -496,11 +497,21 @@ fn name_row<'n>(
     row
 }
 
+/// Per track of the spool, its process and thread names (looked up once
+/// per track instead of once per row).
+#[derive(Clone, Copy)]
+struct TrackRow<'a> {
+    process: Option<&'a str>,
+    thread: Option<&'a str>,
+}
+
 /// The rows of one file, from its complete index.
 struct RowPass<'a, 's> {
     index: &'a FileIndex,
     classifier: Classifier<'s>,
     name_rows: Vec<Option<NameRow>>,
+    /// By [`RowKeys::track`].
+    track_rows: Vec<Option<TrackRow<'a>>>,
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
 }
@@ -526,18 +537,27 @@ impl Visitor for SecondWalk<'_, '_, '_> {
             return Ok(());
         }
         let acc = self.router.route(s.pid);
-        self.rows.row(names, acc, s)
+        self.rows.row(names, acc, s, None)
     }
 }
 
 impl RowPass<'_, '_> {
     /// Writes the row of slice `s` of accumulator `acc` (none when its
-    /// rank is not exported or the slice is left out).
-    fn row(&mut self, names: &Names, acc: usize, s: &Slice<'_>) -> Result<()> {
+    /// rank is not exported or the slice is left out). With the spool's
+    /// `keys` (the single pass), the strings go to the writer keyed by
+    /// them; without (the reference second walk), by value.
+    fn row(
+        &mut self,
+        names: &Names,
+        acc: usize,
+        s: &Slice<'_>,
+        keys: Option<RowKeys>,
+    ) -> Result<()> {
         let RowPass {
             index,
             classifier,
             name_rows,
+            track_rows,
             sinks,
             host_spans,
         } = self;
@@ -629,18 +649,39 @@ impl RowPass<'_, '_> {
             }
         }
         let host_range = tree.name(host_range);
-        let process = index.processes.get(&s.pid).map(String::as_str);
-        let thread = index.threads.get(&(s.pid, s.tid)).map(String::as_str);
+        let index: &FileIndex = index;
+        let track_of = || TrackRow {
+            process: index.processes.get(&s.pid).map(String::as_str),
+            thread: index.threads.get(&(s.pid, s.tid)).map(String::as_str),
+        };
+        let track = match keys {
+            Some(k) => {
+                let t = k.track as usize;
+                if track_rows.len() <= t {
+                    track_rows.resize(t + 1, None);
+                }
+                *track_rows[t].get_or_insert_with(track_of)
+            }
+            None => track_of(),
+        };
         let w = sink.writer()?;
-        // Strings go in with a key (a name id, a kind's index, ...): the
-        // writer looks them up by key instead of hashing each value
-        // (docs/tracestat.md#events). Process and thread names are keyed
-        // by themselves: their lookups above are the per-row cost already.
+        // Strings go in with a key (a name id, a kind's index, the spool's
+        // track, category and communicator numbers): the writer looks them
+        // up by key instead of hashing each value (docs/tracestat.md#events).
         w.push_i64(col::PID, s.pid as i64);
         w.push_i64(col::TID, s.tid as i64);
-        push_opt_str(w, col::PROCESS, process);
-        push_opt_str(w, col::THREAD, thread);
-        w.push_str(col::CAT, s.cat);
+        match keys {
+            Some(k) => {
+                push_opt_key(w, col::PROCESS, k.track, track.process);
+                push_opt_key(w, col::THREAD, k.track, track.thread);
+                w.push_key(col::CAT, k.cat, s.cat);
+            }
+            None => {
+                push_opt_str(w, col::PROCESS, track.process);
+                push_opt_str(w, col::THREAD, track.thread);
+                w.push_str(col::CAT, s.cat);
+            }
+        }
         w.push_key(col::KIND, kind as u32, KINDS[kind]);
         w.push_key(col::NAME, s.name, names.name(s.name));
         w.push_key(col::SHORT_NAME, s.name, &row.short);
@@ -669,7 +710,10 @@ impl RowPass<'_, '_> {
             Some(b) => w.push_i64(col::BYTES, b as i64),
             None => w.push_null(col::BYTES),
         }
-        push_opt_str(w, col::COMM, s.comm.as_deref());
+        match keys.and_then(|k| k.comm) {
+            Some(key) => push_opt_key(w, col::COMM, key, s.comm.as_deref()),
+            None => push_opt_str(w, col::COMM, s.comm.as_deref()),
+        }
         sink.end_row()
     }
 }
@@ -678,6 +722,13 @@ impl RowPass<'_, '_> {
 fn push_opt_name(w: &mut ParquetWriter<AtomicFile>, c: usize, names: &Names, v: Option<u32>) {
     match v {
         Some(id) => w.push_key(c, id, names.name(id)),
+        None => w.push_null(c),
+    }
+}
+
+fn push_opt_key(w: &mut ParquetWriter<AtomicFile>, c: usize, key: u32, v: Option<&str>) {
+    match v {
+        Some(v) => w.push_key(c, key, v),
         None => w.push_null(c),
     }
 }
