@@ -477,7 +477,10 @@ mod tests {
                 assert_eq!(key(s), key(&slice(i, cats[(i % 4) as usize])), "record {i}");
                 let track = (acc, s.pid, s.tid);
                 assert_eq!(*tracks.entry(keys.track).or_insert(track), track);
-                assert_eq!(*cat_keys.entry(keys.cat).or_insert(s.cat), s.cat);
+                let cat = cat_keys
+                    .entry(keys.cat)
+                    .or_insert_with(|| s.cat.to_string());
+                assert_eq!(cat, s.cat);
                 assert_eq!(keys.comm.is_some(), s.comm.is_some());
                 if let (Some(k), Some(c)) = (keys.comm, &s.comm) {
                     assert_eq!(comm_keys.entry(k).or_insert(c.clone()), c);
