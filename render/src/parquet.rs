@@ -277,6 +277,23 @@ impl Dictionary {
         i
     }
 
+    /// The index of `value` for a key seen for the first time in this row
+    /// group, remembered for the key's next values.
+    #[cold]
+    #[inline(never)]
+    fn add_key(&mut self, key: u32, value: &str) -> u32 {
+        let i = self.index_of(value.as_bytes());
+        if key < MAX_KEY {
+            let k = key as usize;
+            if self.by_key.len() <= k {
+                self.by_key.resize(k + 1, 0);
+            }
+            self.by_key[k] = i + 1;
+            self.keys_used.push(key);
+        }
+        i
+    }
+
     /// Empties it for the next row group, keeping the allocations.
     fn clear(&mut self) {
         for &k in &self.keys_used {
@@ -348,6 +365,17 @@ struct Buffer {
     nullable: bool,
     /// Values and nulls pushed in this row group.
     count: usize,
+}
+
+impl Buffer {
+    /// Counts a value just pushed.
+    #[inline]
+    fn present(&mut self) {
+        if self.nullable {
+            self.defs.push(1);
+        }
+        self.count += 1;
+    }
 }
 
 /// A Parquet file being written into `W`.
@@ -482,22 +510,21 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     #[inline]
     fn present(&mut self, col: usize) {
-        let b = &mut self.buffers[col];
-        if b.nullable {
-            b.defs.push(1);
-        }
-        b.count += 1;
+        self.buffers[col].present();
     }
 
     /// Appends `v` to the `INT64` column `col` of the current row.
     #[inline]
     pub fn push_i64(&mut self, col: usize, v: i64) {
-        match self.buffers.get_mut(col).map(|b| &mut b.values) {
-            Some(Values::Int64(vs)) => vs.push(v),
-            _ => return self.wrong_type(col, "Int64"),
-        }
+        let Some(b) = self.buffers.get_mut(col) else {
+            return self.wrong_type(col, "Int64");
+        };
+        let Values::Int64(vs) = &mut b.values else {
+            return self.wrong_type(col, "Int64");
+        };
+        vs.push(v);
+        b.present();
         self.bytes += 8;
-        self.present(col);
     }
 
     /// Appends `v` to the `DOUBLE` column `col` of the current row.
@@ -535,27 +562,19 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// this is [`ParquetWriter::push_str`].
     #[inline]
     pub fn push_key(&mut self, col: usize, key: u32, v: &str) {
-        let Some(Values::Dict { indices, dict }) = self.buffers.get_mut(col).map(|b| &mut b.values)
-        else {
+        let Some(b) = self.buffers.get_mut(col) else {
             return self.push_str(col, v);
         };
-        match dict.by_key.get(key as usize) {
-            Some(&slot) if slot != 0 => indices.push(slot - 1),
-            _ => {
-                let i = dict.index_of(v.as_bytes());
-                if key < MAX_KEY {
-                    let k = key as usize;
-                    if dict.by_key.len() <= k {
-                        dict.by_key.resize(k + 1, 0);
-                    }
-                    dict.by_key[k] = i + 1;
-                    dict.keys_used.push(key);
-                }
-                indices.push(i);
-            }
-        }
+        let Values::Dict { indices, dict } = &mut b.values else {
+            return self.push_str(col, v);
+        };
+        let i = match dict.by_key.get(key as usize) {
+            Some(&slot) if slot != 0 => slot - 1,
+            _ => dict.add_key(key, v),
+        };
+        indices.push(i);
+        b.present();
         self.bytes += string_bytes(v);
-        self.present(col);
     }
 
     /// Appends `v` to the `BOOLEAN` column `col` of the current row.
@@ -1005,6 +1024,28 @@ fn bit_pack<T: Copy>(out: &mut Vec<u8>, values: &[T], bit_width: u32, to_u32: &i
     let groups = values.len().div_ceil(8);
     debug_assert!(groups <= MAX_GROUPS);
     put_uleb(out, ((groups as u64) << 1) | 1);
+    if bit_width <= 16 {
+        // A group of eight fills exactly `bit_width` bytes: packed in one
+        // 128-bit word (dictionary indices and levels are this narrow).
+        let w = bit_width as usize;
+        let mut group = values.chunks_exact(8);
+        for g in &mut group {
+            let mut acc: u128 = 0;
+            for (j, &v) in g.iter().enumerate() {
+                acc |= (to_u32(v) as u128) << (j * w);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..w]);
+        }
+        let rest = group.remainder();
+        if !rest.is_empty() {
+            let mut acc: u128 = 0;
+            for (j, &v) in rest.iter().enumerate() {
+                acc |= (to_u32(v) as u128) << (j * w);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..w]);
+        }
+        return;
+    }
     let mut acc: u64 = 0;
     let mut bits = 0;
     for k in 0..groups * 8 {
