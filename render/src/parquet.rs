@@ -912,7 +912,6 @@ fn dictionary_chunk(
         row = end;
     }
     pages.close().map_err(to_io)?;
-    drop(pages);
     let bytes = sink.bytes_written() as u64;
     let chunk = Bytes::from(sink.into_inner().map_err(to_io)?);
 
