@@ -105,15 +105,29 @@ pub mod kind {
     pub const OTHER: &str = "other";
 }
 
-/// The kinds with their keys for [`ParquetWriter::push_key`].
-const KINDS: [&str; 6] = [
-    kind::KERNEL,
-    kind::MEMORY,
-    kind::API_CALL,
-    kind::HOST_RANGE,
-    kind::COLLECTIVE,
-    kind::OTHER,
-];
+/// The [`kind`] of a row, numbered for [`ParquetWriter::push_key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Kernel,
+    Memory,
+    ApiCall,
+    HostRange,
+    Collective,
+    Other,
+}
+
+impl RowKind {
+    fn name(self) -> &'static str {
+        match self {
+            RowKind::Kernel => kind::KERNEL,
+            RowKind::Memory => kind::MEMORY,
+            RowKind::ApiCall => kind::API_CALL,
+            RowKind::HostRange => kind::HOST_RANGE,
+            RowKind::Collective => kind::COLLECTIVE,
+            RowKind::Other => kind::OTHER,
+        }
+    }
+}
 
 /// How an export reads each file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -582,13 +596,16 @@ impl RowPass<'_, '_> {
             return Ok(());
         }
         let row = name_row(name_rows, classifier, names, s.name, is_device);
-        // `kind` is an index into KINDS; `category` the string with its key:
-        // the class's index, or past the classes the name's id (the schema's
-        // category of that name).
-        let (kind, host_range, launch, category): (usize, u32, _, Option<(u32, &str)>);
+        // `category` is the string with its key: the class's number, or
+        // past the classes the name's id (the schema's category of that name).
+        let (kind, host_range, launch, category): (RowKind, u32, _, Option<(u32, &str)>);
         match s.side {
             Side::Device => {
-                kind = if info.memory { 1 } else { 0 };
+                kind = if info.memory {
+                    RowKind::Memory
+                } else {
+                    RowKind::Kernel
+                };
                 let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
                 let (range, in_collective) = match l {
                     Some(l) => {
@@ -623,11 +640,11 @@ impl RowPass<'_, '_> {
             }
             Side::Host => {
                 kind = if info.collective {
-                    4
+                    RowKind::Collective
                 } else if info.range {
-                    3
+                    RowKind::HostRange
                 } else {
-                    2
+                    RowKind::ApiCall
                 };
                 host_range = if info.range {
                     tree.parent_of(&Range {
@@ -642,7 +659,7 @@ impl RowPass<'_, '_> {
                 category = None;
             }
             Side::Other => {
-                kind = 5;
+                kind = RowKind::Other;
                 host_range = tree.innermost(s.start);
                 launch = None;
                 category = None;
@@ -682,7 +699,7 @@ impl RowPass<'_, '_> {
                 w.push_str(col::CAT, s.cat);
             }
         }
-        w.push_key(col::KIND, kind as u32, KINDS[kind]);
+        w.push_key(col::KIND, kind as u32, kind.name());
         w.push_key(col::NAME, s.name, names.name(s.name));
         w.push_key(col::SHORT_NAME, s.name, &row.short);
         match category {
