@@ -793,7 +793,6 @@ impl<W: Write + Send> ParquetWriter<W> {
                     ends.clear();
                     w.write_batch(&arrays, defs, None)
                 }
-                (_, Values::Dict { .. }) => unreachable!("written above"),
                 _ => {
                     return Err(io::Error::other(
                         "Parquet column writer of another type than its buffer",
