@@ -87,6 +87,18 @@ fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
+/// The spool's numbers of a replayed row's track (`(accumulator, pid,
+/// tid)`), category and communicator: the same number always means the
+/// same value within one spool, so that the row pass can key its strings
+/// by them instead of hashing the strings (docs/tracestat.md#events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowKeys {
+    pub track: u32,
+    pub cat: u32,
+    /// `None` when the slice has no communicator.
+    pub comm: Option<u32>,
+}
+
 /// The rows of one file, recorded in file order.
 pub struct Spool {
     buf: Vec<u8>,
@@ -232,8 +244,11 @@ impl Spool {
     }
 
     /// Hands every recorded row, in the order recorded, to `row` with its
-    /// accumulator.
-    pub fn replay(mut self, mut row: impl FnMut(usize, &Slice<'_>) -> Result<()>) -> Result<()> {
+    /// accumulator and its [`RowKeys`].
+    pub fn replay(
+        mut self,
+        mut row: impl FnMut(usize, &Slice<'_>, RowKeys) -> Result<()>,
+    ) -> Result<()> {
         let mut prev_start: Ns = 0;
         if self.spill.is_none() {
             let all = std::mem::take(&mut self.buf);
@@ -262,16 +277,18 @@ impl Spool {
         &self,
         bytes: &[u8],
         prev_start: &mut Ns,
-        row: &mut impl FnMut(usize, &Slice<'_>) -> Result<()>,
+        row: &mut impl FnMut(usize, &Slice<'_>, RowKeys) -> Result<()>,
     ) -> Result<()> {
         let mut r = Cursor { bytes, at: 0 };
         while r.at < bytes.len() {
             let flags = r.byte()?;
-            let Some(&(acc, pid, tid)) = self.tracks.get(r.varint()? as usize) else {
+            let track = r.varint()? as u32;
+            let Some(&(acc, pid, tid)) = self.tracks.get(track as usize) else {
                 bail!("events spool: bad track");
             };
             let name = r.varint()? as u32;
-            let Some(cat) = self.cats.get(r.varint()? as usize) else {
+            let cat_id = r.varint()? as u32;
+            let Some(cat) = self.cats.get(cat_id as usize) else {
                 bail!("events spool: bad category");
             };
             let start = prev_start.wrapping_add(unzigzag(r.varint()?));
@@ -294,13 +311,14 @@ impl Spool {
             } else {
                 None
             };
-            let comm = if flags & flag::COMM != 0 {
-                match self.comms.get(r.varint()? as usize) {
-                    Some(c) => Some(c.clone()),
+            let (comm, comm_id) = if flags & flag::COMM != 0 {
+                let id = r.varint()? as u32;
+                match self.comms.get(id as usize) {
+                    Some(c) => (Some(c.clone()), Some(id)),
                     None => bail!("events spool: bad communicator"),
                 }
             } else {
-                None
+                (None, None)
             };
             row(
                 acc,
@@ -317,6 +335,11 @@ impl Spool {
                     flow,
                     bytes,
                     comm,
+                },
+                RowKeys {
+                    track,
+                    cat: cat_id,
+                    comm: comm_id,
                 },
             )?;
         }
@@ -444,15 +467,32 @@ mod tests {
             spool.spilled_bytes()
         );
         let mut i = 0u64;
+        // Each key stands for one value, and each value has one key.
+        let mut tracks = std::collections::HashMap::new();
+        let mut cat_keys = std::collections::HashMap::new();
+        let mut comm_keys = std::collections::HashMap::new();
         spool
-            .replay(|acc, s| {
+            .replay(|acc, s, keys| {
                 assert_eq!(acc, (i % 2) as usize);
                 assert_eq!(key(s), key(&slice(i, cats[(i % 4) as usize])), "record {i}");
+                let track = (acc, s.pid, s.tid);
+                assert_eq!(*tracks.entry(keys.track).or_insert(track), track);
+                let cat = cat_keys
+                    .entry(keys.cat)
+                    .or_insert_with(|| s.cat.to_string());
+                assert_eq!(cat, s.cat);
+                assert_eq!(keys.comm.is_some(), s.comm.is_some());
+                if let (Some(k), Some(c)) = (keys.comm, &s.comm) {
+                    assert_eq!(comm_keys.entry(k).or_insert(c.clone()), c);
+                }
                 i += 1;
                 Ok(())
             })
             .unwrap();
         assert_eq!(i, n);
+        assert_eq!(tracks.len(), 2 * 3 * 5);
+        assert_eq!(cat_keys.len(), cats.len());
+        assert_eq!(comm_keys.len(), 2);
         // The spill file is anonymous: nothing left in the folder.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -470,7 +510,7 @@ mod tests {
         }
         let mut got = Vec::new();
         spool
-            .replay(|_, s| {
+            .replay(|_, s, _| {
                 got.push((s.start, s.end));
                 Ok(())
             })

@@ -32,7 +32,7 @@ use unitrace_render::parquet::{Column, ParquetWriter, Schema};
 use crate::classify::{builtin_class, Class, Classifier};
 use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
 use crate::event_scan::{scan_file, Names, Side, Slice, Visitor, NO_NAME};
-use crate::event_spool::{Recorder, Spool};
+use crate::event_spool::{Recorder, RowKeys, Spool};
 use crate::ingest::rank_from_path;
 use crate::time::Ns;
 use crate::RankSet;
@@ -103,6 +103,30 @@ pub mod kind {
     pub const HOST_RANGE: &str = "host_range";
     pub const COLLECTIVE: &str = "collective";
     pub const OTHER: &str = "other";
+}
+
+/// The [`kind`] of a row, numbered for [`ParquetWriter::push_key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Kernel,
+    Memory,
+    ApiCall,
+    HostRange,
+    Collective,
+    Other,
+}
+
+impl RowKind {
+    fn name(self) -> &'static str {
+        match self {
+            RowKind::Kernel => kind::KERNEL,
+            RowKind::Memory => kind::MEMORY,
+            RowKind::ApiCall => kind::API_CALL,
+            RowKind::HostRange => kind::HOST_RANGE,
+            RowKind::Collective => kind::COLLECTIVE,
+            RowKind::Other => kind::OTHER,
+        }
+    }
 }
 
 /// How an export reads each file.
@@ -328,12 +352,13 @@ fn export_file(
         index: &index,
         classifier: Classifier::new(plan.schema),
         name_rows: Vec::new(),
+        track_rows: Vec::new(),
         sinks,
         host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
     };
     match spool {
         Some(spool) => {
-            spool.replay(|acc, s| rows.row(&names, acc, s))?;
+            spool.replay(|acc, s, keys| rows.row(&names, acc, s, Some(keys)))?;
             stats.dropped += scanned.dropped;
         }
         None => {
@@ -440,9 +465,20 @@ impl RankSink {
 struct NameRow {
     /// The name without shape.
     short: Box<str>,
-    /// Device commands: the schema's category and class (`None` class:
-    /// no schema or no match) and the built-in class by name.
-    device: Option<(Box<str>, Option<Class>, Class)>,
+    /// Device commands: what the `category` column is made of.
+    device: Option<DeviceName>,
+}
+
+/// The category inputs of a device command's name.
+struct DeviceName {
+    /// The schema's category, and its class (`None`: no schema or no match).
+    category: Box<str>,
+    class: Option<Class>,
+    /// Whether `category` is the name of a built-in [`Class`] (as it is
+    /// without a schema): then the row's final class is the category.
+    category_is_class: bool,
+    /// The built-in class by name.
+    builtin: Class,
 }
 
 /// The cached [`NameRow`] of `id` (device fields filled on first use by a
@@ -465,9 +501,22 @@ fn name_row<'n>(
     if device && row.device.is_none() {
         let name = names.name(id);
         let k = classifier.kind(name);
-        row.device = Some((k.category.into_boxed_str(), k.class, builtin_class(name)));
+        row.device = Some(DeviceName {
+            category_is_class: Class::ALL.iter().any(|c| c.name() == k.category),
+            category: k.category.into_boxed_str(),
+            class: k.class,
+            builtin: builtin_class(name),
+        });
     }
     row
+}
+
+/// Per track of the spool, its process and thread names (looked up once
+/// per track instead of once per row).
+#[derive(Clone, Copy)]
+struct TrackRow<'a> {
+    process: Option<&'a str>,
+    thread: Option<&'a str>,
 }
 
 /// The rows of one file, from its complete index.
@@ -475,6 +524,8 @@ struct RowPass<'a, 's> {
     index: &'a FileIndex,
     classifier: Classifier<'s>,
     name_rows: Vec<Option<NameRow>>,
+    /// By [`RowKeys::track`].
+    track_rows: Vec<Option<TrackRow<'a>>>,
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
 }
@@ -500,18 +551,27 @@ impl Visitor for SecondWalk<'_, '_, '_> {
             return Ok(());
         }
         let acc = self.router.route(s.pid);
-        self.rows.row(names, acc, s)
+        self.rows.row(names, acc, s, None)
     }
 }
 
 impl RowPass<'_, '_> {
     /// Writes the row of slice `s` of accumulator `acc` (none when its
-    /// rank is not exported or the slice is left out).
-    fn row(&mut self, names: &Names, acc: usize, s: &Slice<'_>) -> Result<()> {
+    /// rank is not exported or the slice is left out). With the spool's
+    /// `keys` (the single pass), the strings go to the writer keyed by
+    /// them; without (the reference second walk), by value.
+    fn row(
+        &mut self,
+        names: &Names,
+        acc: usize,
+        s: &Slice<'_>,
+        keys: Option<RowKeys>,
+    ) -> Result<()> {
         let RowPass {
             index,
             classifier,
             name_rows,
+            track_rows,
             sinks,
             host_spans,
         } = self;
@@ -536,13 +596,15 @@ impl RowPass<'_, '_> {
             return Ok(());
         }
         let row = name_row(name_rows, classifier, names, s.name, is_device);
-        let (kind, host_range, launch, category): (&str, u32, _, Option<&str>);
+        // `category` is the string with its key: the class's number, or
+        // past the classes the name's id (the schema's category of that name).
+        let (kind, host_range, launch, category): (RowKind, u32, _, Option<(u32, &str)>);
         match s.side {
             Side::Device => {
                 kind = if info.memory {
-                    self::kind::MEMORY
+                    RowKind::Memory
                 } else {
-                    self::kind::KERNEL
+                    RowKind::Kernel
                 };
                 let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
                 let (range, in_collective) = match l {
@@ -555,15 +617,15 @@ impl RowPass<'_, '_> {
                 };
                 host_range = range;
                 launch = l.map(|l| (l.call, s.start - l.ts));
-                let (schema_cat, schema_class, builtin) =
-                    row.device.as_ref().expect("filled for device rows");
+                let d = row.device.as_ref().expect("filled for device rows");
+                let schema_category = (Class::ALL.len() as u32 + s.name, &*d.category);
                 // The category the kernel table groups by
                 // (docs/tracestat.md#classification): the schema's, or
                 // without a match or a schema, the final built-in class.
-                category = Some(match schema_class {
-                    Some(_) => schema_cat,
-                    None if Class::ALL.iter().any(|k| k.name() == &**schema_cat) => {
-                        let mut c = *builtin;
+                category = Some(match d.class {
+                    Some(_) => schema_category,
+                    None if d.category_is_class => {
+                        let mut c = d.builtin;
                         if c != Class::Communication && index.copy_engines.contains(&(s.pid, s.tid))
                         {
                             c = Class::Memory;
@@ -571,18 +633,18 @@ impl RowPass<'_, '_> {
                         if in_collective {
                             c = Class::Communication;
                         }
-                        c.name()
+                        (c as u32, c.name())
                     }
-                    None => schema_cat,
+                    None => schema_category,
                 });
             }
             Side::Host => {
                 kind = if info.collective {
-                    self::kind::COLLECTIVE
+                    RowKind::Collective
                 } else if info.range {
-                    self::kind::HOST_RANGE
+                    RowKind::HostRange
                 } else {
-                    self::kind::API_CALL
+                    RowKind::ApiCall
                 };
                 host_range = if info.range {
                     tree.parent_of(&Range {
@@ -597,35 +659,63 @@ impl RowPass<'_, '_> {
                 category = None;
             }
             Side::Other => {
-                kind = self::kind::OTHER;
+                kind = RowKind::Other;
                 host_range = tree.innermost(s.start);
                 launch = None;
                 category = None;
             }
         }
         let host_range = tree.name(host_range);
-        let process = index.processes.get(&s.pid).map(String::as_str);
-        let thread = index.threads.get(&(s.pid, s.tid)).map(String::as_str);
+        let index: &FileIndex = index;
+        let track_of = || TrackRow {
+            process: index.processes.get(&s.pid).map(String::as_str),
+            thread: index.threads.get(&(s.pid, s.tid)).map(String::as_str),
+        };
+        let track = match keys {
+            Some(k) => {
+                let t = k.track as usize;
+                if track_rows.len() <= t {
+                    track_rows.resize(t + 1, None);
+                }
+                *track_rows[t].get_or_insert_with(track_of)
+            }
+            None => track_of(),
+        };
         let w = sink.writer()?;
+        // Strings go in with a key (a name id, a kind's index, the spool's
+        // track, category and communicator numbers): the writer looks them
+        // up by key instead of hashing each value (docs/tracestat.md#events).
         w.push_i64(col::PID, s.pid as i64);
         w.push_i64(col::TID, s.tid as i64);
-        push_opt_str(w, col::PROCESS, process);
-        push_opt_str(w, col::THREAD, thread);
-        w.push_str(col::CAT, s.cat);
-        w.push_str(col::KIND, kind);
-        w.push_str(col::NAME, names.name(s.name));
-        w.push_str(col::SHORT_NAME, &row.short);
-        push_opt_str(w, col::CATEGORY, category);
+        match keys {
+            Some(k) => {
+                push_opt_key(w, col::PROCESS, k.track, track.process);
+                push_opt_key(w, col::THREAD, k.track, track.thread);
+                w.push_key(col::CAT, k.cat, s.cat);
+            }
+            None => {
+                push_opt_str(w, col::PROCESS, track.process);
+                push_opt_str(w, col::THREAD, track.thread);
+                w.push_str(col::CAT, s.cat);
+            }
+        }
+        w.push_key(col::KIND, kind as u32, kind.name());
+        w.push_key(col::NAME, s.name, names.name(s.name));
+        w.push_key(col::SHORT_NAME, s.name, &row.short);
+        match category {
+            Some((key, c)) => w.push_key(col::CATEGORY, key, c),
+            None => w.push_null(col::CATEGORY),
+        }
         w.push_i64(col::START, s.start);
         w.push_i64(col::DURATION, end - s.start);
         match s.instance {
             Some(i) => w.push_i64(col::INSTANCE, i as i64),
             None => w.push_null(col::INSTANCE),
         }
-        push_opt_str(w, col::HOST_RANGE, host_range.map(|r| names.name(r)));
+        push_opt_name(w, col::HOST_RANGE, names, host_range);
         match launch {
             Some((call, latency)) => {
-                push_opt_str(w, col::LAUNCH_CALL, call.map(|c| names.name(c)));
+                push_opt_name(w, col::LAUNCH_CALL, names, call);
                 w.push_i64(col::LAUNCH_LATENCY, latency);
             }
             None => {
@@ -637,8 +727,26 @@ impl RowPass<'_, '_> {
             Some(b) => w.push_i64(col::BYTES, b as i64),
             None => w.push_null(col::BYTES),
         }
-        push_opt_str(w, col::COMM, s.comm.as_deref());
+        match keys.and_then(|k| k.comm) {
+            Some(key) => push_opt_key(w, col::COMM, key, s.comm.as_deref()),
+            None => push_opt_str(w, col::COMM, s.comm.as_deref()),
+        }
         sink.end_row()
+    }
+}
+
+/// The name of id `v` into string column `c`, keyed by its id; null for none.
+fn push_opt_name(w: &mut ParquetWriter<AtomicFile>, c: usize, names: &Names, v: Option<u32>) {
+    match v {
+        Some(id) => w.push_key(c, id, names.name(id)),
+        None => w.push_null(c),
+    }
+}
+
+fn push_opt_key(w: &mut ParquetWriter<AtomicFile>, c: usize, key: u32, v: Option<&str>) {
+    match v {
+        Some(v) => w.push_key(c, key, v),
+        None => w.push_null(c),
     }
 }
 

@@ -199,6 +199,55 @@ mod tests {
     }
 
     #[test]
+    fn eight_digits_at_a_time() {
+        // The fast path is taken for what unitrace writes, and agrees.
+        assert_eq!(
+            plain_us_text_to_ns(b"1733400002125544.750000"),
+            Some(1_733_400_002_125_544_750)
+        );
+        assert_eq!(plain_us_text_to_ns(b"12345678.0005"), Some(12_345_678_001));
+        assert_eq!(plain_us_text_to_ns(b"17334000021255441.5"), None);
+        assert_eq!(plain_us_text_to_ns(b"1733400002125544.7500:0"), None);
+        assert_eq!(
+            plain_us_text_to_ns(b"1733400002125544.75000000"),
+            Some(1_733_400_002_125_544_750)
+        );
+        assert_eq!(
+            plain_us_text_to_ns(b"1733400002125544.750000009"),
+            Some(1_733_400_002_125_544_750)
+        );
+        assert_eq!(plain_us_text_to_ns(b"1733400002125544.75000000:"), None);
+    }
+
+    #[test]
+    fn digits_next_to_the_digit_range_parse_as_the_general_parser_does() {
+        // Eight-byte words with one byte just outside '0'..='9' anywhere.
+        let mut cases = Vec::new();
+        for base in [
+            "1733400002125544.750000",
+            "12345678",
+            "1234567812345678.12345678",
+            "-87654321.5",
+        ] {
+            for at in 0..base.len() {
+                for c in [b'/', b':', b'?', b' ', 0u8, 0x80, b'0' + 10] {
+                    let mut t = base.as_bytes().to_vec();
+                    t[at] = c;
+                    cases.push(t);
+                }
+            }
+        }
+        for c in &cases {
+            assert_eq!(
+                us_text_to_ns(c),
+                general_us_text_to_ns(c),
+                "{:?}",
+                String::from_utf8_lossy(c)
+            );
+        }
+    }
+
+    #[test]
     fn the_plain_shape_parses_as_the_general_parser_does() {
         let mut cases: Vec<String> = [
             "",
