@@ -8,15 +8,20 @@
 //! `tid`, `ts`, `dur`, `id` and `args` are recorded, which gives filters and
 //! statistics cheap field access without a second parse.
 //!
-//! Speed (docs/benchmarks.md#the-json-trace-scanner): each event is first
-//! tried by a token walker over stage-1 bit masks (`trace_blocks`, 64 bytes
-//! at a time with AVX2/SSE2), which visits quotes, brackets and the first
-//! byte of each number instead of every byte, and reads the usual
-//! `"key": value, ` members (keys of up to 5 bytes) straight from the
-//! bytes, dropping their tokens at once. It accepts only what it can
-//! vouch for; every other event (escapes, control bytes, syntax errors,
-//! deep nesting, the end of the bytes read so far) goes through the byte
-//! parser below, so errors, positions and truncation are the byte parser's.
+//! Speed (docs/benchmarks.md#the-json-trace-scanner): with the x86 kernels
+//! each event is first tried by the direct walk, which checks events in
+//! unitrace's own shapes (`"key": value, ` members with short keys, strings,
+//! numbers, one nested object) from the bytes, guessing each key and each
+//! number's shape from the last event so that the CPU runs ahead on
+//! predicted branches. What it is not sure of goes to a token walker over
+//! stage-1 bit masks (`trace_blocks`, 64 bytes at a time with AVX2/SSE2),
+//! which visits quotes, brackets and the first byte of each number instead
+//! of every byte, and reads the usual members (keys of up to 5 bytes)
+//! straight from the bytes, dropping their tokens at once. Both accept only
+//! what they can vouch for; every other event (escapes, control bytes,
+//! syntax errors, deep nesting, the end of the bytes read so far) goes
+//! through the byte parser below, so errors, positions and truncation are
+//! the byte parser's.
 //! [`TraceReader::with_kernel`] picks the kernel ([`ScanKernel::Reference`]:
 //! the byte parser alone) for benchmarks and the differential tests
 //! (`core/tests/trace_scanner.rs`).
@@ -839,7 +844,9 @@ fn record(f: &mut EventFields, field: Field, base: usize, start: usize, end: usi
 // runs instead of looking at each byte. Members of the common shape
 // (`"ts": 1733400002274071.000000, `) are read from the bytes instead, and
 // the tokens those bytes hold are dropped together
-// (`Structurals::members`).
+// (`Structurals::members`). With the x86 kernels the direct walk below
+// (`direct_members`) is tried before it; this walker then takes the events
+// of other shapes.
 //
 // It only ever says "this event is valid, it ends here, these are its
 // fields" or "not sure": an event with a backslash, a control byte in a
@@ -1436,11 +1443,15 @@ fn literal_end(b: &[u8], i: usize, lit: &[u8]) -> Option<usize> {
 // `"key": value` with a key of up to 5 bytes, at most one blank after the
 // colon, a string, a number or (in the event) an object of such members as
 // value, and `, "` or `}` after it, are checked from the bytes alone,
-// without stage 1: the key as one 8-byte word looked up by a perfect hash,
-// a string's end from 16-byte SSE2 compares, a number's from a 32-byte
-// digit mask. Every branch it takes depends on the shape of the member,
-// not on where 64-byte blocks begin, so it runs without the block-crossing
-// branch misses of the token walk; anything else (other blanks, arrays,
+// without stage 1: the key (with the blank after it) compared as one
+// 8-byte word with the one that followed the previous key last time, a
+// number's digit and dot bits (32-byte SSE2 window) with the last number
+// of its slot, a string's end from 16-byte SSE2 compares; on a miss, the
+// key's field comes from a perfect hash of its word and the number's
+// length from its digit bits (see `DirectGuesses` for why guesses). Every
+// branch it takes depends on the shape of the member, not on where 64-byte
+// blocks begin, so it runs without the block-crossing branch misses of the
+// token walk; anything else (other blanks, arrays,
 // literals, exponents, escapes, control bytes, long keys, the end of the
 // bytes read) makes it answer "not sure", and the token walker and then
 // the byte parser take the event as before.

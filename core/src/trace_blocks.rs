@@ -10,7 +10,10 @@
 //! against). The fastest one the CPU has is picked once at run time.
 //!
 //! This module knows nothing of JSON grammar; what the masks mean for
-//! strings and tokens is derived in `trace.rs`.
+//! strings and tokens is derived in `trace.rs`. It also holds the SSE2
+//! helpers of the direct walk in `trace.rs` (`string_stops16`,
+//! `number_shape`), which look at 16 or 32 bytes at any position instead
+//! of whole blocks.
 
 /// Masks of one 64-byte block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
