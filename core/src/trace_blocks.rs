@@ -10,7 +10,10 @@
 //! against). The fastest one the CPU has is picked once at run time.
 //!
 //! This module knows nothing of JSON grammar; what the masks mean for
-//! strings and tokens is derived in `trace.rs`.
+//! strings and tokens is derived in `trace.rs`. It also holds the SSE2
+//! helpers of the direct walk in `trace.rs` (`string_stops16`,
+//! `number_shape`), which look at 16 or 32 bytes at any position instead
+//! of whole blocks.
 
 /// Masks of one 64-byte block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -250,6 +253,103 @@ unsafe fn classify_avx2_inner(block: &[u8; 64]) -> BlockMasks {
     m
 }
 
+/// Stops of a string body in 16 bytes, for the direct walk of
+/// `trace.rs` (docs/benchmarks.md#the-json-trace-scanner): bit `k`
+/// describes byte `k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StringStops {
+    /// `"`
+    pub quote: u32,
+    /// `\` and bytes below 0x20: an escape or an invalid byte.
+    pub bad: u32,
+    /// Bytes 0x80 and above (UTF-8 to check).
+    pub non_ascii: u32,
+}
+
+/// [`StringStops`] of 16 bytes: SSE2 on x86-64 (part of its baseline, so
+/// this inlines into the walker, unlike the AVX2 classifier), a byte loop
+/// elsewhere.
+#[inline(always)]
+pub(crate) fn string_stops16(w: &[u8; 16]) -> StringStops {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; one unaligned load
+        // of the 16-byte array.
+        unsafe {
+            let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
+            let bits = |x: __m128i| _mm_movemask_epi8(x) as u32;
+            let max_control = _mm_set1_epi8(0x1F);
+            StringStops {
+                quote: bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))),
+                bad: bits(_mm_or_si128(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                    _mm_cmpeq_epi8(_mm_max_epu8(v, max_control), max_control),
+                )),
+                non_ascii: bits(v),
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    string_stops16_portable(w)
+}
+
+/// The byte-loop [`string_stops16`] (other targets; the tests' reference).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(crate) fn string_stops16_portable(w: &[u8; 16]) -> StringStops {
+    let mut s = StringStops {
+        quote: 0,
+        bad: 0,
+        non_ascii: 0,
+    };
+    for (k, &c) in w.iter().enumerate() {
+        s.quote |= ((c == b'"') as u32) << k;
+        s.bad |= ((c == b'\\' || c < 0x20) as u32) << k;
+        s.non_ascii |= ((c >= 0x80) as u32) << k;
+    }
+    s
+}
+
+/// The shape of the 32 bytes `w` as a number sees them: bit `k` set when
+/// `w[k]` is an ASCII digit, bit `32 + k` when it is `.`. The direct walk
+/// in `trace.rs` reads the lengths of digit runs from it instead of
+/// looping over words, and compares it with the last number's shape.
+#[inline(always)]
+pub(crate) fn number_shape(w: &[u8; 32]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; two unaligned loads
+        // inside the 32-byte array. Bytes >= 0x80 are negative in the
+        // signed compares, so never digits.
+        unsafe {
+            let above = _mm_set1_epi8(b'0' as i8 - 1);
+            let below = _mm_set1_epi8(b'9' as i8 + 1);
+            let dot = _mm_set1_epi8(b'.' as i8);
+            let bits = |x: __m128i| _mm_movemask_epi8(x) as u32 as u64;
+            let shape = |x: __m128i| {
+                bits(_mm_and_si128(
+                    _mm_cmpgt_epi8(x, above),
+                    _mm_cmplt_epi8(x, below),
+                )) | bits(_mm_cmpeq_epi8(x, dot)) << 32
+            };
+            let lo = _mm_loadu_si128(w.as_ptr() as *const __m128i);
+            let hi = _mm_loadu_si128(w.as_ptr().add(16) as *const __m128i);
+            shape(lo) | shape(hi) << 16
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    number_shape_portable(w)
+}
+
+/// The byte-loop [`number_shape`] (other targets; the tests' reference).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(crate) fn number_shape_portable(w: &[u8; 32]) -> u64 {
+    w.iter().enumerate().fold(0, |m, (k, &c)| {
+        m | (c.is_ascii_digit() as u64) << k | ((c == b'.') as u64) << (32 + k)
+    })
+}
+
 /// Bit `k` of the result is the XOR of bits `0..=k` of `x`: over the quote
 /// mask, 1 from an opening quote up to (not including) its closing quote.
 #[inline(always)]
@@ -283,6 +383,29 @@ mod tests {
                     let want = classify_portable(&block);
                     for k in &kernels {
                         assert_eq!(k(&block), want, "byte {byte:#x} at {at} on {background:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The direct walk's SSE2 helpers give their byte loops' masks for
+    /// every byte value at every position, over several backgrounds.
+    #[test]
+    fn window_helpers_agree_with_byte_loops() {
+        for background in [b'a', b'1', b'.', b'"', 0x00, 0xFF] {
+            for at in 0..32 {
+                for byte in 0..=255u8 {
+                    let mut w = [background; 32];
+                    w[at] = byte;
+                    assert_eq!(
+                        number_shape(&w),
+                        number_shape_portable(&w),
+                        "{byte:#x} at {at}"
+                    );
+                    if at < 16 {
+                        let w: &[u8; 16] = w[..16].try_into().expect("16 bytes");
+                        assert_eq!(string_stops16(w), string_stops16_portable(w));
                     }
                 }
             }

@@ -348,6 +348,178 @@ fn one_byte_changes_of_short_key_events_agree_with_the_byte_parser() {
     }
 }
 
+/// Events in unitrace's shapes (the direct walk's: `"key": value` with
+/// keys of up to 5 bytes, strings, numbers without exponent, one object
+/// level, `, ` between members).
+const UNITRACE_EVENTS: &[&str] = &[
+    r#"{"ph": "X", "tid": 4294967295, "pid": 4294967295, "name": "zeCommandListAppendMemoryFill(D)[1048576]", "cat": "gpu_op", "ts": 1733400002184141.500000, "dur": 2.601000, "args": {"id": "1"}}"#,
+    r#"{"ph": "t", "tid": 4294967295, "pid": 4294967295, "name": "dep", "cat": "Flow_H2D_1_0", "ts": 1733400002184141.500000, "id": 1}"#,
+    r#"{"ph": "M", "name": "process_name", "pid": 100024, "ts": 1733400001315338.500000, "args": {"name": "RANK 0 HOST<x1007c0s0b0n0>"}}"#,
+];
+
+/// The number of the `ts` member of a unitrace event replaced.
+fn with_ts(number: &str) -> Vec<u8> {
+    format!(r#"{{"ph": "X", "pid": 7, "ts": {number}, "dur": {number}, "name": "k"}}"#).into_bytes()
+}
+
+/// Numbers for the direct walk's guess of a number's shape: every pair
+/// (the first twice, so that it becomes the guess, then the second) must
+/// agree with the byte parser; near misses of a shape (a leading zero, a
+/// second `.`, an exponent, one more digit) and lengths around its 32-byte
+/// window.
+#[test]
+fn number_shape_guesses_agree_with_the_byte_parser() {
+    let long = |n: usize| "1".repeat(n);
+    let mut numbers: Vec<String> = [
+        "0",
+        "7",
+        "15",
+        "05",
+        "00",
+        "-5",
+        "-05",
+        "-0",
+        "-",
+        "1.5",
+        "1.",
+        "0.5",
+        "00.5",
+        "01.5",
+        "1.5.3",
+        "1.5e3",
+        "1e3",
+        "15E3",
+        "1.55",
+        "12.5",
+        "2.601000",
+        "1733400002184141.500000",
+        "1733400002184141.5000000",
+        "1x",
+        "1-",
+        "--1",
+        "1.-5",
+        "9.9",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for n in [29, 30, 31, 32, 33] {
+        numbers.push(long(n));
+        numbers.push(format!("{}.5", long(n - 2)));
+        numbers.push(format!("-{}", long(n - 1)));
+    }
+    // `-?(0|[1-9][0-9]*)(\.[0-9]+)?` of at most 31 bytes: the shapes the
+    // direct walk takes (the byte after the number is in its window).
+    let direct_shape = |n: &str| {
+        let int = n.strip_prefix('-').unwrap_or(n);
+        let (int, frac) = int.split_once('.').unwrap_or((int, "1"));
+        let digits = |d: &str| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit());
+        n.len() <= 31 && digits(int) && digits(frac) && (int == "0" || !int.starts_with('0'))
+    };
+    for a in &numbers {
+        for b in &numbers {
+            for pad in [0, 45] {
+                let (a_event, b_event) = (with_ts(a), with_ts(b));
+                let input = trace_of(&[&a_event, &a_event, &b_event, &a_event, &a_event], pad);
+                check(&input);
+                // The last event is too near the end of the bytes for the
+                // direct walk's windows: the token walker takes it.
+                if direct_shape(a) && direct_shape(b) {
+                    assert_eq!(direct_events(&input), 4, "{a} then {b}");
+                }
+            }
+        }
+    }
+}
+
+/// Strings of 0 to 70 bytes with a byte the direct walk must not vouch for
+/// (or must check as UTF-8) at places around its 16-byte steps.
+#[test]
+fn strings_around_the_direct_walks_steps_agree_with_the_byte_parser() {
+    let clean = UNITRACE_EVENTS[1].as_bytes();
+    let odd: [&[u8]; 9] = [
+        b"\\",
+        b"\\\"",
+        b"\x01",
+        b"\x1f",
+        b"\x7f",
+        b"\xc3",
+        "\u{e9}".as_bytes(),
+        b"\xff",
+        b"\"",
+    ];
+    for len in 0..=70usize {
+        let mut places: Vec<usize> = vec![0, len / 2, 14, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64];
+        places.retain(|&k| k < len.max(1));
+        places.dedup();
+        for &at in &places {
+            for o in odd {
+                let mut s = vec![b'a'; len];
+                if len > 0 {
+                    s.splice(at..at + 1, o.iter().copied());
+                }
+                let mut e = br#"{"ph": "X", "name": ""#.to_vec();
+                e.extend_from_slice(&s);
+                e.extend_from_slice(br#"", "ts": 1.5}"#);
+                for pad in [0, 33] {
+                    check(&trace_of(&[clean, &e, clean], pad));
+                }
+            }
+        }
+    }
+}
+
+/// unitrace events with one byte changed, after two clean copies (so that
+/// the direct walk's key and number guesses are those of the clean event
+/// and each changed byte meets a guess), and key orders and blanks that
+/// change from event to event.
+#[test]
+fn changed_bytes_under_the_direct_walks_guesses_agree_with_the_byte_parser() {
+    for clean in UNITRACE_EVENTS {
+        let clean = clean.as_bytes();
+        for at in 0..clean.len() {
+            for with in [
+                b'"', b',', b':', b' ', b'}', b'{', b'x', b'1', b'0', b'.', b'-', b'e', b'\\',
+                0x00, 0x01, 0xC3,
+            ] {
+                let mut e = clean.to_vec();
+                e[at] = with;
+                check(&trace_of(&[clean, clean, &e, clean], 0));
+            }
+        }
+    }
+    let flips: [&[u8]; 8] = [
+        br#"{"ph": "X", "ts": 1, "name": "a"}"#,
+        br#"{"ph": "X", "ts":1, "name": "a"}"#,
+        br#"{"ph": "X", "ts":  1, "name": "a"}"#,
+        br#"{"ph": "X", "name": "a", "ts": 1}"#,
+        br#"{"ph": "X", "tsx": 1, "name": "a"}"#,
+        br#"{"ph": "X", "args": {"ts": 1, "ph": "a"}, "ts": 2}"#,
+        br#"{"ph": "X", "args": {"a": {"b": 1}}, "ts": 2}"#,
+        br#"{"ph": "X", "abcde": 1, "abcde":2}"#,
+    ];
+    for a in flips {
+        for b in flips {
+            for pad in [0, 50] {
+                check(&trace_of(&[a, a, b, a, b], pad));
+            }
+        }
+    }
+    let events: Vec<&[u8]> = UNITRACE_EVENTS.iter().map(|e| e.as_bytes()).collect();
+    for pad in 0..=64 {
+        let input = trace_of(&events, pad);
+        check(&input);
+        assert_eq!(direct_events(&input), events.len() as u64);
+    }
+}
+
+/// The events the direct walk took on `input` with the best kernel.
+fn direct_events(input: &[u8]) -> u64 {
+    let mut r = TraceReader::with_kernel(input, 1 << 20, ScanKernel::best());
+    while let Ok(Some(_)) = r.next_event() {}
+    r.direct_walk_events()
+}
+
 #[test]
 fn bad_events_at_every_block_offset_agree_with_the_byte_parser() {
     let good = TRICKY_EVENTS[0].as_bytes();
