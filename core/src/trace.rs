@@ -1827,6 +1827,9 @@ pub struct TraceReader<R> {
     /// then `buf` stays empty, `base` stays 0 and `len` is the end of the
     /// bytes the parser may look at (see [`TraceReader::refill`]).
     map: Option<Arc<Mmap>>,
+    /// Bytes of `map` from its start whose pages were handed back
+    /// ([`TraceReader::refill`]).
+    map_released: usize,
     /// Valid bytes in `buf` (or the window of `map`).
     len: usize,
     /// Parse cursor in `buf`.
@@ -1868,6 +1871,13 @@ fn visible<'a>(map: &'a Option<Arc<Mmap>>, buf: &'a [u8], len: usize) -> &'a [u8
 /// Smallest file [`TraceReader::open_file`] maps: below it, reading costs
 /// less than setting up a mapping.
 const MAP_MIN_BYTES: u64 = 1 << 20;
+
+/// How far behind the parser a mapped file's pages are handed back (room
+/// for what callers still hold: mergetrace's batches in flight), in steps
+/// of whole 64 KiB units (any page size divides them).
+const MAP_KEEP_BEHIND: usize = 16 << 20;
+const MAP_RELEASE_STEP: usize = 8 << 20;
+const MAP_RELEASE_ALIGN: usize = 64 << 10;
 
 /// Set (to anything), trace files are streamed, never mapped.
 pub const NO_MAP_VARIABLE: &str = "UNITRACE_NO_MMAP";
@@ -1949,6 +1959,7 @@ impl<R: Read> TraceReader<R> {
             src,
             buf: Vec::new(),
             map: None,
+            map_released: 0,
             len: 0,
             pos: 0,
             keep: 0,
@@ -2131,6 +2142,25 @@ impl<R: Read> TraceReader<R> {
             let want = (unit + self.read_size.min(self.max_event)).min(self.max_event + 1);
             self.read_size = (self.read_size * 2).min(CHUNK);
             self.len = map.len().min(self.keep + want.max(unit));
+            // Pages read long ago leave this process's mapping (they stay
+            // in the page cache), so that its resident size stays bounded
+            // like a buffer's instead of growing to the file's size.
+            let release_to = self.keep.saturating_sub(MAP_KEEP_BEHIND) & !(MAP_RELEASE_ALIGN - 1);
+            if release_to >= self.map_released + MAP_RELEASE_STEP {
+                // SAFETY: the mapping is file-backed and never written, so
+                // a dropped page reads back the same file bytes when
+                // touched again (a batch still in flight, say); only a
+                // concurrent truncation, the documented SIGBUS case of
+                // `open_file`, changes what is there.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        self.map_released,
+                        release_to - self.map_released,
+                    )
+                };
+                self.map_released = release_to;
+            }
             return Ok(());
         }
         if self.keep > 0 {

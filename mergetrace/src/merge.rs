@@ -35,7 +35,7 @@ const TOOL: &str = "mergetrace";
 const BATCH_BYTES: usize = 1 << 20;
 /// Bytes of a mapped input per batch: only ranges travel, so batches may
 /// be larger (fewer hand-overs and writes).
-const MAPPED_BATCH_BYTES: usize = 8 << 20;
+const MAPPED_BATCH_BYTES: usize = 4 << 20;
 /// Batches in flight (bounds the memory of the pipeline).
 const BATCHES_IN_FLIGHT: usize = 4;
 

@@ -82,9 +82,10 @@ fn mapped_inputs_merge_like_streamed_ones() {
     let dir = tempfile::tempdir().unwrap();
     let mut inputs = Vec::new();
     for rank in 0..3 {
-        // Rank 1 is large enough for several 8 MiB batches and long runs;
+        // Rank 1 is large enough for several 4 MiB batches, long runs and
+        // pages handed back behind the reader while batches are in flight;
         // rank 2 is cut in the middle of an event (a killed writer).
-        let mut t = rank_trace(rank, if rank == 1 { 20 << 20 } else { 3 << 20 });
+        let mut t = rank_trace(rank, if rank == 1 { 40 << 20 } else { 3 << 20 });
         if rank == 2 {
             t.truncate(t.len() - 300);
         }
