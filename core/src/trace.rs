@@ -2967,7 +2967,7 @@ mod tests {
             let mut t: String = (0..len)
                 .map(|k| (b'0' + ((x >> (k * 3 % 61)) % 10) as u8) as char)
                 .collect();
-            if x % 7 == 0 && !t.is_empty() {
+            if x.is_multiple_of(7) && !t.is_empty() {
                 t.replace_range(0..1, ":");
             }
             cases.push(t);
