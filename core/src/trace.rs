@@ -1907,6 +1907,7 @@ impl TraceReader<File> {
         let reader = TraceReader::with_max_event_bytes(file, max_event);
         match map {
             Some(map) => {
+                #[cfg(unix)]
                 let _ = map.advise(memmap2::Advice::Sequential);
                 reader.with_map(Arc::new(map))
             }
@@ -2145,7 +2146,9 @@ impl<R: Read> TraceReader<R> {
             // Pages read long ago leave this process's mapping (they stay
             // in the page cache), so that its resident size stays bounded
             // like a buffer's instead of growing to the file's size.
+            #[cfg(unix)]
             let release_to = self.keep.saturating_sub(MAP_KEEP_BEHIND) & !(MAP_RELEASE_ALIGN - 1);
+            #[cfg(unix)]
             if release_to >= self.map_released + MAP_RELEASE_STEP {
                 // SAFETY: the mapping is file-backed and never written, so
                 // a dropped page reads back the same file bytes when
