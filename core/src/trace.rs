@@ -1830,6 +1830,9 @@ pub struct TraceReader<R> {
     /// Bytes of `map` from its start whose pages were handed back
     /// ([`TraceReader::refill`]).
     map_released: usize,
+    /// The size the buffer would have when streaming: the mapped window
+    /// ends where a read into that buffer would end.
+    map_window: usize,
     /// Valid bytes in `buf` (or the window of `map`).
     len: usize,
     /// Parse cursor in `buf`.
@@ -1961,6 +1964,7 @@ impl<R: Read> TraceReader<R> {
             buf: Vec::new(),
             map: None,
             map_released: 0,
+            map_window: 0,
             len: 0,
             pos: 0,
             keep: 0,
@@ -2124,8 +2128,9 @@ impl<R: Read> TraceReader<R> {
         if let Some(map) = &self.map {
             // Nothing is copied or counted (lines are counted when an error
             // asks): the window grows as the buffer would fill from a
-            // reader that hands out whole reads, so that events, errors
-            // and the event limit are exactly those of streaming.
+            // reader that hands out whole reads (its size included), so
+            // that events, errors, the event limit and the bytes read are
+            // exactly those of streaming.
             let unit = self.len - self.keep;
             if unit >= self.max_event {
                 return Err(self.error_at(
@@ -2142,7 +2147,11 @@ impl<R: Read> TraceReader<R> {
             }
             let want = (unit + self.read_size.min(self.max_event)).min(self.max_event + 1);
             self.read_size = (self.read_size * 2).min(CHUNK);
-            self.len = map.len().min(self.keep + want.max(unit));
+            if self.map_window < want {
+                self.map_window = want.max(self.map_window * 2).min(self.max_event + 1);
+            }
+            // One read fills the buffer from the kept bytes on.
+            self.len = map.len().min(self.keep + self.map_window);
             // Pages read long ago leave this process's mapping (they stay
             // in the page cache), so that its resident size stays bounded
             // like a buffer's instead of growing to the file's size.
