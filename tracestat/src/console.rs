@@ -343,9 +343,19 @@ pub fn write(out: &mut impl Write, r: &Report, rank_rows: Option<usize>) -> io::
     }
     heatmap(out, r)?;
     if !r.truncated.is_empty() {
+        // As long as a per-rank table at most: a job killed mid-run cuts
+        // every rank's trace.
+        let limit = rank_rows.unwrap_or(usize::MAX);
         writeln!(out, "\nTruncated inputs")?;
-        for t in &r.truncated {
+        for t in r.truncated.iter().take(limit) {
             writeln!(out, "rank {}: {}: {}", t.rank, t.file, t.problem)?;
+        }
+        if r.truncated.len() > limit {
+            writeln!(
+                out,
+                "({} more truncated inputs not shown: --rank-rows all, or --json FILE)",
+                r.truncated.len() - limit
+            )?;
         }
     }
     Ok(())

@@ -206,3 +206,56 @@ fn per_rank_tables_show_the_ranks_that_matter_and_say_what_is_left_out() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--rank-rows"));
 }
+
+/// The list of truncated inputs is capped like the per-rank tables: when a
+/// job is killed, every rank's trace is cut.
+#[test]
+fn truncated_inputs_are_capped_like_the_rank_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..40)
+        .map(|r| {
+            let path = rank_file(dir.path(), r);
+            // Cut after the first event: the writer was killed.
+            let text = std::fs::read_to_string(&path).unwrap();
+            let cut = text.find("},\n").unwrap() + 3;
+            std::fs::write(&path, &text[..cut + 10]).unwrap();
+            path
+        })
+        .collect();
+    let run_with = |extra: &[&str]| -> String {
+        let mut args: Vec<&OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+        args.extend(extra.iter().map(OsStr::new));
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let section = |text: &str| -> Vec<String> {
+        let at = text
+            .find("\nTruncated inputs\n")
+            .expect("a truncated section");
+        text[at + 1..]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let capped = section(&run_with(&[]));
+    assert_eq!(capped.len(), 33, "{capped:?}");
+    assert!(capped[..32].iter().all(|l| l.starts_with("rank ")));
+    assert_eq!(
+        capped[32],
+        "(8 more truncated inputs not shown: --rank-rows all, or --json FILE)"
+    );
+    let all = section(&run_with(&["--rank-rows", "all"]));
+    assert_eq!(all.len(), 40);
+    assert!(all
+        .iter()
+        .all(|l| l.starts_with("rank ") && l.contains(".json: ")));
+    let five = section(&run_with(&["--rank-rows", "5"]));
+    assert_eq!(five.len(), 6);
+}
