@@ -132,7 +132,7 @@ pub struct Event<'a> {
 
 impl<'a> Event<'a> {
     /// Builds an event from the raw text of one JSON object (already
-    /// validated, e.g. taken from a [`TraceReader`] earlier).
+    /// validated, e.g. taken from a [`TraceReader`](super::TraceReader) earlier).
     pub fn from_parts(raw: &'a [u8], fields: EventFields, index: u64, offset: u64) -> Self {
         Event {
             raw,

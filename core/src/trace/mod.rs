@@ -20,8 +20,8 @@
 //! straight from the bytes, dropping their tokens at once. Both accept only
 //! what they can vouch for; every other event (escapes, control bytes,
 //! syntax errors, deep nesting, the end of the bytes read so far) goes
-//! through the byte parser (`byte_parser`), so errors, positions and truncation are
-//! the byte parser's.
+//! through the byte parser (`byte_parser`), so errors, positions and
+//! truncation are the byte parser's.
 //! [`TraceReader::with_kernel`] picks the kernel ([`ScanKernel::Reference`]:
 //! the byte parser alone) for benchmarks and the differential tests
 //! (`core/tests/trace_scanner.rs`).
@@ -44,7 +44,7 @@
 //! Files: `event.rs` (an event, its recorded fields and their accessors),
 //! `value.rs` (integer and string value texts), `error.rs` ([`TraceError`]),
 //! `blocks.rs` (stage 1: bit masks of 64-byte blocks), `byte_parser.rs`
-//! (the byte parser, which decides every error), `keys.rs` (short keys
+//! (the byte parser, which decides every error; [`object_members`]), `keys.rs` (short keys
 //! read as one word, and the slots of the walkers' guesses), `token_walk.rs`
 //! (stage 2: the token walker), `direct_walk.rs` (the direct walk),
 //! `reader.rs` ([`TraceReader`]: buffer or mapped window, top-level state
