@@ -33,5 +33,4 @@ pub mod summary_text;
 pub mod timeline;
 pub mod trace;
 /// The former path of [`trace::decimal`], still named by some users.
-pub use trace::decimal as trace_decimal;
 pub mod whole_file;

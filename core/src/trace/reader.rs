@@ -135,6 +135,10 @@ pub struct TraceReader<R> {
     /// Events the stage-2 walker accepted (the others went through the
     /// byte parser).
     fast_events: u64,
+    /// Top-level members other than `traceEvents` (raw key, raw value),
+    /// in file order: [`TraceReader::top_level_members`].
+    top_level: Vec<(Box<[u8]>, Box<[u8]>)>,
+    top_level_bytes: usize,
 }
 
 /// The bytes the parser may look at: the mapped window or the buffer.
@@ -174,25 +178,59 @@ impl TraceReader<File> {
     /// the environment variable `UNITRACE_NO_MMAP` (any value) makes every
     /// file streamed.
     pub fn open_file(file: File, max_event: usize) -> TraceReader<File> {
-        let map = file
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file() && m.len() >= MAP_MIN_BYTES)
-            .filter(|_| std::env::var_os(NO_MAP_VARIABLE).is_none())
-            .and_then(|_| {
-                // SAFETY: the mapping is only read; a concurrent truncation
-                // is the documented SIGBUS case above.
-                unsafe { Mmap::map(&file) }.ok()
-            });
+        let map = map_file(&file);
         let reader = TraceReader::with_max_event_bytes(file, max_event);
         match map {
-            Some(map) => {
-                #[cfg(unix)]
-                let _ = map.advise(memmap2::Advice::Sequential);
-                reader.with_map(Arc::new(map))
-            }
+            Some(map) => reader.with_map(map),
             None => reader,
         }
+    }
+}
+
+impl TraceReader<Box<dyn Read + Send>> {
+    /// [`TraceReader::open_file`] behind the boxed stream type, so one
+    /// reader type serves mapped files, plain streams and gzip.
+    pub fn open_file_boxed(file: File, max_event: usize) -> Self {
+        let map = map_file(&file);
+        let reader =
+            TraceReader::with_max_event_bytes(Box::new(file) as Box<dyn Read + Send>, max_event);
+        match map {
+            Some(map) => reader.with_map(map),
+            None => reader,
+        }
+    }
+}
+
+/// The mapping of a trace file when [`TraceReader::open_file`]'s rule maps
+/// it.
+fn map_file(file: &File) -> Option<Arc<Mmap>> {
+    let map = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file() && m.len() >= MAP_MIN_BYTES)
+        .filter(|_| std::env::var_os(NO_MAP_VARIABLE).is_none())
+        .and_then(|_| {
+            // SAFETY: the mapping is only read; a concurrent truncation
+            // is the documented SIGBUS case above.
+            unsafe { Mmap::map(file) }.ok()
+        })?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(Arc::new(map))
+}
+
+/// Keeps a top-level member ([`TraceReader::top_level_members`]) unless it
+/// is too large.
+fn keep_top_level(
+    (kept, bytes): (&mut Vec<(Box<[u8]>, Box<[u8]>)>, &mut usize),
+    key: &[u8],
+    value: &[u8],
+) {
+    const ONE: usize = 1 << 20;
+    const ALL: usize = 4 << 20;
+    if value.len() <= ONE && *bytes + value.len() <= ALL {
+        *bytes += value.len();
+        kept.push((key.into(), value.into()));
     }
 }
 
@@ -259,6 +297,8 @@ impl<R: Read> TraceReader<R> {
             finished: false,
             structurals: Structurals::new(kernel),
             fast_events: 0,
+            top_level: Vec::new(),
+            top_level_bytes: 0,
         }
     }
 
@@ -296,6 +336,15 @@ impl<R: Read> TraceReader<R> {
     }
 
     /// Valid after [`TraceReader::next_event`] returned `Ok(None)`.
+    /// The members of the top-level object other than `traceEvents` read
+    /// so far (raw key without quotes, raw value text), in file order: the
+    /// run information some writers put beside the events (Kineto's
+    /// `distributedInfo`, docs/formats.md#kineto-json-envelope). Values
+    /// over 1 MiB, and any past 4 MiB in all, are validated but not kept.
+    pub fn top_level_members(&self) -> &[(Box<[u8]>, Box<[u8]>)] {
+        &self.top_level
+    }
+
     pub fn summary(&self) -> &TraceSummary {
         &self.summary
     }
@@ -585,7 +634,13 @@ impl<R: Read> TraceReader<R> {
                     self.pos = v + 1;
                     self.state = State::Array { first: true };
                 } else {
-                    self.pos = parse_value(b, v, 1)?;
+                    let end = parse_value(b, v, 1)?;
+                    keep_top_level(
+                        (&mut self.top_level, &mut self.top_level_bytes),
+                        &b[i + 1..key_end - 1],
+                        &b[v..end],
+                    );
+                    self.pos = end;
                     self.state = State::ObjAfterValue;
                 }
                 Ok(Step::Continue)
