@@ -39,8 +39,9 @@ pub(crate) struct BlockMasks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanKernel {
     /// No stage 1: the byte-by-byte recursive parser only (the scanner
-    /// before issue 15's speed-up; kept as the fallback for every event the
-    /// fast walker does not accept, and as the reference of the tests).
+    /// before the fast path of docs/benchmarks.md#the-json-trace-scanner;
+    /// kept as the fallback for every event the fast walker does not
+    /// accept, and as the reference of the tests).
     Reference,
     /// Stage 1 as a portable byte loop.
     Portable,
