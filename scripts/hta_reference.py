@@ -15,9 +15,10 @@ line>"}, so that HTA's failures are pinned too.
 
 Compare mode recomputes every case and exits 1 on any difference (floats
 within a relative 1e-9), on a missing expected file or on an expected file
-that no case produces; it exits 2 when HTA is not installed
-(`pip install holistictraceanalysis psutil pyyaml`; HTA 0.5.0 on the package
-index does not declare psutil and pyyaml).
+that no case produces; it exits 2 when HTA is not usable: it needs, best in
+a virtual environment whose python runs this script,
+`pip install holistictraceanalysis==0.5.0 psutil pyyaml "pandas<3"` (HTA
+0.5.0 does not declare psutil and pyyaml, and fails on pandas 3).
 """
 
 import json
@@ -84,6 +85,8 @@ KERNEL_BREAKDOWN_ARGS = dict(
 IDLE_ARGS = dict(visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30)
 LAUNCH_ARGS = dict(runtime_cutoff=50, launch_delay_cutoff=100, include_memory_events=True, visualize=False)
 REL_TOL = 1e-9
+INSTALL = ('in a virtual environment: pip install holistictraceanalysis==0.5.0 psutil pyyaml "pandas<3", '
+           "then run this script with its python")
 
 
 def case_file(case):
@@ -271,9 +274,13 @@ def main(argv):
         import hta.trace_analysis  # noqa: F401
 
         hta_version = importlib.metadata.version("holistictraceanalysis")
+        pandas_major = int(importlib.metadata.version("pandas").split(".")[0])
     except Exception as exc:
-        print(f"hta_reference.py: HTA is not usable ({error_of(exc)['error']}); "
-              "pip install holistictraceanalysis psutil pyyaml", file=sys.stderr)
+        print(f"hta_reference.py: HTA is not usable ({error_of(exc)['error']}); {INSTALL}", file=sys.stderr)
+        return 2
+    if pandas_major >= 3:
+        # HTA 0.5.0's idle-time breakdown raises on pandas 3 (testdata/kineto/README.md#hta-reference).
+        print(f"hta_reference.py: HTA {hta_version} needs pandas < 3; {INSTALL}", file=sys.stderr)
         return 2
     logging.getLogger("hta").setLevel(logging.CRITICAL)
     logging.getLogger().setLevel(logging.CRITICAL)
