@@ -4,6 +4,7 @@
 
 mod fuzz_regressions;
 mod timeline_formats;
+mod timeline_kineto;
 mod trace_scanner;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

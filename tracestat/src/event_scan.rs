@@ -162,6 +162,16 @@ pub fn scan_file(path: &Path, names: &mut Names, v: &mut impl Visitor) -> Result
             Err(e) => return Err(InputError::io(path, &e).into()),
         }
     }
+    if unitrace_core::timeline::detect::is_gzip(&head[..n]) {
+        // Inflated on the fly by the trace source's opener.
+        let opened = unitrace_core::timeline::open(path)?;
+        return match opened.sniffed {
+            unitrace_core::timeline::detect::Sniffed::Pftrace => {
+                scan_pftrace(opened.into_reader(), path, names, v)
+            }
+            _ => scan_json(opened.json_reader(), path, names, v),
+        };
+    }
     if !unitrace_core::pftrace::sniff(&head[..n]) {
         // A JSON file is read in place when it can be mapped.
         match unitrace_core::trace::rewound(file) {

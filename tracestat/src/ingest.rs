@@ -162,6 +162,9 @@ struct RankParts {
     last: Ns,
     /// Host ranges still open at the end of the file: `(tid, start, name)`.
     unclosed: Vec<(u64, Ns, NameId)>,
+    /// Collectives whose arrival is their device work's start: `(index
+    /// into collectives, host thread)` (docs/tracestat.md#collectives).
+    arrive_on_device: Vec<(usize, u64)>,
 }
 
 impl RankParts {
@@ -262,6 +265,10 @@ impl Collector<'_> {
 }
 
 impl TraceSink for Collector<'_> {
+    fn device(&mut self, rank: RankSlot, pid: u64, label: &str) {
+        self.rank(rank).device_labels.insert(pid, label.to_string());
+    }
+
     fn process(&mut self, rank: RankSlot, pid: u64, label: &str) {
         let (_, rest) = split_rank_label(label);
         if rest.starts_with("DEVICE") || label.contains("DEVICE<") {
@@ -310,6 +317,9 @@ impl TraceSink for Collector<'_> {
                 Some(op) => op.as_str().into(),
                 None => names.name(s.name).into(),
             };
+            if c.arrival_on_device {
+                r.arrive_on_device.push((r.collectives.len(), s.tid));
+            }
             r.collectives.push(CollectiveCall {
                 name,
                 start: s.start,
@@ -403,6 +413,7 @@ fn finish(
         if !used {
             continue;
         }
+        collectives_on_device(&mut p);
         // Ranges without their end end at the rank's last timestamp.
         let last = p.last;
         let mut unclosed = std::mem::take(&mut p.unclosed);
@@ -438,6 +449,46 @@ fn finish(
         r.trailing_data_line = read.trailing_data_line;
     }
     ranks
+}
+
+/// Collectives that only enqueue their work (NCCL through c10d) take the
+/// span of the device work launched inside them: a rank arrives when that
+/// work starts, and it ends when the collective completes
+/// (docs/tracestat.md#collectives). The work is found through the launch
+/// links of the calls on the collective's host thread within its span; a
+/// collective that launched nothing keeps its host span.
+fn collectives_on_device(p: &mut RankParts) {
+    if p.arrive_on_device.is_empty() {
+        return;
+    }
+    let mut by_flow: FastMap<u64, (Ns, Ns)> = FastMap::default();
+    for k in &p.kernels {
+        if let Some(id) = k.flow {
+            let e = by_flow.entry(id).or_insert((k.start, k.end));
+            e.0 = e.0.min(k.start);
+            e.1 = e.1.max(k.end);
+        }
+    }
+    let mut launches: Vec<(u64, Ns, u64)> =
+        p.flows.iter().map(|&(id, tid, ts)| (tid, ts, id)).collect();
+    launches.sort_unstable();
+    for &(i, tid) in &p.arrive_on_device {
+        let c = &mut p.collectives[i];
+        let from = launches.partition_point(|l| (l.0, l.1) < (tid, c.start));
+        let mut span: Option<(Ns, Ns)> = None;
+        for &(t, ts, id) in &launches[from..] {
+            if t != tid || ts > c.end {
+                break;
+            }
+            if let Some(&(s, e)) = by_flow.get(&id) {
+                span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+            }
+        }
+        if let Some((start, end)) = span {
+            c.start = start;
+            c.end = end;
+        }
+    }
 }
 
 fn rank_trace(

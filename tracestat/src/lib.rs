@@ -172,6 +172,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         args.inputs.extend(result_dir_traces(dir, &args.ranks)?);
     }
+    // A directory stands for its traces (docs/tracestat.md#inputs).
+    args.inputs = unitrace_core::timeline::expand_inputs(&args.inputs)?;
     // A launcher's task can get an empty block of files (`mpiexec -n 16`
     // over 10 files): its partial is empty rather than an error, so the
     // recipes of docs/tracestat.md#past-one-machine need no special case.

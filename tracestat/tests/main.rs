@@ -7,6 +7,7 @@ mod console_rows;
 mod events;
 mod events_single_pass;
 mod hand;
+mod kineto;
 mod known_answers;
 mod launchers;
 mod many_ranks;

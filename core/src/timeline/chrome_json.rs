@@ -26,7 +26,7 @@ use crate::trace::{decode_string_content, object_members, parse_u64, Event, Fiel
 use super::collective::json_collective_args;
 use super::model::{
     CollectiveArgs, CounterSample, DeviceOp, DeviceOpKind, DropKind, Dropped, FlowPhase, FlowPoint,
-    HostRole, HostSpan, Mark, Ns, OtherSpan, Place, RankSlot, RunInfo, TraceSink,
+    HostRole, HostSpan, Mark, Ns, OtherSpan, Place, RankSlot, RunInfo, TraceSink, UNKNOWN_PID,
 };
 use super::names::{CatId, NameId, NameInfo, Names};
 use super::rank::RankRouter;
@@ -55,6 +55,14 @@ pub trait JsonVocabulary {
     /// Whether a flow event of category `cat` links a submitting host call
     /// to a device command.
     fn submission_flow(&self, cat: &[u8]) -> bool;
+    /// The submission-link id of a host API call on thread `tid` when the
+    /// call itself says which device work it launched (Kineto's
+    /// `correlation`): the source then delivers the call as the start of a
+    /// submission link with that id. `None` for writers whose links are
+    /// flow events alone (unitrace).
+    fn launch_link(&mut self, _cat: &[u8], _tid: u64, _args: Option<&[u8]>) -> Option<u64> {
+        None
+    }
     /// The collective arguments of a host slice, `None` when it is not a
     /// collective call.
     fn collective(
@@ -64,10 +72,23 @@ pub trait JsonVocabulary {
         args: Option<&[u8]>,
     ) -> Option<CollectiveArgs>;
     /// A top-level member of the trace object other than `traceEvents`
-    /// (its raw value); the run information it carries, if any.
-    fn top_level(&mut self, _key: &[u8], _value: &[u8]) -> Option<RunInfo> {
-        None
+    /// (its raw value): what it says about the run, if anything.
+    fn top_level(&mut self, _key: &[u8], _value: &[u8]) -> TopLevel {
+        TopLevel::None
     }
+}
+
+/// What a top-level member of the trace object says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopLevel {
+    None,
+    /// The run: rank, world size, backend (Kineto `distributedInfo`).
+    RunInfo(RunInfo),
+    /// `(pid, label)` of the devices (Kineto `deviceProperties`).
+    Devices(Vec<(u64, String)>),
+    /// Nanoseconds added to every time of the file (Kineto
+    /// `baseTimeNanoseconds`, docs/formats.md#kineto-json-time).
+    ClockBase(Ns),
 }
 
 /// unitrace's vocabulary: `gpu_op` device commands (kind by name), `os_op`
@@ -157,6 +178,10 @@ pub struct JsonEvents<V> {
     /// `B` events waiting for their `E`, per thread.
     open: FxHashMap<u64, Vec<OpenRange>>,
     run_info: Option<RunInfo>,
+    /// Added to every time read (Kineto's `baseTimeNanoseconds`).
+    clock_offset: Ns,
+    /// A time was delivered: the clock offset can no longer change.
+    timed: bool,
 }
 
 impl<V: JsonVocabulary> JsonEvents<V> {
@@ -168,7 +193,23 @@ impl<V: JsonVocabulary> JsonEvents<V> {
             anchors: Vec::new(),
             open: FxHashMap::default(),
             run_info: None,
+            clock_offset: 0,
+            timed: false,
         }
+    }
+
+    /// Adds `offset` ns to every time of the file: its clock base, when it
+    /// was found before reading (docs/formats.md#kineto-json-time).
+    pub fn with_clock_offset(mut self, offset: Option<Ns>) -> Self {
+        if let Some(o) = offset {
+            self.clock_offset = o;
+        }
+        self
+    }
+
+    /// The offset added to every time.
+    pub fn clock_offset(&self) -> Ns {
+        self.clock_offset
     }
 
     /// What the file said about its run ([`JsonVocabulary::top_level`]).
@@ -178,12 +219,26 @@ impl<V: JsonVocabulary> JsonEvents<V> {
 
     /// A top-level member of the trace object.
     pub fn top_level(&mut self, key: &[u8], value: &[u8], sink: &mut impl TraceSink) {
-        if let Some(info) = self.vocabulary.top_level(key, value) {
-            if let Some(r) = info.rank {
-                self.router.file_rank(r);
+        match self.vocabulary.top_level(key, value) {
+            TopLevel::None => {}
+            TopLevel::RunInfo(info) => {
+                if let Some(r) = info.rank {
+                    self.router.file_rank(r);
+                }
+                sink.run_info(&info);
+                self.run_info = Some(info);
             }
-            sink.run_info(&info);
-            self.run_info = Some(info);
+            TopLevel::Devices(devices) => {
+                let rank = self.router.peek(None);
+                for (pid, label) in devices {
+                    sink.device(rank, pid, &label);
+                }
+            }
+            // Once times were delivered, a base read after them (a stream
+            // that could not be searched ahead, docs/formats.md#kineto-json-time)
+            // no longer applies.
+            TopLevel::ClockBase(base) if !self.timed => self.clock_offset = base,
+            TopLevel::ClockBase(_) => {}
         }
     }
 
@@ -192,7 +247,12 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         let Some(ph) = ev.str_raw(Field::Ph) else {
             return Ok(());
         };
-        let pid = ev.uint(Field::Pid);
+        let pid = match ev.uint(Field::Pid) {
+            Some(p) => Some(p),
+            // Kineto's `"Spans"`, `-1`...: no process of the file.
+            None if ev.value(Field::Pid).is_some() => Some(UNKNOWN_PID),
+            None => None,
+        };
         if ph == b"M" {
             self.metadata(ev, pid, sink);
             return Ok(());
@@ -242,7 +302,8 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         rank: RankSlot,
         sink: &mut impl TraceSink,
     ) -> Option<(Ns, Option<Ns>)> {
-        let Some(ts) = us_text_to_ns(ts_text) else {
+        self.timed = true;
+        let Some(ts) = us_text_to_ns(ts_text).and_then(|t| t.checked_add(self.clock_offset)) else {
             drop_event(
                 ev,
                 rank,
@@ -346,6 +407,20 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                 let (Some(tid), Some(name)) = (tid, name) else {
                     return Ok(());
                 };
+                if role == HostRole::ApiCall {
+                    if let Some(id) = self.vocabulary.launch_link(cat, tid, args_object(ev)) {
+                        sink.flow(&FlowPoint {
+                            rank,
+                            pid,
+                            tid,
+                            id,
+                            phase: FlowPhase::Start,
+                            ts: start,
+                            submission: true,
+                            call: Some(name),
+                        });
+                    }
+                }
                 let collective = self.collective(name, args_object(ev));
                 let span = HostSpan {
                     rank,
@@ -508,6 +583,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                         bytes: e.bytes.or(b.bytes),
                         comm: e.comm.or(b.comm),
                         op: e.op.or(b.op),
+                        arrival_on_device: e.arrival_on_device || b.arrival_on_device,
                     }
                 });
                 let span = HostSpan {

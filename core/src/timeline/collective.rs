@@ -14,6 +14,7 @@ pub fn json_collective_args(args: Option<&[u8]>) -> CollectiveArgs {
         bytes: args.and_then(json_collective_bytes),
         comm: args.and_then(json_collective_comm),
         op: None,
+        arrival_on_device: false,
     }
 }
 
@@ -113,6 +114,7 @@ pub fn pftrace_collective_args(te: &TrackEvent<'_>) -> CollectiveArgs {
         bytes: pftrace_collective_bytes(te),
         comm: pftrace_collective_comm(te),
         op: None,
+        arrival_on_device: false,
     }
 }
 

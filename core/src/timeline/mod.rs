@@ -33,7 +33,7 @@ pub mod time;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
 use crate::pftrace::PacketReader;
@@ -135,6 +135,61 @@ pub struct TimelineRead {
     pub events: u64,
 }
 
+/// File names a directory's timelines end in: JSON and `.pftrace`,
+/// unitrace's and Kineto's (`*.pt.trace.json`), each possibly gzipped.
+pub const TRACE_SUFFIXES: &[&str] = &[".json", ".json.gz", ".pftrace", ".pftrace.gz"];
+
+/// Whether a file name ends like a timeline ([`TRACE_SUFFIXES`]).
+pub fn has_trace_suffix(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    TRACE_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// The trace files an input names (docs/tracestat.md#inputs): a file as it
+/// is; a directory's traces of a `unitrace --result-dir` tree
+/// (docs/formats.md#result-dir-tree), else the files directly in it whose
+/// names end in [`TRACE_SUFFIXES`], in byte order of their names. What
+/// they hold is told by content when they are read.
+pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if let Ok(tree) = crate::result_dir::ResultDir::open(path) {
+        let sel = tree.traces(None);
+        if !sel.files.is_empty() {
+            return Ok(sel.files.into_iter().map(|f| f.path).collect());
+        }
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, &e))? {
+        let p = entry.map_err(|e| InputError::io(path, &e))?.path();
+        if has_trace_suffix(&p) && p.is_file() {
+            files.push(p);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(InputError::at_file(
+            path,
+            "no trace in this directory (*.json, *.json.gz, *.pftrace, *.pftrace.gz) and no result-dir tree",
+        ));
+    }
+    Ok(files)
+}
+
+/// [`trace_files`] of every input, in order.
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        out.extend(trace_files(p)?);
+    }
+    Ok(out)
+}
+
 /// Reads the trace at `path` into `sink`.
 pub fn read_file<S: TraceSink>(path: &Path, sink: &mut S) -> Result<TimelineRead, SourceError> {
     let opened = open(path)?;
@@ -142,12 +197,21 @@ pub fn read_file<S: TraceSink>(path: &Path, sink: &mut S) -> Result<TimelineRead
 }
 
 /// Reads a trace from bytes in memory (tests, fuzzing); `path` names it.
+/// A Kineto clock base after the events is found, as in a file.
 pub fn read_bytes<S: TraceSink>(
     bytes: &[u8],
     path: &Path,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
-    let opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
+    let mut opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
+    if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+        opened.clock_base = if opened.gzipped {
+            let gz = flate2::read::MultiGzDecoder::new(bytes);
+            kineto::clock_base_in_stream(gz).ok().flatten()
+        } else {
+            kineto::find_clock_base(bytes)
+        };
+    }
     read_opened(opened, path, sink)
 }
 
@@ -155,6 +219,10 @@ pub fn read_bytes<S: TraceSink>(
 pub struct Opened {
     pub sniffed: Sniffed,
     pub gzipped: bool,
+    /// Kineto: `baseTimeNanoseconds`, found ahead of the events wherever
+    /// the file writes it (docs/formats.md#kineto-json-time): added to
+    /// every time. `None` for other formats, or when the file has none.
+    pub clock_base: Option<Ns>,
     input: Input,
 }
 
@@ -206,9 +274,21 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
     let sniffed = detect::sniff(&head);
     if sniffed == Sniffed::Gzip {
         let raw = Box::new(io::Cursor::new(head).chain(file));
-        return open_gzip(raw, path);
+        let mut opened = open_gzip(raw, path)?;
+        if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+            // Written after the events: inflated once more to find it.
+            opened.clock_base = gzip_clock_base(path)?;
+        }
+        return Ok(opened);
     }
     check_sniffed(path, sniffed)?;
+    let mut clock_base = None;
+    if sniffed == Sniffed::Json(JsonDialect::Kineto) {
+        clock_base = kineto::find_clock_base(&head);
+        if clock_base.is_none() && head.len() == HEAD_BYTES {
+            clock_base = kineto::clock_base_in_tail(&file).map_err(|e| InputError::io(path, &e))?;
+        }
+    }
     let input = match crate::trace::rewound(file) {
         Ok(f) => Input::File(f),
         Err(unseekable) => Input::Stream(Box::new(io::Cursor::new(head).chain(unseekable))),
@@ -216,8 +296,19 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
     Ok(Opened {
         sniffed,
         gzipped: false,
+        clock_base,
         input,
     })
+}
+
+/// A gzipped Kineto trace's clock base written after its events: the file
+/// is inflated once just to read its end.
+fn gzip_clock_base(path: &Path) -> Result<Option<Ns>, InputError> {
+    let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
+    let gz = EndAtCut(flate2::read::MultiGzDecoder::new(
+        io::BufReader::with_capacity(1 << 16, file),
+    ));
+    kineto::clock_base_in_stream(gz).map_err(|e| InputError::at_file(path, format!("gzip: {e}")))
 }
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
@@ -233,13 +324,31 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
     Ok(Opened {
         sniffed,
         gzipped: false,
+        clock_base: None,
         input: Input::Stream(raw),
     })
 }
 
+/// A gzip stream cut short (its writer was killed) ends where its data
+/// ends, as a cut plain file does: the reader then keeps the complete
+/// events (docs/formats.md#trace-json-truncated). Other gzip errors stay
+/// errors.
+struct EndAtCut<R>(R);
+
+impl<R: Read> Read for EndAtCut<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+            r => r,
+        }
+    }
+}
+
 /// A gzip stream: detection again on the inflated bytes.
 fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
-    let mut gz = flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 16, raw));
+    let mut gz = EndAtCut(flate2::read::MultiGzDecoder::new(
+        io::BufReader::with_capacity(1 << 16, raw),
+    ));
     let inner = read_head(&mut gz, HEAD_BYTES)
         .map_err(|e| InputError::at_file(path, format!("gzip: {e}")))?;
     let sniffed = match detect::sniff(&inner) {
@@ -247,10 +356,15 @@ fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputErro
         s => s,
     };
     check_sniffed(path, sniffed)?;
+    let clock_base = match sniffed {
+        Sniffed::Json(JsonDialect::Kineto) => kineto::find_clock_base(&inner),
+        _ => None,
+    };
     let stream = io::Cursor::new(inner).chain(gz);
     Ok(Opened {
         sniffed,
         gzipped: true,
+        clock_base,
         input: Input::Stream(Box::new(stream)),
     })
 }
@@ -291,7 +405,8 @@ pub fn read_opened<S: TraceSink>(
             read_pftrace(src, path, sink)?
         }
         Sniffed::Json(JsonDialect::Kineto) => {
-            let interp = JsonEvents::new(path, KinetoVocabulary::default());
+            let interp = JsonEvents::new(path, KinetoVocabulary::default())
+                .with_clock_offset(opened.clock_base);
             read_json(
                 opened.json_reader(),
                 interp,
@@ -324,14 +439,25 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
     let mut top_seen = 0;
-    loop {
+    // The members before `traceEvents` (Kineto's run information, devices
+    // and clock base) are parsed on the way to the first event and apply
+    // to it: it is copied out so that they can be read first.
+    let first = match reader.next_event() {
+        Ok(Some(ev)) => Some((ev.raw().to_vec(), *ev.fields(), ev.index(), ev.offset())),
+        Ok(None) => None,
+        Err(e) => return Err(e.into_input_error(path).into()),
+    };
+    top_seen = feed_top_level(&reader, &mut interp, top_seen, sink);
+    if let Some((raw, fields, index, offset)) = &first {
+        let ev = Event::from_parts(raw, *fields, *index, *offset);
+        interp.feed(&ev, sink).map_err(SourceError::Sink)?;
+    }
+    while first.is_some() {
         let ev = match reader.next_event() {
             Ok(Some(ev)) => ev,
             Ok(None) => break,
             Err(e) => return Err(e.into_input_error(path).into()),
         };
-        // Copied out of the borrow of the reader's buffer.
-        let ev: Event<'_> = ev;
         interp.feed(&ev, sink).map_err(SourceError::Sink)?;
         if reader.top_level_members().len() > top_seen {
             top_seen = feed_top_level(&reader, &mut interp, top_seen, sink);
@@ -422,14 +548,15 @@ pub enum EventInterpreter {
 }
 
 impl EventInterpreter {
-    pub fn new(path: &Path, dialect: JsonDialect) -> Self {
+    /// `clock_base`: [`Opened::clock_base`] of the file.
+    pub fn new(path: &Path, dialect: JsonDialect, clock_base: Option<Ns>) -> Self {
         match dialect {
             JsonDialect::Unitrace => {
                 EventInterpreter::Unitrace(JsonEvents::new(path, UnitraceVocabulary))
             }
-            JsonDialect::Kineto => {
-                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary::default()))
-            }
+            JsonDialect::Kineto => EventInterpreter::Kineto(
+                JsonEvents::new(path, KinetoVocabulary::default()).with_clock_offset(clock_base),
+            ),
         }
     }
 

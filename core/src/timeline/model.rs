@@ -16,6 +16,11 @@ use super::names::{CatId, NameId, Names};
 /// Nanoseconds (an instant on the file's clock, or a duration).
 pub type Ns = i64;
 
+/// The process id of an event whose `pid` is there but is no unsigned
+/// integer (Kineto's `"Spans"`, `"Traces"`, `""` and `-1`,
+/// docs/formats.md#kineto-json-events): kept apart from real processes.
+pub const UNKNOWN_PID: u64 = u64::MAX;
+
 /// Which rank of the file an event belongs to: an index into the ranks the
 /// source's [`super::RankRouter`] found (a per-rank file has one, a merged
 /// trace one per `RANK r` process).
@@ -78,6 +83,10 @@ pub struct CollectiveArgs {
     /// The collective itself when the call's name does not say it
     /// (Kineto's `record_param_comms` with its `Collective name`).
     pub op: Option<String>,
+    /// The call only enqueues the collective (NCCL and oneCCL through
+    /// PyTorch's c10d): a rank arrives when the device work it launched
+    /// starts, not when the call does (docs/tracestat.md#collectives).
+    pub arrival_on_device: bool,
 }
 
 /// A device command.
@@ -244,6 +253,10 @@ pub trait TraceSink {
     /// A thread name (JSON `thread_name`, a `.pftrace` thread track).
     fn thread(&mut self, _rank: RankSlot, _pid: u64, _tid: u64, _name: &str) {}
     fn run_info(&mut self, _info: &RunInfo) {}
+    /// A device's label, from what the file says about its devices
+    /// (Kineto's `deviceProperties`: `GPU 0: NVIDIA H200`); `pid` is the
+    /// process id of the device's events.
+    fn device(&mut self, _rank: RankSlot, _pid: u64, _label: &str) {}
     fn device_op(&mut self, _names: &Names, _op: &DeviceOp) -> io::Result<()> {
         Ok(())
     }

@@ -182,6 +182,7 @@ pub fn host_kind(name: &str) -> HostKind {
         || name.starts_with("MPI_")
         || name.starts_with("nccl:")
         || name.starts_with("c10d::")
+        || name.starts_with("xccl::")
         || name == "record_param_comms"
         || name.to_ascii_lowercase().contains("oneccl")
     {
@@ -324,32 +325,50 @@ fn copy_direction(rest: &str) -> (MemoryKind, MemoryKind) {
     }
 }
 
-/// Kineto's `HtoD (Pageable -> Device)` (docs/formats.md#kineto-json-events):
-/// the memory kinds in the parentheses, else the `HtoD` letters.
+/// The memory kinds of a Kineto copy (docs/formats.md#kineto-json-events):
+/// the words in the parentheses — CUDA's `HtoD (Pageable -> Device)`,
+/// XPU's `M2D (MEMORY(Unknown) -> DEVICE)` (docs/formats.md#kineto-json-xpu),
+/// ROCm's `HtoD (Host -> Device)`, which does not say pinned or pageable
+/// (docs/formats.md#kineto-json-rocm) — else the letters of the kind.
 fn kineto_copy_direction(rest: &str) -> (MemoryKind, MemoryKind) {
-    let kind = |s: &str| match s.trim() {
-        "Pageable" => MemoryKind::PageableHost,
-        "Pinned" => MemoryKind::PinnedHost,
-        "Device" | "Array" => MemoryKind::Device,
-        "Managed" => MemoryKind::Shared,
+    let word = |s: &str| match s.trim() {
+        "Pageable" | "MEMORY(Unknown)" => MemoryKind::PageableHost,
+        "Pinned" | "HOST" => MemoryKind::PinnedHost,
+        "Device" | "Array" | "Device Static" | "DEVICE" => MemoryKind::Device,
+        "Managed" | "Managed Static" | "SHARED" => MemoryKind::Shared,
         _ => MemoryKind::Unknown,
     };
-    if let Some((a, b)) = rest
-        .split_once('(')
-        .and_then(|(_, p)| p.split_once(')'))
-        .and_then(|(inner, _)| inner.split_once("->"))
-    {
-        return (kind(a), kind(b));
+    let (letters, words) = rest.split_once(' ').unwrap_or((rest, ""));
+    let inner = words
+        .trim()
+        .strip_prefix('(')
+        .and_then(|w| w.strip_suffix(')'));
+    if let Some((a, b)) = inner.and_then(|w| w.split_once("->")) {
+        return (word(a), word(b));
     }
-    let letter = |c: u8| match c {
-        b'H' => MemoryKind::PageableHost,
-        b'D' => MemoryKind::Device,
-        _ => MemoryKind::Unknown,
-    };
-    match rest.as_bytes() {
-        [f, b't', b'o', t, ..] => (letter(*f), letter(*t)),
+    match letters.as_bytes() {
+        // XPU's `M2D`: unitrace's letters (docs/formats.md#kineto-json-xpu).
+        [_, b'2', _] => copy_direction(&format!("({letters})")),
+        [f, b't', b'o', t] => {
+            let letter = |c: u8| match c {
+                b'H' => MemoryKind::PageableHost,
+                b'D' | b'A' => MemoryKind::Device,
+                _ => MemoryKind::Unknown,
+            };
+            (letter(*f), letter(*t))
+        }
         _ => (MemoryKind::Unknown, MemoryKind::Unknown),
     }
+}
+
+/// `N` of a `ProfilerStep#N` range, the iteration it spans
+/// (docs/formats.md#kineto-json-events).
+pub fn profiler_step(name: &str) -> Option<u64> {
+    let n = name.strip_prefix("ProfilerStep#")?;
+    if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
 }
 
 #[cfg(test)]
@@ -371,6 +390,8 @@ mod tests {
             HostKind::Collective
         );
         assert_eq!(host_kind("zeCommandListAppendLaunchKernel"), HostKind::Busy);
+        assert_eq!(host_kind("xccl::allreduce"), HostKind::Collective);
+        assert_eq!(host_kind("record_param_comms"), HostKind::Collective);
         assert!(is_collective_call("oneCCL::API::ALLREDUCE_SMALL"));
         assert!(is_collective_call("MPI::MPI_Allreduce"));
         assert!(is_collective_call("MPI::MPI_Iallreduce"));
@@ -425,6 +446,36 @@ mod tests {
                 to: Unknown
             }
         );
+    }
+
+    #[test]
+    fn kineto_copies_and_steps() {
+        use MemoryKind::*;
+        let copy = |n: &str| match device_op_kind(n) {
+            DeviceOpKind::Copy { from, to } => (from, to),
+            k => panic!("{n}: {k:?}"),
+        };
+        assert_eq!(
+            copy("Memcpy HtoD (Pageable -> Device)"),
+            (PageableHost, Device)
+        );
+        assert_eq!(copy("Memcpy PtoP (Device -> Device)"), (Device, Device));
+        assert_eq!(
+            copy("Memcpy DtoH (Device -> Managed Static)"),
+            (Device, Shared)
+        );
+        assert_eq!(copy("Memcpy HtoD (Host -> Device)"), (Unknown, Device));
+        assert_eq!(
+            copy("Memcpy H2M (HOST -> MEMORY(Unknown))"),
+            (PinnedHost, PageableHost)
+        );
+        assert_eq!(copy("Memcpy HtoD"), (PageableHost, Device));
+        assert_eq!(copy("Memcpy S2D"), (Shared, Device));
+        assert_eq!(copy("Memcpy ?"), (Unknown, Unknown));
+        assert_eq!(profiler_step("ProfilerStep#12"), Some(12));
+        assert_eq!(profiler_step("ProfilerStep#"), None);
+        assert_eq!(profiler_step("ProfilerStep#1a"), None);
+        assert_eq!(profiler_step("aten::mm"), None);
     }
 
     #[test]
