@@ -542,7 +542,10 @@ fn empty_directory_is_an_error() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(err.lines().count(), 1);
-    assert!(err.contains("no *.json or *.pftrace trace"), "{err}");
+    assert!(
+        err.contains("no trace in this directory (*.json, *.json.gz, *.pftrace, *.pftrace.gz)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -40,6 +40,16 @@ impl Kind {
     }
 }
 
+/// Whether a gzip file holds a trace (JSON or `.pftrace`, by the trace
+/// source's detection of its inflated head).
+fn gzipped_trace(path: &Path) -> bool {
+    use unitrace_core::timeline::detect::Sniffed;
+    matches!(
+        unitrace_core::timeline::open(path).map(|o| o.sniffed),
+        Ok(Sniffed::Json(_) | Sniffed::Pftrace)
+    )
+}
+
 /// Tells the kind of `path` from what it is and its first bytes.
 pub fn detect(path: &Path) -> Result<Kind> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
@@ -51,6 +61,11 @@ pub fn detect(path: &Path) -> Result<Kind> {
         .and_then(|f| f.take(8192).read_to_end(&mut head))
         .map_err(|e| InputError::io(path, &e))?;
     if unitrace_core::pftrace::sniff(&head) {
+        return Ok(Kind::Traces);
+    }
+    if head.starts_with(&[0x1f, 0x8b]) && gzipped_trace(path) {
+        // A gzipped trace (Kineto writes `*.pt.trace.json.gz`); a gzipped
+        // tar is a summary tarball (below).
         return Ok(Kind::Traces);
     }
     let compressed = head.starts_with(&[0x1f, 0x8b])
