@@ -12,12 +12,17 @@ use unitrace_core::timeline::{
     MemoryKind, Names, OtherSpan, RankSlot, RunInfo, TimelineFormat, TraceSink, UNKNOWN_PID,
 };
 
+/// `(name, kind, pid, tid, start, end, submission link)`.
+type SeenDevice = (String, DeviceOpKind, u64, u64, i64, i64, Option<u64>);
+/// `(call, collective, bytes, communicator, arrival on the device)`.
+type SeenCollective = (String, Option<String>, Option<u64>, Option<String>, bool);
+
 /// Everything the source delivered, as text.
 #[derive(Default, Debug)]
 struct Seen {
-    device: Vec<(String, DeviceOpKind, u64, u64, i64, i64, Option<u64>)>,
+    device: Vec<SeenDevice>,
     host: Vec<(String, HostRole, u64, i64, i64)>,
-    collectives: Vec<(String, Option<String>, Option<u64>, Option<String>, bool)>,
+    collectives: Vec<SeenCollective>,
     other: Vec<(String, String, u64, i64, i64)>,
     /// `(id, tid, ts, call)` of submission starts; other flow points.
     submissions: Vec<(u64, u64, i64, Option<String>)>,

@@ -3,6 +3,7 @@
 //! pid remapping, alignment, filters and GPU-time statistics.
 
 pub mod args;
+pub mod input;
 pub mod merge;
 pub mod pfmerge;
 pub mod select;
@@ -25,6 +26,7 @@ use unitrace_render::table::TableFormat;
 use args::{Align, Args};
 use merge::{InputPlan, MergeOptions, Merger};
 use select::{rank_from_path, read_head, RankSet, Window};
+use unitrace_core::trace::decimal::Decimal;
 
 pub const TOOL: &str = "mergetrace";
 
@@ -114,7 +116,14 @@ fn py_path(dir: &Path) -> String {
 }
 
 fn is_pftrace_name(p: &Path) -> bool {
-    p.as_os_str().as_encoded_bytes().ends_with(b".pftrace")
+    let name = p.as_os_str().as_encoded_bytes();
+    name.ends_with(b".pftrace") || name.ends_with(b".pftrace.gz")
+}
+
+/// A `.pftrace` input: by its name as mergetrace.py routes, or, when
+/// gzipped, by its inflated content (docs/mergetrace.md#usage).
+fn is_pftrace_input(p: &Path) -> bool {
+    is_pftrace_name(p) || (input::is_gzip_file(p) && input::inspect(p).is_ok_and(|i| i.pftrace))
 }
 
 /// The inputs: the given files, or the traces found under `--result-dir`
@@ -153,10 +162,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     // Route by format as mergetrace.py does: any `.pftrace` input or output
     // means a protobuf merge, and every input must then be one.
-    let pf: Vec<&PathBuf> = given.iter().filter(|p| is_pftrace_name(p)).collect();
+    let pf: Vec<&PathBuf> = given.iter().filter(|p| is_pftrace_input(p)).collect();
     let pftrace = !pf.is_empty() || is_pftrace_name(&args.output);
     if pftrace && pf.len() != given.len() {
-        let others: Vec<&PathBuf> = given.iter().filter(|p| !is_pftrace_name(p)).collect();
+        let others: Vec<&PathBuf> = given.iter().filter(|p| !is_pftrace_input(p)).collect();
         println!(
             "[ERROR] cannot merge mixed trace formats; got .pftrace inputs {} and non-perfetto \
              inputs {}. Merge each format separately.",
@@ -202,12 +211,18 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let mut heads = Vec::new();
     for path in &inputs {
         let name_rank = rank_from_path(path);
-        let head = if need_head || (rank_set.is_some() && name_rank.is_none()) {
-            Some(read_head(path))
-        } else {
-            None
-        };
-        let rank = name_rank.or(head.as_ref().and_then(|h| h.rank_label));
+        // What the file is by content: gzip, a Kineto trace (its rank and
+        // clock base), docs/mergetrace.md#kineto.
+        let info = input::inspect(path)?;
+        let head =
+            if need_head || (rank_set.is_some() && name_rank.is_none() && info.rank.is_none()) {
+                Some(read_head(path))
+            } else {
+                None
+            };
+        let rank = name_rank
+            .or(head.as_ref().and_then(|h| h.rank_label))
+            .or(info.rank);
         if let Some(set) = &rank_set {
             match rank {
                 Some(r) if set.contains(r) => {}
@@ -230,14 +245,31 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             rank,
             rank_from_name: name_rank.is_some(),
             shift: None,
+            kineto: info.kineto,
+            clock_base: info.clock_base,
             link_tag: None,
         });
         heads.push(head.and_then(|h| h.first_ts));
     }
+    // Kineto inputs count from their own clock base: each is shifted onto
+    // the earliest base (docs/formats.md#kineto-json-time).
+    let clock_shifts = kineto_clock_shifts(&plans);
+    for ((plan, first), k) in plans.iter_mut().zip(heads.iter_mut()).zip(&clock_shifts) {
+        if let Some(k) = k {
+            plan.shift = Some(*k);
+            *first = first.and_then(|f| f.checked_sub(*k));
+        }
+    }
     let origin = heads.iter().flatten().min().copied();
     if args.align == Align::Start {
-        for (plan, first) in plans.iter_mut().zip(&heads) {
-            match (first, origin) {
+        for ((plan, first), k) in plans.iter_mut().zip(&heads).zip(&clock_shifts) {
+            // `first` is on the common clock; the shift applies to the
+            // file's own times.
+            let own_first = first.and_then(|f| match k {
+                Some(k) => f.checked_add(*k),
+                None => Some(f),
+            });
+            match (own_first, origin) {
                 (Some(first), Some(origin)) => plan.shift = first.checked_sub(origin),
                 _ => warn(
                     TOOL,
@@ -272,6 +304,8 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     // (docs/robustness.md#outputs).
     let outputs = OutputSet::begin();
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
+    // gzip when the output's name ends in `.gz` (docs/mergetrace.md#usage).
+    let out = input::Output::new(out, &args.output);
     let (out, mut outcome) = if pftrace {
         pfmerge::merge(&plans, &opts, out, progress.as_ref())
             .map_err(|e| name_output_on_write_error(e, &args.output))?
@@ -282,6 +316,9 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             .run()
             .map_err(|e| name_output_on_write_error(e, &args.output))?
     };
+    let out = out
+        .finish()
+        .map_err(|e| name_output_on_write_error(e.into(), &args.output))?;
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
@@ -332,20 +369,27 @@ pub struct MemoryInput {
 /// `link_tag` gets it as a query. The caller bounds the input size. Mixed
 /// formats are an error.
 pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
-    let pf = inputs.iter().filter(|i| is_pftrace_name(&i.path)).count();
+    let pf = inputs.iter().filter(|i| is_pftrace_input(&i.path)).count();
     if pf != 0 && pf != inputs.len() {
         anyhow::bail!("cannot merge JSON and .pftrace traces together");
     }
-    let plans: Vec<InputPlan> = inputs
-        .iter()
-        .map(|i| InputPlan {
+    let mut plans: Vec<InputPlan> = Vec::with_capacity(inputs.len());
+    for i in inputs {
+        let info = input::inspect(&i.path)?;
+        plans.push(InputPlan {
             path: i.path.clone(),
-            rank: i.rank,
+            rank: i.rank.or(info.rank),
             rank_from_name: false,
             shift: None,
+            kineto: info.kineto,
+            clock_base: info.clock_base,
             link_tag: i.link_tag.clone(),
-        })
-        .collect();
+        });
+    }
+    let shifts = kineto_clock_shifts(&plans);
+    for (plan, k) in plans.iter_mut().zip(shifts) {
+        plan.shift = k;
+    }
     let opts = MergeOptions {
         remap_pids: false,
         filter: None,
@@ -365,6 +409,25 @@ pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
         Merger::new(&plans, &opts, out, None)?.run()?
     };
     Ok(out)
+}
+
+/// The shift (µs, subtracted from `ts`) that puts each Kineto input with a
+/// clock base onto the earliest base: `ts + (base − earliest) / 1000`
+/// (docs/formats.md#kineto-json-time). `None` for other inputs, and for all
+/// when every base is the same.
+fn kineto_clock_shifts(plans: &[InputPlan]) -> Vec<Option<Decimal>> {
+    let bases: Vec<Option<i64>> = plans
+        .iter()
+        .map(|p| p.clock_base.filter(|_| p.kineto))
+        .collect();
+    let earliest = bases.iter().flatten().min().copied();
+    bases
+        .iter()
+        .map(|b| {
+            let (b, e) = ((*b)?, earliest?);
+            (b != e).then(|| Decimal::from_parts(i128::from(e) - i128::from(b), 3))
+        })
+        .collect()
 }
 
 /// Input errors of the merge name their input; a bare I/O error can only

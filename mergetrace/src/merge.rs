@@ -11,7 +11,7 @@
 //! joins by `,\n` (docs/benchmarks.md#the-json-trace-scanner).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -28,7 +28,9 @@ use unitrace_core::trace::{
 };
 
 use crate::select::Window;
-use crate::stats::{RankReport, RankStats};
+use crate::stats::{RankReport, RankStats, TimelineStats};
+use unitrace_core::timeline::detect::JsonDialect;
+use unitrace_core::timeline::EventInterpreter;
 
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
@@ -46,8 +48,15 @@ pub struct InputPlan {
     /// Rank from the file name (for `rank N` labels) or the head's label.
     pub rank: Option<u32>,
     pub rank_from_name: bool,
-    /// Subtracted from every `ts` (`--align start`).
+    /// Subtracted from every `ts` (`--align start`; a Kineto input's clock
+    /// base against the earliest input's, docs/mergetrace.md#kineto).
     pub shift: Option<Decimal>,
+    /// A PyTorch profiler (Kineto) trace (docs/mergetrace.md#kineto): its
+    /// own pid namespace and flow ids, its processes labelled with its rank,
+    /// `--stats` read through Kineto's vocabulary.
+    pub kineto: bool,
+    /// Kineto: `baseTimeNanoseconds`, for `--stats`.
+    pub clock_base: Option<i64>,
     /// `key=value` appended as a query to every metric link
     /// (`http(s)://localhost:8000/<kernel>/<id>`) of this input: `rank=R`,
     /// or `process=<app>.<pid>` outside `rank_<r>.` folders, so one chart
@@ -156,8 +165,8 @@ fn scan_inputs(
         if tx.send(Msg::Start(i)).is_err() {
             return;
         }
-        let file = match File::open(&plan.path) {
-            Ok(f) => f,
+        let mut reader = match open_json(&plan.path, max_event) {
+            Ok(r) => r,
             Err(e) => {
                 let err = TraceError {
                     kind: unitrace_core::trace::TraceErrorKind::Io(e),
@@ -170,7 +179,6 @@ fn scan_inputs(
                 continue;
             }
         };
-        let mut reader = TraceReader::open_file(file, max_event);
         if let Some(map) = reader.mapped().cloned() {
             let result = scan_mapped(&mut reader, map, needs_events[i], &tx, &free);
             match result {
@@ -227,10 +235,20 @@ fn scan_inputs(
     }
 }
 
+/// A JSON input's reader: a plain file is read in place when it can be
+/// mapped; a gzipped one is inflated on the fly (docs/mergetrace.md#usage).
+fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<dyn Read + Send>>> {
+    if crate::input::is_gzip_file(path) {
+        let stream = crate::input::open_stream(path)?;
+        return Ok(TraceReader::with_max_event_bytes(stream, max_event));
+    }
+    Ok(TraceReader::open_file_boxed(File::open(path)?, max_event))
+}
+
 /// [`scan_inputs`] for a mapped input: batches of ranges, no copies.
 /// `None` when the writer has hung up.
-fn scan_mapped(
-    reader: &mut TraceReader<File>,
+fn scan_mapped<R: Read>(
+    reader: &mut TraceReader<R>,
     map: Arc<Mmap>,
     needs_events: bool,
     tx: &SyncSender<Msg>,
@@ -365,7 +383,30 @@ struct FileState {
     /// that a main thread keeps tid == pid.
     ids: rustc_hash::FxHashMap<u64, u64>,
     stats: Option<RankStats>,
+    /// Kineto inputs: `--stats` read through the trace source's Kineto
+    /// vocabulary (docs/formats.md#kineto-json).
+    interp: Option<EventInterpreter>,
+    /// `--remap-pids`, or a Kineto input: pids that are no unsigned
+    /// integer (`"Spans"`, `-1`) by their text -> new id.
+    text_ids: rustc_hash::FxHashMap<Box<[u8]>, u64>,
     warned_flow_id: bool,
+}
+
+impl FileState {
+    /// Feeds one event to the statistics.
+    fn feed_stats(&mut self, ev: &Event<'_>) {
+        let Some(stats) = self.stats.as_mut() else {
+            return;
+        };
+        match self.interp.as_mut() {
+            Some(interp) => {
+                let mut sink = TimelineStats::new(stats);
+                // The sink takes every event.
+                let _ = interp.feed(ev, &mut sink);
+            }
+            None => stats.feed(ev),
+        }
+    }
 }
 
 /// Edits applied to one event: byte ranges of the raw text and their new
@@ -454,13 +495,19 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 match msg {
                     Msg::Start(i) => {
                         let plan = &plans[i];
+                        let stats = self.opts.stats;
                         state = Some(FileState {
                             index: i,
                             ids: Default::default(),
-                            stats: self
-                                .opts
-                                .stats
-                                .then(|| RankStats::new(plan.rank, i, &plan.path)),
+                            stats: stats.then(|| RankStats::new(plan.rank, i, &plan.path)),
+                            interp: (stats && plan.kineto).then(|| {
+                                EventInterpreter::new(
+                                    &plan.path,
+                                    JsonDialect::Kineto,
+                                    plan.clock_base,
+                                )
+                            }),
+                            text_ids: Default::default(),
                             warned_flow_id: false,
                         });
                     }
@@ -472,8 +519,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             let ev = Event::from_parts(raw, rec.fields, rec.index, rec.offset);
                             if !whole {
                                 self.event(st, &ev)?;
-                            } else if let Some(stats) = st.stats.as_mut() {
-                                stats.feed(&ev);
+                            } else {
+                                st.feed_stats(&ev);
                             }
                         }
                         if whole {
@@ -496,7 +543,11 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                     }
                     Msg::End(i, result) => {
                         let plan = &plans[i];
-                        let st = state.take().expect("Start precedes End");
+                        let mut st = state.take().expect("Start precedes End");
+                        if let (Some(interp), Some(stats)) = (st.interp.as_mut(), st.stats.as_mut())
+                        {
+                            let _ = interp.finish(&mut TimelineStats::new(stats));
+                        }
                         match result {
                             Ok(summary) => report_summary(&plan.path, &summary),
                             Err(e) => {
@@ -552,9 +603,16 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let plan = &self.plans[input];
         self.opts.filter.is_none()
             && self.opts.window.is_none()
-            && !self.opts.remap_pids
+            && !self.remaps(plan)
             && plan.shift.filter(|s| !s.is_zero()).is_none()
             && plan.link_tag.is_none()
+    }
+
+    /// Whether an input's pids, tids and flow ids are renumbered:
+    /// `--remap-pids`, and always for Kineto traces, whose device pids are
+    /// the device indices 0..N in every file (docs/mergetrace.md#kineto).
+    fn remaps(&self, plan: &InputPlan) -> bool {
+        self.opts.remap_pids || plan.kineto
     }
 
     fn event(&mut self, st: &mut FileState, ev: &Event<'_>) -> Result<()> {
@@ -580,9 +638,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 }
             }
         }
-        if let Some(stats) = st.stats.as_mut() {
-            stats.feed(ev);
-        }
+        st.feed_stats(ev);
         self.rewrites.clear();
         if let Some(shift) = shift {
             if let (Some(span), Some(ts)) = (ev.fields().span(Field::Ts), ev.decimal(Field::Ts)) {
@@ -594,7 +650,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 }
             }
         }
-        if self.opts.remap_pids {
+        if self.remaps(plan) {
             self.remap(st, ev);
         }
         if let Some(tag) = &plan.link_tag {
@@ -608,17 +664,35 @@ impl<'a, W: Write + Send> Merger<'a, W> {
     fn remap(&mut self, st: &mut FileState, ev: &Event<'_>) {
         let plan = &self.plans[st.index];
         for field in [Field::Pid, Field::Tid] {
-            let (Some(span), Some(orig)) = (ev.fields().span(field), ev.number_text(field)) else {
-                continue;
-            };
-            let Some(orig) = unitrace_core::trace::parse_u64(orig) else {
+            let Some(span) = ev.fields().span(field) else {
                 continue;
             };
             let next_id = &mut self.next_id;
-            let new = *st.ids.entry(orig).or_insert_with(|| {
+            let mut next = || {
                 *next_id += 1;
                 *next_id
-            });
+            };
+            let orig = ev
+                .number_text(field)
+                .and_then(unitrace_core::trace::parse_u64);
+            let new = match orig {
+                Some(orig) => *st.ids.entry(orig).or_insert_with(next),
+                // Kineto's `"Spans"`, `""`, `-1` pids: one new process per
+                // text, so that ranks do not share them either. Such tids
+                // name tracks inside their process and stay.
+                None if field == Field::Pid => {
+                    let text = &ev.raw()[span.range()];
+                    match st.text_ids.get(text) {
+                        Some(&id) => id,
+                        None => {
+                            let id = next();
+                            st.text_ids.insert(text.into(), id);
+                            id
+                        }
+                    }
+                }
+                None => continue,
+            };
             self.rewrites.replace(span.range(), new);
         }
         let ph = ev.str_raw(Field::Ph).unwrap_or(b"");
@@ -648,7 +722,10 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 }
             }
         }
-        if ph == b"M" && ev.str_raw(Field::Name) == Some(b"process_name") && plan.rank_from_name {
+        if ph == b"M"
+            && ev.str_raw(Field::Name) == Some(b"process_name")
+            && (plan.rank_from_name || plan.kineto)
+        {
             self.label_process(ev, plan);
         }
     }

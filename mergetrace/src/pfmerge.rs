@@ -32,7 +32,6 @@
 //! overlap it; memory: one bit per slice begin). `--stats` pairs slice
 //! begins and ends per track.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -398,7 +397,8 @@ fn merge_into(
         let mut kept: KeptStacks = FxHashMap::default();
         let mut begins = 0usize;
         let mut shared_pids: Vec<(i64, usize)> = Vec::new();
-        let file = File::open(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
+        let file =
+            crate::input::open_stream(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
         let mut reader = PacketReader::new(file);
         // Without filters, statistics or link tagging a packet is read only
         // as far as its edits need (`PacketView`): track uuid, flow ids,
@@ -647,7 +647,7 @@ fn bit(bits: &[u64], i: usize) -> bool {
 /// second pass will.
 fn window_pass(path: &Path, w: &Window, shift: i128) -> Vec<u64> {
     let mut bits: Vec<u64> = Vec::new();
-    let Ok(file) = File::open(path) else {
+    let Ok(file) = crate::input::open_stream(path) else {
         return bits;
     };
     let mut reader = PacketReader::new(file);

@@ -2,7 +2,6 @@
 //! lists, `--time-window` bounds, and the head of each trace (first
 //! timestamp, `RANK N` label) for `--align` / `--time-window`.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -151,11 +150,12 @@ pub struct Head {
 /// Reads at most the first 64 events (first MiBs) of `path`. Problems are
 /// left for the full pass to report.
 pub fn read_head(path: &Path) -> Head {
-    if TraceFormat::of_path(path) == TraceFormat::Pftrace {
+    let gz_pftrace = || crate::input::inspect(path).is_ok_and(|i| i.pftrace);
+    if TraceFormat::of_path(path) == TraceFormat::Pftrace || gz_pftrace() {
         return read_head_pftrace(path);
     }
     let mut head = Head::default();
-    let Ok(file) = File::open(path) else {
+    let Ok(file) = crate::input::open_stream(path) else {
         return head;
     };
     let mut reader = TraceReader::with_max_event_bytes(file.take(8 << 20), 4 << 20);
@@ -184,7 +184,7 @@ pub fn read_head(path: &Path) -> Head {
 /// packets.
 pub fn read_head_pftrace(path: &Path) -> Head {
     let mut head = Head::default();
-    let Ok(file) = File::open(path) else {
+    let Ok(file) = crate::input::open_stream(path) else {
         return head;
     };
     let mut reader = PacketReader::with_max_packet(file.take(8 << 20), 4 << 20);

@@ -26,6 +26,9 @@ use std::path::Path;
 use anyhow::Result;
 use unitrace_core::category_schema::{CategorySchema, RuleId, DEFAULT_DEVICE_CATEGORY};
 use unitrace_core::summary_text::normalize_kernel_name;
+use unitrace_core::timeline::{
+    self, DeviceOp, FlowPhase, FlowPoint, HostRole, HostSpan, Mark, Names, Ns, OtherSpan, TraceSink,
+};
 use unitrace_core::trace::{object_members, parse_u64, Event, Field};
 use unitrace_render::parquet::{Column, Schema};
 use unitrace_render::table::{TableFormat, TableWriter};
@@ -48,6 +51,8 @@ pub struct RankStats {
     /// Events left out because their `dur` is negative or their `ts`/`dur`
     /// is out of range (`1e400`): they would corrupt every sum.
     invalid_times: u64,
+    /// [`TimelineStats`]: the first time seen (ns), times count from it.
+    origin_ns: Option<Ns>,
 }
 
 struct KernelAgg {
@@ -69,6 +74,68 @@ struct HostRange {
     start: f64,
     end: f64,
     name: u32,
+}
+
+/// `--stats` of a trace read through the trace source (Kineto's
+/// vocabulary, docs/formats.md#kineto-json): device activities, launch
+/// links from `correlation`, host ranges by category, in µs from the
+/// file's first time (absolute epoch nanoseconds do not fit an `f64`
+/// exactly).
+pub struct TimelineStats<'a> {
+    stats: &'a mut RankStats,
+}
+
+impl<'a> TimelineStats<'a> {
+    pub fn new(stats: &'a mut RankStats) -> Self {
+        TimelineStats { stats }
+    }
+
+    fn us(&mut self, t: Ns) -> f64 {
+        let origin = *self.stats.origin_ns.get_or_insert(t);
+        (t - origin) as f64 / 1000.0
+    }
+}
+
+impl TraceSink for TimelineStats<'_> {
+    fn device_op(&mut self, names: &Names, op: &DeviceOp) -> std::io::Result<()> {
+        let (ts, dur) = (self.us(op.start), (op.end - op.start) as f64 / 1000.0);
+        if self.stats.span(ts, dur) && op.name != timeline::NameId::NONE {
+            self.stats.device_run(names.name(op.name), ts, dur, op.flow);
+        }
+        Ok(())
+    }
+
+    fn host_span(&mut self, names: &Names, s: &HostSpan<'_>) -> std::io::Result<()> {
+        if !s.closed {
+            return Ok(());
+        }
+        let (ts, dur) = (self.us(s.start), (s.end - s.start) as f64 / 1000.0);
+        if self.stats.span(ts, dur) && s.role == HostRole::Range {
+            self.stats.range(s.tid, names.name(s.name), ts, dur);
+        }
+        Ok(())
+    }
+
+    fn other_span(&mut self, _: &Names, s: &OtherSpan) -> std::io::Result<()> {
+        let (ts, dur) = (self.us(s.start), (s.end - s.start) as f64 / 1000.0);
+        self.stats.span(ts, dur);
+        Ok(())
+    }
+
+    fn flow(&mut self, f: &FlowPoint) {
+        let ts = self.us(f.ts);
+        if f.call.is_none() {
+            self.stats.span(ts, 0.0);
+        }
+        if f.submission && f.phase == FlowPhase::Start {
+            self.stats.flow_source(f.id, f.tid, ts);
+        }
+    }
+
+    fn mark(&mut self, m: &Mark) {
+        let (ts, dur) = (self.us(m.start), (m.end - m.start) as f64 / 1000.0);
+        self.stats.span(ts, dur);
+    }
 }
 
 /// The finished numbers of one rank.
@@ -164,6 +231,7 @@ impl RankStats {
             ranges: FxHashMap::default(),
             open_ranges: FxHashMap::default(),
             invalid_times: 0,
+            origin_ns: None,
         }
     }
 
@@ -275,6 +343,13 @@ impl RankStats {
         if !name.contains("::") {
             return;
         }
+        self.range(thread, name, ts, dur);
+    }
+
+    /// A host range on `thread`, whatever its name (the trace's vocabulary
+    /// said it is one: Kineto's `cpu_op`, `user_annotation`,
+    /// `python_function`).
+    pub fn range(&mut self, thread: u64, name: &str, ts: f64, dur: f64) {
         let id = self.range_id(name);
         self.ranges.entry(thread).or_default().push(HostRange {
             start: ts,

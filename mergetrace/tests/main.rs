@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod cli;
+mod kineto;
 mod mapped;
 mod pftrace;
 mod schema;

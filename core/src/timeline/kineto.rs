@@ -20,8 +20,8 @@
 //! * collectives from `record_param_comms` (docs/formats.md#kineto-json-events);
 //! * from the envelope: `distributedInfo` (the rank), `deviceProperties`
 //!   (device labels) and `baseTimeNanoseconds` (every time is base + `ts`,
-//!   docs/formats.md#kineto-json-time), found by [`find_clock_base`] when
-//!   the file writes it after its events.
+//!   docs/formats.md#kineto-json-time), found by [`find_clock_base`] in the
+//!   file's head or tail wherever the file writes it.
 
 use std::io::{self, Read};
 
@@ -277,24 +277,39 @@ pub fn find_clock_base(bytes: &[u8]) -> Option<Ns> {
     parse_clock_base(&rest[..digits])
 }
 
-/// How much of a plain file's end [`clock_base_in_tail`] reads.
+/// `distributedInfo` (docs/formats.md#kineto-json-ranks) from the last
+/// `"distributedInfo": {...}` member in `bytes` (a file's head or tail).
+pub fn find_run_info(bytes: &[u8]) -> Option<RunInfo> {
+    const KEY: &[u8] = b"\"distributedInfo\"";
+    let at = memchr::memmem::rfind(bytes, KEY)?;
+    let rest = bytes[at + KEY.len()..].trim_ascii_start();
+    let rest = rest.strip_prefix(b":")?.trim_ascii_start();
+    let object = split_objects(rest).into_iter().next()?;
+    // Only the object that starts right here (not a later one).
+    if !std::ptr::eq(object.as_ptr(), rest.as_ptr()) {
+        return None;
+    }
+    run_info(object)
+}
+
+/// How much of a plain file's end [`file_tail`] reads.
 pub const TAIL_BYTES: u64 = 64 << 10;
 
-/// `baseTimeNanoseconds` from the last [`TAIL_BYTES`] of a plain file.
-pub fn clock_base_in_tail(file: &std::fs::File) -> io::Result<Option<Ns>> {
+/// The last [`TAIL_BYTES`] of a plain file, where Kineto writes its
+/// envelope's late members (docs/formats.md#kineto-json-envelope).
+pub fn file_tail(file: &std::fs::File) -> io::Result<Vec<u8>> {
     use std::io::{Seek, SeekFrom};
     let len = file.metadata()?.len();
     let mut f = file;
     f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)))?;
     let mut tail = Vec::with_capacity(TAIL_BYTES as usize);
     f.take(TAIL_BYTES).read_to_end(&mut tail)?;
-    Ok(find_clock_base(&tail))
+    Ok(tail)
 }
 
-/// `baseTimeNanoseconds` from the end of a stream (a gzip member's
-/// content, inflated once more just for this): the last two 1 MiB reads
-/// are searched.
-pub fn clock_base_in_stream(mut src: impl Read) -> io::Result<Option<Ns>> {
+/// The last one to two MiB of a stream (a gzip member's content, inflated
+/// once more just for this).
+pub fn stream_tail(mut src: impl Read) -> io::Result<Vec<u8>> {
     const CHUNK: usize = 1 << 20;
     let mut prev: Vec<u8> = Vec::with_capacity(CHUNK);
     let mut last: Vec<u8> = Vec::with_capacity(CHUNK);
@@ -307,7 +322,7 @@ pub fn clock_base_in_stream(mut src: impl Read) -> io::Result<Option<Ns>> {
         }
     }
     prev.extend_from_slice(&last);
-    Ok(find_clock_base(&prev))
+    Ok(prev)
 }
 
 /// Bytes per element of a PyTorch dtype name (`Float`, `BFloat16`, ...).
@@ -517,15 +532,26 @@ mod tests {
         let mut big = vec![b' '; (1 << 20) - 10];
         big.extend_from_slice(tail);
         assert_eq!(
-            clock_base_in_stream(&big[..]).unwrap(),
+            find_clock_base(&stream_tail(&big[..]).unwrap()),
             Some(1_735_632_360_000_000_000)
         );
         let mut bigger = vec![b' '; 3 << 20];
         bigger.extend_from_slice(tail);
         assert_eq!(
-            clock_base_in_stream(&bigger[..]).unwrap(),
+            find_clock_base(&stream_tail(&bigger[..]).unwrap()),
             Some(1_735_632_360_000_000_000)
         );
-        assert_eq!(clock_base_in_stream(&b"{}"[..]).unwrap(), None);
+        assert_eq!(find_clock_base(&stream_tail(&b"{}"[..]).unwrap()), None);
+        // distributedInfo at either end.
+        let info = find_run_info(b"], \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 2, \"ranks\": \"[0, 1]\"}, \"traceName\": \"x\"}").unwrap();
+        assert_eq!(
+            (info.rank, info.backend.as_deref()),
+            (Some(2), Some("nccl"))
+        );
+        assert_eq!(
+            find_run_info(b"\"distributedInfo\": 3, {\"rank\": 1}"),
+            None
+        );
+        assert_eq!(find_run_info(b"\"distributedInfo\": {\"rank\": 1"), None);
     }
 }

@@ -205,12 +205,19 @@ pub fn read_bytes<S: TraceSink>(
 ) -> Result<TimelineRead, SourceError> {
     let mut opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
     if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
-        opened.clock_base = if opened.gzipped {
-            let gz = flate2::read::MultiGzDecoder::new(bytes);
-            kineto::clock_base_in_stream(gz).ok().flatten()
+        let inflated;
+        let text = if opened.gzipped {
+            inflated =
+                kineto::stream_tail(flate2::read::MultiGzDecoder::new(bytes)).unwrap_or_default();
+            &inflated[..]
         } else {
-            kineto::find_clock_base(bytes)
+            bytes
         };
+        opened.clock_base = kineto::find_clock_base(text);
+        opened.run_info = opened
+            .run_info
+            .take()
+            .or_else(|| kineto::find_run_info(text));
     }
     read_opened(opened, path, sink)
 }
@@ -223,6 +230,10 @@ pub struct Opened {
     /// the file writes it (docs/formats.md#kineto-json-time): added to
     /// every time. `None` for other formats, or when the file has none.
     pub clock_base: Option<Ns>,
+    /// Kineto: `distributedInfo`, from the file's head or (plain files)
+    /// tail, for tools that need the rank before reading
+    /// (docs/formats.md#kineto-json-ranks).
+    pub run_info: Option<RunInfo>,
     input: Input,
 }
 
@@ -277,16 +288,24 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         let mut opened = open_gzip(raw, path)?;
         if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
             // Written after the events: inflated once more to find it.
-            opened.clock_base = gzip_clock_base(path)?;
+            let tail = gzip_tail(path)?;
+            opened.clock_base = kineto::find_clock_base(&tail);
+            opened.run_info = opened
+                .run_info
+                .take()
+                .or_else(|| kineto::find_run_info(&tail));
         }
         return Ok(opened);
     }
     check_sniffed(path, sniffed)?;
-    let mut clock_base = None;
+    let (mut clock_base, mut run_info) = (None, None);
     if sniffed == Sniffed::Json(JsonDialect::Kineto) {
         clock_base = kineto::find_clock_base(&head);
-        if clock_base.is_none() && head.len() == HEAD_BYTES {
-            clock_base = kineto::clock_base_in_tail(&file).map_err(|e| InputError::io(path, &e))?;
+        run_info = kineto::find_run_info(&head);
+        if (clock_base.is_none() || run_info.is_none()) && head.len() == HEAD_BYTES {
+            let tail = kineto::file_tail(&file).map_err(|e| InputError::io(path, &e))?;
+            clock_base = clock_base.or_else(|| kineto::find_clock_base(&tail));
+            run_info = run_info.or_else(|| kineto::find_run_info(&tail));
         }
     }
     let input = match crate::trace::rewound(file) {
@@ -297,18 +316,19 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         sniffed,
         gzipped: false,
         clock_base,
+        run_info,
         input,
     })
 }
 
-/// A gzipped Kineto trace's clock base written after its events: the file
-/// is inflated once just to read its end.
-fn gzip_clock_base(path: &Path) -> Result<Option<Ns>, InputError> {
+/// The end of a gzipped trace's content: the file is inflated once just to
+/// read it (a Kineto clock base written after the events).
+fn gzip_tail(path: &Path) -> Result<Vec<u8>, InputError> {
     let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
     let gz = EndAtCut(flate2::read::MultiGzDecoder::new(
         io::BufReader::with_capacity(1 << 16, file),
     ));
-    kineto::clock_base_in_stream(gz).map_err(|e| InputError::at_file(path, format!("gzip: {e}")))
+    kineto::stream_tail(gz).map_err(|e| InputError::at_file(path, format!("gzip: {e}")))
 }
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
@@ -325,6 +345,7 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
         sniffed,
         gzipped: false,
         clock_base: None,
+        run_info: None,
         input: Input::Stream(raw),
     })
 }
@@ -356,15 +377,19 @@ fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputErro
         s => s,
     };
     check_sniffed(path, sniffed)?;
-    let clock_base = match sniffed {
-        Sniffed::Json(JsonDialect::Kineto) => kineto::find_clock_base(&inner),
-        _ => None,
+    let (clock_base, run_info) = match sniffed {
+        Sniffed::Json(JsonDialect::Kineto) => (
+            kineto::find_clock_base(&inner),
+            kineto::find_run_info(&inner),
+        ),
+        _ => (None, None),
     };
     let stream = io::Cursor::new(inner).chain(gz);
     Ok(Opened {
         sniffed,
         gzipped: true,
         clock_base,
+        run_info,
         input: Input::Stream(Box::new(stream)),
     })
 }

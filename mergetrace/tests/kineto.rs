@@ -1,0 +1,291 @@
+//! PyTorch profiler (Kineto) traces and gzip through mergetrace
+//! (docs/mergetrace.md#kineto): our 4-rank recordings merged into one
+//! timeline whose ranks share no process and no flow, labelled by rank and
+//! aligned on their clock bases; `--stats` read through Kineto's
+//! vocabulary; gzip in (JSON and `.pftrace`, told by content) and out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn kineto(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto")
+        .join(rel)
+}
+
+fn trace_data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/trace")
+        .join(rel)
+}
+
+fn planted() -> Vec<PathBuf> {
+    (0..4)
+        .map(|r| kineto(&format!("recorded/planted/rank{r}.pt.trace.json.gz")))
+        .collect()
+}
+
+fn mergetrace(cwd: &Path, args: &[&str], inputs: &[PathBuf]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mergetrace"))
+        .current_dir(cwd)
+        .args(args)
+        .args(inputs)
+        .output()
+        .unwrap()
+}
+
+fn inflate(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn events(doc: &Value) -> &Vec<Value> {
+    doc["traceEvents"].as_array().unwrap()
+}
+
+#[test]
+fn ranks_of_a_kineto_run_share_no_process_and_no_flow() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mergetrace(dir.path(), &["-o", "all.json"], &planted());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("all.json")).unwrap()).unwrap();
+    let inputs: Vec<Value> = planted()
+        .iter()
+        .map(|p| serde_json::from_slice(&inflate(&fs::read(p).unwrap())).unwrap())
+        .collect();
+    let total: usize = inputs.iter().map(|d| events(d).len()).sum();
+    let all = events(&merged);
+    assert_eq!(all.len(), total);
+    // The events of each input follow one another: their pids form
+    // disjoint sets (every input has device pids 0..3 of its own).
+    let mut at = 0;
+    let mut seen_pids: BTreeSet<u64> = BTreeSet::new();
+    let mut seen_flows: BTreeSet<(String, u64)> = BTreeSet::new();
+    for (rank, input) in inputs.iter().enumerate() {
+        let n = events(input).len();
+        let mine = &all[at..at + n];
+        at += n;
+        let pids: BTreeSet<u64> = mine.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+        assert!(seen_pids.is_disjoint(&pids), "rank {rank}");
+        seen_pids.extend(pids);
+        for (e, orig) in mine.iter().zip(events(input)) {
+            // Times, names and arguments are the input's.
+            assert_eq!(e["ts"], orig["ts"]);
+            assert_eq!(e["name"], orig["name"]);
+            if e["name"] != "process_name" {
+                assert_eq!(e["args"], orig["args"]);
+            }
+            if matches!(e["ph"].as_str(), Some("s" | "f")) {
+                let id = e["id"].as_u64().unwrap();
+                assert_eq!(id >> 32, rank as u64);
+                assert_eq!(id & 0xffff_ffff, orig["id"].as_u64().unwrap());
+                seen_flows.insert((e["cat"].as_str().unwrap().to_string(), id));
+            }
+            if e["ph"] == "M" && e["name"] == "process_name" {
+                let name = e["args"]["name"].as_str().unwrap();
+                assert!(name.starts_with(&format!("rank {rank} ")), "{name}");
+            }
+        }
+    }
+    assert!(seen_flows.len() > 1000);
+}
+
+#[test]
+fn stats_of_a_kineto_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mergetrace(
+        dir.path(),
+        &["-o", "all.json", "--stats", "s.csv"],
+        &planted(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = fs::read_to_string(dir.path().join("s.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut ranks = BTreeMap::new();
+    let mut nccl_range = None;
+    for rec in reader.records() {
+        let rec = rec.unwrap();
+        if &rec[0] == "rank" {
+            ranks.insert(
+                rec[col("rank")].to_string(),
+                (
+                    rec[col("count")].to_string(),
+                    rec[col("total_us")].parse::<f64>().unwrap(),
+                ),
+            );
+        } else if rec[col("kernel")].starts_with("ncclDevKernel") && &rec[col("rank")] == "1" {
+            nccl_range = Some(rec[col("host_range")].to_string());
+        }
+    }
+    // Per rank: the number and summed duration of the device events,
+    // counted here from the JSON.
+    for (r, path) in planted().iter().enumerate() {
+        let doc: Value = serde_json::from_slice(&inflate(&fs::read(path).unwrap())).unwrap();
+        let dev: Vec<&Value> = events(&doc)
+            .iter()
+            .filter(|e| {
+                ["kernel", "gpu_memcpy", "gpu_memset"].contains(&e["cat"].as_str().unwrap_or(""))
+            })
+            .collect();
+        let sum_ns: i64 = dev
+            .iter()
+            .map(|e| (e["dur"].as_f64().unwrap() * 1000.0).round() as i64)
+            .sum();
+        let (count, total) = &ranks[&r.to_string()];
+        assert_eq!(count, &dev.len().to_string());
+        assert!(
+            (total - sum_ns as f64 / 1000.0).abs() < 1e-3,
+            "rank {r}: {total} against {sum_ns} ns"
+        );
+    }
+    // NCCL kernels are launched inside `nccl:all_reduce`, through the
+    // driver call's correlation.
+    assert_eq!(nccl_range.as_deref(), Some("nccl:all_reduce"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("GPU time per rank (4 ranks"), "{stdout}");
+}
+
+#[test]
+fn kineto_clock_bases_are_aligned() {
+    // Rank 1 rewritten with a base one second later and every `ts` one
+    // second (1e6 µs) earlier: the same instants. The merge puts it back on
+    // rank 0's base.
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(inflate(&fs::read(&planted()[1]).unwrap())).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let base = doc["baseTimeNanoseconds"].as_i64().unwrap();
+    doc["baseTimeNanoseconds"] = Value::from(base + 1_000_000_000);
+    for e in doc["traceEvents"].as_array_mut().unwrap() {
+        if let Some(ts) = e["ts"].as_f64() {
+            e["ts"] = Value::from(((ts - 1e6) * 1000.0).round() / 1000.0);
+        }
+    }
+    let moved = dir.path().join("moved.json");
+    fs::write(&moved, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let out = mergetrace(
+        dir.path(),
+        &["-o", "all.json"],
+        &[planted()[0].clone(), moved],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("all.json")).unwrap()).unwrap();
+    let orig: Value = serde_json::from_str(&text).unwrap();
+    let n0 = events(
+        &serde_json::from_slice::<Value>(&inflate(&fs::read(&planted()[0]).unwrap())).unwrap(),
+    )
+    .len();
+    let rank1 = &events(&merged)[n0..];
+    let mut checked = 0;
+    for (e, o) in rank1.iter().zip(events(&orig)) {
+        if let (Some(a), Some(b)) = (e["ts"].as_f64(), o["ts"].as_f64()) {
+            assert!((a - b).abs() < 1e-3, "{a} against {b}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 5000);
+}
+
+#[test]
+fn gzip_in_and_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // Plain and gzipped unitrace JSON inputs, under names that say nothing.
+    let plain: Vec<PathBuf> = ["python.100028.0.json", "python.107924.1.json"]
+        .iter()
+        .map(|n| trace_data(&format!("pftrace/legacy_json/{n}")))
+        .collect();
+    let gz: Vec<PathBuf> = plain
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let to = dir.path().join(format!("python.{}.{i}.json.gz", 100 + i));
+            fs::write(&to, gzip(&fs::read(p).unwrap())).unwrap();
+            to
+        })
+        .collect();
+    let a = mergetrace(dir.path(), &["-o", "a.json"], &plain);
+    let b = mergetrace(dir.path(), &["-o", "b.json.gz"], &gz);
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}",
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let a_bytes = fs::read(dir.path().join("a.json")).unwrap();
+    let b_bytes = fs::read(dir.path().join("b.json.gz")).unwrap();
+    assert!(b_bytes.starts_with(&[0x1f, 0x8b]));
+    assert_eq!(inflate(&b_bytes), a_bytes);
+    // `.pftrace.gz`: a protobuf merge by content.
+    let pf: Vec<PathBuf> = ["python.100028.0.pftrace", "python.107924.1.pftrace"]
+        .iter()
+        .map(|n| trace_data(&format!("pftrace/legacy/{n}")))
+        .collect();
+    let pfgz: Vec<PathBuf> = pf
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let to = dir.path().join(format!("r{i}.pftrace.gz"));
+            fs::write(&to, gzip(&fs::read(p).unwrap())).unwrap();
+            to
+        })
+        .collect();
+    let c = mergetrace(dir.path(), &["-o", "c.pftrace"], &pf);
+    let d = mergetrace(dir.path(), &["-o", "d.pftrace"], &pfgz);
+    assert!(
+        c.status.success() && d.status.success(),
+        "{}",
+        String::from_utf8_lossy(&d.stderr)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("c.pftrace")).unwrap(),
+        fs::read(dir.path().join("d.pftrace")).unwrap()
+    );
+}
+
+#[test]
+fn gzip_of_something_else_is_one_line_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("x.json.gz");
+    fs::write(&bad, gzip(b"Kernel, GpuTime\n1,2\n")).unwrap();
+    let out = mergetrace(
+        dir.path(),
+        &["-o", "all.json"],
+        &[planted()[0].clone(), bad.clone()],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("mergetrace: {}: not a trace", bad.display())),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("all.json").exists());
+}
