@@ -387,6 +387,27 @@ fn a_pftrace_is_served_as_it_is() {
     );
 }
 
+#[test]
+fn a_gzipped_kineto_trace_is_served_gzip_encoded() {
+    // PyTorch profiler traces come gzipped (docs/uniview.md#gzip): served
+    // as they are, the browser inflates them.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rank0.pt.trace.json.gz");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto/recorded/planted/rank0.pt.trace.json.gz");
+    std::fs::copy(&source, &trace).unwrap();
+    let before = snapshot(&trace);
+    let server = start(&["-t", path(&trace)]);
+    let response = get(server.trace_port(), "/rank0.pt.trace.json.gz");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    assert_eq!(response.header("content-encoding"), Some("gzip"));
+    assert_eq!(response.body, before.0);
+    let (code, _) = server.wait();
+    assert_eq!(code, Some(0));
+    assert_eq!(snapshot(&trace), before);
+}
+
 /// `--result-dir DIR [--ranks ...]` (docs/uniview.md#result-dir): the
 /// original's argument errors (exit 2), its messages, discovery through
 /// `unitrace_core::result_dir`.

@@ -8,7 +8,7 @@
 //! streams exactly that, for the one path that names the file.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -36,6 +36,11 @@ pub struct TracePlan {
     /// The whole trace, held in memory (uniview `--result-dir` with several
     /// traces, docs/uniview.md#result-dir); `path` then only names it.
     pub memory: Option<Bytes>,
+    /// The file is gzip, served as it is with `content-encoding: gzip`: the
+    /// browser inflates it (docs/uniview.md#gzip).
+    pub gzip: bool,
+    /// What the served bytes are (JSON or `.pftrace`), for their type.
+    pub format: TraceFormat,
 }
 
 impl TracePlan {
@@ -43,11 +48,13 @@ impl TracePlan {
     /// on disk.
     pub fn in_memory(name: PathBuf, bytes: Vec<u8>) -> TracePlan {
         TracePlan {
-            path: name,
             len: bytes.len() as u64,
             suffix: Vec::new(),
             dropped_bytes: None,
             memory: Some(Bytes::from(bytes)),
+            gzip: false,
+            format: TraceFormat::of_path(&name),
+            path: name,
         }
     }
 
@@ -63,6 +70,9 @@ impl TracePlan {
         if size == 0 {
             bail!("{shown}: trace file is empty");
         }
+        if crate::server::trace::is_gzip_file(path) {
+            return TracePlan::for_gzip(path, size);
+        }
         if TraceFormat::of_path(path) == TraceFormat::Pftrace {
             // A protobuf timeline has no closing tags to repair: records
             // are whole or cut, and Perfetto reads the complete ones. It is
@@ -73,17 +83,13 @@ impl TracePlan {
                 suffix: Vec::new(),
                 dropped_bytes: None,
                 memory: None,
+                gzip: false,
+                format: TraceFormat::Pftrace,
             });
         }
         let file = File::open(path)
             .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?;
-        let summary = scan(BufReader::with_capacity(1 << 20, file)).map_err(|e: TraceError| {
-            let at = match e.line {
-                Some(line) => format!("{shown}:{line}"),
-                None => shown.to_string(),
-            };
-            anyhow::anyhow!("{at}: trace file is invalid: {}", e.problem())
-        })?;
+        let summary = scan_plan(path, BufReader::with_capacity(1 << 20, file))?;
         if summary.empty {
             bail!("{shown}: trace file is invalid: it holds only blanks");
         }
@@ -106,6 +112,8 @@ impl TracePlan {
                     suffix: b"\n".to_vec(),
                     dropped_bytes: Some(size.saturating_sub(summary.value_end)),
                     memory: None,
+                    gzip: false,
+                    format: TraceFormat::Json,
                 },
                 None => TracePlan {
                     path: path.to_path_buf(),
@@ -113,6 +121,8 @@ impl TracePlan {
                     suffix: Vec::new(),
                     dropped_bytes: None,
                     memory: None,
+                    gzip: false,
+                    format: TraceFormat::Json,
                 },
             },
             Some(cut) if cut.array_opened => TracePlan {
@@ -121,6 +131,8 @@ impl TracePlan {
                 suffix: form.closing().to_vec(),
                 dropped_bytes: Some(cut.dropped_bytes),
                 memory: None,
+                gzip: false,
+                format: TraceFormat::Json,
             },
             Some(cut) => bail!(
                 "{shown}:{}: trace file is invalid: it ends before its event array starts",
@@ -130,10 +142,95 @@ impl TracePlan {
         Ok(plan)
     }
 
+    /// A gzipped trace (`*.json.gz`, Kineto's `*.pt.trace.json.gz`,
+    /// `*.pftrace.gz`; docs/uniview.md#gzip): checked on its inflated bytes;
+    /// a whole one is served as it is, gzip-encoded; one to repair (cut,
+    /// or followed by other data) is inflated and repaired in memory.
+    fn for_gzip(path: &Path, size: u64) -> anyhow::Result<TracePlan> {
+        use unitrace_core::timeline::detect::Sniffed;
+        let shown = path.display();
+        let invalid = |e: unitrace_core::InputError| {
+            anyhow::anyhow!("{shown}: trace file is invalid: {}", e.problem)
+        };
+        let opened = unitrace_core::timeline::open(path).map_err(invalid)?;
+        let whole = |format| TracePlan {
+            path: path.to_path_buf(),
+            len: size,
+            suffix: Vec::new(),
+            dropped_bytes: None,
+            memory: None,
+            gzip: true,
+            format,
+        };
+        match opened.sniffed {
+            Sniffed::Pftrace => return Ok(whole(TraceFormat::Pftrace)),
+            Sniffed::Empty => bail!("{shown}: trace file is invalid: it holds only blanks"),
+            _ => {}
+        }
+        let summary = scan_plan(path, opened.into_reader())?;
+        if !summary.has_trace_events
+            && summary.truncation.is_none()
+            && summary.form == Some(unitrace_core::trace::TraceForm::Object)
+        {
+            bail!("{shown}: trace file is invalid: no traceEvents array");
+        }
+        let (keep, suffix): (u64, &[u8]) = match &summary.truncation {
+            None if summary.trailing_data.is_none() => return Ok(whole(TraceFormat::Json)),
+            None => (summary.value_end, b"\n"),
+            Some(cut) if cut.array_opened => {
+                let form = summary
+                    .form
+                    .unwrap_or(unitrace_core::trace::TraceForm::Object);
+                (cut.kept_bytes, form.closing())
+            }
+            Some(cut) => bail!(
+                "{shown}:{}: trace file is invalid: it ends before its event array starts",
+                cut.line
+            ),
+        };
+        let mut bytes = Vec::with_capacity(keep as usize + suffix.len());
+        unitrace_core::timeline::open(path)
+            .map_err(invalid)?
+            .into_reader()
+            .take(keep)
+            .read_to_end(&mut bytes)
+            .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?;
+        let dropped = summary.bytes_read.saturating_sub(keep);
+        bytes.extend_from_slice(suffix);
+        let mut plan = TracePlan::in_memory(path.to_path_buf(), bytes);
+        plan.dropped_bytes = Some(dropped);
+        plan.format = TraceFormat::Json;
+        Ok(plan)
+    }
+
     /// Bytes a client receives.
     pub fn served_len(&self) -> u64 {
         self.len + self.suffix.len() as u64
     }
+}
+
+/// Whether a file starts with gzip's magic bytes.
+pub fn is_gzip_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 2];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| unitrace_core::timeline::detect::is_gzip(&magic))
+}
+
+/// Validates a trace's JSON in one streaming pass; the error in uniview's
+/// words (docs/compatibility.md#uniview-checks).
+fn scan_plan(
+    path: &Path,
+    src: impl std::io::Read,
+) -> anyhow::Result<unitrace_core::trace::TraceSummary> {
+    scan(src).map_err(|e: TraceError| {
+        let at = match e.line {
+            Some(line) => format!("{}:{line}", path.display()),
+            None => path.display().to_string(),
+        };
+        anyhow::anyhow!("{at}: trace file is invalid: {}", e.problem())
+    })
 }
 
 /// Whether the trace's metric links use `https://` (legacy traces written
@@ -158,6 +255,11 @@ pub const LINK_PORT: u16 = 8000;
 
 /// Finds the trace's first metric link (see [`links_use_https`]).
 pub fn first_metric_link(path: &Path) -> std::io::Result<Option<LinkScheme>> {
+    if is_gzip_file(path) {
+        let opened =
+            unitrace_core::timeline::open(path).map_err(|e| std::io::Error::other(e.problem))?;
+        return first_metric_link_in(opened.into_reader());
+    }
     first_metric_link_in(File::open(path)?)
 }
 
@@ -280,14 +382,20 @@ impl Handler for TraceHandler {
             Some(Box::new(move || delivered()));
         with_cors(Reply {
             status: 200,
-            headers: vec![(
-                "content-type",
-                match TraceFormat::of_path(&self.plan.path) {
-                    TraceFormat::Json => "application/json",
-                    TraceFormat::Pftrace => "application/octet-stream",
+            headers: {
+                let mut headers = vec![(
+                    "content-type",
+                    match self.plan.format {
+                        TraceFormat::Json => "application/json",
+                        TraceFormat::Pftrace => "application/octet-stream",
+                    }
+                    .to_string(),
+                )];
+                if self.plan.gzip {
+                    headers.push(("content-encoding", "gzip".to_string()));
                 }
-                .to_string(),
-            )],
+                headers
+            },
             body: match &self.plan.memory {
                 Some(bytes) => ReplyBody::Memory {
                     bytes: bytes.clone(),
@@ -352,6 +460,47 @@ mod tests {
         assert_eq!(plan.len, complete.len() as u64 + 5);
         assert!(plan.suffix.is_empty());
         assert_eq!(plan.dropped_bytes, None);
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn serves_gzip_encoded_or_repairs_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank0.pt.trace.json.gz");
+        let complete = "\n{ \"schemaVersion\": 1, \"traceEvents\":[\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\"},\n{\"ph\": \"X\", \"name\": \"b\"}";
+        let whole = format!("{complete}\n]\n}}\n");
+        std::fs::write(&path, gzip(whole.as_bytes())).unwrap();
+        let plan = TracePlan::for_file(&path).unwrap();
+        assert!(plan.gzip && plan.memory.is_none());
+        assert_eq!(plan.len, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(plan.format, TraceFormat::Json);
+        // Cut by a killed writer: inflated and repaired in memory.
+        std::fs::write(
+            &path,
+            gzip(format!("{complete},\n{{\"ph\": \"X\", \"na").as_bytes()),
+        )
+        .unwrap();
+        let plan = TracePlan::for_file(&path).unwrap();
+        assert!(!plan.gzip);
+        let served = plan.memory.unwrap();
+        assert_eq!(&served[..], format!("{complete}\n]\n}}\n").as_bytes());
+        assert_eq!(plan.dropped_bytes, Some(17));
+        // gzip of something else, and links inside gzip.
+        std::fs::write(&path, gzip(b"Kernel,GlobalInstanceId\n")).unwrap();
+        let err = TracePlan::for_file(&path).unwrap_err().to_string();
+        assert!(err.contains("is invalid: not a trace"), "{err}");
+        std::fs::write(
+            &path,
+            gzip(b"{\"traceEvents\": [{\"args\": {\"metrics\": \"https://localhost:8000/k/1\"}}]}"),
+        )
+        .unwrap();
+        assert!(links_use_https(&path).unwrap());
     }
 
     #[test]
