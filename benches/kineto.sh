@@ -15,8 +15,11 @@
 #   * HTA: TraceAnalysis (load) + temporal breakdown + comm/comp overlap on
 #     the JSON files (benches/kineto/hta_run.py; also prints the peak RSS of
 #     HTA's whole process tree, since it parses ranks in worker processes);
-#   * tracestat on the same JSON files and on the .gz files, with the ratio
-#     of its wall time and peak RSS to HTA's.
+#   * tracestat on the same JSON files and on the .gz files (all cores, and
+#     the .gz files on one core: `--jobs 1`), then the summary against the
+#     issue's targets: HTA's wall time over tracestat's (>= 200x),
+#     tracestat's peak RSS over HTA's (<= 1/10), gzip input in MB/s of
+#     uncompressed JSON per core (>= 300), beside `gzip -dc`'s.
 # HTA: a python with `holistictraceanalysis==0.5.0 psutil pyyaml "pandas<3"`
 # (--python or $PYTHON; testdata/kineto/README.md#hta-reference). tracestat: $TRACESTAT, else
 # built here with cargo. `uptime` is printed before and after: on a shared
@@ -83,7 +86,7 @@ run() {
     read -r secs user sys rss_kb < <(tail -n 1 "$t")
     awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$bytes" -v r="$rss_kb" \
         'BEGIN { c = u + y; printf "%-34s %8.2f s %7.1f MB/s | cpu %8.2f s | %8.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, r / 1024 }'
-    echo "$secs $rss_kb $rc" > "$work/last"
+    echo "$secs $rss_kb $rc $(awk -v u="$user" -v y="$sys" 'BEGIN { print u + y }')" > "$work/last"
     return 0
 }
 
@@ -91,11 +94,12 @@ echo "uptime: $(uptime)"
 echo "input: ${#files[@]} ranks, $((bytes / 1000000)) MB of JSON ($((gzbytes / 1000000)) MB gzipped) from $src ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 run "floor: cat > /dev/null" cat "${files[@]}"
 run "floor: gzip -dc > /dev/null" gzip -dc "${gzfiles[@]}"
+read -r gzip_secs _ _ gzip_cpu < "$work/last"
 
 hta_secs="" hta_rss=""
 if [ "$skip_hta" = 0 ]; then
     run "HTA load+breakdown+overlap" "$py" "$repo/benches/kineto/hta_run.py" "$in"
-    read -r hta_secs hta_rss hta_rc < "$work/last"
+    read -r hta_secs hta_rss hta_rc _ < "$work/last"
     if [ "$hta_rc" != 0 ]; then
         echo "HTA failed (exit $hta_rc):"; tail -n 5 "$work/err.txt"; hta_secs=""
     else
@@ -106,25 +110,40 @@ if [ "$skip_hta" = 0 ]; then
     fi
 fi
 
-# tracestat on the same traces: its time, its breakdown table (or its
-# one-line error). Until tracestat reads every part of Kineto traces
-# (docs/formats.md#kineto-json) its figures and the ratios to HTA below are
-# those of an incomplete reader.
-for kind in json gz; do
-    if [ "$kind" = json ]; then set -- "${files[@]}"; else set -- "${gzfiles[@]}"; fi
+# tracestat on the same traces: its time and its breakdown table (or its
+# one-line error); the gzip files also on one core, for the per-core rate.
+declare -A ts_secs ts_rss ts_cpu
+for kind in json gz gz1; do
+    case "$kind" in
+        json) set -- "${files[@]}" ;;
+        gz) set -- "${gzfiles[@]}" ;;
+        gz1) set -- --jobs 1 "${gzfiles[@]}" ;;
+    esac
     run "tracestat ($kind)" "$bin" "$@"
-    read -r ts_secs ts_rss ts_rc < "$work/last"
-    if [ "$ts_rc" != 0 ]; then
-        echo "  tracestat ($kind) failed (exit $ts_rc): $(head -n 1 "$work/err.txt")"
+    read -r secs rss rc cpu < "$work/last"
+    if [ "$rc" != 0 ]; then
+        echo "  tracestat ($kind) failed (exit $rc): $(head -n 1 "$work/err.txt")"
         continue
     fi
-    # Its breakdown table, to see what it made of the traces.
-    awk '/^Where the time went/ { on = 1 } on && NF == 0 { exit } on' "$work/out.txt" | head -n 12 | sed 's/^/  /'
-    # >>> tracestat against HTA: printed once tracestat reads Kineto traces.
-    if [ -n "$hta_secs" ]; then
-        awk -v a="$hta_secs" -v b="$ts_secs" -v m="$hta_rss" -v n="$ts_rss" \
-            'BEGIN { printf "  tracestat is %.0fx faster than HTA, with %.2fx its peak RSS\n", a / (b > 0 ? b : 0.01), n / (m > 0 ? m : 1) }'
+    ts_secs[$kind]=$secs ts_rss[$kind]=$rss ts_cpu[$kind]=$cpu
+    if [ "$kind" = json ]; then
+        # Its breakdown table, to see what it made of the traces.
+        awk '/^Where the time went/ { on = 1 } on && NF == 0 { exit } on' "$work/out.txt" | head -n 12 | sed 's/^/  /'
     fi
-    # <<<
 done
+
+echo "summary (same files; targets of the Kineto input, docs/benchmarks.md#kineto):"
+if [ -n "$hta_secs" ] && [ -n "${ts_secs[json]:-}" ]; then
+    awk -v a="$hta_secs" -v b="${ts_secs[json]}" -v m="$hta_rss" -v n="${ts_rss[json]}" 'BEGIN {
+        printf "  wall time: HTA %.2f s, tracestat %.3f s: HTA takes %.0fx as long (target >= 200x)\n", a, b, a / (b > 0 ? b : 0.001)
+        printf "  peak RSS:  HTA %.1f MB, tracestat %.1f MB: %.3f of HTA'"'"'s (target <= 0.10)\n", m / 1024, n / 1024, n / (m > 0 ? m : 1) }'
+fi
+if [ -n "${ts_secs[gz1]:-}" ]; then
+    awk -v b="$bytes" -v s="${ts_secs[gz1]}" -v c="${ts_cpu[gz1]}" -v gs="$gzip_secs" -v gc="$gzip_cpu" 'BEGIN {
+        printf "  gzip input, one core: %.0f MB/s of uncompressed JSON (%.0f MB/s per CPU second; target >= 300); gzip -dc alone: %.0f MB/s (%.0f per CPU second)\n", b / 1e6 / s, b / 1e6 / c, b / 1e6 / gs, b / 1e6 / gc }'
+fi
+if [ -n "${ts_secs[gz]:-}" ]; then
+    awk -v b="$bytes" -v s="${ts_secs[gz]}" -v c="${ts_cpu[gz]}" -v n="$(nproc)" 'BEGIN {
+        printf "  gzip input, %d cores: %.0f MB/s of uncompressed JSON (%.0f MB/s per CPU second)\n", n, b / 1e6 / s, b / 1e6 / c }'
+fi
 echo "uptime: $(uptime)"

@@ -208,6 +208,14 @@ const CASES: &[(&str, Expect)] = &[
     // Data after the closing `}`: ignored with a warning.
     ("trace_json/trailing_garbage.json", Expect::Warn),
     ("trace_json/deep_nesting.json", Expect::Fail(Some(4))),
+    // A PyTorch profiler (Kineto) trace, blank-led, with a syntax error in
+    // an event (docs/formats.md#kineto-json).
+    ("trace_json/kineto_syntax_error.json", Expect::Fail(Some(9))),
+    // gzip (told by content, whatever the name) of a CSV.
+    ("trace_json/gzip_csv.json", Expect::Fail(None)),
+    // A gzipped Kineto trace cut in its gzip stream (writer killed): read
+    // as a cut trace, the complete events kept.
+    ("trace_json/kineto_gzip_cut.json", Expect::Warn),
     ("device_config/crlf_nan.csv", Expect::Fail(None)),
     ("device_config/inf_bandwidth.csv", Expect::Fail(None)),
     ("device_config/missing_row.csv", Expect::Fail(None)),

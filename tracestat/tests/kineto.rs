@@ -196,6 +196,12 @@ fn every_kineto_trace_reports_the_union_and_count_of_its_device_events() {
             path.display()
         );
         assert_eq!(doc["implausible"].as_array().unwrap().len(), 0);
+        // The rank: `distributedInfo.rank`, which is where HTA finds it
+        // too on every trace that has one (docs/compatibility.md#hta-6).
+        let t = text(path);
+        if t.contains("\"distributedInfo\"") && hta_rank(&t) > 0 || t.contains("\"rank\": 0") {
+            assert_eq!(b[0]["rank"], hta_rank(&t).to_string(), "{}", path.display());
+        }
     }
 }
 
