@@ -59,22 +59,36 @@ pub fn sniff(head: &[u8]) -> Sniffed {
 }
 
 /// Kineto writes `schemaVersion`, `deviceProperties`, `distributedInfo`
-/// before its events and categories unitrace never uses.
+/// before its events, and categories unitrace never uses
+/// (docs/formats.md#kineto-json-reading); `json.dumps` writes `"cat": "x"`,
+/// compact writers `"cat":"x"`.
 fn json_dialect(head: &[u8]) -> JsonDialect {
-    const KINETO_MARKS: &[&[u8]] = &[
+    const KEYS: &[&[u8]] = &[
         b"\"schemaVersion\"",
         b"\"deviceProperties\"",
         b"\"distributedInfo\"",
-        b"\"cat\": \"kernel\"",
-        b"\"cat\":\"kernel\"",
-        b"\"cat\": \"cuda_runtime\"",
-        b"\"cat\": \"python_function\"",
-        b"\"cat\": \"user_annotation\"",
-        b"\"cat\": \"gpu_memcpy\"",
-        b"\"cat\": \"ac2g\"",
     ];
-    let finder = |m: &&[u8]| memchr::memmem::find(head, m).is_some();
-    if KINETO_MARKS.iter().any(finder) {
+    const CATEGORIES: &[&str] = &[
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "cuda_runtime",
+        "cuda_driver",
+        "xpu_runtime",
+        "xpu_driver",
+        "python_function",
+        "user_annotation",
+        "gpu_user_annotation",
+        "ac2g",
+        "Kernel",
+        "Runtime",
+    ];
+    let has = |m: &[u8]| memchr::memmem::find(head, m).is_some();
+    let kineto = KEYS.iter().any(|k| has(k))
+        || CATEGORIES.iter().any(|c| {
+            has(format!("\"cat\": \"{c}\"").as_bytes()) || has(format!("\"cat\":\"{c}\"").as_bytes())
+        });
+    if kineto {
         JsonDialect::Kineto
     } else {
         JsonDialect::Unitrace
@@ -144,6 +158,19 @@ mod tests {
         );
         assert_eq!(
             sniff(b"{ \"traceEvents\":[\n{\"ph\": \"X\", \"cat\": \"gpu_op\"}"),
+            Sniffed::Json(JsonDialect::Unitrace)
+        );
+    }
+
+    #[test]
+    fn kineto_by_its_keys_or_categories() {
+        let k = Sniffed::Json(JsonDialect::Kineto);
+        assert_eq!(sniff(b"{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": []}"), k);
+        assert_eq!(sniff(br#"{"traceEvents": [{"ph": "X", "cat": "Kernel", "name": "k"}]}"#), k);
+        assert_eq!(sniff(br#"{"traceEvents":[{"ph":"X","cat":"cuda_driver"}]}"#), k);
+        // unitrace writes `cpu_op` too: no mark of its own.
+        assert_eq!(
+            sniff(br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "PyTorch::aten::mm"}]}"#),
             Sniffed::Json(JsonDialect::Unitrace)
         );
     }
