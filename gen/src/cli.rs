@@ -1,0 +1,34 @@
+//! The command line: one subcommand per kind of output, a global `--seed`
+//! (before or after the subcommand).
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::trace;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "unitrace-gen",
+    version,
+    about = "Synthetic unitrace outputs, deterministic per seed (docs/unitrace-gen.md)"
+)]
+pub struct Cli {
+    /// Seed of every random choice: the same seed and options give the same bytes.
+    #[arg(long, global = true, default_value_t = 1)]
+    pub seed: u64,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Per-rank timelines (Chrome JSON, .pftrace, result-dir trees).
+    Trace(trace::TraceArgs),
+}
+
+pub fn run() -> Result<()> {
+    let cli = Cli::parse();
+    match &cli.command {
+        Command::Trace(args) => trace::run(args, cli.seed),
+    }
+}
