@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::trace;
+use crate::{metrics, trace};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,11 +24,14 @@ pub struct Cli {
 pub enum Command {
     /// Per-rank timelines (Chrome JSON, .pftrace, result-dir trees).
     Trace(trace::TraceArgs),
+    /// A hardware-metric CSV (`unitrace -k` sampling or `-q` query).
+    Metrics(metrics::MetricsArgs),
 }
 
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
     match &cli.command {
         Command::Trace(args) => trace::run(args, cli.seed),
+        Command::Metrics(args) => metrics::run(args, cli.seed),
     }
 }

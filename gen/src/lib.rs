@@ -6,6 +6,8 @@
 //! profiles ([`roofline`]).
 
 pub mod cli;
+pub mod kernels;
+pub mod metrics;
 pub mod names;
 pub mod rng;
 pub mod trace;
