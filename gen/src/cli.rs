@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::{metrics, trace};
+use crate::{metrics, stalls, trace};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +26,8 @@ pub enum Command {
     Trace(trace::TraceArgs),
     /// A hardware-metric CSV (`unitrace -k` sampling or `-q` query).
     Metrics(metrics::MetricsArgs),
+    /// A stall-sampling CSV and the shader dump that goes with it.
+    Stalls(stalls::StallsArgs),
 }
 
 pub fn run() -> Result<()> {
@@ -33,5 +35,6 @@ pub fn run() -> Result<()> {
     match &cli.command {
         Command::Trace(args) => trace::run(args, cli.seed),
         Command::Metrics(args) => metrics::run(args, cli.seed),
+        Command::Stalls(args) => stalls::run(args, cli.seed),
     }
 }

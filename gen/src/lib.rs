@@ -10,5 +10,6 @@ pub mod kernels;
 pub mod metrics;
 pub mod names;
 pub mod rng;
+pub mod stalls;
 pub mod trace;
 pub mod units;

@@ -51,8 +51,9 @@ pub struct MetricsArgs {
     pub out: PathBuf,
     #[arg(long, value_enum, default_value = "sampling")]
     pub mode: Mode,
-    #[arg(long, value_enum, default_value = "pvc")]
-    pub device_family: Family,
+    /// Metric names of this GPU family (default: pvc; bmg with --validity-columns).
+    #[arg(long, value_enum)]
+    pub device_family: Option<Family>,
     /// Device sections.
     #[arg(long, default_value_t = 1)]
     pub devices: u32,
@@ -248,12 +249,15 @@ pub fn run(args: &MetricsArgs, seed: u64) -> Result<()> {
         last_instance_blank: !args.truncated_last_instance,
         header_per_instance: false,
     };
-    let columns = match args.device_family {
+    let family = args
+        .device_family
+        .unwrap_or(if args.validity_columns { Family::Bmg } else { Family::Pvc });
+    let columns = match family {
         Family::Pvc => PVC_COMPUTE_BASIC,
         Family::Bmg => BMG_COMPUTE_BASIC,
     };
     let file = AtomicFile::create(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let mut w = MetricWriter::new(BufWriter::with_capacity(1 << 20, file), spelling, columns, args.device_family, seed);
+    let mut w = MetricWriter::new(BufWriter::with_capacity(1 << 20, file), spelling, columns, family, seed);
     let per_device = args.size.map(|s| s / args.devices.max(1) as u64);
     for device in 0..args.devices.max(1) {
         let plan = InstancePlan::from_args(args, device, seed);
