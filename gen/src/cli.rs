@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::{metrics, stalls, trace};
+use crate::{metrics, roofline, stalls, summaries, trace};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,6 +28,10 @@ pub enum Command {
     Metrics(metrics::MetricsArgs),
     /// A stall-sampling CSV and the shader dump that goes with it.
     Stalls(stalls::StallsArgs),
+    /// A tarball of per-rank text summaries (`unitrace -h -d -r`).
+    Summaries(summaries::SummariesArgs),
+    /// The compute and memory profiles a roofline reads.
+    Roofline(roofline::RooflineArgs),
 }
 
 pub fn run() -> Result<()> {
@@ -36,5 +40,7 @@ pub fn run() -> Result<()> {
         Command::Trace(args) => trace::run(args, cli.seed),
         Command::Metrics(args) => metrics::run(args, cli.seed),
         Command::Stalls(args) => stalls::run(args, cli.seed),
+        Command::Summaries(args) => summaries::run(args, cli.seed),
+        Command::Roofline(args) => roofline::run(args, cli.seed),
     }
 }

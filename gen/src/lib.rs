@@ -10,6 +10,8 @@ pub mod kernels;
 pub mod metrics;
 pub mod names;
 pub mod rng;
+pub mod roofline;
 pub mod stalls;
+pub mod summaries;
 pub mod trace;
 pub mod units;

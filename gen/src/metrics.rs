@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use unitrace_core::atomic::AtomicFile;
 
 use crate::kernels::{self, MetricKernel};
+
 use crate::rng::Draw;
 use crate::units;
 
@@ -191,7 +192,7 @@ pub struct Spelling {
 /// One kernel instance of a file.
 #[derive(Debug, Clone, Copy)]
 pub struct Instance {
-    pub kernel: &'static MetricKernel,
+    pub kernel: MetricKernel,
     /// The launch shape (a relaunch may differ from the kernel's own).
     pub shape: &'static str,
     pub id: u64,
@@ -302,9 +303,9 @@ impl InstancePlan {
                 if args.idle_sampling && mode == Mode::Sampling && (k + round as usize) % 3 == 0 {
                     // Made-up ids above every real one (docs/formats.md#metric-csv-sampling).
                     let idle = 1_048_619 + plan.instances.len() as u64;
-                    plan.instances.push(plan.instance(kernel, kernel.shape, idle, RowKind::Idle));
+                    plan.instances.push(plan.instance(*kernel, kernel.shape, idle, RowKind::Idle));
                 }
-                let mut inst = plan.instance(kernel, kernel.shape, id, RowKind::Kernel);
+                let mut inst = plan.instance(*kernel, kernel.shape, id, RowKind::Kernel);
                 if args.validity_columns && (d.chance(0.08) || plan.instances.is_empty()) {
                     inst.flag = Some(*d.pick(FLAGS));
                 }
@@ -312,18 +313,37 @@ impl InstancePlan {
                 id += 1 + (k as u64 % 3);
             }
             if round < args.empty_kernel_rows {
-                plan.instances.push(plan.instance(kernels::kernel(0), "", id, RowKind::Empty));
+                plan.instances.push(plan.instance(*kernels::kernel(0), "", id, RowKind::Empty));
                 id += 1;
             }
         }
         if args.reshape {
             let k = kernels::kernel(0);
-            plan.instances.push(plan.instance(k, "[SIMD32 {8192; 1; 1} {256; 1; 1}]", id, RowKind::Kernel));
+            plan.instances.push(plan.instance(*k, "[SIMD32 {8192; 1; 1} {256; 1; 1}]", id, RowKind::Kernel));
         }
         plan
     }
 
-    fn instance(&self, kernel: &'static MetricKernel, shape: &'static str, id: u64, kind: RowKind) -> Instance {
+    /// The instances of `kernels`, `instances` rounds in launch order, one
+    /// row each (query) or `samples` rows (sampling).
+    pub fn rounds(kernels: &[MetricKernel], instances: u32, samples: u32, mode: Mode) -> InstancePlan {
+        let mut plan = InstancePlan {
+            instances: Vec::new(),
+            kernels: kernels.len().max(1) as u32,
+            samples: samples.max(1),
+            mode,
+        };
+        let mut id = 4;
+        for _ in 0..instances.max(1) {
+            for k in kernels {
+                plan.instances.push(plan.instance(*k, k.shape, id, RowKind::Kernel));
+                id += 1 + (id % 3);
+            }
+        }
+        plan
+    }
+
+    fn instance(&self, kernel: MetricKernel, shape: &'static str, id: u64, kind: RowKind) -> Instance {
         let rows = match (self.mode, kind) {
             (Mode::Query, _) => 1,
             (_, RowKind::Empty) => 1,
@@ -343,7 +363,7 @@ impl InstancePlan {
         let j = i - self.instances.len();
         let kernel = kernels::kernel(j % self.kernels as usize);
         let id = self.instances.last().map_or(3, |l| l.id) + 1 + j as u64;
-        self.instance(kernel, kernel.shape, id, RowKind::Kernel)
+        self.instance(*kernel, kernel.shape, id, RowKind::Kernel)
     }
 }
 
@@ -539,7 +559,7 @@ impl<W: Write> MetricWriter<W> {
 
     /// The physical quantities of one row.
     fn sample(&mut self, inst: &Instance, row: u32, freq: f64, d: &mut Draw) -> Sample {
-        let k = inst.kernel;
+        let k = &inst.kernel;
         let (t, activity) = match self.spelling.mode {
             Mode::Query => (k.gpu_us * 1000.0 * d.jitter(0.06), d.jitter(0.1)),
             Mode::Sampling => {
@@ -624,7 +644,7 @@ const XVE_PER_CYCLE: f64 = 512.0;
 
 /// The value of counter `col` for a kernel row.
 pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
-    let k = inst.kernel;
+    let k = &inst.kernel;
     let t = s.t;
     let a = s.activity;
     let cycles = t * s.freq / 1000.0;
