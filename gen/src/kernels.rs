@@ -40,7 +40,13 @@ pub struct MetricKernel {
 }
 
 const fn mix(fp16: f64, fp32: f64, fp64: f64, xmx_fp16: f64, xmx_bf16: f64) -> OpsMix {
-    OpsMix { fp16, fp32, fp64, xmx_fp16, xmx_bf16 }
+    OpsMix {
+        fp16,
+        fp32,
+        fp64,
+        xmx_fp16,
+        xmx_bf16,
+    }
 }
 
 /// Every kernel, in the order files use them (`--kernels K` takes the

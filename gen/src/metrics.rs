@@ -107,71 +107,170 @@ pub struct MetricsArgs {
 
 /// The ComputeBasic group of PVC, in unitrace's column order.
 pub const PVC_COMPUTE_BASIC: &[&str] = &[
-    "GpuTime[ns]", "GpuCoreClocks[cycles]", "AvgGpuCoreFrequencyMHz[MHz]", "GpuSliceClocksCount[events]",
-    "AvgGpuSliceFrequencyMHz[MHz]", "L3_BYTE_READ[bytes]", "L3_BYTE_WRITE[bytes]", "GPU_MEMORY_BYTE_READ[bytes]",
-    "GPU_MEMORY_BYTE_WRITE[bytes]", "XVE_ACTIVE[%]", "XVE_STALL[%]", "XVE_BUSY[events]",
-    "XVE_THREADS_OCCUPANCY_ALL[%]", "XVE_COMPUTE_THREAD_COUNT[threads]", "XVE_ATOMIC_ACCESS_COUNT[messages]",
-    "XVE_BARRIER_MESSAGE_COUNT[messages]", "XVE_INST_EXECUTED_ALU0_ALL[events]", "XVE_INST_EXECUTED_ALU1_ALL[events]",
-    "XVE_INST_EXECUTED_XMX_ALL[events]", "XVE_INST_EXECUTED_SEND_ALL[events]", "XVE_INST_EXECUTED_CONTROL_ALL[events]",
-    "XVE_PIPE_ALU0_AND_ALU1_ACTIVE[%]", "XVE_PIPE_ALU0_AND_XMX_ACTIVE[%]", "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_SEND_ALL_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_CONTROL_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_XMX_ALL_UTILIZATION[%]",
+    "GpuTime[ns]",
+    "GpuCoreClocks[cycles]",
+    "AvgGpuCoreFrequencyMHz[MHz]",
+    "GpuSliceClocksCount[events]",
+    "AvgGpuSliceFrequencyMHz[MHz]",
+    "L3_BYTE_READ[bytes]",
+    "L3_BYTE_WRITE[bytes]",
+    "GPU_MEMORY_BYTE_READ[bytes]",
+    "GPU_MEMORY_BYTE_WRITE[bytes]",
+    "XVE_ACTIVE[%]",
+    "XVE_STALL[%]",
+    "XVE_BUSY[events]",
+    "XVE_THREADS_OCCUPANCY_ALL[%]",
+    "XVE_COMPUTE_THREAD_COUNT[threads]",
+    "XVE_ATOMIC_ACCESS_COUNT[messages]",
+    "XVE_BARRIER_MESSAGE_COUNT[messages]",
+    "XVE_INST_EXECUTED_ALU0_ALL[events]",
+    "XVE_INST_EXECUTED_ALU1_ALL[events]",
+    "XVE_INST_EXECUTED_XMX_ALL[events]",
+    "XVE_INST_EXECUTED_SEND_ALL[events]",
+    "XVE_INST_EXECUTED_CONTROL_ALL[events]",
+    "XVE_PIPE_ALU0_AND_ALU1_ACTIVE[%]",
+    "XVE_PIPE_ALU0_AND_XMX_ACTIVE[%]",
+    "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_SEND_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_CONTROL_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_XMX_ALL_UTILIZATION[%]",
 ];
 
 /// The ComputeBasic group of BMG (Xe2).
 pub const BMG_COMPUTE_BASIC: &[&str] = &[
-    "GpuTime[ns]", "GpuCoreClocks[cycles]", "AvgGpuCoreFrequencyMHz[MHz]", "ResultUncertainty[%]", "GPU_BUSY[%]",
-    "IA_VERTEX[events]", "GPGPU_THREADGROUP_COUNT[events]", "ASYNC_GPGPU_THREADGROUP_COUNT[events]",
-    "RASTERIZER_SAMPLE_OUTPUT[events]", "ICACHE_HIT[events]", "ICACHE_MISS[events]", "XVE_ACTIVE[%]",
-    "XVE_INST_EXECUTED_ALU0_ALL[events]", "XVE_INST_EXECUTED_ALU1_ALL[events]", "XVE_INST_EXECUTED_SEND_ALL[events]",
-    "XVE_INST_ISSUED_ALL[events]", "XVE_SHARED_FUNCTION_ACCESS_HOLD[%]", "XVE_STALL[%]", "XVE_THREADS_OCCUPANCY_ALL[%]",
-    "XVE_INST_EXECUTED_ALU2_ALL[events]", "XVE_MULTIPLE_PIPE_ACTIVE[%]", "LOAD_STORE_CACHE_PARTIAL_WRITE_COUNT[events]",
-    "SLM_BANK_CONFLICT_COUNT[events]", "SLM_BYTE_READ[bytes]", "SLM_BYTE_WRITE[bytes]",
-    "LOAD_STORE_CACHE_BYTE_READ[bytes]", "LOAD_STORE_CACHE_BYTE_WRITE[bytes]", "LOAD_STORE_CACHE_ACCESS[events]",
-    "LOAD_STORE_CACHE_HIT[events]", "L3_ATOMIC_ACCESS[events]", "L3_HIT[events]", "L3_MISS[events]", "L3_READ[events]",
-    "L3_WRITE[events]", "L3_STALL[%]", "COMPRESSOR_INPUT[events]", "COMPRESSOR_OUTPUT[events]",
-    "GPU_MEMORY_BYTE_READ[bytes]", "GPU_MEMORY_BYTE_WRITE[bytes]", "GPU_MEMORY_BYTE_READ_RATE[GBpS]",
-    "GPU_MEMORY_BYTE_WRITE_RATE[GBpS]", "GPU_MEMORY_L3_READ[events]", "GPU_MEMORY_L3_WRITE[events]",
-    "GPU_MEMORY_REQUEST_QUEUE_FULL[%]", "TLB_MISS[events]", "ASYNC_GPGPU_THREAD_EXIT_COUNT[messages]",
-    "GPGPU_DISPATCH[%]", "COMMAND_PARSER_COMPUTE_ENGINE_BUSY[%]",
-    "COMMAND_PARSER_COMPUTE_ENGINE_DISPATCH_KERNEL_COUNT[events]", "COMMAND_PARSER_COPY_ENGINE_BUSY[%]",
-    "COMMAND_PARSER_FLUSH_COUNT[events]", "COMMAND_PARSER_RENDER_ENGINE_BUSY[%]",
-    "COMMAND_PARSER_RENDER_ENGINE_DISPATCH_KERNEL_COUNT[events]", "XVE_PIPE_ALU0_AND_ALU1_ACTIVE[%]",
-    "XVE_PIPE_ALU0_AND_ALU2_ACTIVE[%]", "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]",
-    "HOST_TO_GPUMEM_TRANSACTION_READ[events]", "HOST_TO_GPUMEM_TRANSACTION_WRITE[events]",
-    "SYSMEM_TRANSACTION_READ[events]", "SYSMEM_TRANSACTION_WRITE[events]",
+    "GpuTime[ns]",
+    "GpuCoreClocks[cycles]",
+    "AvgGpuCoreFrequencyMHz[MHz]",
+    "ResultUncertainty[%]",
+    "GPU_BUSY[%]",
+    "IA_VERTEX[events]",
+    "GPGPU_THREADGROUP_COUNT[events]",
+    "ASYNC_GPGPU_THREADGROUP_COUNT[events]",
+    "RASTERIZER_SAMPLE_OUTPUT[events]",
+    "ICACHE_HIT[events]",
+    "ICACHE_MISS[events]",
+    "XVE_ACTIVE[%]",
+    "XVE_INST_EXECUTED_ALU0_ALL[events]",
+    "XVE_INST_EXECUTED_ALU1_ALL[events]",
+    "XVE_INST_EXECUTED_SEND_ALL[events]",
+    "XVE_INST_ISSUED_ALL[events]",
+    "XVE_SHARED_FUNCTION_ACCESS_HOLD[%]",
+    "XVE_STALL[%]",
+    "XVE_THREADS_OCCUPANCY_ALL[%]",
+    "XVE_INST_EXECUTED_ALU2_ALL[events]",
+    "XVE_MULTIPLE_PIPE_ACTIVE[%]",
+    "LOAD_STORE_CACHE_PARTIAL_WRITE_COUNT[events]",
+    "SLM_BANK_CONFLICT_COUNT[events]",
+    "SLM_BYTE_READ[bytes]",
+    "SLM_BYTE_WRITE[bytes]",
+    "LOAD_STORE_CACHE_BYTE_READ[bytes]",
+    "LOAD_STORE_CACHE_BYTE_WRITE[bytes]",
+    "LOAD_STORE_CACHE_ACCESS[events]",
+    "LOAD_STORE_CACHE_HIT[events]",
+    "L3_ATOMIC_ACCESS[events]",
+    "L3_HIT[events]",
+    "L3_MISS[events]",
+    "L3_READ[events]",
+    "L3_WRITE[events]",
+    "L3_STALL[%]",
+    "COMPRESSOR_INPUT[events]",
+    "COMPRESSOR_OUTPUT[events]",
+    "GPU_MEMORY_BYTE_READ[bytes]",
+    "GPU_MEMORY_BYTE_WRITE[bytes]",
+    "GPU_MEMORY_BYTE_READ_RATE[GBpS]",
+    "GPU_MEMORY_BYTE_WRITE_RATE[GBpS]",
+    "GPU_MEMORY_L3_READ[events]",
+    "GPU_MEMORY_L3_WRITE[events]",
+    "GPU_MEMORY_REQUEST_QUEUE_FULL[%]",
+    "TLB_MISS[events]",
+    "ASYNC_GPGPU_THREAD_EXIT_COUNT[messages]",
+    "GPGPU_DISPATCH[%]",
+    "COMMAND_PARSER_COMPUTE_ENGINE_BUSY[%]",
+    "COMMAND_PARSER_COMPUTE_ENGINE_DISPATCH_KERNEL_COUNT[events]",
+    "COMMAND_PARSER_COPY_ENGINE_BUSY[%]",
+    "COMMAND_PARSER_FLUSH_COUNT[events]",
+    "COMMAND_PARSER_RENDER_ENGINE_BUSY[%]",
+    "COMMAND_PARSER_RENDER_ENGINE_DISPATCH_KERNEL_COUNT[events]",
+    "XVE_PIPE_ALU0_AND_ALU1_ACTIVE[%]",
+    "XVE_PIPE_ALU0_AND_ALU2_ACTIVE[%]",
+    "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]",
+    "HOST_TO_GPUMEM_TRANSACTION_READ[events]",
+    "HOST_TO_GPUMEM_TRANSACTION_WRITE[events]",
+    "SYSMEM_TRANSACTION_READ[events]",
+    "SYSMEM_TRANSACTION_WRITE[events]",
 ];
 
 /// The VectorEngine138 group (the compute profile of a roofline).
 pub const VECTOR_ENGINE_138: &[&str] = &[
-    "GpuTime[ns]", "GpuCoreClocks[cycles]", "AvgGpuCoreFrequencyMHz[MHz]", "GpuSliceClocksCount[events]",
-    "AvgGpuSliceFrequencyMHz[MHz]", "XVE_INST_EXECUTED_ALU0_ALL[events]", "XVE_INST_EXECUTED_FP16[events]",
-    "XVE_INST_EXECUTED_FP32[events]", "XVE_INST_EXECUTED_FP64[events]", "XVE_INST_EXECUTED_ALU1_ALL[events]",
-    "XVE_INST_EXECUTED_INT16[events]", "XVE_INST_EXECUTED_INT32[events]", "XVE_INST_EXECUTED_MATH[events]",
-    "XVE_INST_EXECUTED_ALU2_ALL[events]", "XVE_INST_EXECUTED_XMX_INT4[events]", "XVE_INST_EXECUTED_XMX_INT8[events]",
-    "XVE_INST_EXECUTED_XMX_FP16[events]", "XVE_INST_EXECUTED_XMX_BF16[events]",
-    "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_FP16_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_FP32_UTILIZATION[%]", "XVE_INST_EXECUTED_FP64_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_INT16_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_INT32_UTILIZATION[%]", "XVE_INST_EXECUTED_MATH_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]", "XVE_INST_EXECUTED_XMX_INT4_UTILIZATION[%]",
-    "XVE_INST_EXECUTED_XMX_INT8_UTILIZATION[%]", "XVE_INST_EXECUTED_XMX_FP16_UTILIZATION[%]",
+    "GpuTime[ns]",
+    "GpuCoreClocks[cycles]",
+    "AvgGpuCoreFrequencyMHz[MHz]",
+    "GpuSliceClocksCount[events]",
+    "AvgGpuSliceFrequencyMHz[MHz]",
+    "XVE_INST_EXECUTED_ALU0_ALL[events]",
+    "XVE_INST_EXECUTED_FP16[events]",
+    "XVE_INST_EXECUTED_FP32[events]",
+    "XVE_INST_EXECUTED_FP64[events]",
+    "XVE_INST_EXECUTED_ALU1_ALL[events]",
+    "XVE_INST_EXECUTED_INT16[events]",
+    "XVE_INST_EXECUTED_INT32[events]",
+    "XVE_INST_EXECUTED_MATH[events]",
+    "XVE_INST_EXECUTED_ALU2_ALL[events]",
+    "XVE_INST_EXECUTED_XMX_INT4[events]",
+    "XVE_INST_EXECUTED_XMX_INT8[events]",
+    "XVE_INST_EXECUTED_XMX_FP16[events]",
+    "XVE_INST_EXECUTED_XMX_BF16[events]",
+    "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_FP16_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_FP32_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_FP64_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_INT16_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_INT32_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_MATH_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_XMX_INT4_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_XMX_INT8_UTILIZATION[%]",
+    "XVE_INST_EXECUTED_XMX_FP16_UTILIZATION[%]",
     "XVE_INST_EXECUTED_XMX_BF16_UTILIZATION[%]",
 ];
 
 const SAMPLING_TAIL: &[&str] = &[
-    "QueryBeginTime[ns]", "CoreFrequencyMHz[MHz]", "XveSliceFrequencyMHz[MHz]", "ReportReason", "ContextIdValid",
-    "ContextId", "SourceId", "StreamMarker",
+    "QueryBeginTime[ns]",
+    "CoreFrequencyMHz[MHz]",
+    "XveSliceFrequencyMHz[MHz]",
+    "ReportReason",
+    "ContextIdValid",
+    "ContextId",
+    "SourceId",
+    "StreamMarker",
 ];
 
 /// The report-status columns of query files, in order
 /// (docs/formats.md#metric-csv-validity); BMG adds the last one.
 pub const VALIDITY: &[&str] = &[
-    "CoreFrequencyChanged", "QuerySplitOccurred", "ReportId", "ReportsCount", "OverrunOccured", "MidQueryTimer",
-    "MidQueryProgramming", "MidQueryMarker", "MidQueryCtxSwitch", "MidQueryC6", "MidQueryFreqChange",
-    "MidQueryMmioTrigger", "ReportError", "ReportLost", "ReportInconsistent", "ReportCtxSwitchLost",
-    "ReportWithoutWorkload", "ReportContextMismatch", "ReportQueryModeMismatch",
+    "CoreFrequencyChanged",
+    "QuerySplitOccurred",
+    "ReportId",
+    "ReportsCount",
+    "OverrunOccured",
+    "MidQueryTimer",
+    "MidQueryProgramming",
+    "MidQueryMarker",
+    "MidQueryCtxSwitch",
+    "MidQueryC6",
+    "MidQueryFreqChange",
+    "MidQueryMmioTrigger",
+    "ReportError",
+    "ReportLost",
+    "ReportInconsistent",
+    "ReportCtxSwitchLost",
+    "ReportWithoutWorkload",
+    "ReportContextMismatch",
+    "ReportQueryModeMismatch",
 ];
 
 /// How the text of a file is spelled (the variants of
@@ -240,25 +339,42 @@ const FLAGS: &[Flag] = &[
 ];
 
 pub fn run(args: &MetricsArgs, seed: u64) -> Result<()> {
-    let mode = if args.validity_columns { Mode::Query } else { args.mode };
+    let mode = if args.validity_columns {
+        Mode::Query
+    } else {
+        args.mode
+    };
     let spelling = Spelling {
         mode,
         unquoted_padded: args.unquoted_padded_names,
         trailing_separator: args.trailing_comma || args.unquoted_padded_names,
-        floats: if args.unquoted_padded_names { FloatStyle::General } else { args.float_style },
+        floats: if args.unquoted_padded_names {
+            FloatStyle::General
+        } else {
+            args.float_style
+        },
         banner: !args.no_device_banner,
         last_instance_blank: !args.truncated_last_instance,
         header_per_instance: false,
     };
-    let family = args
-        .device_family
-        .unwrap_or(if args.validity_columns { Family::Bmg } else { Family::Pvc });
+    let family = args.device_family.unwrap_or(if args.validity_columns {
+        Family::Bmg
+    } else {
+        Family::Pvc
+    });
     let columns = match family {
         Family::Pvc => PVC_COMPUTE_BASIC,
         Family::Bmg => BMG_COMPUTE_BASIC,
     };
-    let file = AtomicFile::create(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let mut w = MetricWriter::new(BufWriter::with_capacity(1 << 20, file), spelling, columns, family, seed);
+    let file = AtomicFile::create(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let mut w = MetricWriter::new(
+        BufWriter::with_capacity(1 << 20, file),
+        spelling,
+        columns,
+        family,
+        seed,
+    );
     let per_device = args.size.map(|s| s / args.devices.max(1) as u64);
     for device in 0..args.devices.max(1) {
         let plan = InstancePlan::from_args(args, device, seed);
@@ -266,9 +382,14 @@ pub fn run(args: &MetricsArgs, seed: u64) -> Result<()> {
     }
     let bytes = w.bytes;
     let file = w.into_inner().into_inner().map_err(|e| e.into_error())?;
-    file.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    file.commit()
+        .with_context(|| format!("{}: cannot write", args.out.display()))?;
     if !args.quiet {
-        eprintln!("unitrace-gen: {} ({:.1} MB)", args.out.display(), bytes as f64 / 1e6);
+        eprintln!(
+            "unitrace-gen: {} ({:.1} MB)",
+            args.out.display(),
+            bytes as f64 / 1e6
+        );
     }
     Ok(())
 }
@@ -284,7 +405,11 @@ pub struct InstancePlan {
 
 impl InstancePlan {
     fn from_args(args: &MetricsArgs, device: u32, seed: u64) -> InstancePlan {
-        let mode = if args.validity_columns { Mode::Query } else { args.mode };
+        let mode = if args.validity_columns {
+            Mode::Query
+        } else {
+            args.mode
+        };
         let mut plan = InstancePlan {
             instances: Vec::new(),
             kernels: args.kernels.max(1),
@@ -303,7 +428,8 @@ impl InstancePlan {
                 if args.idle_sampling && mode == Mode::Sampling && (k + round as usize) % 3 == 0 {
                     // Made-up ids above every real one (docs/formats.md#metric-csv-sampling).
                     let idle = 1_048_619 + plan.instances.len() as u64;
-                    plan.instances.push(plan.instance(*kernel, kernel.shape, idle, RowKind::Idle));
+                    plan.instances
+                        .push(plan.instance(*kernel, kernel.shape, idle, RowKind::Idle));
                 }
                 let mut inst = plan.instance(*kernel, kernel.shape, id, RowKind::Kernel);
                 if args.validity_columns && (d.chance(0.08) || plan.instances.is_empty()) {
@@ -313,20 +439,31 @@ impl InstancePlan {
                 id += 1 + (k as u64 % 3);
             }
             if round < args.empty_kernel_rows {
-                plan.instances.push(plan.instance(*kernels::kernel(0), "", id, RowKind::Empty));
+                plan.instances
+                    .push(plan.instance(*kernels::kernel(0), "", id, RowKind::Empty));
                 id += 1;
             }
         }
         if args.reshape {
             let k = kernels::kernel(0);
-            plan.instances.push(plan.instance(*k, "[SIMD32 {8192; 1; 1} {256; 1; 1}]", id, RowKind::Kernel));
+            plan.instances.push(plan.instance(
+                *k,
+                "[SIMD32 {8192; 1; 1} {256; 1; 1}]",
+                id,
+                RowKind::Kernel,
+            ));
         }
         plan
     }
 
     /// The instances of `kernels`, `instances` rounds in launch order, one
     /// row each (query) or `samples` rows (sampling).
-    pub fn rounds(kernels: &[MetricKernel], instances: u32, samples: u32, mode: Mode) -> InstancePlan {
+    pub fn rounds(
+        kernels: &[MetricKernel],
+        instances: u32,
+        samples: u32,
+        mode: Mode,
+    ) -> InstancePlan {
         let mut plan = InstancePlan {
             instances: Vec::new(),
             kernels: kernels.len().max(1) as u32,
@@ -336,14 +473,21 @@ impl InstancePlan {
         let mut id = 4;
         for _ in 0..instances.max(1) {
             for k in kernels {
-                plan.instances.push(plan.instance(*k, k.shape, id, RowKind::Kernel));
+                plan.instances
+                    .push(plan.instance(*k, k.shape, id, RowKind::Kernel));
                 id += 1 + (id % 3);
             }
         }
         plan
     }
 
-    fn instance(&self, kernel: MetricKernel, shape: &'static str, id: u64, kind: RowKind) -> Instance {
+    fn instance(
+        &self,
+        kernel: MetricKernel,
+        shape: &'static str,
+        id: u64,
+        kind: RowKind,
+    ) -> Instance {
         let rows = match (self.mode, kind) {
             (Mode::Query, _) => 1,
             (_, RowKind::Empty) => 1,
@@ -351,7 +495,14 @@ impl InstancePlan {
             _ if kernel.gpu_us < 300.0 => 1.max(self.samples / 3),
             _ => self.samples,
         };
-        Instance { kernel, shape, id, rows, kind, flag: None }
+        Instance {
+            kernel,
+            shape,
+            id,
+            rows,
+            kind,
+            flag: None,
+        }
     }
 
     /// Instance `i` of the section: the planned ones, then (for `--size`)
@@ -385,7 +536,13 @@ pub struct MetricWriter<W: Write> {
 }
 
 impl<W: Write> MetricWriter<W> {
-    pub fn new(out: W, spelling: Spelling, columns: &'static [&'static str], family: Family, seed: u64) -> Self {
+    pub fn new(
+        out: W,
+        spelling: Spelling,
+        columns: &'static [&'static str],
+        family: Family,
+        seed: u64,
+    ) -> Self {
         MetricWriter {
             out,
             spelling,
@@ -441,7 +598,11 @@ impl<W: Write> MetricWriter<W> {
             Mode::Sampling => SAMPLING_TAIL.to_vec(),
             Mode::Query => {
                 let mut v = vec!["QueryBeginTime[ns]", "CoreFrequencyMHz[MHz]"];
-                let n = if self.family == Family::Bmg { VALIDITY.len() } else { VALIDITY.len() - 1 };
+                let n = if self.family == Family::Bmg {
+                    VALIDITY.len()
+                } else {
+                    VALIDITY.len() - 1
+                };
                 v.extend(&VALIDITY[..n]);
                 v
             }
@@ -450,7 +611,12 @@ impl<W: Write> MetricWriter<W> {
 
     /// One device section: banner, header, instances (more of them until
     /// `min_bytes`, when given).
-    pub fn section(&mut self, device: u32, plan: &InstancePlan, min_bytes: Option<u64>) -> io::Result<()> {
+    pub fn section(
+        &mut self,
+        device: u32,
+        plan: &InstancePlan,
+        min_bytes: Option<u64>,
+    ) -> io::Result<()> {
         let start = self.bytes;
         if self.spelling.banner {
             self.put(format!("\n=== Device #{device} Metrics ===\n\n").as_bytes())?;
@@ -476,7 +642,8 @@ impl<W: Write> MetricWriter<W> {
             }
             self.instance(device, &inst, i, width)?;
             i += 1;
-            let more = i < plan.instances.len() || min_bytes.is_some_and(|m| self.bytes - start < m);
+            let more =
+                i < plan.instances.len() || min_bytes.is_some_and(|m| self.bytes - start < m);
             if more || self.spelling.last_instance_blank {
                 self.put(b"\n")?;
             }
@@ -487,7 +654,13 @@ impl<W: Write> MetricWriter<W> {
     }
 
     /// The rows of one instance.
-    fn instance(&mut self, device: u32, inst: &Instance, ordinal: usize, width: usize) -> io::Result<()> {
+    fn instance(
+        &mut self,
+        device: u32,
+        inst: &Instance,
+        ordinal: usize,
+        width: usize,
+    ) -> io::Result<()> {
         let mut d = Draw::new(self.seed, &[TAG_ROWS, device as u64, ordinal as u64]);
         let name = match inst.kind {
             RowKind::Kernel => format!("{}{}", inst.kernel.name, inst.shape),
@@ -503,12 +676,15 @@ impl<W: Write> MetricWriter<W> {
             let id = inst.id;
             self.line.extend_from_slice(sep.as_bytes());
             if self.spelling.header_per_instance {
-                self.line.extend_from_slice(format!("{device}{sep}0").as_bytes());
+                self.line
+                    .extend_from_slice(format!("{device}{sep}0").as_bytes());
             } else {
-                self.line.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+                self.line
+                    .extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
                 if self.spelling.mode == Mode::Query {
                     let sub = if inst.flag == Some(Flag::Split) { 1 } else { 0 };
-                    self.line.extend_from_slice(format!("{sep}{sub}").as_bytes());
+                    self.line
+                        .extend_from_slice(format!("{sep}{sub}").as_bytes());
                 }
             }
             let columns = self.columns;
@@ -573,7 +749,12 @@ impl<W: Write> MetricWriter<W> {
             }
         };
         let begin = self.clock;
-        self.clock += t as u64 + if row + 1 == inst.rows { d.between(20_000, 400_000) } else { 0 };
+        self.clock += t as u64
+            + if row + 1 == inst.rows {
+                d.between(20_000, 400_000)
+            } else {
+                0
+            };
         Sample {
             t: t.round(),
             freq,
@@ -585,9 +766,13 @@ impl<W: Write> MetricWriter<W> {
 
     fn value(&mut self, v: Value) {
         match v {
-            Value::Int(i) => self.line.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+            Value::Int(i) => self
+                .line
+                .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
             Value::Float(f) => match self.spelling.floats {
-                FloatStyle::Fixed => self.line.extend_from_slice(format!("{:.6}", f as f32).as_bytes()),
+                FloatStyle::Fixed => self
+                    .line
+                    .extend_from_slice(format!("{:.6}", f as f32).as_bytes()),
                 FloatStyle::General => self.line.extend_from_slice(general(f).as_bytes()),
             },
         }
@@ -613,7 +798,10 @@ pub enum Value {
 
 /// Columns that count time, not work.
 fn is_clock(col: &str) -> bool {
-    matches!(col, "GpuTime[ns]" | "GpuCoreClocks[cycles]" | "QueryBeginTime[ns]") || col.contains("Frequency")
+    matches!(
+        col,
+        "GpuTime[ns]" | "GpuCoreClocks[cycles]" | "QueryBeginTime[ns]"
+    ) || col.contains("Frequency")
 }
 
 fn zero_like(col: &str) -> Value {
@@ -659,13 +847,19 @@ pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
         "GpuTime[ns]" => int(t),
         "GpuCoreClocks[cycles]" => int(cycles),
         "GpuSliceClocksCount[events]" => int(cycles * 1.0),
-        "AvgGpuCoreFrequencyMHz[MHz]" | "CoreFrequencyMHz[MHz]" | "AvgGpuSliceFrequencyMHz[MHz]"
+        "AvgGpuCoreFrequencyMHz[MHz]"
+        | "CoreFrequencyMHz[MHz]"
+        | "AvgGpuSliceFrequencyMHz[MHz]"
         | "XveSliceFrequencyMHz[MHz]" => int(s.freq),
         "QueryBeginTime[ns]" => Value::Int(s.query_begin),
         "ReportReason" | "ContextIdValid" | "XVE_BUSY[events]" => Value::Int(1),
         "ContextId" => Value::Int(1023),
         "SourceId" | "StreamMarker" => Value::Int(0),
-        "ResultUncertainty[%]" => Value::Float(if s.flag == Some(Flag::Overrun) { 4.25 } else { 0.0 }),
+        "ResultUncertainty[%]" => Value::Float(if s.flag == Some(Flag::Overrun) {
+            4.25
+        } else {
+            0.0
+        }),
         "L3_BYTE_READ[bytes]" => int(read * k.l3_factor),
         "L3_BYTE_WRITE[bytes]" => int(write * (1.0 + (k.l3_factor - 1.0) / 4.0)),
         "GPU_MEMORY_BYTE_READ[bytes]" => int(read),
@@ -682,7 +876,9 @@ pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
         "XVE_INST_EXECUTED_XMX_FP16[events]" => int(ops(k.ops.xmx_fp16)),
         "XVE_INST_EXECUTED_XMX_BF16[events]" => int(ops(k.ops.xmx_bf16)),
         "XVE_INST_EXECUTED_XMX_ALL[events]" | "XVE_INST_EXECUTED_ALU2_ALL[events]" => int(xmx),
-        "XVE_INST_EXECUTED_XMX_INT4[events]" | "XVE_INST_EXECUTED_XMX_INT8[events]" => Value::Int(0),
+        "XVE_INST_EXECUTED_XMX_INT4[events]" | "XVE_INST_EXECUTED_XMX_INT8[events]" => {
+            Value::Int(0)
+        }
         "XVE_INST_EXECUTED_ALU0_ALL[events]" => int(alu0),
         "XVE_INST_EXECUTED_ALU1_ALL[events]" => int(alu0 * 0.7),
         "XVE_INST_EXECUTED_FP16_UTILIZATION[%]" => util(ops(k.ops.fp16)),
@@ -690,7 +886,8 @@ pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
         "XVE_INST_EXECUTED_FP64_UTILIZATION[%]" => util(ops(k.ops.fp64)),
         "XVE_INST_EXECUTED_XMX_FP16_UTILIZATION[%]" => util(ops(k.ops.xmx_fp16) * 8.0),
         "XVE_INST_EXECUTED_XMX_BF16_UTILIZATION[%]" => util(ops(k.ops.xmx_bf16) * 8.0),
-        "XVE_INST_EXECUTED_XMX_ALL_UTILIZATION[%]" | "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]" => util(xmx * 8.0),
+        "XVE_INST_EXECUTED_XMX_ALL_UTILIZATION[%]"
+        | "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]" => util(xmx * 8.0),
         "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]" => util(alu0),
         "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]" => util(alu0 * 0.7),
         _ => return validity_or_generic(col, inst, s, cycles, read),
@@ -712,7 +909,9 @@ fn validity_or_generic(col: &str, inst: &Instance, s: &Sample, cycles: f64, read
         "MidQueryCtxSwitch" => bit(Flag::CtxSwitch, 8),
         "MidQueryC6" => bit(Flag::C6, 16),
         "MidQueryFreqChange" => bit(Flag::FreqChange, 32),
-        "MidQueryTimer" | "MidQueryProgramming" | "MidQueryMarker" | "MidQueryMmioTrigger" => Value::Int(0),
+        "MidQueryTimer" | "MidQueryProgramming" | "MidQueryMarker" | "MidQueryMmioTrigger" => {
+            Value::Int(0)
+        }
         "ReportError" => Value::Int(match f {
             Some(Flag::Lost) => 1,
             Some(Flag::Inconsistent) => 2,
@@ -730,7 +929,11 @@ fn validity_or_generic(col: &str, inst: &Instance, s: &Sample, cycles: f64, read
         _ => {
             let h = name_hash(col);
             let k = &inst.kernel.ops;
-            let a = if col.contains("XMX") && k.xmx_fp16 + k.xmx_bf16 == 0.0 { 0.0 } else { s.activity };
+            let a = if col.contains("XMX") && k.xmx_fp16 + k.xmx_bf16 == 0.0 {
+                0.0
+            } else {
+                s.activity
+            };
             if col.ends_with("[%]") {
                 Value::Float((h * 40.0 * a).min(100.0))
             } else if col.ends_with("[bytes]") {
@@ -738,7 +941,11 @@ fn validity_or_generic(col: &str, inst: &Instance, s: &Sample, cycles: f64, read
             } else if col.ends_with("[threads]") {
                 Value::Int((cycles * (0.3 + h) * a / 2.0).round() as u64)
             } else if col.ends_with("[messages]") {
-                Value::Int(if inst.kernel.l3_factor > 2.0 { (cycles * h * 0.001).round() as u64 } else { 0 })
+                Value::Int(if inst.kernel.l3_factor > 2.0 {
+                    (cycles * h * 0.001).round() as u64
+                } else {
+                    0
+                })
             } else if col.ends_with("[events]") {
                 Value::Int((cycles * h * 4.0 * a).round() as u64)
             } else {

@@ -100,9 +100,19 @@ pub fn run(args: &RooflineArgs, seed: u64) -> Result<()> {
     let plan = InstancePlan::rounds(&kernels, args.instances, 1, Mode::Query);
     // Two runs of the application: the same kernels, times a little apart.
     write_profile(args, &args.compute, metrics::VECTOR_ENGINE_138, &plan, seed)?;
-    write_profile(args, &args.memory, metrics::PVC_COMPUTE_BASIC, &plan, seed ^ 0x5eed)?;
+    write_profile(
+        args,
+        &args.memory,
+        metrics::PVC_COMPUTE_BASIC,
+        &plan,
+        seed ^ 0x5eed,
+    )?;
     if !args.quiet {
-        eprintln!("unitrace-gen: {} and {}", args.compute.display(), args.memory.display());
+        eprintln!(
+            "unitrace-gen: {} and {}",
+            args.compute.display(),
+            args.memory.display()
+        );
     }
     Ok(())
 }
@@ -119,12 +129,17 @@ fn write_profile(
         mode: Mode::Query,
         unquoted_padded: old,
         trailing_separator: args.format != ProfileFormat::New,
-        floats: if old { FloatStyle::General } else { FloatStyle::Fixed },
+        floats: if old {
+            FloatStyle::General
+        } else {
+            FloatStyle::Fixed
+        },
         banner: !old,
         last_instance_blank: true,
         header_per_instance: old,
     };
-    let file = AtomicFile::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+    let file =
+        AtomicFile::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
     let mut out = BufWriter::new(file);
     if old {
         out.write_all(main_log_summaries(plan).as_bytes())?;
@@ -136,7 +151,8 @@ fn write_profile(
         w.section(device, plan, None)?;
     }
     let file = w.into_inner().into_inner().map_err(|e| e.into_error())?;
-    file.commit().with_context(|| format!("{}: cannot write", path.display()))
+    file.commit()
+        .with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// The text reports a V0 main log holds before its metrics: the device
@@ -157,8 +173,15 @@ fn main_log_summaries(plan: &InstancePlan) -> String {
     let total: f64 = names.iter().map(|n| n.2).sum();
     let width = names.iter().map(|n| n.0.len()).max().unwrap_or(6).max(6);
     let mut s = String::from("\n=== Device Timing Summary ===\n\n");
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Execution Time (ns):", (total * 40.0) as u64));
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Device Time for L0 backend (ns):", total as u64));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Execution Time (ns):",
+        (total * 40.0) as u64
+    ));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Device Time for L0 backend (ns):", total as u64
+    ));
     s.push_str("\n== L0 Backend ==\n\n");
     s.push_str(&format!(
         "{:>width$}, {:>11}, {:>19}, {:>8}, {:>19}, {:>19}, {:>19}\n",
@@ -177,7 +200,13 @@ fn main_log_summaries(plan: &InstancePlan) -> String {
     s.push_str("\n\n=== Kernel Properties ===\n\n");
     s.push_str(&format!("{:>width$}, Number of Arguments, SLM Per Work Group, Private Memory Per Thread, Spill Memory Per Thread\n", "Kernel"));
     for (i, (name, _, _)) in names.iter().enumerate() {
-        s.push_str(&format!("{name:>width$}, {:>19} {:>18} {:>25} {:>23}\n", 3 + i * 2, if i % 2 == 1 { 65536 } else { 0 }, 0, 0));
+        s.push_str(&format!(
+            "{name:>width$}, {:>19} {:>18} {:>25} {:>23}\n",
+            3 + i * 2,
+            if i % 2 == 1 { 65536 } else { 0 },
+            0,
+            0
+        ));
     }
     s
 }

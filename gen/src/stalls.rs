@@ -92,7 +92,11 @@ enum Role {
 #[derive(Debug, Clone)]
 enum Line {
     Text(String),
-    Instr { text: String, compacted: bool, role: Role },
+    Instr {
+        text: String,
+        compacted: bool,
+        role: Role,
+    },
 }
 
 /// A kernel's listing, before addresses.
@@ -104,7 +108,9 @@ impl Program {
     fn instructions(&self) -> impl Iterator<Item = (u64, Role)> + '_ {
         let mut ip = 0u64;
         self.lines.iter().filter_map(move |l| match l {
-            Line::Instr { compacted, role, .. } => {
+            Line::Instr {
+                compacted, role, ..
+            } => {
                 let at = ip;
                 ip += if *compacted { 8 } else { 16 };
                 Some((at, *role))
@@ -121,7 +127,9 @@ impl Program {
         for l in &self.lines {
             match l {
                 Line::Text(t) => out.push_str(t),
-                Line::Instr { text, compacted, .. } => {
+                Line::Instr {
+                    text, compacted, ..
+                } => {
                     if addresses {
                         let _ = write!(out, "/* [{ip:08X}] */ ");
                     }
@@ -154,10 +162,22 @@ impl Builder<'_> {
         self.lines.push(Line::Text(t.into()));
     }
 
-    fn instr(&mut self, pred: &str, op: &str, operands: &str, options: &str, comment: &str, role: Role) {
+    fn instr(
+        &mut self,
+        pred: &str,
+        op: &str,
+        operands: &str,
+        options: &str,
+        comment: &str,
+        role: Role,
+    ) {
         let compacted = options.contains("Compacted");
         let text = format!("{pred:<8}{op:<25}{operands:<53}{options:<18} // {comment}");
-        self.lines.push(Line::Instr { text, compacted, role });
+        self.lines.push(Line::Instr {
+            text,
+            compacted,
+            role,
+        });
     }
 
     /// A new source location: an empty line, `// File:` when it changes
@@ -197,21 +217,47 @@ impl Builder<'_> {
 
     fn wait_alu(&mut self, s: u8, suffix: &str) {
         let (op, operands) = *self.d.pick(&[
-            ("add (32|M0)", "r22.0<1>:f    r14.0<1;1,0>:f    r18.0<1;1,0>:f"),
-            ("mad (32|M0)", "r24.0<1>:f    r22.0<1;0>:f      r14.0<1;0>:f      r18.0<1;0>:f"),
-            ("mul (32|M0)", "r4.0<1>:d     r2.0<0;1,0>:d     r1.0<1;1,0>:uw"),
+            (
+                "add (32|M0)",
+                "r22.0<1>:f    r14.0<1;1,0>:f    r18.0<1;1,0>:f",
+            ),
+            (
+                "mad (32|M0)",
+                "r24.0<1>:f    r22.0<1;0>:f      r14.0<1;0>:f      r18.0<1;0>:f",
+            ),
+            (
+                "mul (32|M0)",
+                "r4.0<1>:d     r2.0<0;1,0>:d     r1.0<1;1,0>:uw",
+            ),
         ]);
-        self.instr("", op, operands, &format!("{{${s}.{suffix}}}"), "ALU pipe: float; $4", Role::Wait);
+        self.instr(
+            "",
+            op,
+            operands,
+            &format!("{{${s}.{suffix}}}"),
+            "ALU pipe: float; $4",
+            Role::Wait,
+        );
     }
 
     fn alu(&mut self) {
         let (op, operands) = *self.d.pick(&[
             ("mov (16|M0)", "r8.0<1>:ud    r0.0<1;1,0>:ud"),
             ("shl (32|M0)", "r10.0<1>:q    r8.0<1;1,0>:q     2:w"),
-            ("add (32|M0)", "r12.0<1>:q    r10.0<1;1,0>:q    r3.0<0;1,0>:q"),
-            ("and (1|M0)", "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud"),
+            (
+                "add (32|M0)",
+                "r12.0<1>:q    r10.0<1;1,0>:q    r3.0<0;1,0>:q",
+            ),
+            (
+                "and (1|M0)",
+                "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud",
+            ),
         ]);
-        let options = if self.d.chance(0.3) { "{Compacted}" } else { "{I@1}" };
+        let options = if self.d.chance(0.3) {
+            "{Compacted}"
+        } else {
+            "{I@1}"
+        };
         self.instr("", op, operands, options, "ALU pipe: int; $2", Role::Alu);
     }
 }
@@ -220,7 +266,11 @@ impl Builder<'_> {
 fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: bool) -> Program {
     let source = with_source.then(|| Source {
         // Triton kernels carry `// Line` markers without `// File`.
-        file: if k.name.starts_with("triton") { None } else { Some("/home/user/work/bench/src/kernels.cpp") },
+        file: if k.name.starts_with("triton") {
+            None
+        } else {
+            Some("/home/user/work/bench/src/kernels.cpp")
+        },
         texts: &[
             "for (size_t i = it.get_global_id(0); i < n; i += stride) {",
             "c[i] = a[i] + b[i];",
@@ -228,13 +278,33 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
             "out[gid] = acc;",
         ],
     });
-    let mut b = Builder { lines: Vec::new(), d, source, line_no: 0, next_sbid: 0 };
+    let mut b = Builder {
+        lines: Vec::new(),
+        d,
+        source,
+        line_no: 0,
+        next_sbid: 0,
+    };
     let xmx = k.ops.xmx_fp16 + k.ops.xmx_bf16 > 0.0;
 
     b.text("// B000: Preds:{},  Succs:{B001}");
     b.text("per_thread_prolog:");
-    b.instr("(W)", "mov (16|M0)", "r127.0<1>:ud  0x0:ud", "{A@1}", "ALU pipe: int; $1", Role::Alu);
-    b.instr("(W)", "and (1|M0)", "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud", "", "ALU pipe: int; $1", Role::Alu);
+    b.instr(
+        "(W)",
+        "mov (16|M0)",
+        "r127.0<1>:ud  0x0:ud",
+        "{A@1}",
+        "ALU pipe: int; $1",
+        Role::Alu,
+    );
+    b.instr(
+        "(W)",
+        "and (1|M0)",
+        "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud",
+        "",
+        "ALU pipe: int; $1",
+        Role::Alu,
+    );
     let s0 = b.load(1);
     b.instr("", "nop", "", "", "", Role::Nop);
     b.text("// B001: Preds:{B000},  Succs:{B002}");
@@ -249,8 +319,22 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
     b.alu();
     if spill {
         // The first compile ran out of registers.
-        b.instr("(W)", "store.ugm.d32x16t.a32 (1|M0)", "bti[254][r126:1] r40:2", "{A@1,$15}", "spill", Role::Send);
-        b.instr("(W)", "store.ugm.d32x16t.a32 (1|M0)", "bti[254][r126:1] r42:2", "{A@1,$14}", "spill", Role::Send);
+        b.instr(
+            "(W)",
+            "store.ugm.d32x16t.a32 (1|M0)",
+            "bti[254][r126:1] r40:2",
+            "{A@1,$15}",
+            "spill",
+            Role::Send,
+        );
+        b.instr(
+            "(W)",
+            "store.ugm.d32x16t.a32 (1|M0)",
+            "bti[254][r126:1] r42:2",
+            "{A@1,$14}",
+            "spill",
+            Role::Send,
+        );
     }
     // The loop's first load, waited on at the top of the loop: a wait
     // whose setter is in a predecessor block.
@@ -258,7 +342,14 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
 
     b.text("// B003: Preds:{B002, B003},  Succs:{B003, B004}");
     b.location(false);
-    b.instr("", "sync.nop", "null", &format!("{{Compacted,${prefetch}.dst}}"), "$4", Role::Wait);
+    b.instr(
+        "",
+        "sync.nop",
+        "null",
+        &format!("{{Compacted,${prefetch}.dst}}"),
+        "$4",
+        Role::Wait,
+    );
     let body = (n as usize).saturating_sub(18).max(6);
     let mut emitted = 0;
     while emitted < body {
@@ -268,20 +359,62 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
         let s = b.load(14);
         b.alu();
         if xmx && b.d.chance(0.5) {
-            b.instr("", "dpas.8x8 (16|M0)", "r40:f         null:f            r16:bf            r24.0:bf", "{Atomic}", "XMX pipe", Role::Xmx);
+            b.instr(
+                "",
+                "dpas.8x8 (16|M0)",
+                "r40:f         null:f            r16:bf            r24.0:bf",
+                "{Atomic}",
+                "XMX pipe",
+                Role::Xmx,
+            );
             emitted += 1;
         }
         b.wait_alu(s, "dst");
         emitted += 3;
     }
-    b.instr("", "cmp (32|M0)   (lt)f0.0", "null<1>:d     r20.0<1;1,0>:d    r3.2<0;1,0>:d", "{I@1}", "ALU pipe: int; $5", Role::Alu);
-    b.instr("(W&f0.0)", "jmpi", "_L_k0_0_", "", "ALU pipe: int; $5", Role::Control);
+    b.instr(
+        "",
+        "cmp (32|M0)   (lt)f0.0",
+        "null<1>:d     r20.0<1;1,0>:d    r3.2<0;1,0>:d",
+        "{I@1}",
+        "ALU pipe: int; $5",
+        Role::Alu,
+    );
+    b.instr(
+        "(W&f0.0)",
+        "jmpi",
+        "_L_k0_0_",
+        "",
+        "ALU pipe: int; $5",
+        Role::Control,
+    );
     b.text("// B004: Preds:{B002, B003},  Succs:{}");
     b.location(false);
     let st = b.sbid();
-    b.instr("", "store.ugm.d32.a64 (32|M0)", "[r26:4]       r24:2", &format!("{{A@1,${st}}}"), "ex_desc:0x0; desc:0x4000584", Role::Send);
-    b.instr("(W)", &format!("sync.allrd (${st})"), "null", "", "", Role::Wait);
-    b.instr("(W)", "send.gtwy (1|M0)", "null     r127    null:0  0x0  0x02000010", "{EOT,A@1}", "wr:1+0, rd:0; end of thread", Role::Control);
+    b.instr(
+        "",
+        "store.ugm.d32.a64 (32|M0)",
+        "[r26:4]       r24:2",
+        &format!("{{A@1,${st}}}"),
+        "ex_desc:0x0; desc:0x4000584",
+        Role::Send,
+    );
+    b.instr(
+        "(W)",
+        &format!("sync.allrd (${st})"),
+        "null",
+        "",
+        "",
+        Role::Wait,
+    );
+    b.instr(
+        "(W)",
+        "send.gtwy (1|M0)",
+        "null     r127    null:0  0x0  0x02000010",
+        "{EOT,A@1}",
+        "wr:1+0, rd:0; end of thread",
+        Role::Control,
+    );
     Program { lines: b.lines }
 }
 
@@ -343,8 +476,14 @@ const TAG_HASH: u64 = 32;
 /// The sampled kernels: those with a matching `.asm` first, then the ones
 /// without (`--missing-asm`).
 fn sampled(args: &StallsArgs) -> Vec<(&'static MetricKernel, bool)> {
-    let with_asm: Vec<_> = kernels::KERNELS.iter().filter(|k| !k.name.starts_with('`')).collect();
-    let missing: Vec<_> = kernels::KERNELS.iter().filter(|k| k.name.starts_with('`')).collect();
+    let with_asm: Vec<_> = kernels::KERNELS
+        .iter()
+        .filter(|k| !k.name.starts_with('`'))
+        .collect();
+    let missing: Vec<_> = kernels::KERNELS
+        .iter()
+        .filter(|k| k.name.starts_with('`'))
+        .collect();
     let total = args.kernels.max(1) as usize;
     let n_missing = (args.missing_asm as usize).min(total.saturating_sub(1));
     let mut out = Vec::new();
@@ -358,7 +497,8 @@ fn sampled(args: &StallsArgs) -> Vec<(&'static MetricKernel, bool)> {
 }
 
 pub fn run(args: &StallsArgs, seed: u64) -> Result<()> {
-    fs::create_dir_all(&args.dump).with_context(|| format!("{}: cannot create", args.dump.display()))?;
+    fs::create_dir_all(&args.dump)
+        .with_context(|| format!("{}: cannot create", args.dump.display()))?;
     let kernels = sampled(args);
     let mut programs = Vec::new();
     for (i, (k, has_asm)) in kernels.iter().enumerate() {
@@ -375,7 +515,9 @@ pub fn run(args: &StallsArgs, seed: u64) -> Result<()> {
         programs.push(p);
     }
     // A kernel compiled but never sampled.
-    let unsampled = kernels::KERNELS.iter().find(|k| !kernels.iter().any(|(s, _)| s.name == k.name) && !k.name.starts_with('`'));
+    let unsampled = kernels::KERNELS
+        .iter()
+        .find(|k| !kernels.iter().any(|(s, _)| s.name == k.name) && !k.name.starts_with('`'));
     if let Some(k) = unsampled {
         let mut d = Draw::new(seed, &[TAG_PROGRAM, 999]);
         let p = program(k, 20, &mut d, !args.no_source, false);
@@ -383,7 +525,11 @@ pub fn run(args: &StallsArgs, seed: u64) -> Result<()> {
     }
     write_csv(args, seed, &kernels, &programs)?;
     if !args.quiet {
-        eprintln!("unitrace-gen: {} and {}/", args.out.display(), args.dump.display());
+        eprintln!(
+            "unitrace-gen: {} and {}/",
+            args.out.display(),
+            args.dump.display()
+        );
     }
     Ok(())
 }
@@ -402,10 +548,22 @@ fn asm_name(seed: u64, i: usize, retry: bool) -> String {
 
 fn write_asm(args: &StallsArgs, seed: u64, i: usize, k: &MetricKernel, p: &Program) -> Result<()> {
     let retry = (i as u32) < args.recompiled;
-    write_asm_named(args, &asm_name(seed, i, retry), k, p, if retry { 16 } else { 32 })
+    write_asm_named(
+        args,
+        &asm_name(seed, i, retry),
+        k,
+        p,
+        if retry { 16 } else { 32 },
+    )
 }
 
-fn write_asm_named(args: &StallsArgs, stem: &str, k: &MetricKernel, p: &Program, simd: u32) -> Result<()> {
+fn write_asm_named(
+    args: &StallsArgs,
+    stem: &str,
+    k: &MetricKernel,
+    p: &Program,
+    simd: u32,
+) -> Result<()> {
     let count = p.instructions().count();
     let header = format!(
         "//.kernel {}\n//.platform PVCXT\n//.thread_config numGRF=128, numAcc=4, numSWSB=16\n//.options_string \"\"\n//.instCount {count}\n//.RA type\tGRAPH_COLORING_FF_BC_RA\n//.simd {simd}\n\n",
@@ -413,15 +571,22 @@ fn write_asm_named(args: &StallsArgs, stem: &str, k: &MetricKernel, p: &Program,
     );
     let text = p.render(&header, !args.no_asm_addresses);
     let path = args.dump.join(format!("{stem}.asm"));
-    write_atomic(&path, text.as_bytes()).with_context(|| format!("{}: cannot write", path.display()))?;
+    write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
     // The vISA listing IGC writes beside it; no reader uses it.
     let visa = args.dump.join(format!("{stem}.visaasm"));
     let stub = format!(".kernel \"{}\"\n.version 3.6\n", k.symbol);
-    write_atomic(&visa, stub.as_bytes()).with_context(|| format!("{}: cannot write", visa.display()))
+    write_atomic(&visa, stub.as_bytes())
+        .with_context(|| format!("{}: cannot write", visa.display()))
 }
 
 /// The stall CSV: per device, every instruction of every sampled kernel.
-fn write_csv(args: &StallsArgs, seed: u64, kernels: &[(&MetricKernel, bool)], programs: &[Program]) -> Result<()> {
+fn write_csv(
+    args: &StallsArgs,
+    seed: u64,
+    kernels: &[(&MetricKernel, bool)],
+    programs: &[Program],
+) -> Result<()> {
     let columns: Vec<&str> = STALLS
         .iter()
         .copied()
@@ -429,8 +594,13 @@ fn write_csv(args: &StallsArgs, seed: u64, kernels: &[(&MetricKernel, bool)], pr
         .collect();
     let trailing = args.trailing_comma || args.ip_style == IpStyle::ZeroX;
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let name_width = kernels.iter().map(|(k, _)| k.name.len() + 2).max().unwrap_or(6);
-    let file = AtomicFile::create(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let name_width = kernels
+        .iter()
+        .map(|(k, _)| k.name.len() + 2)
+        .max()
+        .unwrap_or(6);
+    let file = AtomicFile::create(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let mut w = BufWriter::new(file);
     for device in 0..args.devices.max(1) {
         rows.clear();
@@ -439,7 +609,8 @@ fn write_csv(args: &StallsArgs, seed: u64, kernels: &[(&MetricKernel, bool)], pr
             let weight = 0.5 + d.unit();
             // Non-zero counts of one column differ within a kernel, so
             // "top N" lists have no ties to order.
-            let mut seen: Vec<std::collections::HashSet<u64>> = vec![Default::default(); STALLS.len()];
+            let mut seen: Vec<std::collections::HashSet<u64>> =
+                vec![Default::default(); STALLS.len()];
             for (ip, role) in p.instructions() {
                 let mut counts = stall_counts(role, &mut d, weight);
                 for (c, set) in counts.iter_mut().zip(seen.iter_mut()) {
@@ -476,7 +647,8 @@ fn write_csv(args: &StallsArgs, seed: u64, kernels: &[(&MetricKernel, bool)], pr
         w.write_all(text.as_bytes())?;
     }
     let file = w.into_inner().map_err(|e| e.into_error())?;
-    file.commit().with_context(|| format!("{}: cannot write", args.out.display()))
+    file.commit()
+        .with_context(|| format!("{}: cannot write", args.out.display()))
 }
 
 fn padded_line(text: &mut String, fields: &[String], widths: &[usize], trailing: bool) {

@@ -47,8 +47,8 @@ pub struct SummariesArgs {
     #[arg(long, value_parser = units::parse_size)]
     pub size: Option<u64>,
     /// The slow rank, or `none` (default: ranks/2).
-    #[arg(long, value_parser = units::parse_straggler)]
-    pub straggler: Option<Option<u32>>,
+    #[arg(long)]
+    pub straggler: Option<String>,
     /// `-t` device timeline lines before the summaries.
     #[arg(long)]
     pub timeline: bool,
@@ -112,8 +112,20 @@ enum Role {
     Memory,
 }
 
-const fn fam(name: &'static str, shapes: &'static [&'static str], avg_ns: f64, per_step: f64, role: Role) -> Family {
-    Family { name, shapes, avg_ns, per_step, role }
+const fn fam(
+    name: &'static str,
+    shapes: &'static [&'static str],
+    avg_ns: f64,
+    per_step: f64,
+    role: Role,
+) -> Family {
+    Family {
+        name,
+        shapes,
+        avg_ns,
+        per_step,
+        role,
+    }
 }
 
 const S32: &str = "[SIMD32 {512; 1; 1} {256; 1; 1}]";
@@ -200,15 +212,29 @@ impl Row {
         let avg = avg_ns * d.jitter(0.08);
         let total = (avg * calls as f64).round().max(1.0) as u64;
         let mean = total / calls;
-        let min = if calls == 1 { mean } else { (mean as f64 * d.uniform(0.6, 0.95)) as u64 };
-        let max = if calls == 1 { mean } else { (mean as f64 * d.uniform(1.05, 1.9)) as u64 };
-        Row { name, calls, total, min, max }
+        let min = if calls == 1 {
+            mean
+        } else {
+            (mean as f64 * d.uniform(0.6, 0.95)) as u64
+        };
+        let max = if calls == 1 {
+            mean
+        } else {
+            (mean as f64 * d.uniform(1.05, 1.9)) as u64
+        };
+        Row {
+            name,
+            calls,
+            total,
+            min,
+            max,
+        }
     }
 }
 
 pub fn run(args: &SummariesArgs, seed: u64) -> Result<()> {
-    let straggler = match args.straggler {
-        Some(s) => s,
+    let straggler = match &args.straggler {
+        Some(s) => units::parse_straggler(s).map_err(anyhow::Error::msg)?,
         None => Some(args.ranks / 2),
     };
     let mut kernels = args.kernels.max(1);
@@ -227,8 +253,11 @@ pub fn run(args: &SummariesArgs, seed: u64) -> Result<()> {
             kernels += extra as u32;
         }
     }
-    let file = AtomicFile::create(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let gz = GzBuilder::new().mtime(0).write(file, Compression::new(args.compresslevel.min(9)));
+    let file = AtomicFile::create(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let gz = GzBuilder::new()
+        .mtime(0)
+        .write(file, Compression::new(args.compresslevel.min(9)));
     let mut tar = tar::Builder::new(gz);
     tar.mode(tar::HeaderMode::Deterministic);
     let mut members: Vec<(String, Vec<u8>)> = Vec::new();
@@ -262,7 +291,8 @@ pub fn run(args: &SummariesArgs, seed: u64) -> Result<()> {
     }
     let gz = tar.into_inner()?;
     let file = gz.finish()?;
-    file.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    file.commit()
+        .with_context(|| format!("{}: cannot write", args.out.display()))?;
     if !args.quiet {
         eprintln!(
             "unitrace-gen: {} ({} members, {:.1} MB of logs)",
@@ -282,7 +312,10 @@ fn pid_of(rank: u32) -> u32 {
 fn member_files(args: &SummariesArgs, rank: u32, log: RankLog) -> Vec<(String, Vec<u8>)> {
     let pid = pid_of(rank);
     match args.layout {
-        SummaryLayout::Legacy => vec![(format!("output.{pid}.{rank}.txt"), log.joined().into_bytes())],
+        SummaryLayout::Legacy => vec![(
+            format!("output.{pid}.{rank}.txt"),
+            log.joined().into_bytes(),
+        )],
         SummaryLayout::ResultDir => {
             let dir = format!("rank_{rank}.{}.{pid}", args.app);
             let mut v = Vec::new();
@@ -301,7 +334,10 @@ fn member_files(args: &SummariesArgs, rank: u32, log: RankLog) -> Vec<(String, V
                 args.app,
                 pid - 2
             );
-            v.push((format!("rank_{rank}.unitrace.{}/run_config.json", pid - 2), config.into_bytes()));
+            v.push((
+                format!("rank_{rank}.unitrace.{}/run_config.json", pid - 2),
+                config.into_bytes(),
+            ));
             v
         }
     }
@@ -318,19 +354,43 @@ struct RankLog {
 
 impl RankLog {
     fn joined(&self) -> String {
-        [&self.timeline, &self.api, &self.device, &self.submission, &self.ccl].iter().map(|s| s.as_str()).collect()
+        [
+            &self.timeline,
+            &self.api,
+            &self.device,
+            &self.submission,
+            &self.ccl,
+        ]
+        .iter()
+        .map(|s| s.as_str())
+        .collect()
     }
 
     fn len(&self) -> usize {
-        self.timeline.len() + self.api.len() + self.device.len() + self.submission.len() + self.ccl.len()
+        self.timeline.len()
+            + self.api.len()
+            + self.device.len()
+            + self.submission.len()
+            + self.ccl.len()
     }
 }
 
-fn rank_log(args: &SummariesArgs, seed: u64, rank: u32, straggler: Option<u32>, kernels: u32, timeline_lines: u32) -> RankLog {
+fn rank_log(
+    args: &SummariesArgs,
+    seed: u64,
+    rank: u32,
+    straggler: Option<u32>,
+    kernels: u32,
+    timeline_lines: u32,
+) -> RankLog {
     let mut d = Draw::new(seed, &[TAG_RANK, rank as u64]);
     let steps = args.steps.max(1) as f64;
     let slow = straggler == Some(rank);
-    let comm_factor = if straggler.is_some() && !slow { 1.35 } else { 1.0 };
+    let comm_factor = if straggler.is_some() && !slow {
+        1.35
+    } else {
+        1.0
+    };
     let compute_factor = if slow { 1.45 } else { 1.0 };
     // Set-up (module builds, allocations) then the steps.
     let wall = ((400_000_000.0 + steps * 4_340_000.0) * d.jitter(0.004)) as u64;
@@ -354,16 +414,33 @@ fn rank_log(args: &SummariesArgs, seed: u64, rank: u32, straggler: Option<u32>, 
             Role::Memory => 1.0,
         };
         let calls = (steps * f.per_step * d.jitter(0.02)).round() as u64 + 1;
-        rows.push(Row::new(kernel_name(args, f.name, shape, variant), calls, f.avg_ns * factor, &mut d));
+        rows.push(Row::new(
+            kernel_name(args, f.name, shape, variant),
+            calls,
+            f.avg_ns * factor,
+            &mut d,
+        ));
     }
     rows.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
     let device_total: u64 = rows.iter().map(|r| r.total).sum();
 
-    let timeline = if args.timeline { timeline(args, rank, &rows, timeline_lines, &mut d) } else { String::new() };
-    let api = if args.no_host { String::new() } else { api_summary(args, steps, wall, &mut d) };
+    let timeline = if args.timeline {
+        timeline(args, rank, &rows, timeline_lines, &mut d)
+    } else {
+        String::new()
+    };
+    let api = if args.no_host {
+        String::new()
+    } else {
+        api_summary(args, steps, wall, &mut d)
+    };
     let mut device = device_summary(args, wall, device_total, &rows);
     device.push_str(&kernel_properties(args, &rows));
-    let submission = if args.kernel_submission { submission_summary(wall, device_total, &rows, &mut d) } else { String::new() };
+    let submission = if args.kernel_submission {
+        submission_summary(wall, device_total, &rows, &mut d)
+    } else {
+        String::new()
+    };
     let ccl = match args.ccl_summary {
         CclSummary::None => String::new(),
         CclSummary::Once => format!("\n{}", ccl_block(rank, steps, comm_factor, &mut d)),
@@ -372,13 +449,23 @@ fn rank_log(args: &SummariesArgs, seed: u64, rank: u32, straggler: Option<u32>, 
             format!("\n{block}{block}")
         }
     };
-    RankLog { timeline, api, device, submission, ccl }
+    RankLog {
+        timeline,
+        api,
+        device,
+        submission,
+        ccl,
+    }
 }
 
 /// A kernel's name in a device table: quoted (unless old format), with its
 /// shape under `-v`.
 fn kernel_name(args: &SummariesArgs, name: &str, shape: &str, _variant: usize) -> String {
-    let full = if args.verbose_names { format!("{name}{shape}") } else { name.to_string() };
+    let full = if args.verbose_names {
+        format!("{name}{shape}")
+    } else {
+        name.to_string()
+    };
     if args.old_format {
         full
     } else {
@@ -398,7 +485,12 @@ fn percent(part: u64, total: u64) -> f32 {
 /// A padded table: the first column right-aligned to the longest name, the
 /// others to their widths.
 fn table(out: &mut String, header: &[&str], widths: &[usize], rows: &[Vec<String>]) {
-    let first = rows.iter().map(|r| r[0].len()).max().unwrap_or(0).max(header[0].len());
+    let first = rows
+        .iter()
+        .map(|r| r[0].len())
+        .max()
+        .unwrap_or(0)
+        .max(header[0].len());
     let line = |out: &mut String, fields: &[&str]| {
         for (i, f) in fields.iter().enumerate() {
             if i == 0 {
@@ -432,7 +524,15 @@ fn time_rows(rows: &[Row], total: u64, decimals: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
-const TIME_HEADER: [&str; 7] = ["Function", "Calls", "Time (ns)", "Time (%)", "Average (ns)", "Min (ns)", "Max (ns)"];
+const TIME_HEADER: [&str; 7] = [
+    "Function",
+    "Calls",
+    "Time (ns)",
+    "Time (%)",
+    "Average (ns)",
+    "Min (ns)",
+    "Max (ns)",
+];
 
 fn api_summary(args: &SummariesArgs, steps: f64, wall: u64, d: &mut Draw) -> String {
     let mut l0: Vec<Row> = API_L0
@@ -445,14 +545,24 @@ fn api_summary(args: &SummariesArgs, steps: f64, wall: u64, d: &mut Draw) -> Str
     l0.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
     let l0_total: u64 = l0.iter().map(|r| r.total).sum();
     let cl = |d: &mut Draw, scale: f64| {
-        let mut v: Vec<Row> = API_CL.iter().map(|&(n, c, avg)| Row::new(n.to_string(), c, avg * scale, d)).collect();
+        let mut v: Vec<Row> = API_CL
+            .iter()
+            .map(|&(n, c, avg)| Row::new(n.to_string(), c, avg * scale, d))
+            .collect();
         v.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
         v
     };
-    let (cpu, gpu) = if args.no_opencl { (Vec::new(), Vec::new()) } else { (cl(d, 1.0), cl(d, 0.3)) };
+    let (cpu, gpu) = if args.no_opencl {
+        (Vec::new(), Vec::new())
+    } else {
+        (cl(d, 1.0), cl(d, 0.3))
+    };
     let sum = |v: &[Row]| v.iter().map(|r| r.total).sum::<u64>();
     let mut s = String::from("\n=== API Timing Summary ===\n\n");
-    let mut titles = vec![("Total Execution Time (ns):", wall), ("Total API Time for L0 backend (ns):", l0_total)];
+    let mut titles = vec![
+        ("Total Execution Time (ns):", wall),
+        ("Total API Time for L0 backend (ns):", l0_total),
+    ];
     if !cpu.is_empty() {
         titles.push(("Total API Time for CL CPU backend (ns):", sum(&cpu)));
         titles.push(("Total API Time for CL GPU backend (ns):", sum(&gpu)));
@@ -462,13 +572,23 @@ fn api_summary(args: &SummariesArgs, steps: f64, wall: u64, d: &mut Draw) -> Str
         s.push_str(&format!("{t:>label$}{v:>21}\n"));
     }
     s.push_str("\n== L0 Backend ==\n\n");
-    table(&mut s, &TIME_HEADER, &[0, 12, 20, 13, 20, 20, 20], &time_rows(&l0, l0_total, 6));
+    table(
+        &mut s,
+        &TIME_HEADER,
+        &[0, 12, 20, 13, 20, 20, 20],
+        &time_rows(&l0, l0_total, 6),
+    );
     for (title, rows) in [("CL CPU", &cpu), ("CL GPU", &gpu)] {
         if rows.is_empty() {
             continue;
         }
         s.push_str(&format!("\n== {title} Backend ==\n\n"));
-        table(&mut s, &TIME_HEADER, &[0, 11, 19, 11, 19, 19, 19], &time_rows(rows, sum(rows), 2));
+        table(
+            &mut s,
+            &TIME_HEADER,
+            &[0, 11, 19, 11, 19, 19, 19],
+            &time_rows(rows, sum(rows), 2),
+        );
     }
     s.push('\n');
     s
@@ -476,8 +596,14 @@ fn api_summary(args: &SummariesArgs, steps: f64, wall: u64, d: &mut Draw) -> Str
 
 fn device_summary(args: &SummariesArgs, wall: u64, device_total: u64, rows: &[Row]) -> String {
     let mut s = String::from("\n=== Device Timing Summary ===\n\n");
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Execution Time (ns):", wall));
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Device Time for L0 backend (ns):", device_total));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Execution Time (ns):", wall
+    ));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Device Time for L0 backend (ns):", device_total
+    ));
     s.push_str("\n== L0 Backend ==\n\n");
     let mut header = TIME_HEADER;
     header[0] = "Kernel";
@@ -501,7 +627,15 @@ fn device_summary(args: &SummariesArgs, wall: u64, device_total: u64, rows: &[Ro
 
 fn kernel_properties(args: &SummariesArgs, rows: &[Row]) -> String {
     let mut s = String::from("\n\n=== Kernel Properties ===\n\n");
-    let header = ["Kernel", "Compiled", "SIMD", "Number of Arguments", "SLM Per Work Group", "Private Memory Per Thread", "Spill Memory Per Thread"];
+    let header = [
+        "Kernel",
+        "Compiled",
+        "SIMD",
+        "Number of Arguments",
+        "SLM Per Work Group",
+        "Private Memory Per Thread",
+        "Spill Memory Per Thread",
+    ];
     let props: Vec<Vec<String>> = rows
         .iter()
         .filter(|r| !r.name.contains("zeCommandList"))
@@ -526,12 +660,33 @@ fn kernel_properties(args: &SummariesArgs, rows: &[Row]) -> String {
 
 fn submission_summary(wall: u64, device_total: u64, rows: &[Row], d: &mut Draw) -> String {
     let mut s = String::from("\n=== Kernel Submission Summary ===\n\n");
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Execution Time (ns):", wall));
-    s.push_str(&format!("{:>41}{:>21}\n", "Total Device Time for L0 backend (ns):", device_total));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Execution Time (ns):", wall
+    ));
+    s.push_str(&format!(
+        "{:>41}{:>21}\n",
+        "Total Device Time for L0 backend (ns):", device_total
+    ));
     s.push_str("\n== L0 Backend ==\n\n");
-    let header = ["Kernel", "Calls", "Append (ns)", "Append (%)", "Submit (ns)", "Submit (%)", "Execute (ns)", "Execute (%)"];
-    let append: Vec<u64> = rows.iter().map(|r| (r.calls as f64 * 5_600.0 * d.jitter(0.1)) as u64).collect();
-    let submit: Vec<u64> = rows.iter().map(|r| (r.calls as f64 * 21_000.0 * d.jitter(0.1)) as u64).collect();
+    let header = [
+        "Kernel",
+        "Calls",
+        "Append (ns)",
+        "Append (%)",
+        "Submit (ns)",
+        "Submit (%)",
+        "Execute (ns)",
+        "Execute (%)",
+    ];
+    let append: Vec<u64> = rows
+        .iter()
+        .map(|r| (r.calls as f64 * 5_600.0 * d.jitter(0.1)) as u64)
+        .collect();
+    let submit: Vec<u64> = rows
+        .iter()
+        .map(|r| (r.calls as f64 * 21_000.0 * d.jitter(0.1)) as u64)
+        .collect();
     let (ta, ts) = (append.iter().sum::<u64>(), submit.iter().sum::<u64>());
     let table_rows: Vec<Vec<String>> = rows
         .iter()
@@ -549,7 +704,12 @@ fn submission_summary(wall: u64, device_total: u64, rows: &[Row], d: &mut Draw) 
             ]
         })
         .collect();
-    table(&mut s, &header, &[0, 12, 20, 11, 20, 11, 20, 12], &table_rows);
+    table(
+        &mut s,
+        &header,
+        &[0, 12, 20, 11, 20, 11, 20, 12],
+        &table_rows,
+    );
     s
 }
 
@@ -557,14 +717,29 @@ fn submission_summary(wall: u64, device_total: u64, rows: &[Row], d: &mut Draw) 
 /// (docs/formats.md#summary-text-ccl).
 fn ccl_block(rank: u32, steps: f64, comm_factor: f64, d: &mut Draw) -> String {
     let stars = "*".repeat(60);
-    let mut s = format!("{stars}\n*  Process ID : {} | Rank ID : {rank}\n{stars}\n", pid_of(rank));
+    let mut s = format!(
+        "{stars}\n*  Process ID : {} | Rank ID : {rank}\n{stars}\n",
+        pid_of(rank)
+    );
     let mut rows: Vec<Row> = CCL
         .iter()
-        .map(|&(name, per_step, avg)| Row::new(name.to_string(), (per_step * steps).round() as u64, avg * comm_factor, d))
+        .map(|&(name, per_step, avg)| {
+            Row::new(
+                name.to_string(),
+                (per_step * steps).round() as u64,
+                avg * comm_factor,
+                d,
+            )
+        })
         .collect();
     rows.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
     let total: u64 = rows.iter().map(|r| r.total).sum();
-    table(&mut s, &TIME_HEADER, &[0, 12, 20, 12, 20, 20, 20], &time_rows(&rows, total, 6));
+    table(
+        &mut s,
+        &TIME_HEADER,
+        &[0, 12, 20, 12, 20, 20, 20],
+        &time_rows(&rows, total, 6),
+    );
     s
 }
 
@@ -576,7 +751,11 @@ fn timeline(args: &SummariesArgs, rank: u32, rows: &[Row], lines: u32, d: &mut D
     for i in 0..lines as usize {
         let r = &rows[i % rows.len()];
         let name = r.name.trim_matches('"');
-        let name = if args.verbose_names { name.to_string() } else { format!("{name}[SIMD32 {{64; 1; 1}} {{256; 1; 1}}]") };
+        let name = if args.verbose_names {
+            name.to_string()
+        } else {
+            format!("{name}[SIMD32 {{64; 1; 1}} {{256; 1; 1}}]")
+        };
         let append = t;
         let submit = append + d.between(2_000, 9_000);
         let start = submit + d.between(5_000, 40_000);

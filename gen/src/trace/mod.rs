@@ -67,8 +67,8 @@ pub struct TraceArgs {
     pub layout: Layout,
     /// The rank whose compute kernels are slower, or `none` (default: ranks/2
     /// when there are two ranks or more).
-    #[arg(long, value_parser = units::parse_straggler)]
-    pub straggler: Option<Option<u32>>,
+    #[arg(long)]
+    pub straggler: Option<String>,
     /// Device-time factor of the straggler's compute kernels.
     #[arg(long, default_value_t = 1.45)]
     pub slowdown: f64,
@@ -127,8 +127,8 @@ pub fn run(args: &TraceArgs, seed: u64) -> Result<()> {
     if let Some((r, _)) = cuts.iter().find(|(r, _)| *r >= args.ranks) {
         bail!("--cut names rank {r}, but there are {} ranks", args.ranks);
     }
-    let straggler = match args.straggler {
-        Some(s) => s,
+    let straggler = match &args.straggler {
+        Some(s) => units::parse_straggler(s).map_err(anyhow::Error::msg)?,
         None if args.ranks >= 2 => Some(args.ranks / 2),
         None => None,
     };
