@@ -425,7 +425,10 @@ impl InstancePlan {
                 if skip_commas && kernel.name.contains(',') {
                     continue;
                 }
-                if args.idle_sampling && mode == Mode::Sampling && (k + round as usize) % 3 == 0 {
+                if args.idle_sampling
+                    && mode == Mode::Sampling
+                    && (k + round as usize).is_multiple_of(3)
+                {
                     // Made-up ids above every real one (docs/formats.md#metric-csv-sampling).
                     let idle = 1_048_619 + plan.instances.len() as u64;
                     plan.instances
@@ -843,10 +846,10 @@ pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
     let xmx = ops(k.ops.xmx_fp16 + k.ops.xmx_bf16);
     let util = |events: f64| Value::Float((events / (cycles * XVE_PER_CYCLE) * 100.0).min(100.0));
     let int = |v: f64| Value::Int(v.max(0.0).round() as u64);
-    let v = match col {
+    match col {
         "GpuTime[ns]" => int(t),
         "GpuCoreClocks[cycles]" => int(cycles),
-        "GpuSliceClocksCount[events]" => int(cycles * 1.0),
+        "GpuSliceClocksCount[events]" => int(cycles),
         "AvgGpuCoreFrequencyMHz[MHz]"
         | "CoreFrequencyMHz[MHz]"
         | "AvgGpuSliceFrequencyMHz[MHz]"
@@ -890,9 +893,8 @@ pub fn counter(col: &str, inst: &Instance, s: &Sample) -> Value {
         | "XVE_INST_EXECUTED_ALU2_ALL_UTILIZATION[%]" => util(xmx * 8.0),
         "XVE_INST_EXECUTED_ALU0_ALL_UTILIZATION[%]" => util(alu0),
         "XVE_INST_EXECUTED_ALU1_ALL_UTILIZATION[%]" => util(alu0 * 0.7),
-        _ => return validity_or_generic(col, inst, s, cycles, read),
-    };
-    v
+        _ => validity_or_generic(col, inst, s, cycles, read),
+    }
 }
 
 /// Report-status columns, and counters without a model of their own:

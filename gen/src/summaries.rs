@@ -401,7 +401,7 @@ fn rank_log(
         let f = &FAMILIES[k % FAMILIES.len()];
         let variant = k / FAMILIES.len();
         // A few rare kernels run on some ranks only.
-        if k >= FAMILIES.len() && k % 7 == 3 && (rank + k as u32) % 3 == 0 {
+        if k >= FAMILIES.len() && k % 7 == 3 && (rank + k as u32).is_multiple_of(3) {
             continue;
         }
         if k >= kernels as usize && rank != 0 {

@@ -70,7 +70,7 @@ impl<W: Write> Output<W> {
     }
 
     /// Bytes of the stream so far.
-    pub fn len(&self) -> u64 {
+    pub fn written(&self) -> u64 {
         self.flushed + self.buf.len() as u64
     }
 
@@ -85,7 +85,7 @@ impl<W: Write> Output<W> {
             if limit.max_units.is_some_and(|max| self.units > max) {
                 self.buf.truncate(unit_start);
                 self.stopped = true;
-            } else if self.len() > limit.bytes {
+            } else if self.written() > limit.bytes {
                 let keep = if limit.whole_units {
                     unit_start
                 } else {

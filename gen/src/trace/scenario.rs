@@ -371,8 +371,8 @@ mod tests {
             let id = sc.identity(rank);
             let offsets = program::arrival_offsets(&sc, &id);
             assert!(id.start + offsets[0] + sc.collectives[0].transfer <= sc.collectives[0].end);
-            for n in 1..offsets.len() {
-                let arrival = sc.collectives[n - 1].end + offsets[n];
+            for (n, offset) in offsets.iter().enumerate().skip(1) {
+                let arrival = sc.collectives[n - 1].end + offset;
                 assert!(arrival + sc.collectives[n].transfer <= sc.collectives[n].end);
             }
         }
