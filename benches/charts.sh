@@ -23,7 +23,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIG=${ORIG:-}
 PYTHON=${PYTHON:-python3}
 ORIG_TIMEOUT=${ORIG_TIMEOUT:-900}

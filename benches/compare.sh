@@ -12,7 +12,7 @@
 # Default: 4 ranks x 250MB per run (1 GB per side), seeds 1 and 2.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=4
 size=250MB
 repeat=2

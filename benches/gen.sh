@@ -15,7 +15,7 @@
 # `uptime` is printed first: the machine may be shared.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$repo/benches/unitrace_gen.sh"
+. "$repo/scripts/unitrace_gen.sh"
 ranks=4
 size=250MB
 small=4096

@@ -12,7 +12,7 @@
 # ORIGINAL, PYTHON, SIZE, RATIO_SIZE, BENCH_DIR give the same settings.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIGINAL="${ORIGINAL:-}"
 PYTHON="${PYTHON:-python3}"
 SIZE="${SIZE:-1GB}"

@@ -20,7 +20,7 @@
 # off the disk, whose write-back otherwise bounds the wall time.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${MERGETRACE_PY:-}"
 py="${PYTHON:-python3}"
 ranks=8

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size="${1:-200MB}"
 UNITRACE_GEN="${2:-${UNITRACE_GEN:-}}"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${3:-${ORIG:-}}"
 python="${4:-${PYTHON:-python3}}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 kernels="${1:-50}"
 instructions="${2:-2000}"
 UNITRACE_GEN="${3:-${UNITRACE_GEN:-}}"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
 cargo build --release --locked -p analyze >&2
 bin="$CARGO_TARGET_DIR/release/analyze"

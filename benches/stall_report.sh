@@ -23,7 +23,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${ORIG:-}"
 python="${PYTHON:-python3}"
 work="${WORK:-$(mktemp -d /tmp/stall-bench.XXXXXX)}"

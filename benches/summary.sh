@@ -15,7 +15,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 UNITRACE_GEN=${1:-${UNITRACE_GEN:-}}
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIG=${2:-${ORIG:-}}
 PYTHON=${PYTHON:-python3}
 RANKS=${RANKS:-1024}

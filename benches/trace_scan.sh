@@ -16,7 +16,7 @@
 # ones, and `uptime` is printed beside them.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=1
 size=500MB
 repeat=3

@@ -22,7 +22,7 @@
 # The best of R runs (default 2) is kept: the machine may be shared.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=8
 size=500MB
 repeat=2

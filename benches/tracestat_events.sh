@@ -25,7 +25,7 @@
 # the Python package duckdb (pip install --user duckdb).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-. "$(dirname "${BASH_SOURCE[0]}")/unitrace_gen.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 py="${PYTHON:-python3}"
 ranks=8
 size=500MB
