@@ -195,6 +195,67 @@ impl Builder<'_> {
         self.text(format!("// Line {}:  {text}", 20 + self.line_no));
     }
 
+    /// B000 (per-thread prolog, a load) and B001 (cross-thread prolog,
+    /// waiting on that load's sources, another load); returns the second
+    /// load's scoreboard id.
+    fn prologs(&mut self) -> u8 {
+        self.text("// B000: Preds:{},  Succs:{B001}");
+        self.text("per_thread_prolog:");
+        self.instr(
+            "(W)",
+            "mov (16|M0)",
+            "r127.0<1>:ud  0x0:ud",
+            "{A@1}",
+            "ALU pipe: int; $1",
+            Role::Alu,
+        );
+        self.instr(
+            "(W)",
+            "and (1|M0)",
+            "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud",
+            "",
+            "ALU pipe: int; $1",
+            Role::Alu,
+        );
+        let s0 = self.load(1);
+        self.instr("", "nop", "", "", "", Role::Nop);
+        self.text("// B001: Preds:{B000},  Succs:{B002}");
+        self.text("// cross_thread_prolog:");
+        self.wait_alu(s0, "src");
+        self.load(2)
+    }
+
+    /// B004: the result stored, its sources awaited, end of thread.
+    fn epilogue(&mut self) {
+        self.text("// B004: Preds:{B002, B003},  Succs:{}");
+        self.location(false);
+        let st = self.sbid();
+        self.instr(
+            "",
+            "store.ugm.d32.a64 (32|M0)",
+            "[r26:4]       r24:2",
+            &format!("{{A@1,${st}}}"),
+            "ex_desc:0x0; desc:0x4000584",
+            Role::Send,
+        );
+        self.instr(
+            "(W)",
+            &format!("sync.allrd (${st})"),
+            "null",
+            "",
+            "",
+            Role::Wait,
+        );
+        self.instr(
+            "(W)",
+            "send.gtwy (1|M0)",
+            "null     r127    null:0  0x0  0x02000010",
+            "{EOT,A@1}",
+            "wr:1+0, rd:0; end of thread",
+            Role::Control,
+        );
+    }
+
     fn sbid(&mut self) -> u8 {
         let s = self.next_sbid;
         self.next_sbid = (self.next_sbid + 1) % 16;
@@ -287,30 +348,7 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
     };
     let xmx = k.ops.xmx_fp16 + k.ops.xmx_bf16 > 0.0;
 
-    b.text("// B000: Preds:{},  Succs:{B001}");
-    b.text("per_thread_prolog:");
-    b.instr(
-        "(W)",
-        "mov (16|M0)",
-        "r127.0<1>:ud  0x0:ud",
-        "{A@1}",
-        "ALU pipe: int; $1",
-        Role::Alu,
-    );
-    b.instr(
-        "(W)",
-        "and (1|M0)",
-        "r127.2<1>:ud  r0.0<0;1,0>:ud    0xFFFFFFC0:ud",
-        "",
-        "ALU pipe: int; $1",
-        Role::Alu,
-    );
-    let s0 = b.load(1);
-    b.instr("", "nop", "", "", "", Role::Nop);
-    b.text("// B001: Preds:{B000},  Succs:{B002}");
-    b.text("// cross_thread_prolog:");
-    b.wait_alu(s0, "src");
-    let s1 = b.load(2);
+    let s1 = b.prologs();
     b.text("// B002: Preds:{B001},  Succs:{B003, B004}");
     b.text("// _main:");
     b.location(true);
@@ -388,33 +426,7 @@ fn program(k: &MetricKernel, n: u32, d: &mut Draw, with_source: bool, spill: boo
         "ALU pipe: int; $5",
         Role::Control,
     );
-    b.text("// B004: Preds:{B002, B003},  Succs:{}");
-    b.location(false);
-    let st = b.sbid();
-    b.instr(
-        "",
-        "store.ugm.d32.a64 (32|M0)",
-        "[r26:4]       r24:2",
-        &format!("{{A@1,${st}}}"),
-        "ex_desc:0x0; desc:0x4000584",
-        Role::Send,
-    );
-    b.instr(
-        "(W)",
-        &format!("sync.allrd (${st})"),
-        "null",
-        "",
-        "",
-        Role::Wait,
-    );
-    b.instr(
-        "(W)",
-        "send.gtwy (1|M0)",
-        "null     r127    null:0  0x0  0x02000010",
-        "{EOT,A@1}",
-        "wr:1+0, rd:0; end of thread",
-        Role::Control,
-    );
+    b.epilogue();
     Program { lines: b.lines }
 }
 

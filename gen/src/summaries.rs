@@ -47,7 +47,7 @@ pub struct SummariesArgs {
     #[arg(long, value_parser = units::parse_size)]
     pub size: Option<u64>,
     /// The slow rank, or `none` (default: ranks/2).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub straggler: Option<String>,
     /// `-t` device timeline lines before the summaries.
     #[arg(long)]

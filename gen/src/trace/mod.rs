@@ -12,6 +12,7 @@ pub mod output;
 pub mod pftrace;
 pub mod program;
 pub mod scenario;
+pub mod schedule;
 
 use std::fs;
 use std::io::{self, Write};
@@ -67,7 +68,7 @@ pub struct TraceArgs {
     pub layout: Layout,
     /// The rank whose compute kernels are slower, or `none` (default: ranks/2
     /// when there are two ranks or more).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub straggler: Option<String>,
     /// Device-time factor of the straggler's compute kernels.
     #[arg(long, default_value_t = 1.45)]
@@ -158,7 +159,7 @@ pub fn run(args: &TraceArgs, seed: u64) -> Result<()> {
         },
     };
     let shape = choose_shape(&spec, target, args.steps);
-    let sc = Scenario::plan(spec, shape);
+    let sc = schedule::plan(spec, shape);
     let written = write_files(&sc, args, &cuts)?;
     if !args.quiet {
         eprintln!(
@@ -236,18 +237,18 @@ fn measure(spec: &JobSpec, target: Target, shape: Shape, first_id: u64) -> f64 {
     let mut one = spec.clone();
     one.ranks = 1;
     one.straggler = None;
-    let mut sc = Scenario::plan(one, shape);
+    let mut sc = schedule::plan(one, shape);
     sc.first_id = first_id;
     match target {
         Target::Events(_) => {
             let mut sink = CountSink::default();
-            sc.write_rank(0, &mut sink).expect("counting cannot fail");
+            schedule::write_rank(&sc, 0, &mut sink).expect("counting cannot fail");
             sink.events as f64
         }
         Target::Bytes(_) => {
             let id = sc.identity(0);
             let mut sink = json::JsonSink::new(Counter::default(), &id, sc.spec.metrics_link, None);
-            sc.write_rank(0, &mut sink).expect("counting cannot fail");
+            schedule::write_rank(&sc, 0, &mut sink).expect("counting cannot fail");
             sink.into_inner().bytes as f64
         }
     }
@@ -341,11 +342,11 @@ fn serialise<W: Write>(
     match format {
         Format::Pftrace => {
             let mut sink = pftrace::PftraceSink::new(out, &id, link, limit);
-            sc.write_rank(rank, &mut sink)
+            schedule::write_rank(sc, rank, &mut sink)
         }
         _ => {
             let mut sink = json::JsonSink::new(out, &id, link, limit);
-            sc.write_rank(rank, &mut sink)
+            schedule::write_rank(sc, rank, &mut sink)
         }
     }
 }
@@ -449,8 +450,7 @@ impl<W: Write> Write for CountingWriter<W> {
 pub fn rank_json(sc: &Scenario, rank: u32) -> Vec<u8> {
     let id = sc.identity(rank);
     let mut sink = json::JsonSink::new(Vec::new(), &id, sc.spec.metrics_link, None);
-    sc.write_rank(rank, &mut sink)
-        .expect("writing to memory cannot fail");
+    schedule::write_rank(sc, rank, &mut sink).expect("writing to memory cannot fail");
     sink.into_inner()
 }
 
@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn the_json_form_parses_and_counts_match() {
-        let sc = Scenario::plan(
+        let sc = schedule::plan(
             spec(),
             Shape {
                 steps: 2,
@@ -488,16 +488,16 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("valid JSON");
         let events = doc["traceEvents"].as_array().unwrap();
         let mut count = CountSink::default();
-        sc.write_rank(1, &mut count).unwrap();
+        schedule::write_rank(&sc, 1, &mut count).unwrap();
         assert_eq!(events.len() as u64, count.events);
     }
 
     #[test]
     fn shapes_meet_their_targets() {
         let s = choose_shape(&spec(), Target::Events(5_000), None);
-        let sc = Scenario::plan(spec(), s);
+        let sc = schedule::plan(spec(), s);
         let mut count = CountSink::default();
-        sc.write_rank(0, &mut count).unwrap();
+        schedule::write_rank(&sc, 0, &mut count).unwrap();
         let n = count.events as f64;
         assert!((n - 5000.0).abs() < 250.0, "{n} events for 5000 ({s:?})");
         let s = choose_shape(&spec(), Target::Events(3_000), Some(6));

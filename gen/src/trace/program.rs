@@ -4,7 +4,7 @@
 //! A segment runs from the end of one collective (or the process start) to
 //! the end of the next: first the rank's own work up to its arrival at the
 //! collective, then the collective itself, which ends at the time the
-//! schedule ([`super::scenario::Scenario::plan`]) gives. Each segment draws
+//! schedule ([`super::schedule::plan`]) gives. Each segment draws
 //! from its own random stream, and nothing before a segment's arrival
 //! depends on absolute time or on earlier segments (the device is idle when
 //! a collective ends), so the planning pass replays exactly the part up to

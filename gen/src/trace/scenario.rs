@@ -4,15 +4,10 @@
 //! makes the collectives of all ranks agree: the n-th collective ends on
 //! every rank at the same true time, set by its last arriver.
 //!
-//! Planning is a dry run of every rank's program ([`super::program`]) up to
-//! each collective's arrival, with the same random streams as the real run
-//! (each segment of a rank draws from its own stream, docs/unitrace-gen.md#determinism),
-//! so the schedule is exact and no rank's events are kept in memory.
-
-use rayon::prelude::*;
+//! The end times of the collectives are set by [`super::schedule::plan`],
+//! from every rank's program.
 
 use super::event::Ns;
-use super::program::{self, Program};
 use crate::rng::Draw;
 
 /// Stream tags (first coordinate of every [`rng::key`] path of a trace).
@@ -91,7 +86,7 @@ pub struct Collective {
     pub bytes: u64,
     /// Time the data takes once the last rank arrived.
     pub transfer: Ns,
-    /// True end time on every rank (set by [`Scenario::plan`]).
+    /// True end time on every rank (set by [`super::schedule::plan`]).
     pub end: Ns,
 }
 
@@ -184,61 +179,24 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Builds the schedule for `shape`: collectives drawn from the job's
-    /// stream, their end times from every rank's dry run.
-    pub fn plan(spec: JobSpec, shape: Shape) -> Scenario {
+    /// The job of `shape` with its collectives drawn and their end times
+    /// still unknown (0): [`super::schedule::plan`] sets them.
+    pub fn unplanned(spec: JobSpec, shape: Shape) -> Scenario {
         let mut job = Draw::new(spec.seed, &[tag::JOB]);
         // A start in December 2024, a few seconds apart per seed.
         let job_start = 1_733_400_000_000_000_000 + job.between(0, 60_000) * 1_000_000;
         let collectives = schedule(&spec, shape);
-        let mut sc = Scenario {
+        Scenario {
             spec,
             shape,
             job_start,
             collectives,
             first_id: 1,
-        };
-        let arrivals = sc.latest_arrivals();
-        let mut prev_end = 0;
-        for (n, c) in sc.collectives.iter_mut().enumerate() {
-            // Segment 0 starts at each rank's own start (`arrivals[0]` is
-            // absolute); every later one at the previous collective's end.
-            let last = if n == 0 {
-                arrivals[0]
-            } else {
-                prev_end + arrivals[n]
-            };
-            c.end = last + c.transfer;
-            prev_end = c.end;
         }
-        sc
     }
 
     pub fn ranks(&self) -> u32 {
         self.spec.ranks
-    }
-
-    /// Per collective, the latest arrival over all ranks: absolute for the
-    /// first, relative to the previous collective's end for the others.
-    fn latest_arrivals(&self) -> Vec<Ns> {
-        let n = self.collectives.len();
-        (0..self.spec.ranks)
-            .into_par_iter()
-            .map(|rank| {
-                let id = self.identity(rank);
-                let mut offsets = program::arrival_offsets(self, &id);
-                offsets[0] += id.start;
-                offsets
-            })
-            .reduce(
-                || vec![0; n],
-                |mut a, b| {
-                    for (x, y) in a.iter_mut().zip(b) {
-                        *x = (*x).max(y);
-                    }
-                    a
-                },
-            )
     }
 
     pub fn identity(&self, rank: u32) -> Identity {
@@ -282,16 +240,6 @@ impl Scenario {
                 1.0
             },
         }
-    }
-
-    /// Runs rank `rank`'s program into `sink`.
-    pub fn write_rank<S: super::event::Sink>(
-        &self,
-        rank: u32,
-        sink: &mut S,
-    ) -> std::io::Result<()> {
-        let id = self.identity(rank);
-        Program::new(self, &id, sink).run()
     }
 }
 
@@ -355,32 +303,8 @@ mod tests {
     }
 
     #[test]
-    fn collectives_end_after_every_arrival() {
-        let sc = Scenario::plan(
-            spec(4),
-            Shape {
-                steps: 3,
-                layers: 5,
-            },
-        );
-        assert_eq!(sc.collectives.len(), 8);
-        for w in sc.collectives.windows(2) {
-            assert!(w[1].end > w[0].end + w[1].transfer);
-        }
-        for rank in 0..4 {
-            let id = sc.identity(rank);
-            let offsets = program::arrival_offsets(&sc, &id);
-            assert!(id.start + offsets[0] + sc.collectives[0].transfer <= sc.collectives[0].end);
-            for (n, offset) in offsets.iter().enumerate().skip(1) {
-                let arrival = sc.collectives[n - 1].end + offset;
-                assert!(arrival + sc.collectives[n].transfer <= sc.collectives[n].end);
-            }
-        }
-    }
-
-    #[test]
     fn device_pids_count_down_per_rank() {
-        let sc = Scenario::plan(
+        let sc = Scenario::unplanned(
             spec(2),
             Shape {
                 steps: 1,
