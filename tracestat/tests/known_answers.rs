@@ -814,7 +814,7 @@ fn schema_classes_against_the_builtin_classification() {
 }
 
 /// A collective written as a `B`/`E` pair (the trace writer supports it;
-/// `gen_unitrace.py trace --be-ranges` writes ITT ranges so) is matched
+/// `unitrace-gen trace --ranges be` writes host ranges so) is matched
 /// across ranks like its `X` form, its size taken from the arguments of
 /// either event: rank 0 enters at 100 us, rank 1 at 400 us, both leave at
 /// 600 us, 4096 bytes.
