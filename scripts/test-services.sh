@@ -106,7 +106,6 @@ stop() {
 }
 
 start() {
-    [ "$(id -u)" = 0 ] || { say "not root: Slurm cannot start here (slurmd must start jobs as root)"; return 1; }
     local tool
     for tool in munged mungekey slurmctld slurmd sbatch squeue scontrol sinfo; do
         command -v "$tool" >/dev/null 2>&1 \
@@ -145,6 +144,16 @@ case "${1:-}" in
     start | stop | status) ;;
     *) sed -n '2,25p' "$0" >&2; exit 2 ;;
 esac
+if [ "$1" = status ]; then
+    if healthy; then echo "Slurm up (SLURM_CONF=$conf)"; exit 0; fi
+    echo "Slurm not running"
+    exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+    if [ "$1" = start ] && healthy; then say "Slurm already running, reused (SLURM_CONF=$conf)"; exit 0; fi
+    say "not root: Slurm cannot $1 here (slurmd must start jobs as root)"
+    exit 1
+fi
 mkdir -p "$(dirname "$state")"
 # One start or stop at a time: several checkouts may run test.sh at once.
 exec 9> "$state.lock"
@@ -152,5 +161,4 @@ flock 9
 case "$1" in
     start) start ;;
     stop) stop; say "Slurm stopped" ;;
-    status) if healthy; then echo "Slurm up (SLURM_CONF=$conf)"; else echo "Slurm not running"; exit 1; fi ;;
 esac

@@ -22,8 +22,18 @@ pub fn unavailable(what: &str) {
         !in_ci(),
         "{what}\n(CI is set: scripts/test.sh installs and starts what this test needs; it must run)"
     );
-    eprintln!(
-        "\n**********\nSKIPPED: {what}\n(run scripts/test.sh as root, which installs and starts it; under CI=1 this fails)\n**********\n"
+    loud(&format!(
+        "SKIPPED: {what}\n(run scripts/test.sh as root, which installs and starts it; under CI=1 this fails)"
+    ));
+}
+
+/// A message on the real stderr: not captured by the test harness, so that
+/// a skipped test shows in a passing run.
+pub fn loud(what: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n**********\n{what}\n**********\n"
     );
 }
 

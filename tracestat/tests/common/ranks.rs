@@ -56,7 +56,11 @@ pub fn rank_trace(r: i64) -> String {
             "process_name",
             &format!("RANK {r} DEVICE<node0>[Intel(R) Data Center GPU Max 1550] 0:18:0:0 #0"),
         ),
-        meta(dev, "thread_name", &format!("Thread {host} L0 Compute Engine<0,0>")),
+        meta(
+            dev,
+            "thread_name",
+            &format!("Thread {host} L0 Compute Engine<0,0>"),
+        ),
     ];
     let arrive = if r == STRAGGLER { 400 } else { 300 };
     for k in 0..STEPS {
