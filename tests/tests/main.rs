@@ -8,6 +8,7 @@ mod hardening;
 mod interrupts;
 mod output_is_input;
 mod parquet_tables;
+mod repository_rules;
 mod straggler_line;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
