@@ -70,15 +70,17 @@ PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
-# Process $1 runs (a zombie, killed but not yet reaped, does not count).
+# Process $1 runs and is daemon $2 (a zombie, killed but not yet reaped,
+# does not count, nor another program that got the pid of a stale file).
 running() {
     local stat
     stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] || return 1
     stat="${stat##*) }"
     [ "${stat%% *}" != Z ]
 }
-# The process of pid file $1 runs.
-alive() { [ -s "$1" ] && running "$(cat "$1")"; }
+# The daemon of pid file $1 (named after it: munged.pid -> munged) runs.
+alive() { [ -s "$1" ] && running "$(cat "$1")" "$(basename "$1" .pid)"; }
 
 # Exit 0 when the cluster answers with this script's configuration and its
 # node takes jobs.
@@ -95,12 +97,12 @@ healthy() {
 stop() {
     if alive "$state/slurmctld.pid"; then timeout 10 scontrol shutdown >/dev/null 2>&1 || true; fi
     if alive "$state/munged.pid"; then munged -s -S "$state/munge.socket" >/dev/null 2>&1 || true; fi
-    local pidfile pid i
+    local pidfile pid name i
     for pidfile in "$state"/slurmd.pid "$state"/slurmctld.pid "$state"/munged.pid; do
         alive "$pidfile" || continue
-        pid="$(cat "$pidfile")"
-        for ((i = 0; i < 50; i++)); do running "$pid" || break; sleep 0.1; done
-        if running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+        pid="$(cat "$pidfile")" name="$(basename "$pidfile" .pid)"
+        for ((i = 0; i < 50; i++)); do running "$pid" "$name" || break; sleep 0.1; done
+        if running "$pid" "$name"; then kill -KILL "$pid" 2>/dev/null || true; fi
     done
     rm -f "$state"/*.pid "$state/munge.socket" "$state/munge.socket.lock"
 }
