@@ -86,7 +86,8 @@ fn json_dialect(head: &[u8]) -> JsonDialect {
     let has = |m: &[u8]| memchr::memmem::find(head, m).is_some();
     let kineto = KEYS.iter().any(|k| has(k))
         || CATEGORIES.iter().any(|c| {
-            has(format!("\"cat\": \"{c}\"").as_bytes()) || has(format!("\"cat\":\"{c}\"").as_bytes())
+            has(format!("\"cat\": \"{c}\"").as_bytes())
+                || has(format!("\"cat\":\"{c}\"").as_bytes())
         });
     if kineto {
         JsonDialect::Kineto
@@ -165,12 +166,23 @@ mod tests {
     #[test]
     fn kineto_by_its_keys_or_categories() {
         let k = Sniffed::Json(JsonDialect::Kineto);
-        assert_eq!(sniff(b"{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": []}"), k);
-        assert_eq!(sniff(br#"{"traceEvents": [{"ph": "X", "cat": "Kernel", "name": "k"}]}"#), k);
-        assert_eq!(sniff(br#"{"traceEvents":[{"ph":"X","cat":"cuda_driver"}]}"#), k);
+        assert_eq!(
+            sniff(b"{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": []}"),
+            k
+        );
+        assert_eq!(
+            sniff(br#"{"traceEvents": [{"ph": "X", "cat": "Kernel", "name": "k"}]}"#),
+            k
+        );
+        assert_eq!(
+            sniff(br#"{"traceEvents":[{"ph":"X","cat":"cuda_driver"}]}"#),
+            k
+        );
         // unitrace writes `cpu_op` too: no mark of its own.
         assert_eq!(
-            sniff(br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "PyTorch::aten::mm"}]}"#),
+            sniff(
+                br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "PyTorch::aten::mm"}]}"#
+            ),
             Sniffed::Json(JsonDialect::Unitrace)
         );
     }

@@ -141,10 +141,6 @@ pub struct TraceReader<R> {
     top_level_bytes: usize,
 }
 
-/// A top-level member of the trace object other than `traceEvents`: its
-/// key and raw value ([`TraceReader::top_level_members`]).
-pub type TopLevelMember = (Box<[u8]>, Box<[u8]>);
-
 /// The bytes the parser may look at: the mapped window or the buffer.
 /// (A function of the fields it needs, so that the parser can borrow them
 /// while it updates the others.)
@@ -222,6 +218,9 @@ fn map_file(file: &File) -> Option<Arc<Mmap>> {
     let _ = map.advise(memmap2::Advice::Sequential);
     Some(Arc::new(map))
 }
+
+/// A top-level member of the trace object: raw key (no quotes), raw value.
+pub type TopLevelMember = (Box<[u8]>, Box<[u8]>);
 
 /// Keeps a top-level member ([`TraceReader::top_level_members`]) unless it
 /// is too large.
