@@ -204,88 +204,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     let window = args.time_window.as_deref().map(Window::parse).transpose()?;
 
-    // Plan each input: rank, and the head (first timestamp) when alignment
-    // or a window needs it.
-    let need_head = args.align == Align::Start || window.is_some();
-    let mut plans = Vec::with_capacity(inputs.len());
-    let mut heads = Vec::new();
-    for path in &inputs {
-        let name_rank = rank_from_path(path);
-        // What the file is by content: gzip, a Kineto trace (its rank and
-        // clock base), docs/mergetrace.md#kineto.
-        let info = input::inspect(path)?;
-        let head =
-            if need_head || (rank_set.is_some() && name_rank.is_none() && info.rank.is_none()) {
-                Some(read_head(path))
-            } else {
-                None
-            };
-        let rank = name_rank
-            .or(head.as_ref().and_then(|h| h.rank_label))
-            .or(info.rank);
-        if let Some(set) = &rank_set {
-            match rank {
-                Some(r) if set.contains(r) => {}
-                Some(_) => continue,
-                None => {
-                    warn(
-                        TOOL,
-                        format!(
-                            "{}: cannot tell its rank (no APP.PID.RANK.json name, no RANK label); \
-                             left out by --ranks",
-                            path.display()
-                        ),
-                    );
-                    continue;
-                }
-            }
-        }
-        plans.push(InputPlan {
-            path: path.clone(),
-            rank,
-            rank_from_name: name_rank.is_some(),
-            shift: None,
-            kineto: info.kineto,
-            clock_base: info.clock_base,
-            link_tag: None,
-        });
-        heads.push(head.and_then(|h| h.first_ts));
-    }
-    // Kineto inputs count from their own clock base: each is shifted onto
-    // the earliest base (docs/formats.md#kineto-json-time).
-    let clock_shifts = kineto_clock_shifts(&plans);
-    for ((plan, first), k) in plans.iter_mut().zip(heads.iter_mut()).zip(&clock_shifts) {
-        if let Some(k) = k {
-            plan.shift = Some(*k);
-            *first = first.and_then(|f| f.checked_sub(*k));
-        }
-    }
-    let origin = heads.iter().flatten().min().copied();
-    if args.align == Align::Start {
-        for ((plan, first), k) in plans.iter_mut().zip(&heads).zip(&clock_shifts) {
-            // `first` is on the common clock; the shift applies to the
-            // file's own times.
-            let own_first = first.and_then(|f| match k {
-                Some(k) => f.checked_add(*k),
-                None => Some(f),
-            });
-            match (own_first, origin) {
-                (Some(first), Some(origin)) => plan.shift = first.checked_sub(origin),
-                _ => warn(
-                    TOOL,
-                    format!(
-                        "{}: no timestamp found at its start; not aligned",
-                        plan.path.display()
-                    ),
-                ),
-            }
-        }
-    }
-    let window = match (window, origin) {
-        (Some(w), Some(o)) => Some(w.absolute(o)),
-        (Some(w), None) => Some(w),
-        (None, _) => None,
-    };
+    let (plans, window) = plan_inputs(&args, &inputs, rank_set.as_ref(), window)?;
 
     let opts = MergeOptions {
         remap_pids: args.remap_pids,
@@ -409,6 +328,102 @@ pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
         Merger::new(&plans, &opts, out, None)?.run()?
     };
     Ok(out)
+}
+
+/// Plans each input: its rank (file name, `RANK` label or Kineto's
+/// `distributedInfo`), what it is by content, its time shift (Kineto clock
+/// bases, `--align start`), and the window on the merged clock. Inputs
+/// `--ranks` leaves out are dropped here.
+fn plan_inputs(
+    args: &Args,
+    inputs: &[PathBuf],
+    rank_set: Option<&RankSet>,
+    window: Option<Window>,
+) -> Result<(Vec<InputPlan>, Option<Window>)> {
+    // Plan each input: rank, and the head (first timestamp) when alignment
+    // or a window needs it.
+    let need_head = args.align == Align::Start || window.is_some();
+    let mut plans = Vec::with_capacity(inputs.len());
+    let mut heads = Vec::new();
+    for path in inputs {
+        let name_rank = rank_from_path(path);
+        // What the file is by content: gzip, a Kineto trace (its rank and
+        // clock base), docs/mergetrace.md#kineto.
+        let info = input::inspect(path)?;
+        let head =
+            if need_head || (rank_set.is_some() && name_rank.is_none() && info.rank.is_none()) {
+                Some(read_head(path))
+            } else {
+                None
+            };
+        let rank = name_rank
+            .or(head.as_ref().and_then(|h| h.rank_label))
+            .or(info.rank);
+        if let Some(set) = &rank_set {
+            match rank {
+                Some(r) if set.contains(r) => {}
+                Some(_) => continue,
+                None => {
+                    warn(
+                        TOOL,
+                        format!(
+                            "{}: cannot tell its rank (no APP.PID.RANK.json name, no RANK label); \
+                             left out by --ranks",
+                            path.display()
+                        ),
+                    );
+                    continue;
+                }
+            }
+        }
+        plans.push(InputPlan {
+            path: path.clone(),
+            rank,
+            rank_from_name: name_rank.is_some(),
+            shift: None,
+            kineto: info.kineto,
+            clock_base: info.clock_base,
+            link_tag: None,
+        });
+        heads.push(head.and_then(|h| h.first_ts));
+    }
+    // Kineto inputs count from their own clock base: each is shifted onto
+    // the earliest base (docs/formats.md#kineto-json-time).
+    let clock_shifts = kineto_clock_shifts(&plans);
+    for ((plan, first), k) in plans.iter_mut().zip(heads.iter_mut()).zip(&clock_shifts) {
+        if let Some(k) = k {
+            plan.shift = Some(*k);
+            *first = first.and_then(|f| f.checked_sub(*k));
+        }
+    }
+    let origin = heads.iter().flatten().min().copied();
+    if args.align == Align::Start {
+        for ((plan, first), k) in plans.iter_mut().zip(&heads).zip(&clock_shifts) {
+            // `first` is on the common clock; the shift applies to the
+            // file's own times.
+            let own_first = first.and_then(|f| match k {
+                Some(k) => f.checked_add(*k),
+                None => Some(f),
+            });
+            match (own_first, origin) {
+                (Some(first), Some(origin)) => plan.shift = first.checked_sub(origin),
+                _ => warn(
+                    TOOL,
+                    format!(
+                        "{}: no timestamp found at its start; not aligned",
+                        plan.path.display()
+                    ),
+                ),
+            }
+        }
+    }
+    let window = match (window, origin) {
+        (Some(w), Some(o)) => Some(w.absolute(o)),
+        (Some(w), None) => Some(w),
+        (None, _) => None,
+    };
+
+    Ok((plans, window))
 }
 
 /// The shift (µs, subtracted from `ts`) that puts each Kineto input with a

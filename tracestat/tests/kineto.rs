@@ -234,7 +234,7 @@ impl Row {
     }
 }
 
-/// HTA's kernel class (testdata/kineto/README.md#kernel-classes).
+/// HTA's kernel class (testdata/kineto/README.md#kernel-classes-by-name-only).
 fn hta_class(name: &str) -> &'static str {
     let nccl = name.starts_with("nccl") && name.contains("Kernel");
     if nccl {
