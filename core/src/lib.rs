@@ -34,4 +34,5 @@ pub mod timeline;
 pub mod trace;
 mod trace_blocks;
 pub mod trace_decimal;
+pub mod walk;
 pub mod whole_file;

@@ -125,7 +125,9 @@ fn find_inputs(args: &Args, ranks: Option<&[u32]>) -> Result<Result<Vec<PathBuf>
     };
     let tree = ResultDir::open(dir).map_err(|e| InputError::at_file(dir, e.to_string()))?;
     for (folder, e) in &tree.unreadable {
-        warn(TOOL, format!("{}: {e}; skipped", folder.display()));
+        // The walk's words end in "; skipped" or "; followed"
+        // (docs/robustness.md#walked-folders).
+        warn(TOOL, format!("{}: {e}", folder.display()));
     }
     let sel = tree.traces(ranks);
     if sel.files.is_empty() {

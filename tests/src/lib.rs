@@ -300,16 +300,25 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the invocation with stdin closed; kills it after [`TIMEOUT`].
 fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
-    let mut child = Command::new(&inv.binary)
+    let mut command = Command::new(&inv.binary);
+    command
         .args(&inv.args)
         .current_dir(&inv.cwd)
         .env_remove("RUST_BACKTRACE")
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    output_within(&mut command, TIMEOUT).map_err(|e| format!("{} {:?}: {e}", inv.tool, inv.args))
+}
+
+/// Runs `command` with stdin closed and both outputs captured; kills it
+/// and says so when it is still running after `limit` (a hang is a test
+/// failure, never a hung suite).
+pub fn output_within(command: &mut Command, limit: Duration) -> Result<Output, String> {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", inv.binary.display()))?;
+        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
     // Drain both pipes while waiting, so a chatty tool never blocks.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -336,18 +345,13 @@ fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > TIMEOUT => {
+            Ok(None) if start.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{} {:?}: still running after {} s, killed",
-                    inv.tool,
-                    inv.args,
-                    TIMEOUT.as_secs()
-                ));
+                return Err(format!("still running after {} s, killed", limit.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("cannot wait for {}: {e}", inv.tool)),
+            Err(e) => return Err(format!("cannot wait: {e}")),
         }
     };
     Ok(Output {

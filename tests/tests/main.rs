@@ -9,6 +9,7 @@ mod interrupts;
 mod output_is_input;
 mod parquet_tables;
 mod straggler_line;
+mod walked_folders;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

@@ -266,6 +266,11 @@ pub fn resolve_result_dir(
         Some(parse_rank_list(&args.ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
     };
     let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // FIFOs, unreadable files, link loops: one warning each, and the
+    // server starts without them (docs/robustness.md#walked-folders).
+    for (path, problem) in &tree.unreadable {
+        warn("uniview", format!("{}: {problem}", path.display()));
+    }
     let traces = tree.traces(ranks.as_deref());
     let mut merged = None;
     let trace = match traces.files.as_slice() {
