@@ -70,6 +70,9 @@ impl ReportBuilder {
         json: bool,
     ) -> Result<ReportBuilder, InputError> {
         let dump = ShaderDump::open(dump_dir)?;
+        for skipped in dump.skipped() {
+            unitrace_core::cli::warn("analyze", skipped);
+        }
         let demangler = match demangler {
             Some(p) => Demangler::external(p),
             None => Demangler::built_in(),

@@ -209,13 +209,13 @@ impl Walker<'_> {
 
     /// An entry with an input's name (`meta` of the link's target for a link).
     fn file(&mut self, path: &Path, meta: &Metadata, linked: bool) {
-        if !meta.is_file() {
-            let what = kind_name(meta);
-            self.skip(path, format!("{what}, not a regular file; skipped"));
-            return;
-        }
-        if let Err(e) = open_nonblocking(path) {
-            self.skip(path, format!("cannot be read: {e}; skipped"));
+        let opened = if meta.is_file() {
+            open_regular(path)
+        } else {
+            Err(format!("{}, not a regular file", kind_name(meta)))
+        };
+        if let Err(problem) = opened {
+            self.skip(path, format!("{problem}; skipped"));
             return;
         }
         if linked {
@@ -287,9 +287,17 @@ fn kind_name(meta: &Metadata) -> &'static str {
     "a special file"
 }
 
-/// Opens `path` for reading without waiting for a writer (a FIFO) or a
-/// carrier (a terminal line); the handle is closed at once.
-fn open_nonblocking(path: &Path) -> io::Result<()> {
+/// Opens `path` for reading when it is a regular file, without ever
+/// waiting: the type is checked before opening (a device is never opened)
+/// and again on the open handle, which is opened with `O_NONBLOCK` (a file
+/// replaced by a FIFO in between cannot block the tool). `Err` is the
+/// problem in the walk's words: `a FIFO, not a regular file`, `cannot be
+/// read: Permission denied (os error 13)`.
+pub fn open_regular(path: &Path) -> Result<fs::File, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{}, not a regular file", kind_name(&meta)));
+    }
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -297,7 +305,14 @@ fn open_nonblocking(path: &Path) -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
-    options.open(path).map(drop)
+    let file = options
+        .open(path)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(file),
+        Ok(meta) => Err(format!("{}, not a regular file", kind_name(&meta))),
+        Err(e) => Err(format!("cannot be read: {e}")),
+    }
 }
 
 /// (device, inode) of a folder; elsewhere than unix, its canonical path's

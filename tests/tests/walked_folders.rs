@@ -327,3 +327,41 @@ fn uniview_serves_with_a_fifo_in_the_tree() {
     );
     assert_eq!(walk_lines(&stderr), tree.warnings("uniview"));
 }
+
+#[test]
+fn analyze_skips_what_it_cannot_read_in_a_shader_dump() {
+    let tree = Tree::new();
+    let top = tree.top();
+    let dump = top.join("dump");
+    fs::create_dir(&dump).unwrap();
+    let valid = repo_root().join("tests/bad_inputs/valid");
+    let asm = "OCL_asmade519c0b0efd44d_1_simd16_entry_0001.asm";
+    fs::copy(valid.join("dump").join(asm), dump.join(asm)).unwrap();
+    mkfifo(&dump.join("OCL_fifo.asm"));
+    fs::write(dump.join("OCL_locked.asm"), b"//.kernel x\n").unwrap();
+    fs::set_permissions(&dump, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(dump.join(asm), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::set_permissions(dump.join("OCL_locked.asm"), fs::Permissions::from_mode(0)).unwrap();
+    let stalls = valid.join("stalls_2dev.csv");
+    let out = tree.run(
+        "analyze",
+        &[
+            "-s",
+            "dump",
+            "-r",
+            "out/report.txt",
+            "-o",
+            "out/stalls.pdf",
+            stalls.to_str().unwrap(),
+        ],
+    );
+    assert_ran(&out, "analyze -s");
+    assert_eq!(
+        walk_lines(&out.stderr),
+        [
+            "analyze: warning: dump/OCL_fifo.asm: a FIFO, not a regular file; skipped",
+            "analyze: warning: dump/OCL_locked.asm: cannot be read: Permission denied (os error 13); skipped",
+        ]
+    );
+    assert!(top.join("out/report.txt").is_file());
+}
