@@ -263,7 +263,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         window,
         stats: args.stats.is_some(),
         skip_invalid: args.skip_invalid,
-        max_event_bytes: args.max_event_mib.max(1) << 20,
+        max_event_bytes: usize::from(args.max_event_mib) << 20,
     };
     let total: u64 = plans
         .iter()

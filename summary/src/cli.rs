@@ -70,8 +70,9 @@ pub struct SummaryArgs {
     #[arg(long = "format", value_enum)]
     pub format: Option<ConsoleFormat>,
 
-    /// Worker threads parsing members (default: cores - 1, at least 1).
-    #[arg(long = "jobs", short = 'j')]
+    /// Worker threads parsing members (default: cores - 1, at least 1; more
+    /// than the cores is clamped to them with a warning).
+    #[arg(long = "jobs", short = 'j', value_parser = unitrace_core::cli::jobs_parser("summary"))]
     pub jobs: Option<usize>,
 
     /// -v warnings and the coverage report, -vv each member, -vvv every

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod bad_inputs;
+mod bounded_options;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;

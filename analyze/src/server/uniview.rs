@@ -98,7 +98,9 @@ pub struct UniviewArgs {
 
     /// With --result-dir and several traces: the largest total size of the
     /// traces merged in memory and served (MiB).
-    #[arg(long = "max-merge-mib", value_name = "MIB", default_value_t = DEFAULT_MAX_MERGE_MIB)]
+    /// From 1 to 65536 (64 GiB).
+    #[arg(long = "max-merge-mib", value_name = "MIB", default_value_t = DEFAULT_MAX_MERGE_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_merge_mib: u64,
 }
 
