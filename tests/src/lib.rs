@@ -90,11 +90,7 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
     // `rerun-if-env-changed`; cargo then sees them changed and rebuilds ring,
     // rustls and every tool here, and again in the next plain `cargo test`
     // (minutes per run on a busy machine, inside this test's time).
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_set_by_cargo_for_a_package) {
-            cmd.env_remove(&name);
-        }
-    }
+    without_package_env(&mut cmd);
     cmd.env("CARGO_TARGET_DIR", target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -102,6 +98,16 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Removes from `cmd`'s environment the variables cargo set for this test's
+/// package, for a nested `cargo` (see `build_tools`).
+pub fn without_package_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_set_by_cargo_for_a_package) {
+            cmd.env_remove(&name);
+        }
     }
 }
 
