@@ -226,8 +226,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             other => other?,
         }
     }
+    // Kernel names in a violation are input: escaped (docs/robustness.md#messages).
     for v in &verdict.violations {
-        eprintln!("{TOOL}: {v}");
+        eprintln!("{TOOL}: {}", unitrace_core::cli::escape_controls(v));
     }
     Ok(if verdict.violations.is_empty() {
         ExitCode::SUCCESS
