@@ -40,7 +40,7 @@ fn absurd_values_are_usage_errors_naming_the_bound() {
         ("tracestat", &["--short-kernel", "99999999999999999999s", TRACE], "error: invalid value '99999999999999999999s' for '--short-kernel <DUR>': '99999999999999999999s' is too large"),
         ("summary", &["--jobs", "0", "--input", "x.tgz", "--schema", "y.json"], "error: invalid value '0' for '--jobs <JOBS>': 0 threads: give 1 or more"),
         ("mergetrace", &["--max-event-mib", "100000", TRACE], "error: invalid value '100000' for '--max-event-mib <MIB>': 100000 is not in 1..=4096"),
-        ("uniview", &["--max-merge-mib", "0", "--result-dir", "."], "error: invalid value '0' for '--max-merge-mib <MIB>': 0 is not in 1..=65536"),
+        ("uniview", &["--max-merge-mib", "100000", "--result-dir", "."], "error: invalid value '100000' for '--max-merge-mib <MIB>': 100000 is not in 0..=65536"),
         ("roofline", &["--labels", "5000", "--device", "x", "--output", "y"], "error: invalid value '5000' for '--labels <N>': 5000 is not in 0..=1000"),
     ];
     let mut failures = Vec::new();
