@@ -107,16 +107,7 @@ pub fn load(args: &Args) -> Result<(Kind, Run, Run, String, String)> {
         bail!("give a BASELINE and a CANDIDATE (or --instances K:N K:M with one metric CSV)");
     };
     let cand_kind = kinds::detect(cand_path)?;
-    if cand_kind != base_kind {
-        bail!(
-            "{}: {} against {} {} ({}); compare two of one kind",
-            cand_path.display(),
-            cand_kind.as_str(),
-            base_kind.as_str(),
-            "baseline",
-            base_path.display()
-        );
-    }
+    let (base_kind, cand_kind) = kinds::agree((base_path, base_kind), (cand_path, cand_kind))?;
     // Both sides at once: each is one streaming pass, and a reader of one
     // side leaves cores idle (docs/compare.md#speed).
     let (base, cand) = std::thread::scope(|scope| {

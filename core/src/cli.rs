@@ -60,6 +60,20 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// [`escape_controls`] for text of several lines: the newlines are kept,
+/// every other control character of each line escaped. For reports a tool
+/// prints whose lines quote inputs (kernel names, paths).
+pub fn escape_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\n')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<String> = text.split('\n').map(escape_controls).collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 /// Prints one warning line `tool: warning: message` on stderr.
 pub fn warn(tool: &str, message: impl Display) {
     eprintln!("{tool}: warning: {}", one_line(&message.to_string()));
@@ -138,5 +152,7 @@ mod tests {
         );
         assert_eq!(one_line("two\nlines\r\n"), "two lines");
         assert_eq!(one_line("plain – ünïcode"), "plain – ünïcode");
+        assert_eq!(escape_lines("a\u{1b}b\n\tc\r\n"), "a\\x1bb\n\tc\\r\n");
+        assert_eq!(escape_lines("plain\n"), "plain\n");
     }
 }

@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use regex::Regex;
 use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
-use unitrace_core::cli::warn;
+use unitrace_core::cli::{escape_controls, escape_lines, warn};
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
 use unitrace_render::table::TableFormat;
@@ -300,7 +300,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     if opts.stats {
-        stats::write_report(&mut lock, &outcome.ranks, 20)?;
+        // Kernel and range names are input: no raw control byte on the
+        // console (docs/robustness.md#messages).
+        let mut report = Vec::new();
+        stats::write_report(&mut report, &outcome.ranks, 20)?;
+        lock.write_all(escape_lines(&String::from_utf8_lossy(&report)).as_bytes())?;
     }
     if !pftrace {
         // The newest mergetrace.py's success line (N = inputs found, skipped
@@ -310,7 +314,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             lock,
             "Successfully merged {} files into {}",
             given.len(),
-            args.output.display()
+            escape_controls(&args.output.display().to_string())
         )?;
     }
     lock.flush()?;

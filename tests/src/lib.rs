@@ -9,6 +9,7 @@
 //!   is one of the inputs (or a file inside an input folder), and no output
 //!   file, not even a temporary one, in the output folder;
 //! * on success: stderr holds only `TOOL: warning: ...` lines;
+//! * no raw control byte (but newline and tab) on stdout or stderr;
 //! * the input bytes are never changed.
 
 pub mod expected;
@@ -176,6 +177,9 @@ pub struct Invocation {
     pub out_dir: PathBuf,
     /// Working folder (tools with a default output name write there).
     pub cwd: PathBuf,
+    /// Why this tool's stdout may still carry raw control bytes of an
+    /// input (`None`: it may not; stderr never may).
+    pub raw_stdout: Option<&'static str>,
 }
 
 /// All files below `path` (or `path` itself) with their bytes.
@@ -211,6 +215,19 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
     }
     if code.is_none() {
         problems.push(format!("killed by a signal ({:?})", out.status));
+    }
+    // Every line a tool prints escapes the control bytes an input may
+    // carry (docs/robustness.md#messages): only newlines and tabs are raw.
+    for (stream, bytes) in [("stderr", &out.stderr), ("stdout", &out.stdout)] {
+        if stream == "stdout" && inv.raw_stdout.is_some() {
+            continue;
+        }
+        if let Some(b) = bytes
+            .iter()
+            .find(|&&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f)
+        {
+            problems.push(format!("raw control byte {b:#04x} on {stream}"));
+        }
     }
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let warning_prefix = format!("{}: warning: ", inv.tool);
@@ -439,6 +456,7 @@ mod tests {
             other_inputs: Vec::new(),
             out_dir: PathBuf::new(),
             cwd: PathBuf::new(),
+            raw_stdout: None,
         }
     }
 

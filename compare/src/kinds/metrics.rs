@@ -179,6 +179,15 @@ fn read_instances(path: &Path, only: Option<(&str, u32)>) -> Result<Instances> {
         }
     }
     finish(&mut open, &mut kernels);
+    if let Some(line) = reader.csv().first_non_utf8_kernel() {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}:{line}: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+                path.display()
+            ),
+        );
+    }
     if let Some(flaw) = &non_finite {
         flaw.warn(path, "is not a finite number; left out of its metric");
     }

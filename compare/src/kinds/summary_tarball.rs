@@ -75,6 +75,30 @@ pub fn read(path: &Path) -> Result<Run> {
         parse_member_stream,
         |member, parsed| {
             let summary = match parsed {
+                // `tar cfz x.tgz output.*` picks up the `-t` logs too.
+                Parsed::Summary(summary, _)
+                    if !summary.has_summary() && summary.timeline_lines > 0 =>
+                {
+                    warn(
+                        crate::TOOL,
+                        format!(
+                            "{}: {member}: only a device timeline (unitrace -t), no summary; skipped",
+                            path.display()
+                        ),
+                    );
+                    return Ok(());
+                }
+                // A log without any summary section is a rank that
+                // crashed or ran without -h/-d/-r: an error, as in summary.
+                Parsed::Summary(summary, _) if !summary.has_summary() => {
+                    return Err(InputError::at_file(
+                        path,
+                        format!(
+                            "{member}: no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
+                             or CCL block): run unitrace with -h/-d/-r, or did this rank crash?"
+                        ),
+                    ));
+                }
                 Parsed::Summary(summary, non_utf8) => {
                     for warning in member_warnings(&summary, non_utf8) {
                         warn(
