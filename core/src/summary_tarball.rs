@@ -244,7 +244,7 @@ where
 enum Source {
     /// Regular files below a folder: (path relative to it, path), and the
     /// entries the walk skipped.
-    Folder(Vec<(String, PathBuf)>, Vec<Skipped>),
+    Folder(FolderFiles, Vec<Skipped>),
     Gzip(BufReader<File>),
     Plain(BufReader<File>),
     External(&'static str, Child),
@@ -302,11 +302,14 @@ fn open_archive(path: &Path) -> Result<Source, InputError> {
     ))
 }
 
+/// (path relative to the folder with `/`, path) of a folder's files.
+type FolderFiles = Vec<(String, PathBuf)>;
+
 /// The regular files below `dir` as (path relative to it with `/`, path),
 /// by the walk of every input folder (`crate::walk`: FIFOs, sockets and
 /// unreadable files skipped with a warning, links followed, each folder
 /// once); the warnings go into the stats.
-fn list_folder(dir: &Path) -> Result<(Vec<(String, PathBuf)>, Vec<Skipped>), InputError> {
+fn list_folder(dir: &Path) -> Result<(FolderFiles, Vec<Skipped>), InputError> {
     let walk = walk(dir, Depth::Tree, &|_| true).map_err(|e| InputError::io(dir, &e))?;
     let files = walk
         .files

@@ -430,7 +430,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let r = t.path();
         fs::write(r.join("locked.txt"), b"x").unwrap();
-        fs::set_permissions(r.join("locked.txt"), fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(r.join("locked.txt"), fs::Permissions::from_mode(0o000)).unwrap();
         let w = walk(r, Depth::Flat, &all).unwrap();
         // Root reads any file: then the file is an input like the others
         // (tests/tests/walked_folders.rs runs the tools as another user).

@@ -95,7 +95,7 @@ impl Tree {
         }
         fs::set_permissions(top.join("out"), fs::Permissions::from_mode(0o777)).unwrap();
         let locked = r.join("rank_3.app.103/chrome_trace.json");
-        fs::set_permissions(locked, fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(locked, fs::Permissions::from_mode(0o000)).unwrap();
         let elsewhere = fs::canonicalize(top.join("elsewhere")).unwrap();
         Tree { dir, elsewhere }
     }
@@ -211,7 +211,7 @@ fn compare_walks_both_sides_and_a_plain_folder() {
     .unwrap();
     mkfifo(&plain.join("b.json"));
     fs::write(plain.join("c.json"), b"[]").unwrap();
-    fs::set_permissions(plain.join("c.json"), fs::Permissions::from_mode(0)).unwrap();
+    fs::set_permissions(plain.join("c.json"), fs::Permissions::from_mode(0o000)).unwrap();
     std::os::unix::fs::symlink(".", plain.join("loop")).unwrap();
     fs::set_permissions(&plain, fs::Permissions::from_mode(0o755)).unwrap();
     let out = tree.run("compare", &["-q", "plain", "plain"]);
@@ -341,7 +341,11 @@ fn analyze_skips_what_it_cannot_read_in_a_shader_dump() {
     fs::write(dump.join("OCL_locked.asm"), b"//.kernel x\n").unwrap();
     fs::set_permissions(&dump, fs::Permissions::from_mode(0o755)).unwrap();
     fs::set_permissions(dump.join(asm), fs::Permissions::from_mode(0o644)).unwrap();
-    fs::set_permissions(dump.join("OCL_locked.asm"), fs::Permissions::from_mode(0)).unwrap();
+    fs::set_permissions(
+        dump.join("OCL_locked.asm"),
+        fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
     let stalls = valid.join("stalls_2dev.csv");
     let out = tree.run(
         "analyze",
