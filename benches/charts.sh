@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the chart modes of `analyze` (issue 4) against the original
+# Benchmark of the chart modes of `analyze` (docs/benchmarks.md#charts) against the original
 # analyzeperfmetrics.py, measured in the same run.
 #
 #   benches/charts.sh                       # ours alone

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark of `compare` on two trace runs (docs/compare.md#speed): issue 16
-# asks that comparing two inputs cost no more than reading both with the
-# single-run tool. Prints, in the same run: the floor (`cat` of both runs),
+# Benchmark of `compare` on two trace runs (docs/compare.md#speed,
+# docs/benchmarks.md#compare): comparing two inputs must cost no more than
+# reading both with the single-run tool. Prints, in the same run: the floor (`cat` of both runs),
 # `tracestat` on each run (and their sum), and `compare BASE CAND`, with
 # wall seconds, MB/s, CPU seconds and peak RSS, and the ratio of compare to
 # the two tracestat runs.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of `analyze -l` (issue 3): throughput and peak RSS on a large
+# Benchmark of `analyze -l` (docs/benchmarks.md#list): throughput and peak RSS on a large
 # generated metric CSV and, when the original analyzeperfmetrics.py is
 # given, the ratio of its wall time to ours on the same (smaller) file,
 # measured in this run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Parquet writer choice of issue 18, measured on this machine: the
+# The Parquet writer choice, measured on this machine: the
 # project's writer (render/src/parquet.rs on the `parquet` crate, no arrow,
 # zstd) against polars (Parquet writing only), with the standalone crate
 # benches/parquet_choice (not a workspace member; its own Cargo.lock).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the chart server (`analyze -q`, issue 9): start-up indexing
+# Benchmark of the chart server (`analyze -q`, docs/benchmarks.md#server): start-up indexing
 # speed, time per chart request, peak RSS; with the original script given,
 # the same requests against analyzeperfmetrics.py -q in the same run.
 #

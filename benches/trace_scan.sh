@@ -9,7 +9,8 @@
 #                         [--work DIR] [--repeat R] [--one-core]
 #
 # Default input: gen_unitrace.py --seed 1 trace --ranks 1 --size 500MB (one
-# 500 MB rank, the file size of issue 15's 8 x 500 MB runs). --one-core pins
+# 500 MB rank, the file size of the 8 x 500 MB runs of benches/tracestat.sh
+# and benches/mergetrace.sh). --one-core pins
 # the run to CPU 0 with taskset. The best of R rounds (default 3) is kept;
 # on a shared machine the CPU figures (MB per CPU second) are the steadier
 # ones, and `uptime` is printed beside them.

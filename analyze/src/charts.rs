@@ -106,9 +106,10 @@ pub fn run(plan: &ChartsPlan) -> anyhow::Result<ExitCode> {
     let mut session = Session::new(plan)?;
     session.read(open_input(input)?)?;
     // A `-k` that is no kernel's exact name may be a unique part of one
-    // or a `/regex/` (issue 17 item 4): the first pass found no exact
-    // name and drew nothing, and has seen every kernel of the section, so
-    // the name is resolved against them and the file read again for it.
+    // or a `/regex/` (docs/compatibility.md#analyze-closest-kernel): the
+    // first pass found no exact name and drew nothing, and has seen every
+    // kernel of the section, so the name is resolved against them and the
+    // file read again for it.
     if let Some(kernel) = session.resolved_kernel()? {
         let mut resolved = plan.clone();
         resolved.draw.kernel = Some(kernel);
@@ -684,7 +685,8 @@ impl<'a> Session<'a> {
     fn prepare(&mut self, header: &Header) -> Result<(), InputError> {
         self.sets = ChartSets::new(&self.options, header).map_err(|missing| {
             // A misspelt name gets the header's likely meant ones
-            // (issue 17 item 4: `XVE_ACTIVE` -> `XVE_ACTIVE[%]`).
+            // (docs/compatibility.md#analyze-closest-kernel: `XVE_ACTIVE` ->
+            // `XVE_ACTIVE[%]`).
             let metrics: Vec<String> = header
                 .columns()
                 .iter()

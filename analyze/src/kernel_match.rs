@@ -1,5 +1,5 @@
 //! Finding the kernel a `-k` names, and the metric a misspelt `-m`/`-b` name
-//! meant (issue 17, item 4; docs/compatibility.md#analyze).
+//! meant (docs/compatibility.md#analyze-closest-kernel).
 //!
 //! The exact full name keeps its meaning: it is tried first, by the modes,
 //! exactly as before, so no exact `-k` ever reaches this module. Only a name

@@ -58,7 +58,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// between metric charts and stall charts (step 9).
 pub fn plan(args: &Args) -> anyhow::Result<Plan> {
     // Option files (`-f`) are inputs too: `-f opts.txt -o opts.txt` must
-    // not replace them with a chart (issue 10). The data input is checked
+    // not replace them with a chart (docs/errors.md#inputs-never-modified).
+    // The data input is checked
     // by each mode.
     let option_files: Vec<&std::path::Path> = args.config.iter().map(|p| p.as_path()).collect();
     for output in [&args.output, &args.data, &args.report]

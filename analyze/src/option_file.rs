@@ -105,7 +105,7 @@ pub fn expand_option_files(argv: Vec<OsString>) -> Result<Vec<OsString>, OptionF
                     out.push(OsString::from(token));
                 }
                 // Keep the file in `Args::config`: it is an input, which
-                // no output may overwrite (issue 10).
+                // no output may overwrite (docs/errors.md#inputs-never-modified).
                 let mut config = OsString::from("--config=");
                 config.push(path.as_os_str());
                 out.push(config);

@@ -403,7 +403,8 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
         bail!("--report-format json needs -r/--report FILE");
     }
     // The files of the dump folder are inputs too: `-r dump/x.asm` must not
-    // replace an assembly listing with the report (issue 10).
+    // replace an assembly listing with the report
+    // (docs/errors.md#inputs-never-modified).
     if let Some(dir) = &plan.stall.shaderdump {
         let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|entries| {
@@ -532,7 +533,8 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
         }
         Some(wanted) => {
             // 1.7.3: the first run of K. A K that is no kernel's exact name
-            // may be a unique part of one or a `/regex/` (issue 17 item 4):
+            // may be a unique part of one or a `/regex/`
+            // (docs/compatibility.md#analyze-closest-kernel):
             // the section is read again for the kernel it resolves to.
             let mut kernel = wanted.clone();
             let mut found = None;

@@ -1,6 +1,7 @@
 //! Chart modes of `analyze` against the original analyzeperfmetrics.py
 //! (golden outputs in testdata/charts, see its README), the quirks of
-//! docs/compatibility.md#analyze we fix, and the bad inputs of issue 4.
+//! docs/compatibility.md#analyze we fix, and bad inputs
+//! (docs/compatibility.md#analyze-input-checks).
 
 use crate::common::{stderr, stdout};
 use std::path::{Path, PathBuf};
@@ -469,8 +470,8 @@ fn bad_unknown_metric_name() {
 #[test]
 fn bad_kernel_not_in_file_lists_closest_names() {
     assert_fails(
-        // (`gen_conv` alone is a unique part of a name since issue 17 item
-        // 4, and draws it: tests/find_kernel.rs.)
+        // (`gen_conv` alone is a unique part of a name, and draws it:
+        // docs/compatibility.md#analyze-closest-kernel, tests/find_kernel.rs.)
         &[
             &sampling(),
             "-k",

@@ -1,5 +1,5 @@
-//! Finding a kernel and a metric without typing its full name (issue 17,
-//! item 4; docs/compatibility.md#analyze): `-k` takes a unique part of a
+//! Finding a kernel and a metric without typing its full name
+//! (docs/compatibility.md#analyze-closest-kernel): `-k` takes a unique part of a
 //! name or a `/regex/`, an ambiguous one lists the candidates, unknown names
 //! get suggestions, for metric and stall files alike.
 

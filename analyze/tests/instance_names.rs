@@ -1,5 +1,5 @@
-//! Pages that say which instance they show (issue 17, item 3;
-//! docs/compatibility.md#analyze-instance-names): every chart page's title
+//! Pages that say which instance they show
+//! (docs/compatibility.md#analyze-instance-names): every chart page's title
 //! names its instance (ordinal and GlobalInstanceId), and a PDF has an
 //! outline kernel -> instance whose entries open the instance's first page.
 

@@ -27,7 +27,7 @@ fn csv_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The one deliberate difference from the original's listing of metric
 /// files: `GlobalInstanceId` numbers kernel instances and is not listed as a
-/// metric (issue 3 names it among the original's wrong results). The
+/// metric (docs/compatibility.md#analyze-list-instance-id). The
 /// originals' goldens stay as the original wrote them; this removes exactly
 /// that item from the expected text, and it must have been there.
 fn without_instance_id(original: Vec<u8>, name: &str) -> Vec<u8> {

@@ -135,7 +135,7 @@ fn golden_case_pdfs_keep_every_glyph_on_the_page() {
     assert_eq!(checked, 7);
 }
 
-/// Issue 14 item 5: the default generated file's long kernel names lost
+/// docs/compatibility.md#analyze-pages: the default generated file's long kernel names lost
 /// characters past the right edge (`{1024; 1; 1}` became `{102`) because
 /// titles were wrapped at the page width but centred over the axes.
 #[test]

@@ -1,5 +1,5 @@
 //! Rows before the first `=== Device #N Metrics ===` banner of a metric
-//! file that has banners (issue 19, item 4; docs/robustness.md#metric-csvs):
+//! file that has banners (docs/robustness.md#metric-csvs):
 //! they belong to no device, so every mode drops them with one warning
 //! line, decided in the one pass it makes over the file. A file without
 //! any banner is still device 0 (docs/compatibility.md#analyze-quirk-15).

@@ -1,5 +1,5 @@
 //! `analyze -q/-p` end to end: the real binary on a free port, HTTP over
-//! std::net (docs/compatibility.md#analyze-server and the robustness list of issue 9).
+//! std::net (docs/compatibility.md#analyze-server, docs/robustness.md#servers).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -188,7 +188,7 @@ fn serves_200_concurrent_clients() {
     assert_pdf(&get(port, &link(MAIN, 9)), 3);
 }
 
-/// Slowloris (issue 19): 300 connections that never send a head (more than
+/// Slowloris (docs/robustness.md#servers): 300 connections that never send a head (more than
 /// the 256 connection slots) must not keep a well-behaved client waiting
 /// for the 10 s head time-out: the oldest idle ones are dropped.
 #[test]

@@ -1,4 +1,4 @@
-//! `GET /` of the chart server (issue 17; docs/compatibility.md#analyze-server-index-page):
+//! `GET /` of the chart server (docs/compatibility.md#analyze-server-index-page):
 //! a metric file's kernels with their instance counts, each instance linked
 //! to its `?format=html` page; files without metric sections keep the
 //! original's `Invalid`.

@@ -1,5 +1,5 @@
-//! The smaller items of issue 17 (item 6, analyze's part;
-//! docs/compatibility.md#analyze): a unit-correct throughput label and a
+//! Two smaller fixes of analyze (docs/compatibility.md#analyze-throughput-label,
+//! docs/compatibility.md#analyze-many-pages): a unit-correct throughput label and a
 //! word on stderr before a run writes more than 1,000 pages. (The stall
 //! `--data` IP column is checked in
 //! `stall_report::data_file_holds_the_plotted_stall_series`.)

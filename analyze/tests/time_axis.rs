@@ -1,4 +1,4 @@
-//! `--x time` (issue 17, item 3; docs/analyze.md#time-axis): metric and
+//! `--x time` (docs/analyze.md#time-axis): metric and
 //! throughput charts over the sample's time in µs since the instance's
 //! first sample, from `QueryBeginTime[ns]`; the default axis (`--x
 //! sample`) unchanged byte for byte; a file without timestamps refused in

@@ -1,5 +1,5 @@
-//! uniview's `-f` and `--port` as a user meets them (issue 17, the chart
-//! server's smaller items; docs/compatibility.md#analyze-option-file): the
+//! uniview's `-f` and `--port` as a user meets them
+//! (docs/compatibility.md#analyze-option-file): the
 //! built-in preset path that `analyze -f` accepts is accepted, and a chart
 //! port the trace's links do not point at gets one warning.
 

@@ -26,7 +26,7 @@ impl MatchLevel {
 
 /// The name without unitrace's launch shape: a trailing `[SIMD32 {..} {..}]`
 /// or `[1024]` (bytes of a memory command), and trailing `{..}` groups
-/// (docs/formats.md#kernel-names).
+/// (docs/formats.md#metric-csv-kernel-name).
 pub fn strip_shape(name: &str) -> &str {
     let mut s = name.trim_end();
     loop {

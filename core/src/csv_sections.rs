@@ -98,7 +98,7 @@ impl Header {
         }
         // Two columns of one name make `-m NAME` and every reader that
         // looks a column up by name ambiguous (pandas silently renames the
-        // second `NAME.1`): refuse the header (issue 10).
+        // second `NAME.1`): refuse the header (docs/errors.md#ambiguous-inputs).
         let mut seen = std::collections::HashMap::with_capacity(columns.len());
         for (i, c) in columns.iter().enumerate() {
             if let Some(first) = seen.insert(c.as_str(), i) {
@@ -186,8 +186,7 @@ impl Header {
     /// including `StreamMarker`; stall files: every column except `Kernel`
     /// and `IP[Address]` up to and including `OtherStall[Events]`.
     /// The original also lists `GlobalInstanceId`, which numbers kernel
-    /// instances and is no metric (issue 3 names it among the original's
-    /// wrong results; docs/compatibility.md#analyze-list).
+    /// instances and is no metric (docs/compatibility.md#analyze-list-instance-id).
     pub fn listed_metrics(&self) -> Vec<&str> {
         let (skip, last): (&[&str], &str) = match self.kind {
             FileKind::Metric => (&["Kernel", "GlobalInstanceId"], "StreamMarker"),

@@ -336,7 +336,8 @@ impl Aggregator {
             // byte and instruction counts, utilisation) is a non-negative
             // finite quantity; pandas would sum `-5` or `1e999` into a
             // meaningless roof, so such a value is refused where it is
-            // (issue 10). NaN stays "missing", as pandas reads it.
+            // (docs/errors.md#ambiguous-inputs). NaN stays "missing", as pandas
+            // reads it.
             let bad = match v {
                 Value::Int(i) if i < 0 => Some("is negative"),
                 Value::Float(f) if f.is_infinite() => Some("is out of range"),
@@ -384,7 +385,7 @@ impl Header {
             let pos = names.iter().position(|n| n == wanted);
             // Two columns of the same name leave the value ambiguous
             // (pandas silently reads the first and renames the second
-            // `NAME.1`): refuse the header (issue 10).
+            // `NAME.1`): refuse the header (docs/errors.md#ambiguous-inputs).
             if let Some(p) = pos {
                 if let Some(q) = names[p + 1..].iter().position(|n| n == wanted) {
                     return Err(InputError::at_line(

@@ -703,7 +703,7 @@ fn random_traces_and_mutations_agree_with_the_byte_parser() {
     assert!(fast > 500, "fast path took only {fast} events");
 }
 
-/// The back-off of docs/benchmarks.md ("Stage 1 + token walker"): after
+/// The back-off of docs/benchmarks.md#the-json-trace-scanner: after
 /// k fast-path misses in a row the next 2^k - 1 events go straight to the
 /// byte parser, each event asked once (the `,` shortcut used to ask twice).
 #[test]

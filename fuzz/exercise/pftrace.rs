@@ -25,8 +25,7 @@ use unitrace_core::pftrace::{
     patch_record, patch_view_flows, rewrite_packet, view_flow_ids, Packet, PacketData,
     PacketEditor, PacketReader, PacketView, RewriteBuffers, ViewKind,
 };
-use unitrace_core::result_dir::TraceFormat;
-use unitrace_core::timeline::for_each_event_in;
+use unitrace_core::timeline;
 
 struct Trickle<'a> {
     data: &'a [u8],
@@ -244,5 +243,5 @@ pub fn run(data: &[u8]) {
         check_view(rec.packet);
     }
     let _ = unitrace_core::pftrace::sniff(data);
-    let _ = for_each_event_in(data, TraceFormat::Pftrace, Path::new("fuzz"), |_| {});
+    let _ = timeline::read_bytes(data, Path::new("fuzz"), &mut ());
 }

@@ -17,10 +17,10 @@
 
 use std::io::Read;
 
+use unitrace_core::trace::decimal::Decimal;
 use unitrace_core::trace::{
     object_members, repaired_bytes, Field, ScanKernel, TraceReader, DEFAULT_MAX_EVENT_BYTES,
 };
-use unitrace_core::trace_decimal::Decimal;
 
 const FIELDS: [Field; 9] = [
     Field::Ph,

@@ -22,10 +22,10 @@ use memmap2::Mmap;
 use anyhow::Result;
 use regex::Regex;
 use unitrace_core::cli::warn;
+use unitrace_core::trace::decimal::Decimal;
 use unitrace_core::trace::{
     object_members, Event, EventFields, Field, TraceError, TraceReader, TraceSummary,
 };
-use unitrace_core::trace_decimal::Decimal;
 
 use crate::select::Window;
 use crate::stats::{RankReport, RankStats};

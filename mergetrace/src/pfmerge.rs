@@ -45,7 +45,7 @@ use unitrace_core::pftrace::{
     EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError, PftraceSummary,
     Record, RewriteBuffers, TrackEvent, ViewKind,
 };
-use unitrace_core::trace_decimal::Decimal;
+use unitrace_core::trace::decimal::Decimal;
 
 use crate::merge::{InputPlan, MergeOptions, MergeOutcome};
 use crate::select::{ns_to_us, Window};

@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use unitrace_core::pftrace::{PacketData, PacketReader};
 use unitrace_core::result_dir::TraceFormat;
+use unitrace_core::trace::decimal::Decimal;
 use unitrace_core::trace::{Field, TraceReader};
-use unitrace_core::trace_decimal::Decimal;
 
 /// The MPI rank a unitrace file name carries: `<app>.<pid>.<rank>.json`
 /// or `.pftrace` (docs/formats.md#trace-json) or a `rank_<r>.` result-dir folder

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::time::SystemTime;
 
 use serde_json::Value;
-use unitrace_core::trace_decimal::Decimal;
+use unitrace_core::trace::decimal::Decimal;
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

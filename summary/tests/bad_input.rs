@@ -166,7 +166,8 @@ fn schema_that_is_not_a_compiled_schema() {
 }
 
 /// An INI schema (categorize's input) given to --schema: say to compile it
-/// first, not "not valid JSON" (issue 17), also when its name is not `.ini`.
+/// first, not "not valid JSON" (docs/compatibility.md#summary-schema-ini),
+/// also when its name is not `.ini`.
 #[test]
 fn ini_schema_says_compile_it_with_categorize_first() {
     let ini = repo().join("schemas/LLaMA.ini");

@@ -404,7 +404,7 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
     // header's kind, as the original does.
     // `analyze charts` on stall_header_only.csv: the stall mode is chosen
     // from the header and a stall section without rows is an error
-    // (issue 19, docs/robustness.md#stall-csvs): the default Fail applies.
+    // (docs/robustness.md#stall-csvs): the default Fail applies.
     // Charts draw values as read, like the original's matplotlib (NaN is
     // a gap, inf is not drawn, a GpuTime[ns] <= 0 gives a meaningless -b
     // throughput), but warn once per file with the first line and a count;

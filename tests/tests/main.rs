@@ -9,6 +9,7 @@ mod hardening;
 mod interrupts;
 mod output_is_input;
 mod parquet_tables;
+mod repository_rules;
 mod sample_script;
 mod straggler_line;
 mod walked_folders;

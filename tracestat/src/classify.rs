@@ -6,6 +6,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::category_schema::{CategorySchema, DEFAULT_DEVICE_CATEGORY};
 use unitrace_core::summary_text::normalize_kernel_name;
+pub use unitrace_core::timeline::names::{
+    host_kind, is_collective_call, is_host_range, is_memory_command, HostKind,
+};
 
 /// The three kinds of GPU work of the temporal breakdown, in precedence
 /// order: a time point where several run counts for the first one
@@ -46,16 +49,6 @@ const COLLECTIVE_KERNEL_WORDS: &[&str] = &[
     "ccl_kernel",
     "sendrecv",
 ];
-
-/// Device commands that move or fill memory (docs/formats.md#trace-json-events:
-/// `zeCommandListAppendMemoryCopy(M2D)[bytes]`, OpenCL `clEnqueue*Buffer`).
-pub fn is_memory_command(name: &str) -> bool {
-    name.starts_with("zeCommandListAppendMemory")
-        || name.starts_with("zeCommandListAppendImageCopy")
-        || name.starts_with("zeCommandListAppendPageFault")
-        || (name.starts_with("clEnqueue")
-            && (name.contains("Buffer") || name.contains("Image") || name.contains("SVMMem")))
-}
 
 /// The built-in class of a kernel by name alone; copy-engine placement and
 /// the collective host range of memory commands are decided by the caller.
@@ -147,106 +140,6 @@ impl<'a> Classifier<'a> {
     }
 }
 
-/// What the host was doing, for the cause of a GPU idle gap, in
-/// precedence order (docs/tracestat.md#gap-causes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HostKind {
-    // The discriminants index `RankTrace::host_cover`.
-    /// In a oneCCL / MPI call (or the PyTorch binding around one).
-    Collective,
-    /// In a call that waits for the device or an event.
-    Sync,
-    /// In any other API call or host range.
-    Busy,
-}
-
-/// Host calls that block until the device (or an event) is done.
-const SYNC_CALLS: &[&str] = &[
-    "zeEventHostSynchronize",
-    "zeCommandQueueSynchronize",
-    "zeCommandListHostSynchronize",
-    "zeFenceHostSynchronize",
-    "zeEventQueryStatus",
-    "zeFenceQueryStatus",
-    "clFinish",
-    "clWaitForEvents",
-    "urQueueFinish",
-    "urEventWait",
-    "piQueueFinish",
-    "piEventsWait",
-];
-
-pub fn host_kind(name: &str) -> HostKind {
-    if name.starts_with("oneCCL::")
-        || name.starts_with("MPI::")
-        || name.starts_with("MPI_")
-        || name.to_ascii_lowercase().contains("oneccl")
-    {
-        HostKind::Collective
-    } else if SYNC_CALLS.contains(&name) || name.ends_with("Synchronize") {
-        HostKind::Sync
-    } else {
-        HostKind::Busy
-    }
-}
-
-/// A host range in the sense of the projection onto the GPU: ITT tasks,
-/// PyTorch ops, oneDNN primitives, oneCCL and MPI calls all carry a `::`
-/// (docs/formats.md#trace-json-events); plain API calls do not.
-pub fn is_host_range(name: &str) -> bool {
-    name.contains("::")
-}
-
-/// MPI collectives (with their non-blocking `I` forms), matched across
-/// ranks; point-to-point calls are not.
-const MPI_COLLECTIVES: &[&str] = &[
-    "Allreduce",
-    "Bcast",
-    "Barrier",
-    "Allgather",
-    "Allgatherv",
-    "Reduce",
-    "Reduce_scatter",
-    "Reduce_scatter_block",
-    "Alltoall",
-    "Alltoallv",
-    "Alltoallw",
-    "Gather",
-    "Gatherv",
-    "Scatter",
-    "Scatterv",
-    "Scan",
-    "Exscan",
-];
-
-/// The collective a host call is, if any: oneCCL API calls
-/// (`oneCCL::API::ALLREDUCE_SMALL`) and MPI collectives (`MPI::MPI_Allreduce`).
-pub fn is_collective_call(name: &str) -> bool {
-    if let Some(rest) = name.strip_prefix("oneCCL::API::") {
-        return !rest.is_empty();
-    }
-    let Some(rest) = name
-        .strip_prefix("MPI::MPI_")
-        .or_else(|| name.strip_prefix("MPI_"))
-    else {
-        return false;
-    };
-    if MPI_COLLECTIVES.contains(&rest) {
-        return true;
-    }
-    // Non-blocking forms: `MPI_Iallreduce` is `Allreduce` started early.
-    let Some(base) = rest.strip_prefix('I') else {
-        return false;
-    };
-    let mut chars = base.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    let base: String = first.to_ascii_uppercase().to_string() + chars.as_str();
-    MPI_COLLECTIVES.contains(&base.as_str())
-}
-
 /// Bus-bandwidth factor of a collective (the NCCL-tests convention): the
 /// share of the data each rank's link carries, so numbers compare across
 /// rank counts.
@@ -284,29 +177,6 @@ mod tests {
             Class::Compute
         );
         assert_eq!(builtin_class("zeCommandListAppendBarrier"), Class::Compute);
-    }
-
-    #[test]
-    fn host_kinds_and_collectives() {
-        assert_eq!(host_kind("zeEventHostSynchronize"), HostKind::Sync);
-        assert_eq!(host_kind("zeCommandQueueSynchronize"), HostKind::Sync);
-        assert_eq!(
-            host_kind("oneCCL::API::ALLREDUCE_SMALL"),
-            HostKind::Collective
-        );
-        assert_eq!(host_kind("MPI::MPI_Waitall"), HostKind::Collective);
-        assert_eq!(
-            host_kind("PyTorch::oneccl_bindings_for_pytorch::allreduce"),
-            HostKind::Collective
-        );
-        assert_eq!(host_kind("zeCommandListAppendLaunchKernel"), HostKind::Busy);
-        assert!(is_collective_call("oneCCL::API::ALLREDUCE_SMALL"));
-        assert!(is_collective_call("MPI::MPI_Allreduce"));
-        assert!(is_collective_call("MPI::MPI_Iallreduce"));
-        assert!(!is_collective_call("MPI::MPI_Isend"));
-        assert!(!is_collective_call(
-            "PyTorch::oneccl_bindings_for_pytorch::allreduce"
-        ));
     }
 
     #[test]

@@ -18,8 +18,8 @@ use anyhow::Result;
 use rustc_hash::{FxHashMap as FastMap, FxHashSet as FastSet};
 
 use crate::event_scan::{Names, Side, Slice, Visitor};
-use crate::ingest::split_rank_label;
 use crate::time::Ns;
+use unitrace_core::timeline::rank::split_rank_label;
 
 /// Which accumulator (rank) an event belongs to, decided as the report
 /// decides it (docs/formats.md#trace-json-ids): `RANK r ...` process names

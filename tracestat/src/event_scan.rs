@@ -23,9 +23,12 @@ use unitrace_core::trace::{Event, Field, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use unitrace_core::InputError;
 
 use crate::classify::{is_collective_call, is_host_range, is_memory_command};
-use crate::ingest::{args_str, args_uint, collective_bytes, collective_comm, CLOCK_JUMP_NS};
-use crate::ingest_pftrace::{slice_bytes, slice_comm};
 use crate::time::{us_text_to_ns, Ns};
+use unitrace_core::timeline::chrome_json::{args_str, args_uint, CLOCK_JUMP_NS};
+use unitrace_core::timeline::collective::{
+    json_collective_bytes as collective_bytes, json_collective_comm as collective_comm,
+    pftrace_collective_bytes as slice_bytes, pftrace_collective_comm as slice_comm,
+};
 
 /// What the name of a slice says about it.
 #[derive(Debug, Clone, Copy, Default)]

@@ -33,9 +33,9 @@ use crate::classify::{builtin_class, Class, Classifier};
 use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
 use crate::event_scan::{scan_file, Names, Side, Slice, Visitor, NO_NAME};
 use crate::event_spool::{Recorder, RowKeys, Spool};
-use crate::ingest::rank_from_path;
 use crate::time::Ns;
 use crate::RankSet;
+use unitrace_core::timeline::rank::rank_from_path;
 
 /// Rows per part file: parts stay a size engines split work by.
 pub const PART_ROWS: u64 = 1 << 20;
@@ -260,7 +260,7 @@ fn export_file(
     let source_bytes = std::fs::metadata(path)
         .map_err(|e| InputError::io(path, &e))?
         .len();
-    let path_rank = rank_from_path(path);
+    let path_rank = rank_from_path(path).map(|r| r.0);
     let mut stats = ExportStats::default();
     if let Some(r) = path_rank {
         if plan.ranks.is_some_and(|set| !set.contains(r)) {

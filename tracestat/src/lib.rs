@@ -20,8 +20,6 @@ pub mod event_spool;
 pub mod events;
 pub mod html;
 pub mod ingest;
-pub mod ingest_pftrace;
-pub mod input;
 pub mod partial;
 pub mod rank;
 pub mod rank_rows;
@@ -50,36 +48,8 @@ pub const TOOL: &str = "tracestat";
 /// Fine heatmap bins per rank (docs/tracestat.md#heatmap).
 const HEAT_RESOLUTION: u32 = 1024;
 
-/// A `--ranks` selection.
-#[derive(Debug, Clone)]
-pub struct RankSet(Vec<(u32, u32)>);
-
-impl RankSet {
-    pub fn parse(items: &[String]) -> Result<RankSet> {
-        let mut v = Vec::new();
-        for item in items.iter().flat_map(|s| s.split([',', ' '])) {
-            let item = item.trim();
-            if item.is_empty() {
-                continue;
-            }
-            let (a, b) = item.split_once('-').unwrap_or((item, item));
-            let parse = |s: &str| {
-                s.trim()
-                    .parse::<u32>()
-                    .map_err(|_| anyhow::anyhow!("--ranks: '{item}' is not a rank or a range a-b"))
-            };
-            let (a, b) = (parse(a)?, parse(b)?);
-            if a > b {
-                bail!("--ranks: '{item}' is an empty range");
-            }
-            v.push((a, b));
-        }
-        Ok(RankSet(v))
-    }
-    pub fn contains(&self, r: u32) -> bool {
-        self.0.iter().any(|&(a, b)| a <= r && r <= b)
-    }
-}
+/// A `--ranks` selection (the one grammar of every tool).
+pub use unitrace_core::timeline::RankList as RankSet;
 
 fn load_schema(path: &Path) -> Result<CategorySchema> {
     let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
@@ -97,12 +67,13 @@ pub fn summarize_files(
         .par_iter()
         .enumerate()
         .map(|(i, path)| {
-            if let (Some(set), Some(r)) = (ranks, ingest::rank_from_path(path)) {
+            let path_rank = unitrace_core::timeline::rank::rank_from_path(path).map(|r| r.0);
+            if let (Some(set), Some(r)) = (ranks, path_rank) {
                 if !set.contains(r) {
                     return Ok(Vec::new());
                 }
             }
-            let traces = input::read_trace_file(path, i)?;
+            let traces = ingest::read_trace_file(path, i)?;
             let mut classifier = Classifier::new(schema);
             Ok(traces
                 .into_iter()
@@ -212,7 +183,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let rank_set = if args.ranks.is_empty() {
         None
     } else {
-        Some(RankSet::parse(&args.ranks)?)
+        Some(RankSet::parse(&args.ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
     };
     let schema = args.schema.as_deref().map(load_schema).transpose()?;
 

@@ -10,10 +10,11 @@ use rustc_hash::FxHashMap as FastMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{is_collective_call, Class, Classifier, HostKind};
+use crate::classify::{Class, Classifier, HostKind};
 use crate::ingest::{HostCall, KernelRun, RankTrace};
 use crate::sketch::DurationSketch;
 use crate::time::Ns;
+use unitrace_core::timeline::NameId;
 
 /// Options that change per-rank numbers (they must agree between the
 /// partials that `--combine` reduces).
@@ -393,7 +394,10 @@ fn heat_row(first: Ns, last: Ns, segments: &[(Ns, Ns)], resolution: u32) -> Heat
 
 /// For each kernel with a known submission, the host ranges (innermost
 /// last) enclosing the submission on the submitting thread.
-fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> Vec<Option<Vec<u32>>> {
+fn enclosing_ranges(
+    trace: &RankTrace,
+    submissions: &[Option<(u64, Ns)>],
+) -> Vec<Option<Vec<NameId>>> {
     let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
     for h in &trace.host {
         by_tid.entry(h.tid).or_default().push(*h);
@@ -404,7 +408,7 @@ fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> Vec
             queries.entry(tid).or_default().push((ts, i));
         }
     }
-    let mut out: Vec<Option<Vec<u32>>> = vec![None; trace.kernels.len()];
+    let mut out: Vec<Option<Vec<NameId>>> = vec![None; trace.kernels.len()];
     for (tid, mut qs) in queries {
         qs.sort_unstable();
         let mut ranges = by_tid.remove(&tid).unwrap_or_default();
@@ -531,7 +535,9 @@ pub fn summarize(
         (0, 0)
     };
 
-    let collective_flags: Vec<bool> = trace.names.iter().map(|n| is_collective_call(n)).collect();
+    let names: Vec<&str> = (0..trace.names.len())
+        .map(|i| trace.names.name(NameId(i as u32)))
+        .collect();
     // Submission (host thread, time) of each kernel, from its H2D flow.
     let submissions: Vec<Option<(u64, Ns)>> = {
         let mut flows = std::mem::take(&mut trace.flows);
@@ -549,10 +555,9 @@ pub fn summarize(
     let enclosing = enclosing_ranges(&trace, &submissions);
 
     // Classes (docs/tracestat.md#classification).
-    let kinds: Vec<_> = trace.names.iter().map(|n| classifier.kind(n)).collect();
+    let kinds: Vec<_> = names.iter().map(|n| classifier.kind(n)).collect();
     // What depends on the name alone, once per name instead of per kernel.
-    let builtin: Vec<Class> = trace
-        .names
+    let builtin: Vec<Class> = names
         .iter()
         .zip(&kinds)
         .map(|(n, kind)| match kind.class {
@@ -565,14 +570,14 @@ pub fn summarize(
     let mut agg_index: HashMap<(String, String), usize> = HashMap::new();
     // (name id, class) -> row of `aggs`: the category and short name, the
     // row's key, follow from these two (several names may share a row).
-    let mut agg_by_id: FastMap<(u32, Class), usize> = FastMap::default();
+    let mut agg_by_id: FastMap<(NameId, Class), usize> = FastMap::default();
     let mut aggs: Vec<(KernelAgg, Vec<Ns>)> = Vec::new();
     for (i, k) in trace.kernels.iter().enumerate() {
-        let kind = &kinds[k.name as usize];
+        let kind = &kinds[k.name.index()];
         let class = match kind.class {
             Some(c) => c,
             None => {
-                let mut c = builtin[k.name as usize];
+                let mut c = builtin[k.name.index()];
                 // A copy engine moves memory, unless the name says collective.
                 if c != Class::Communication
                     && trace
@@ -586,7 +591,7 @@ pub fn summarize(
                 // traffic (docs/tracestat.md#classification).
                 let in_collective = enclosing[i]
                     .as_ref()
-                    .is_some_and(|path| path.iter().any(|&r| collective_flags[r as usize]));
+                    .is_some_and(|path| path.iter().any(|&r| trace.names.info(r).collective));
                 if in_collective {
                     c = Class::Communication;
                 }
@@ -601,7 +606,7 @@ pub fn summarize(
         let j = match agg_by_id.get(&(k.name, class)) {
             Some(&j) => j,
             None => {
-                let category = if kind.class.is_none() && no_schema[k.name as usize] {
+                let category = if kind.class.is_none() && no_schema[k.name.index()] {
                     class.name().to_string()
                 } else {
                     kind.category.clone()
@@ -673,12 +678,12 @@ pub fn summarize(
     };
 
     // Host ranges projected onto the GPU.
-    let mut ranges: HashMap<u32, RangeAgg> = HashMap::new();
-    let mut tree: HashMap<(Vec<u32>, String), (u64, Ns)> = HashMap::new();
+    let mut ranges: HashMap<NameId, RangeAgg> = HashMap::new();
+    let mut tree: HashMap<(Vec<NameId>, String), (u64, Ns)> = HashMap::new();
     for (k, path) in trace.kernels.iter().zip(&enclosing) {
         let Some(path) = path else { continue };
         let d = k.end - k.start;
-        let mut seen: Vec<u32> = Vec::with_capacity(path.len());
+        let mut seen: Vec<NameId> = Vec::with_capacity(path.len());
         for &r in path {
             if seen.contains(&r) {
                 continue;
@@ -694,15 +699,15 @@ pub fn summarize(
             a.self_ns += d;
         }
         if opts.tree_depth > 0 {
-            let p: Vec<u32> = path.iter().take(opts.tree_depth).copied().collect();
+            let p: Vec<NameId> = path.iter().take(opts.tree_depth).copied().collect();
             let e = tree
-                .entry((p, kinds[k.name as usize].short_name.clone()))
+                .entry((p, kinds[k.name.index()].short_name.clone()))
                 .or_default();
             e.0 += 1;
             e.1 += d;
         }
     }
-    let mut host_time: HashMap<u32, (u64, Vec<(Ns, Ns)>)> = HashMap::new();
+    let mut host_time: HashMap<NameId, (u64, Vec<(Ns, Ns)>)> = HashMap::new();
     for h in &trace.host {
         let e = host_time.entry(h.name).or_default();
         e.0 += 1;
@@ -736,7 +741,7 @@ pub fn summarize(
         .collectives
         .iter()
         .map(|c| CollectiveOcc {
-            name: trace.name(c.name).to_string(),
+            name: c.name.to_string(),
             comm: c.comm.clone(),
             bytes: c.bytes,
             start: c.start,

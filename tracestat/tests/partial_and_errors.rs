@@ -141,7 +141,7 @@ fn bad_input_one_line_exit_1_no_output_files() {
     std::fs::write(&bad, "hello").unwrap();
     let r = run(&[os(&bad)]);
     assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("not a JSON trace"));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not a trace: text"));
     let missing = dir.path().join("missing.json");
     let r = run(&[os(&missing)]);
     assert_eq!(r.status.code(), Some(1));

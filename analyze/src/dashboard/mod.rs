@@ -1,7 +1,6 @@
-//! The metric dashboard (docs/analyze.md#dashboard; issue 17 items 1 and
-//! 2): what the chart server answers at `/`, `/perfdashboard?gid=N` and
-//! `/<kernel>/<gid>?format=html` for metric files, and what `analyze -o
-//! x.html` writes. Interactive pages in the shared look of
+//! The metric dashboard (docs/analyze.md#dashboard): what the chart server
+//! answers at `/`, `/perfdashboard?gid=N` and `/<kernel>/<gid>?format=html`
+//! for metric files, and what `analyze -o x.html` writes. Interactive pages in the shared look of
 //! `render::dashboard`, data inline, no network but the server's own
 //! "compare with" answer.
 //!

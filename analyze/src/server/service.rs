@@ -332,9 +332,9 @@ impl ChartService for FileService {
 }
 
 /// The 404 text of a link whose instance no metric section has: the
-/// instance asked for and how many instances the kernel has (issue 17;
-/// the original answers "No metric data collected or no metrics
-/// specified", docs/compatibility.md#analyze-server-status).
+/// instance asked for and how many instances the kernel has (the original
+/// answers "No metric data collected or no metrics specified",
+/// docs/compatibility.md#analyze-server-status).
 fn unknown_instance(index: &FileIndex, request: &ChartRequest) -> String {
     let count = index.metric_instances_of(&request.kernel);
     format!(

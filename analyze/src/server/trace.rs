@@ -54,7 +54,7 @@ impl TracePlan {
     /// Validates the trace in one streaming pass and plans its repair.
     /// Errors keep uniview's words (docs/compatibility.md#uniview-checks: `is empty`, `is
     /// invalid` with the reason) in the one error style of all tools,
-    /// `FILE[:LINE]: problem` (issue 10).
+    /// `FILE[:LINE]: problem` (docs/errors.md#one-line).
     pub fn for_file(path: &Path) -> anyhow::Result<TracePlan> {
         let shown = path.display();
         let size = std::fs::metadata(path)

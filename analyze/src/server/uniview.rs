@@ -371,7 +371,7 @@ pub fn resolve_result_dir(
 
 /// The checks of docs/compatibility.md#uniview-checks, in the original's order and with
 /// its words (each exits 1), in the `FILE: problem` style of all tools
-/// (issue 10). Returns the kind of `-m`, if given.
+/// (docs/errors.md#one-line). Returns the kind of `-m`, if given.
 pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     let Some(trace) = &args.trace else {
         bail!("Trace file is missing");
@@ -658,7 +658,8 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             }
             .with_context(|| format!("Trace file {} cannot be read", trace.display()))?;
             // The trace's links name port 8000; charts on another port are
-            // out of their reach (issue 17: one warning, not silence).
+            // out of their reach: one warning, not silence
+            // (docs/compatibility.md#analyze-option-file).
             if link.is_some() && args.port != LINK_PORT {
                 unitrace_core::cli::warn(
                     "uniview",

@@ -1,4 +1,4 @@
-//! The Parquet writer choice of issue 18, measured: the project's writer
+//! The Parquet writer choice, measured: the project's writer
 //! (render/src/parquet.rs on the `parquet` crate) against polars, writing
 //! the rows of `tracestat --events` (docs/tracestat.md#events). Driven by
 //! benches/parquet_choice.sh; figures and the decision in

@@ -1,7 +1,7 @@
 //! Stage 1 of the JSON trace scanner (docs/benchmarks.md#the-json-trace-scanner):
 //! classifies 64 bytes at a time into bit masks (bit `k` describes byte `k`
-//! of the block), the way simd-json's stage 1 does, so that the walker in
-//! `trace.rs` jumps from token to token instead of looking at every byte.
+//! of the block), the way simd-json's stage 1 does, so that the token walker
+//! (`token_walk.rs`) jumps from token to token instead of looking at every byte.
 //!
 //! Three kernels compute the same masks: AVX2 (two 32-byte halves, the
 //! whitespace and structural sets looked up with `vpshufb`), SSE2 (four
@@ -10,14 +10,14 @@
 //! against). The fastest one the CPU has is picked once at run time.
 //!
 //! This module knows nothing of JSON grammar; what the masks mean for
-//! strings and tokens is derived in `trace.rs`. It also holds the SSE2
-//! helpers of the direct walk in `trace.rs` (`string_stops16`,
+//! strings and tokens is derived in `token_walk.rs`. It also holds the SSE2
+//! helpers of the direct walk (`direct_walk.rs`: `string_stops16`,
 //! `number_shape`), which look at 16 or 32 bytes at any position instead
 //! of whole blocks.
 
 /// Masks of one 64-byte block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct BlockMasks {
+pub(super) struct BlockMasks {
     /// `"`
     pub quote: u64,
     /// `\`
@@ -39,8 +39,9 @@ pub(crate) struct BlockMasks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanKernel {
     /// No stage 1: the byte-by-byte recursive parser only (the scanner
-    /// before issue 15's speed-up; kept as the fallback for every event the
-    /// fast walker does not accept, and as the reference of the tests).
+    /// before the speed-up of docs/benchmarks.md#the-json-trace-scanner;
+    /// kept as the fallback for every event the fast walker does not
+    /// accept, and as the reference of the tests).
     Reference,
     /// Stage 1 as a portable byte loop.
     Portable,
@@ -88,7 +89,7 @@ impl ScanKernel {
 
     /// The block classifier of this kernel; `None` for the reference, or
     /// when the CPU lacks the instructions (then the portable one is used).
-    pub(crate) fn classifier(self) -> Option<Classifier> {
+    pub(super) fn classifier(self) -> Option<Classifier> {
         match self {
             ScanKernel::Reference => None,
             ScanKernel::Portable => Some(classify_portable as Classifier),
@@ -103,7 +104,7 @@ impl ScanKernel {
     }
 }
 
-pub(crate) type Classifier = fn(&[u8; 64]) -> BlockMasks;
+pub(super) type Classifier = fn(&[u8; 64]) -> BlockMasks;
 
 /// Class bits of each byte for the portable kernel.
 const QUOTE: u8 = 1;
@@ -144,7 +145,7 @@ static CLASS: [u8; 256] = {
 };
 
 /// The reference classification, one byte at a time.
-pub(crate) fn classify_portable(block: &[u8; 64]) -> BlockMasks {
+pub(super) fn classify_portable(block: &[u8; 64]) -> BlockMasks {
     let mut m = BlockMasks::default();
     for (k, &c) in block.iter().enumerate() {
         let class = CLASS[c as usize];
@@ -253,11 +254,11 @@ unsafe fn classify_avx2_inner(block: &[u8; 64]) -> BlockMasks {
     m
 }
 
-/// Stops of a string body in 16 bytes, for the direct walk of
-/// `trace.rs` (docs/benchmarks.md#the-json-trace-scanner): bit `k`
+/// Stops of a string body in 16 bytes, for the direct walk
+/// (`direct_walk.rs`, docs/benchmarks.md#the-json-trace-scanner): bit `k`
 /// describes byte `k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StringStops {
+pub(super) struct StringStops {
     /// `"`
     pub quote: u32,
     /// `\` and bytes below 0x20: an escape or an invalid byte.
@@ -270,7 +271,7 @@ pub(crate) struct StringStops {
 /// this inlines into the walker, unlike the AVX2 classifier), a byte loop
 /// elsewhere.
 #[inline(always)]
-pub(crate) fn string_stops16(w: &[u8; 16]) -> StringStops {
+pub(super) fn string_stops16(w: &[u8; 16]) -> StringStops {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -296,7 +297,7 @@ pub(crate) fn string_stops16(w: &[u8; 16]) -> StringStops {
 
 /// The byte-loop [`string_stops16`] (other targets; the tests' reference).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-pub(crate) fn string_stops16_portable(w: &[u8; 16]) -> StringStops {
+pub(super) fn string_stops16_portable(w: &[u8; 16]) -> StringStops {
     let mut s = StringStops {
         quote: 0,
         bad: 0,
@@ -312,10 +313,10 @@ pub(crate) fn string_stops16_portable(w: &[u8; 16]) -> StringStops {
 
 /// The shape of the 32 bytes `w` as a number sees them: bit `k` set when
 /// `w[k]` is an ASCII digit, bit `32 + k` when it is `.`. The direct walk
-/// in `trace.rs` reads the lengths of digit runs from it instead of
+/// (`direct_walk.rs`) reads the lengths of digit runs from it instead of
 /// looping over words, and compares it with the last number's shape.
 #[inline(always)]
-pub(crate) fn number_shape(w: &[u8; 32]) -> u64 {
+pub(super) fn number_shape(w: &[u8; 32]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -344,7 +345,7 @@ pub(crate) fn number_shape(w: &[u8; 32]) -> u64 {
 
 /// The byte-loop [`number_shape`] (other targets; the tests' reference).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-pub(crate) fn number_shape_portable(w: &[u8; 32]) -> u64 {
+pub(super) fn number_shape_portable(w: &[u8; 32]) -> u64 {
     w.iter().enumerate().fold(0, |m, (k, &c)| {
         m | (c.is_ascii_digit() as u64) << k | ((c == b'.') as u64) << (32 + k)
     })
@@ -353,7 +354,7 @@ pub(crate) fn number_shape_portable(w: &[u8; 32]) -> u64 {
 /// Bit `k` of the result is the XOR of bits `0..=k` of `x`: over the quote
 /// mask, 1 from an opening quote up to (not including) its closing quote.
 #[inline(always)]
-pub(crate) fn prefix_xor(mut x: u64) -> u64 {
+pub(super) fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 1;
     x ^= x << 2;
     x ^= x << 4;

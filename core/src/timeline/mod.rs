@@ -1,0 +1,470 @@
+//! The one trace source every timeline analysis reads through
+//! (docs/formats.md#timeline-model): a file of any timeline format —
+//! unitrace's Chrome trace JSON, Perfetto `.pftrace`, PyTorch profiler
+//! (Kineto) JSON, each possibly gzipped — detected by its content
+//! ([`detect`]), read once, front to back, and delivered as one typed
+//! vocabulary ([`model`]) to a [`TraceSink`]: device commands (kernel,
+//! copy with its direction, fill, barrier; engine and queue), host calls
+//! and annotated host ranges, submission links (flows), collective
+//! arguments, counter samples, process and thread names and the rank of
+//! each event ([`rank`]).
+//!
+//! A format is one module that turns its file into those calls:
+//! [`chrome_json`] (the `ph` grammar shared by all Chrome-trace writers, with
+//! one [`chrome_json::JsonVocabulary`] per writer: unitrace's there,
+//! Kineto's in [`kineto`]) and [`pftrace_events`]. Tools that already walk a
+//! trace's events for another purpose (mergetrace copies their bytes) feed
+//! the same interpreters event by event ([`EventInterpreter`]).
+//!
+//! Reading: a plain file is streamed through one bounded buffer
+//! (docs/formats.md#timeline-reading says when a file is mapped instead);
+//! gzip is inflated on the fly (flate2 with zlib-rs), never to disk.
+
+pub mod chrome_json;
+pub mod collective;
+pub mod detect;
+pub mod kineto;
+pub mod model;
+pub mod names;
+pub mod pftrace_events;
+pub mod rank;
+pub mod time;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::pftrace::PacketReader;
+use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
+
+use chrome_json::{JsonEvents, UnitraceVocabulary};
+use detect::{JsonDialect, Sniffed, HEAD_BYTES};
+use kineto::KinetoVocabulary;
+pub use model::*;
+pub use names::{CatId, HostKind, NameId, NameInfo, Names};
+use pftrace_events::PftraceEvents;
+pub use rank::{RankIdentity, RankList, RankRouter};
+
+/// The formats of timelines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimelineFormat {
+    /// unitrace's (or any Chrome) trace JSON.
+    ChromeJson,
+    /// PyTorch profiler (Kineto) trace JSON.
+    KinetoJson,
+    Pftrace,
+}
+
+impl TimelineFormat {
+    pub fn label(self) -> &'static str {
+        match self {
+            TimelineFormat::ChromeJson => "trace JSON",
+            TimelineFormat::KinetoJson => "PyTorch profiler (Kineto) JSON",
+            TimelineFormat::Pftrace => ".pftrace",
+        }
+    }
+}
+
+/// A read that failed: the input is bad, or the sink could not take an
+/// event (e.g. it spills to a full disk).
+#[derive(Debug)]
+pub enum SourceError {
+    Input(InputError),
+    Sink(io::Error),
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::Input(e) => e.fmt(f),
+            SourceError::Sink(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+impl From<InputError> for SourceError {
+    fn from(e: InputError) -> Self {
+        SourceError::Input(e)
+    }
+}
+
+/// A file's trace was cut short (its writer was killed): the complete
+/// events were read, the rest ignored (docs/formats.md#trace-json-truncated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub dropped_bytes: u64,
+    /// JSON: the 1-based line of the first ignored byte.
+    pub line: Option<u64>,
+    /// JSON: the cut is inside an event (not between two).
+    pub partial_event: bool,
+}
+
+impl Cut {
+    /// The report's one-line description.
+    pub fn describe(&self, format: TimelineFormat) -> String {
+        let unit = match format {
+            TimelineFormat::Pftrace => "record",
+            _ => "event",
+        };
+        format!(
+            "cut short (writer killed?): {} bytes after the last complete {unit} ignored",
+            self.dropped_bytes
+        )
+    }
+}
+
+/// What a finished read found besides the events.
+pub struct TimelineRead {
+    pub format: TimelineFormat,
+    pub gzipped: bool,
+    /// The names and categories the events referred to.
+    pub names: Names,
+    /// The ranks found (by slot), and which of them held events.
+    pub router: RankRouter,
+    pub run_info: Option<RunInfo>,
+    /// Nothing but blanks (or no byte at all).
+    pub empty: bool,
+    pub cut: Option<Cut>,
+    /// JSON: line of the first non-blank byte after the trace's end.
+    pub trailing_data_line: Option<u64>,
+    /// Events (JSON) or packets (`.pftrace`) read.
+    pub events: u64,
+}
+
+/// Reads the trace at `path` into `sink`.
+pub fn read_file<S: TraceSink>(path: &Path, sink: &mut S) -> Result<TimelineRead, SourceError> {
+    let opened = open(path)?;
+    read_opened(opened, path, sink)
+}
+
+/// Reads a trace from bytes in memory (tests, fuzzing); `path` names it.
+pub fn read_bytes<S: TraceSink>(
+    bytes: &[u8],
+    path: &Path,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
+    let opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
+    read_opened(opened, path, sink)
+}
+
+/// A file opened and its format detected.
+pub struct Opened {
+    pub sniffed: Sniffed,
+    pub gzipped: bool,
+    input: Input,
+}
+
+enum Input {
+    /// A plain file, rewound to its start: mapped or streamed by the rule
+    /// of docs/formats.md#timeline-reading.
+    File(File),
+    /// Bytes already consumed by detection, then the rest.
+    Stream(Box<dyn Read + Send>),
+}
+
+impl Opened {
+    /// The input as a byte stream (for tools that read it their own way,
+    /// e.g. mergetrace's byte-copying merge).
+    pub fn into_reader(self) -> Box<dyn Read + Send> {
+        match self.input {
+            Input::File(f) => Box::new(f),
+            Input::Stream(s) => s,
+        }
+    }
+
+    /// A JSON event reader over the input.
+    pub fn json_reader(self) -> TraceReader<Box<dyn Read + Send>> {
+        match self.input {
+            Input::File(f) => TraceReader::open_file_boxed(f, DEFAULT_MAX_EVENT_BYTES),
+            Input::Stream(s) => TraceReader::with_max_event_bytes(s, DEFAULT_MAX_EVENT_BYTES),
+        }
+    }
+}
+
+/// Reads up to `n` bytes (fewer only at the end of the input).
+fn read_head(src: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(n.min(HEAD_BYTES));
+    src.take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Opens a trace file and detects its format by content; a file that is
+/// not a trace is an error saying what it looks like.
+pub fn open(path: &Path) -> Result<Opened, InputError> {
+    let mut file = File::open(path).map_err(|e| InputError::io(path, &e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(InputError::at_file(
+            path,
+            "is a directory, not a trace file",
+        ));
+    }
+    let head = read_head(&mut file, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
+    let sniffed = detect::sniff(&head);
+    if sniffed == Sniffed::Gzip {
+        let raw = Box::new(io::Cursor::new(head).chain(file));
+        return open_gzip(raw, path);
+    }
+    check_sniffed(path, sniffed)?;
+    let input = match crate::trace::rewound(file) {
+        Ok(f) => Input::File(f),
+        Err(unseekable) => Input::Stream(Box::new(io::Cursor::new(head).chain(unseekable))),
+    };
+    Ok(Opened {
+        sniffed,
+        gzipped: false,
+        input,
+    })
+}
+
+/// [`open`] for a stream (standard input, bytes in memory); `path` names
+/// it in errors.
+pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+    let head = read_head(&mut src, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
+    let sniffed = detect::sniff(&head);
+    let raw = Box::new(io::Cursor::new(head).chain(src));
+    if sniffed == Sniffed::Gzip {
+        return open_gzip(raw, path);
+    }
+    check_sniffed(path, sniffed)?;
+    Ok(Opened {
+        sniffed,
+        gzipped: false,
+        input: Input::Stream(raw),
+    })
+}
+
+/// A gzip stream: detection again on the inflated bytes.
+fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+    let mut gz = flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 16, raw));
+    let inner = read_head(&mut gz, HEAD_BYTES)
+        .map_err(|e| InputError::at_file(path, format!("gzip: {e}")))?;
+    let sniffed = match detect::sniff(&inner) {
+        Sniffed::Gzip => Sniffed::Other("gzip inside gzip"),
+        s => s,
+    };
+    check_sniffed(path, sniffed)?;
+    let stream = io::Cursor::new(inner).chain(gz);
+    Ok(Opened {
+        sniffed,
+        gzipped: true,
+        input: Input::Stream(Box::new(stream)),
+    })
+}
+
+fn check_sniffed(path: &Path, sniffed: Sniffed) -> Result<(), InputError> {
+    match sniffed {
+        Sniffed::Other(what) => Err(InputError::at_file(path, format!("not a trace: {what}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Reads an opened trace into `sink`.
+pub fn read_opened<S: TraceSink>(
+    opened: Opened,
+    path: &Path,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
+    let gzipped = opened.gzipped;
+    let mut read = match opened.sniffed {
+        Sniffed::Empty => TimelineRead {
+            format: TimelineFormat::ChromeJson,
+            gzipped,
+            names: Names::default(),
+            router: RankRouter::new(path),
+            run_info: None,
+            empty: true,
+            cut: None,
+            trailing_data_line: None,
+            events: 0,
+        },
+        Sniffed::Pftrace => {
+            let src = match opened.input {
+                Input::File(f) => {
+                    Box::new(io::BufReader::with_capacity(1 << 20, f)) as Box<dyn Read + Send>
+                }
+                Input::Stream(s) => s,
+            };
+            read_pftrace(src, path, sink)?
+        }
+        Sniffed::Json(JsonDialect::Kineto) => {
+            let interp = JsonEvents::new(path, KinetoVocabulary::default());
+            read_json(
+                opened.json_reader(),
+                interp,
+                path,
+                TimelineFormat::KinetoJson,
+                sink,
+            )?
+        }
+        Sniffed::Json(JsonDialect::Unitrace) => {
+            let interp = JsonEvents::new(path, UnitraceVocabulary);
+            read_json(
+                opened.json_reader(),
+                interp,
+                path,
+                TimelineFormat::ChromeJson,
+                sink,
+            )?
+        }
+        Sniffed::Gzip | Sniffed::Other(_) => unreachable!("refused by open"),
+    };
+    read.gzipped = gzipped;
+    Ok(read)
+}
+
+fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
+    mut reader: TraceReader<R>,
+    mut interp: JsonEvents<V>,
+    path: &Path,
+    format: TimelineFormat,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
+    let mut top_seen = 0;
+    loop {
+        let ev = match reader.next_event() {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break,
+            Err(e) => return Err(e.into_input_error(path).into()),
+        };
+        // Copied out of the borrow of the reader's buffer.
+        let ev: Event<'_> = ev;
+        interp.feed(&ev, sink).map_err(SourceError::Sink)?;
+        if reader.top_level_members().len() > top_seen {
+            top_seen = feed_top_level(&reader, &mut interp, top_seen, sink);
+        }
+    }
+    feed_top_level(&reader, &mut interp, top_seen, sink);
+    interp.finish(sink).map_err(SourceError::Sink)?;
+    let summary = reader.summary();
+    if !summary.empty && !summary.has_trace_events && summary.truncation.is_none() {
+        return Err(InputError::at_file(path, "not a trace: no traceEvents array").into());
+    }
+    let cut = summary.truncation.as_ref().map(|t| Cut {
+        dropped_bytes: t.dropped_bytes,
+        line: Some(t.line),
+        partial_event: t.partial_event,
+    });
+    Ok(TimelineRead {
+        format,
+        gzipped: false,
+        run_info: interp.run_info().cloned(),
+        names: interp.names,
+        router: interp.router,
+        empty: summary.empty,
+        cut,
+        trailing_data_line: summary.trailing_data.map(|(line, _)| line),
+        events: summary.events,
+    })
+}
+
+/// Hands the top-level members read since `seen` to the interpreter.
+fn feed_top_level<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
+    reader: &TraceReader<R>,
+    interp: &mut JsonEvents<V>,
+    seen: usize,
+    sink: &mut S,
+) -> usize {
+    let members = reader.top_level_members();
+    for (key, value) in &members[seen..] {
+        interp.top_level(key, value, sink);
+    }
+    members.len()
+}
+
+fn read_pftrace<R: Read, S: TraceSink>(
+    src: R,
+    path: &Path,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
+    let mut reader = PacketReader::new(src);
+    let mut interp = PftraceEvents::new(RankRouter::new(path));
+    loop {
+        let record = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => return Err(e.into_input_error(path).into()),
+        };
+        let offset = record.packet_offset();
+        let packet = record.decode().map_err(|e| e.into_input_error(path))?;
+        interp
+            .feed(&packet, offset, sink)
+            .map_err(SourceError::Sink)?;
+    }
+    interp.finish(sink).map_err(SourceError::Sink)?;
+    let summary = reader.summary();
+    Ok(TimelineRead {
+        format: TimelineFormat::Pftrace,
+        gzipped: false,
+        names: interp.names,
+        router: interp.router,
+        run_info: None,
+        empty: summary.packets == 0 && summary.truncation.is_none(),
+        cut: summary.truncation.as_ref().map(|t| Cut {
+            dropped_bytes: t.dropped_bytes,
+            line: None,
+            partial_event: true,
+        }),
+        trailing_data_line: None,
+        events: summary.packets,
+    })
+}
+
+/// The interpreter of one file for tools that walk its events themselves
+/// (mergetrace's byte-copying merge, whose statistics read the same
+/// events through the same rules).
+pub enum EventInterpreter {
+    Unitrace(JsonEvents<UnitraceVocabulary>),
+    Kineto(JsonEvents<KinetoVocabulary>),
+}
+
+impl EventInterpreter {
+    pub fn new(path: &Path, dialect: JsonDialect) -> Self {
+        match dialect {
+            JsonDialect::Unitrace => {
+                EventInterpreter::Unitrace(JsonEvents::new(path, UnitraceVocabulary))
+            }
+            JsonDialect::Kineto => {
+                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary::default()))
+            }
+        }
+    }
+
+    pub fn feed<S: TraceSink>(&mut self, ev: &Event<'_>, sink: &mut S) -> io::Result<()> {
+        match self {
+            EventInterpreter::Unitrace(i) => i.feed(ev, sink),
+            EventInterpreter::Kineto(i) => i.feed(ev, sink),
+        }
+    }
+
+    pub fn top_level<S: TraceSink>(&mut self, key: &[u8], value: &[u8], sink: &mut S) {
+        match self {
+            EventInterpreter::Unitrace(i) => i.top_level(key, value, sink),
+            EventInterpreter::Kineto(i) => i.top_level(key, value, sink),
+        }
+    }
+
+    pub fn finish<S: TraceSink>(&mut self, sink: &mut S) -> io::Result<()> {
+        match self {
+            EventInterpreter::Unitrace(i) => i.finish(sink),
+            EventInterpreter::Kineto(i) => i.finish(sink),
+        }
+    }
+
+    pub fn names(&self) -> &Names {
+        match self {
+            EventInterpreter::Unitrace(i) => &i.names,
+            EventInterpreter::Kineto(i) => &i.names,
+        }
+    }
+
+    pub fn router(&self) -> &RankRouter {
+        match self {
+            EventInterpreter::Unitrace(i) => &i.router,
+            EventInterpreter::Kineto(i) => &i.router,
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The one event vocabulary every timeline analysis reads
+//! (docs/formats.md#timeline-model): what a format module delivers to a
+//! [`TraceSink`], whatever the file looked like.
+//!
+//! Times are integer nanoseconds on the file's own clock (JSON `ts`
+//! microseconds parsed exactly from their text, `.pftrace` timestamps as
+//! written). Names and categories arrive as interned ids ([`NameId`],
+//! [`CatId`]) into the [`Names`] table the source hands along with each
+//! event: one decode and one classification per distinct name, not per
+//! event.
+
+use std::io;
+
+use super::names::{CatId, NameId, Names};
+
+/// Nanoseconds (an instant on the file's clock, or a duration).
+pub type Ns = i64;
+
+/// Which rank of the file an event belongs to: an index into the ranks the
+/// source's [`super::RankRouter`] found (a per-rank file has one, a merged
+/// trace one per `RANK r` process).
+pub type RankSlot = usize;
+
+/// Where host memory of a copy lives (docs/formats.md#trace-json-events:
+/// unitrace's `M` malloc'ed, `H` host USM, `D` device, `S` shared;
+/// Kineto's `Pageable`/`Pinned`/`Device`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    Device,
+    /// Page-locked (pinned) host memory: a copy engine reads it directly.
+    PinnedHost,
+    /// Ordinary (pageable) host memory: the driver stages it first.
+    PageableHost,
+    Shared,
+    Unknown,
+}
+
+/// What a device command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceOpKind {
+    Kernel,
+    Copy {
+        from: MemoryKind,
+        to: MemoryKind,
+    },
+    Fill,
+    /// Barriers, event signals and waits on a queue.
+    Barrier,
+    /// Device work of an unknown kind.
+    Other,
+}
+
+impl DeviceOpKind {
+    /// A command that moves or fills memory.
+    pub fn is_memory(self) -> bool {
+        matches!(self, DeviceOpKind::Copy { .. } | DeviceOpKind::Fill)
+    }
+}
+
+/// Who a host range comes from (the ones the analyses tell apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HostRole {
+    /// A runtime or driver API call (`zeCommandListAppendLaunchKernel`,
+    /// `cudaLaunchKernel`, `urEnqueueKernelLaunch`).
+    ApiCall,
+    /// An annotated range: ITT tasks, PyTorch ops, oneDNN primitives,
+    /// oneCCL and MPI calls (unitrace), `cpu_op`, `user_annotation`,
+    /// `python_function` (Kineto).
+    Range,
+}
+
+/// Bytes and communicator of a collective call
+/// (docs/formats.md#trace-json-events).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollectiveArgs {
+    pub bytes: Option<u64>,
+    pub comm: Option<String>,
+    /// The collective itself when the call's name does not say it
+    /// (Kineto's `record_param_comms` with its `Collective name`).
+    pub op: Option<String>,
+}
+
+/// A device command.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceOp {
+    pub rank: RankSlot,
+    /// The device's process id and the engine/queue track it ran on.
+    pub pid: u64,
+    pub tid: u64,
+    pub name: NameId,
+    pub cat: CatId,
+    pub kind: DeviceOpKind,
+    pub start: Ns,
+    pub end: Ns,
+    /// The command's own id (unitrace `args.id`; Kineto `correlation`).
+    pub instance: Option<u64>,
+    /// The id of the submission link to the host call that launched it
+    /// (docs/formats.md#trace-json-flows).
+    pub flow: Option<u64>,
+}
+
+/// A host call or range. `closed` is false for a range still open at the
+/// end of the file (a `B` without its `E`, a cut `.pftrace`): its `end`
+/// is then its `start`, and the consumer decides where it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct HostSpan<'a> {
+    pub rank: RankSlot,
+    pub pid: u64,
+    pub tid: u64,
+    pub name: NameId,
+    pub cat: CatId,
+    pub role: HostRole,
+    pub start: Ns,
+    pub end: Ns,
+    pub closed: bool,
+    /// Set on collective calls (by name, docs/tracestat.md#collectives).
+    pub collective: Option<&'a CollectiveArgs>,
+}
+
+/// Any other slice with a duration (`os_op`, Kineto `Trace` spans): a row
+/// of the events dataset, but neither device nor host work.
+#[derive(Debug, Clone, Copy)]
+pub struct OtherSpan {
+    pub rank: RankSlot,
+    pub pid: u64,
+    pub tid: u64,
+    pub name: NameId,
+    pub cat: CatId,
+    pub start: Ns,
+    pub end: Ns,
+}
+
+/// Where a flow point sits in its flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowPhase {
+    Start,
+    Step,
+    End,
+}
+
+/// A point of a flow. Submission flows link the host call that submitted a
+/// device command to the command (docs/formats.md#trace-json-flows): their
+/// `Start` is on the host thread at the call, and the command carries the
+/// same id in [`DeviceOp::flow`].
+#[derive(Debug, Clone, Copy)]
+pub struct FlowPoint {
+    pub rank: RankSlot,
+    pub pid: u64,
+    pub tid: u64,
+    pub id: u64,
+    pub phase: FlowPhase,
+    pub ts: Ns,
+    /// A submission (host -> device) flow.
+    pub submission: bool,
+    /// The submitting call, when the format puts the flow on it
+    /// (`.pftrace`).
+    pub call: Option<NameId>,
+}
+
+/// A counter value (`ph` `C`).
+#[derive(Debug, Clone, Copy)]
+pub struct CounterSample<'a> {
+    pub rank: RankSlot,
+    pub pid: u64,
+    pub name: &'a str,
+    pub series: &'a str,
+    pub ts: Ns,
+    pub value: f64,
+}
+
+/// An event with a time that is none of the above (instants, flow points
+/// other than submissions' ends): it still counts for the rank's span.
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    pub rank: RankSlot,
+    pub start: Ns,
+    pub end: Ns,
+}
+
+/// Why an event was left out (docs/tracestat.md#implausible-events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropKind {
+    /// A time that does not fit in 64-bit nanoseconds.
+    TimeOutOfRange,
+    NegativeDuration,
+    ZeroLengthDeviceOp,
+    /// An end before its begin, or an end without a begin.
+    EndBeforeStart,
+    /// More than a day away from the rank's first timestamp.
+    ClockJump,
+}
+
+impl DropKind {
+    /// The label of the report's implausible-events table.
+    pub fn label(self) -> &'static str {
+        match self {
+            DropKind::TimeOutOfRange => "time out of range",
+            DropKind::NegativeDuration => "negative duration",
+            DropKind::ZeroLengthDeviceOp => "zero-length kernel",
+            DropKind::EndBeforeStart => "end before start",
+            DropKind::ClockJump => "clock jump",
+        }
+    }
+}
+
+/// An event left out, with what a warning needs to point at it.
+#[derive(Debug, Clone, Copy)]
+pub struct Dropped<'a> {
+    pub rank: RankSlot,
+    pub kind: DropKind,
+    /// Where in the file: `event N` (JSON) or `packet at byte N`.
+    pub place: Place,
+    /// The event's name, when it has one.
+    pub name: Option<&'a str>,
+    /// What is wrong, for the example line.
+    pub problem: &'a str,
+}
+
+/// The position of an event in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The n-th element of `traceEvents` (0-based).
+    Event(u64),
+    /// A `.pftrace` packet at this byte offset.
+    Packet(u64),
+    Unknown,
+}
+
+/// What the file says about the run as a whole (Kineto's
+/// `distributedInfo`, docs/formats.md#kineto-json-ranks).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunInfo {
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
+    pub backend: Option<String>,
+}
+
+/// Receives the events of one file, in file order. Every method has a
+/// default that ignores the event; the slice methods may fail (a sink that
+/// spills to disk), which stops the read.
+pub trait TraceSink {
+    /// A process name (JSON `process_name`, a `.pftrace` process track).
+    fn process(&mut self, _rank: RankSlot, _pid: u64, _name: &str) {}
+    /// A thread name (JSON `thread_name`, a `.pftrace` thread track).
+    fn thread(&mut self, _rank: RankSlot, _pid: u64, _tid: u64, _name: &str) {}
+    fn run_info(&mut self, _info: &RunInfo) {}
+    fn device_op(&mut self, _names: &Names, _op: &DeviceOp) -> io::Result<()> {
+        Ok(())
+    }
+    fn host_span(&mut self, _names: &Names, _span: &HostSpan<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    fn other_span(&mut self, _names: &Names, _span: &OtherSpan) -> io::Result<()> {
+        Ok(())
+    }
+    fn flow(&mut self, _flow: &FlowPoint) {}
+    fn counter(&mut self, _sample: &CounterSample<'_>) {}
+    fn mark(&mut self, _mark: &Mark) {}
+    fn dropped(&mut self, _dropped: &Dropped<'_>) {}
+    /// Whether device commands need their name, instance and flow ids.
+    /// When not, they arrive with [`NameId::NONE`] and no ids, which saves
+    /// a name lookup and an `args` parse per command.
+    fn device_details(&self) -> bool {
+        true
+    }
+}
+
+/// A sink that takes every event and keeps nothing (a read for its errors).
+impl TraceSink for () {}

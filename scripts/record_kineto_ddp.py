@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Record one Kineto (torch.profiler) trace per rank of a small DDP training loop.
+
+The traces are test data with known answers (testdata/kineto/recorded/README.md):
+
+    python3 scripts/record_kineto_ddp.py --mode clean   --out DIR/clean
+    python3 scripts/record_kineto_ddp.py --mode planted --out DIR/planted
+
+Both modes run the same model, data, profiler settings and communication hook,
+so the two recordings differ only by what `--mode planted` adds:
+
+  * straggler: rank --straggler-rank sleeps --sleep-ms on the host right
+    before the first gradient all-reduce of ProfilerStep#--straggler-step
+    (inside the DDP communication hook, in a `planted_sleep` range); the other
+    ranks wait for it inside the NCCL all-reduce kernel;
+  * slow kernel: rank --slow-rank runs one extra large fp32 matmul
+    (`planted_slow_matmul` range) between forward and backward of
+    ProfilerStep#--slow-step;
+  * pageable copies: rank --pageable-rank copies its input batch to the device
+    from pageable host memory in every step (the other ranks from pinned
+    memory, as in the clean run);
+  * host synchronisation: rank --sync-rank calls torch.cuda.synchronize()
+    after the loss of every step (as a logging `loss.item()` would).
+
+One gzipped trace per rank is written with export_chrome_trace to
+OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
+tools reading every JSON file of OUT see only traces) records the versions
+and GPUs.
+Needs one CUDA GPU per rank and NCCL; started with mp.spawn (no torchrun).
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mode", choices=["clean", "planted"], required=True)
+    p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
+    p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--batch", type=int, default=2048)
+    p.add_argument("--untraced-steps", type=int, default=3, help="warm-up before the profiler starts")
+    p.add_argument("--active", type=int, default=5, help="profiled steps after wait=1, warmup=1")
+    p.add_argument("--with-stack", action="store_true", help="also record python_function events")
+    p.add_argument("--straggler-rank", type=int, default=1)
+    p.add_argument("--straggler-step", type=int, default=3)
+    p.add_argument("--sleep-ms", type=float, default=50.0)
+    p.add_argument("--slow-rank", type=int, default=2)
+    p.add_argument("--slow-step", type=int, default=5)
+    p.add_argument("--slow-size", type=int, default=8192, help="the planted matmul is SIZE x SIZE x SIZE fp32")
+    p.add_argument("--pageable-rank", type=int, default=3)
+    p.add_argument("--sync-rank", type=int, default=0)
+    return p.parse_args()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Plan:
+    """What this rank does beyond the clean loop (nothing in clean mode)."""
+
+    def __init__(self, args, rank):
+        planted = args.mode == "planted"
+        self.sleep_step = args.straggler_step if planted and rank == args.straggler_rank else None
+        self.sleep_s = args.sleep_ms / 1000.0
+        self.slow_step = args.slow_step if planted and rank == args.slow_rank else None
+        self.pageable = planted and rank == args.pageable_rank
+        self.sync_each_step = planted and rank == args.sync_rank
+
+
+def make_hook(plan, state):
+    """DDP communication hook: the default all-reduce, preceded by the planted
+    host sleep on the first bucket of the chosen step. Registered in both modes
+    so that the clean and the planted traces have the same structure."""
+
+    def hook(process_group, bucket):
+        step = state["step"]
+        if step is not None and step == plan.sleep_step and not state["slept"]:
+            state["slept"] = True
+            with record_function("planted_sleep"):
+                time.sleep(plan.sleep_s)
+        return default_hooks.allreduce_hook(process_group, bucket)
+
+    return hook
+
+
+def worker(rank, world, port, args):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", rank))
+    torch.manual_seed(rank)
+    dev = torch.device("cuda", rank)
+    plan = Plan(args, rank)
+
+    layers = []
+    for _ in range(args.layers):
+        layers += [nn.Linear(args.hidden, args.hidden), nn.ReLU()]
+    model = DDP(nn.Sequential(*layers).to(dev), device_ids=[rank])
+    state = {"step": -1, "slept": False}
+    model.register_comm_hook(None, make_hook(plan, state))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    loss_fn = nn.MSELoss()
+
+    # A few host batches made once; pinned except on the pageable rank.
+    batches = []
+    for _ in range(2):
+        x = torch.randn(args.batch, args.hidden)
+        y = torch.randn(args.batch, args.hidden)
+        if not plan.pageable:
+            x, y = x.pin_memory(), y.pin_memory()
+        batches.append((x, y))
+    big = torch.randn(args.slow_size, args.slow_size, device=dev) if plan.slow_step is not None else None
+
+    def train_step(i, step_id):
+        state["step"] = step_id
+        x_host, y_host = batches[i % len(batches)]
+        with record_function("data_to_device"):
+            x = x_host.to(dev, non_blocking=True)
+            y = y_host.to(dev, non_blocking=True)
+        with record_function("forward"):
+            loss = loss_fn(model(x), y)
+        if plan.sync_each_step:
+            torch.cuda.synchronize()
+        if step_id is not None and step_id == plan.slow_step:
+            with record_function("planted_slow_matmul"):
+                big.matmul(big)
+        with record_function("backward"):
+            loss.backward()
+        with record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+    for i in range(args.untraced_steps):
+        train_step(i, None)
+    torch.cuda.synchronize()
+    dist.barrier()
+
+    os.makedirs(args.out, exist_ok=True)
+    out = os.path.join(args.out, f"rank{rank}.pt.trace.json.gz")
+
+    def on_ready(prof):
+        prof.export_chrome_trace(out)
+
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        schedule=schedule(wait=1, warmup=1, active=args.active, repeat=1),
+        on_trace_ready=on_ready,
+        record_shapes=True,
+        with_stack=args.with_stack,
+    ) as prof:
+        for i in range(2 + args.active):
+            # prof.step_num is the N of the ProfilerStep#N range this iteration runs in.
+            train_step(i, prof.step_num)
+            prof.step()
+    torch.cuda.synchronize()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def write_env(args, world):
+    def nvsmi(query):
+        try:
+            r = subprocess.run(
+                ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                capture_output=True, text=True, check=True,
+            )
+            return r.stdout.strip().splitlines()
+        except (OSError, subprocess.CalledProcessError):
+            return []
+
+    nccl = torch.cuda.nccl.version()
+    env = {
+        "mode": args.mode,
+        "world_size": world,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nccl": ".".join(str(v) for v in nccl) if isinstance(nccl, tuple) else str(nccl),
+        "gpus": [torch.cuda.get_device_name(i) for i in range(world)],
+        "driver": sorted(set(nvsmi("driver_version"))),
+        "args": vars(args),
+    }
+    with open(os.path.normpath(args.out) + ".env.json", "w") as f:
+        json.dump(env, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def main():
+    args = parse_args()
+    world = args.world_size or min(torch.cuda.device_count(), 4)
+    if world < 2:
+        raise SystemExit("record_kineto_ddp.py: needs at least 2 GPUs")
+    if args.mode == "planted":
+        for name in ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"):
+            if not 0 <= getattr(args, name) < world:
+                raise SystemExit(f"record_kineto_ddp.py: --{name.replace('_', '-')} must be below {world}")
+    os.makedirs(args.out, exist_ok=True)
+    mp.spawn(worker, args=(world, free_port(), args), nprocs=world, join=True)
+    write_env(args, world)
+
+
+if __name__ == "__main__":
+    main()
