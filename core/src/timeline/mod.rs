@@ -291,7 +291,7 @@ pub fn read_opened<S: TraceSink>(
             read_pftrace(src, path, sink)?
         }
         Sniffed::Json(JsonDialect::Kineto) => {
-            let interp = JsonEvents::new(path, KinetoVocabulary::default());
+            let interp = JsonEvents::new(path, KinetoVocabulary);
             read_json(
                 opened.json_reader(),
                 interp,
@@ -428,7 +428,7 @@ impl EventInterpreter {
                 EventInterpreter::Unitrace(JsonEvents::new(path, UnitraceVocabulary))
             }
             JsonDialect::Kineto => {
-                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary::default()))
+                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary))
             }
         }
     }
