@@ -15,7 +15,6 @@ pub mod classify;
 pub mod console;
 pub mod csv_out;
 pub mod event_index;
-pub mod event_scan;
 pub mod event_spool;
 pub mod events;
 pub mod html;
