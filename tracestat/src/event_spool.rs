@@ -568,7 +568,9 @@ mod tests {
     /// spans, open ones.
     fn slice(i: u64) -> Slice<'static> {
         let side = match i % 3 {
-            0 => Side::Device { memory: i % 5 == 0 },
+            0 => Side::Device {
+                memory: i.is_multiple_of(5),
+            },
             1 => Side::Host {
                 range: i % 4 == 1,
                 collective: i % 6 == 1,
