@@ -417,7 +417,7 @@ fn exported_ranks(
                     unitrace_core::cli::warn(
                         crate::TOOL,
                         format!(
-                            "{}: no rank in its name or process names; exported as rank={input_index}",
+                            "{}: no rank in its path, process names or run information; exported as rank={input_index}",
                             path.display()
                         ),
                     );
