@@ -7,7 +7,7 @@
 #       benches/charts.sh                   # plus the original on the small file
 #
 # Environment:
-#   GEN           gen_unitrace.py (default: ../shared/gen_unitrace.py next to the repo)
+#   UNITRACE_GEN  the input generator (default: the workspace's unitrace-gen, built)
 #   ORIG, PYTHON  the original script and a Python with pandas + matplotlib
 #   ORIG_TIMEOUT  seconds the original may run per case (default 900); when it
 #                 runs out, its full time is extrapolated from the instances it
@@ -23,7 +23,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-GEN=${GEN:-$repo/../shared/gen_unitrace.py}
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIG=${ORIG:-}
 PYTHON=${PYTHON:-python3}
 ORIG_TIMEOUT=${ORIG_TIMEOUT:-900}
@@ -123,11 +123,11 @@ bench_file() {
     done
 }
 
-"$GEN" metrics --size "$SMALL" "$WORK/small.csv" >/dev/null 2>&1
+unitrace_gen metrics --size "$SMALL" "$WORK/small.csv" -q
 bench_file "$WORK/small.csv" 1
 rm -f "$WORK/small.csv"
 if [ "$LARGE" != 0 ]; then
-    "$GEN" metrics --size "$LARGE" "$WORK/large.csv" >/dev/null 2>&1
+    unitrace_gen metrics --size "$LARGE" "$WORK/large.csv" -q
     bench_file "$WORK/large.csv" 0
     rm -f "$WORK/large.csv"
 fi

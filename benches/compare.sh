@@ -6,22 +6,20 @@
 # wall seconds, MB/s, CPU seconds and peak RSS, and the ratio of compare to
 # the two tracestat runs.
 #
-#   benches/compare.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
+#   benches/compare.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
 #                      [--work DIR] [--repeat R]
 #
 # Default: 4 ranks x 250MB per run (1 GB per side), seeds 1 and 2.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
-py="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=4
 size=250MB
 repeat=2
 work=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
-        --python) py="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
@@ -44,7 +42,7 @@ for seed in 1 2; do
     d="$work/run$seed-$ranks-$size"
     if [ ! -d "$d" ]; then
         echo "generating $ranks traces of $size in $d" >&2
-        "$py" "$gen" --seed "$seed" trace "$d.tmp" --ranks "$ranks" --size "$size" -q
+        unitrace_gen --seed "$seed" trace "$d.tmp" --ranks "$ranks" --size "$size" -q
         mv "$d.tmp" "$d"
     fi
 done

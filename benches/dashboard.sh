@@ -8,13 +8,14 @@
 #
 # usage: benches/dashboard.sh [SIZE] [GEN]
 #   SIZE  metric CSV size for the generator (default 1GB)
-#   GEN   gen_unitrace.py (default ../shared/gen_unitrace.py, or $GEN)
+#   GEN   the unitrace-gen binary (default $UNITRACE_GEN, else the workspace's, built)
 # With CSV=path an existing metric CSV is used instead of generating one.
 # Needs curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size="${1:-1GB}"
-gen="${2:-${GEN:-../shared/gen_unitrace.py}}"
+UNITRACE_GEN="${2:-${UNITRACE_GEN:-}}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
 cargo build --release --locked -p analyze >&2
 bin="$CARGO_TARGET_DIR/release/analyze"
@@ -31,7 +32,7 @@ csv="${CSV:-}"
 if [ -z "$csv" ]; then
     csv="$work/bench.metrics.csv"
     echo "generating a $size metric CSV..." >&2
-    python3 "$gen" metrics --size "$size" --quiet "$csv"
+    unitrace_gen metrics --size "$size" --quiet "$csv"
 fi
 sync
 bytes=$(stat -c %s "$csv")

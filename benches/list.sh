@@ -4,15 +4,15 @@
 # given, the ratio of its wall time to ours on the same (smaller) file,
 # measured in this run.
 #
-# usage: benches/list.sh [--gen GEN.py] [--original analyzeperfmetrics.py]
+# usage: benches/list.sh [--gen UNITRACE_GEN] [--original analyzeperfmetrics.py]
 #                        [--python PYTHON] [--size 1GB] [--ratio-size 100MB]
 #                        [--dir DIR] [--keep]
-# Defaults: GEN=../shared/gen_unitrace.py (relative to the repository),
-# PYTHON=python3, DIR=benches/out. Environment variables GEN, ORIGINAL,
-# PYTHON, SIZE, RATIO_SIZE, BENCH_DIR give the same settings.
+# Defaults: the workspace's unitrace-gen (built; docs/unitrace-gen.md),
+# PYTHON=python3, DIR=benches/out. Environment variables UNITRACE_GEN,
+# ORIGINAL, PYTHON, SIZE, RATIO_SIZE, BENCH_DIR give the same settings.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-GEN="${GEN:-$repo/../shared/gen_unitrace.py}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIGINAL="${ORIGINAL:-}"
 PYTHON="${PYTHON:-python3}"
 SIZE="${SIZE:-1GB}"
@@ -21,7 +21,7 @@ DIR="${BENCH_DIR:-$repo/benches/out}"
 KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) GEN=$2; shift 2 ;;
+        --gen) UNITRACE_GEN=$2; shift 2 ;;
         --original) ORIGINAL=$2; shift 2 ;;
         --python) PYTHON=$2; shift 2 ;;
         --size) SIZE=$2; shift 2 ;;
@@ -32,7 +32,6 @@ while [ $# -gt 0 ]; do
         *) echo "list.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-[ -f "$GEN" ] || { echo "list.sh: generator not found: $GEN (use --gen)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "list.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
@@ -45,7 +44,7 @@ gen_file() {
     local f="$DIR/$1"
     if [ ! -s "$f" ]; then
         echo "generating $f ($2) ..." >&2
-        "$PYTHON" "$GEN" --seed 5 metrics "$f" --size "$2" --devices 2 --quiet
+        unitrace_gen --seed 5 metrics "$f" --size "$2" --devices 2 --quiet
     fi
     echo "$f"
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark of `mergetrace` against the original mergetrace.py.
 #
-#   benches/mergetrace.sh [--gen GEN.py] [--orig mergetrace.py] [--python PY]
+#   benches/mergetrace.sh [--gen UNITRACE_GEN] [--orig mergetrace.py] [--python PY]
 #                         [--ranks N] [--size SIZE] [--orig-files K] [--work DIR]
 #                         [--out DIR] [--repeat R]
 #
-# Generates N per-rank traces of SIZE each with gen_unitrace.py (default
-# ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE), merges
+# Generates N per-rank traces of SIZE each with the repository's generator
+# (`unitrace-gen`, docs/unitrace-gen.md: the workspace's, built, or
+# $UNITRACE_GEN / --gen), merges
 # them with our binary (all cores, then pinned to one core) and prints MB/s
 # and peak RSS, next to `cat` of the same files into a file (the floor).
 # With --orig (or $MERGETRACE_PY) the original runs in the same
@@ -19,7 +20,7 @@
 # off the disk, whose write-back otherwise bounds the wall time.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${MERGETRACE_PY:-}"
 py="${PYTHON:-python3}"
 ranks=8
@@ -30,7 +31,7 @@ work=""
 outdir=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --orig) orig="$2"; shift 2 ;;
         --python) py="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
@@ -57,7 +58,7 @@ bin="$CARGO_TARGET_DIR/release/mergetrace"
 in="$work/in-$ranks-$size"
 if [ ! -d "$in" ]; then
     echo "generating $ranks traces of $size in $in" >&2
-    "$py" "$gen" --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    unitrace_gen --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
     mv "$in.tmp" "$in"
 fi
 mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)

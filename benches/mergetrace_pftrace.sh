@@ -3,17 +3,17 @@
 # the JSON form of the same events, with `cat` of the same files as the
 # floor, all in one run.
 #
-#   benches/mergetrace_pftrace.sh [--gen GEN.py] [--python PY] [--ranks N]
+#   benches/mergetrace_pftrace.sh [--gen UNITRACE_GEN] [--ranks N]
 #                                 [--distinct K] [--size SIZE] [--work DIR]
 #                                 [--out DIR] [--repeat R]
 #
 # Generates K distinct ranks (default: all N, so every rank has its own
 # pids, uuids and flow ids, as a real run) of SIZE (default 500MB of JSON per
-# rank; the .pftrace of the same events is ~53% of that) in both formats with
-# gen_unitrace.py (default ../shared/gen_unitrace.py relative to the repo, or
-# $GEN_UNITRACE; `--seed 1 trace --ranks K --size SIZE [--format pftrace]`).
-# With K < N they are copied round-robin to N inputs (generating .pftrace is
-# slow, minutes per 500 MB; copies share track uuids, the worst case of the
+# rank; the .pftrace of the same events is about half of that) in both
+# formats with the repository's generator (`unitrace-gen --seed 1 trace
+# --ranks K --size SIZE [--format pftrace]`, docs/unitrace-gen.md: the
+# workspace's, built, or $UNITRACE_GEN / --gen). With K < N they are copied
+# round-robin to N inputs (copies share track uuids, the worst case of the
 # uuid renaming). Each input is a distinct file (distinct inode), so none is
 # deduplicated.
 #
@@ -25,8 +25,7 @@
 # time.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
-py="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=8
 distinct=
 size=500MB
@@ -35,8 +34,7 @@ work=""
 outdir=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
-        --python) py="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
         --distinct) distinct="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
@@ -65,7 +63,7 @@ inputs() {
     local src="$work/src-$format-$distinct-$size" dst="$work/in-$format-$ranks-$distinct-$size"
     if [ ! -d "$src" ]; then
         echo "generating $distinct $format traces of $size (JSON-equivalent) in $src" >&2
-        "$py" "$gen" --seed 1 trace "$src.tmp" --ranks "$distinct" --size "$size" --format "$format" -q
+        unitrace_gen --seed 1 trace "$src.tmp" --ranks "$distinct" --size "$size" --format "$format" -q
         mv "$src.tmp" "$src"
     fi
     if [ ! -d "$dst" ]; then

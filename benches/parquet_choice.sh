@@ -5,7 +5,7 @@
 # benches/parquet_choice (not a workspace member; its own Cargo.lock).
 # Figures and decision: docs/benchmarks.md#parquet-writer-polars-vs-parquet.
 #
-#   benches/parquet_choice.sh [--gen GEN.py] [--python PY] [--size SIZE] [--seed S]
+#   benches/parquet_choice.sh [--gen UNITRACE_GEN] [--size SIZE] [--seed S]
 #                             [--work DIR] [--repeat R] [--steps build,write]
 #
 # build: for each writer, a cold `cargo build --release --locked` of the
@@ -15,8 +15,8 @@
 #   stripped. The arrow-parquet build holds the project's writer, the
 #   `parquet` reader and the checks; the polars build holds polars only.
 # write: generates one trace of SIZE (default 500MB, seed 0) with
-#   gen_unitrace.py (default ../shared/gen_unitrace.py relative to the repo,
-#   or $GEN_UNITRACE), exports it once with `tracestat -q --events DS` (built
+#   unitrace-gen (docs/unitrace-gen.md; the workspace's, or $UNITRACE_GEN
+#   / --gen), exports it once with `tracestat -q --events DS` (built
 #   from this tree), reads DS's Parquet into memory columns (`prepare`, the
 #   `parquet` crate's reader; a dump both writers load), then times each
 #   writer writing those rows (same zstd level 1, row groups of 65,536 rows,
@@ -32,8 +32,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 crate="$repo/benches/parquet_choice"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
-py="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 size=500MB
 seed=0
 repeat=3
@@ -41,8 +40,7 @@ work=""
 steps="build,write"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
-        --python) py="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
@@ -103,7 +101,7 @@ if [[ ",$steps," == *",write,"* ]]; then
     trace_dir="$work/trace-$size-seed$seed"
     if [ ! -d "$trace_dir" ]; then
         echo "generating one $size trace in $trace_dir"
-        "$py" "$gen" --seed "$seed" trace "$trace_dir.tmp" --ranks 1 --size "$size" -q
+        unitrace_gen --seed "$seed" trace "$trace_dir.tmp" --ranks 1 --size "$size" -q
         mv "$trace_dir.tmp" "$trace_dir"
     fi
     trace="$(ls "$trace_dir"/*.json | head -n 1)"

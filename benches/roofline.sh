@@ -2,7 +2,7 @@
 # Speed and memory of `roofline` on large generated profiles.
 #
 #   benches/roofline.sh [GEN] [ORIG]
-#     GEN   gen_unitrace.py (default: $GEN or ../shared/gen_unitrace.py)
+#     GEN   the unitrace-gen binary (default $UNITRACE_GEN, else the workspace's, built)
 #     ORIG  roofline.py of the original scripts (optional; $ORIG); run with
 #           $PYTHON (default python3) in the same run for the ratio
 #   KERNELS (default 40) and INSTANCES (default 1000) size the input.
@@ -11,7 +11,8 @@
 # original when it is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GEN="${1:-${GEN:-../shared/gen_unitrace.py}}"
+UNITRACE_GEN="${1:-${UNITRACE_GEN:-}}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIG="${2:-${ORIG:-}}"
 PYTHON="${PYTHON:-python3}"
 KERNELS="${KERNELS:-40}"
@@ -21,7 +22,7 @@ cargo build --release --locked -p roofline >&2
 bin="$CARGO_TARGET_DIR/release/roofline"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python3 "$GEN" --seed 4 roofline --quiet --kernels "$KERNELS" --instances "$INSTANCES" \
+unitrace_gen --seed 4 roofline --quiet --kernels "$KERNELS" --instances "$INSTANCES" \
     --compute "$work/c.txt" --memory "$work/m.txt"
 bytes=$(( $(stat -c %s "$work/c.txt") + $(stat -c %s "$work/m.txt") ))
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')

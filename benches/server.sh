@@ -5,7 +5,7 @@
 #
 # usage: benches/server.sh [SIZE] [GEN] [ORIG_SCRIPT] [PYTHON]
 #   SIZE         metric CSV size for the generator (default 200MB)
-#   GEN          gen_unitrace.py (default ../shared/gen_unitrace.py, or $GEN)
+#   GEN          the unitrace-gen binary (default $UNITRACE_GEN, else the workspace's, built)
 #   ORIG_SCRIPT  analyzeperfmetrics.py (optional, or $ORIG); it always
 #                listens on port 8000, which must then be free
 #   PYTHON       interpreter for the original (default python3, or $PYTHON)
@@ -14,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size="${1:-200MB}"
-gen="${2:-${GEN:-../shared/gen_unitrace.py}}"
+UNITRACE_GEN="${2:-${UNITRACE_GEN:-}}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${3:-${ORIG:-}}"
 python="${4:-${PYTHON:-python3}}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
@@ -31,7 +32,7 @@ trap cleanup EXIT
 
 csv="$work/bench.metrics.csv"
 echo "generating a $size metric CSV..." >&2
-python3 "$gen" metrics --size "$size" --quiet "$csv"
+unitrace_gen metrics --size "$size" --quiet "$csv"
 bytes=$(stat -c %s "$csv")
 opts="$work/options.txt"
 cat > "$opts" <<'EOF'

@@ -9,13 +9,14 @@
 # usage: benches/stall_dashboard.sh [KERNELS] [INSTRUCTIONS] [GEN]
 #   KERNELS       sampled kernels (default 50)
 #   INSTRUCTIONS  instructions per kernel (default 2000)
-#   GEN           gen_unitrace.py (default ../shared/gen_unitrace.py, or $GEN)
+#   GEN           the unitrace-gen binary (default $UNITRACE_GEN, else the workspace's, built)
 # Needs curl and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kernels="${1:-50}"
 instructions="${2:-2000}"
-gen="${3:-${GEN:-../shared/gen_unitrace.py}}"
+UNITRACE_GEN="${3:-${UNITRACE_GEN:-}}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
 cargo build --release --locked -p analyze >&2
 bin="$CARGO_TARGET_DIR/release/analyze"
@@ -31,7 +32,7 @@ trap cleanup EXIT
 csv="$work/stalls.csv"
 dump="$work/dump"
 echo "generating a stall CSV of $kernels kernels x $instructions instructions..." >&2
-python3 "$gen" --seed 5 stalls "$csv" --dump "$dump" --kernels "$kernels" \
+unitrace_gen --seed 5 stalls "$csv" --dump "$dump" --kernels "$kernels" \
     --instructions "$instructions" --quiet
 bytes=$(stat -c %s "$csv")
 rows=$(grep -c '^ *"' "$csv" || true)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of the stall-to-source report (`analyze -s DUMP -r report.txt`).
 #
-#   benches/stall_report.sh [--gen GEN] [--orig ANALYZEPERFMETRICS.PY] [--python PY]
+#   benches/stall_report.sh [--gen UNITRACE_GEN] [--orig ANALYZEPERFMETRICS.PY] [--python PY]
 #                           [--work DIR] [--big-instructions N] [--big-kernels K]
 #
 # 1. The generator's default stall case (6 kernels x ~160 instructions, with a
@@ -11,9 +11,10 @@
 #    report with -n -1 (every stalled instruction walked) and with -n 10.
 # 3. A stall CSV of K x N rows (default 10 x 100000 = 1M rows), K kernels.
 # Cases 2 and 3 are ours alone. Their inputs are synthesised by a small
-# stdlib-only Python helper below: gen_unitrace.py's stall generator checks
-# every SBID path the original can reach and grows quadratically with the
-# kernel size (4000 instructions take 5 s; 100k would take about an hour).
+# stdlib-only Python helper below: one unannotated kernel of blocks with
+# loops and waits that no setter resolves inside cycles (the original loops
+# forever on those, so unitrace-gen's dumps never contain them; our report
+# must stay linear on them).
 #
 # Prints wall time, peak RSS (from /usr/bin/time -v) and input sizes. The
 # "charts-only" lines (no -s) show how much of a run is the chart PDF itself
@@ -22,7 +23,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN:-$here/../shared/gen_unitrace.py}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 orig="${ORIG:-}"
 python="${PYTHON:-python3}"
 work="${WORK:-$(mktemp -d /tmp/stall-bench.XXXXXX)}"
@@ -30,7 +31,7 @@ big_n=100000
 big_k=10
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --orig) orig="$2"; shift 2 ;;
         --python) python="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
@@ -61,7 +62,7 @@ measure() {
 
 echo "== 1. generator default stall case (ours vs original)"
 rm -rf "$work/default" && mkdir -p "$work/default"
-(cd "$work/default" && "$python" "$gen" stalls stalls.csv --dump dump --quiet)
+(cd "$work/default" && unitrace_gen stalls stalls.csv --dump dump --quiet)
 cp -r "$work/default/dump" "$work/default/dump_orig"
 echo "input: $(wc -c <"$work/default/stalls.csv") bytes CSV, $(ls "$work/default/dump" | grep -c '\.asm$') .asm files"
 measure ours-default "$work/default" "$analyze" -s dump -r ours.txt -o ours.pdf stalls.csv

@@ -3,8 +3,8 @@
 #
 #   benches/summary.sh [GEN] [ORIG_SUMMARY_PY]
 #
-# GEN: gen_unitrace.py (default ../shared/gen_unitrace.py relative to the
-# repository, or $GEN). ORIG_SUMMARY_PY: the original summary.py (or $ORIG);
+# GEN: the unitrace-gen binary (default $UNITRACE_GEN, else the workspace's,
+# built; docs/unitrace-gen.md). ORIG_SUMMARY_PY: the original summary.py (or $ORIG);
 # when given, it runs on the same file with $PYTHON (default python3) and the
 # speed ratio is printed. RANKS (default 1024) and SIZE (default 1GB) set the
 # input; the tarball is cached under $BENCH_DIR (default
@@ -14,7 +14,8 @@
 # RSS (from /usr/bin/time), then ours / gzip -dc and summary.py / ours.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-GEN=${1:-${GEN:-$repo/../shared/gen_unitrace.py}}
+UNITRACE_GEN=${1:-${UNITRACE_GEN:-}}
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ORIG=${2:-${ORIG:-}}
 PYTHON=${PYTHON:-python3}
 RANKS=${RANKS:-1024}
@@ -29,7 +30,7 @@ schema=$repo/schemas/LLaMA.json
 tgz=$BENCH_DIR/summaries_${RANKS}r_${SIZE}.tgz
 if [ ! -s "$tgz" ]; then
     echo "generating $tgz ..." >&2
-    python3 "$GEN" summaries --ranks "$RANKS" --size "$SIZE" "$tgz.tmp" >&2
+    unitrace_gen summaries --ranks "$RANKS" --size "$SIZE" "$tgz.tmp" >&2
     mv "$tgz.tmp" "$tgz"
 fi
 raw_bytes=$(gzip -dc "$tgz" | wc -c)

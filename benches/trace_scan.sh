@@ -5,19 +5,19 @@
 # it and yielding its events; prints wall and CPU MB/s per kernel beside the
 # floor (the same bytes read() and dropped) and `cat` of the file.
 #
-#   benches/trace_scan.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
+#   benches/trace_scan.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
 #                         [--work DIR] [--repeat R] [--one-core]
 #
-# Default input: gen_unitrace.py --seed 1 trace --ranks 1 --size 500MB (one
+# Default input: `unitrace-gen --seed 1 trace --ranks 1 --size 500MB` (one
 # 500 MB rank, the file size of the 8 x 500 MB runs of benches/tracestat.sh
-# and benches/mergetrace.sh). --one-core pins
+# and benches/mergetrace.sh; docs/unitrace-gen.md, the workspace's generator
+# or $UNITRACE_GEN / --gen). --one-core pins
 # the run to CPU 0 with taskset. The best of R rounds (default 3) is kept;
 # on a shared machine the CPU figures (MB per CPU second) are the steadier
 # ones, and `uptime` is printed beside them.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
-py="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=1
 size=500MB
 repeat=3
@@ -25,8 +25,7 @@ work=""
 pin=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
-        --python) py="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
@@ -48,7 +47,7 @@ bin="$CARGO_TARGET_DIR/release/examples/trace_scan"
 in="$work/in-$ranks-$size"
 if [ ! -d "$in" ]; then
     echo "generating $ranks traces of $size in $in" >&2
-    "$py" "$gen" --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    unitrace_gen --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
     mv "$in.tmp" "$in"
 fi
 mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)

@@ -2,12 +2,13 @@
 # Benchmark of `tracestat` (docs/tracestat.md#scale), with the floor and
 # `mergetrace --stats` measured in the same run for comparison.
 #
-#   benches/tracestat.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
+#   benches/tracestat.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
 #                        [--work DIR] [--repeat R]
 #
-# Generates N per-rank traces of SIZE each with gen_unitrace.py (default
-# ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE; default
-# 8 x 500MB), warms the page cache, then prints for each run: wall seconds,
+# Generates N per-rank traces of SIZE each (default 8 x 500MB) with
+# the repository's generator
+# (`unitrace-gen`, docs/unitrace-gen.md: the workspace's, built, or
+# $UNITRACE_GEN / --gen), warms the page cache, then prints for each run: wall seconds,
 # MB/s, CPU seconds, MB per CPU second and peak RSS:
 #   * the floor: `cat` of the inputs to /dev/null;
 #   * tracestat on one core (taskset + --jobs 1) and on all cores, and the
@@ -21,16 +22,14 @@
 # The best of R runs (default 2) is kept: the machine may be shared.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
-py="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 ranks=8
 size=500MB
 repeat=2
 work=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
-        --python) py="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
@@ -52,7 +51,7 @@ merge="$CARGO_TARGET_DIR/release/mergetrace"
 in="$work/in-$ranks-$size"
 if [ ! -d "$in" ]; then
     echo "generating $ranks traces of $size in $in" >&2
-    "$py" "$gen" --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    unitrace_gen --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
     mv "$in.tmp" "$in"
 fi
 mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)

@@ -3,12 +3,13 @@
 # the trace exported as a Parquet dataset, with the floor, the report and
 # DuckDB measured in the same run.
 #
-#   benches/tracestat_events.sh [--gen GEN.py] [--python PY] [--ranks N] [--size SIZE]
+#   benches/tracestat_events.sh [--gen UNITRACE_GEN] [--python PY] [--ranks N] [--size SIZE]
 #                               [--seed S] [--work DIR] [--repeat R] [--formats json,pftrace]
 #
-# Generates N per-rank traces of SIZE each with gen_unitrace.py (default
-# ../shared/gen_unitrace.py relative to the repo, or $GEN_UNITRACE; default
-# 8 x 500MB), as JSON and as .pftrace (same seed), warms the page cache, then
+# Generates N per-rank traces of SIZE each (default 8 x 500MB) with
+# the repository's generator
+# (`unitrace-gen`, docs/unitrace-gen.md: the workspace's, built, or
+# $UNITRACE_GEN / --gen), as JSON and as .pftrace (same seed), warms the page cache, then
 # prints for each run wall seconds, MB/s of input, CPU seconds, MB per CPU
 # second and peak RSS (/usr/bin/time -v's maximum resident set):
 #   * the floor: `cat` of the inputs to /dev/null;
@@ -24,7 +25,7 @@
 # the Python package duckdb (pip install --user duckdb).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-gen="${GEN_UNITRACE:-$repo/../shared/gen_unitrace.py}"
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
 py="${PYTHON:-python3}"
 ranks=8
 size=500MB
@@ -34,7 +35,7 @@ work=""
 formats="json,pftrace"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --gen) gen="$2"; shift 2 ;;
+        --gen) UNITRACE_GEN="$2"; shift 2 ;;
         --python) py="$2"; shift 2 ;;
         --ranks) ranks="$2"; shift 2 ;;
         --size) size="$2"; shift 2 ;;
@@ -61,7 +62,7 @@ gen_traces() {
     local dir="$work/in-$ranks-$size-seed$seed-$1"
     if [ ! -d "$dir" ]; then
         echo "generating $ranks $1 traces of $size in $dir" >&2
-        "$py" "$gen" --seed "$seed" trace "$dir.tmp" --ranks "$ranks" --size "$size" --format "$1" -q
+        unitrace_gen --seed "$seed" trace "$dir.tmp" --ranks "$ranks" --size "$size" --format "$1" -q
         mv "$dir.tmp" "$dir"
     fi
     echo "$dir"

@@ -1,8 +1,8 @@
 //! `analyze --result-dir DIR` (docs/analyze.md#result-dir): metric files of
 //! a result-dir tree keyed by (rank, device).
 //!
-//! `testdata/resultdir/metrics_tree`: `gen_unitrace.py --seed 1|2|3 metrics
-//! --mode query --no-device-banner` written as rank 0 device 0 (2 kernels),
+//! `testdata/resultdir/metrics_tree`: generated `--seed 1|2|3 metrics
+//! --mode query --no-device-banner` files (testdata/resultdir/README.md) written as rank 0 device 0 (2 kernels),
 //! rank 1 device 0 (3 kernels) and rank 1 device 1 (1 kernel, 2 instances).
 
 use crate::common::analyze;

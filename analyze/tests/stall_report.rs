@@ -808,3 +808,31 @@ fn data_file_holds_the_plotted_stall_series() {
         .skip(1)
         .all(|l| l.split(',').nth(2).unwrap().starts_with("0x")));
 }
+
+/// The case of the repository's generator (`ugen/`, unitrace-gen stalls;
+/// testdata/stall_report/README.md): five kernels, one compiled twice, one
+/// without `.asm`, waits resolved in predecessor blocks. Its stall counts
+/// never tie, so the report equals the original's byte for byte.
+#[test]
+fn generated_dump_matches_original_exactly() {
+    let dir = testdata("ugen");
+    for (extra, suffix) in [(&[][..], ""), (&["-n", "3"][..], "_n3")] {
+        let (report, pdf) = if suffix.is_empty() {
+            ("report.txt".to_string(), "charts.pdf".to_string())
+        } else {
+            (
+                format!("report{suffix}.txt"),
+                format!("{}.pdf", &suffix[1..]),
+            )
+        };
+        let (work, out) = run_case_named("ugen", extra, &report, &pdf);
+        assert_eq!(
+            stdout(&out),
+            read(&dir.join(format!("stdout{suffix}.orig.txt")))
+        );
+        assert_eq!(
+            read(&work.path(&report)),
+            read(&dir.join(format!("report{suffix}.orig.txt")))
+        );
+    }
+}

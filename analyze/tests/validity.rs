@@ -2,7 +2,7 @@
 //! flagged reports left out of charts, `--data` and the server, one
 //! warning per file, `--keep-invalid` / `--strict`, `-l` untouched.
 //!
-//! `testdata/metrics/validity/validity_bmg.csv`: `gen_unitrace.py --seed 6 metrics
+//! `testdata/metrics/validity/validity_bmg.csv`: generated data (`--seed 6 metrics
 //! --validity-columns --devices 1 --kernels 3 --instances 6`; of its 18
 //! reports, gen_conv #1 (`ReportError=16, ReportWithoutWorkload=16`) and
 //! gen_conv #5 (`ReportError=1, ReportLost=1`) are invalid (one of them

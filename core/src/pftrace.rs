@@ -15,8 +15,8 @@
 //! uuids and pids (docs/compatibility.md#mergetrace-pftrace).
 //!
 //! Why a small hand decoder rather than prost over Perfetto's protos:
-//! measured on one generated file (298 MB, 3.79 M packets, `gen_unitrace.py
-//! --seed 3 trace --size 500MB --format pftrace --metrics-link http`),
+//! measured on one generated file (298 MB, 3.79 M packets, an earlier
+//! generator's `--seed 3 trace --size 500MB --format pftrace --metrics-link http`),
 //! decoding every packet and visiting every field the tools use, in the same
 //! process, best of two rounds on the shared 2-core machine (load ~10):
 //! this decoder 584 MB/s, prost 0.13 with derived messages for the same

@@ -112,6 +112,24 @@ fn golden_two_ranks_and_byte_pass_through() {
     assert_eq!(snapshot(&inputs), before, "inputs must not change");
 }
 
+/// Three ranks written by the repository's generator (unitrace-gen, two
+/// training steps, B/E and X ranges, chart links; testdata/trace/README.md):
+/// the same trace as the original's merge.
+#[test]
+fn golden_generated_ranks_match_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = copy_to(dir.path(), &traces("ugen"));
+    assert_eq!(inputs.len(), 3);
+    let o = mergetrace(dir.path(), &["-o", "all.json"], &inputs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    assert_eq!(
+        json(&dir.path().join("all.json")),
+        json(&data("golden/ugen.orig.json"))
+    );
+    assert_eq!(fs::read(data("golden/ugen.orig.stdout")).unwrap(), b"");
+}
+
 /// Batches that no option changes are written whole (the events already
 /// joined by `,\n`, docs/benchmarks.md#the-json-trace-scanner): across
 /// several 1 MiB batches per input, two inputs, and separators of any

@@ -49,6 +49,36 @@ impl LogScale {
     }
 }
 
+/// Tick positions inside `[lo, hi]` with a 1-2-2.5-5-10 step giving at most
+/// `max_ticks` ticks (matplotlib's MaxNLocator steps). `integer` forces
+/// whole-number steps (sample ordinals).
+pub fn linear_ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
+        return (vec![lo], 1.0);
+    }
+    // matplotlib: nbins intervals (9 for axes of this size).
+    let raw = span / max_ticks.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let mut step = 10.0 * mag;
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * mag >= raw * 0.999_999 {
+            step = m * mag;
+            break;
+        }
+    }
+    if integer {
+        step = step.max(1.0).round();
+    }
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    let ticks = (first..=last)
+        .map(|k| k as f64 * step)
+        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
+        .collect();
+    (ticks, step)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

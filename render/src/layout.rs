@@ -122,36 +122,6 @@ fn nonsingular(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// Tick positions inside `[lo, hi]` with a 1-2-2.5-5-10 step giving at most
-/// `max_ticks` ticks (matplotlib's MaxNLocator steps). `integer` forces
-/// whole-number steps (sample ordinals).
-fn ticks(lo: f64, hi: f64, max_ticks: usize, integer: bool) -> (Vec<f64>, f64) {
-    let span = hi - lo;
-    if span.is_nan() || span <= 0.0 || !span.is_finite() {
-        return (vec![lo], 1.0);
-    }
-    // matplotlib: nbins intervals (9 for axes of this size).
-    let raw = span / max_ticks.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let mut step = 10.0 * mag;
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
-        if m * mag >= raw * 0.999_999 {
-            step = m * mag;
-            break;
-        }
-    }
-    if integer {
-        step = step.max(1.0).round();
-    }
-    let first = (lo / step).ceil() as i64;
-    let last = (hi / step).floor() as i64;
-    let ticks = (first..=last)
-        .map(|k| k as f64 * step)
-        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
-        .collect();
-    (ticks, step)
-}
-
 /// The axes rectangle of one chart, origin top-left.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -205,7 +175,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         }
     };
     let (y_lo, y_hi) = y_limits(chart);
-    let (yt, ystep) = ticks(y_lo, y_hi, 9, false);
+    let (yt, ystep) = crate::axis::linear_ticks(y_lo, y_hi, 9, false);
     let (ylabels, yoffset) = tick_labels(&yt, ystep);
     let max_ylabel_w = ylabels
         .iter()
@@ -237,7 +207,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         .iter()
         .flat_map(|s| &s.points)
         .all(|p| p.0.fract() == 0.0 || !p.0.is_finite());
-    let (xt, xstep) = ticks(x_lo, x_hi, 9, integer_x);
+    let (xt, xstep) = crate::axis::linear_ticks(x_lo, x_hi, 9, integer_x);
     // Large X values (times of long instances) are written once as a
     // factor at the axis' right end, as matplotlib does.
     let (xlabels, xoffset) = tick_labels(&xt, xstep);
@@ -731,17 +701,17 @@ mod tests {
     #[test]
     fn ticks_match_matplotlib_steps() {
         // Data 0..60 with margins: matplotlib shows 0,10,…,60.
-        let (t, s) = ticks(-3.0, 64.75, 9, false);
+        let (t, s) = crate::axis::linear_ticks(-3.0, 64.75, 9, false);
         assert_eq!(s, 10.0);
         assert_eq!(t, vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
         // A constant 1550 series: 1480..1620 in steps of 20.
         let (lo, hi) = nonsingular(1550.0, 1550.0);
         let m = (hi - lo) * 0.05;
-        let (t, _) = ticks(lo - m, hi + m, 9, false);
+        let (t, _) = crate::axis::linear_ticks(lo - m, hi + m, 9, false);
         assert_eq!(t.first(), Some(&1480.0));
         assert_eq!(t.last(), Some(&1620.0));
         // Integer X ticks never go below a step of 1.
-        let (t, s) = ticks(-0.25, 5.25, 9, true);
+        let (t, s) = crate::axis::linear_ticks(-0.25, 5.25, 9, true);
         assert_eq!(s, 1.0);
         assert_eq!(t.len(), 6);
     }

@@ -85,6 +85,7 @@ pub mod number;
 pub mod palette;
 pub mod parquet;
 pub mod pdf;
+pub mod sections;
 pub mod svg;
 pub mod table;
 

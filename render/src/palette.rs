@@ -52,6 +52,22 @@ pub const FRAME: Rgb = Rgb(0x55, 0x55, 0x55);
 /// Highlight of a value that needs a look (e.g. a point above its roof).
 pub const WARNING: Rgb = Rgb(0xe0, 0x80, 0x00);
 
+/// Steps of [`sequential`]: neighbours of one step draw as one rectangle.
+pub const SEQUENTIAL_STEPS: u32 = 32;
+
+/// A sequential scale from white (0) to the darkest blue (1), in
+/// [`SEQUENTIAL_STEPS`] steps: heatmaps. Returns the step and its colour.
+pub fn sequential(u: f64) -> (u32, Rgb) {
+    let top = SEQUENTIAL_STEPS - 1;
+    let level = (u.clamp(0.0, 1.0) * top as f64).round() as u32;
+    let t = level as f64 / top as f64;
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    (
+        level,
+        Rgb(lerp(247.0, 8.0), lerp(251.0, 48.0), lerp(255.0, 107.0)),
+    )
+}
+
 /// Colour of series `i` (tab10, cycling).
 pub fn series_color(i: usize) -> Rgb {
     TAB10[i % TAB10.len()]

@@ -63,7 +63,8 @@ fn assert_same_lines(ours: &str, golden: &str, what: &str) {
 
 /// Golden test: the console summary equals roofline.py's stdout line by
 /// line, on the real example (V0 main logs) and on generated files of every
-/// format variant (new, v1 with two devices, old, FP16- and FP64-dominated).
+/// format variant (new, v1 with two devices, old, FP16- and FP64-dominated),
+/// from the earlier generator and from unitrace-gen.
 #[test]
 fn summary_matches_the_original() {
     let cases = [
@@ -96,6 +97,24 @@ fn summary_matches_the_original() {
             "gen_fp64_compute.txt",
             "gen_fp64_memory.txt",
             "gen_fp64.orig.stdout",
+        ),
+        // The repository's generator (unitrace-gen roofline;
+        // testdata/roofline/README.md): mixed precisions, v1 with two
+        // devices, a V0 main log.
+        (
+            "ugen_mixed_compute.txt",
+            "ugen_mixed_memory.txt",
+            "ugen_mixed.orig.stdout",
+        ),
+        (
+            "ugen_v1_compute.txt",
+            "ugen_v1_memory.txt",
+            "ugen_v1.orig.stdout",
+        ),
+        (
+            "ugen_old_compute.txt",
+            "ugen_old_memory.txt",
+            "ugen_old.orig.stdout",
         ),
     ];
     for (c, m, golden) in cases {

@@ -16,6 +16,21 @@ fn synthetic_tarball_matches_the_original_for_every_aggregator() {
     }
 }
 
+/// The tarball of the repository's generator (`ugen.tgz`, unitrace-gen
+/// summaries, testdata/summary/README.md): four ranks, a straggler, rank 0
+/// with two kernels of its own.
+#[test]
+fn generated_tarball_matches_the_original_for_every_aggregator() {
+    for a in AGGREGATORS {
+        let (out, _) = run_ok(&data("ugen.tgz"), &["--aggregator", a]);
+        assert_eq!(
+            out,
+            golden(&format!("ugen.orig.{a}.json")),
+            "aggregator {a}"
+        );
+    }
+}
+
 #[test]
 fn real_summaries_match_the_original_for_every_aggregator() {
     for a in AGGREGATORS {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Derives cand.summaries.tgz from base.summaries.tgz (written by
-`gen_unitrace.py summaries --ranks 3 --kernels 8 --steps 50 --seed 1`) with
+generated data: `summaries --ranks 3 --kernels 8 --steps 50 --seed 1` of an
+earlier generator) with
 known differences, for tests/cli.rs:
   * rank 0: hgemm_caller's total time +1000000 ns (+1000 us);
   * rank 0: ArgMaxKernel<c10::Half, long> (only rank 0 runs it) renamed

@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# Regenerates the inputs under testdata/metrics/ with the synthetic
-# generator and the golden listings (*.orig.list.txt) of the ORIGINAL
-# analyzeperfmetrics.py -l for them. Not needed by the tests (everything is
+# Regenerates the golden listings (*.orig.list.txt) of the ORIGINAL
+# analyzeperfmetrics.py -l for the CSVs under testdata/metrics/, and the
+# unitrace-gen inputs `ugen_*.csv`. Not needed by the tests (everything is
 # committed); kept so the goldens can be reproduced.
 #
 # usage: UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
-#        GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/metrics/regen.sh
-# (see testdata/regen_env.sh). Where the original is wrong the expected
-# listing NAME.fixed.list.txt is written by hand (see README.md) and not
-# touched, only its input is regenerated.
+#        [REGEN_INPUTS=1] [PYTHON=python3] testdata/metrics/regen.sh
+# (see testdata/regen_env.sh). The other generated inputs were written by an
+# earlier generator with the options shown below; they are kept unless
+# REGEN_INPUTS=1, which rewrites them with unitrace-gen and the same options
+# (then review the hand-written NAME.fixed.list.txt, see README.md). Where
+# the original is wrong the expected listing NAME.fixed.list.txt is written
+# by hand and not touched, only its input is regenerated.
 set -euo pipefail
 cd "$(dirname "$0")"
 . ../regen_env.sh
-require UNITRACE_SCRIPTS GEN_UNITRACE
-GEN=$GEN_UNITRACE
+require UNITRACE_SCRIPTS
 ORIG=$UNITRACE_SCRIPTS/metrics/analyzeperfmetrics.py
 PY=$PYTHON
-m() { out=$1; shift; "$PY" "$GEN" --seed 11 metrics "$out" --kernels 8 --instances 2 --samples 2 --quiet "$@"; }
-s() { out=$1; shift; d=$(mktemp -d); "$PY" "$GEN" --seed 11 stalls "$out" --dump "$d" --kernels 4 --instructions 10 --quiet "$@"; rm -rf "$d"; }
+gen_m() { out=$1; shift; unitrace_gen metrics "$out" --kernels 8 --instances 2 --samples 2 --quiet "$@"; }
+gen_s() { out=$1; shift; d=$(mktemp -d); unitrace_gen stalls "$out" --dump "$d" --kernels 4 --instructions 10 --quiet "$@"; rm -rf "$d"; }
+# m / s: an input of the earlier generator (seed 11), rewritten only with
+# REGEN_INPUTS=1.
+m() { if [ -n "$REGEN_INPUTS" ]; then gen_m "$@" --seed 11; fi; }
+s() { if [ -n "$REGEN_INPUTS" ]; then gen_s "$@" --seed 11; fi; }
+
+# unitrace-gen inputs, always rewritten (deterministic: the same bytes).
+gen_m ugen_sampling_pvc.csv --seed 21
+gen_m ugen_sampling_bmg_idle.csv --seed 22 --device-family bmg --idle-sampling
+gen_m ugen_query_validity.csv --seed 23 --validity-columns --devices 2
+gen_m ugen_sampling_unquoted_2dev.csv --seed 24 --unquoted-padded-names --devices 2
+gen_s stalls_ugen_psdep.csv --seed 25 --with-ip-psdep
 
 # Files the original lists correctly: goldens are its output.
 m sampling_pvc.csv
@@ -31,7 +44,9 @@ m sampling_3dev.csv --devices 3
 m sampling_empty_kernel_rows.csv --empty-kernel-rows 3
 m sampling_idle.csv --idle-sampling
 m sampling_reshape.csv --reshape
-m sampling_crlf.csv && sed -i 's/$/\r/' sampling_crlf.csv
+if [ -n "$REGEN_INPUTS" ]; then
+    gen_m sampling_crlf.csv --seed 11 && sed -i 's/$/\r/' sampling_crlf.csv
+fi
 s stalls_pvc.csv
 s stalls_bmg_psdep.csv --with-ip-psdep
 s stalls_ip0x.csv --ip-style 0x

@@ -6,7 +6,7 @@
 # trace `<-o path>.<pid>.json`), and records its arguments.
 #
 #   FAKE_UNITRACE_DATA  directory with gen_new_{compute,memory}.txt (required)
-#   FAKE_UNITRACE_GEN   path of gen_unitrace.py: generate fresh files instead
+#   FAKE_UNITRACE_GEN   path of a unitrace-gen binary: generate fresh files instead
 #   FAKE_UNITRACE_LOG   append "group=..", "arg=.." lines (one per app argument)
 #   FAKE_UNITRACE_FAIL  group name whose run exits with status 3
 set -eu
@@ -36,7 +36,7 @@ case "$group" in
     *) echo "fake unitrace: unknown group '$group'" >&2; exit 2 ;;
 esac
 if [ -n "${FAKE_UNITRACE_GEN:-}" ]; then
-    python3 "$FAKE_UNITRACE_GEN" roofline --quiet --compute "$out.c.tmp" --memory "$out.m.tmp"
+    "$FAKE_UNITRACE_GEN" roofline --quiet --compute "$out.c.tmp" --memory "$out.m.tmp"
     if [ $which = memory ]; then mv "$out.m.tmp" "$out.metrics.$$"; rm -f "$out.c.tmp"
     else mv "$out.c.tmp" "$out.metrics.$$"; rm -f "$out.m.tmp"; fi
 else

@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
-# Regenerates the roofline test data: the generator's profile pairs, the
-# original's example and device file, the ORIGINAL roofline.py's stdout
-# (*.orig.stdout) and the data points of the pages it wrote (*.orig.points).
-# Not run by the tests.
+# Regenerates the roofline test data: the unitrace-gen profile pairs
+# (ugen_*), the original's example and device file, the ORIGINAL
+# roofline.py's stdout (*.orig.stdout) and the data points of the pages it
+# wrote (*.orig.points). Not run by the tests.
 #   UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
-#   GEN_UNITRACE=/path/to/gen_unitrace.py PYTHON=/path/to/python-with-pandas \
-#   testdata/roofline/regen.sh
-# (see testdata/regen_env.sh). fake_unitrace.sh is ours and not touched.
+#   [REGEN_INPUTS=1] PYTHON=/path/to/python-with-pandas testdata/roofline/regen.sh
+# (see testdata/regen_env.sh). The gen_* and sample_* pairs were written by an
+# earlier generator with the options below; they are kept unless
+# REGEN_INPUTS=1, which rewrites them with unitrace-gen and the same options.
+# fake_unitrace.sh is ours and not touched.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/../regen_env.sh"
-require UNITRACE_SCRIPTS GEN_UNITRACE
+require UNITRACE_SCRIPTS
 rl="$UNITRACE_SCRIPTS/roofline"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$here"
 
-# gen NAME GENERATOR-OPTIONS...: NAME_compute.txt + NAME_memory.txt
-gen() {
+# ugen NAME GENERATOR-OPTIONS...: NAME_compute.txt + NAME_memory.txt
+ugen() {
     local name=$1; shift
-    "$PYTHON" "$GEN_UNITRACE" "$@" --compute "${name}_compute.txt" --memory "${name}_memory.txt" --quiet
+    unitrace_gen "$@" --compute "${name}_compute.txt" --memory "${name}_memory.txt" --quiet
+}
+ugen ugen_mixed --seed 41 roofline --kernels 7 --instances 3
+ugen ugen_v1 --seed 42 roofline --format v1 --devices 2 --kernels 5 --instances 2
+ugen ugen_old --seed 43 roofline --format old --kernels 4 --instances 2 --precision fp16_xmx
+# gen: a pair of the earlier generator, rewritten only with REGEN_INPUTS=1.
+gen() {
+    if [ -n "$REGEN_INPUTS" ]; then ugen "$@"; fi
 }
 gen gen_new roofline
 gen gen_v1 --seed 5 roofline --format v1 --devices 2 --kernels 5 --instances 2
@@ -40,7 +49,9 @@ orig() {
         --device "$here/PVC_1tile.csv" --output "$page") > "$stdout" || [ "$page" = crash ]
 }
 orig gemm_fp16.orig.stdout orig_gemm gemm_fp16_flops.1799853 gemm_fp16_bytes.1799860
-for x in new v1 old fp64; do orig "gen_$x.orig.stdout" "orig_$x" "gen_${x}_compute.txt" "gen_${x}_memory.txt"; done
+for x in gen_new gen_v1 gen_old gen_fp64 ugen_mixed ugen_v1 ugen_old; do
+    orig "$x.orig.stdout" "orig_${x#gen_}" "${x}_compute.txt" "${x}_memory.txt"
+done
 orig gen_fp16.orig.stdout crash gen_fp16_compute.txt gen_fp16_memory.txt 2>/dev/null
 
 # The page's title and the x/y of every point of its two data series, as

@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
-# Regenerates the trace test inputs and the golden outputs of the original
-# mergetrace.py. Not run by the tests (they only read the committed files).
+# Regenerates the golden outputs of the original mergetrace.py and the
+# unitrace-gen input `ugen/`. Not run by the tests (they only read the
+# committed files).
 # usage: UNITRACE_SCRIPTS=/path/to/pti-gpu/tools/unitrace/scripts \
-#        GEN_UNITRACE=/path/to/gen_unitrace.py [PYTHON=python3] testdata/trace/make_golden.sh
+#        [REGEN_INPUTS=1] [PYTHON=python3] testdata/trace/make_golden.sh
 # (see testdata/regen_env.sh; mergetrace.py needs only the standard library).
+# `two/`, `trunc/` and `collision/` were written by an earlier generator with
+# the options below; they are kept unless REGEN_INPUTS=1, which rewrites them
+# with the equivalent unitrace-gen commands.
 # The original edits its inputs in place (docs/compatibility.md#mergetrace-1):
 # it only ever sees copies made in a temporary directory.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/../regen_env.sh"
-require UNITRACE_SCRIPTS GEN_UNITRACE
-gen="$GEN_UNITRACE"
+require UNITRACE_SCRIPTS
 orig="$UNITRACE_SCRIPTS/tracemerge/mergetrace.py"
 py="$PYTHON"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-rm -rf "$here/two" "$here/trunc" "$here/collision" "$here/golden"
+rm -rf "$here/golden" "$here/ugen"
 mkdir -p "$here/golden"
-"$py" "$gen" --seed 3 trace "$here/two" --ranks 2 --events 120 -q
-"$py" "$gen" --seed 4 trace "$here/trunc" --ranks 3 --events 120 \
-    --truncate-rank 1:event --truncate-rank 2:block -q
-"$py" "$gen" --seed 5 trace "$tmp/coll" --ranks 14 --ranks-per-node 12 --events 60 --pid-collision -q
-mkdir -p "$here/collision"
-# Ranks 0 and 12 run on different nodes with the same host pid.
-cp "$tmp/coll/"python.*.0.json "$tmp/coll/"python.*.12.json "$here/collision/"
+# Three ranks of two training steps, chart links, B/E and X ranges.
+unitrace_gen --seed 33 trace "$here/ugen" --ranks 3 --events 300 --steps 2 --metrics-link http -q
+if [ -n "$REGEN_INPUTS" ]; then
+    rm -rf "$here/two" "$here/trunc" "$here/collision"
+    unitrace_gen --seed 3 trace "$here/two" --ranks 2 --events 120 -q
+    unitrace_gen --seed 4 trace "$here/trunc" --ranks 3 --events 120 --cut 1:event,2:block -q
+    unitrace_gen --seed 5 trace "$tmp/coll" --ranks 14 --ranks-per-node 12 --events 60 --pid-collision -q
+    mkdir -p "$here/collision"
+    # Ranks 0 and 12 run on different nodes with the same host pid.
+    cp "$tmp/coll/"python.*.0.json "$tmp/coll/"python.*.12.json "$here/collision/"
+fi
 
 merge() { # NAME FILES...
     local name="$1"; shift
@@ -35,6 +42,7 @@ merge() { # NAME FILES...
         | sed "s#$tmp/in/##" > "$here/golden/$name.stdout")
 }
 merge two.orig "$here"/two/*.json
+merge ugen.orig "$here"/ugen/python.*.0.json "$here"/ugen/python.*.1.json "$here"/ugen/python.*.2.json
 merge trunc.orig "$here"/trunc/python.*.0.json "$here"/trunc/python.*.1.json "$here"/trunc/python.*.2.json
 merge collision.orig "$here"/collision/*.json
 

@@ -1,28 +1,31 @@
-//! `tracestat`: where the time went across ranks of a unitrace run —
-//! temporal breakdown, communication/compute overlap, idle gaps and their
-//! causes, launch statistics, host ranges projected onto the GPU,
-//! collectives matched across ranks, stragglers, kernel breakdown and a
-//! rank x time heatmap (docs/tracestat.md).
+//! `tracestat`: where the time went across ranks of a unitrace or PyTorch
+//! profiler run — temporal breakdown, communication/compute overlap, idle
+//! gaps and their causes, launch statistics, host ranges projected onto
+//! the device, collectives matched across ranks, stragglers, kernel
+//! breakdown and a rank x time heatmap (docs/tracestat.md).
 //!
-//! Pipeline: [`ingest`] (one streaming pass per file, files in parallel)
-//! -> [`rank::summarize`] (per-rank tables, intervals dropped) ->
-//! [`report::build`] (across ranks) -> writers ([`console`], [`csv_out`],
-//! JSON, [`html`]). `--partial` stops after the per-rank step and
-//! `--combine` starts at it.
+//! Pipeline: [`plan`] (the command line, checked once) -> [`ingest`] (one
+//! streaming pass per file through the trace source, files in parallel)
+//! -> [`rank_model::summarize`] (each rank prepared once, observed by every
+//! analyzer, intervals dropped) -> [`analyzers::build`] (across ranks) ->
+//! the sections of the table model, written by [`console`], the table
+//! files and [`html`]; JSON is the report itself. `--partial` stops after
+//! the per-rank step and `--combine` starts at it.
 
+pub mod analyzers;
 pub mod args;
 pub mod classify;
 pub mod console;
-pub mod csv_out;
 pub mod event_index;
 pub mod event_spool;
 pub mod events;
+pub mod figures;
 pub mod html;
 pub mod ingest;
 pub mod partial;
-pub mod rank;
+pub mod plan;
+pub mod rank_model;
 pub mod rank_rows;
-pub mod report;
 pub mod sketch;
 pub mod time;
 
@@ -32,28 +35,22 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use rayon::prelude::*;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
+use unitrace_core::atomic::{AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
+use unitrace_core::timeline::rank::rank_from_path;
 use unitrace_core::InputError;
-use unitrace_render::table::TableFormat;
+use unitrace_render::sections::Section;
 
+use analyzers::{RankOptions, RankSummary, Report, ReportOptions, Screen};
 use args::Args;
 use classify::Classifier;
-use rank::{RankOptions, RankSummary};
+use plan::{Plan, Source};
 
 pub const TOOL: &str = "tracestat";
 
-/// Fine heatmap bins per rank (docs/tracestat.md#heatmap).
-const HEAT_RESOLUTION: u32 = 1024;
-
 /// A `--ranks` selection (the one grammar of every tool).
 pub use unitrace_core::timeline::RankList as RankSet;
-
-fn load_schema(path: &Path) -> Result<CategorySchema> {
-    let bytes = std::fs::read(path).map_err(|e| InputError::io(path, &e))?;
-    Ok(CategorySchema::from_json_bytes(path, &bytes)?)
-}
 
 /// Reads every trace (in parallel) into per-rank summaries, in input order.
 pub fn summarize_files(
@@ -66,7 +63,7 @@ pub fn summarize_files(
         .par_iter()
         .enumerate()
         .map(|(i, path)| {
-            let path_rank = unitrace_core::timeline::rank::rank_from_path(path).map(|r| r.0);
+            let path_rank = rank_from_path(path).map(|r| r.0);
             if let (Some(set), Some(r)) = (ranks, path_rank) {
                 if !set.contains(r) {
                     return Ok(Vec::new());
@@ -80,7 +77,7 @@ pub fn summarize_files(
                     (Some(set), Some(r)) => set.contains(r),
                     _ => true,
                 })
-                .map(|t| rank::summarize(t, &mut classifier, opts))
+                .map(|t| analyzers::summarize(t, &mut classifier, opts))
                 .collect())
         })
         .collect();
@@ -93,10 +90,17 @@ pub fn summarize_files(
 
 /// One warning line for all implausible events, one per cut input.
 fn warn_about_inputs(ranks: &[RankSummary]) {
-    let total: u64 = ranks.iter().flat_map(|r| &r.implausible).map(|i| i.1).sum();
+    fn left_out(r: &RankSummary) -> &analyzers::inputs::LeftOut {
+        &r.parts.inputs
+    }
+    let total: u64 = ranks
+        .iter()
+        .flat_map(|r| &left_out(r).implausible)
+        .map(|i| i.1)
+        .sum();
     if total > 0 {
         let mut kinds: Vec<(String, u64)> = Vec::new();
-        for (k, n) in ranks.iter().flat_map(|r| &r.implausible) {
+        for (k, n) in ranks.iter().flat_map(|r| &left_out(r).implausible) {
             match kinds.iter_mut().find(|x| &x.0 == k) {
                 Some(x) => x.1 += n,
                 None => kinds.push((k.clone(), *n)),
@@ -105,7 +109,7 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
         let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let examples: Vec<&str> = ranks
             .iter()
-            .flat_map(|r| &r.implausible_examples)
+            .flat_map(|r| &left_out(r).implausible_examples)
             .take(3)
             .map(String::as_str)
             .collect();
@@ -139,284 +143,196 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
     }
 }
 
-pub fn run(mut args: Args) -> Result<ExitCode> {
-    // `--ranks 0 3 7 a.json b.json` hands the files to --ranks too (it takes
-    // several values): what is not a rank list is an input.
-    let (ranks, files): (Vec<String>, Vec<String>) =
-        std::mem::take(&mut args.ranks).into_iter().partition(|v| {
-            v.chars()
-                .all(|c| c.is_ascii_digit() || c == '-' || c == ',' || c == ' ')
-        });
-    args.ranks = ranks;
-    args.inputs.extend(files.into_iter().map(PathBuf::from));
-    // The --tree depth attaches with `=` (docs/tracestat.md#usage), so
-    // `--tree 2` is the default depth and an input `2`: when no such file
-    // exists, say how to write it rather than only that the file is missing.
-    if args.tree.is_some() {
-        let number = |p: &PathBuf| {
-            p.to_str()
-                .is_some_and(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
-        };
-        if let Some(p) = args.inputs.iter().find(|p| number(p) && !p.exists()) {
-            bail!(
-                "{}: no such file; a --tree depth attaches with `=`: --tree={}",
-                p.display(),
-                p.display()
-            );
-        }
-    }
-    if let Some(dir) = &args.result_dir {
-        if args.combine {
-            bail!("--result-dir: traces cannot be combined; give the partials");
-        }
-        args.inputs.extend(result_dir_traces(dir, &args.ranks)?);
-    }
-    // A launcher's task can get an empty block of files (`mpiexec -n 16`
-    // over 10 files): its partial is empty rather than an error, so the
-    // recipes of docs/tracestat.md#past-one-machine need no special case.
-    if args.inputs.is_empty() && args.partial.is_none() {
-        bail!("no input: give trace files, --result-dir DIR, or partials with --combine");
-    }
-    let short_kernel_ns = time::parse_duration(&args.short_kernel)
-        .map_err(|e| anyhow::anyhow!("--short-kernel: {e}"))?;
-    let rank_set = if args.ranks.is_empty() {
-        None
-    } else {
-        Some(RankSet::parse(&args.ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
-    };
-    let schema = args.schema.as_deref().map(load_schema).transpose()?;
-
-    // No output may overwrite an input, nor two outputs the same file.
-    let mut inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-    inputs.extend(args.schema.as_deref());
-    let outputs: Vec<&Path> = [
-        args.json.as_deref(),
-        args.html.as_deref(),
-        args.partial.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    for (i, o) in outputs.iter().enumerate() {
-        ensure_not_input(o, &inputs)?;
-        for p in &outputs[..i] {
-            if same_output_path(o, p) {
-                bail!("{}: given as two outputs", o.display());
-            }
-        }
-    }
-    let table_dirs = [
-        ("csv", &args.csv, TableFormat::Csv),
-        ("parquet", &args.parquet, TableFormat::Parquet),
-    ];
-    for (option, dir, format) in table_dirs {
-        let Some(dir) = dir else { continue };
-        for input in &inputs {
-            if input.parent().is_some_and(|p| same_output_path(p, dir)) {
-                // Table names are fixed; refuse only a real clash.
-                for (name, _, _) in csv_out::tables(&empty_report()) {
-                    if same_output_path(&dir.join(csv_out::file_name(name, format)), input) {
-                        bail!(
-                            "--{option} {}: would overwrite the input {}",
-                            dir.display(),
-                            input.display()
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    if let Some(dir) = &args.events {
-        events::check_out_dir(dir, &inputs)?;
-    }
-
+pub fn run(args: Args) -> Result<ExitCode> {
+    let plan = plan::plan(args)?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
+        .num_threads(plan.jobs.unwrap_or(0))
         .build()?;
-    if let Some(dir) = &args.events {
-        let plan = events::EventsPlan {
-            out: dir,
-            inputs: &args.inputs,
-            schema: schema.as_ref(),
-            schema_name: opts_schema_name(&args),
-            ranks: rank_set.as_ref(),
-            passes: events::Passes::One,
-            spool_chunk: event_spool::SPOOL_CHUNK,
-        };
-        let stats = pool.install(|| events::export(&plan))?;
-        if stats.dropped > 0 {
-            warn(
-                TOOL,
-                format!(
-                    "{} implausible event{} left out of {} (docs/tracestat.md#implausible-events)",
-                    stats.dropped,
-                    if stats.dropped == 1 { "" } else { "s" },
-                    dir.display()
-                ),
-            );
-        }
+    if let Some(dir) = &plan.outputs.events {
+        let dataset_only = !plan.outputs.wants_report();
+        pool.install(|| export_events(&plan, dir, dataset_only))?;
         // Alone, --events writes only the dataset: no report is computed.
-        // Any report output (--parquet included) asks for the report too.
-        if args.csv.is_none()
-            && args.parquet.is_none()
-            && args.json.is_none()
-            && args.html.is_none()
-        {
-            if !args.quiet {
-                println!(
-                    "{}: {} rows in {} part{} of {} rank{} written, {} rank{} already complete",
-                    dir.display(),
-                    stats.rows,
-                    stats.parts,
-                    if stats.parts == 1 { "" } else { "s" },
-                    stats.ranks_written,
-                    if stats.ranks_written == 1 { "" } else { "s" },
-                    stats.ranks_skipped,
-                    if stats.ranks_skipped == 1 { "" } else { "s" },
-                );
-            }
+        if dataset_only {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let opts = RankOptions {
-        short_kernel_ns,
-        tree_depth: args.tree.unwrap_or(0),
-        heat_resolution: HEAT_RESOLUTION,
-        schema: args
-            .schema
-            .as_deref()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned()),
-    };
-
-    if args.combine && (args.schema.is_some() || args.tree.is_some() || args.short_kernel != "10us")
-    {
-        bail!("--schema, --short-kernel and --tree are chosen when the partials are made, not at --combine");
-    }
-    let (ranks, opts) = if args.combine {
-        let mut all = Vec::new();
-        let mut first: Option<(RankOptions, PathBuf)> = None;
-        for path in &args.inputs {
-            let p = partial::read(path)?;
-            match &first {
-                None => first = Some((p.options.clone(), path.clone())),
-                Some((o, f)) if *o != p.options => bail!(
-                    "{}: made with other options than {} ({:?} against {:?})",
-                    path.display(),
-                    f.display(),
-                    p.options,
-                    o
-                ),
-                Some(_) => {}
-            }
-            all.extend(p.ranks.into_iter().filter(|r| match (&rank_set, r.rank) {
-                (Some(set), Some(x)) => set.contains(x),
-                _ => true,
-            }));
+    let (ranks, options) = match &plan.source {
+        Source::Partials(paths) => combine(paths, &plan)?,
+        Source::Traces(paths) => {
+            let schema = plan.schema.as_ref().map(|(_, s)| s);
+            let ranks = pool.install(|| {
+                summarize_files(paths, schema, &plan.rank_options, plan.ranks.as_ref())
+            })?;
+            (ranks, plan.rank_options.clone())
         }
-        let opts = first.map(|f| f.0).unwrap_or(opts);
-        (all, opts)
-    } else {
-        let ranks = pool
-            .install(|| summarize_files(&args.inputs, schema.as_ref(), &opts, rank_set.as_ref()))?;
-        (ranks, opts)
     };
     warn_about_inputs(&ranks);
     check_duplicate_ranks(&ranks);
-
-    if let Some(path) = &args.partial {
-        let mut ranks = ranks;
-        report::sort_ranks(&mut ranks);
-        let p = partial::Partial {
-            format: partial::FORMAT.to_string(),
-            version: partial::VERSION,
-            options: opts,
-            ranks,
-        };
-        let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        serde_json::to_writer(&mut f, &p)?;
-        f.write_all(b"\n")?;
-        f.commit().map_err(|e| InputError::io(path, &e))?;
+    if let Some(path) = &plan.outputs.partial {
+        write_partial(path, ranks, options)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let report = analyzers::build(ranks, options, &plan.report);
+    write_report(&plan, &report)?;
+    Ok(ExitCode::SUCCESS)
+}
 
-    let report = report::build(ranks, opts, args.bins as usize);
-    // Write every file first (temporary names), commit them together: the
-    // set renames the report files and the table directories at once.
+/// `--events DIR`: the dataset (docs/tracestat.md#events).
+fn export_events(plan: &Plan, dir: &Path, dataset_only: bool) -> Result<()> {
+    let Source::Traces(inputs) = &plan.source else {
+        bail!("--events reads traces, not partials");
+    };
+    let events_plan = events::EventsPlan {
+        out: dir,
+        inputs,
+        schema: plan.schema.as_ref().map(|(_, s)| s),
+        schema_name: plan.rank_options.schema.clone(),
+        ranks: plan.ranks.as_ref(),
+        passes: events::Passes::One,
+        spool_chunk: event_spool::SPOOL_CHUNK,
+    };
+    let stats = events::export(&events_plan)?;
+    if stats.dropped > 0 {
+        warn(
+            TOOL,
+            format!(
+                "{} implausible event{} left out of {} (docs/tracestat.md#implausible-events)",
+                stats.dropped,
+                if stats.dropped == 1 { "" } else { "s" },
+                dir.display()
+            ),
+        );
+    }
+    if dataset_only && plan.outputs.console.is_some() {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        println!(
+            "{}: {} rows in {} part{} of {} rank{} written, {} rank{} already complete",
+            dir.display(),
+            stats.rows,
+            stats.parts,
+            s(stats.parts as usize),
+            stats.ranks_written,
+            s(stats.ranks_written as usize),
+            stats.ranks_skipped,
+            s(stats.ranks_skipped as usize),
+        );
+    }
+    Ok(())
+}
+
+/// `--combine`: the partials' ranks, made with the same options.
+fn combine(paths: &[PathBuf], plan: &Plan) -> Result<(Vec<RankSummary>, RankOptions)> {
+    let mut all = Vec::new();
+    let mut first: Option<(RankOptions, PathBuf)> = None;
+    for path in paths {
+        let p = partial::read(path)?;
+        match &first {
+            None => first = Some((p.options.clone(), path.clone())),
+            Some((o, f)) if *o != p.options => bail!(
+                "{}: made with other options than {} ({:?} against {:?})",
+                path.display(),
+                f.display(),
+                p.options,
+                o
+            ),
+            Some(_) => {}
+        }
+        all.extend(p.ranks.into_iter().filter(|r| match (&plan.ranks, r.rank) {
+            (Some(set), Some(x)) => set.contains(x),
+            _ => true,
+        }));
+    }
+    let options = first.map_or_else(|| plan.rank_options.clone(), |f| f.0);
+    Ok((all, options))
+}
+
+fn write_partial(path: &Path, mut ranks: Vec<RankSummary>, options: RankOptions) -> Result<()> {
+    analyzers::sort_ranks(&mut ranks);
+    let p = partial::Partial {
+        format: partial::FORMAT.to_string(),
+        version: partial::VERSION,
+        options,
+        ranks,
+    };
+    let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+    serde_json::to_writer(&mut f, &p)?;
+    f.write_all(b"\n")?;
+    f.commit().map_err(|e| InputError::io(path, &e))?;
+    Ok(())
+}
+
+/// The report's sections for the screens.
+pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Section>) {
+    let st = &report.out.stragglers;
+    let facts = rank_rows::RankFacts {
+        labels: st.stragglers.iter().map(|s| s.rank.as_str()).collect(),
+        busy: st
+            .stragglers
+            .iter()
+            .map(|s| {
+                report
+                    .out
+                    .breakdown
+                    .rank_row(&s.rank)
+                    .map_or(0.0, |b| b.busy_us)
+            })
+            .collect(),
+        wait: st.stragglers.iter().map(|s| s.own_wait_us).collect(),
+        straggler: st.straggler.as_ref().map(|s| s.rank.as_str()),
+        collectives: !report.out.collectives.collectives.is_empty(),
+    };
+    let screen = Screen {
+        ranks: rank_rows::choose(&facts, rank_rows),
+        rank_rows,
+    };
+    let sections = analyzers::sections_all(report, &screen);
+    (screen, sections)
+}
+
+/// Writes every output of the report: files first (temporary names),
+/// committed together, then the console.
+fn write_report(plan: &Plan, report: &Report) -> Result<()> {
+    let out = &plan.outputs;
+    // Files hold every rank: the sections without a screen cap.
+    let (_, all) = sections(report, None);
     let output_set = OutputSet::begin();
     let mut pending: Vec<(PathBuf, AtomicFile)> = Vec::new();
-    if let Some(path) = &args.json {
+    if let Some(path) = &out.json {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        serde_json::to_writer_pretty(&mut f, &report)?;
+        serde_json::to_writer_pretty(&mut f, report)?;
         f.write_all(b"\n")?;
         pending.push((path.clone(), f));
     }
-    if let Some(path) = &args.html {
+    if let Some(path) = &out.html {
+        // The page shows what the console shows (capped per-rank tables).
+        let rank_rows = out.console.unwrap_or(Some(32));
+        let (_, shown) = sections(report, rank_rows);
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        html::write(&mut f, &report)?;
+        html::write(&mut f, report, &shown)?;
         pending.push((path.clone(), f));
     }
-    if let Some(dir) = &args.csv {
-        csv_out::write_dir(dir, &report, TableFormat::Csv)?;
-    }
-    if let Some(dir) = &args.parquet {
-        csv_out::write_dir(dir, &report, TableFormat::Parquet)?;
+    for (dir, format) in &out.tables {
+        let tables = all.iter().flat_map(|s| &s.tables);
+        unitrace_render::sections::write_dir(dir, tables, *format)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     for (path, f) in pending {
         f.commit().map_err(|e| InputError::io(&path, &e))?;
     }
     output_set.commit()?;
-    if !args.quiet {
+    if let Some(rank_rows) = out.console {
+        let (screen, shown) = sections(report, rank_rows);
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
         let written =
-            console::write(&mut lock, &report, args.rank_rows.0).and_then(|_| lock.flush());
+            console::write(&mut lock, report, &screen.ranks, &shown).and_then(|_| lock.flush());
         match written {
             // `tracestat ... | head`: the reader has seen enough.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
             other => other?,
         }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The timelines of a result dir (docs/formats.md#result-dir-tree), those
-/// of `ranks` only when given; a requested rank without one is a warning.
-fn result_dir_traces(dir: &Path, ranks: &[String]) -> Result<Vec<PathBuf>> {
-    use unitrace_core::result_dir::{parse_rank_list, ResultDir};
-    let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("--result-dir: {e}"))?;
-    for (path, problem) in &tree.unreadable {
-        warn(TOOL, format!("{}: {problem}", path.display()));
-    }
-    let wanted = if ranks.is_empty() {
-        None
-    } else {
-        Some(parse_rank_list(ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
-    };
-    let sel = tree.traces(wanted.as_deref());
-    for r in &sel.missing_ranks {
-        warn(TOOL, format!("{}: no trace of rank {r}", dir.display()));
-    }
-    if sel.files.is_empty() {
-        bail!(
-            "{}: no chrome_trace.json or chrome_trace.pftrace below it{}",
-            dir.display(),
-            if wanted.is_some() {
-                " for these ranks"
-            } else {
-                ""
-            }
-        );
-    }
-    Ok(sel.files.into_iter().map(|f| f.path).collect())
-}
-
-fn opts_schema_name(args: &Args) -> Option<String> {
-    args.schema
-        .as_deref()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
+    Ok(())
 }
 
 /// Two inputs with the same rank are both kept, with a warning. Files
@@ -441,15 +357,22 @@ fn check_duplicate_ranks(ranks: &[RankSummary]) {
     }
 }
 
-fn empty_report() -> report::Report {
-    report::build(
-        Vec::new(),
-        RankOptions {
-            short_kernel_ns: 0,
-            tree_depth: 1,
-            heat_resolution: 1,
-            schema: None,
-        },
-        1,
-    )
+/// The file stems of every table a report writes.
+pub fn table_files() -> Vec<String> {
+    let options = RankOptions {
+        short_kernel_ns: 0,
+        tree_depth: 1,
+        heat_resolution: 1,
+        schema: None,
+    };
+    let empty = analyzers::build(Vec::new(), options, &ReportOptions { bins: 1 });
+    let (_, all) = sections(&empty, None);
+    let mut files: Vec<String> = all
+        .iter()
+        .flat_map(|s| &s.tables)
+        .map(|t| t.file.clone())
+        .filter(|f| !f.is_empty())
+        .collect();
+    files.push("host_tree".to_string());
+    files
 }

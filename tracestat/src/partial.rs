@@ -8,11 +8,12 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use unitrace_core::InputError;
 
-use crate::rank::{RankOptions, RankSummary};
+use crate::analyzers::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
-/// 2: per-device launch statistics (`RankSummary::device_launches`).
-pub const VERSION: u32 = 2;
+/// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
+/// from the path first (docs/formats.md#timeline-ranks).
+pub const VERSION: u32 = 3;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {

@@ -7,8 +7,6 @@
 
 use std::collections::HashSet;
 
-use crate::report::Report;
-
 /// Why a rank is shown, in the order the choice takes them.
 const WHY: [&str; 5] = [
     "straggler",
@@ -19,7 +17,7 @@ const WHY: [&str; 5] = [
 ];
 
 /// The ranks the per-rank tables show.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Shown {
     /// `None`: every rank.
     labels: Option<HashSet<String>>,
@@ -54,26 +52,28 @@ impl Shown {
     }
 }
 
+/// What the choice looks at, per rank in report order.
+pub struct RankFacts<'a> {
+    pub labels: Vec<&'a str>,
+    /// GPU busy time.
+    pub busy: Vec<f64>,
+    /// Own wait at collectives.
+    pub wait: Vec<f64>,
+    pub straggler: Option<&'a str>,
+    /// The run has matched collectives.
+    pub collectives: bool,
+}
+
 /// Chooses at most `cap` ranks (`None`: all). Deterministic: ties go to
 /// the rank that comes first in the report's rank order.
-pub fn choose(r: &Report, cap: Option<usize>) -> Shown {
-    let ranks: Vec<&str> = r.stragglers.iter().map(|s| s.rank.as_str()).collect();
+pub fn choose(f: &RankFacts<'_>, cap: Option<usize>) -> Shown {
+    let ranks = &f.labels;
     let total = ranks.len();
     let cap = match cap {
         Some(c) if c < total => c,
         _ => return Shown::all(total),
     };
-    // GPU busy time of each rank: its `all` breakdown row (one per rank).
-    let busy: Vec<f64> = ranks
-        .iter()
-        .map(|label| {
-            r.breakdown
-                .iter()
-                .find(|b| b.rank == *label && b.device == "all")
-                .map_or(0.0, |b| b.busy_us)
-        })
-        .collect();
-    let wait: Vec<f64> = r.stragglers.iter().map(|s| s.own_wait_us).collect();
+    let (busy, wait) = (&f.busy, &f.wait);
     let order = |key: &[f64], most: bool| -> Vec<usize> {
         let mut idx: Vec<usize> = (0..total).collect();
         // A stable sort keeps rank order among equal values.
@@ -87,20 +87,19 @@ pub fn choose(r: &Report, cap: Option<usize>) -> Shown {
         });
         idx
     };
-    let mut lists: Vec<(usize, Vec<usize>)> =
-        vec![(1, order(&busy, true)), (2, order(&busy, false))];
-    if !r.collectives.is_empty() {
-        lists.push((3, order(&wait, true)));
-        lists.push((4, order(&wait, false)));
+    let mut lists: Vec<(usize, Vec<usize>)> = vec![(1, order(busy, true)), (2, order(busy, false))];
+    if f.collectives {
+        lists.push((3, order(wait, true)));
+        lists.push((4, order(wait, false)));
     }
     let mut chosen = vec![false; total];
     let mut picked: Vec<(&'static str, Vec<String>)> =
         WHY.iter().map(|w| (*w, Vec::new())).collect();
     let mut count = 0;
-    if let Some(s) = &r.straggler {
-        if let Some(i) = ranks.iter().position(|l| *l == s.rank) {
+    if let Some(s) = f.straggler {
+        if let Some(i) = ranks.iter().position(|l| *l == s) {
             chosen[i] = true;
-            picked[0].1.push(s.rank.clone());
+            picked[0].1.push(s.to_string());
             count += 1;
         }
     }

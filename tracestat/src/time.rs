@@ -18,6 +18,16 @@ pub fn pct(part: f64, whole: f64) -> f64 {
     }
 }
 
+/// A duration in its largest whole unit (`10 us`, `2 ms`, `1500 ns`).
+pub fn duration_text(ns: Ns) -> String {
+    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns != 0 && ns % scale == 0 {
+            return format!("{} {unit}", ns / scale);
+        }
+    }
+    format!("{ns} ns")
+}
+
 /// Parses a duration like `10us`, `2.5ms`, `1s`, `500ns` (bare numbers are
 /// microseconds) into nanoseconds.
 pub fn parse_duration(text: &str) -> Result<Ns, String> {

@@ -58,7 +58,7 @@ pub mod bytes_free {
 
 type Row = BTreeMap<String, Field>;
 
-fn export(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+pub fn export(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
     args.push("--events".as_ref());
     args.push(out.as_os_str());
@@ -614,7 +614,7 @@ fn events_with_parquet_tables_writes_both() {
 
 /// The queries of docs/sql.md: `(name, sql)` for every block marked
 /// `<!-- query: NAME -->`.
-fn doc_queries() -> Vec<(String, String)> {
+pub fn doc_queries() -> Vec<(String, String)> {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sql.md"))
         .unwrap();
     let mut out = Vec::new();
@@ -631,7 +631,7 @@ fn doc_queries() -> Vec<(String, String)> {
     out
 }
 
-const DUCKDB_RUNNER: &str = r#"
+pub const DUCKDB_RUNNER: &str = r#"
 import json, sys
 try:
     import duckdb

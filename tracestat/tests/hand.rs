@@ -254,8 +254,8 @@ fn collective_skew_last_arriver_waits_and_straggler() {
 
 #[test]
 fn generated_traces_name_the_straggler_and_shares_add_up() {
-    // testdata/tracestat/gen: gen_unitrace.py --seed 2 trace --ranks 3
-    // --events 500; the generator's straggler is rank 1 (compute 1.45x).
+    // testdata/tracestat/gen: generated data (`--seed 2 trace --ranks 3
+    // --events 500` of an earlier generator); the generator's straggler is rank 1 (compute 1.45x).
     let (doc, stdout, _) = report(&gen_files(), &[]);
     assert_eq!(doc["ranks"], 3);
     assert_eq!(doc["straggler"]["rank"], "1");

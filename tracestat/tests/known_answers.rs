@@ -214,16 +214,16 @@ fn collective_summary_straggler_columns_and_the_barrier() {
     let types = console_rows(&stdout, "Collectives across ranks");
     assert_eq!(
         types[0],
-        tokens("instances skew_mean_us skew_max_us transfer_us wait_ms bytes bus_GB/s last_most collective")
+        tokens("instances skew_mean_ms skew_max_ms transfer_mean_ms bytes bus_GB/s wait_ms most_often_last collective")
     );
     // By name (upper case first).
     assert_eq!(
         types[1],
-        tokens("1 100.000 100.000 100.000 0.150 0 - 1 MPI::MPI_Barrier")
+        tokens("1 0.100 0.100 0.100 0 - 0.150 1 MPI::MPI_Barrier")
     );
     assert_eq!(
         types[2],
-        tokens("1 3000.000 3000.000 500.000 8.700 1048576 3.15 2 oneCCL::API::ALLREDUCE_SMALL")
+        tokens("1 3.000 3.000 0.500 1048576 3.15 8.700 2 oneCCL::API::ALLREDUCE_SMALL")
     );
     let instances = console_rows(
         &stdout,
@@ -232,16 +232,14 @@ fn collective_summary_straggler_columns_and_the_barrier() {
     assert_eq!(
         instances[1..],
         [
-            tokens(
-                "1 4 0.500 3000.000 2 8.700 3500.000 1048576 3.15 yes oneCCL::API::ALLREDUCE_SMALL"
-            ),
-            tokens("1 3 5.500 100.000 1 0.150 200.000 - - yes MPI::MPI_Barrier"),
+            tokens("1 4 0.500 3.000 2 8.700 3.500 1048576 3.15 yes oneCCL::API::ALLREDUCE_SMALL"),
+            tokens("1 3 5.500 0.100 1 0.150 0.200 - - yes MPI::MPI_Barrier"),
         ]
     );
     let stragglers = console_rows(&stdout, "Stragglers");
     assert_eq!(
         stragglers[3],
-        tokens("2 0.300 +71.4% 0.300 +71.4% 0.000 1/2 8.700 0.050")
+        tokens("2 0.300 +71.4 0.300 +71.4 0.000 1 2 8.700 0.050")
     );
 }
 
@@ -409,14 +407,14 @@ fn launches_host_ranges_tree_and_kernels_of_the_hand_trace() {
     let top = console_rows(&stdout, "Top kernels");
     assert_eq!(
         top[0],
-        tokens("count total_ms share_% mean_us p50_us p95_us max_us rank min/med/max ms kernel [category]")
+        tokens("count total_us mean_us p50_us p95_us max_us share_% rank min/med/max (ms) kernel [category]")
     );
     // gemm and allreduce_kernel tie at 200 us: by category, then name.
     assert_eq!(
         top[1..3],
         [
-            tokens("1 0.200 33.90 200.000 200.000 200.000 200.000 0:0.20/0.20/0:0.20 allreduce_kernel [communication]"),
-            tokens("1 0.200 33.90 200.000 200.000 200.000 200.000 0:0.20/0.20/0:0.20 gemm [compute]")
+            tokens("1 200.000 200.000 200.000 200.000 200.000 33.90 0:0.20/0.20/0:0.20 allreduce_kernel [communication]"),
+            tokens("1 200.000 200.000 200.000 200.000 200.000 33.90 0:0.20/0.20/0:0.20 gemm [compute]")
         ]
     );
 }
@@ -816,7 +814,7 @@ fn schema_classes_against_the_builtin_classification() {
 }
 
 /// A collective written as a `B`/`E` pair (the trace writer supports it;
-/// `gen_unitrace.py trace --be-ranges` writes ITT ranges so) is matched
+/// `unitrace-gen trace --ranges be` writes host ranges so) is matched
 /// across ranks like its `X` form, its size taken from the arguments of
 /// either event: rank 0 enters at 100 us, rank 1 at 400 us, both leave at
 /// 600 us, 4096 bytes.

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use tracestat::rank::RankOptions;
-use tracestat::report::{self, KernelRow, Report};
+use tracestat::analyzers::kernels::KernelRow;
+use tracestat::analyzers::{self, RankOptions, Report, ReportOptions};
 use unitrace_core::cli::warn;
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
@@ -77,17 +77,27 @@ pub fn report(path: &Path) -> Result<Report> {
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
-    Ok(report::build(ranks, opts, 1))
+    Ok(analyzers::build(ranks, opts, &ReportOptions { bins: 1 }))
 }
 
 pub fn from_report(r: &Report) -> Run {
     let categories = r
+        .out
+        .kernels
         .categories
         .iter()
         .map(|k| kernel_item(k, &k.category))
         .collect();
-    let kernels: Vec<Item> = r.kernels.iter().map(|k| kernel_item(k, &k.name)).collect();
+    let kernels: Vec<Item> = r
+        .out
+        .kernels
+        .kernels
+        .iter()
+        .map(|k| kernel_item(k, &k.name))
+        .collect();
     let host_ranges = r
+        .out
+        .host_ranges
         .host_ranges
         .iter()
         .map(|h| {
@@ -102,6 +112,8 @@ pub fn from_report(r: &Report) -> Run {
         })
         .collect();
     let collectives = r
+        .out
+        .collectives
         .collective_summary
         .iter()
         .map(|c| {
@@ -117,6 +129,8 @@ pub fn from_report(r: &Report) -> Run {
         })
         .collect();
     let ranks = r
+        .out
+        .breakdown
         .breakdown
         .iter()
         .map(|b| {
@@ -185,10 +199,10 @@ pub fn read(path: &Path) -> Result<Run> {
     let r = report(path)?;
     // A cut trace or left-out events change the totals: say so, as
     // tracestat does (docs/tracestat.md).
-    for t in &r.truncated {
+    for t in &r.out.inputs.truncated {
         warn(crate::TOOL, format!("{}: {}", t.file, t.problem));
     }
-    let implausible: u64 = r.implausible.iter().map(|i| i.count).sum();
+    let implausible: u64 = r.out.inputs.implausible.iter().map(|i| i.count).sum();
     if implausible > 0 {
         warn(
             crate::TOOL,

@@ -312,7 +312,7 @@ pub fn read_opened_with_names<S: TraceSink>(
             read_pftrace(src, path, names, sink)?
         }
         Sniffed::Json(JsonDialect::Kineto) => {
-            let mut interp = JsonEvents::new(path, KinetoVocabulary::default());
+            let mut interp = JsonEvents::new(path, KinetoVocabulary);
             interp.names = names;
             read_json(
                 opened.json_reader(),
@@ -453,7 +453,7 @@ impl EventInterpreter {
                 EventInterpreter::Unitrace(JsonEvents::new(path, UnitraceVocabulary))
             }
             JsonDialect::Kineto => {
-                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary::default()))
+                EventInterpreter::Kineto(JsonEvents::new(path, KinetoVocabulary))
             }
         }
     }

@@ -12,6 +12,7 @@
 use std::io;
 
 use super::names::{CatId, NameId, Names};
+pub use super::names::{DeviceOpKind, MemoryKind};
 
 /// Nanoseconds (an instant on the file's clock, or a duration).
 pub type Ns = i64;
@@ -20,42 +21,6 @@ pub type Ns = i64;
 /// source's [`super::RankRouter`] found (a per-rank file has one, a merged
 /// trace one per `RANK r` process).
 pub type RankSlot = usize;
-
-/// Where host memory of a copy lives (docs/formats.md#trace-json-events:
-/// unitrace's `M` malloc'ed, `H` host USM, `D` device, `S` shared;
-/// Kineto's `Pageable`/`Pinned`/`Device`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryKind {
-    Device,
-    /// Page-locked (pinned) host memory: a copy engine reads it directly.
-    PinnedHost,
-    /// Ordinary (pageable) host memory: the driver stages it first.
-    PageableHost,
-    Shared,
-    Unknown,
-}
-
-/// What a device command does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeviceOpKind {
-    Kernel,
-    Copy {
-        from: MemoryKind,
-        to: MemoryKind,
-    },
-    Fill,
-    /// Barriers, event signals and waits on a queue.
-    Barrier,
-    /// Device work of an unknown kind.
-    Other,
-}
-
-impl DeviceOpKind {
-    /// A command that moves or fills memory.
-    pub fn is_memory(self) -> bool {
-        matches!(self, DeviceOpKind::Copy { .. } | DeviceOpKind::Fill)
-    }
-}
 
 /// Who a host range comes from (the ones the analyses tell apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,7 +10,41 @@
 
 use rustc_hash::FxHashMap;
 
-use super::model::{DeviceOpKind, MemoryKind};
+/// Where host memory of a copy lives (docs/formats.md#trace-json-events:
+/// unitrace's `M` malloc'ed, `H` host USM, `D` device, `S` shared;
+/// Kineto's `Pageable`/`Pinned`/`Device`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    Device,
+    /// Page-locked (pinned) host memory: a copy engine reads it directly.
+    PinnedHost,
+    /// Ordinary (pageable) host memory: the driver stages it first.
+    PageableHost,
+    Shared,
+    Unknown,
+}
+
+/// What a device command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceOpKind {
+    Kernel,
+    Copy {
+        from: MemoryKind,
+        to: MemoryKind,
+    },
+    Fill,
+    /// Barriers, event signals and waits on a queue.
+    Barrier,
+    /// Device work of an unknown kind.
+    Other,
+}
+
+impl DeviceOpKind {
+    /// A command that moves or fills memory.
+    pub fn is_memory(self) -> bool {
+        matches!(self, DeviceOpKind::Copy { .. } | DeviceOpKind::Fill)
+    }
+}
 
 /// An interned event name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

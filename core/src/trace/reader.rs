@@ -137,7 +137,7 @@ pub struct TraceReader<R> {
     fast_events: u64,
     /// Top-level members other than `traceEvents` (raw key, raw value),
     /// in file order: [`TraceReader::top_level_members`].
-    top_level: Vec<(Box<[u8]>, Box<[u8]>)>,
+    top_level: Vec<TopLevelMember>,
     top_level_bytes: usize,
 }
 
@@ -219,13 +219,12 @@ fn map_file(file: &File) -> Option<Arc<Mmap>> {
     Some(Arc::new(map))
 }
 
+/// A top-level member of the trace object: raw key (no quotes), raw value.
+pub type TopLevelMember = (Box<[u8]>, Box<[u8]>);
+
 /// Keeps a top-level member ([`TraceReader::top_level_members`]) unless it
 /// is too large.
-fn keep_top_level(
-    (kept, bytes): (&mut Vec<(Box<[u8]>, Box<[u8]>)>, &mut usize),
-    key: &[u8],
-    value: &[u8],
-) {
+fn keep_top_level((kept, bytes): (&mut Vec<TopLevelMember>, &mut usize), key: &[u8], value: &[u8]) {
     const ONE: usize = 1 << 20;
     const ALL: usize = 4 << 20;
     if value.len() <= ONE && *bytes + value.len() <= ALL {
@@ -341,7 +340,7 @@ impl<R: Read> TraceReader<R> {
     /// run information some writers put beside the events (Kineto's
     /// `distributedInfo`, docs/formats.md#kineto-json-envelope). Values
     /// over 1 MiB, and any past 4 MiB in all, are validated but not kept.
-    pub fn top_level_members(&self) -> &[(Box<[u8]>, Box<[u8]>)] {
+    pub fn top_level_members(&self) -> &[TopLevelMember] {
         &self.top_level
     }
 

@@ -6,6 +6,37 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+pub mod ranks;
+
+/// Whether this run is CI's: `CI` set to anything but empty, `0` or
+/// `false` (`.ci/run` sets it).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
+}
+
+/// A test whose launcher or engine is missing here: in CI a failure (the
+/// suite must not pass without running it), elsewhere a loud skip.
+/// Returns so that the caller can `return` (tests/README.md#services).
+pub fn unavailable(what: &str) {
+    assert!(
+        !in_ci(),
+        "{what}\n(CI is set: scripts/test.sh installs and starts what this test needs; it must run)"
+    );
+    loud(&format!(
+        "SKIPPED: {what}\n(run scripts/test.sh as root, which installs and starts it; under CI=1 this fails)"
+    ));
+}
+
+/// A message on the real stderr: not captured by the test harness, so that
+/// a skipped test shows in a passing run.
+pub fn loud(what: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n**********\n{what}\n**********\n"
+    );
+}
+
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../testdata/tracestat")
@@ -81,4 +112,27 @@ pub fn row<'a>(doc: &'a Value, table: &str, key: &str, value: &str) -> &'a Value
         .iter()
         .find(|r| r[key] == value)
         .unwrap_or_else(|| panic!("no {table} row with {key} = {value}"))
+}
+
+/// Runs the Python program `script` with `args` and returns the JSON
+/// document it prints (the engines are Python packages: duckdb, polars,
+/// dask, pyspark, installed by scripts/test.sh).
+pub fn python_json(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 is needed to read the events dataset");
+    assert!(
+        o.status.success(),
+        "python3 failed (scripts/test.sh installs duckdb, polars, dask[dataframe] and pyarrow with pip --user):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "python3 printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
 }

@@ -1,0 +1,597 @@
+//! The one table model of a report (docs/design.md#report-sections): an
+//! analysis hands [`Section`]s of [`Table`]s; the console, the CSV and
+//! Parquet files and the HTML page are all written from them, so a table
+//! is laid out once and the three agree.
+//!
+//! Values are kept in the unit of their column ([`Unit`]): times in
+//! microseconds, shares in percent. Files spell each unit with a fixed
+//! number of decimals (the columns of docs/formats.md#parquet-tables);
+//! the console and the page show the times of one table in one unit chosen
+//! from its values (us, ms or s), named in the header.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use unitrace_core::atomic::AtomicFile;
+
+use crate::html::{Cell, Document, Table as HtmlTable};
+use crate::parquet::{Column as ParquetColumn, ColumnType, Schema};
+use crate::table::{TableFormat, TableWriter};
+
+/// What a column's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Labels (rank, name, file).
+    Text,
+    /// Counts and ordinals.
+    Count,
+    Bytes,
+    /// A time in microseconds.
+    Us,
+    /// A share in percent.
+    Pct,
+    /// A signed change in percent (shown with its sign).
+    PctChange,
+    /// Gigabytes per second.
+    GBps,
+    /// A fraction 0..1 (utilisation).
+    Fraction,
+    Bool,
+}
+
+impl Unit {
+    fn parquet_type(self) -> ColumnType {
+        match self {
+            Unit::Text => ColumnType::Utf8,
+            Unit::Count | Unit::Bytes => ColumnType::Int64,
+            Unit::Bool => ColumnType::Bool,
+            _ => ColumnType::Float64,
+        }
+    }
+
+    fn is_time(self) -> bool {
+        self == Unit::Us
+    }
+}
+
+/// One value of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Empty,
+    Int(i64),
+    Num(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl From<u64> for Value {
+    fn from(v: u64) -> Value {
+        Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<usize> for Value {
+    fn from(v: usize) -> Value {
+        Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<i64> for Value {
+    fn from(v: i64) -> Value {
+        Value::Int(v)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Num(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::Text(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::Text(v)
+    }
+}
+impl From<&String> for Value {
+    fn from(v: &String) -> Value {
+        Value::Text(v.clone())
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Empty, Into::into)
+    }
+}
+
+/// Where a column appears.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// In the files, the console and the page.
+    Everywhere,
+    /// In the files only (details a reader of the console does not need).
+    FilesOnly,
+    /// On the console and the page only (a label joined from others).
+    ScreenOnly,
+}
+
+/// A column: its file name (`busy_us`), its screen label (`busy`), its unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub label: String,
+    pub unit: Unit,
+    pub shown: Shown,
+}
+
+impl Column {
+    pub fn new(name: impl Into<String>, label: impl Into<String>, unit: Unit) -> Column {
+        Column {
+            name: name.into(),
+            label: label.into(),
+            unit,
+            shown: Shown::Everywhere,
+        }
+    }
+
+    pub fn files_only(mut self) -> Column {
+        self.shown = Shown::FilesOnly;
+        self
+    }
+
+    pub fn screen_only(mut self) -> Column {
+        self.shown = Shown::ScreenOnly;
+        self
+    }
+
+    fn on_screen(&self) -> bool {
+        self.shown != Shown::FilesOnly
+    }
+
+    fn in_files(&self) -> bool {
+        self.shown != Shown::ScreenOnly
+    }
+}
+
+/// A table of one section.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    /// The file stem of its CSV/Parquet file (`breakdown`); empty for a
+    /// table that is only shown.
+    pub file: String,
+    /// Its heading on screen; empty to run on under the section's.
+    pub title: String,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Value>>,
+    /// The rows the console and the page show (all when `None`), and a line
+    /// saying what was left out.
+    pub screen_rows: Option<(Vec<usize>, String)>,
+    /// Lines under the table on screen.
+    pub notes: Vec<String>,
+    /// Written to its file only, never shown (detail rows).
+    pub files_only: bool,
+}
+
+impl Table {
+    pub fn new(file: &str, title: impl Into<String>, columns: Vec<Column>) -> Table {
+        Table {
+            file: file.to_string(),
+            title: title.into(),
+            columns,
+            ..Table::default()
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<Value>) {
+        debug_assert_eq!(row.len(), self.columns.len(), "{}", self.file);
+        self.rows.push(row);
+    }
+
+    /// Shows only `rows` on screen, with `note` saying why.
+    pub fn show_only(&mut self, rows: Vec<usize>, note: String) {
+        self.screen_rows = Some((rows, note));
+    }
+
+    fn screen_row_indices(&self) -> Vec<usize> {
+        match &self.screen_rows {
+            Some((rows, _)) => rows.clone(),
+            None => (0..self.rows.len()).collect(),
+        }
+    }
+}
+
+/// A figure of a section: an SVG for the page, text for the console.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub svg: Option<String>,
+    pub text: Option<String>,
+    pub caption: String,
+}
+
+/// One section of a report: a heading, lines of text, figures and tables.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Section {
+    /// A stable id (the page's anchor).
+    pub id: String,
+    pub title: String,
+    pub lines: Vec<String>,
+    pub figures: Vec<Figure>,
+    pub tables: Vec<Table>,
+    /// Shown on the page only (the console has its own text of it).
+    pub page_only: bool,
+}
+
+impl Section {
+    pub fn new(id: &str, title: impl Into<String>) -> Section {
+        Section {
+            id: id.to_string(),
+            title: title.into(),
+            ..Section::default()
+        }
+    }
+}
+
+/// A value as a file spells it: times with 3 decimals, shares, rates and
+/// fractions with 4, counts as integers, empty for none.
+pub fn file_text(unit: Unit, v: &Value) -> String {
+    match v {
+        Value::Empty => String::new(),
+        Value::Int(i) => i.to_string(),
+        Value::Text(t) => t.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Num(x) => match unit {
+            Unit::Us => format!("{x:.3}"),
+            Unit::Count | Unit::Bytes => format!("{x:.0}"),
+            _ => format!("{x:.4}"),
+        },
+    }
+}
+
+/// The Parquet schema of a table's file columns.
+pub fn schema(table: &Table) -> Schema {
+    Schema::new(
+        table
+            .columns
+            .iter()
+            .filter(|c| c.in_files())
+            .map(|c| ParquetColumn::new(c.name.clone(), c.unit.parquet_type()).nullable())
+            .collect(),
+    )
+}
+
+/// The file of a table in `format` inside `dir`.
+pub fn file_path(dir: &Path, table: &Table, format: TableFormat) -> PathBuf {
+    dir.join(format!("{}.{}", table.file, format.extension()))
+}
+
+/// The header and rows of a table as its file holds them.
+pub fn file_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
+    let keep: Vec<usize> = (0..table.columns.len())
+        .filter(|&i| table.columns[i].in_files())
+        .collect();
+    let head = keep
+        .iter()
+        .map(|&i| table.columns[i].name.clone())
+        .collect();
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| {
+            keep.iter()
+                .map(|&i| file_text(table.columns[i].unit, &r[i]))
+                .collect()
+        })
+        .collect();
+    (head, rows)
+}
+
+/// Writes every table that has a file into `dir` (created), as CSV or
+/// Parquet; each file goes to a temporary name and is renamed only when
+/// all were written.
+pub fn write_dir<'a>(
+    dir: &Path,
+    tables: impl IntoIterator<Item = &'a Table>,
+    format: TableFormat,
+) -> io::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    let mut pending = Vec::new();
+    for table in tables.into_iter().filter(|t| !t.file.is_empty()) {
+        let path = file_path(dir, table, format);
+        let file = AtomicFile::create(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let (_, rows) = file_rows(table);
+        let written = (|| {
+            let mut w = TableWriter::new(file, format, &schema(table))?;
+            for row in rows {
+                w.write_record(&row)?;
+            }
+            w.finish()
+        })();
+        let file =
+            written.map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        pending.push((path, file));
+    }
+    for (path, file) in pending {
+        file.commit()
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// The unit the times of a table are shown in on screen: the one that
+/// keeps its largest time between 1 and 10,000.
+fn time_scale(table: &Table, rows: &[usize]) -> (&'static str, f64) {
+    let mut largest: f64 = 0.0;
+    for &r in rows {
+        for (c, col) in table.columns.iter().enumerate() {
+            if let (true, Value::Num(x)) = (col.unit.is_time(), &table.rows[r][c]) {
+                largest = largest.max(x.abs());
+            }
+        }
+    }
+    if largest >= 100_000_000.0 {
+        ("s", 1e6)
+    } else if largest >= 1_000.0 {
+        ("ms", 1e3)
+    } else {
+        ("us", 1.0)
+    }
+}
+
+/// A value as the screen shows it (times already scaled).
+fn screen_text(unit: Unit, v: &Value, scale: f64) -> String {
+    match v {
+        Value::Empty => "-".to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Text(t) => t.clone(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Num(x) => match unit {
+            Unit::Us => format!("{:.3}", x / scale),
+            Unit::Pct => format!("{x:.2}"),
+            Unit::PctChange => format!("{x:+.1}"),
+            Unit::GBps => format!("{x:.2}"),
+            Unit::Fraction => format!("{x:.3}"),
+            Unit::Count | Unit::Bytes => format!("{x:.0}"),
+            _ => format!("{x}"),
+        },
+    }
+}
+
+/// A column's screen header: its label with its unit, one word
+/// (`busy_ms`, `share_%`, `bus_GB/s`) so headers split like the values;
+/// text columns keep their label as written.
+fn screen_header(col: &Column, time_unit: &str) -> String {
+    let unit = match col.unit {
+        Unit::Us => time_unit,
+        Unit::Pct | Unit::PctChange => "%",
+        Unit::GBps => "GB/s",
+        _ => "",
+    };
+    if col.unit == Unit::Text {
+        return col.label.clone();
+    }
+    let label = col.label.replace(' ', "_");
+    if unit.is_empty() {
+        label
+    } else {
+        format!("{label}_{unit}")
+    }
+}
+
+/// The screen form of a table: header and rows of texts, and which columns
+/// are numbers (right-aligned).
+fn screen_cells(table: &Table) -> (Vec<String>, Vec<Vec<String>>, Vec<bool>) {
+    let rows = table.screen_row_indices();
+    let (time_unit, scale) = time_scale(table, &rows);
+    let cols: Vec<usize> = (0..table.columns.len())
+        .filter(|&i| table.columns[i].on_screen())
+        .collect();
+    let head = cols
+        .iter()
+        .map(|&i| screen_header(&table.columns[i], time_unit))
+        .collect();
+    let numeric = cols
+        .iter()
+        .map(|&i| !matches!(table.columns[i].unit, Unit::Text))
+        .collect();
+    let body = rows
+        .iter()
+        .map(|&r| {
+            cols.iter()
+                .map(|&i| screen_text(table.columns[i].unit, &table.rows[r][i], scale))
+                .collect()
+        })
+        .collect();
+    (head, body, numeric)
+}
+
+/// Writes sections to a console: a heading line per section and table,
+/// aligned columns (numbers right, the last text column unpadded).
+pub fn write_console(out: &mut impl Write, sections: &[Section]) -> io::Result<()> {
+    for s in sections.iter().filter(|s| !s.page_only) {
+        writeln!(out)?;
+        writeln!(out, "{}", s.title)?;
+        for line in &s.lines {
+            writeln!(out, "{line}")?;
+        }
+        for f in &s.figures {
+            if let Some(text) = &f.text {
+                if !f.caption.is_empty() {
+                    writeln!(out, "{}", f.caption)?;
+                }
+                out.write_all(text.as_bytes())?;
+            }
+        }
+        for t in s.tables.iter().filter(|t| !t.files_only) {
+            write_console_table(out, t)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_console_table(out: &mut impl Write, t: &Table) -> io::Result<()> {
+    if !t.title.is_empty() {
+        writeln!(out, "\n{}", t.title)?;
+    }
+    let (head, body, numeric) = screen_cells(t);
+    if !body.is_empty() {
+        let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+        for row in &body {
+            for (w, cell) in width.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut s = String::from(" ");
+            for (i, cell) in cells.iter().enumerate() {
+                let last = i + 1 == cells.len();
+                let pad = width[i].saturating_sub(cell.chars().count());
+                s.push(' ');
+                if numeric[i] {
+                    s.extend(std::iter::repeat_n(' ', pad));
+                    s.push_str(cell);
+                } else {
+                    s.push_str(cell);
+                    if !last {
+                        s.extend(std::iter::repeat_n(' ', pad));
+                    }
+                }
+                if !last {
+                    s.push(' ');
+                }
+            }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", line(&head))?;
+        for row in &body {
+            writeln!(out, "{}", line(row))?;
+        }
+    } else {
+        writeln!(out, "  (none)")?;
+    }
+    if let Some((_, note)) = t.screen_rows.as_ref().filter(|(_, n)| !n.is_empty()) {
+        writeln!(out, "{note}")?;
+    }
+    for n in &t.notes {
+        writeln!(out, "{n}")?;
+    }
+    Ok(())
+}
+
+/// Writes sections into a report page: a heading per section, its lines as
+/// paragraphs, its figures, its tables.
+pub fn write_page<W: Write>(doc: &mut Document<W>, sections: &[Section]) -> io::Result<()> {
+    for s in sections {
+        doc.heading(2, &s.title)?;
+        for line in &s.lines {
+            doc.paragraph(line)?;
+        }
+        for f in &s.figures {
+            if let Some(svg) = &f.svg {
+                if !f.caption.is_empty() {
+                    doc.paragraph(&f.caption)?;
+                }
+                doc.figure(svg)?;
+            }
+        }
+        for t in s.tables.iter().filter(|t| !t.files_only) {
+            if !t.title.is_empty() {
+                doc.heading(3, &t.title)?;
+            }
+            let (header, body, numeric) = screen_cells(t);
+            let rows = body
+                .into_iter()
+                .map(|row| {
+                    row.into_iter()
+                        .zip(&numeric)
+                        .map(|(text, &num)| {
+                            if num {
+                                Cell::Formatted(text)
+                            } else {
+                                Cell::Text(text)
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            doc.table(&HtmlTable { header, rows })?;
+            let mut notes = String::new();
+            if let Some((_, note)) = &t.screen_rows {
+                notes.push_str(note);
+            }
+            for n in &t.notes {
+                if !notes.is_empty() {
+                    notes.push(' ');
+                }
+                let _ = write!(notes, "{n}");
+            }
+            if !notes.is_empty() {
+                doc.paragraph(&notes)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        let mut t = Table::new(
+            "t",
+            "A table",
+            vec![
+                Column::new("rank", "rank", Unit::Text),
+                Column::new("busy_us", "busy", Unit::Us),
+                Column::new("busy_pct", "busy", Unit::Pct),
+                Column::new("bytes", "bytes", Unit::Bytes).files_only(),
+                Column::new("name", "name", Unit::Text),
+            ],
+        );
+        t.push(vec![
+            "0".into(),
+            12_345.6.into(),
+            50.0.into(),
+            Value::Empty,
+            "a".into(),
+        ]);
+        t.push(vec![
+            "1".into(),
+            20.0.into(),
+            1.25.into(),
+            7u64.into(),
+            "bb".into(),
+        ]);
+        t
+    }
+
+    #[test]
+    fn files_keep_microseconds_and_fixed_decimals() {
+        let (head, rows) = file_rows(&table());
+        assert_eq!(head, ["rank", "busy_us", "busy_pct", "bytes", "name"]);
+        assert_eq!(rows[0], ["0", "12345.600", "50.0000", "", "a"]);
+        assert_eq!(rows[1], ["1", "20.000", "1.2500", "7", "bb"]);
+    }
+
+    #[test]
+    fn the_screen_shows_one_time_unit_per_table() {
+        let mut out = Vec::new();
+        let mut s = Section::new("x", "Section");
+        s.tables.push(table());
+        write_console(&mut out, &[s]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "\nSection\n\nA table\n  rank  busy_ms  busy_%  name\n  0      12.346   50.00  a\n  1       0.020    1.25  bb\n"
+        );
+    }
+}

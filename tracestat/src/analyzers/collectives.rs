@@ -1,0 +1,413 @@
+//! Collectives matched across ranks (docs/tracestat.md#collectives): the
+//! n-th call of one (collective, communicator, size) on each rank is one
+//! operation; its skew (first to last arrival), the rank that arrived
+//! last, every rank's wait for it, the transfer after the last arrival
+//! and the bus bandwidth it reached; then per collective type.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+
+use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::classify::bus_factor;
+use crate::rank_model::RankModel;
+use crate::time::{us, Ns};
+
+/// At most this many collective instances on screen.
+const TOP: usize = 15;
+
+/// One collective call of one rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveOcc {
+    pub name: String,
+    pub comm: Option<String>,
+    pub bytes: Option<u64>,
+    pub start: Ns,
+    pub end: Ns,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveInstance {
+    pub name: String,
+    pub comm: Option<String>,
+    pub bytes: Option<u64>,
+    /// 1-based occurrence of this (name, comm, bytes) on each rank.
+    pub occurrence: u64,
+    pub ranks: usize,
+    /// Earliest start, microseconds since the earliest rank's start.
+    pub start_us: f64,
+    pub skew_us: f64,
+    pub last_rank: String,
+    pub duration_us: f64,
+    /// From the last arrival to the latest end: the time the data moved.
+    pub transfer_us: f64,
+    pub bus_gbps: Option<f64>,
+    /// Every rank's call ends after the last arrival, as a blocking
+    /// collective must; when not, the n-th calls are not one operation or
+    /// the ranks' clocks are apart (docs/tracestat.md#collectives).
+    pub consistent: bool,
+    /// `(rank, wait)`: from the rank's own start to the last arrival.
+    pub waits_us: Vec<(String, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveTypeRow {
+    pub name: String,
+    pub instances: u64,
+    pub skew_mean_us: f64,
+    pub skew_max_us: f64,
+    pub duration_mean_us: f64,
+    pub transfer_mean_us: f64,
+    pub bytes_total: u64,
+    pub bus_gbps_mean: Option<f64>,
+    pub wait_total_us: f64,
+    pub most_often_last: String,
+}
+
+/// Per rank (report order): how often it arrived last, at how many
+/// matched calls it took part, the wait it caused the others, its own wait.
+#[derive(Debug, Clone, Default)]
+pub struct ArrivalTally {
+    pub last: Vec<u64>,
+    pub calls: Vec<u64>,
+    pub caused: Vec<Ns>,
+    pub waited: Vec<Ns>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectivesOut {
+    pub collectives: Vec<CollectiveInstance>,
+    pub collective_summary: Vec<CollectiveTypeRow>,
+    /// Matched collective instances whose times line up (see
+    /// [`CollectiveInstance::consistent`]).
+    pub collectives_consistent: usize,
+    #[serde(skip)]
+    pub tally: ArrivalTally,
+}
+
+pub struct Collectives;
+
+impl Analyzer for Collectives {
+    type Rank = Vec<CollectiveOcc>;
+    type Output = CollectivesOut;
+
+    fn observe(m: &RankModel<'_>, _: &RankOptions) -> Self::Rank {
+        let mut out: Vec<CollectiveOcc> = m
+            .trace
+            .collectives
+            .iter()
+            .map(|c| CollectiveOcc {
+                name: c.name.to_string(),
+                comm: c.comm.clone(),
+                bytes: c.bytes,
+                start: c.start,
+                end: c.end,
+            })
+            .collect();
+        out.sort_by(|a, b| (a.start, a.end, &a.name).cmp(&(b.start, b.end, &b.name)));
+        out
+    }
+
+    fn part(rank: &RankSummary) -> &Self::Rank {
+        &rank.parts.collectives
+    }
+
+    fn finish(ranks: &Ranks<'_>, _: &Finished) -> CollectivesOut {
+        let (collectives, tally) = instances(ranks);
+        let collective_summary = summary(&collectives);
+        let consistent = collectives.iter().filter(|c| c.consistent).count();
+        CollectivesOut {
+            collectives,
+            collective_summary,
+            collectives_consistent: consistent,
+            tally,
+        }
+    }
+
+    fn sections(r: &Report, _: &Screen) -> Vec<Section> {
+        let out = &r.out.collectives;
+        let mut s = Section::new("collectives", "Collectives across ranks (per type)");
+        if out.collective_summary.is_empty() {
+            s.lines
+                .push("(no collective call matched on two ranks or more)".to_string());
+        }
+        s.tables.push(summary_table(&out.collective_summary));
+        s.tables.push(instance_table(&out.collectives));
+        s.tables.push(wait_table(&out.collectives));
+        vec![s]
+    }
+}
+
+type Key = (String, Option<String>, Option<u64>);
+/// `(rank index, start, end)` of each rank's n-th call, per occurrence.
+type Calls = Vec<Vec<(usize, Ns, Ns)>>;
+
+/// The matched instances, in time order, and each rank's tally.
+fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally) {
+    let origin = ranks.origin();
+    let n = ranks.ranks.len();
+    // key -> occurrence -> [(rank index, start, end)]
+    let mut occ: BTreeMap<Key, Calls> = BTreeMap::new();
+    for (i, r) in ranks.ranks.iter().enumerate() {
+        let mut nth: HashMap<Key, usize> = HashMap::new();
+        for c in Collectives::part(r) {
+            let key = (c.name.clone(), c.comm.clone(), c.bytes);
+            let k = nth.entry(key.clone()).or_default();
+            let list = occ.entry(key).or_default();
+            if list.len() <= *k {
+                list.push(Vec::new());
+            }
+            list[*k].push((i, c.start, c.end));
+            *k += 1;
+        }
+    }
+    let mut tally = ArrivalTally {
+        last: vec![0; n],
+        calls: vec![0; n],
+        caused: vec![0; n],
+        waited: vec![0; n],
+    };
+    let mut out = Vec::new();
+    for ((name, comm, bytes), list) in &occ {
+        for (k, parts) in list.iter().enumerate() {
+            if parts.len() < 2 {
+                // Seen on one rank only: nothing to match it with.
+                continue;
+            }
+            let inst = instance(name, comm, *bytes, k, parts, ranks, &mut tally, origin);
+            out.push(inst);
+        }
+    }
+    out.sort_by(|a, b| {
+        a.start_us.total_cmp(&b.start_us).then_with(|| {
+            (&a.name, &a.comm, a.bytes, a.occurrence).cmp(&(
+                &b.name,
+                &b.comm,
+                b.bytes,
+                b.occurrence,
+            ))
+        })
+    });
+    (out, tally)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn instance(
+    name: &str,
+    comm: &Option<String>,
+    bytes: Option<u64>,
+    k: usize,
+    parts: &[(usize, Ns, Ns)],
+    ranks: &Ranks<'_>,
+    tally: &mut ArrivalTally,
+    origin: Ns,
+) -> CollectiveInstance {
+    let first = parts.iter().map(|p| p.1).min().unwrap_or(0);
+    // Last arrival: latest start, the lowest rank on a tie.
+    let last = parts
+        .iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .copied()
+        .unwrap_or((0, 0, 0));
+    let end = parts.iter().map(|p| p.2).max().unwrap_or(0);
+    let transfer = (end - last.1).max(0);
+    let consistent = parts.iter().all(|p| p.2 >= last.1);
+    let mut sorted = parts.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let mut waits = Vec::with_capacity(parts.len());
+    let mut total_wait = 0;
+    for &(i, s, _) in &sorted {
+        let w = last.1 - s;
+        tally.waited[i] += w;
+        tally.calls[i] += 1;
+        total_wait += w;
+        waits.push((ranks.labels[i].clone(), us(w)));
+    }
+    tally.last[last.0] += 1;
+    tally.caused[last.0] += total_wait;
+    let bus = bytes.filter(|_| transfer > 0).map(|b| {
+        // bytes per ns = GB/s
+        b as f64 * bus_factor(name, parts.len()) / transfer as f64
+    });
+    CollectiveInstance {
+        name: name.to_string(),
+        comm: comm.clone(),
+        bytes,
+        occurrence: k as u64 + 1,
+        ranks: parts.len(),
+        start_us: us(first - origin),
+        skew_us: us(last.1 - first),
+        last_rank: ranks.labels[last.0].clone(),
+        duration_us: us(end - first),
+        transfer_us: us(transfer),
+        bus_gbps: bus,
+        consistent,
+        waits_us: waits,
+    }
+}
+
+/// Per collective type.
+fn summary(collectives: &[CollectiveInstance]) -> Vec<CollectiveTypeRow> {
+    let mut types: BTreeMap<&str, Vec<&CollectiveInstance>> = BTreeMap::new();
+    for c in collectives {
+        types.entry(&c.name).or_default().push(c);
+    }
+    types
+        .into_iter()
+        .map(|(name, list)| {
+            let n = list.len() as f64;
+            let mut last: BTreeMap<&str, u64> = BTreeMap::new();
+            for c in &list {
+                *last.entry(&c.last_rank).or_default() += 1;
+            }
+            let most = last
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(r, _)| r.to_string())
+                .unwrap_or_default();
+            let bws: Vec<f64> = list.iter().filter_map(|c| c.bus_gbps).collect();
+            CollectiveTypeRow {
+                name: name.to_string(),
+                instances: list.len() as u64,
+                skew_mean_us: list.iter().map(|c| c.skew_us).sum::<f64>() / n,
+                skew_max_us: list.iter().map(|c| c.skew_us).fold(0.0, f64::max),
+                duration_mean_us: list.iter().map(|c| c.duration_us).sum::<f64>() / n,
+                transfer_mean_us: list.iter().map(|c| c.transfer_us).sum::<f64>() / n,
+                bytes_total: list.iter().filter_map(|c| c.bytes).sum(),
+                bus_gbps_mean: (!bws.is_empty())
+                    .then(|| bws.iter().sum::<f64>() / bws.len() as f64),
+                wait_total_us: list
+                    .iter()
+                    .map(|c| c.waits_us.iter().map(|w| w.1).sum::<f64>())
+                    .sum(),
+                most_often_last: most,
+            }
+        })
+        .collect()
+}
+
+fn summary_table(rows: &[CollectiveTypeRow]) -> Table {
+    let empty = rows.is_empty();
+    let mut t = Table::new(
+        "collective_summary",
+        "",
+        vec![
+            Column::new("name", "collective", Unit::Text).files_only(),
+            Column::new("instances", "instances", Unit::Count),
+            Column::new("skew_mean_us", "skew mean", Unit::Us),
+            Column::new("skew_max_us", "skew max", Unit::Us),
+            Column::new("duration_mean_us", "duration mean", Unit::Us).files_only(),
+            Column::new("transfer_mean_us", "transfer mean", Unit::Us),
+            Column::new("bytes_total", "bytes", Unit::Bytes),
+            Column::new("bus_gbps_mean", "bus", Unit::GBps),
+            Column::new("wait_total_us", "wait", Unit::Us),
+            Column::new("most_often_last", "most_often_last", Unit::Text),
+            Column::new("name", "collective", Unit::Text).screen_only(),
+        ],
+    );
+    for c in rows {
+        t.push(vec![
+            Value::from(&c.name),
+            c.instances.into(),
+            c.skew_mean_us.into(),
+            c.skew_max_us.into(),
+            c.duration_mean_us.into(),
+            c.transfer_mean_us.into(),
+            c.bytes_total.into(),
+            c.bus_gbps_mean.into(),
+            c.wait_total_us.into(),
+            Value::from(&c.most_often_last),
+            Value::from(&c.name),
+        ]);
+    }
+    t.files_only = empty;
+    t
+}
+
+fn instance_table(rows: &[CollectiveInstance]) -> Table {
+    let mut t = Table::new(
+        "collectives",
+        "",
+        vec![
+            Column::new("name", "collective", Unit::Text).files_only(),
+            Column::new("comm", "comm", Unit::Text).files_only(),
+            Column::new("bytes", "bytes", Unit::Bytes).files_only(),
+            Column::new("occurrence", "n", Unit::Count),
+            Column::new("ranks", "ranks", Unit::Count),
+            Column::new("start_us", "start", Unit::Us),
+            Column::new("skew_us", "skew", Unit::Us),
+            Column::new("last_rank", "last", Unit::Text),
+            Column::new("wait_us", "wait", Unit::Us).screen_only(),
+            Column::new("duration_us", "duration", Unit::Us),
+            Column::new("bytes", "bytes", Unit::Bytes).screen_only(),
+            Column::new("transfer_us", "transfer", Unit::Us).files_only(),
+            Column::new("bus_gbps", "bus", Unit::GBps),
+            Column::new("consistent", "ok", Unit::Bool),
+            Column::new("name", "collective", Unit::Text).screen_only(),
+        ],
+    );
+    for c in rows {
+        let wait: f64 = c.waits_us.iter().map(|w| w.1).sum();
+        t.push(vec![
+            Value::from(&c.name),
+            c.comm.as_ref().into(),
+            c.bytes.into(),
+            c.occurrence.into(),
+            c.ranks.into(),
+            c.start_us.into(),
+            c.skew_us.into(),
+            Value::from(&c.last_rank),
+            wait.into(),
+            c.duration_us.into(),
+            c.bytes.into(),
+            c.transfer_us.into(),
+            c.bus_gbps.into(),
+            c.consistent.into(),
+            Value::from(&c.name),
+        ]);
+    }
+    // Largest skew first; ties in time order (the rows' order).
+    let mut worst: Vec<usize> = (0..rows.len()).collect();
+    worst.sort_by(|&a, &b| rows[b].skew_us.total_cmp(&rows[a].skew_us));
+    worst.truncate(TOP);
+    t.title = format!(
+        "Collective instances with the largest skew ({} of {}; wait = sum of the ranks' waits for the last arrival)",
+        worst.len(),
+        rows.len()
+    );
+    if rows.is_empty() {
+        t.files_only = true;
+    }
+    t.show_only(worst, String::new());
+    t
+}
+
+fn wait_table(rows: &[CollectiveInstance]) -> Table {
+    let mut t = Table::new(
+        "collective_waits",
+        "",
+        vec![
+            Column::new("name", "collective", Unit::Text),
+            Column::new("comm", "comm", Unit::Text),
+            Column::new("bytes", "bytes", Unit::Bytes),
+            Column::new("occurrence", "n", Unit::Count),
+            Column::new("rank", "rank", Unit::Text),
+            Column::new("wait_us", "wait", Unit::Us),
+        ],
+    );
+    t.files_only = true;
+    for c in rows {
+        for (rank, w) in &c.waits_us {
+            t.push(vec![
+                Value::from(&c.name),
+                c.comm.as_ref().into(),
+                c.bytes.into(),
+                c.occurrence.into(),
+                Value::from(rank),
+                (*w).into(),
+            ]);
+        }
+    }
+    t
+}

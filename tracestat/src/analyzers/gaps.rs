@@ -1,0 +1,233 @@
+//! Device idle gaps and what the host was doing meanwhile
+//! (docs/tracestat.md#gap-causes): per rank and device, the gaps between
+//! busy stretches, a histogram of their lengths, and the time of each gap
+//! attributed, moment by moment, to the host activity of highest
+//! precedence (a collective call > a synchronisation > other host work >
+//! unknown).
+
+use serde::{Deserialize, Serialize};
+use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+
+use super::breakdown::limit_rows;
+use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::classify::HostKind;
+use crate::rank_model::RankModel;
+use crate::time::{us, Ns};
+
+/// Upper bounds of the idle-gap histogram buckets (the last is open).
+pub const GAP_BUCKETS_NS: [Ns; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
+pub const GAP_BUCKET_LABELS: [&str; 5] = ["<10us", "10us-100us", "100us-1ms", "1ms-10ms", ">=10ms"];
+
+/// Gap causes in report order (precedence order, then unknown).
+pub const CAUSES: [&str; 4] = ["collective", "sync", "host_busy", "unknown"];
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GapStats {
+    /// `all` for the whole rank, else the device label.
+    pub device: String,
+    pub count: u64,
+    pub total_ns: Ns,
+    pub longest_ns: Ns,
+    /// Count per [`GAP_BUCKET_LABELS`] bucket.
+    pub hist_count: [u64; 5],
+    /// Time per bucket.
+    pub hist_ns: [Ns; 5],
+    /// Gaps whose main cause is each of [`CAUSES`].
+    pub cause_count: [u64; 4],
+    /// Gap time attributed to each cause, time point by time point.
+    pub cause_ns: [Ns; 4],
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GapRow {
+    pub rank: String,
+    pub device: String,
+    pub count: u64,
+    pub total_us: f64,
+    pub longest_us: f64,
+    pub mean_us: f64,
+    /// `(bucket label, count, time)`.
+    pub histogram: Vec<(String, u64, f64)>,
+    /// `(cause, gaps whose main cause it is, time attributed)`.
+    pub causes: Vec<(String, u64, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GapsOut {
+    pub idle_gaps: Vec<GapRow>,
+}
+
+pub struct Gaps;
+
+impl Analyzer for Gaps {
+    type Rank = Vec<GapStats>;
+    type Output = GapsOut;
+
+    fn observe(m: &RankModel<'_>, _: &RankOptions) -> Self::Rank {
+        m.scopes
+            .iter()
+            .map(|s| {
+                let mut g = gaps(&s.sweep.segments, &m.host_segments);
+                g.device = s.device.clone();
+                g
+            })
+            .collect()
+    }
+
+    fn part(rank: &RankSummary) -> &Self::Rank {
+        &rank.parts.gaps
+    }
+
+    fn finish(ranks: &Ranks<'_>, _: &Finished) -> GapsOut {
+        let mut idle_gaps = Vec::new();
+        for (r, label) in ranks.ranks.iter().zip(&ranks.labels) {
+            for g in Self::part(r) {
+                idle_gaps.push(row(label, g));
+            }
+        }
+        GapsOut { idle_gaps }
+    }
+
+    fn sections(r: &Report, screen: &Screen) -> Vec<Section> {
+        let rows = &r.out.gaps.idle_gaps;
+        let shown: Vec<usize> = (0..rows.len())
+            .filter(|&i| screen.ranks.contains(&rows[i].rank))
+            .collect();
+        let mut s = Section::new(
+            "idle-gaps",
+            "GPU idle gaps and what the host was doing meanwhile (time per cause)",
+        );
+        s.tables.push(table(rows, &shown, screen));
+        vec![s]
+    }
+}
+
+fn row(label: &str, g: &GapStats) -> GapRow {
+    GapRow {
+        rank: label.to_string(),
+        device: g.device.clone(),
+        count: g.count,
+        total_us: us(g.total_ns),
+        longest_us: us(g.longest_ns),
+        mean_us: if g.count > 0 {
+            us(g.total_ns) / g.count as f64
+        } else {
+            0.0
+        },
+        histogram: (0..5)
+            .map(|i| {
+                (
+                    GAP_BUCKET_LABELS[i].to_string(),
+                    g.hist_count[i],
+                    us(g.hist_ns[i]),
+                )
+            })
+            .collect(),
+        causes: (0..4)
+            .map(|i| (CAUSES[i].to_string(), g.cause_count[i], us(g.cause_ns[i])))
+            .collect(),
+    }
+}
+
+fn table(rows: &[GapRow], shown: &[usize], screen: &Screen) -> Table {
+    let mut columns = vec![
+        Column::new("rank", "rank", Unit::Text),
+        Column::new("device", "device", Unit::Text).files_only(),
+        Column::new("gaps", "gaps", Unit::Count),
+        Column::new("total_us", "total", Unit::Us),
+        Column::new("longest_us", "longest", Unit::Us),
+        Column::new("mean_us", "mean", Unit::Us).files_only(),
+    ];
+    for label in GAP_BUCKET_LABELS {
+        columns.push(Column::new(format!("count_{label}"), label, Unit::Count));
+        columns.push(Column::new(format!("us_{label}"), label, Unit::Us).files_only());
+    }
+    for cause in CAUSES {
+        columns.push(Column::new(format!("{cause}_gaps"), cause, Unit::Count).files_only());
+        columns.push(Column::new(format!("{cause}_us"), cause, Unit::Us));
+    }
+    columns.push(Column::new("device", "device", Unit::Text).screen_only());
+    let mut t = Table::new("idle_gaps", "", columns);
+    for g in rows {
+        let mut row: Vec<Value> = vec![
+            Value::from(&g.rank),
+            Value::from(&g.device),
+            g.count.into(),
+            g.total_us.into(),
+            g.longest_us.into(),
+            g.mean_us.into(),
+        ];
+        for (_, n, time) in g.histogram.iter().chain(&g.causes) {
+            row.push((*n).into());
+            row.push((*time).into());
+        }
+        row.push(Value::from(&g.device));
+        t.push(row);
+    }
+    limit_rows(&mut t, shown, screen);
+    t.notes.push("(gap lengths: the count per bucket; time per cause: every moment of a gap goes to the host activity of highest precedence)".to_string());
+    t
+}
+
+/// Idle gaps between busy segments, with their causes.
+fn gaps(segments: &[(Ns, Ns)], host: &[(Ns, Ns, HostKind)]) -> GapStats {
+    let mut g = GapStats::default();
+    let mut h = 0;
+    for w in segments.windows(2) {
+        let (a, b) = (w[0].1, w[1].0);
+        if b <= a {
+            continue;
+        }
+        let len = b - a;
+        g.count += 1;
+        g.total_ns += len;
+        g.longest_ns = g.longest_ns.max(len);
+        let bucket = GAP_BUCKETS_NS.iter().position(|&u| len < u).unwrap_or(4);
+        g.hist_count[bucket] += 1;
+        g.hist_ns[bucket] += len;
+        // Host segments are sorted and disjoint, gaps too: one forward walk.
+        while h < host.len() && host[h].1 <= a {
+            h += 1;
+        }
+        let mut by = [0 as Ns; 4];
+        let mut k = h;
+        while k < host.len() && host[k].0 < b {
+            let (s, e, kind) = host[k];
+            let ov = e.min(b) - s.max(a);
+            if ov > 0 {
+                by[kind as usize] += ov;
+            }
+            k += 1;
+        }
+        by[3] = len - by[0] - by[1] - by[2];
+        // Main cause: the largest share; ties go to the earlier cause.
+        let mut main = 0;
+        for i in 1..4 {
+            if by[i] > by[main] {
+                main = i;
+            }
+        }
+        g.cause_count[main] += 1;
+        for (total, part) in g.cause_ns.iter_mut().zip(by) {
+            *total += part;
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gap_causes_by_time_share() {
+        let host = vec![(100, 130, HostKind::Sync), (130, 200, HostKind::Busy)];
+        // Gap 100..200: 30 sync, 70 busy -> busy. Gap 300..400: unknown.
+        let g = gaps(&[(0, 100), (200, 300), (400, 500)], &host);
+        assert_eq!(g.count, 2);
+        assert_eq!(g.total_ns, 200);
+        assert_eq!(g.cause_count, [0, 0, 1, 1]);
+        assert_eq!(g.cause_ns, [0, 30, 70, 100]);
+        assert_eq!(g.hist_count, [2, 0, 0, 0, 0]);
+    }
+}

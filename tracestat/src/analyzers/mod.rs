@@ -1,0 +1,290 @@
+//! The analyses of tracestat, one module each behind one trait
+//! (docs/tracestat.md#analyzers): an [`Analyzer`] observes one rank's
+//! prepared timeline ([`RankModel`]) and keeps a small serialisable part
+//! (all that `--partial` carries across machines), then finishes the parts
+//! of every rank into its share of the report and lays that out as
+//! [`Section`]s of the shared table model, which the console, the CSV and
+//! Parquet files and the HTML page all write.
+//!
+//! Adding an analysis: a module here implementing [`Analyzer`], and one
+//! line in [`registry!`]'s invocation below. Analyses finish in registry
+//! order; one that needs another's result reads it from [`Finished`].
+
+pub mod breakdown;
+pub mod collectives;
+pub mod gaps;
+pub mod heatmap;
+pub mod host_ranges;
+pub mod inputs;
+pub mod kernels;
+pub mod launches;
+pub mod stragglers;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use unitrace_render::sections::Section;
+
+use crate::classify::Classifier;
+use crate::ingest::RankTrace;
+use crate::rank_model::{with_model, RankModel};
+use crate::time::Ns;
+
+/// Options that change per-rank numbers (they must agree between the
+/// partials that `--combine` reduces).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankOptions {
+    /// Kernels shorter than this are "short" (`--short-kernel`).
+    pub short_kernel_ns: Ns,
+    /// Depth of the op -> kernel tree (`--tree`), 0 for none.
+    pub tree_depth: usize,
+    /// Fine heatmap bins per rank wall time (before the `--bins` reduction).
+    pub heat_resolution: u32,
+    /// Name of the `--schema` file, if any (for the combine check).
+    pub schema: Option<String>,
+}
+
+/// Options of the cross-rank step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// Heatmap columns (`--bins`).
+    pub bins: usize,
+}
+
+/// The ranks as every analysis sees them when it finishes: in report
+/// order, with their labels.
+pub struct Ranks<'a> {
+    pub ranks: &'a [RankSummary],
+    pub labels: Vec<String>,
+    pub options: &'a ReportOptions,
+}
+
+impl Ranks<'_> {
+    /// The earliest first event of the ranks that have a time span: the
+    /// origin of report times.
+    pub fn origin(&self) -> Ns {
+        self.ranks
+            .iter()
+            .filter(|r| r.last_ns > r.first_ns)
+            .map(|r| r.first_ns)
+            .min()
+            .unwrap_or(0)
+    }
+}
+
+/// One analysis.
+pub trait Analyzer {
+    /// What the analysis keeps of one rank.
+    type Rank: Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq + Default;
+    /// Its share of the report (flattened into the report's JSON).
+    type Output: Serialize + Clone + std::fmt::Debug;
+
+    /// One rank's part, from its prepared timeline.
+    fn observe(rank: &RankModel<'_>, options: &RankOptions) -> Self::Rank;
+
+    /// The part of one rank, from its summary.
+    fn part(rank: &RankSummary) -> &Self::Rank;
+
+    /// Every rank's part into the analysis' result; `done` holds the
+    /// results of the analyses before it in the registry.
+    fn finish(ranks: &Ranks<'_>, done: &Finished) -> Self::Output;
+
+    /// The analysis' sections of the report.
+    fn sections(report: &Report, screen: &Screen) -> Vec<Section>;
+}
+
+/// How the screen outputs (console, page) are cut down; files hold all.
+#[derive(Debug, Clone)]
+pub struct Screen {
+    /// The ranks the per-rank tables show (`--rank-rows`).
+    pub ranks: crate::rank_rows::Shown,
+    /// `--rank-rows` (`None`: all).
+    pub rank_rows: Option<usize>,
+}
+
+/// Declares the analyses: the per-rank parts, the results, and the steps
+/// that run each of them in order.
+macro_rules! registry {
+    ($( $field:ident : $ty:ty ),* $(,)?) => {
+        /// What every analysis keeps of one rank.
+        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        pub struct RankParts {
+            $( pub $field: <$ty as Analyzer>::Rank, )*
+        }
+
+        /// The analyses' results.
+        #[derive(Debug, Clone, Serialize)]
+        pub struct Outputs {
+            $( #[serde(flatten)] pub $field: <$ty as Analyzer>::Output, )*
+        }
+
+        /// The results of the analyses finished so far.
+        #[derive(Default)]
+        pub struct Finished {
+            $( pub $field: Option<<$ty as Analyzer>::Output>, )*
+        }
+
+        /// Observes one rank with every analysis.
+        pub fn observe_all(model: &RankModel<'_>, options: &RankOptions) -> RankParts {
+            RankParts { $( $field: <$ty>::observe(model, options), )* }
+        }
+
+        /// Finishes every analysis, in registry order.
+        pub fn finish_all(ranks: &Ranks<'_>) -> Outputs {
+            let mut done = Finished::default();
+            $( done.$field = Some(<$ty>::finish(ranks, &done)); )*
+            Outputs {
+                $( $field: done.$field.take().expect("each analysis finishes once"), )*
+            }
+        }
+
+        /// The sections of every analysis, in registry order.
+        pub fn sections_all(report: &Report, screen: &Screen) -> Vec<Section> {
+            let mut out = Vec::new();
+            $( out.extend(<$ty>::sections(report, screen)); )*
+            out
+        }
+    };
+}
+
+registry! {
+    breakdown: breakdown::Breakdown,
+    gaps: gaps::Gaps,
+    launches: launches::Launches,
+    host_ranges: host_ranges::HostRanges,
+    collectives: collectives::Collectives,
+    stragglers: stragglers::Stragglers,
+    kernels: kernels::Kernels,
+    heatmap: heatmap::Heatmap,
+    inputs: inputs::Inputs,
+}
+
+/// One rank after every analysis observed it: its identity and their
+/// parts. The intervals it came from are gone; this is what a `--partial`
+/// file holds per rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankSummary {
+    pub rank: Option<u32>,
+    pub input_index: usize,
+    pub file: String,
+    pub truncated: Option<String>,
+    /// Not part of the report (nor of a partial): the warning about data
+    /// after the trace's end is given by the run that read the file.
+    #[serde(skip)]
+    pub trailing_data_line: Option<u64>,
+    /// The rank's first and last event (0, 0 without a time span).
+    pub first_ns: Ns,
+    pub last_ns: Ns,
+    #[serde(flatten)]
+    pub parts: RankParts,
+}
+
+impl RankSummary {
+    /// The rank's label: its id, or `#<input position>` without one.
+    pub fn label(&self) -> String {
+        match self.rank {
+            Some(r) => r.to_string(),
+            None => format!("#{}", self.input_index),
+        }
+    }
+
+    pub fn wall_ns(&self) -> Ns {
+        if self.last_ns > self.first_ns {
+            self.last_ns - self.first_ns
+        } else {
+            0
+        }
+    }
+}
+
+/// The whole report: its JSON is this, serialised.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub tool: &'static str,
+    pub ranks: usize,
+    pub options: RankOptions,
+    pub bins: usize,
+    #[serde(flatten)]
+    pub out: Outputs,
+}
+
+/// Ranks in report order: by rank id, rank-less inputs last by input.
+/// Two inputs of one rank (a warning) go by file name, not by input
+/// position, which differs between one run and the partials of `--combine`.
+pub fn sort_ranks(ranks: &mut [RankSummary]) {
+    let key = |r: &RankSummary| {
+        let file = if r.rank.is_some() {
+            r.file.clone()
+        } else {
+            String::new()
+        };
+        (r.rank.is_none(), r.rank, file, r.input_index)
+    };
+    ranks.sort_by_cached_key(key);
+}
+
+/// The cross-rank step: every rank's summary in, the report out. A single
+/// run and `--combine` over partials both end here with the same
+/// summaries, so they give the same report.
+pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, report: &ReportOptions) -> Report {
+    sort_ranks(&mut ranks);
+    let labels = ranks.iter().map(RankSummary::label).collect();
+    let view = Ranks {
+        ranks: &ranks,
+        labels,
+        options: report,
+    };
+    let out = finish_all(&view);
+    Report {
+        tool: "tracestat",
+        ranks: ranks.len(),
+        options,
+        bins: report.bins,
+        out,
+    }
+}
+
+/// The median of some values (the mean of the middle two for an even
+/// count; 0 for none).
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// `value` against `reference`, in percent (0 without a reference).
+pub fn vs(value: f64, reference: f64) -> f64 {
+    if reference > 0.0 {
+        100.0 * (value - reference) / reference
+    } else {
+        0.0
+    }
+}
+
+/// Turns one rank's intervals into its summary: prepared once, observed by
+/// every analysis, the intervals dropped.
+pub fn summarize(
+    trace: RankTrace,
+    classifier: &mut Classifier<'_>,
+    opts: &RankOptions,
+) -> RankSummary {
+    let (trace, (first, last, parts)) = with_model(trace, classifier, |m| {
+        (m.first, m.last, observe_all(m, opts))
+    });
+    RankSummary {
+        rank: trace.rank,
+        input_index: trace.input_index,
+        file: trace.file,
+        truncated: trace.truncated,
+        trailing_data_line: trace.trailing_data_line,
+        first_ns: first,
+        last_ns: last,
+        parts,
+    }
+}

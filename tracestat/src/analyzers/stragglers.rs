@@ -1,0 +1,269 @@
+//! Stragglers (docs/tracestat.md#stragglers): per rank its device time,
+//! compute and communication against the median rank, how often it
+//! arrived last at a matched collective and the wait that caused the
+//! others; and the one rank the report names, with why.
+
+use serde::Serialize;
+use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+
+use super::breakdown::limit_rows;
+use super::{median, vs, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::rank_model::RankModel;
+use crate::time::{pct, us};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglerRow {
+    pub rank: String,
+    pub gpu_time_us: f64,
+    pub vs_median_pct: f64,
+    pub compute_us: f64,
+    pub compute_vs_median_pct: f64,
+    pub communication_us: f64,
+    pub busy_pct: f64,
+    pub arrived_last: u64,
+    pub collectives: u64,
+    pub wait_caused_us: f64,
+    pub own_wait_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Straggler {
+    pub rank: String,
+    pub reason: String,
+    /// mergetrace --stats' line: GPU time against the median.
+    pub median_comparison: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglersOut {
+    pub stragglers: Vec<StragglerRow>,
+    pub straggler: Option<Straggler>,
+}
+
+pub struct Stragglers;
+
+impl Analyzer for Stragglers {
+    /// Nothing of its own: it reads the breakdown and the collectives.
+    type Rank = ();
+    type Output = StragglersOut;
+
+    fn observe(_: &RankModel<'_>, _: &RankOptions) {}
+
+    fn part(_: &RankSummary) -> &Self::Rank {
+        &()
+    }
+
+    fn finish(ranks: &Ranks<'_>, done: &Finished) -> StragglersOut {
+        let coll = done
+            .collectives
+            .as_ref()
+            .expect("the collectives finish before the stragglers");
+        let scope0 = |r: &RankSummary| r.parts.breakdown.first().cloned().unwrap_or_default();
+        let gpu: Vec<f64> = ranks
+            .ranks
+            .iter()
+            .map(|r| us(scope0(r).kernel_sum_ns))
+            .collect();
+        let med = median(&mut gpu.clone());
+        let compute: Vec<f64> = ranks
+            .ranks
+            .iter()
+            .map(|r| us(scope0(r).compute_ns))
+            .collect();
+        let compute_med = median(&mut compute.clone());
+        let t = &coll.tally;
+        let stragglers: Vec<StragglerRow> = ranks
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = scope0(r);
+                StragglerRow {
+                    rank: ranks.labels[i].clone(),
+                    gpu_time_us: gpu[i],
+                    vs_median_pct: vs(gpu[i], med),
+                    compute_us: compute[i],
+                    compute_vs_median_pct: vs(compute[i], compute_med),
+                    communication_us: us(s.communication_ns),
+                    busy_pct: pct(s.busy_ns as f64, s.wall_ns as f64),
+                    arrived_last: t.last[i],
+                    collectives: t.calls[i],
+                    wait_caused_us: us(t.caused[i]),
+                    own_wait_us: us(t.waited[i]),
+                }
+            })
+            .collect();
+        let instances = coll.collectives.len();
+        let straggler = straggler_line(
+            &stragglers,
+            med,
+            compute_med,
+            instances,
+            coll.collectives_consistent,
+        );
+        StragglersOut {
+            stragglers,
+            straggler,
+        }
+    }
+
+    fn sections(r: &Report, screen: &Screen) -> Vec<Section> {
+        let out = &r.out.stragglers;
+        let coll = &r.out.collectives;
+        let mut s = Section::new(
+            "stragglers",
+            "Stragglers (who arrived last, and the wait it caused)",
+        );
+        if !coll.collectives.is_empty() {
+            s.lines.push(format!(
+                "({} of {} matched collective calls line up across ranks: every rank ends after the last one starts)",
+                coll.collectives_consistent,
+                coll.collectives.len()
+            ));
+        }
+        let rows = &out.stragglers;
+        let shown: Vec<usize> = (0..rows.len())
+            .filter(|&i| screen.ranks.contains(&rows[i].rank))
+            .collect();
+        let mut t = Table::new(
+            "stragglers",
+            "",
+            vec![
+                Column::new("rank", "rank", Unit::Text),
+                Column::new("gpu_time_us", "gpu", Unit::Us),
+                Column::new("vs_median_pct", "vs median", Unit::PctChange),
+                Column::new("compute_us", "compute", Unit::Us),
+                Column::new("compute_vs_median_pct", "vs median", Unit::PctChange),
+                Column::new("communication_us", "comm", Unit::Us),
+                Column::new("busy_pct", "busy", Unit::Pct).files_only(),
+                Column::new("arrived_last", "last", Unit::Count),
+                Column::new("collectives", "of", Unit::Count),
+                Column::new("wait_caused_us", "caused", Unit::Us),
+                Column::new("own_wait_us", "waited", Unit::Us),
+            ],
+        );
+        for x in rows {
+            t.push(vec![
+                Value::from(&x.rank),
+                x.gpu_time_us.into(),
+                x.vs_median_pct.into(),
+                x.compute_us.into(),
+                x.compute_vs_median_pct.into(),
+                x.communication_us.into(),
+                x.busy_pct.into(),
+                x.arrived_last.into(),
+                x.collectives.into(),
+                x.wait_caused_us.into(),
+                x.own_wait_us.into(),
+            ]);
+        }
+        limit_rows(&mut t, &shown, screen);
+        s.tables.push(t);
+        vec![s]
+    }
+}
+
+/// The two lines that open the console report and the HTML page, after
+/// `straggler: ` and `GPU time against the median: `: the straggler and
+/// why, then `mergetrace --stats`' median comparison. One rank has nothing
+/// to compare with, and the lines say so instead of naming it.
+pub fn straggler_lines(r: &Report) -> Option<(String, String)> {
+    let out = &r.out.stragglers;
+    if let Some(s) = &out.straggler {
+        return Some((
+            format!("rank {}: {}", s.rank, s.reason),
+            s.median_comparison.clone(),
+        ));
+    }
+    match out.stragglers.as_slice() {
+        [only] => Some((
+            ONE_RANK.to_string(),
+            one_rank_comparison(&only.rank, only.gpu_time_us),
+        )),
+        _ => None,
+    }
+}
+
+/// The straggler line of a one-rank run (tracestat and `mergetrace
+/// --stats` alike).
+pub const ONE_RANK: &str = "none: one rank, nothing to compare with";
+
+/// The median comparison of a one-rank run.
+pub fn one_rank_comparison(rank: &str, gpu_time_us: f64) -> String {
+    format!(
+        "{ONE_RANK} (rank {rank}: {:.3} ms of GPU time)",
+        gpu_time_us / 1e3
+    )
+}
+
+/// The straggler: none unless there are two ranks or more.
+fn straggler_line(
+    rows: &[StragglerRow],
+    med: f64,
+    compute_med: f64,
+    instances: usize,
+    consistent: usize,
+) -> Option<Straggler> {
+    if rows.len() < 2 {
+        return None;
+    }
+    let most = |key: &dyn Fn(&StragglerRow) -> f64| {
+        rows.iter()
+            .enumerate()
+            .max_by(|a, b| key(a.1).total_cmp(&key(b.1)).then(b.0.cmp(&a.0)))
+            .map(|(_, r)| r)
+    };
+    let by_gpu = most(&|r| r.gpu_time_us)?;
+    let median_comparison = format!(
+        "rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
+        by_gpu.rank,
+        by_gpu.gpu_time_us / 1e3,
+        by_gpu.vs_median_pct,
+        med / 1e3
+    );
+    let by_compute = most(&|r| r.compute_us)?;
+    let by_wait = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.arrived_last > 0)
+        .max_by(|a, b| {
+            a.1.wait_caused_us
+                .total_cmp(&b.1.wait_caused_us)
+                .then(a.1.arrived_last.cmp(&b.1.arrived_last))
+                .then(b.0.cmp(&a.0))
+        })
+        .map(|(_, r)| r);
+    // Arrival order names the straggler only when the matched calls line
+    // up as blocking collectives do (at least half of them); otherwise the
+    // rank with the most compute time does (docs/tracestat.md#stragglers).
+    let trust_arrivals = instances > 0 && 2 * consistent >= instances;
+    Some(match by_wait {
+        Some(r) if trust_arrivals && r.wait_caused_us > 0.0 => Straggler {
+            rank: r.rank.clone(),
+            reason: format!(
+                "arrived last at {} of {} collectives and made the other ranks wait {:.3} ms in total",
+                r.arrived_last,
+                instances,
+                r.wait_caused_us / 1e3
+            ),
+            median_comparison,
+        },
+        _ => Straggler {
+            rank: by_compute.rank.clone(),
+            reason: format!(
+                "most compute time: {:.3} ms, {:+.1}% against the median rank ({:.3} ms){}",
+                by_compute.compute_us / 1e3,
+                by_compute.compute_vs_median_pct,
+                compute_med / 1e3,
+                if instances > 0 && !trust_arrivals {
+                    format!(
+                        "; collective arrivals not used: only {consistent} of {instances} matched calls line up across ranks"
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            median_comparison,
+        },
+    })
+}

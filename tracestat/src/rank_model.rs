@@ -1,0 +1,430 @@
+//! One rank prepared for the analyses (docs/tracestat.md#per-rank-tables):
+//! from the intervals the input pass kept ([`RankTrace`]), each kernel's
+//! class, category and submission, the host ranges enclosing each
+//! submission, the busy segments of the rank and of each device, and the
+//! host activity by kind. Every analyzer reads this, so the work is done
+//! once per rank; `analyzers::summarize` then keeps only the analyzers'
+//! small parts and drops the intervals, so memory is bounded by the files
+//! being read at the same time.
+
+use rustc_hash::FxHashMap as FastMap;
+use unitrace_core::timeline::NameId;
+
+use crate::classify::{builtin_class, Class, Classifier, HostKind, KernelKind};
+use crate::ingest::{HostCall, RankTrace};
+use crate::time::Ns;
+
+/// One classified kernel interval.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece {
+    pub start: Ns,
+    pub end: Ns,
+    pub class: Class,
+}
+
+/// Busy segments (the union) and the exclusive class times of a set of
+/// kernel intervals (docs/tracestat.md#precedence).
+#[derive(Debug, Default)]
+pub struct Sweep {
+    pub segments: Vec<(Ns, Ns)>,
+    /// Time per class, a moment counted for the first class running
+    /// (compute > communication > memory).
+    pub class_ns: [Ns; 3],
+    /// Union of communication kernels, whatever else runs.
+    pub comm_union: Ns,
+    /// Time where communication and compute run together.
+    pub overlap: Ns,
+}
+
+impl Sweep {
+    pub fn busy(&self) -> Ns {
+        self.class_ns.iter().sum()
+    }
+}
+
+pub fn class_index(c: Class) -> usize {
+    match c {
+        Class::Compute => 0,
+        Class::Communication => 1,
+        Class::Memory => 2,
+    }
+}
+
+/// The sweep of some kernel intervals.
+pub fn sweep(pieces: &[Piece]) -> Sweep {
+    let mut edges: Vec<(Ns, i32, usize)> = Vec::with_capacity(pieces.len() * 2);
+    for p in pieces {
+        let c = class_index(p.class);
+        edges.push((p.start, 1, c));
+        edges.push((p.end, -1, c));
+    }
+    edges.sort_unstable();
+    let mut counts = [0i64; 3];
+    let mut out = Sweep::default();
+    let mut prev: Option<Ns> = None;
+    for (t, delta, c) in edges {
+        if let Some(p) = prev {
+            let len = t - p;
+            if len > 0 {
+                if let Some(top) = (0..3).find(|&k| counts[k] > 0) {
+                    out.class_ns[top] += len;
+                    match out.segments.last_mut() {
+                        Some((_, e)) if *e == p => *e = t,
+                        _ => out.segments.push((p, t)),
+                    }
+                }
+                if counts[1] > 0 {
+                    out.comm_union += len;
+                    if counts[0] > 0 {
+                        out.overlap += len;
+                    }
+                }
+            }
+        }
+        counts[c] += delta as i64;
+        prev = Some(t);
+    }
+    out
+}
+
+/// Host activity as disjoint segments labelled with the kind of highest
+/// precedence active there.
+fn host_segments(cover: &[Vec<(Ns, Ns)>; 3]) -> Vec<(Ns, Ns, HostKind)> {
+    let mut edges: Vec<(Ns, i32, usize)> =
+        Vec::with_capacity(cover.iter().map(|c| 2 * c.len()).sum());
+    for (k, list) in cover.iter().enumerate() {
+        for &(s, e) in list {
+            if e > s {
+                edges.push((s, 1, k));
+                edges.push((e, -1, k));
+            }
+        }
+    }
+    edges.sort_unstable();
+    let order = HostKind::ALL;
+    let mut counts = [0i64; 3];
+    let mut out: Vec<(Ns, Ns, HostKind)> = Vec::new();
+    let mut prev: Option<Ns> = None;
+    for (t, delta, k) in edges {
+        if let Some(p) = prev {
+            if t > p {
+                if let Some(top) = (0..3).find(|&i| counts[i] > 0) {
+                    match out.last_mut() {
+                        Some((_, e, kind)) if *e == p && *kind == order[top] => *e = t,
+                        _ => out.push((p, t, order[top])),
+                    }
+                }
+            }
+        }
+        counts[k] += delta as i64;
+        prev = Some(t);
+    }
+    out
+}
+
+/// For each kernel with a known submission, the host ranges (innermost
+/// last) enclosing the submission on the submitting thread.
+fn enclosing_ranges(
+    trace: &RankTrace,
+    submissions: &[Option<(u64, Ns)>],
+) -> Vec<Option<Vec<NameId>>> {
+    let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
+    for h in &trace.host {
+        by_tid.entry(h.tid).or_default().push(*h);
+    }
+    let mut queries: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
+    for (i, sub) in submissions.iter().enumerate() {
+        if let Some((tid, ts)) = *sub {
+            queries.entry(tid).or_default().push((ts, i));
+        }
+    }
+    let mut out: Vec<Option<Vec<NameId>>> = vec![None; trace.kernels.len()];
+    for (tid, mut qs) in queries {
+        qs.sort_unstable();
+        let mut ranges = by_tid.remove(&tid).unwrap_or_default();
+        ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+        let mut stack: Vec<HostCall> = Vec::new();
+        let mut next = 0;
+        for (ts, k) in qs {
+            while next < ranges.len() && ranges[next].start <= ts {
+                let r = ranges[next];
+                while stack.last().is_some_and(|top| top.end < r.start) {
+                    stack.pop();
+                }
+                stack.push(r);
+                next += 1;
+            }
+            // Ranges of one thread nest: whatever ended before `ts` is on
+            // top of those still open.
+            stack.retain(|r| r.end >= ts);
+            out[k] = Some(stack.iter().map(|r| r.name).collect());
+        }
+    }
+    out
+}
+
+/// One scope of the breakdown: the whole rank, or one of its devices.
+#[derive(Debug)]
+pub struct Scope {
+    /// `all` for the whole rank, else the device label.
+    pub device: String,
+    pub sweep: Sweep,
+    /// Sum of kernel durations (not a union).
+    pub kernel_sum: Ns,
+    pub launches: u64,
+}
+
+/// One rank, prepared.
+pub struct RankModel<'a> {
+    pub trace: &'a RankTrace,
+    /// First and last event, (0, 0) without a time span.
+    pub first: Ns,
+    pub last: Ns,
+    pub wall: Ns,
+    /// Per name id: category, short name and schema class.
+    pub kinds: Vec<KernelKind>,
+    /// Per kernel: its class (docs/tracestat.md#classification).
+    pub classes: Vec<Class>,
+    /// Per kernel: its submission (host thread, time), from its flow.
+    pub submissions: Vec<Option<(u64, Ns)>>,
+    /// Per kernel: the host ranges enclosing its submission.
+    pub enclosing: Vec<Option<Vec<NameId>>>,
+    /// Host activity as disjoint segments, labelled by kind.
+    pub host_segments: Vec<(Ns, Ns, HostKind)>,
+    /// `[0]` the whole rank; then one per device when it has several.
+    pub scopes: Vec<Scope>,
+}
+
+impl RankModel<'_> {
+    pub fn name(&self, id: NameId) -> &str {
+        self.trace.name(id)
+    }
+}
+
+/// Kernels longer than the host's whole run cannot be right
+/// (docs/tracestat.md#implausible-events): left out, counted.
+fn drop_impossible_kernels(trace: &mut RankTrace) {
+    let Some(span) =
+        (trace.host_last >= trace.host_first).then(|| trace.host_last - trace.host_first)
+    else {
+        return;
+    };
+    let mut bad = Vec::new();
+    trace.kernels.retain(|k| {
+        let keep = k.end - k.start <= span;
+        if !keep {
+            bad.push((k.name, k.end - k.start));
+        }
+        keep
+    });
+    if bad.is_empty() {
+        return;
+    }
+    for (name, d) in bad {
+        let what = format!(
+            "{}: {} ({} ns) is longer than the rank's host run ({} ns)",
+            trace.file,
+            trace.name(name),
+            d,
+            span
+        );
+        trace
+            .implausible
+            .add("kernel longer than the wall time", || what);
+    }
+    let (mut f, mut l) = (trace.host_first, trace.host_last);
+    for k in &trace.kernels {
+        f = f.min(k.start);
+        l = l.max(k.end);
+    }
+    trace.first = f;
+    trace.last = l;
+}
+
+/// Submission (host thread, time) of each kernel, from its flow.
+fn submissions(trace: &mut RankTrace) -> Vec<Option<(u64, Ns)>> {
+    let mut flows = std::mem::take(&mut trace.flows);
+    flows.sort_unstable_by_key(|f| f.0);
+    trace
+        .kernels
+        .iter()
+        .map(|k| {
+            let id = k.flow?;
+            let i = flows.binary_search_by_key(&id, |f| f.0).ok()?;
+            Some((flows[i].1, flows[i].2))
+        })
+        .collect()
+}
+
+/// Each kernel's class (docs/tracestat.md#classification): the schema's,
+/// else by name, a copy engine's work is memory, and whatever a collective
+/// call launches is communication.
+fn classes(
+    trace: &RankTrace,
+    kinds: &[KernelKind],
+    enclosing: &[Option<Vec<NameId>>],
+) -> Vec<Class> {
+    let builtin: Vec<Class> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| match kind.class {
+            Some(c) => c,
+            None => builtin_class(trace.name(NameId(i as u32))),
+        })
+        .collect();
+    trace
+        .kernels
+        .iter()
+        .zip(enclosing)
+        .map(|(k, path)| {
+            let kind = &kinds[k.name.index()];
+            if let Some(c) = kind.class {
+                return c;
+            }
+            let mut c = builtin[k.name.index()];
+            let device_pid = trace.devices[k.device as usize].pid;
+            if c != Class::Communication && trace.copy_engines.contains(&(device_pid, k.tid)) {
+                c = Class::Memory;
+            }
+            let in_collective = path
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|&r| trace.names.info(r).collective));
+            if in_collective {
+                c = Class::Communication;
+            }
+            c
+        })
+        .collect()
+}
+
+/// The rank's scopes: the whole rank, then each device when it has several.
+fn scopes(trace: &RankTrace, classes: &[Class]) -> Vec<Scope> {
+    let pieces: Vec<Piece> = trace
+        .kernels
+        .iter()
+        .zip(classes)
+        .map(|(k, &class)| Piece {
+            start: k.start,
+            end: k.end,
+            class,
+        })
+        .collect();
+    let scope = |device: String, pieces: &[Piece]| Scope {
+        device,
+        sweep: sweep(pieces),
+        kernel_sum: pieces.iter().map(|p| p.end - p.start).sum(),
+        launches: pieces.len() as u64,
+    };
+    let mut out = vec![scope("all".to_string(), &pieces)];
+    if trace.devices.len() > 1 {
+        for (d, dev) in trace.devices.iter().enumerate() {
+            let mine: Vec<Piece> = trace
+                .kernels
+                .iter()
+                .zip(&pieces)
+                .filter(|(k, _)| k.device as usize == d)
+                .map(|(_, p)| *p)
+                .collect();
+            out.push(scope(dev.label.clone(), &mine));
+        }
+    }
+    out
+}
+
+/// Prepares one rank: drops impossible kernels, finds submissions,
+/// enclosing ranges, classes and scopes, then hands the model to `f`.
+pub fn with_model<T>(
+    mut trace: RankTrace,
+    classifier: &mut Classifier<'_>,
+    f: impl FnOnce(&RankModel<'_>) -> T,
+) -> (RankTrace, T) {
+    drop_impossible_kernels(&mut trace);
+    let wall = trace.wall();
+    let (first, last) = if wall > 0 {
+        (trace.first, trace.last)
+    } else {
+        (0, 0)
+    };
+    let submissions = submissions(&mut trace);
+    let enclosing = enclosing_ranges(&trace, &submissions);
+    let kinds: Vec<KernelKind> = (0..trace.names.len())
+        .map(|i| classifier.kind(trace.names.name(NameId(i as u32))))
+        .collect();
+    let classes = classes(&trace, &kinds, &enclosing);
+    let scopes = scopes(&trace, &classes);
+    let model = RankModel {
+        trace: &trace,
+        first,
+        last,
+        wall,
+        kinds,
+        classes,
+        submissions,
+        enclosing,
+        host_segments: host_segments(&trace.host_cover),
+        scopes,
+    };
+    let out = f(&model);
+    drop(model);
+    (trace, out)
+}
+
+/// Union length of intervals.
+pub fn union_len(mut v: Vec<(Ns, Ns)>) -> Ns {
+    v.sort_unstable();
+    let mut total = 0;
+    let mut cur: Option<(Ns, Ns)> = None;
+    for (s, e) in v {
+        match &mut cur {
+            Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
+            _ => {
+                if let Some((cs, ce)) = cur {
+                    total += ce - cs;
+                }
+                cur = Some((s, e));
+            }
+        }
+    }
+    if let Some((cs, ce)) = cur {
+        total += ce - cs;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(start: Ns, end: Ns, class: Class) -> Piece {
+        Piece { start, end, class }
+    }
+
+    #[test]
+    fn precedence_and_overlap() {
+        // compute 0-10, comm 5-20, memory 15-30, then idle, compute 40-50.
+        let s = sweep(&[
+            p(0, 10, Class::Compute),
+            p(5, 20, Class::Communication),
+            p(15, 30, Class::Memory),
+            p(40, 50, Class::Compute),
+        ]);
+        assert_eq!(s.class_ns, [20, 10, 10]);
+        assert_eq!(s.comm_union, 15);
+        assert_eq!(s.overlap, 5);
+        assert_eq!(s.segments, vec![(0, 30), (40, 50)]);
+    }
+
+    #[test]
+    fn host_segments_take_the_kind_of_highest_precedence() {
+        let cover = [vec![(10, 20)], vec![(15, 30)], vec![(0, 40)]];
+        assert_eq!(
+            host_segments(&cover),
+            vec![
+                (0, 10, HostKind::Busy),
+                (10, 20, HostKind::Collective),
+                (20, 30, HostKind::Sync),
+                (30, 40, HostKind::Busy)
+            ]
+        );
+    }
+}
