@@ -190,14 +190,21 @@ struct Unclosed {
     annotated: bool,
 }
 
+/// The recent calls of a thread and the flows waiting for their call.
+#[derive(Debug, Default)]
+struct ThreadCalls {
+    recent: VecDeque<Range>,
+    pending: VecDeque<u64>,
+}
+
 /// What the index keeps of one rank.
 #[derive(Debug)]
 pub struct RankIndex {
     ranges: FastMap<u64, Vec<Range>>,
     pub trees: FastMap<u64, RangeTree>,
     pub flows: FastMap<u64, Launch>,
-    recent: FastMap<u64, VecDeque<Range>>,
-    pending: FastMap<u64, VecDeque<u64>>,
+    /// By thread: one lookup per call or flow.
+    calls: FastMap<u64, ThreadCalls>,
     pub host_first: Ns,
     pub host_last: Ns,
     pub first: Ns,
@@ -211,8 +218,7 @@ impl Default for RankIndex {
             ranges: FastMap::default(),
             trees: FastMap::default(),
             flows: FastMap::default(),
-            recent: FastMap::default(),
-            pending: FastMap::default(),
+            calls: FastMap::default(),
             host_first: Ns::MAX,
             host_last: Ns::MIN,
             first: Ns::MAX,
@@ -236,13 +242,13 @@ impl RankIndex {
     }
 
     fn call(&mut self, tid: u64, r: Range) {
-        let recent = self.recent.entry(tid).or_default();
-        if recent.len() == RECENT_CALLS {
-            recent.pop_front();
+        let thread = self.calls.entry(tid).or_default();
+        if thread.recent.len() == RECENT_CALLS {
+            thread.recent.pop_front();
         }
-        recent.push_back(r);
-        if let Some(waiting) = self.pending.get_mut(&tid) {
-            waiting.retain(|id| match self.flows.get_mut(id) {
+        thread.recent.push_back(r);
+        if !thread.pending.is_empty() {
+            thread.pending.retain(|id| match self.flows.get_mut(id) {
                 Some(l) if r.start <= l.ts && l.ts <= r.end => {
                     l.call = Some(r.name);
                     false
@@ -302,8 +308,7 @@ impl FileIndex {
             for (tid, list) in std::mem::take(&mut r.ranges) {
                 r.trees.insert(tid, RangeTree::build(list));
             }
-            r.recent.clear();
-            r.pending.clear();
+            r.calls.clear();
         }
     }
 
@@ -327,22 +332,25 @@ impl FileIndex {
         let (tid, ts, id) = (f.tid, f.ts, f.id);
         let r = self.rank(f.rank);
         r.touch(ts, ts);
+        // `.pftrace` puts the flow on its call; a JSON flow comes right
+        // after its call, or before it (then it waits for it).
         let call = f.call.or_else(|| {
-            r.recent
-                .get(&tid)?
+            let thread = r.calls.entry(tid).or_default();
+            let call = thread
+                .recent
                 .iter()
                 .rev()
                 .find(|c| c.start <= ts && ts <= c.end)
-                .map(|c| c.name)
+                .map(|c| c.name);
+            if call.is_none() {
+                if thread.pending.len() == PENDING_FLOWS {
+                    thread.pending.pop_front();
+                }
+                thread.pending.push_back(id);
+            }
+            call
         });
         r.flows.insert(id, Launch { tid, ts, call });
-        if call.is_none() {
-            let waiting = r.pending.entry(tid).or_default();
-            if waiting.len() == PENDING_FLOWS {
-                waiting.pop_front();
-            }
-            waiting.push_back(id);
-        }
     }
 
     #[inline]

@@ -39,7 +39,7 @@ use crate::time::Ns;
 use crate::RankSet;
 use unitrace_core::timeline::rank::rank_from_path;
 use unitrace_core::timeline::{
-    self, DeviceOp, Dropped, HostSpan, NameId, Names, OtherSpan, RankSlot, SourceError,
+    self, CatId, DeviceOp, Dropped, HostSpan, NameId, Names, OtherSpan, RankSlot, SourceError,
     TimelineRead, TraceSink,
 };
 
@@ -340,6 +340,7 @@ fn export_file(
         classifier: Classifier::new(plan.schema),
         name_rows: Vec::new(),
         track_rows: Vec::new(),
+        cat_names: Vec::new(),
         sinks,
         host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
     };
@@ -508,6 +509,7 @@ impl RankSink {
 
 /// Per name, what its rows repeat, worked out once per distinct name.
 struct NameRow {
+    name: Box<str>,
     /// The name without shape.
     short: Box<str>,
     /// Device commands: what the `kind` and `category` columns are made of.
@@ -542,6 +544,7 @@ fn name_row<'n>(
         rows.resize_with(i + 1, || None);
     }
     let row = rows[i].get_or_insert_with(|| NameRow {
+        name: names.name(id).into(),
         short: normalize_kernel_name(names.name(id)).into(),
         device: None,
     });
@@ -574,6 +577,8 @@ struct RowPass<'a, 's> {
     name_rows: Vec<Option<NameRow>>,
     /// By [`RowKeys::track`].
     track_rows: Vec<Option<TrackRow<'a>>>,
+    /// The categories' names, by [`CatId`].
+    cat_names: Vec<Box<str>>,
     /// By rank slot.
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
@@ -651,6 +656,7 @@ impl RowPass<'_, '_> {
             classifier,
             name_rows,
             track_rows,
+            cat_names,
             sinks,
             host_spans,
         } = self;
@@ -688,6 +694,11 @@ impl RowPass<'_, '_> {
             }
             None => track_of(),
         };
+        let c = s.cat.0 as usize;
+        while cat_names.len() <= c {
+            cat_names.push(names.cat_name(CatId(cat_names.len() as u32)).into());
+        }
+        let cat = &*cat_names[c];
         let w = sink.writer()?;
         // Strings go in with a key (a name id, a kind's index, the spool's
         // track, category and communicator numbers): the writer looks them
@@ -698,16 +709,16 @@ impl RowPass<'_, '_> {
             Some(k) => {
                 push_opt_key(w, col::PROCESS, k.track, track.process);
                 push_opt_key(w, col::THREAD, k.track, track.thread);
-                w.push_key(col::CAT, k.cat, names.cat_name(s.cat));
+                w.push_key(col::CAT, k.cat, cat);
             }
             None => {
                 push_opt_str(w, col::PROCESS, track.process);
                 push_opt_str(w, col::THREAD, track.thread);
-                w.push_str(col::CAT, names.cat_name(s.cat));
+                w.push_str(col::CAT, cat);
             }
         }
         w.push_key(col::KIND, cx.kind as u32, cx.kind.name());
-        w.push_key(col::NAME, s.name.0, names.name(s.name));
+        w.push_key(col::NAME, s.name.0, &row.name);
         w.push_key(col::SHORT_NAME, s.name.0, &row.short);
         match cx.category {
             Some((key, c)) => w.push_key(col::CATEGORY, key, c),
