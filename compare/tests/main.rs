@@ -2,6 +2,7 @@
 //! testdata/compare (make_traces.py says what differs).
 
 mod cli;
+mod hostile;
 mod kineto;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

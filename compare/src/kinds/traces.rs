@@ -14,9 +14,15 @@ use crate::model::{Item, Run, Section};
 /// The trace files of one side: a file as it is; a directory's
 /// `chrome_trace.*` of a result-dir tree, else its `*.json`, `*.json.gz`,
 /// `*.pftrace`, `*.pftrace.gz` files (byte order of the names, so the run
-/// is deterministic): `unitrace_core::timeline::trace_files`.
+/// is deterministic): `unitrace_core::timeline::trace_files`, whose walks
+/// skip what is not a regular file or cannot be opened, with one warning
+/// each (docs/robustness.md#walked-folders).
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
-    Ok(unitrace_core::timeline::trace_files(path)?)
+    let found = unitrace_core::timeline::trace_files(path)?;
+    for skipped in &found.skipped {
+        warn(crate::TOOL, skipped);
+    }
+    Ok(found.files)
 }
 
 fn kernel_item(row: &KernelRow, name: &str) -> Item {
@@ -46,12 +52,34 @@ pub fn report(path: &Path) -> Result<Report> {
         tree_depth: 0,
         heat_resolution: 1,
         schema: None,
+        window: None,
     };
     let ranks = tracestat::summarize_files(&files, None, &opts, None)?;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
-    Ok(analyzers::build(ranks, opts, &ReportOptions { bins: 1 }))
+    // Data after a trace's end is ignored, with tracestat's warning: once
+    // per file (a merged file holds several ranks), in input order.
+    let mut trailing: Vec<(usize, &str, u64)> = ranks
+        .iter()
+        .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
+        .collect();
+    trailing.sort();
+    trailing.dedup();
+    for (_, file, line) in trailing {
+        warn(
+            crate::TOOL,
+            format!("{file}:{line}: data after the end of the trace; ignored"),
+        );
+    }
+    Ok(analyzers::build(
+        ranks,
+        opts,
+        &ReportOptions {
+            bins: 1,
+            align: tracestat::analyzers::clocks::Align::Collectives,
+        },
+    ))
 }
 
 pub fn from_report(r: &Report) -> Run {

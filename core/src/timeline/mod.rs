@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::error::InputError;
 use crate::pftrace::PacketReader;
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
+use crate::walk::{walk, Depth, Skipped, Walk};
 
 use chrome_json::{JsonEvents, UnitraceVocabulary};
 use detect::{JsonDialect, Sniffed, HEAD_BYTES};
@@ -151,49 +152,69 @@ pub fn has_trace_suffix(path: &Path) -> bool {
 /// The trace files an input names (docs/tracestat.md#inputs): a file as it
 /// is; a directory's traces of a `unitrace --result-dir` tree
 /// (docs/formats.md#result-dir-tree), else the files directly in it whose
-/// names end in [`TRACE_SUFFIXES`], in byte order of their names. What
-/// they hold is told by content when they are read.
-pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+/// names end in [`TRACE_SUFFIXES`], in byte order of their names. Both
+/// walks take regular files only: what they skip is in `skipped`, for the
+/// caller's warnings (docs/robustness.md#walked-folders). What the files
+/// hold is told by content when they are read.
+pub fn trace_files(path: &Path) -> Result<Walk, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
     if !meta.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok(Walk {
+            files: vec![path.to_path_buf()],
+            skipped: Vec::new(),
+        });
     }
     if let Ok(tree) = crate::result_dir::ResultDir::open(path) {
         let sel = tree.traces(None);
         if !sel.files.is_empty() {
-            return Ok(sel.files.into_iter().map(|f| f.path).collect());
+            let skipped = tree
+                .unreadable
+                .iter()
+                .map(|(path, problem)| Skipped {
+                    path: path.clone(),
+                    problem: problem.clone(),
+                })
+                .collect();
+            let files = sel.files.into_iter().map(|f| f.path).collect();
+            return Ok(Walk { files, skipped });
         }
     }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, &e))? {
-        let p = entry.map_err(|e| InputError::io(path, &e))?.path();
-        if has_trace_suffix(&p) && p.is_file() {
-            files.push(p);
-        }
-    }
-    files.sort();
-    if files.is_empty() {
+    let found = walk(path, Depth::Flat, &has_trace_suffix).map_err(|e| InputError::io(path, &e))?;
+    if found.files.is_empty() {
         return Err(InputError::at_file(
             path,
             "no trace in this directory (*.json, *.json.gz, *.pftrace, *.pftrace.gz) and no result-dir tree",
         ));
     }
-    Ok(files)
+    Ok(found)
 }
 
 /// [`trace_files`] of every input, in order.
-pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut out = Vec::with_capacity(inputs.len());
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Walk, InputError> {
+    let mut out = Walk::default();
     for p in inputs {
-        out.extend(trace_files(p)?);
+        let found = trace_files(p)?;
+        out.files.extend(found.files);
+        out.skipped.extend(found.skipped);
     }
     Ok(out)
 }
 
 /// Reads the trace at `path` into `sink`.
 pub fn read_file<S: TraceSink>(path: &Path, sink: &mut S) -> Result<TimelineRead, SourceError> {
+    read_file_with_names(path, Names::default(), sink)
+}
+
+/// [`read_file`] interning into `names`, the table of an earlier read of
+/// the same file: every name then has the id it had there from the first
+/// event on, so ids kept from the earlier read resolve during this one.
+pub fn read_file_with_names<S: TraceSink>(
+    path: &Path,
+    names: Names,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
     let opened = open(path)?;
-    read_opened(opened, path, sink)
+    read_opened_with_names(opened, path, names, sink)
 }
 
 /// Reads a trace from bytes in memory (tests, fuzzing); `path` names it.
@@ -407,12 +428,22 @@ pub fn read_opened<S: TraceSink>(
     path: &Path,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
+    read_opened_with_names(opened, path, Names::default(), sink)
+}
+
+/// [`read_opened`] interning into `names` ([`read_file_with_names`]).
+pub fn read_opened_with_names<S: TraceSink>(
+    opened: Opened,
+    path: &Path,
+    names: Names,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
     let gzipped = opened.gzipped;
     let mut read = match opened.sniffed {
         Sniffed::Empty => TimelineRead {
             format: TimelineFormat::ChromeJson,
             gzipped,
-            names: Names::default(),
+            names,
             router: RankRouter::new(path),
             run_info: None,
             empty: true,
@@ -427,11 +458,12 @@ pub fn read_opened<S: TraceSink>(
                 }
                 Input::Stream(s) => s,
             };
-            read_pftrace(src, path, sink)?
+            read_pftrace(src, path, names, sink)?
         }
         Sniffed::Json(JsonDialect::Kineto) => {
-            let interp = JsonEvents::new(path, KinetoVocabulary::default())
+            let mut interp = JsonEvents::new(path, KinetoVocabulary::default())
                 .with_clock_offset(opened.clock_base);
+            interp.names = names;
             read_json(
                 opened.json_reader(),
                 interp,
@@ -441,7 +473,8 @@ pub fn read_opened<S: TraceSink>(
             )?
         }
         Sniffed::Json(JsonDialect::Unitrace) => {
-            let interp = JsonEvents::new(path, UnitraceVocabulary);
+            let mut interp = JsonEvents::new(path, UnitraceVocabulary);
+            interp.names = names;
             read_json(
                 opened.json_reader(),
                 interp,
@@ -529,10 +562,12 @@ fn feed_top_level<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
 fn read_pftrace<R: Read, S: TraceSink>(
     src: R,
     path: &Path,
+    names: Names,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
     let mut reader = PacketReader::new(src);
     let mut interp = PftraceEvents::new(RankRouter::new(path));
+    interp.names = names;
     loop {
         let record = match reader.next_record() {
             Ok(Some(r)) => r,
