@@ -15,7 +15,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use regex::Regex;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
+use unitrace_core::atomic::{
+    ensure_not_input, ensure_replaceable, same_output_path, AtomicFile, OutputKind, OutputSet,
+};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::{escape_controls, escape_lines, warn};
 use unitrace_core::result_dir::ResultDir;
@@ -178,8 +180,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let schema = args.schema.as_deref().map(load_schema).transpose()?;
     input_refs.extend(args.schema.as_deref());
     ensure_not_input(&args.output, &input_refs)?;
+    ensure_replaceable(&args.output, OutputKind::Trace)?;
     if let Some(csv) = args.stats_csv() {
         ensure_not_input(csv, &input_refs)?;
+        ensure_replaceable(csv, OutputKind::Table)?;
         if same_output_path(csv, &args.output) {
             anyhow::bail!("--stats {}: same file as the merged trace", csv.display());
         }

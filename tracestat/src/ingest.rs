@@ -421,9 +421,14 @@ fn finish(
             input_index,
         ));
     }
+    if ranks.is_empty() && read.cut.is_none() {
+        // No event at all (an empty file, an empty event list): no rank;
+        // the caller warns (docs/tracestat.md#inputs).
+        return ranks;
+    }
     if ranks.is_empty() {
-        // An empty trace is still one (idle) rank: say so in the report
-        // rather than dropping the file silently.
+        // A file cut before its first event is still one (idle) rank, so
+        // that the report says it was cut.
         let rank = read.router.rank(0);
         ranks.push(rank_trace(
             RankParts::new(),

@@ -75,7 +75,17 @@ pub fn report(path: &Path) -> Result<Report> {
         schema: None,
         window: None,
     };
-    let ranks = tracestat::summarize_files(&files, None, &opts, None)?;
+    let found = tracestat::summarize_files(&files, None, &opts, None)?;
+    for empty in &found.empty {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}: no trace events (an empty file?); left out",
+                empty.display()
+            ),
+        );
+    }
+    let ranks = found.ranks;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
