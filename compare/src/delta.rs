@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::matching::{match_items, MatchLevel};
 use crate::model::{Item, Run, Section};
-use crate::output::{signed_pct, signed_us};
 use crate::significance::{judge, Judgement, Rule, Test};
+use crate::spell::{signed_pct, signed_us};
 
 /// One compared item.
 #[derive(Debug, Clone, Serialize)]

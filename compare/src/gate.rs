@@ -207,9 +207,9 @@ pub struct Verdict {
 
 fn fmt_value(v: f64, time: bool) -> String {
     if time {
-        crate::output::fmt_us(v)
+        crate::spell::fmt_us(v)
     } else {
-        crate::output::fmt_num(v)
+        crate::spell::fmt_num(v)
     }
 }
 
@@ -364,7 +364,10 @@ mod tests {
         let msg = |r: &str| format!("{:#}", parse_rule(r).unwrap_err());
         let m = msg("total>2");
         assert!(m.contains("the threshold '2' has no unit"), "{m}");
-        assert!(m.contains("+5%") && m.contains("2ms") && m.contains("+5pt"), "{m}");
+        assert!(
+            m.contains("+5%") && m.contains("2ms") && m.contains("+5pt"),
+            "{m}"
+        );
         assert!(msg("kernel:k@EuActive[%]<-5").contains("has no unit"));
         assert!(msg("kernel:k@EuActive[%]>3ms").contains("is not a time"));
         assert!(msg("kernel:gemm>3pt").contains("not pt"));

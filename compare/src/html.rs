@@ -13,8 +13,8 @@ use unitrace_render::svg::{Markup, FONT_FAMILY};
 
 use crate::delta::{Comparison, Row, SectionDelta};
 use crate::output::{
-    collapse_templates, cut, fmt_us, match_line, short_name, rule_line, section_table, significance_line, signed_pct, signed_us,
-    total_line, TOP_ROWS,
+    collapse_templates, cut, fmt_us, match_line, rule_line, runs_word, section_table, short_name,
+    signed_pct, signed_us, significance_line, total_line, TOP_ROWS,
 };
 use crate::significance::Test;
 
@@ -217,7 +217,9 @@ fn legend(m: &mut Markup, repeated: bool) {
 fn bar(m: &mut Markup, ax: &Axis, r: &Row, y: f64) {
     let (x0, x1) = (ax.x(0.0), ax.x(r.delta_us));
     let (left, w) = (x0.min(x1), (x1 - x0).abs().max(1.0));
-    let change = r.change_pct.map_or_else(|| r.status.to_string(), signed_pct);
+    let change = r
+        .change_pct
+        .map_or_else(|| r.status.to_string(), signed_pct);
     let tip = format!(
         "{}\n{} -> {}: {} ({change}), {}{}",
         r.name,
@@ -290,11 +292,13 @@ pub fn delta_svg(s: &SectionDelta, rows: &[&Row], repeated: bool) -> String {
             ("font-size", 15.0.into()),
             ("font-weight", "bold".into()),
         ],
-        &format!(
-            "{}: candidate - baseline, the {} largest changes",
-            s.section,
-            rows.len()
-        ),
+        &match rows.len() {
+            1 => format!("{}: candidate - baseline", s.section),
+            n => format!(
+                "{}: candidate - baseline, the {n} largest changes",
+                s.section
+            ),
+        },
     );
     legend(&mut m, repeated);
     for &t in &ax.ticks {
@@ -309,14 +313,25 @@ pub fn delta_svg(s: &SectionDelta, rows: &[&Row], repeated: bool) -> String {
                 ("y2", (plot_bottom + 2.0).into()),
                 (
                     "stroke",
-                    if zero { palette::FRAME } else { palette::FAINT_GRID }
-                        .hex()
-                        .into(),
+                    if zero {
+                        palette::FRAME
+                    } else {
+                        palette::FAINT_GRID
+                    }
+                    .hex()
+                    .into(),
                 ),
                 ("stroke-width", if zero { 1.5 } else { 1.0 }.into()),
             ],
         );
-        text(&mut m, x, plot_bottom + 18.0, "middle", 12.0, &tick_text(t, ax.step));
+        text(
+            &mut m,
+            x,
+            plot_bottom + 18.0,
+            "middle",
+            12.0,
+            &tick_text(t, ax.step),
+        );
     }
     text(
         &mut m,
@@ -345,8 +360,13 @@ pub fn write<W: Write>(
     doc.heading(1, &format!("compare: {}", c.verdict.as_str()))?;
     doc.paragraph(&format!("{}.", c.verdict_reason))?;
     doc.paragraph(&format!(
-        "{} comparison of {} with {}, kernels matched by {}.",
-        c.kind, c.baseline, c.candidate, c.level
+        "Baseline {} ({}), candidate {} ({}): {}, kernels matched by {}.",
+        c.baseline,
+        runs_word(c.baseline_runs.len()),
+        c.candidate,
+        runs_word(c.candidate_runs.len()),
+        c.kind,
+        c.level
     ))?;
     doc.paragraph(&total_line(c))?;
     doc.paragraph(&format!("{}.", rule_line(c)))?;
@@ -393,7 +413,13 @@ pub fn write<W: Write>(
                 .map(|row| {
                     row.into_iter()
                         .zip(&t.numeric)
-                        .map(|(v, &num)| if num { Cell::Formatted(v) } else { Cell::Text(v) })
+                        .map(|(v, &num)| {
+                            if num {
+                                Cell::Formatted(v)
+                            } else {
+                                Cell::Text(v)
+                            }
+                        })
                         .collect()
                 })
                 .collect(),

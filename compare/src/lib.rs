@@ -15,6 +15,7 @@ pub mod matching;
 pub mod model;
 pub mod output;
 pub mod significance;
+pub mod spell;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -163,7 +164,11 @@ pub fn load(args: &Args, base: &[PathBuf], cand: &[PathBuf]) -> Result<(Kind, Si
                     p.display(),
                     k.as_str(),
                     base_kind.as_str(),
-                    if i < base.len() { "in the baseline" } else { "baseline" },
+                    if i < base.len() {
+                        "in the baseline"
+                    } else {
+                        "baseline"
+                    },
                     base_path.display()
                 );
             }

@@ -98,6 +98,45 @@ struct Merging {
     metrics: Vec<(String, Vec<f64>)>,
 }
 
+/// One section over the runs of a side: its items by name, in order of
+/// first appearance.
+struct MergingSection {
+    name: &'static str,
+    kernel_names: bool,
+    order: Vec<String>,
+    items: BTreeMap<String, Merging>,
+}
+
+impl MergingSection {
+    fn into_section(mut self, runs: usize) -> Section {
+        let items = self
+            .order
+            .into_iter()
+            .map(|name| {
+                let m = self.items.remove(&name).unwrap_or(Merging {
+                    runs_us: vec![0.0; runs],
+                    metrics: Vec::new(),
+                });
+                Item {
+                    name,
+                    time_us: mean(&m.runs_us),
+                    metrics: m
+                        .metrics
+                        .iter()
+                        .map(|(k, v)| (k.clone(), mean(v)))
+                        .collect(),
+                    runs_us: m.runs_us,
+                }
+            })
+            .collect();
+        Section {
+            name: self.name,
+            kernel_names: self.kernel_names,
+            items,
+        }
+    }
+}
+
 /// The runs of one side as one [`Run`]: per section (in the first run's
 /// order, then sections only later runs have) the union of the items by
 /// exact name, in order of first appearance; an item's time is its mean
@@ -109,21 +148,25 @@ pub fn merge_runs(mut runs: Vec<Run>) -> Run {
         return runs.remove(0);
     }
     let n = runs.len();
-    let mut sections: Vec<(&'static str, bool, Vec<String>, BTreeMap<String, Merging>)> =
-        Vec::new();
+    let mut sections: Vec<MergingSection> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
         for s in &run.sections {
-            let at = match sections.iter().position(|x| x.0 == s.name) {
+            let at = match sections.iter().position(|x| x.name == s.name) {
                 Some(i) => i,
                 None => {
-                    sections.push((s.name, s.kernel_names, Vec::new(), BTreeMap::new()));
+                    sections.push(MergingSection {
+                        name: s.name,
+                        kernel_names: s.kernel_names,
+                        order: Vec::new(),
+                        items: BTreeMap::new(),
+                    });
                     sections.len() - 1
                 }
             };
-            let (_, _, order, items) = &mut sections[at];
+            let merging = &mut sections[at];
             for item in &s.items {
-                let m = items.entry(item.name.clone()).or_insert_with(|| {
-                    order.push(item.name.clone());
+                let m = merging.items.entry(item.name.clone()).or_insert_with(|| {
+                    merging.order.push(item.name.clone());
                     Merging {
                         runs_us: vec![0.0; n],
                         metrics: Vec::new(),
@@ -146,28 +189,7 @@ pub fn merge_runs(mut runs: Vec<Run>) -> Run {
         total_us: mean(&total_runs_us),
         total_runs_us,
         total_what: runs[0].total_what,
-        sections: sections
-            .into_iter()
-            .map(|(name, kernel_names, order, mut items)| Section {
-                name,
-                kernel_names,
-                items: order
-                    .into_iter()
-                    .map(|item| {
-                        let m = items.remove(&item).unwrap_or(Merging {
-                            runs_us: vec![0.0; n],
-                            metrics: Vec::new(),
-                        });
-                        Item {
-                            name: item,
-                            time_us: mean(&m.runs_us),
-                            metrics: m.metrics.iter().map(|(k, v)| (k.clone(), mean(v))).collect(),
-                            runs_us: m.runs_us,
-                        }
-                    })
-                    .collect(),
-            })
-            .collect(),
+        sections: sections.into_iter().map(|s| s.into_section(n)).collect(),
     }
 }
 

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use crate::delta::{Comparison, Row, SectionDelta};
 use crate::significance::{Judgement, Test};
+pub use crate::spell::{fmt_num, fmt_us, signed_pct, signed_us};
 use unitrace_render::parquet::{Column, Schema};
 use unitrace_render::table::{TableFormat, TableWriter};
 
@@ -14,38 +15,6 @@ use unitrace_render::table::{TableFormat, TableWriter};
 pub const TOP_ROWS: usize = 20;
 /// New and vanished items named in the match line.
 const TOP_NAMED: usize = 3;
-
-/// A time in microseconds, in the unit that reads best.
-pub fn fmt_us(us: f64) -> String {
-    let a = us.abs();
-    if a >= 1e6 {
-        format!("{:.3} s", us / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.3} ms", us / 1e3)
-    } else {
-        format!("{us:.3} us")
-    }
-}
-
-pub fn fmt_num(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
-pub fn signed_us(us: f64) -> String {
-    if us > 0.0 {
-        format!("+{}", fmt_us(us))
-    } else {
-        fmt_us(us)
-    }
-}
-
-pub fn signed_pct(v: f64) -> String {
-    format!("{v:+.1}%")
-}
 
 fn opt_pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), signed_pct)
@@ -137,7 +106,7 @@ pub fn rule_line(c: &Comparison) -> String {
     }
 }
 
-fn runs_word(n: usize) -> String {
+pub fn runs_word(n: usize) -> String {
     if n == 1 {
         "1 run".into()
     } else {
@@ -179,7 +148,9 @@ pub fn verdict_line(c: &Comparison) -> String {
 /// The unit of a time column: the one that keeps its largest value under
 /// 10,000.
 fn time_unit(values: impl Iterator<Item = f64>) -> (&'static str, f64) {
-    let largest = values.filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+    let largest = values
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     if largest >= 1e7 {
         ("s", 1e6)
     } else if largest >= 1e4 {
@@ -198,6 +169,11 @@ pub struct TextTable {
     pub numeric: Vec<bool>,
     /// The unit of the delta column, and its scale from microseconds.
     pub delta_unit: (&'static str, f64),
+}
+
+/// `v` rounded to tenths, without a negative zero (`-0.0001` reads `0.0`).
+fn tenths(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0 + 0.0
 }
 
 /// A change with 3 decimals and its sign (none for no change).
@@ -284,12 +260,15 @@ pub fn section_table(
                         .map_or_else(|| "-".into(), |n| format!("{:.3}", n / ds)),
                 );
             }
-            cells.push(r.change_pct.map_or_else(|| "-".into(), |v| format!("{v:+.1}")));
+            cells.push(
+                r.change_pct
+                    .map_or_else(|| "-".into(), |v| format!("{:+.1}", tenths(v))),
+            );
             cells.push(r.ratio.map_or_else(|| "-".into(), |v| format!("{v:.3}")));
             if share {
                 cells.push(
                     r.share_of_change_pct
-                        .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+                        .map_or_else(|| "-".into(), |v| format!("{:.1}", tenths(v))),
                 );
             }
             cells.push(significance_word(r).to_string());

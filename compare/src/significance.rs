@@ -211,7 +211,10 @@ mod tests {
         assert!(judge(&[60.0], &[0.0], &r).significant); // vanished
         assert!(!judge(&[5.0], &[5.0], &r).significant);
         let j = judge(&[100.0], &[111.0], &r);
-        assert_eq!((j.noise_us, j.p_value, j.baseline_sd_us), (None, None, None));
+        assert_eq!(
+            (j.noise_us, j.p_value, j.baseline_sd_us),
+            (None, None, None)
+        );
         assert_eq!(Test::of(1, 1), Test::ThresholdOnly);
     }
 

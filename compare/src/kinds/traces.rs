@@ -167,7 +167,13 @@ pub fn from_report(r: &Report) -> Run {
             item
         })
         .collect();
-    let ranks = r.out.breakdown.breakdown.iter().flat_map(rank_items).collect();
+    let ranks = r
+        .out
+        .breakdown
+        .breakdown
+        .iter()
+        .flat_map(rank_items)
+        .collect();
     Run::new(
         kernels.iter().map(|k| k.time_us).sum(),
         "kernel time, all ranks",
