@@ -96,8 +96,10 @@ fn rank_items(b: &BreakdownRow) -> Vec<Item> {
     };
     let context = [
         ("wall_us", b.wall_us),
+        ("active_us", b.active_us),
         ("busy_us", b.busy_us),
         ("idle_us", b.idle_us),
+        ("idle_between_us", b.idle_between_us),
     ];
     let item = |what: &str, time_us: f64, own: &[(&str, f64)]| {
         let mut item = Item::new(format!("{rank} {what}"), time_us);
@@ -109,18 +111,33 @@ fn rank_items(b: &BreakdownRow) -> Vec<Item> {
         item
     };
     [
-        item("compute", b.compute_us, &[("pct_of_wall", b.compute_pct)]),
+        item(
+            "compute",
+            b.compute_us,
+            &[
+                ("pct_of_active", b.compute_active_pct),
+                ("pct_of_wall", b.compute_pct),
+            ],
+        ),
         item(
             "communication",
             b.communication_us,
             &[
+                ("pct_of_active", b.communication_active_pct),
                 ("pct_of_wall", b.communication_pct),
                 ("communication_total_us", b.communication_total_us),
                 ("overlap_pct", b.overlap_pct),
                 ("exposed_communication_us", b.exposed_communication_us),
             ],
         ),
-        item("memory", b.memory_us, &[("pct_of_wall", b.memory_pct)]),
+        item(
+            "memory",
+            b.memory_us,
+            &[
+                ("pct_of_active", b.memory_active_pct),
+                ("pct_of_wall", b.memory_pct),
+            ],
+        ),
     ]
     .into_iter()
     .filter(|i| i.time_us > 0.0)
