@@ -16,12 +16,15 @@ use crate::matching::MatchLevel;
                   repeated runs, BASE1 BASE2 ... --vs CAND1 CAND2 ... (or folders of runs), whose \
                   run-to-run noise then decides what is significant. \
                   Exit 3 when a --fail-if threshold is exceeded, 1 on bad input, 2 on usage errors.",
+    override_usage = "compare [OPTIONS] BASELINE CANDIDATE\n       \
+                      compare [OPTIONS] BASE1 BASE2 ... --vs CAND1 CAND2 ...\n       \
+                      compare [OPTIONS] METRICS.csv [METRICS2.csv] --instances KERNEL:N KERNEL:M",
     infer_long_args = true
 )]
 pub struct Args {
     /// The baseline run and the candidate run; with --vs, every one is a
     /// baseline run (repeated runs), and --vs names the candidate runs.
-    #[arg(value_name = "BASELINE", required = true, num_args = 1..)]
+    #[arg(value_name = "RUN", required = true, num_args = 1..)]
     pub runs: Vec<PathBuf>,
 
     /// The candidate runs, when the positional runs are all baselines:

@@ -100,41 +100,15 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// Reads every run at once: each is one streaming pass, and a reader of
-/// one run leaves cores idle (docs/compare.md#speed).
+/// one run leaves cores idle (docs/compare.md#speed). The first error in
+/// the order given is the one reported.
 fn read_runs(kind: Kind, paths: &[&Path], roofline: Option<&Path>) -> Result<Vec<Run>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(2, 8)
-        .min(paths.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<Run>>> = (0..paths.len()).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = paths.get(i) else { break };
-                        done.push((i, read_run(kind, path, roofline)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        for h in handles {
-            if let Ok(done) = h.join() {
-                for (i, r) in done {
-                    results[i] = Some(r);
-                }
-            }
-        }
-    });
-    results
-        .into_iter()
-        .zip(paths)
-        .map(|(r, p)| r.unwrap_or_else(|| bail!("{}: reader failed", p.display())))
-        .collect()
+    use rayon::prelude::*;
+    let runs: Vec<Result<Run>> = paths
+        .par_iter()
+        .map(|path| read_run(kind, path, roofline))
+        .collect();
+    runs.into_iter().collect()
 }
 
 /// One side's runs, read and merged, with their names.
