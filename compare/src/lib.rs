@@ -129,31 +129,21 @@ pub fn load(args: &Args, base: &[PathBuf], cand: &[PathBuf]) -> Result<(Kind, Si
         return load_instances(args, base_kind, base_path, cand.first());
     }
     let (base, cand) = (expand(base)?, expand(cand)?);
+    let mut kind = base_kind;
     if args.roofline.is_none() {
-        for (i, p) in base.iter().chain(&cand).enumerate().skip(1) {
-            let k = kinds::detect(p)?;
-            if k != base_kind {
-                bail!(
-                    "{}: {} against {} {} ({}); compare two of one kind",
-                    p.display(),
-                    k.as_str(),
-                    base_kind.as_str(),
-                    if i < base.len() {
-                        "in the baseline"
-                    } else {
-                        "baseline"
-                    },
-                    base_path.display()
-                );
-            }
+        // Every run against the first baseline: a kind only guessed from
+        // the first bytes follows the other's when the name allows it
+        // (docs/compare.md#inputs).
+        for p in base.iter().chain(&cand).skip(1) {
+            kind = kinds::agree((&base[0], kind), (p, kinds::detect(p)?))?.0;
         }
     }
     let all: Vec<&Path> = base.iter().chain(&cand).map(PathBuf::as_path).collect();
-    let mut runs = read_runs(base_kind, &all, args.roofline.as_deref())?;
+    let mut runs = read_runs(kind, &all, args.roofline.as_deref())?;
     let cand_runs = runs.split_off(base.len());
     let names = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
     Ok((
-        base_kind,
+        kind,
         Side {
             run: model::merge_runs(runs),
             names: names(&base),
@@ -363,8 +353,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             other => other?,
         }
     }
+    // Kernel names in a violation are input: escaped (docs/robustness.md#messages).
     for v in &verdict.violations {
-        eprintln!("{TOOL}: {v}");
+        eprintln!("{TOOL}: {}", unitrace_core::cli::escape_controls(v));
     }
     Ok(if verdict.violations.is_empty() {
         ExitCode::SUCCESS

@@ -4,7 +4,7 @@
 //! comparison, its runs merged item by item with the time of every run kept
 //! (docs/compare.md#repeated-runs).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One item of a run: a kernel, a category, a host range, a rank's compute.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,9 +93,13 @@ fn mean(v: &[f64]) -> f64 {
 
 /// One item over the runs of a side: the time per run (0 where absent),
 /// and each metric's values in the runs that have it.
+#[derive(Default)]
 struct Merging {
     runs_us: Vec<f64>,
     metrics: Vec<(String, Vec<f64>)>,
+    /// Where each metric is in `metrics`: a metric CSV of 150k columns has
+    /// 450k metrics per kernel, too many to look up by a scan.
+    index: HashMap<String, usize>,
 }
 
 /// One section over the runs of a side: its items by name, in order of
@@ -113,9 +117,9 @@ impl MergingSection {
             .order
             .into_iter()
             .map(|name| {
-                let m = self.items.remove(&name).unwrap_or(Merging {
+                let m = self.items.remove(&name).unwrap_or_else(|| Merging {
                     runs_us: vec![0.0; runs],
-                    metrics: Vec::new(),
+                    ..Merging::default()
                 });
                 Item {
                     name,
@@ -169,16 +173,19 @@ pub fn merge_runs(mut runs: Vec<Run>) -> Run {
                     merging.order.push(item.name.clone());
                     Merging {
                         runs_us: vec![0.0; n],
-                        metrics: Vec::new(),
+                        ..Merging::default()
                     }
                 });
                 // Two items of one name in one run (a merged trace's
                 // devices) add up, as one run's reader would add them.
                 m.runs_us[r] += item.time_us;
                 for (name, v) in &item.metrics {
-                    match m.metrics.iter_mut().find(|x| &x.0 == name) {
-                        Some(x) => x.1.push(*v),
-                        None => m.metrics.push((name.clone(), vec![*v])),
+                    match m.index.get(name) {
+                        Some(&i) => m.metrics[i].1.push(*v),
+                        None => {
+                            m.index.insert(name.clone(), m.metrics.len());
+                            m.metrics.push((name.clone(), vec![*v]));
+                        }
                     }
                 }
             }

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use crate::delta::{Comparison, Row, SectionDelta};
 use crate::significance::{Judgement, Test};
 pub use crate::spell::{fmt_num, fmt_us, signed_pct, signed_us};
+use unitrace_core::cli::escape_controls;
 use unitrace_render::parquet::{Column, Schema};
 use unitrace_render::table::{TableFormat, TableWriter};
 
@@ -290,7 +291,8 @@ pub fn section_table(
 const CONSOLE_NAME_CHARS: usize = 80;
 
 fn console_name(name: &str) -> String {
-    cut(name, CONSOLE_NAME_CHARS)
+    // Escaped before it is measured, so that the columns stay aligned.
+    cut(&escape_controls(name), CONSOLE_NAME_CHARS)
 }
 
 fn write_aligned(w: &mut dyn Write, t: &TextTable) -> io::Result<()> {
@@ -318,7 +320,18 @@ fn write_aligned(w: &mut dyn Write, t: &TextTable) -> io::Result<()> {
     Ok(())
 }
 
+/// The console report. Names and paths come from the inputs: no line
+/// carries a raw control byte (docs/robustness.md#messages).
 pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
+    let mut text = Vec::new();
+    write_console_lines(&mut text, c)?;
+    for line in String::from_utf8_lossy(&text).lines() {
+        writeln!(w, "{}", escape_controls(line))?;
+    }
+    Ok(())
+}
+
+fn write_console_lines(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(w, "{}", verdict_line(c))?;
     writeln!(
         w,

@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use regex::Regex;
 use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
-use unitrace_core::cli::warn;
+use unitrace_core::cli::{escape_controls, escape_lines, warn};
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
 use unitrace_render::table::TableFormat;
@@ -125,7 +125,9 @@ fn find_inputs(args: &Args, ranks: Option<&[u32]>) -> Result<Result<Vec<PathBuf>
     };
     let tree = ResultDir::open(dir).map_err(|e| InputError::at_file(dir, e.to_string()))?;
     for (folder, e) in &tree.unreadable {
-        warn(TOOL, format!("{}: {e}; skipped", folder.display()));
+        // The walk's words end in "; skipped" or "; followed"
+        // (docs/robustness.md#walked-folders).
+        warn(TOOL, format!("{}: {e}", folder.display()));
     }
     let sel = tree.traces(ranks);
     if sel.files.is_empty() {
@@ -261,7 +263,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         window,
         stats: args.stats.is_some(),
         skip_invalid: args.skip_invalid,
-        max_event_bytes: args.max_event_mib.max(1) << 20,
+        max_event_bytes: usize::from(args.max_event_mib) << 20,
     };
     let total: u64 = plans
         .iter()
@@ -298,7 +300,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     if opts.stats {
-        stats::write_report(&mut lock, &outcome.ranks, 20)?;
+        // Kernel and range names are input: no raw control byte on the
+        // console (docs/robustness.md#messages).
+        let mut report = Vec::new();
+        stats::write_report(&mut report, &outcome.ranks, 20)?;
+        lock.write_all(escape_lines(&String::from_utf8_lossy(&report)).as_bytes())?;
     }
     if !pftrace {
         // The newest mergetrace.py's success line (N = inputs found, skipped
@@ -308,7 +314,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             lock,
             "Successfully merged {} files into {}",
             given.len(),
-            args.output.display()
+            escape_controls(&args.output.display().to_string())
         )?;
     }
     lock.flush()?;
