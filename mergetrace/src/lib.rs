@@ -259,7 +259,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         remap_pids: args.remap_pids,
         filter,
         window,
-        stats: args.stats.is_some(),
+        stats: args.stats.is_some().then(|| stats::StatsPlan {
+            schema,
+            schema_name: args
+                .schema
+                .as_deref()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned()),
+        }),
         skip_invalid: args.skip_invalid,
         max_event_bytes: args.max_event_mib.max(1) << 20,
     };
@@ -272,7 +279,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     // (docs/robustness.md#outputs).
     let outputs = OutputSet::begin();
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
-    let (out, mut outcome) = if pftrace {
+    let (out, outcome) = if pftrace {
         pfmerge::merge(&plans, &opts, out, progress.as_ref())
             .map_err(|e| name_output_on_write_error(e, &args.output))?
     } else {
@@ -285,20 +292,21 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
-    if let Some(schema) = &schema {
-        stats::apply_schema(&mut outcome.ranks, schema);
-    }
-    if let Some(csv) = args.stats_csv() {
+    let merge_stats = opts
+        .stats
+        .as_ref()
+        .map(|plan| stats::MergeStats::build(outcome.ranks, plan));
+    if let (Some(csv), Some(merge_stats)) = (args.stats_csv(), &merge_stats) {
         let f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
-        let f = stats::write_table(f, TableFormat::of_path(csv), &outcome.ranks)?;
+        let f = stats::write_table(f, TableFormat::of_path(csv), merge_stats)?;
         f.commit().map_err(|e| InputError::io(csv, &e))?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
     outputs.commit()?;
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    if opts.stats {
-        stats::write_report(&mut lock, &outcome.ranks, 20)?;
+    if let Some(merge_stats) = &merge_stats {
+        stats::write_report(&mut lock, merge_stats, 20)?;
     }
     if !pftrace {
         // The newest mergetrace.py's success line (N = inputs found, skipped
@@ -350,7 +358,7 @@ pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
         remap_pids: false,
         filter: None,
         window: None,
-        stats: false,
+        stats: None,
         skip_invalid: false,
         max_event_bytes: 256 << 20,
     };
