@@ -259,14 +259,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         remap_pids: args.remap_pids,
         filter,
         window,
-        stats: args.stats.is_some().then(|| stats::StatsPlan {
-            schema,
-            schema_name: args
-                .schema
-                .as_deref()
-                .and_then(Path::file_name)
-                .map(|n| n.to_string_lossy().into_owned()),
-        }),
+        stats: args
+            .stats
+            .is_some()
+            .then(|| stats::StatsPlan::new(schema, args.schema.as_deref())),
         skip_invalid: args.skip_invalid,
         max_event_bytes: args.max_event_mib.max(1) << 20,
     };
@@ -296,31 +292,46 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .stats
         .as_ref()
         .map(|plan| stats::MergeStats::build(outcome.ranks, plan));
-    if let (Some(csv), Some(merge_stats)) = (args.stats_csv(), &merge_stats) {
-        let f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
-        let f = stats::write_table(f, TableFormat::of_path(csv), merge_stats)?;
-        f.commit().map_err(|e| InputError::io(csv, &e))?;
+    if let (Some(path), Some(merge_stats)) = (args.stats_csv(), &merge_stats) {
+        write_stats_table(path, merge_stats)?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
     outputs.commit()?;
-    let stdout = std::io::stdout();
-    let mut lock = stdout.lock();
-    if let Some(merge_stats) = &merge_stats {
-        stats::write_report(&mut lock, merge_stats, 20)?;
-    }
-    if !pftrace {
-        // The newest mergetrace.py's success line (N = inputs found, skipped
-        // ones included); its .pftrace merge prints nothing
-        // (docs/compatibility.md#mergetrace-upstream-newest).
-        writeln!(
-            lock,
+    // The newest mergetrace.py's success line (N = inputs found, skipped
+    // ones included); its .pftrace merge prints nothing
+    // (docs/compatibility.md#mergetrace-upstream-newest).
+    let success = (!pftrace).then(|| {
+        format!(
             "Successfully merged {} files into {}",
             given.len(),
             args.output.display()
-        )?;
+        )
+    });
+    print_results(merge_stats.as_ref(), success)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// stdout once the outputs are in place: the `--stats` report, then the
+/// success line.
+fn print_results(merge_stats: Option<&stats::MergeStats>, success: Option<String>) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    if let Some(merge_stats) = merge_stats {
+        stats::write_report(&mut lock, merge_stats, 20)?;
+    }
+    if let Some(line) = success {
+        writeln!(lock, "{line}")?;
     }
     lock.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The `--stats FILE.csv|FILE.parquet` table.
+fn write_stats_table(path: &Path, merge_stats: &stats::MergeStats) -> Result<()> {
+    let f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+    let f = stats::write_table(f, TableFormat::of_path(path), merge_stats)?;
+    f.commit().map_err(|e| InputError::io(path, &e))?;
+    Ok(())
 }
 
 /// One trace of [`merge_in_memory`].

@@ -54,6 +54,16 @@ pub struct StatsPlan {
 }
 
 impl StatsPlan {
+    /// `--stats`, with the `--schema` read from `schema_path`.
+    pub fn new(schema: Option<CategorySchema>, schema_path: Option<&Path>) -> Self {
+        StatsPlan {
+            schema,
+            schema_name: schema_path
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned()),
+        }
+    }
+
     /// tracestat's per-rank options at its defaults: none of the numbers
     /// mergetrace prints depends on them, and with them the summaries are
     /// those `tracestat` makes of the same files.

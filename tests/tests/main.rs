@@ -6,10 +6,10 @@ mod bad_inputs;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;
+mod mergetrace_stats;
 mod output_is_input;
 mod parquet_tables;
 mod repository_rules;
-mod straggler_line;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

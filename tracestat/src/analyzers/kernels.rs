@@ -449,7 +449,7 @@ mod tests {
             class: Class::Compute,
             count: 1,
             total_ns,
-            durations: DurationSketch::from_values(&mut vec![total_ns]),
+            durations: DurationSketch::from_values(&mut [total_ns]),
             host_range: range.into(),
             host_range_ns: ns,
         };
