@@ -69,6 +69,22 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub bins: u32,
 
+    /// Only from this time on, since each rank's first event (ns, us, ms,
+    /// s; bare = us): every analysis sees the stretch --from..--to.
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+
+    /// Only up to this time, since each rank's first event.
+    #[arg(long, value_name = "TIME")]
+    pub to: Option<String>,
+
+    /// How to line up the ranks' clocks before collectives are compared
+    /// (docs/tracestat.md#clock-alignment): `collectives` offsets each rank
+    /// so that the ends of matched collectives coincide, when that makes
+    /// more of them consistent; `none` takes the clocks as read.
+    #[arg(long, value_name = "HOW", default_value = "collectives", value_parser = parse_align)]
+    pub align: crate::analyzers::clocks::Align,
+
     /// Kernels shorter than this count as short (ns, us, ms, s; bare = us).
     #[arg(long, value_name = "DUR", default_value = "10us")]
     pub short_kernel: String,
@@ -107,5 +123,14 @@ fn parse_rank_rows(s: &str) -> Result<RankRows, String> {
     match s.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(RankRows(Some(n))),
         _ => Err(format!("`{s}`: a number of ranks (1 or more) or `all`")),
+    }
+}
+
+fn parse_align(s: &str) -> Result<crate::analyzers::clocks::Align, String> {
+    use crate::analyzers::clocks::Align;
+    match s {
+        "collectives" => Ok(Align::Collectives),
+        "none" => Ok(Align::None),
+        _ => Err(format!("`{s}`: `collectives` or `none`")),
     }
 }

@@ -365,8 +365,16 @@ pub fn table_files() -> Vec<String> {
         tree_depth: 1,
         heat_resolution: 1,
         schema: None,
+        window: None,
     };
-    let empty = analyzers::build(Vec::new(), options, &ReportOptions { bins: 1 });
+    let empty = analyzers::build(
+        Vec::new(),
+        options,
+        &ReportOptions {
+            bins: 1,
+            align: analyzers::clocks::Align::Collectives,
+        },
+    );
     let (_, all) = sections(&empty, None);
     let mut files: Vec<String> = all
         .iter()

@@ -13,7 +13,7 @@ use unitrace_render::table::TableFormat;
 
 use crate::analyzers::{RankOptions, ReportOptions};
 use crate::args::Args;
-use crate::time;
+use crate::time::{self, Ns};
 use crate::TOOL;
 
 /// Fine heatmap bins per rank (docs/tracestat.md#heatmap).
@@ -108,6 +108,10 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         Some(p) => Some((p.clone(), load_schema(p)?)),
         None => None,
     };
+    let window = window(&args)?;
+    if args.combine && window.is_some() {
+        bail!("--from and --to are chosen when the partials are made, not at --combine");
+    }
     let rank_options = RankOptions {
         short_kernel_ns,
         tree_depth: args.tree.unwrap_or(0),
@@ -117,6 +121,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
             .as_deref()
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned()),
+        window,
     };
     let mut tables = Vec::new();
     tables.extend(args.csv.clone().map(|d| (d, TableFormat::Csv)));
@@ -140,6 +145,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         rank_options,
         report: ReportOptions {
             bins: args.bins as usize,
+            align: args.align,
         },
         outputs,
         jobs: args.jobs,
@@ -167,6 +173,25 @@ fn check_tree_depth(args: &Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `--from`/`--to` as offsets in ns (docs/tracestat.md#windows).
+fn window(args: &Args) -> Result<Option<(Ns, Ns)>> {
+    if args.from.is_none() && args.to.is_none() {
+        return Ok(None);
+    }
+    let parse = |opt: &str, v: &Option<String>, default: Ns| -> Result<Ns> {
+        match v {
+            Some(t) => time::parse_duration(t).map_err(|e| anyhow::anyhow!("--{opt}: {e}")),
+            None => Ok(default),
+        }
+    };
+    let from = parse("from", &args.from, 0)?;
+    let to = parse("to", &args.to, Ns::MAX)?;
+    if to <= from {
+        bail!("--to must be later than --from");
+    }
+    Ok(Some((from, to)))
 }
 
 fn load_schema(path: &Path) -> Result<CategorySchema> {

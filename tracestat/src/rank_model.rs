@@ -369,6 +369,38 @@ pub fn with_model<T>(
     (trace, out)
 }
 
+/// Keeps only the stretch `from..to` of a rank (offsets from its first
+/// event, docs/tracestat.md#windows): device operations and host calls
+/// cut at the window's edges, collectives that start inside it, the
+/// rank's span the window's.
+pub fn clip_to_window(mut t: RankTrace, (from, to): (Ns, Ns)) -> RankTrace {
+    if t.last < t.first {
+        return t;
+    }
+    let (lo, hi) = (t.first.saturating_add(from), t.first.saturating_add(to));
+    let clip = |s: Ns, e: Ns| (s.max(lo), e.min(hi));
+    t.kernels.retain_mut(|k| {
+        (k.start, k.end) = clip(k.start, k.end);
+        k.end > k.start
+    });
+    t.host.retain_mut(|h| {
+        (h.start, h.end) = clip(h.start, h.end);
+        h.end >= h.start && h.start < hi && h.end > lo
+    });
+    for cover in &mut t.host_cover {
+        cover.retain_mut(|c| {
+            *c = clip(c.0, c.1);
+            c.1 > c.0
+        });
+    }
+    t.collectives.retain(|c| c.start >= lo && c.start < hi);
+    t.host_first = t.host_first.max(lo);
+    t.host_last = t.host_last.min(hi);
+    t.first = t.first.max(lo);
+    t.last = t.last.min(hi);
+    t
+}
+
 /// Union length of intervals.
 pub fn union_len(mut v: Vec<(Ns, Ns)>) -> Ns {
     v.sort_unstable();

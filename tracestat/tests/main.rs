@@ -15,6 +15,7 @@ mod mapped;
 mod partial_and_errors;
 mod pftrace_collectives;
 mod tables;
+mod trust;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

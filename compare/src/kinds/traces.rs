@@ -72,12 +72,20 @@ pub fn report(path: &Path) -> Result<Report> {
         tree_depth: 0,
         heat_resolution: 1,
         schema: None,
+        window: None,
     };
     let ranks = tracestat::summarize_files(&files, None, &opts, None)?;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
-    Ok(analyzers::build(ranks, opts, &ReportOptions { bins: 1 }))
+    Ok(analyzers::build(
+        ranks,
+        opts,
+        &ReportOptions {
+            bins: 1,
+            align: tracestat::analyzers::clocks::Align::Collectives,
+        },
+    ))
 }
 
 pub fn from_report(r: &Report) -> Run {

@@ -29,6 +29,13 @@ pub struct ScopeTimes {
     /// Sum of operation durations (not a union).
     pub kernel_sum_ns: Ns,
     pub launches: u64,
+    /// The active window: first device operation's start to the last one's
+    /// end (0 without device work).
+    pub active_ns: Ns,
+    /// Idle before the first device operation (since the rank's first
+    /// event) and after the last one (to its last event).
+    pub idle_before_ns: Ns,
+    pub idle_after_ns: Ns,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,6 +60,18 @@ pub struct BreakdownRow {
     pub exposed_communication_us: f64,
     pub kernel_time_us: f64,
     pub launches: u64,
+    /// The active window (first to last device operation) and the idle
+    /// time before it, inside it and after it (docs/tracestat.md#breakdown).
+    pub active_us: f64,
+    pub idle_before_us: f64,
+    pub idle_between_us: f64,
+    pub idle_after_us: f64,
+    /// Shares of the active window: the headline numbers.
+    pub busy_active_pct: f64,
+    pub compute_active_pct: f64,
+    pub communication_active_pct: f64,
+    pub memory_active_pct: f64,
+    pub idle_active_pct: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,6 +100,11 @@ impl Analyzer for Breakdown {
             .iter()
             .map(|s| {
                 let busy = s.sweep.busy();
+                let (first, last) = match (s.sweep.segments.first(), s.sweep.segments.last()) {
+                    (Some(a), Some(b)) => (a.0, b.1),
+                    _ => (m.first, m.first),
+                };
+                let active = last - first;
                 ScopeTimes {
                     device: s.device.clone(),
                     wall_ns: m.wall,
@@ -93,6 +117,17 @@ impl Analyzer for Breakdown {
                     overlap_ns: s.sweep.overlap,
                     kernel_sum_ns: s.kernel_sum,
                     launches: s.launches,
+                    active_ns: active,
+                    idle_before_ns: if active > 0 {
+                        (first - m.first).max(0)
+                    } else {
+                        m.wall
+                    },
+                    idle_after_ns: if active > 0 {
+                        (m.last - last).max(0)
+                    } else {
+                        0
+                    },
                 }
             })
             .collect()
@@ -119,7 +154,7 @@ impl Analyzer for Breakdown {
             .collect();
         let mut s = Section::new(
             "breakdown",
-            "Where the time went (share of each rank's wall time; a moment counts once: compute > communication > memory > idle)",
+            "Where the time went (share of each rank's active window, its first to last device operation; a moment counts once: compute > communication > memory > idle)",
         );
         s.tables.push(breakdown_table(rows, &shown, screen));
         let mut o = Section::new("overlap", "Communication overlapped by compute");
@@ -155,6 +190,15 @@ fn row(label: &str, file: &str, s: &ScopeTimes) -> BreakdownRow {
         exposed_communication_us: us(s.communication_union_ns - s.overlap_ns),
         kernel_time_us: us(s.kernel_sum_ns),
         launches: s.launches,
+        active_us: us(s.active_ns),
+        idle_before_us: us(s.idle_before_ns),
+        idle_between_us: us(s.active_ns - s.busy_ns),
+        idle_after_us: us(s.idle_after_ns),
+        busy_active_pct: pct(us(s.busy_ns), us(s.active_ns)),
+        compute_active_pct: pct(us(s.compute_ns), us(s.active_ns)),
+        communication_active_pct: pct(us(s.communication_ns), us(s.active_ns)),
+        memory_active_pct: pct(us(s.memory_ns), us(s.active_ns)),
+        idle_active_pct: pct(us(s.active_ns - s.busy_ns), us(s.active_ns)),
     }
 }
 
@@ -179,19 +223,29 @@ fn breakdown_table(rows: &[BreakdownRow], shown: &[usize], screen: &Screen) -> T
             Column::new("rank", "rank", Unit::Text),
             Column::new("device", "device", Unit::Text).files_only(),
             Column::new("file", "file", Unit::Text).files_only(),
-            Column::new("wall_us", "wall", Unit::Us),
+            Column::new("wall_us", "wall", Unit::Us).files_only(),
             Column::new("busy_us", "busy", Unit::Us).files_only(),
-            Column::new("busy_pct", "busy", Unit::Pct),
+            Column::new("busy_pct", "busy of wall", Unit::Pct).files_only(),
             Column::new("compute_us", "compute", Unit::Us).files_only(),
             Column::new("communication_us", "communication", Unit::Us).files_only(),
             Column::new("memory_us", "memory", Unit::Us).files_only(),
             Column::new("idle_us", "idle", Unit::Us).files_only(),
-            Column::new("compute_pct", "compute", Unit::Pct),
-            Column::new("communication_pct", "comm", Unit::Pct),
-            Column::new("memory_pct", "memory", Unit::Pct),
-            Column::new("idle_pct", "idle", Unit::Pct),
+            Column::new("compute_pct", "compute of wall", Unit::Pct).files_only(),
+            Column::new("communication_pct", "comm of wall", Unit::Pct).files_only(),
+            Column::new("memory_pct", "memory of wall", Unit::Pct).files_only(),
+            Column::new("idle_pct", "idle of wall", Unit::Pct).files_only(),
             Column::new("kernel_time_us", "kernel time", Unit::Us).files_only(),
             Column::new("launches", "launches", Unit::Count).files_only(),
+            Column::new("active_us", "active", Unit::Us),
+            Column::new("busy_active_pct", "busy", Unit::Pct),
+            Column::new("compute_active_pct", "compute", Unit::Pct),
+            Column::new("communication_active_pct", "comm", Unit::Pct),
+            Column::new("memory_active_pct", "memory", Unit::Pct),
+            Column::new("idle_active_pct", "idle", Unit::Pct),
+            Column::new("idle_before_us", "idle before", Unit::Us),
+            Column::new("idle_between_us", "idle between", Unit::Us).files_only(),
+            Column::new("idle_after_us", "idle after", Unit::Us),
+            Column::new("wall_us", "wall", Unit::Us).screen_only(),
             Column::new("device", "device", Unit::Text).screen_only(),
         ],
     );
@@ -213,10 +267,21 @@ fn breakdown_table(rows: &[BreakdownRow], shown: &[usize], screen: &Screen) -> T
             b.idle_pct.into(),
             b.kernel_time_us.into(),
             b.launches.into(),
+            b.active_us.into(),
+            b.busy_active_pct.into(),
+            b.compute_active_pct.into(),
+            b.communication_active_pct.into(),
+            b.memory_active_pct.into(),
+            b.idle_active_pct.into(),
+            b.idle_before_us.into(),
+            b.idle_between_us.into(),
+            b.idle_after_us.into(),
+            b.wall_us.into(),
             Value::from(&b.device),
         ]);
     }
     limit_rows(&mut t, shown, screen);
+    t.notes.push("(wall: the rank's first to last event; idle before/after: outside the active window, often start-up and shutdown; the same shares of the whole wall time are in --csv/--json)".to_string());
     t
 }
 

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
+use super::clocks::{align, ClockAlignment, Matched};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
 use crate::classify::bus_factor;
 use crate::rank_model::RankModel;
@@ -82,6 +83,8 @@ pub struct CollectivesOut {
     /// Matched collective instances whose times line up (see
     /// [`CollectiveInstance::consistent`]).
     pub collectives_consistent: usize,
+    /// How the ranks' clocks were lined up (docs/tracestat.md#clock-alignment).
+    pub clock_alignment: ClockAlignment,
     #[serde(skip)]
     pub tally: ArrivalTally,
 }
@@ -114,13 +117,14 @@ impl Analyzer for Collectives {
     }
 
     fn finish(ranks: &Ranks<'_>, _: &Finished) -> CollectivesOut {
-        let (collectives, tally) = instances(ranks);
+        let (collectives, tally, clock_alignment) = instances(ranks);
         let collective_summary = summary(&collectives);
         let consistent = collectives.iter().filter(|c| c.consistent).count();
         CollectivesOut {
             collectives,
             collective_summary,
             collectives_consistent: consistent,
+            clock_alignment,
             tally,
         }
     }
@@ -132,10 +136,21 @@ impl Analyzer for Collectives {
             s.lines
                 .push("(no collective call matched on two ranks or more)".to_string());
         }
-        s.tables.push(summary_table(&out.collective_summary));
-        s.tables.push(instance_table(&out.collectives));
+        let trusted = out.clock_alignment.trusted;
+        let mut summary = summary_table(&out.collective_summary);
+        let mut instances = instance_table(&out.collectives);
+        if !trusted && !out.collectives.is_empty() {
+            s.lines.push(format!(
+                "(skew, wait and bus bandwidth left out: {})",
+                out.clock_alignment.reason
+            ));
+            hide_timing_columns(&mut summary);
+            instances.files_only = true;
+        }
+        s.tables.push(summary);
+        s.tables.push(instances);
         s.tables.push(wait_table(&out.collectives));
-        vec![s]
+        vec![clock_section(&out.clock_alignment), s]
     }
 }
 
@@ -144,8 +159,7 @@ type Key = (String, Option<String>, Option<u64>);
 type Calls = Vec<Vec<(usize, Ns, Ns)>>;
 
 /// The matched instances, in time order, and each rank's tally.
-fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally) {
-    let origin = ranks.origin();
+fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, ClockAlignment) {
     let n = ranks.ranks.len();
     // key -> occurrence -> [(rank index, start, end)]
     let mut occ: BTreeMap<Key, Calls> = BTreeMap::new();
@@ -162,6 +176,16 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally) {
             *k += 1;
         }
     }
+    // Seen on one rank only: nothing to match it with.
+    let matched: Vec<&Matched> = occ
+        .values()
+        .flatten()
+        .filter(|p| p.len() >= 2)
+        .map(Vec::as_slice)
+        .collect();
+    let clocks = align(&matched, &ranks.labels, ranks.options.align);
+    let off = &clocks.offset_ns;
+    let origin = aligned_origin(ranks, off);
     let mut tally = ArrivalTally {
         last: vec![0; n],
         calls: vec![0; n],
@@ -172,10 +196,13 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally) {
     for ((name, comm, bytes), list) in &occ {
         for (k, parts) in list.iter().enumerate() {
             if parts.len() < 2 {
-                // Seen on one rank only: nothing to match it with.
                 continue;
             }
-            let inst = instance(name, comm, *bytes, k, parts, ranks, &mut tally, origin);
+            let parts: Vec<(usize, Ns, Ns)> = parts
+                .iter()
+                .map(|&(i, s, e)| (i, s - off[i], e - off[i]))
+                .collect();
+            let inst = instance(name, comm, *bytes, k, &parts, ranks, &mut tally, origin);
             out.push(inst);
         }
     }
@@ -189,7 +216,20 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally) {
             ))
         })
     });
-    (out, tally)
+    (out, tally, clocks)
+}
+
+/// The earliest first event of the ranks with a time span, on aligned
+/// clocks: the origin of report times.
+pub fn aligned_origin(ranks: &Ranks<'_>, off: &[Ns]) -> Ns {
+    ranks
+        .ranks
+        .iter()
+        .zip(off)
+        .filter(|(r, _)| r.last_ns > r.first_ns)
+        .map(|(r, o)| r.first_ns - o)
+        .min()
+        .unwrap_or(0)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -285,6 +325,57 @@ fn summary(collectives: &[CollectiveInstance]) -> Vec<CollectiveTypeRow> {
             }
         })
         .collect()
+}
+
+/// Without trustworthy clocks the screen shows counts and sizes only.
+fn hide_timing_columns(t: &mut Table) {
+    for c in &mut t.columns {
+        if matches!(c.unit, Unit::Us | Unit::GBps) || c.name == "most_often_last" {
+            c.shown = unitrace_render::sections::Shown::FilesOnly;
+        }
+    }
+}
+
+/// The clock-alignment section: the status, why, and the offsets.
+fn clock_section(a: &ClockAlignment) -> Section {
+    let mut s = Section::new(
+        "clock-alignment",
+        "Clock alignment (from matched collectives)",
+    );
+    s.lines.push(format!("{}: {}", a.status, a.reason));
+    if a.status == "applied" {
+        s.lines.push(format!(
+            "residual spread of a collective's aligned ends: median {:.3} us, largest {:.3} us",
+            a.residual_median_us, a.residual_max_us
+        ));
+        let mut t = Table::new(
+            "clock_offsets",
+            "",
+            vec![
+                Column::new("rank", "rank", Unit::Text),
+                Column::new("offset_us", "offset", Unit::Us),
+                Column::new("collectives", "from collectives", Unit::Count),
+            ],
+        );
+        for (rank, off, n) in &a.offsets {
+            t.push(vec![Value::from(rank), (*off).into(), (*n).into()]);
+        }
+        if t.rows.len() > TOP {
+            let mut order: Vec<usize> = (0..t.rows.len()).collect();
+            order.sort_by(|&x, &y| a.offsets[y].1.abs().total_cmp(&a.offsets[x].1.abs()));
+            order.truncate(TOP);
+            order.sort_unstable();
+            t.show_only(
+                order,
+                format!(
+                    "({TOP} largest of {} offsets; all in --csv/--json)",
+                    a.offsets.len()
+                ),
+            );
+        }
+        s.tables.push(t);
+    }
+    s
 }
 
 fn summary_table(rows: &[CollectiveTypeRow]) -> Table {

@@ -54,9 +54,14 @@ impl Analyzer for Heatmap {
         &rank.parts.heatmap
     }
 
-    fn finish(ranks: &Ranks<'_>, _: &Finished) -> HeatmapOut {
+    fn finish(ranks: &Ranks<'_>, done: &Finished) -> HeatmapOut {
+        let offsets = done
+            .collectives
+            .as_ref()
+            .map(|c| c.clock_alignment.offset_ns.clone())
+            .unwrap_or_else(|| vec![0; ranks.ranks.len()]);
         HeatmapOut {
-            heatmap: heatmap(ranks),
+            heatmap: heatmap(ranks, &offsets),
         }
     }
 
@@ -168,19 +173,20 @@ fn heat_row(first: Ns, last: Ns, segments: &[(Ns, Ns)], resolution: u32) -> Heat
 }
 
 /// Utilisation per rank per bin over the whole run.
-fn heatmap(ranks: &Ranks<'_>) -> HeatmapTable {
-    let live: Vec<&RankSummary> = ranks
+fn heatmap(ranks: &Ranks<'_>, offsets: &[Ns]) -> HeatmapTable {
+    let live: Vec<(&RankSummary, Ns)> = ranks
         .ranks
         .iter()
-        .filter(|r| r.last_ns > r.first_ns)
+        .zip(offsets.iter().copied())
+        .filter(|(r, _)| r.last_ns > r.first_ns)
         .collect();
-    let g0 = live.iter().map(|r| r.first_ns).min().unwrap_or(0);
-    let g1 = live.iter().map(|r| r.last_ns).max().unwrap_or(0);
+    let g0 = live.iter().map(|(r, o)| r.first_ns - o).min().unwrap_or(0);
+    let g1 = live.iter().map(|(r, o)| r.last_ns - o).max().unwrap_or(0);
     let bins = ranks.options.bins.max(1);
     let span = (g1 - g0).max(0) as f64;
     let bin = span / bins as f64;
     let mut rows = Vec::with_capacity(ranks.ranks.len());
-    for (r, label) in ranks.ranks.iter().zip(&ranks.labels) {
+    for ((r, label), off) in ranks.ranks.iter().zip(&ranks.labels).zip(offsets) {
         let mut util = vec![0.0; bins];
         let h = Heatmap::part(r);
         if bin > 0.0 && h.width_ns > 0 {
@@ -192,7 +198,7 @@ fn heatmap(ranks: &Ranks<'_>) -> HeatmapTable {
                 // bins it overlaps, within the run: a fine bin sticking out
                 // before the earliest start or after the latest end holds
                 // no busy time there, and none may be lost.
-                let s0 = ((h.first_bin + i as i64) * h.width_ns - g0) as f64;
+                let s0 = ((h.first_bin + i as i64) * h.width_ns - off - g0) as f64;
                 let (s, e) = (s0.max(0.0), (s0 + h.width_ns as f64).min(span));
                 if e <= s {
                     continue;

@@ -11,6 +11,7 @@
 //! order; one that needs another's result reads it from [`Finished`].
 
 pub mod breakdown;
+pub mod clocks;
 pub mod collectives;
 pub mod gaps;
 pub mod heatmap;
@@ -41,6 +42,10 @@ pub struct RankOptions {
     pub heat_resolution: u32,
     /// Name of the `--schema` file, if any (for the combine check).
     pub schema: Option<String>,
+    /// `--from`/`--to`: only this stretch of each rank, as offsets from its
+    /// first event (docs/tracestat.md#windows).
+    #[serde(default)]
+    pub window: Option<(Ns, Ns)>,
 }
 
 /// Options of the cross-rank step.
@@ -48,6 +53,8 @@ pub struct RankOptions {
 pub struct ReportOptions {
     /// Heatmap columns (`--bins`).
     pub bins: usize,
+    /// How ranks' clocks are lined up (`--align`).
+    pub align: clocks::Align,
 }
 
 /// The ranks as every analysis sees them when it finishes: in report
@@ -274,6 +281,10 @@ pub fn summarize(
     classifier: &mut Classifier<'_>,
     opts: &RankOptions,
 ) -> RankSummary {
+    let trace = match opts.window {
+        Some(w) => crate::rank_model::clip_to_window(trace, w),
+        None => trace,
+    };
     let (trace, (first, last, parts)) = with_model(trace, classifier, |m| {
         (m.first, m.last, observe_all(m, opts))
     });

@@ -37,7 +37,12 @@ pub struct Straggler {
 #[derive(Debug, Clone, Serialize)]
 pub struct StragglersOut {
     pub stragglers: Vec<StragglerRow>,
+    /// `null` when no rank stands out (docs/tracestat.md#stragglers).
     pub straggler: Option<Straggler>,
+    /// Why there is no straggler (one rank, or none stands out).
+    pub no_straggler: Option<String>,
+    /// The median comparison of the rank with the most GPU time.
+    pub median_comparison: String,
 }
 
 pub struct Stragglers;
@@ -94,16 +99,51 @@ impl Analyzer for Stragglers {
             })
             .collect();
         let instances = coll.collectives.len();
-        let straggler = straggler_line(
+        let mut active: Vec<f64> = ranks
+            .ranks
+            .iter()
+            .map(|r| us(scope0(r).active_ns))
+            .collect();
+        let active_median = median(&mut active);
+        let found = straggler_line(
             &stragglers,
             med,
             compute_med,
-            instances,
-            coll.collectives_consistent,
+            active_median,
+            (instances, coll.clock_alignment.trusted),
         );
+        let median_comparison = match stragglers.as_slice() {
+            [only] => one_rank_comparison(&only.rank, only.gpu_time_us),
+            _ => {
+                let by_gpu = stragglers
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| {
+                        a.1.gpu_time_us
+                            .total_cmp(&b.1.gpu_time_us)
+                            .then(b.0.cmp(&a.0))
+                    })
+                    .map(|(_, r)| r);
+                by_gpu.map_or(String::new(), |r| {
+                    format!(
+                        "rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
+                        r.rank,
+                        r.gpu_time_us / 1e3,
+                        r.vs_median_pct,
+                        med / 1e3
+                    )
+                })
+            }
+        };
+        let (straggler, no_straggler) = match found {
+            Ok(s) => (Some(s), None),
+            Err(why) => (None, Some(why)),
+        };
         StragglersOut {
             stragglers,
             straggler,
+            no_straggler,
+            median_comparison,
         }
     }
 
@@ -175,13 +215,8 @@ pub fn straggler_lines(r: &Report) -> Option<(String, String)> {
             s.median_comparison.clone(),
         ));
     }
-    match out.stragglers.as_slice() {
-        [only] => Some((
-            ONE_RANK.to_string(),
-            one_rank_comparison(&only.rank, only.gpu_time_us),
-        )),
-        _ => None,
-    }
+    let why = out.no_straggler.clone()?;
+    Some((why, out.median_comparison.clone()))
 }
 
 /// The straggler line of a one-rank run (tracestat and `mergetrace
@@ -196,24 +231,64 @@ pub fn one_rank_comparison(rank: &str, gpu_time_us: f64) -> String {
     )
 }
 
-/// The straggler: none unless there are two ranks or more.
+/// A rank stands out from the others by `value` when it is above their
+/// median by more than both `relative` of that median (and `floor`) and
+/// three robust standard deviations of the others (1.4826 x their median
+/// absolute deviation): a fixed share alone would name a rank in every
+/// noisy run, the spread alone one in every quiet run
+/// (docs/tracestat.md#stragglers).
+pub fn stands_out(value: f64, others: &[f64], relative: f64, floor: f64) -> bool {
+    if others.is_empty() {
+        return false;
+    }
+    let mut o = others.to_vec();
+    let med = median(&mut o);
+    let mut dev: Vec<f64> = others.iter().map(|x| (x - med).abs()).collect();
+    let mad = median(&mut dev);
+    let threshold = (relative * med).max(floor).max(3.0 * 1.4826 * mad);
+    value - med > threshold
+}
+
+/// Share of the median above which a rank's compute time stands out.
+pub const COMPUTE_THRESHOLD: f64 = 0.05;
+/// Share of the median rank's active window above which the wait a rank
+/// caused at collectives can stand out; it must also be more than twice
+/// the wait any other rank caused (arrivals are few and uneven, so a
+/// spread estimate over them says little).
+pub const WAIT_THRESHOLD: f64 = 0.01;
+
+/// The others' values of `key` (all rows but `i`).
+fn others(rows: &[StragglerRow], i: usize, key: fn(&StragglerRow) -> f64) -> Vec<f64> {
+    rows.iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, r)| key(r))
+        .collect()
+}
+
+/// The straggler: a rank that stands out, by the wait it caused at
+/// collectives (when arrivals can be trusted), else by compute time; none
+/// otherwise, and `why` says so.
 fn straggler_line(
     rows: &[StragglerRow],
     med: f64,
     compute_med: f64,
-    instances: usize,
-    consistent: usize,
-) -> Option<Straggler> {
-    if rows.len() < 2 {
-        return None;
+    active_median_us: f64,
+    (instances, trusted): (usize, bool),
+) -> Result<Straggler, String> {
+    match rows.len() {
+        0 => return Err("none: no rank".to_string()),
+        1 => return Err(ONE_RANK.to_string()),
+        _ => {}
     }
-    let most = |key: &dyn Fn(&StragglerRow) -> f64| {
+    let most = |key: fn(&StragglerRow) -> f64| {
         rows.iter()
             .enumerate()
             .max_by(|a, b| key(a.1).total_cmp(&key(b.1)).then(b.0.cmp(&a.0)))
-            .map(|(_, r)| r)
+            .map(|(i, _)| i)
+            .unwrap_or(0)
     };
-    let by_gpu = most(&|r| r.gpu_time_us)?;
+    let by_gpu = &rows[most(|r| r.gpu_time_us)];
     let median_comparison = format!(
         "rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
         by_gpu.rank,
@@ -221,49 +296,59 @@ fn straggler_line(
         by_gpu.vs_median_pct,
         med / 1e3
     );
-    let by_compute = most(&|r| r.compute_us)?;
-    let by_wait = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.arrived_last > 0)
-        .max_by(|a, b| {
-            a.1.wait_caused_us
-                .total_cmp(&b.1.wait_caused_us)
-                .then(a.1.arrived_last.cmp(&b.1.arrived_last))
-                .then(b.0.cmp(&a.0))
-        })
-        .map(|(_, r)| r);
-    // Arrival order names the straggler only when the matched calls line
-    // up as blocking collectives do (at least half of them); otherwise the
-    // rank with the most compute time does (docs/tracestat.md#stragglers).
-    let trust_arrivals = instances > 0 && 2 * consistent >= instances;
-    Some(match by_wait {
-        Some(r) if trust_arrivals && r.wait_caused_us > 0.0 => Straggler {
+    if instances > 0 && trusted {
+        let i = most(|r| r.wait_caused_us);
+        let r = &rows[i];
+        let runner_up = others(rows, i, |r| r.wait_caused_us)
+            .into_iter()
+            .fold(0.0, f64::max);
+        let floor = WAIT_THRESHOLD * active_median_us;
+        if r.arrived_last > 0 && r.wait_caused_us > floor && r.wait_caused_us > 2.0 * runner_up {
+            return Ok(Straggler {
+                rank: r.rank.clone(),
+                reason: format!(
+                    "arrived last at {} of {} collectives and made the other ranks wait {:.3} ms in total",
+                    r.arrived_last,
+                    instances,
+                    r.wait_caused_us / 1e3
+                ),
+                median_comparison,
+            });
+        }
+    }
+    let i = most(|r| r.compute_us);
+    let r = &rows[i];
+    if stands_out(
+        r.compute_us,
+        &others(rows, i, |r| r.compute_us),
+        COMPUTE_THRESHOLD,
+        0.0,
+    ) {
+        return Ok(Straggler {
             rank: r.rank.clone(),
             reason: format!(
-                "arrived last at {} of {} collectives and made the other ranks wait {:.3} ms in total",
-                r.arrived_last,
-                instances,
-                r.wait_caused_us / 1e3
-            ),
-            median_comparison,
-        },
-        _ => Straggler {
-            rank: by_compute.rank.clone(),
-            reason: format!(
                 "most compute time: {:.3} ms, {:+.1}% against the median rank ({:.3} ms){}",
-                by_compute.compute_us / 1e3,
-                by_compute.compute_vs_median_pct,
+                r.compute_us / 1e3,
+                r.compute_vs_median_pct,
                 compute_med / 1e3,
-                if instances > 0 && !trust_arrivals {
-                    format!(
-                        "; collective arrivals not used: only {consistent} of {instances} matched calls line up across ranks"
-                    )
+                if instances > 0 && !trusted {
+                    "; collective arrivals not used: the matched calls do not line up across ranks"
                 } else {
-                    String::new()
+                    ""
                 }
             ),
             median_comparison,
-        },
-    })
+        });
+    }
+    Err(format!(
+        "none: no rank stands out (the most compute time, rank {}, is {:+.1}% against the median rank; a straggler needs more than {:.0}% and three times the spread of the others{})",
+        r.rank,
+        r.compute_vs_median_pct,
+        100.0 * COMPUTE_THRESHOLD,
+        if instances > 0 && trusted {
+            ", and no rank's arrivals at collectives made the others wait notably longer"
+        } else {
+            ""
+        }
+    ))
 }

@@ -1,0 +1,207 @@
+//! Answers people can trust at a glance (docs/tracestat.md#breakdown,
+//! #windows, #clock-alignment, #stragglers): the active window and the
+//! idle around it, `--from/--to`, clocks lined up from matched
+//! collectives, and a straggler only when one rank stands out. Every
+//! number is worked out by hand from the hand-built traces.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+#[test]
+fn the_active_window_separates_start_up_and_shutdown_from_gaps() {
+    // hand.1000.0.json: events 0-1100 us; device work 100-420 and 800-900.
+    let (doc, stdout, _) = report(&[data("hand.1000.0.json")], &[]);
+    let b = &doc["breakdown"][0];
+    close(f(&b["active_us"]), 800.0, "active window 100-900");
+    close(f(&b["idle_before_us"]), 100.0, "before the first kernel");
+    close(f(&b["idle_between_us"]), 380.0, "the one gap 420-800");
+    close(f(&b["idle_after_us"]), 200.0, "after the last kernel");
+    close(
+        f(&b["idle_before_us"]) + f(&b["idle_between_us"]) + f(&b["idle_after_us"]),
+        f(&b["idle_us"]),
+        "the three idles make the wall's idle",
+    );
+    close(
+        f(&b["busy_active_pct"]),
+        100.0 * 420.0 / 800.0,
+        "busy of active",
+    );
+    close(
+        f(&b["compute_active_pct"]),
+        100.0 * 350.0 / 800.0,
+        "compute of active",
+    );
+    close(
+        f(&b["idle_active_pct"]),
+        100.0 * 380.0 / 800.0,
+        "idle of active",
+    );
+    // The console's headline is the active window, in one time unit.
+    let head = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Where the time went"))
+        .nth(1)
+        .unwrap();
+    // The wall of 1.1 ms sets the unit of the table's times.
+    assert!(
+        head.contains("active_ms") && head.contains("busy_%"),
+        "{head}"
+    );
+    assert!(!head.contains("_us"), "one time unit per table: {head}");
+}
+
+#[test]
+fn from_and_to_restrict_every_analysis() {
+    // 350-850 us: allreduce 350-400 (communication), copy 380-420
+    // (memory), softmax 800-850 (compute); gemm and bias_add end by 350.
+    let (doc, _, _) = report(
+        &[data("hand.1000.0.json")],
+        &["--from", "350us", "--to", "850us"],
+    );
+    let b = &doc["breakdown"][0];
+    close(f(&b["wall_us"]), 500.0, "the window");
+    close(f(&b["busy_us"]), 120.0, "350-420 and 800-850");
+    close(f(&b["compute_us"]), 50.0, "softmax's half");
+    close(f(&b["communication_us"]), 50.0, "allreduce 350-400");
+    close(f(&b["memory_us"]), 20.0, "copy 400-420");
+    assert_eq!(b["launches"], 3);
+    let kernels: Vec<&str> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !kernels.contains(&"gemm") && kernels.contains(&"softmax"),
+        "{kernels:?}"
+    );
+    // A window that ends before it starts is a usage error.
+    let o = run(&[
+        data("hand.1000.0.json").as_os_str(),
+        "--from".as_ref(),
+        "2ms".as_ref(),
+        "--to".as_ref(),
+        "1ms".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--to must be later than --from"));
+}
+
+/// `coll_files()` with rank `r`'s clock moved by `shift_s` whole seconds.
+fn shifted(dir: &Path, r: usize, shift_s: i64) -> Vec<PathBuf> {
+    coll_files()
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i != r {
+                return p;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            // Every timestamp is 1700000000xxxxxx.xxxxxx us: its first ten
+            // digits count whole seconds.
+            let moved = format!("\"ts\": {}", 1_700_000_000i64 + shift_s);
+            let out = dir.join(p.file_name().unwrap());
+            std::fs::write(&out, text.replace("\"ts\": 1700000000", &moved)).unwrap();
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn clocks_are_lined_up_from_the_ends_of_matched_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, _, _) = report(&coll_files(), &[]);
+    let a = &plain["clock_alignment"];
+    assert_eq!(a["status"], "not needed", "{a}");
+    assert_eq!(a["trusted"], true);
+    // Rank 2's clock 5 s ahead: as read, nothing lines up.
+    let files = shifted(dir.path(), 2, 5);
+    let (read, stdout, _) = report(&files, &["--align", "none"]);
+    assert_eq!(read["clock_alignment"]["trusted"], false);
+    assert!(
+        stdout.contains("(skew, wait and bus bandwidth left out:"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Collective instances with the largest skew"));
+    // Aligned: rank 2's offset is the 5 s, and the collectives, waits and
+    // straggler are those of the run with one clock.
+    let (aligned, stdout, _) = report(&files, &[]);
+    let a = &aligned["clock_alignment"];
+    assert_eq!(a["status"], "applied", "{a}");
+    assert_eq!(a["trusted"], true);
+    let offsets = a["offsets"].as_array().unwrap();
+    close(f(&offsets[2][1]), 5e6, "rank 2's offset");
+    close(f(&offsets[1][1]), 0.0, "rank 1's offset");
+    close(
+        f(&a["residual_max_us"]),
+        0.0,
+        "the ends coincide after aligning",
+    );
+    for key in [
+        "collectives",
+        "collective_summary",
+        "stragglers",
+        "straggler",
+        "heatmap",
+    ] {
+        assert_eq!(aligned[key], plain[key], "{key}");
+    }
+    assert!(
+        stdout.contains("applied: 0 of 2 matched collectives consistent as read, 2 after aligning"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn no_straggler_is_named_when_no_rank_stands_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three ranks with the hand trace's work (350 us of compute), rank 2's
+    // softmax (800-900 us, alone on the device) 8.75 us longer: compute
+    // +2.5%, under the 5% rule, so no straggler.
+    let base = std::fs::read_to_string(data("hand.1000.0.json")).unwrap();
+    let mut files = Vec::new();
+    for (r, dur) in [(0, 100.0), (1, 100.0), (2, 108.75)] {
+        let dur = format!("\"dur\": {dur:.6}");
+        let text = base.replace("RANK 0 ", &format!("RANK {r} "));
+        let text = scale_softmax(&text, &dur);
+        let p = dir.path().join(format!("hand.{}.{r}.json", 1000 + r));
+        std::fs::write(&p, text).unwrap();
+        files.push(p);
+    }
+    let (doc, stdout, _) = report(&files, &[]);
+    assert_eq!(
+        doc["straggler"],
+        serde_json::Value::Null,
+        "{}",
+        doc["straggler"]
+    );
+    let why = doc["no_straggler"].as_str().unwrap();
+    assert!(why.starts_with("none: no rank stands out"), "{why}");
+    assert!(
+        stdout
+            .contains("\nstraggler: none: no rank stands out (the most compute time, rank 2, is +"),
+        "{stdout}"
+    );
+    // 25% more compute (softmax 187.5 us) is a straggler.
+    let text = std::fs::read_to_string(&files[2]).unwrap();
+    std::fs::write(&files[2], scale_softmax(&text, "\"dur\": 187.500000")).unwrap();
+    let (doc, _, _) = report(&files, &[]);
+    assert_eq!(doc["straggler"]["rank"], "2");
+}
+
+/// The hand trace with softmax's `"dur"` replaced.
+fn scale_softmax(text: &str, dur: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.contains("\"name\": \"softmax\"") && l.contains("gpu_op") {
+                let at = l.find("\"dur\": ").unwrap();
+                let end = at + l[at..].find(',').unwrap();
+                format!("{}{dur}{}", &l[..at], &l[end..])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
