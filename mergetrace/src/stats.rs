@@ -22,6 +22,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use tracestat::analyzers::breakdown::BreakdownRow;
+use tracestat::analyzers::clocks::Align;
 use tracestat::analyzers::kernels::{KernelAgg, NO_RANGE};
 use tracestat::analyzers::stragglers::{straggler_lines, StragglerRow};
 use tracestat::analyzers::{self, median, RankOptions, RankSummary, Report, ReportOptions};
@@ -73,6 +74,7 @@ impl StatsPlan {
             tree_depth: 0,
             heat_resolution: 1024,
             schema: self.schema_name.clone(),
+            window: None,
         }
     }
 }
@@ -309,7 +311,10 @@ impl MergeStats {
         let report = analyzers::build(
             summaries.clone(),
             plan.rank_options(),
-            &ReportOptions { bins: 200 },
+            &ReportOptions {
+                bins: 200,
+                align: Align::Collectives,
+            },
         );
         let all_rows = report
             .out
@@ -430,8 +435,11 @@ pub fn write_report(out: &mut impl Write, stats: &MergeStats, top: usize) -> Res
     }
     // tracestat's comparison with the median rank
     // (docs/tracestat.md#stragglers), word for word.
-    if let Some((_, median_comparison)) = straggler_lines(&stats.report) {
-        writeln!(out, "straggler: {median_comparison}")?;
+    match straggler_lines(&stats.report) {
+        Some((_, median_comparison)) if !median_comparison.is_empty() => {
+            writeln!(out, "straggler: {median_comparison}")?;
+        }
+        _ => {}
     }
     write_categories(out, stats)?;
     let kernels = &stats.report.out.kernels.kernels;
