@@ -463,15 +463,17 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 match msg {
                     Msg::Start(i) => {
                         let plan = &plans[i];
-                        state =
-                            Some(FileState {
-                                index: i,
-                                ids: Default::default(),
-                                stats: self.opts.stats.as_ref().map(|_| {
-                                    InputStats::json(&plan.path, i, json_dialect(&plan.path))
-                                }),
-                                warned_flow_id: false,
-                            });
+                        let stats = self
+                            .opts
+                            .stats
+                            .as_ref()
+                            .map(|_| InputStats::json(&plan.path, i, json_dialect(&plan.path)));
+                        state = Some(FileState {
+                            index: i,
+                            ids: Default::default(),
+                            stats,
+                            warned_flow_id: false,
+                        });
                     }
                     Msg::Batch(mut batch) => {
                         let st = state.as_mut().expect("Start precedes batches");

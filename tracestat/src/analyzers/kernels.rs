@@ -393,6 +393,14 @@ mod tests {
             tree_depth: 0,
             heat_resolution: 16,
             schema: None,
+            window: None,
+        }
+    }
+
+    fn report_options() -> ReportOptions {
+        ReportOptions {
+            bins: 1,
+            align: super::super::clocks::Align::None,
         }
     }
 
@@ -473,7 +481,7 @@ mod tests {
             rank(1, vec![agg("b", 30_000, 40_000)]),
             rank(2, vec![agg("b", 30_000, 40_000)]),
         ];
-        let report = build(ranks, options(), &ReportOptions { bins: 1 });
+        let report = build(ranks, options(), &report_options());
         let out = &report.out.kernels;
         assert_eq!(out.kernels[0].host_range, "b");
         assert_eq!(out.categories[0].host_range, "");
@@ -482,7 +490,7 @@ mod tests {
             rank(0, vec![agg("b", 30_000, 30_000)]),
             rank(1, vec![agg("a", 30_000, 30_000)]),
         ];
-        let report = build(ranks, options(), &ReportOptions { bins: 1 });
+        let report = build(ranks, options(), &report_options());
         assert_eq!(report.out.kernels.kernels[0].host_range, "a");
         // The files hold it; the screens do not.
         let json = serde_json::to_value(&report.out.kernels).unwrap();
