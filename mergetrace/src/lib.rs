@@ -312,18 +312,30 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
 }
 
 /// stdout once the outputs are in place: the `--stats` report, then the
-/// success line.
+/// success line. A reader that stopped early (`mergetrace ... | head`)
+/// has seen enough: the outputs are written, so that is no error.
 fn print_results(merge_stats: Option<&stats::MergeStats>, success: Option<String>) -> Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    if let Some(merge_stats) = merge_stats {
-        stats::write_report(&mut lock, merge_stats, 20)?;
+    let mut print = || -> Result<()> {
+        if let Some(merge_stats) = merge_stats {
+            stats::write_report(&mut lock, merge_stats, 20)?;
+        }
+        if let Some(line) = &success {
+            writeln!(lock, "{line}")?;
+        }
+        lock.flush()?;
+        Ok(())
+    };
+    match print() {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
     }
-    if let Some(line) = success {
-        writeln!(lock, "{line}")?;
-    }
-    lock.flush()?;
-    Ok(())
 }
 
 /// The `--stats FILE.csv|FILE.parquet` table.

@@ -159,3 +159,27 @@ fn ranks_are_reported_in_rank_order_as_tracestat_does() {
     let merged = fs::read_to_string(dir.path().join("m.json")).unwrap();
     assert!(merged.find("3000.0").unwrap() < merged.find("1000.0").unwrap());
 }
+
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "app.1.0.json", NESTED);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mergetrace"))
+        .current_dir(dir.path())
+        .args(["-o", "m.json", "--stats", "s.csv"])
+        .arg(&input)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `mergetrace ... | head -0`: the reader is gone before the report.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(dir.path().join("m.json").exists() && dir.path().join("s.csv").exists());
+}
