@@ -13,8 +13,9 @@
 //! and the `--stats FILE.csv|.parquet` table ([`write_table`]).
 //!
 //! Memory: the merge reads its inputs one after the other, so one input's
-//! intervals at a time (docs/tracestat.md#memory), plus each rank's small
-//! summary.
+//! intervals at a time (docs/tracestat.md#memory), plus each rank's
+//! summary, in which the collective calls kept for matching across ranks
+//! weigh most (docs/mergetrace.md#design-choices).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
