@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
 cargo build --release --locked --workspace
 bin="$CARGO_TARGET_DIR/release"
-out=sample-out
+out="${SAMPLE_OUT:-sample-out}"
 mkdir -p "$out"
 echo "== analyze -l on a metric CSV" >&2
 "$bin/analyze" -l testdata/sample/metrics.csv
@@ -44,6 +44,9 @@ echo "== analyze --data as Parquet" >&2
     -o "$out/metric-charts-2.pdf" --data "$out/metric-charts.parquet"
 echo "== uniview: serve a trace to Perfetto on free ports, then Ctrl-C" >&2
 uniview_log="$out/uniview.log"
+# The log exists before the server starts: the background job's redirection
+# may run after the first `grep` below, which must find a file to read.
+: > "$uniview_log"
 "$bin/uniview" -t testdata/tracestat/coll.2000.0.json --trace-port 0 --port 0 --no-browser > "$uniview_log" 2>&1 &
 uniview_pid=$!
 until grep -q "ui.perfetto.dev" "$uniview_log"; do
@@ -54,6 +57,7 @@ kill -INT "$uniview_pid"
 wait "$uniview_pid"
 echo "== analyze -q: chart server on a free port, one instance page fetched as HTML, then Ctrl-C" >&2
 server_log="$out/server.log"
+: > "$server_log"
 "$bin/analyze" -q --port 0 -f testdata/server/options.txt testdata/server/metrics3.csv > "$server_log" &
 server_pid=$!
 until grep -q "^Serving charts on" "$server_log"; do

@@ -669,6 +669,8 @@ impl<'a> Session<'a> {
     }
 
     fn print_line(&mut self, message: String) {
+        // Kernel names are input (docs/robustness.md#messages).
+        let message = unitrace_core::cli::escape_lines(&message);
         let out = &mut self.stdout;
         match &self.progress {
             Some(pb) => pb.suspend(|| {

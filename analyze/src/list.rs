@@ -80,8 +80,11 @@ pub(crate) fn write_listing(text: &str, output: Option<&Path>) -> anyhow::Result
         }
         None => {
             let mut stdout = io::stdout().lock();
+            // Kernel names are input: no raw control byte on a terminal
+            // (docs/robustness.md#messages); `-o` keeps them as read.
+            let shown = unitrace_core::cli::escape_lines(text);
             match stdout
-                .write_all(text.as_bytes())
+                .write_all(shown.as_bytes())
                 .and_then(|()| stdout.flush())
             {
                 // `analyze -l big.csv | head` is not an error.

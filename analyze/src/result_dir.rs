@@ -30,6 +30,11 @@ pub struct DeviceFile {
 /// The non-empty metric files of `dir` in rank, device, path order.
 pub fn device_files(dir: &Path) -> anyhow::Result<Vec<DeviceFile>> {
     let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // FIFOs, unreadable files, link loops: one warning each
+    // (docs/robustness.md#walked-folders).
+    for (path, problem) in &tree.unreadable {
+        unitrace_core::cli::warn("analyze", format!("{}: {problem}", path.display()));
+    }
     let found: Vec<&Found> = tree
         .metric_files(None)
         .into_iter()

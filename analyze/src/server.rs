@@ -99,6 +99,11 @@ impl Handler for ChartHandler {
         if path == "/perfdashboard" {
             let query = head.target.split_once('?').map_or("", |(_, q)| q);
             let query = query.split('#').next().unwrap_or_default();
+            // Every server refuses a malformed routing key, as for chart
+            // links (docs/uniview.md#result-dir-links).
+            if let Err(message) = request::check_route_keys(query) {
+                return Reply::text(400, message).with_header("cache-control", "no-cache");
+            }
             if let Some(answer) = self.service.dashboard(query) {
                 return reply_of(answer).with_header("cache-control", "no-cache");
             }

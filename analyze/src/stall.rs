@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use unitrace_core::atomic::{ensure_not_input, AtomicFile};
-use unitrace_core::cli::warn;
+use unitrace_core::cli::{escape_controls, warn};
 use unitrace_core::demangle::Demangler;
 use unitrace_core::error::InputError;
 use unitrace_core::shader_dump::{summarize_names, AsmFile, AsmListing, ShaderDump};
@@ -70,6 +70,9 @@ impl ReportBuilder {
         json: bool,
     ) -> Result<ReportBuilder, InputError> {
         let dump = ShaderDump::open(dump_dir)?;
+        for skipped in dump.skipped() {
+            unitrace_core::cli::warn("analyze", skipped);
+        }
         let demangler = match demangler {
             Some(p) => Demangler::external(p),
             None => Demangler::built_in(),
@@ -106,7 +109,7 @@ impl ReportBuilder {
         }
         let Some(asm) = chosen else {
             let text = format!("Not found .asm file for {kernel}");
-            println!("{text}");
+            println!("{}", escape_controls(&text));
             let names = self.dump.kernel_names(&mut self.demangler);
             warn(
                 TOOL,
@@ -503,9 +506,12 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
             while let Some(run) = reader.next_run()? {
                 runs += 1;
                 if process(&run, &mut charts, &mut report_file, &mut builder)? {
-                    println!("\nAnalyzed kernel {}", run.kernel);
+                    println!("\nAnalyzed kernel {}", escape_controls(&run.kernel));
                 } else {
-                    println!("\nNo stall events for kernel {}", run.kernel);
+                    println!(
+                        "\nNo stall events for kernel {}",
+                        escape_controls(&run.kernel)
+                    );
                 }
             }
             if runs == 0 {
@@ -585,7 +591,10 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
                     output.display()
                 );
             } else {
-                println!("\nNo stall events for kernel {kernel} in the input data");
+                println!(
+                    "\nNo stall events for kernel {} in the input data",
+                    escape_controls(&kernel)
+                );
             }
         }
     }

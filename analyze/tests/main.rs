@@ -15,6 +15,7 @@ mod rows_before_banner;
 mod server;
 mod server_chromium;
 mod server_common;
+mod server_errors;
 mod server_index;
 mod server_tls;
 mod small_fixes;

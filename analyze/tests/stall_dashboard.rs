@@ -241,9 +241,10 @@ fn bad_dashboard_requests_get_clear_answers() {
     }
     let response = get(port, "/perfdashboard?kernel=gen_cnv");
     assert_eq!(response.status, 404);
+    // Error bodies are HTML-escaped (docs/robustness.md#servers).
     assert!(
         response.text().starts_with(
-            "No EU stall samples found for kernel gen_cnv; closest names: \"gen_conv\""
+            "No EU stall samples found for kernel gen_cnv; closest names: &quot;gen_conv&quot;"
         ),
         "{}",
         response.text()

@@ -2,6 +2,8 @@
 //! vanished item, with the time change and every metric both sides have
 //! (docs/compare.md#output).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::matching::{match_items, MatchLevel};
@@ -81,8 +83,16 @@ fn row(name: &str, base: Option<&Item>, cand: Option<&Item>, status: &'static st
     let c = cand.map_or(0.0, |i| i.time_us);
     let mut metrics = Vec::new();
     if let (Some(bi), Some(ci)) = (base, cand) {
+        // By name through a map: a metric CSV of 150k columns has 450k
+        // metrics per kernel, and a scan per metric was quadratic
+        // (docs/compare.md#speed). The first of a repeated name counts, as
+        // the scan took it.
+        let mut by_name: HashMap<&str, f64> = HashMap::with_capacity(ci.metrics.len());
+        for (m, cv) in &ci.metrics {
+            by_name.entry(m.as_str()).or_insert(*cv);
+        }
         for (m, bv) in &bi.metrics {
-            if let Some(cv) = ci.metrics.iter().find(|x| &x.0 == m).map(|x| x.1) {
+            if let Some(&cv) = by_name.get(m.as_str()) {
                 metrics.push((m.clone(), *bv, cv));
             }
         }

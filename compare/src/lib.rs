@@ -107,16 +107,7 @@ pub fn load(args: &Args) -> Result<(Kind, Run, Run, String, String)> {
         bail!("give a BASELINE and a CANDIDATE (or --instances K:N K:M with one metric CSV)");
     };
     let cand_kind = kinds::detect(cand_path)?;
-    if cand_kind != base_kind {
-        bail!(
-            "{}: {} against {} {} ({}); compare two of one kind",
-            cand_path.display(),
-            cand_kind.as_str(),
-            base_kind.as_str(),
-            "baseline",
-            base_path.display()
-        );
-    }
+    let (base_kind, cand_kind) = kinds::agree((base_path, base_kind), (cand_path, cand_kind))?;
     // Both sides at once: each is one streaming pass, and a reader of one
     // side leaves cores idle (docs/compare.md#speed).
     let (base, cand) = std::thread::scope(|scope| {
@@ -226,8 +217,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             other => other?,
         }
     }
+    // Kernel names in a violation are input: escaped (docs/robustness.md#messages).
     for v in &verdict.violations {
-        eprintln!("{TOOL}: {v}");
+        eprintln!("{TOOL}: {}", unitrace_core::cli::escape_controls(v));
     }
     Ok(if verdict.violations.is_empty() {
         ExitCode::SUCCESS

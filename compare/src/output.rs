@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use crate::delta::{Comparison, Row, SectionDelta};
+use unitrace_core::cli::escape_controls;
 use unitrace_render::parquet::{Column, Schema};
 use unitrace_render::table::{TableFormat, TableWriter};
 
@@ -122,15 +123,28 @@ pub fn match_line(s: &SectionDelta) -> String {
 const CONSOLE_NAME_CHARS: usize = 80;
 
 fn console_name(name: &str) -> String {
+    // Escaped before it is measured, so that the columns stay aligned.
+    let name = escape_controls(name);
     if name.chars().count() <= CONSOLE_NAME_CHARS {
-        return name.to_string();
+        return name;
     }
     let mut s: String = name.chars().take(CONSOLE_NAME_CHARS - 3).collect();
     s.push_str("...");
     s
 }
 
+/// The console report. Names and paths come from the inputs: no line
+/// carries a raw control byte (docs/robustness.md#messages).
 pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
+    let mut text = Vec::new();
+    write_console_lines(&mut text, c)?;
+    for line in String::from_utf8_lossy(&text).lines() {
+        writeln!(w, "{}", escape_controls(line))?;
+    }
+    Ok(())
+}
+
+fn write_console_lines(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(w, "compare ({}): {} -> {}", c.kind, c.baseline, c.candidate)?;
     let d = c.candidate_total_us - c.baseline_total_us;
     writeln!(

@@ -346,12 +346,15 @@ fn mixing_kinds_is_one_line_error_and_no_output() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(err.lines().count(), 1);
-    assert!(
-        err.starts_with(&format!(
-            "compare: {}: metric CSV against summary JSON",
+    // Both names fit their kinds: the baseline is named first
+    // (docs/compare.md#inputs).
+    assert_eq!(
+        err,
+        format!(
+            "compare: {}: summary JSON against a metric CSV candidate ({}); compare two of one kind\n",
+            s(&data("base.summary.json")),
             s(&data("cand.metrics.csv"))
-        )),
-        "{err}"
+        )
     );
     assert!(!out.exists());
     let o = compare(&[s(&data("base")), "/nonexistent/x.json"]);

@@ -2,6 +2,7 @@
 //! testdata/compare (make_traces.py says what differs).
 
 mod cli;
+mod hostile;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

@@ -60,14 +60,88 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// [`escape_controls`] for text of several lines: the newlines are kept,
+/// every other control character of each line escaped. For reports a tool
+/// prints whose lines quote inputs (kernel names, paths).
+pub fn escape_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\n')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<String> = text.split('\n').map(escape_controls).collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 /// Prints one warning line `tool: warning: message` on stderr.
 pub fn warn(tool: &str, message: impl Display) {
     eprintln!("{tool}: warning: {}", one_line(&message.to_string()));
 }
 
+/// The cores this process may run on (affinity and cgroup quota
+/// respected), at least 1.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `--jobs N` of every tool (docs/robustness.md#options): at least 1; more
+/// threads than [`cores`] only cost memory and switches, so a larger N is
+/// clamped to the cores with one warning. Use as a clap value parser:
+/// `#[arg(long, value_parser = unitrace_core::cli::jobs_parser("tracestat"))]`.
+pub fn jobs_parser(
+    tool: &'static str,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let (jobs, warning) = parse_jobs(text, cores())?;
+        if let Some(w) = warning {
+            warn(tool, w);
+        }
+        Ok(jobs)
+    }
+}
+
+/// [`jobs_parser`] for `cores` cores: the thread count and the warning.
+pub fn parse_jobs(text: &str, cores: usize) -> Result<(usize, Option<String>), String> {
+    let jobs = match text.trim().parse::<u64>() {
+        Ok(0) => return Err("0 threads: give 1 or more".to_string()),
+        Ok(n) => n,
+        Err(_) => return Err(format!("`{text}` is not a number of threads (1 or more)")),
+    };
+    let cores = cores.max(1);
+    if jobs > cores as u64 {
+        let warning = format!(
+            "--jobs {jobs} is more than the {cores} cores this process may use; {cores} threads are used"
+        );
+        return Ok((cores, Some(warning)));
+    }
+    Ok((jobs as usize, None))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_are_at_least_1_and_at_most_the_cores() {
+        assert_eq!(parse_jobs("3", 8), Ok((3, None)));
+        assert_eq!(
+            parse_jobs("100000", 2),
+            Ok((
+                2,
+                Some(
+                    "--jobs 100000 is more than the 2 cores this process may use; 2 threads are used"
+                        .to_string()
+                )
+            ))
+        );
+        assert_eq!(
+            parse_jobs("0", 2),
+            Err("0 threads: give 1 or more".to_string())
+        );
+        assert!(parse_jobs("-1", 2).is_err());
+        assert!(parse_jobs("99999999999999999999999", 2).is_err());
+    }
 
     #[test]
     fn control_bytes_of_inputs_are_escaped() {
@@ -78,5 +152,7 @@ mod tests {
         );
         assert_eq!(one_line("two\nlines\r\n"), "two lines");
         assert_eq!(one_line("plain – ünïcode"), "plain – ünïcode");
+        assert_eq!(escape_lines("a\u{1b}b\n\tc\r\n"), "a\\x1bb\n\tc\\r\n");
+        assert_eq!(escape_lines("plain\n"), "plain\n");
     }
 }

@@ -32,5 +32,6 @@ pub mod summary_tarball;
 pub mod summary_text;
 pub mod timeline;
 pub mod trace;
+pub mod walk;
 /// The former path of [`trace::decimal`], still named by some users.
 pub mod whole_file;

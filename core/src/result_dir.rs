@@ -10,8 +10,8 @@
 //! `[rank_<r>.]unitrace.<pid>/`, `run_config.json`. The upstream scripts
 //! find files by name anywhere below DIR and the rank by a `rank_<r>.`
 //! folder anywhere on the way; [`ResultDir::open`] does the same in one
-//! walk (symbolic links to folders are not followed, so a link loop cannot
-//! hang it).
+//! walk (`crate::walk`: regular files only, links followed, every folder
+//! walked once, so neither a FIFO nor a link loop can hang a tool).
 //!
 //! Order: everything is listed in rank order (files without a rank last),
 //! then by path, so the output of a tool does not depend on the file
@@ -185,7 +185,12 @@ pub struct ResultDir {
     pub root: PathBuf,
     /// Every file recognised, in rank order then path order.
     pub files: Vec<Found>,
-    /// Sub-folders that could not be read (the caller may warn).
+    /// What the walk skipped or followed out of the tree, one warning each,
+    /// printed `PATH: problem` (the problem ends in `; skipped` or
+    /// `; followed`): folders that cannot be read, entries with an input's
+    /// name that are no regular file (FIFOs, sockets, devices) or cannot be
+    /// opened, links to folders walked already, links out of the tree
+    /// (docs/robustness.md#walked-folders, `crate::walk`).
     pub unreadable: Vec<(PathBuf, String)>,
 }
 
@@ -212,48 +217,26 @@ impl ResultDir {
         if !meta.is_dir() {
             return Err(ResultDirError::NotADirectory(root.to_path_buf()));
         }
-        std::fs::read_dir(root).map_err(|e| ResultDirError::Io(root.to_path_buf(), e))?;
+        let walk = crate::walk::walk(root, crate::walk::Depth::Tree, &|p| classify(p).is_some())
+            .map_err(|e| ResultDirError::Io(root.to_path_buf(), e))?;
         let mut dir = ResultDir {
             root: root.to_path_buf(),
             files: Vec::new(),
-            unreadable: Vec::new(),
+            unreadable: walk
+                .skipped
+                .into_iter()
+                .map(|s| (s.path, s.problem))
+                .collect(),
         };
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(folder) = stack.pop() {
-            let entries = match std::fs::read_dir(&folder) {
-                Ok(e) => e,
-                Err(e) => {
-                    dir.unreadable.push((folder, e.to_string()));
-                    continue;
-                }
-            };
-            for entry in entries {
-                let entry = match entry {
-                    Ok(e) => e,
-                    Err(e) => {
-                        dir.unreadable.push((folder.clone(), e.to_string()));
-                        continue;
-                    }
-                };
-                let path = entry.path();
-                let Ok(ft) = entry.file_type() else { continue };
-                if ft.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                // A symbolic link to a file counts as that file.
-                if ft.is_symlink() && !path.is_file() {
-                    continue;
-                }
-                if let Some(kind) = classify(&path) {
-                    let (rank, process) = place_of(root, &path);
-                    dir.files.push(Found {
-                        path,
-                        kind,
-                        rank,
-                        process,
-                    });
-                }
+        for path in walk.files {
+            if let Some(kind) = classify(&path) {
+                let (rank, process) = place_of(root, &path);
+                dir.files.push(Found {
+                    path,
+                    kind,
+                    rank,
+                    process,
+                });
             }
         }
         dir.files.sort_by(|a, b| {

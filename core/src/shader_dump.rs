@@ -9,10 +9,12 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::demangle::Demangler;
 use crate::error::InputError;
+use crate::walk::{open_regular, Skipped};
 
 /// One `.asm` file of a dump and the `//.kernel` symbols it declares.
 #[derive(Debug, Clone)]
@@ -37,6 +39,7 @@ pub struct ShaderDump {
     pub dir: PathBuf,
     files: Vec<AsmFile>,
     other_entries: Vec<String>,
+    skipped: Vec<Skipped>,
 }
 
 impl ShaderDump {
@@ -65,17 +68,33 @@ impl ShaderDump {
         let dir_text = dir.to_string_lossy().into_owned();
         let mut files = Vec::new();
         let mut other_entries = Vec::new();
+        let mut skipped = Vec::new();
         for name in &names {
             let plain_asm = name.ends_with(".asm");
             let orphan_ip = name
                 .strip_suffix(".ip")
                 .is_some_and(|base| base.ends_with(".asm") && !names.iter().any(|n| n == base));
             let path = dir.join(name);
-            if !(plain_asm || orphan_ip) || !path.is_file() {
+            if !(plain_asm || orphan_ip) || path.is_dir() {
                 other_entries.push(name.clone());
                 continue;
             }
-            let bytes = fs::read(&path).map_err(|e| InputError::io(&path, &e))?;
+            // A FIFO or an unreadable file under a `.asm` name is skipped
+            // with a warning, never opened blocking
+            // (docs/robustness.md#walked-folders).
+            let mut bytes = Vec::new();
+            let read = open_regular(&path).and_then(|mut f| {
+                f.read_to_end(&mut bytes)
+                    .map_err(|e| format!("cannot be read: {e}"))
+            });
+            if let Err(problem) = read {
+                skipped.push(Skipped {
+                    path,
+                    problem: format!("{problem}; skipped"),
+                });
+                other_entries.push(name.clone());
+                continue;
+            }
             let symbols = kernel_symbols(&path, &bytes)?;
             let shown_name = if orphan_ip {
                 &name[..name.len() - 3]
@@ -105,6 +124,7 @@ impl ShaderDump {
             dir: dir.to_path_buf(),
             files,
             other_entries,
+            skipped,
         })
     }
 
@@ -115,6 +135,12 @@ impl ShaderDump {
     /// Entries of the folder that are not `.asm` files.
     pub fn other_entries(&self) -> &[String] {
         &self.other_entries
+    }
+
+    /// `.asm` entries that are no regular file or cannot be read, one
+    /// warning each for the caller (docs/robustness.md#walked-folders).
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
     }
 
     /// The `.asm` for `kernel` (a stall CSV name, without shape): among the

@@ -19,8 +19,9 @@
 //! A folder (a `--result-dir` tree, a folder of logs) is read like an
 //! archive of its files: members are the regular files below it, named by
 //! their path relative to it, in byte order of those paths (an archive's
-//! order is the order `tar` stored them in); symbolic links to files are
-//! followed, links to folders are not.
+//! order is the order `tar` stored them in), found by the walk of every
+//! input folder (`crate::walk`: links followed, each folder once, FIFOs and
+//! unreadable files skipped with a warning in [`TarballStats::skipped`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -80,6 +81,7 @@ impl InFlight {
 }
 
 use crate::error::InputError;
+use crate::walk::{walk, Depth, Skipped};
 
 /// One regular file of the archive, fully read.
 #[derive(Debug)]
@@ -92,13 +94,17 @@ pub struct Member {
 }
 
 /// Counts reported after a successful pass.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TarballStats {
     pub members: usize,
     /// Uncompressed bytes of all regular members.
     pub bytes: u64,
     /// Entries that are neither regular files nor directories (links, …).
     pub skipped_entries: usize,
+    /// A folder's entries that were not read (FIFOs, sockets, unreadable
+    /// files, links to folders walked already) or links followed out of
+    /// it: one warning each for the caller (docs/robustness.md#walked-folders).
+    pub skipped: Vec<Skipped>,
 }
 
 enum Msg<T> {
@@ -199,10 +205,8 @@ where
         let mut next = 0usize;
         let mut done: Option<TarballStats> = None;
         let outcome = loop {
-            if let Some(stats) = done {
-                if next == stats.members {
-                    break Ok(stats);
-                }
+            if let Some(stats) = done.take_if(|stats| next == stats.members) {
+                break Ok(stats);
             }
             let Ok(msg) = msg_rx.recv() else {
                 break Err(InputError::at_file(
@@ -238,8 +242,9 @@ where
 }
 
 enum Source {
-    /// Regular files below a folder: (path relative to it, path).
-    Folder(Vec<(String, PathBuf)>),
+    /// Regular files below a folder: (path relative to it, path), and the
+    /// entries the walk skipped.
+    Folder(FolderFiles, Vec<Skipped>),
     Gzip(BufReader<File>),
     Plain(BufReader<File>),
     External(&'static str, Child),
@@ -248,13 +253,12 @@ enum Source {
 fn open_archive(path: &Path) -> Result<Source, InputError> {
     let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
     if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        let mut files = Vec::new();
-        list_folder(path, "", &mut files)?;
+        let (mut files, skipped) = list_folder(path)?;
         if files.is_empty() {
             return Err(InputError::at_file(path, "empty folder (no files)"));
         }
         files.sort();
-        return Ok(Source::Folder(files));
+        return Ok(Source::Folder(files, skipped));
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let head = reader.fill_buf().map_err(|e| InputError::io(path, &e))?;
@@ -298,28 +302,29 @@ fn open_archive(path: &Path) -> Result<Source, InputError> {
     ))
 }
 
-/// Appends the regular files below `dir` (relative paths with `/` after
-/// `prefix`). Unreadable folders are errors naming them; entries that are
-/// neither files nor folders (sockets, FIFOs, links to folders) are left out.
-fn list_folder(
-    dir: &Path,
-    prefix: &str,
-    files: &mut Vec<(String, PathBuf)>,
-) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| InputError::io(dir, &e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| InputError::io(dir, &e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let rel = format!("{prefix}{name}");
-        let path = entry.path();
-        let kind = entry.file_type().map_err(|e| InputError::io(&path, &e))?;
-        if kind.is_dir() {
-            list_folder(&path, &format!("{rel}/"), files)?;
-        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
-            files.push((rel, path));
-        }
-    }
-    Ok(())
+/// (path relative to the folder with `/`, path) of a folder's files.
+type FolderFiles = Vec<(String, PathBuf)>;
+
+/// The regular files below `dir` as (path relative to it with `/`, path),
+/// by the walk of every input folder (`crate::walk`: FIFOs, sockets and
+/// unreadable files skipped with a warning, links followed, each folder
+/// once); the warnings go into the stats.
+fn list_folder(dir: &Path) -> Result<(FolderFiles, Vec<Skipped>), InputError> {
+    let walk = walk(dir, Depth::Tree, &|_| true).map_err(|e| InputError::io(dir, &e))?;
+    let files = walk
+        .files
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap_or(&p);
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            (name, p)
+        })
+        .collect();
+    Ok((files, walk.skipped))
 }
 
 /// A 512-byte tar header: `ustar` magic, or (v7 tar) a valid checksum.
@@ -364,7 +369,11 @@ where
 {
     let path = ctx.path;
     match source {
-        Source::Folder(files) => read_folder(ctx, files),
+        Source::Folder(files, skipped) => {
+            let mut stats = read_folder(ctx, files)?;
+            stats.skipped = skipped;
+            Ok(stats)
+        }
         Source::Gzip(r) => {
             // Inflate in large chunks: the tar reader asks for 512-byte
             // headers, which would make inflate and the CRC run on small
@@ -763,7 +772,8 @@ mod tests {
         std::fs::write(root.join("rank_1.a.7/device_timing.txt"), b"12").unwrap();
         std::fs::write(root.join("rank_0.a.6/device_timing.txt"), b"1").unwrap();
         std::fs::write(root.join("b.txt"), b"123").unwrap();
-        // A link to a folder is not followed (no loops); one to a file is.
+        // A link to a folder walked already is not followed again (no
+        // loops); one to a file is.
         std::os::unix::fs::symlink(root, root.join("rank_0.a.6/loop")).unwrap();
         std::os::unix::fs::symlink(root.join("b.txt"), root.join("c.txt")).unwrap();
         let mut got = Vec::new();
@@ -801,6 +811,16 @@ mod tests {
             ]
         );
         assert_eq!((stats.members, stats.bytes), (4, 9));
+        assert_eq!(
+            stats.skipped,
+            [Skipped {
+                path: root.join("rank_0.a.6/loop"),
+                problem: format!(
+                    "a link to the folder {}, walked already (a loop or a second name); skipped",
+                    root.display()
+                ),
+            }]
+        );
         let empty = tempfile::tempdir().unwrap();
         std::fs::create_dir(empty.path().join("sub")).unwrap();
         let e = for_each_member(empty.path(), 1, |_| (), |_, _| Ok(())).unwrap_err();

@@ -102,9 +102,11 @@ pub struct Args {
     #[arg(long)]
     pub skip_invalid: bool,
 
-    /// Largest single event accepted, in MiB (bounds the memory used).
-    #[arg(long, value_name = "MIB", default_value_t = 256, hide = true)]
-    pub max_event_mib: usize,
+    /// Largest single event accepted, in MiB (bounds the memory used;
+    /// 1 to 4096).
+    #[arg(long, value_name = "MIB", default_value_t = 256, hide = true,
+          value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub max_event_mib: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

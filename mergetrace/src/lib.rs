@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use regex::Regex;
 use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
 use unitrace_core::category_schema::CategorySchema;
-use unitrace_core::cli::warn;
+use unitrace_core::cli::{escape_controls, escape_lines, warn};
 use unitrace_core::result_dir::ResultDir;
 use unitrace_core::InputError;
 use unitrace_render::table::TableFormat;
@@ -125,7 +125,9 @@ fn find_inputs(args: &Args, ranks: Option<&[u32]>) -> Result<Result<Vec<PathBuf>
     };
     let tree = ResultDir::open(dir).map_err(|e| InputError::at_file(dir, e.to_string()))?;
     for (folder, e) in &tree.unreadable {
-        warn(TOOL, format!("{}: {e}; skipped", folder.display()));
+        // The walk's words end in "; skipped" or "; followed"
+        // (docs/robustness.md#walked-folders).
+        warn(TOOL, format!("{}: {e}", folder.display()));
     }
     let sel = tree.traces(ranks);
     if sel.files.is_empty() {
@@ -264,7 +266,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             .is_some()
             .then(|| stats::StatsPlan::new(schema, args.schema.as_deref())),
         skip_invalid: args.skip_invalid,
-        max_event_bytes: args.max_event_mib.max(1) << 20,
+        max_event_bytes: usize::from(args.max_event_mib) << 20,
     };
     let total: u64 = plans
         .iter()
@@ -304,7 +306,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         format!(
             "Successfully merged {} files into {}",
             given.len(),
-            args.output.display()
+            escape_controls(&args.output.display().to_string())
         )
     });
     print_results(merge_stats.as_ref(), success)?;
@@ -319,7 +321,11 @@ fn print_results(merge_stats: Option<&stats::MergeStats>, success: Option<String
     let mut lock = stdout.lock();
     let mut print = || -> Result<()> {
         if let Some(merge_stats) = merge_stats {
-            stats::write_report(&mut lock, merge_stats, 20)?;
+            // Kernel and range names are input: no raw control byte on the
+            // console (docs/robustness.md#messages).
+            let mut report = Vec::new();
+            stats::write_report(&mut report, merge_stats, 20)?;
+            lock.write_all(escape_lines(&String::from_utf8_lossy(&report)).as_bytes())?;
         }
         if let Some(line) = &success {
             writeln!(lock, "{line}")?;

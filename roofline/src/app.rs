@@ -13,6 +13,7 @@ use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
 use unitrace_core::shell_words::{self, SplitError};
+use unitrace_core::walk::{walk, Depth};
 
 /// The two runs: metric group and output prefix (docs/compatibility.md#roofline-app).
 pub const RUNS: [(&str, &str); 2] = [
@@ -84,18 +85,27 @@ fn is_executable(p: &Path) -> bool {
 /// `<prefix>.metrics.<pid>[.<rank>]` (one per process), else the V0 main
 /// log `<prefix>.<pid>` that carried the metrics itself.
 pub fn metric_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>> {
+    let name_rest = |p: &Path| -> Option<String> {
+        let name = p.file_name()?.to_string_lossy().into_owned();
+        Some(name.strip_prefix(prefix)?.strip_prefix('.')?.to_string())
+    };
+    // The folder's walk skips FIFOs and unreadable files with a warning
+    // (docs/robustness.md#walked-folders).
+    let found = walk(dir, Depth::Flat, &|p| name_rest(p).is_some())
+        .with_context(|| format!("{}", dir.display()))?;
+    for skipped in &found.skipped {
+        unitrace_core::cli::warn("roofline", skipped);
+    }
     let mut metrics = Vec::new();
     let mut logs = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
-        let entry = entry.with_context(|| format!("{}", dir.display()))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
+    for path in found.files {
+        let Some(rest) = name_rest(&path) else {
             continue;
         };
         if rest.starts_with("metrics") {
-            metrics.push(entry.path());
+            metrics.push(path);
         } else if !rest.ends_with(".json") {
-            logs.push(entry.path());
+            logs.push(path);
         }
     }
     let mut files = if metrics.is_empty() { logs } else { metrics };

@@ -73,9 +73,11 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Html)]
     pub format: Format,
-    /// Name the N longest plotted kernels on the chart (0: no labels)
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub labels: usize,
+    /// Name the N longest plotted kernels on the chart (0: no labels; at
+    /// most 1000)
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub labels: u16,
 }
 
 /// The device files shipped in device_configs/, compiled in so that
@@ -281,8 +283,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "roofline".into());
     let body = match args.format {
-        Format::Html => page::html(&r, &views, &name, args.labels),
-        Format::Svg => page::svg(&r, &views, &name, true, args.labels),
+        Format::Html => page::html(&r, &views, &name, usize::from(args.labels)),
+        Format::Svg => page::svg(&r, &views, &name, true, usize::from(args.labels)),
     };
     // The page and `--data` appear together (docs/robustness.md#outputs).
     let outputs = OutputSet::begin();

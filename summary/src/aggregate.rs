@@ -162,7 +162,10 @@ impl<'a> Aggregation<'a> {
                     Some(r) => self.schema.category_of(r).to_string(),
                     None => {
                         if verbose >= 3 {
-                            eprintln!("{TOOL}: U: {}", stats.name);
+                            eprintln!(
+                                "{TOOL}: U: {}",
+                                unitrace_core::cli::escape_controls(&stats.name)
+                            );
                         }
                         DEFAULT_CATEGORY[b].to_string()
                     }

@@ -11,7 +11,7 @@ use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use unitrace_core::atomic::{ensure_not_input, write_atomic};
 use unitrace_core::category_schema::CategorySchema;
-use unitrace_core::cli::warn;
+use unitrace_core::cli::{escape_controls, warn};
 use unitrace_core::summary_tarball::for_each_member_streaming;
 use unitrace_core::whole_file::{read_capped, MAX_SCHEMA_BYTES};
 use unitrace_core::InputError;
@@ -70,8 +70,9 @@ pub struct SummaryArgs {
     #[arg(long = "format", value_enum)]
     pub format: Option<ConsoleFormat>,
 
-    /// Worker threads parsing members (default: cores - 1, at least 1).
-    #[arg(long = "jobs", short = 'j')]
+    /// Worker threads parsing members (default: cores - 1, at least 1; more
+    /// than the cores is clamped to them with a warning).
+    #[arg(long = "jobs", short = 'j', value_parser = unitrace_core::cli::jobs_parser("summary"))]
     pub jobs: Option<usize>,
 
     /// -v warnings and the coverage report, -vv each member, -vvv every
@@ -178,7 +179,7 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
                     ));
                     }
                     if verbose >= 2 {
-                        eprintln!("{TOOL}: processing {member}");
+                        eprintln!("{TOOL}: processing {}", escape_controls(member));
                     }
                     if verbose >= 1 {
                         for note in &s.notes {
@@ -193,7 +194,10 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
                 }
                 Parsed::SideFile => {
                     if verbose >= 2 {
-                        eprintln!("{TOOL}: skipping {member} (not a text summary)");
+                        eprintln!(
+                            "{TOOL}: skipping {} (not a text summary)",
+                            escape_controls(member)
+                        );
                     }
                 }
                 Parsed::Binary => warn(
@@ -210,6 +214,11 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    // A folder's FIFOs, unreadable files and link loops
+    // (docs/robustness.md#walked-folders).
+    for skipped in &stats.skipped {
+        warn(TOOL, skipped);
+    }
     if summaries == 0 {
         let what = if stats.members == 0 {
             "archive holds no files".to_string()

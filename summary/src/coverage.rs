@@ -2,6 +2,8 @@
 //! went to the default category, the silent "other" of every categoriser),
 //! its biggest names, and the rules that matched no name.
 
+use unitrace_core::cli::escape_controls;
+
 const TOOL: &str = "summary";
 
 /// The uncategorised share of device time and its biggest names.
@@ -33,10 +35,13 @@ pub fn report_coverage(coverage: &Coverage, verbose: u8) {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        eprintln!(
+        // Kernel names are input: their control bytes are escaped on
+        // every line printed (docs/robustness.md#messages).
+        let note = format!(
             "{TOOL}: note: {share:.1}% of device time ({} kernel names) matched no rule and went to \"{}\"; biggest: {top}; see --format table",
             coverage.default_names, coverage.default_category
         );
+        eprintln!("{}", escape_controls(&note));
     }
     if verbose >= 1 {
         for line in coverage_lines(coverage) {
@@ -54,7 +59,7 @@ pub fn shorten(name: &str, max: usize) -> String {
 }
 
 /// The coverage report: default-category share with its top names, and the
-/// schema rules that matched no name.
+/// schema rules that matched no name; control bytes of names escaped.
 pub fn coverage_lines(coverage: &Coverage) -> Vec<String> {
     let mut lines = Vec::new();
     let share = if coverage.kernel_time > 0.0 {
@@ -86,5 +91,5 @@ pub fn coverage_lines(coverage: &Coverage) -> Vec<String> {
     for (kind, tag, category) in &coverage.unmatched_rules {
         lines.push(format!("  [{category} if {kind}] {tag}"));
     }
-    lines
+    lines.iter().map(|l| escape_controls(l)).collect()
 }

@@ -517,6 +517,11 @@ pub fn render_table(table: &RankTable, coverage: &Coverage) -> String {
             }),
     );
     lines.push(fast);
+    // Labels come from member paths: no raw control byte on the console
+    // (docs/robustness.md#messages).
+    for cell in lines.iter_mut().flatten() {
+        *cell = unitrace_core::cli::escape_controls(cell);
+    }
     let widths: Vec<usize> = (0..lines[0].len())
         .map(|j| {
             lines

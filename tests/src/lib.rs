@@ -9,6 +9,7 @@
 //!   is one of the inputs (or a file inside an input folder), and no output
 //!   file, not even a temporary one, in the output folder;
 //! * on success: stderr holds only `TOOL: warning: ...` lines;
+//! * no raw control byte (but newline and tab) on stdout or stderr;
 //! * the input bytes are never changed.
 
 pub mod expected;
@@ -90,11 +91,7 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
     // `rerun-if-env-changed`; cargo then sees them changed and rebuilds ring,
     // rustls and every tool here, and again in the next plain `cargo test`
     // (minutes per run on a busy machine, inside this test's time).
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_set_by_cargo_for_a_package) {
-            cmd.env_remove(&name);
-        }
-    }
+    without_package_env(&mut cmd);
     cmd.env("CARGO_TARGET_DIR", target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -102,6 +99,16 @@ fn build_tools(profile_dir: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Removes from `cmd`'s environment the variables cargo set for this test's
+/// package, for a nested `cargo` (see `build_tools`).
+pub fn without_package_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_set_by_cargo_for_a_package) {
+            cmd.env_remove(&name);
+        }
     }
 }
 
@@ -170,6 +177,9 @@ pub struct Invocation {
     pub out_dir: PathBuf,
     /// Working folder (tools with a default output name write there).
     pub cwd: PathBuf,
+    /// Why this tool's stdout may still carry raw control bytes of an
+    /// input (`None`: it may not; stderr never may).
+    pub raw_stdout: Option<&'static str>,
 }
 
 /// All files below `path` (or `path` itself) with their bytes.
@@ -205,6 +215,19 @@ pub fn check(inv: &Invocation, expect: &Expect) -> Result<Output, String> {
     }
     if code.is_none() {
         problems.push(format!("killed by a signal ({:?})", out.status));
+    }
+    // Every line a tool prints escapes the control bytes an input may
+    // carry (docs/robustness.md#messages): only newlines and tabs are raw.
+    for (stream, bytes) in [("stderr", &out.stderr), ("stdout", &out.stdout)] {
+        if stream == "stdout" && inv.raw_stdout.is_some() {
+            continue;
+        }
+        if let Some(b) = bytes
+            .iter()
+            .find(|&&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f)
+        {
+            problems.push(format!("raw control byte {b:#04x} on {stream}"));
+        }
     }
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let warning_prefix = format!("{}: warning: ", inv.tool);
@@ -300,16 +323,25 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the invocation with stdin closed; kills it after [`TIMEOUT`].
 fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
-    let mut child = Command::new(&inv.binary)
+    let mut command = Command::new(&inv.binary);
+    command
         .args(&inv.args)
         .current_dir(&inv.cwd)
         .env_remove("RUST_BACKTRACE")
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    output_within(&mut command, TIMEOUT).map_err(|e| format!("{} {:?}: {e}", inv.tool, inv.args))
+}
+
+/// Runs `command` with stdin closed and both outputs captured; kills it
+/// and says so when it is still running after `limit` (a hang is a test
+/// failure, never a hung suite).
+pub fn output_within(command: &mut Command, limit: Duration) -> Result<Output, String> {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", inv.binary.display()))?;
+        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
     // Drain both pipes while waiting, so a chatty tool never blocks.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -336,18 +368,13 @@ fn run_with_timeout(inv: &Invocation) -> Result<Output, String> {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > TIMEOUT => {
+            Ok(None) if start.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{} {:?}: still running after {} s, killed",
-                    inv.tool,
-                    inv.args,
-                    TIMEOUT.as_secs()
-                ));
+                return Err(format!("still running after {} s, killed", limit.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("cannot wait for {}: {e}", inv.tool)),
+            Err(e) => return Err(format!("cannot wait: {e}")),
         }
     };
     Ok(Output {
@@ -429,6 +456,7 @@ mod tests {
             other_inputs: Vec::new(),
             out_dir: PathBuf::new(),
             cwd: PathBuf::new(),
+            raw_stdout: None,
         }
     }
 

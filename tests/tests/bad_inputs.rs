@@ -123,6 +123,12 @@ const CASES: &[(&str, Expect)] = &[
     ),
     // A stall header where metrics are expected.
     ("metric_csv/stall_header_only.csv", Expect::Fail(None)),
+    // A kernel name holding ESC [31m, BEL and the C1 CSI: escaped on every
+    // line a tool prints (docs/robustness.md#messages), kept in files.
+    (
+        "metric_csv/control_bytes_kernel.csv",
+        Expect::Accept("control bytes of a name are escaped where it is printed"),
+    ),
     // --- stall CSVs (docs/formats.md#stall-csv) ---
     ("stall_csv/empty.csv", Expect::Fail(None)),
     ("stall_csv/binary.csv", Expect::Fail(None)),
@@ -208,6 +214,11 @@ const CASES: &[(&str, Expect)] = &[
     // Data after the closing `}`: ignored with a warning.
     ("trace_json/trailing_garbage.json", Expect::Warn),
     ("trace_json/deep_nesting.json", Expect::Fail(Some(4))),
+    // Names with ESC, BEL and C1 CSI (JSON escapes): escaped when printed.
+    (
+        "trace_json/control_bytes_name.json",
+        Expect::Accept("control bytes of a name are escaped where it is printed"),
+    ),
     ("device_config/crlf_nan.csv", Expect::Fail(None)),
     ("device_config/inf_bandwidth.csv", Expect::Fail(None)),
     ("device_config/missing_row.csv", Expect::Fail(None)),
@@ -258,6 +269,11 @@ const CASES: &[(&str, Expect)] = &[
     ),
     ("summary_text/latin1_kernel.txt", Expect::Warn),
     ("summary_text/duplicate_header.txt", Expect::Fail(None)),
+    // A kernel name with ESC, BEL and C1 CSI (summary's `note:` line names it).
+    (
+        "summary_text/control_bytes_kernel.txt",
+        Expect::Accept("control bytes of a name are escaped where it is printed"),
+    ),
     // --- tarballs (docs/formats.md#summary-tarball) ---
     ("tarball/empty.tgz", Expect::Fail(None)),
     ("tarball/binary.tgz", Expect::Fail(None)),
@@ -268,6 +284,16 @@ const CASES: &[(&str, Expect)] = &[
     ("tarball/only_directory.tgz", Expect::Fail(None)),
     ("tarball/only_symlink.tgz", Expect::Fail(None)),
     ("tarball/empty_member.tgz", Expect::Fail(None)),
+    // 64 KB that inflate to a 64 MiB member of NUL bytes: a binary member,
+    // skipped with a warning without reading it whole; then no summary.
+    ("tarball/zero_bomb.tgz", Expect::Fail(None)),
+    // 147 KB that inflate to a 48 MiB log (a valid summary, then filler
+    // lines): parsed while it streams, in bounded memory
+    // (docs/robustness.md#bounds).
+    (
+        "tarball/text_bomb.tgz",
+        Expect::Accept("a member larger than the in-memory bound is parsed as it streams"),
+    ),
     // --- IGC shader dumps (docs/formats.md#shader-dump), one .asm in a dump folder ---
     ("shader_dump/empty.asm", Expect::Warn),
     ("shader_dump/binary.asm", Expect::Warn),
@@ -414,6 +440,51 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         "summary_text/negative_time.txt",
         Expect::Warn,
     ),
+    // compare leaves a value that is not finite out of its metric and sums
+    // a negative time as read, with one warning per file and kind
+    // (docs/compare.md#suspicious-values).
+    (
+        "compare metric CSVs",
+        "metric_csv/nan_inf.csv",
+        Expect::Warn,
+    ),
+    (
+        "compare metric CSVs",
+        "metric_csv/numbers_out_of_range.csv",
+        Expect::Warn,
+    ),
+    (
+        "compare metric CSVs",
+        "metric_csv/negative_duration.csv",
+        Expect::Warn,
+    ),
+    // compare reads summaries as summary does (the same warnings) and
+    // traces as tracestat does; it needs a rank to compare.
+    (
+        "compare tarballs",
+        "summary_text/truncated_mid_row.txt",
+        Expect::Warn,
+    ),
+    (
+        "compare tarballs",
+        "summary_text/missing_columns.txt",
+        Expect::Warn,
+    ),
+    (
+        "compare tarballs",
+        "summary_text/negative_time.txt",
+        Expect::Warn,
+    ),
+    (
+        "compare traces",
+        "trace_json/empty.json",
+        Expect::Fail(None),
+    ),
+    (
+        "compare traces",
+        "trace_json/no_trace_events.json",
+        Expect::Fail(None),
+    ),
     // The compute profile reads instruction counts, not GpuTime.
     (
         "roofline --compute",
@@ -488,6 +559,9 @@ struct Mode {
     /// Reads every device section (false: only `-d`, default 0, so a cut
     /// row in a later section goes unnoticed, which is fine).
     all_sections: bool,
+    /// Why this mode's stdout may still show an input's control bytes raw
+    /// (`None`: it may not; see `Invocation::raw_stdout`).
+    raw_stdout: Option<&'static str>,
     /// Command line for a bad input of `kind`; the bad input is
     /// `s.input`, other inputs come from `s.valid`, outputs go to `s.out`.
     args: fn(kind: Kind, s: &Scratch) -> Vec<OsString>,
@@ -521,7 +595,48 @@ fn roofline_args(role: &str, s: &Scratch) -> Vec<OsString> {
     ])
 }
 
+/// `compare BAD VALID`: the bad input as the baseline, a valid file of the
+/// same kind as the candidate, every row into `--csv`.
+fn compare_args(valid: &str, s: &Scratch) -> Vec<OsString> {
+    os(&[
+        &s.input,
+        &s.valid.join(valid),
+        &"--csv",
+        &s.out.join("rows.csv"),
+    ])
+}
+
 const MODES: &[Mode] = &[
+    Mode {
+        name: "compare metric CSVs",
+        tool: "compare",
+        binary: "compare",
+        kinds: &[Kind::MetricCsv],
+        all_sections: true,
+        only_refusals: false,
+        raw_stdout: None,
+        args: |_, s| compare_args("metrics_2dev.csv", s),
+    },
+    Mode {
+        name: "compare tarballs",
+        tool: "compare",
+        binary: "compare",
+        kinds: &[Kind::Tarball, Kind::SummaryText],
+        all_sections: true,
+        only_refusals: false,
+        raw_stdout: None,
+        args: |_, s| compare_args("summary.tgz", s),
+    },
+    Mode {
+        name: "compare traces",
+        tool: "compare",
+        binary: "compare",
+        kinds: &[Kind::TraceJson],
+        all_sections: true,
+        only_refusals: false,
+        raw_stdout: None,
+        args: |_, s| compare_args("python.4100.1.json", s),
+    },
     Mode {
         name: "mergetrace --stats --schema",
         tool: "mergetrace",
@@ -529,6 +644,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::JsonSchema],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| {
             os(&[
                 &"-o",
@@ -548,6 +664,9 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::TraceJson],
         all_sections: true,
         only_refusals: false,
+        // Known gap: the console report (tracestat/src/console.rs) prints
+        // kernel and range names as read; its messages are escaped.
+        raw_stdout: Some("tracestat's console report prints names as read"),
         // Alone: with a second valid trace of the same rank every accepted
         // input would also warn "rank 1 is in both ...".
         args: |_, s| {
@@ -567,6 +686,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::TraceJson],
         all_sections: true,
         only_refusals: true,
+        raw_stdout: None,
         args: |_, s| os(&[&"-t", &s.input, &"--no-browser"]),
     },
     Mode {
@@ -576,6 +696,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::ShaderDump, Kind::StallCsv],
         all_sections: false,
         only_refusals: false,
+        raw_stdout: None,
         args: |kind, s| {
             let (dump, stalls) = match kind {
                 Kind::ShaderDump => (s.input.clone(), s.valid.join("stalls_2dev.csv")),
@@ -603,6 +724,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::IniSchema],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| os(&[&"--input", &s.input, &"--output", &s.out.join("rules.json")]),
     },
     Mode {
@@ -612,6 +734,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::JsonSchema],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| {
             os(&[
                 &"--input",
@@ -630,6 +753,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::Tarball, Kind::SummaryText],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| {
             os(&[
                 &"--input",
@@ -650,6 +774,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
         all_sections: false,
         only_refusals: false,
+        raw_stdout: None,
         args: |kind, s| {
             let pdf = s.out.join("charts.pdf");
             let data = s.out.join("charts.csv");
@@ -708,6 +833,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::TraceJson],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| {
             os(&[
                 &"-o",
@@ -724,6 +850,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::TraceJson],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| {
             os(&[
                 &"-o",
@@ -745,6 +872,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::MetricCsv, Kind::StallCsv, Kind::OptionFile],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |kind, s| {
             let out = s.out.join("listing.txt");
             match kind {
@@ -767,6 +895,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::MetricCsv],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| roofline_args("compute", s),
     },
     Mode {
@@ -776,6 +905,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::MetricCsv],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| roofline_args("memory", s),
     },
     Mode {
@@ -785,6 +915,7 @@ const MODES: &[Mode] = &[
         kinds: &[Kind::DeviceConfig],
         all_sections: true,
         only_refusals: false,
+        raw_stdout: None,
         args: |_, s| roofline_args("device", s),
     },
 ];
@@ -849,6 +980,7 @@ fn run_case(mode: &Mode, kind: Kind, name: &str, bytes: &[u8], expect: &Expect) 
         other_inputs: vec![scratch.valid.clone()],
         out_dir: scratch.out.clone(),
         cwd: scratch.cwd.clone(),
+        raw_stdout: mode.raw_stdout,
     };
     check(&inv, expect)
         .err()
@@ -1132,6 +1264,7 @@ fn missing_and_directory_inputs() {
                     other_inputs: vec![scratch.valid.clone()],
                     out_dir: scratch.out.clone(),
                     cwd: scratch.cwd.clone(),
+                    raw_stdout: None,
                 };
                 if let Err(e) = check(&inv, &Expect::Fail(None)) {
                     failures.push(format!("[{} on {}] {e}", mode.name, input.display()));

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod bad_inputs;
+mod bounded_options;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;
@@ -10,6 +11,8 @@ mod mergetrace_stats;
 mod output_is_input;
 mod parquet_tables;
 mod repository_rules;
+mod sample_script;
+mod walked_folders;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

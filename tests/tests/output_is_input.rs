@@ -75,6 +75,7 @@ fn refuses(tool: &str, args: Vec<OsString>, output: &Path, inputs: &Inputs) -> O
         // folder below (outputs would land next to the inputs).
         out_dir: inputs.dir.path().join("no-such-output-folder"),
         cwd: inputs.dir.path().to_path_buf(),
+        raw_stdout: None,
     };
     let mut problems = Vec::new();
     match check(&inv, &Expect::Fail(None)) {

@@ -65,8 +65,9 @@ pub struct Args {
     #[arg(long)]
     pub combine: bool,
 
-    /// Time bins of the heatmap.
-    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Time bins of the heatmap (1 to 4096: a column per pixel of a 4K
+    /// screen; the heatmap holds ranks x bins cells).
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=MAX_BINS as i64))]
     pub bins: u32,
 
     /// Only from this time on, since each rank's first event (ns, us, ms,
@@ -85,14 +86,15 @@ pub struct Args {
     #[arg(long, value_name = "HOW", default_value = "collectives", value_parser = parse_align)]
     pub align: crate::analyzers::clocks::Align,
 
-    /// Kernels shorter than this count as short (ns, us, ms, s; bare = us).
-    #[arg(long, value_name = "DUR", default_value = "10us")]
+    /// Kernels shorter than this count as short (ns, us, ms, s; bare = us;
+    /// at most 1 hour).
+    #[arg(long, value_name = "DUR", default_value = "10us", value_parser = check_short_kernel)]
     pub short_kernel: String,
 
     /// Print the op -> kernel tree of host ranges, DEPTH ranges deep (3 when
     /// bare). The depth attaches with `=` (`--tree=2`), so a bare `--tree`
     /// can stand before the trace files.
-    #[arg(long, value_name = "DEPTH", num_args = 0..=1, require_equals = true, default_missing_value = "3")]
+    #[arg(long, value_name = "DEPTH", num_args = 0..=1, require_equals = true, default_missing_value = "3", value_parser = parse_tree_depth)]
     pub tree: Option<usize>,
 
     /// Console only: show at most N ranks in each per-rank table (default
@@ -107,9 +109,40 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
+    /// Worker threads (default: one per core; more than the cores is
+    /// clamped to them with a warning).
+    #[arg(long, value_name = "N", value_parser = unitrace_core::cli::jobs_parser("tracestat"))]
     pub jobs: Option<usize>,
+}
+
+/// Largest `--bins` (docs/tracestat.md#usage).
+pub const MAX_BINS: u32 = 4096;
+
+/// Largest `--rank-rows` N: more than the ranks any run has
+/// (docs/tracestat.md#usage).
+pub const MAX_RANK_ROWS: usize = 1 << 20;
+
+/// Deepest `--tree=DEPTH`: host ranges nest a few levels, never 64.
+pub const MAX_TREE_DEPTH: usize = 64;
+
+/// Longest `--short-kernel`, in ns (1 hour).
+const MAX_SHORT_KERNEL_NS: u64 = 3_600_000_000_000;
+
+/// `--short-kernel`: a duration of at most 1 hour, checked here so that a
+/// bad one is a usage error (exit 2); kept as written (the run parses it).
+fn check_short_kernel(s: &str) -> Result<String, String> {
+    let ns = crate::time::parse_duration(s)?;
+    if ns as u64 > MAX_SHORT_KERNEL_NS {
+        return Err(format!("`{s}` is longer than 1 hour"));
+    }
+    Ok(s.to_string())
+}
+
+fn parse_tree_depth(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_TREE_DEPTH).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}`: a depth from 1 to {MAX_TREE_DEPTH} ranges")),
+    }
 }
 
 /// `--rank-rows`: a number of ranks, or `None` for all of them.
@@ -121,8 +154,10 @@ fn parse_rank_rows(s: &str) -> Result<RankRows, String> {
         return Ok(RankRows(None));
     }
     match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(RankRows(Some(n))),
-        _ => Err(format!("`{s}`: a number of ranks (1 or more) or `all`")),
+        Ok(n) if (1..=MAX_RANK_ROWS).contains(&n) => Ok(RankRows(Some(n))),
+        _ => Err(format!(
+            "`{s}`: a number of ranks from 1 to {MAX_RANK_ROWS}, or `all`"
+        )),
     }
 }
 

@@ -1,104 +1,39 @@
 //! The index of `--events` over a file (docs/tracestat.md#events), fed by
-//! the single pass ([`crate::event_spool`]) before any row is written: what
-//! a row needs from elsewhere in the file,
-//! since unitrace writes events out of time order (a kernel before the call
-//! that launched it, a host range after the calls inside it).
+//! the trace source's events ([`crate::event_spool`]) before any row is
+//! written: what a row needs from elsewhere in the file, since unitrace
+//! writes events out of time order (a kernel before the call that launched
+//! it, a host range after the calls inside it).
 //!
-//! Kept per rank: the host ranges of each thread (as a [`RangeTree`] for
-//! "innermost range around time t" queries), the H2D flows (id ->
-//! submitting thread, time and call), the host run's span (for the
-//! kernel-longer-than-the-run rule) and the names of processes and
-//! threads. That is O(host ranges + launches), the intervals the report
-//! keeps too, never O(events).
+//! Kept per rank slot of the source (docs/formats.md#timeline-ranks): the
+//! host ranges of each thread (as a [`RangeTree`] for "innermost range
+//! around time t" queries), the submission flows (id -> submitting thread,
+//! time and call), the host run's span (for the kernel-longer-than-the-run
+//! rule) and the names of processes and threads. That is O(host ranges +
+//! launches), the intervals the report keeps too, never O(events).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::Result;
 use rustc_hash::{FxHashMap as FastMap, FxHashSet as FastSet};
+use unitrace_core::timeline::{
+    DeviceOp, Dropped, FlowPhase, FlowPoint, HostRole, HostSpan, NameId, Names, OtherSpan,
+    RankRouter, RankSlot, TraceSink,
+};
 
-use crate::event_scan::{Names, Side, Slice, Visitor};
 use crate::time::Ns;
-use unitrace_core::timeline::rank::split_rank_label;
 
-/// Which accumulator (rank) an event belongs to, decided as the report
-/// decides it (docs/formats.md#trace-json-ids): `RANK r ...` process names
-/// tie a pid to rank r; other pids stay with the file's rank. Both passes
-/// replay the same calls, so they route every event alike.
-#[derive(Debug, Clone)]
-pub struct Router {
-    /// Rank of each accumulator (`None`: the file's, unknown).
-    pub ranks: Vec<Option<u32>>,
-    used: Vec<bool>,
-    by_rank: FastMap<u32, usize>,
-    pid_acc: FastMap<u64, usize>,
-}
-
-impl Router {
-    pub fn new(path_rank: Option<u32>) -> Router {
-        let mut by_rank = FastMap::default();
-        if let Some(r) = path_rank {
-            by_rank.insert(r, 0);
-        }
-        Router {
-            ranks: vec![path_rank],
-            used: vec![false],
-            by_rank,
-            pid_acc: FastMap::default(),
-        }
-    }
-
-    pub fn process(&mut self, pid: u64, label: &str) {
-        let (rank, _) = split_rank_label(label);
-        let i = match rank {
-            Some(r) => match self.by_rank.get(&r) {
-                Some(&i) => i,
-                // The first labelled rank of a file whose name has no rank
-                // takes over the default accumulator while it is empty.
-                None if self.ranks[0].is_none() && !self.used[0] && self.by_rank.is_empty() => {
-                    self.ranks[0] = Some(r);
-                    self.by_rank.insert(r, 0);
-                    0
-                }
-                None => {
-                    self.ranks.push(Some(r));
-                    self.used.push(false);
-                    self.by_rank.insert(r, self.ranks.len() - 1);
-                    self.ranks.len() - 1
-                }
-            },
-            None => self.acc(pid),
-        };
-        self.pid_acc.insert(pid, i);
-    }
-
-    /// The accumulator of an event of `pid` (marked as holding events).
-    pub fn route(&mut self, pid: u64) -> usize {
-        let i = self.acc(pid);
-        self.used[i] = true;
-        i
-    }
-
-    /// The accumulator of an event of `pid`, without marking it used.
-    pub fn acc(&self, pid: u64) -> usize {
-        self.pid_acc.get(&pid).copied().unwrap_or(0)
-    }
-
-    pub fn used(&self, acc: usize) -> bool {
-        self.used[acc]
-    }
-}
-
-/// One host range of a thread.
+/// One host range (or call) of a thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
     pub start: Ns,
     pub end: Ns,
-    pub name: u32,
+    pub name: NameId,
+    /// A collective call (docs/tracestat.md#collectives).
+    pub collective: bool,
 }
 
 /// No range.
-pub const NONE: u32 = u32::MAX;
+pub const NO_RANGE: u32 = u32::MAX;
 
 /// The host ranges of one thread, for "which range was open at t" in
 /// O(log n). Ranges of a thread nest (the report assumes the same,
@@ -107,7 +42,7 @@ pub const NONE: u32 = u32::MAX;
 pub struct RangeTree {
     /// Sorted by start, the longer first on equal starts (outer first).
     ranges: Vec<Range>,
-    /// Enclosing range of each range, [`NONE`] at the top.
+    /// Enclosing range of each range, [`NO_RANGE`] at the top.
     parent: Vec<u32>,
     /// Whether the range or one around it is a collective call.
     collective: Vec<bool>,
@@ -128,10 +63,10 @@ pub static NO_RANGES: RangeTree = RangeTree {
 };
 
 impl RangeTree {
-    pub fn build(mut ranges: Vec<Range>, names: &Names) -> RangeTree {
+    pub fn build(mut ranges: Vec<Range>) -> RangeTree {
         ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
         let n = ranges.len();
-        let mut parent = vec![NONE; n];
+        let mut parent = vec![NO_RANGE; n];
         let mut collective = vec![false; n];
         let mut stack: Vec<u32> = Vec::new();
         for (i, r) in ranges.iter().enumerate() {
@@ -144,8 +79,8 @@ impl RangeTree {
             if let Some(&top) = stack.last() {
                 parent[i] = top;
             }
-            collective[i] = names.info[r.name as usize].collective
-                || (parent[i] != NONE && collective[parent[i] as usize]);
+            collective[i] =
+                r.collective || (parent[i] != NO_RANGE && collective[parent[i] as usize]);
             stack.push(i as u32);
         }
         // Sweep: opens at `start`, closes at `end + 1` (ns are integers,
@@ -173,7 +108,7 @@ impl RangeTree {
             while open.last().is_some_and(|&top| !active[top as usize]) {
                 open.pop();
             }
-            let top = open.last().copied().unwrap_or(NONE);
+            let top = open.last().copied().unwrap_or(NO_RANGE);
             if breaks.last().map(|b| b.1) != Some(top) {
                 breaks.push((t, top));
             }
@@ -199,7 +134,7 @@ impl RangeTree {
             None => {
                 let p = b.partition_point(|x| x.0 <= t);
                 if p == 0 {
-                    return NONE;
+                    return NO_RANGE;
                 }
                 p - 1
             }
@@ -208,24 +143,25 @@ impl RangeTree {
         b[i].1
     }
 
-    /// The range around the range `r` itself (its parent).
-    pub fn parent_of(&self, r: &Range) -> u32 {
+    /// The range around the range `name` from `start` to `end` itself
+    /// (its parent).
+    pub fn parent_of(&self, start: Ns, end: Ns, name: NameId) -> u32 {
         let from = self.ranges.partition_point(|x| {
-            (x.start, std::cmp::Reverse(x.end)) < (r.start, std::cmp::Reverse(r.end))
+            (x.start, std::cmp::Reverse(x.end)) < (start, std::cmp::Reverse(end))
         });
         self.ranges[from..]
             .iter()
-            .take_while(|x| x.start == r.start && x.end == r.end)
-            .position(|x| x.name == r.name)
-            .map_or(NONE, |k| self.parent[from + k])
+            .take_while(|x| x.start == start && x.end == end)
+            .position(|x| x.name == name)
+            .map_or(NO_RANGE, |k| self.parent[from + k])
     }
 
-    pub fn name(&self, i: u32) -> Option<u32> {
-        (i != NONE).then(|| self.ranges[i as usize].name)
+    pub fn name(&self, i: u32) -> Option<NameId> {
+        (i != NO_RANGE).then(|| self.ranges[i as usize].name)
     }
 
     pub fn in_collective(&self, i: u32) -> bool {
-        i != NONE && self.collective[i as usize]
+        i != NO_RANGE && self.collective[i as usize]
     }
 }
 
@@ -234,8 +170,8 @@ impl RangeTree {
 pub struct Launch {
     pub tid: u64,
     pub ts: Ns,
-    /// The API call the flow starts in (name id), when found.
-    pub call: Option<u32>,
+    /// The API call the flow starts in, when found.
+    pub call: Option<NameId>,
 }
 
 /// Host calls remembered per thread to name the call a JSON flow starts
@@ -244,20 +180,36 @@ const RECENT_CALLS: usize = 16;
 /// Flows per thread waiting for their call (written before it).
 const PENDING_FLOWS: usize = 4096;
 
+/// A host range still open at the end of the file: it ends with its rank
+/// (as the report closes it).
+#[derive(Debug)]
+struct Unclosed {
+    tid: u64,
+    range: Range,
+    /// An annotated range (one of the thread's [`RangeTree`]).
+    annotated: bool,
+}
+
+/// The recent calls of a thread and the flows waiting for their call.
+#[derive(Debug, Default)]
+struct ThreadCalls {
+    recent: VecDeque<Range>,
+    pending: VecDeque<u64>,
+}
+
 /// What the index keeps of one rank.
 #[derive(Debug)]
 pub struct RankIndex {
     ranges: FastMap<u64, Vec<Range>>,
     pub trees: FastMap<u64, RangeTree>,
     pub flows: FastMap<u64, Launch>,
-    recent: FastMap<u64, VecDeque<Range>>,
-    pending: FastMap<u64, VecDeque<u64>>,
+    /// By thread: one lookup per call or flow.
+    calls: FastMap<u64, ThreadCalls>,
     pub host_first: Ns,
     pub host_last: Ns,
     pub first: Ns,
     pub last: Ns,
-    /// Host slices still open at the end of the file: `(tid, start, name)`.
-    unclosed: Vec<(u64, Ns, u32)>,
+    unclosed: Vec<Unclosed>,
 }
 
 impl Default for RankIndex {
@@ -266,8 +218,7 @@ impl Default for RankIndex {
             ranges: FastMap::default(),
             trees: FastMap::default(),
             flows: FastMap::default(),
-            recent: FastMap::default(),
-            pending: FastMap::default(),
+            calls: FastMap::default(),
             host_first: Ns::MAX,
             host_last: Ns::MIN,
             first: Ns::MAX,
@@ -284,19 +235,20 @@ impl RankIndex {
         (self.host_last >= self.host_first).then(|| self.host_last - self.host_first)
     }
 
+    #[inline]
     fn touch(&mut self, start: Ns, end: Ns) {
         self.first = self.first.min(start);
         self.last = self.last.max(end);
     }
 
     fn call(&mut self, tid: u64, r: Range) {
-        let recent = self.recent.entry(tid).or_default();
-        if recent.len() == RECENT_CALLS {
-            recent.pop_front();
+        let thread = self.calls.entry(tid).or_default();
+        if thread.recent.len() == RECENT_CALLS {
+            thread.recent.pop_front();
         }
-        recent.push_back(r);
-        if let Some(waiting) = self.pending.get_mut(&tid) {
-            waiting.retain(|id| match self.flows.get_mut(id) {
+        thread.recent.push_back(r);
+        if !thread.pending.is_empty() {
+            thread.pending.retain(|id| match self.flows.get_mut(id) {
                 Some(l) if r.start <= l.ts && l.ts <= r.end => {
                     l.call = Some(r.name);
                     false
@@ -307,9 +259,9 @@ impl RankIndex {
     }
 }
 
-/// The index of one file.
+/// The index of one file, by rank slot of the source.
+#[derive(Default)]
 pub struct FileIndex {
-    pub router: Router,
     pub ranks: Vec<RankIndex>,
     /// Process names (`RANK 0 HOST<node>`, device labels) by pid.
     pub processes: FastMap<u64, String>,
@@ -317,117 +269,165 @@ pub struct FileIndex {
     pub threads: FastMap<(u64, u64), String>,
     /// `(pid, tid)` of copy engines.
     pub copy_engines: FastSet<(u64, u64)>,
+    /// Events the source left out as implausible.
+    pub dropped: u64,
 }
 
 impl FileIndex {
-    pub fn new(path_rank: Option<u32>) -> FileIndex {
-        FileIndex {
-            router: Router::new(path_rank),
-            ranks: vec![RankIndex::default()],
-            processes: FastMap::default(),
-            threads: FastMap::default(),
-            copy_engines: FastSet::default(),
+    #[inline]
+    fn rank(&mut self, slot: RankSlot) -> &mut RankIndex {
+        if self.ranks.len() <= slot {
+            self.ranks.resize_with(slot + 1, RankIndex::default);
         }
+        &mut self.ranks[slot]
     }
 
-    fn rank(&mut self, pid: u64) -> &mut RankIndex {
-        let i = self.router.route(pid);
-        while self.ranks.len() <= i {
-            self.ranks.push(RankIndex::default());
-        }
-        &mut self.ranks[i]
-    }
-
-    /// Ends the pass: open slices end with their rank (as the report
-    /// closes them), range trees are built, pending flows dropped.
-    pub fn finish(&mut self, names: &Names) {
-        while self.ranks.len() < self.router.ranks.len() {
-            self.ranks.push(RankIndex::default());
+    /// Ends the read: one [`RankIndex`] per slot of the source's `router`,
+    /// open ranges ended with their rank (as the report closes them), range
+    /// trees built, pending flows dropped.
+    pub fn finish(&mut self, router: &RankRouter) {
+        let slots = router.slots().len();
+        if self.ranks.len() < slots {
+            self.ranks.resize_with(slots, RankIndex::default);
         }
         for r in &mut self.ranks {
-            for (tid, start, name) in std::mem::take(&mut r.unclosed) {
+            for u in std::mem::take(&mut r.unclosed) {
+                let start = u.range.start;
                 if r.last >= start {
                     r.host_first = r.host_first.min(start);
                     r.host_last = r.host_last.max(r.last);
-                    if names.info[name as usize].range {
-                        let end = r.last;
-                        r.ranges
-                            .entry(tid)
-                            .or_default()
-                            .push(Range { start, end, name });
+                    if u.annotated {
+                        let range = Range {
+                            end: r.last,
+                            ..u.range
+                        };
+                        r.ranges.entry(u.tid).or_default().push(range);
                     }
                 }
             }
             for (tid, list) in std::mem::take(&mut r.ranges) {
-                r.trees.insert(tid, RangeTree::build(list, names));
+                r.trees.insert(tid, RangeTree::build(list));
             }
-            r.recent.clear();
-            r.pending.clear();
+            r.calls.clear();
         }
     }
-}
 
-impl Visitor for FileIndex {
-    fn device_details(&self) -> bool {
-        false
-    }
-
-    fn process(&mut self, pid: u64, label: &str) {
-        self.router.process(pid, label);
+    pub fn process(&mut self, _rank: RankSlot, pid: u64, label: &str) {
         self.processes.insert(pid, label.to_string());
     }
 
-    fn thread(&mut self, pid: u64, tid: u64, label: &str) {
+    pub fn thread(&mut self, _rank: RankSlot, pid: u64, tid: u64, label: &str) {
         if label.contains("Copy Engine") {
             self.copy_engines.insert((pid, tid));
         }
         self.threads.insert((pid, tid), label.to_string());
     }
 
-    fn flow_start(&mut self, pid: u64, tid: u64, id: u64, ts: Ns, call: Option<u32>) {
-        let r = self.rank(pid);
+    /// A submission flow's start: the launch of the device command that
+    /// carries its id (docs/formats.md#trace-json-flows).
+    pub fn flow(&mut self, f: &FlowPoint) {
+        if f.phase != FlowPhase::Start || !f.submission {
+            return;
+        }
+        let (tid, ts, id) = (f.tid, f.ts, f.id);
+        let r = self.rank(f.rank);
         r.touch(ts, ts);
-        let call = call.or_else(|| {
-            r.recent
-                .get(&tid)?
+        // `.pftrace` puts the flow on its call; a JSON flow comes right
+        // after its call, or before it (then it waits for it).
+        let call = f.call.or_else(|| {
+            let thread = r.calls.entry(tid).or_default();
+            let call = thread
+                .recent
                 .iter()
                 .rev()
                 .find(|c| c.start <= ts && ts <= c.end)
-                .map(|c| c.name)
+                .map(|c| c.name);
+            if call.is_none() {
+                if thread.pending.len() == PENDING_FLOWS {
+                    thread.pending.pop_front();
+                }
+                thread.pending.push_back(id);
+            }
+            call
         });
         r.flows.insert(id, Launch { tid, ts, call });
-        if call.is_none() {
-            let waiting = r.pending.entry(tid).or_default();
-            if waiting.len() == PENDING_FLOWS {
-                waiting.pop_front();
-            }
-            waiting.push_back(id);
+    }
+
+    #[inline]
+    pub fn device_op(&mut self, op: &DeviceOp) {
+        self.rank(op.rank).touch(op.start, op.end);
+    }
+
+    pub fn host_span(&mut self, s: &HostSpan<'_>) {
+        let r = self.rank(s.rank);
+        let range = Range {
+            start: s.start,
+            end: s.end,
+            name: s.name,
+            collective: s.collective.is_some(),
+        };
+        let annotated = s.role == HostRole::Range;
+        if !s.closed {
+            r.touch(s.start, s.start);
+            r.unclosed.push(Unclosed {
+                tid: s.tid,
+                range,
+                annotated,
+            });
+            return;
+        }
+        r.touch(s.start, s.end);
+        r.host_first = r.host_first.min(s.start);
+        r.host_last = r.host_last.max(s.end);
+        if annotated {
+            r.ranges.entry(s.tid).or_default().push(range);
+        } else {
+            r.call(s.tid, range);
         }
     }
 
-    fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
-        let r = self.rank(s.pid);
-        if !s.closed {
-            r.touch(s.start, s.start);
-            r.unclosed.push((s.tid, s.start, s.name));
-            return Ok(());
-        }
-        r.touch(s.start, s.end);
-        if s.side == Side::Host {
-            r.host_first = r.host_first.min(s.start);
-            r.host_last = r.host_last.max(s.end);
-            let range = Range {
-                start: s.start,
-                end: s.end,
-                name: s.name,
-            };
-            if names.info[s.name as usize].range {
-                r.ranges.entry(s.tid).or_default().push(range);
-            } else {
-                r.call(s.tid, range);
-            }
-        }
+    #[inline]
+    pub fn other_span(&mut self, s: &OtherSpan) {
+        self.rank(s.rank).touch(s.start, s.end);
+    }
+}
+
+/// The index alone (the first read of the two-pass reference export):
+/// device commands without their names and ids.
+impl TraceSink for FileIndex {
+    fn device_details(&self) -> bool {
+        false
+    }
+
+    fn process(&mut self, rank: RankSlot, pid: u64, label: &str) {
+        FileIndex::process(self, rank, pid, label);
+    }
+
+    fn thread(&mut self, rank: RankSlot, pid: u64, tid: u64, label: &str) {
+        FileIndex::thread(self, rank, pid, tid, label);
+    }
+
+    fn device_op(&mut self, _: &Names, op: &DeviceOp) -> std::io::Result<()> {
+        FileIndex::device_op(self, op);
         Ok(())
+    }
+
+    fn host_span(&mut self, _: &Names, s: &HostSpan<'_>) -> std::io::Result<()> {
+        FileIndex::host_span(self, s);
+        Ok(())
+    }
+
+    fn other_span(&mut self, _: &Names, s: &OtherSpan) -> std::io::Result<()> {
+        FileIndex::other_span(self, s);
+        Ok(())
+    }
+
+    fn flow(&mut self, f: &FlowPoint) {
+        FileIndex::flow(self, f);
+    }
+
+    fn dropped(&mut self, _: &Dropped<'_>) {
+        self.dropped += 1;
     }
 }
 
@@ -435,24 +435,17 @@ impl Visitor for FileIndex {
 mod tests {
     use super::*;
 
-    fn names(list: &[&str]) -> Names {
-        let mut n = Names::default();
-        for s in list {
-            n.id(s.as_bytes(), || s.to_string());
-        }
-        n
-    }
-
     #[test]
     fn innermost_and_parent() {
         // 0: outer 0..=100, 1: inner 10..=20, 2: coll 30..=40, 3: inner2 30..=35
-        let n = names(&["a::outer", "a::inner", "oneCCL::API::ALLREDUCE", "a::x"]);
-        let r = |start, end, name| Range { start, end, name };
-        let t = RangeTree::build(
-            vec![r(10, 20, 1), r(0, 100, 0), r(30, 40, 2), r(30, 35, 3)],
-            &n,
-        );
-        let nm = |i| t.name(i);
+        let r = |start, end, name| Range {
+            start,
+            end,
+            name: NameId(name),
+            collective: name == 2,
+        };
+        let t = RangeTree::build(vec![r(10, 20, 1), r(0, 100, 0), r(30, 40, 2), r(30, 35, 3)]);
+        let nm = |i| t.name(i).map(|n| n.0);
         assert_eq!(nm(t.innermost(-1)), None);
         assert_eq!(nm(t.innermost(0)), Some(0));
         assert_eq!(nm(t.innermost(15)), Some(1));
@@ -461,9 +454,10 @@ mod tests {
         assert_eq!(nm(t.innermost(33)), Some(3));
         assert_eq!(nm(t.innermost(37)), Some(2));
         assert_eq!(nm(t.innermost(101)), None);
+        // Inside a collective range, however deep.
         assert!(t.in_collective(t.innermost(33)));
         assert!(!t.in_collective(t.innermost(15)));
-        assert_eq!(nm(t.parent_of(&r(30, 35, 3))), Some(2));
-        assert_eq!(nm(t.parent_of(&r(0, 100, 0))), None);
+        assert_eq!(nm(t.parent_of(30, 35, NameId(3))), Some(2));
+        assert_eq!(nm(t.parent_of(0, 100, NameId(0))), None);
     }
 }

@@ -4,16 +4,18 @@
 //! before the call that launched it, a host range after the calls inside
 //! it, and the names of processes and engines wherever it likes), so rows
 //! cannot be written as their events are read. Instead of reading the file
-//! twice (an index pass, then a row pass, each parsing every event), one
-//! walk feeds the [`FileIndex`] and records, per slice, what the row pass
-//! reads of it in a compact binary form (about 9 bytes an event on
-//! generated traces, against about 240 of JSON); once the walk is over and
-//! the index complete, the
-//! records are replayed to the row pass in file order. The row pass sees
-//! the very slices, in the very order, a second walk would hand it, and
-//! the index is fed the very calls of the first walk, so the rows are
-//! identical to the two-pass export's (tested byte for byte on the part
-//! files, tracestat/tests/events_single_pass.rs).
+//! twice (an index pass, then a row pass, each parsing every event), the
+//! [`Recorder`] takes the events of one read through the trace source
+//! (`unitrace_core::timeline`, docs/formats.md#timeline-model): it feeds
+//! the [`FileIndex`] and records, per device command, host span or other
+//! span, what the row pass reads of it in a compact binary form (about 9
+//! bytes an event on generated traces, against about 240 of JSON); once the
+//! read is over and the index complete, the records are replayed to the
+//! row pass in file order. The row pass sees the very events, in the very
+//! order, a second read would hand it, and the index is fed the very calls
+//! of the first read, so the rows are identical to the two-pass export's
+//! (tested byte for byte on the part files,
+//! tracestat/tests/events_single_pass.rs).
 //!
 //! Memory stays bounded whatever the file size: the records are kept in
 //! one buffer of [`SPOOL_CHUNK`] bytes; when it is full it is spilled to an
@@ -27,10 +29,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use rustc_hash::FxHashMap as FastMap;
+use unitrace_core::timeline::{
+    CatId, DeviceOp, Dropped, FlowPoint, HostRole, HostSpan, NameId, Names, OtherSpan, RankSlot,
+    TraceSink,
+};
 use unitrace_core::InputError;
 
 use crate::event_index::FileIndex;
-use crate::event_scan::{Names, Side, Slice, Visitor, NO_NAME};
 use crate::time::Ns;
 
 /// Records kept in memory before they go to the spill file, and the size
@@ -38,37 +43,125 @@ use crate::time::Ns;
 /// (the default of [`crate::events::EventsPlan::spool_chunk`]).
 pub const SPOOL_CHUNK: usize = 4 << 20;
 
-/// The longest record: a flag byte and at most nine varints of ten bytes.
-const MAX_RECORD: usize = 1 + 9 * 10;
+/// The longest record: a flag byte and at most seven varints of ten bytes
+/// (track, name, category, start, duration, and two ids or the two
+/// collective arguments).
+const MAX_RECORD: usize = 1 + 7 * 10;
 
-/// Flags of a record (its first byte).
-mod flag {
-    /// Bits 0-1: the [`super::Side`].
-    pub const SIDE: u8 = 0b11;
-    pub const CLOSED: u8 = 1 << 2;
-    pub const INSTANCE: u8 = 1 << 3;
-    pub const FLOW: u8 = 1 << 4;
-    /// The flow id equals the instance id (always in JSON): not repeated.
-    pub const FLOW_IS_INSTANCE: u8 = 1 << 5;
-    pub const BYTES: u8 = 1 << 6;
-    pub const COMM: u8 = 1 << 7;
+/// Where a row's event ran, and what the trace source says it is
+/// (docs/formats.md#timeline-model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// A device command; `memory`: one that copies or fills memory.
+    Device { memory: bool },
+    /// A host call; `range`: an annotated range rather than an API call;
+    /// `collective`: a collective call (docs/tracestat.md#collectives).
+    Host { range: bool, collective: bool },
+    /// Any other slice with a duration (`os_op`, Kineto's `Trace` spans):
+    /// a row, but neither device nor host work.
+    Other,
 }
 
-fn side_bits(side: Side) -> u8 {
-    match side {
-        Side::Device => 0,
-        Side::Host => 1,
-        Side::Other => 2,
+/// The event of one row: a device command, host span or other span of the
+/// source, with what its row reads of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice<'a> {
+    pub pid: u64,
+    pub tid: u64,
+    pub name: NameId,
+    /// The trace's own category (`gpu_op`, `cpu_op`, ...).
+    pub cat: CatId,
+    pub side: Side,
+    pub start: Ns,
+    /// Equal to `start` when `closed` is false (the end is unknown).
+    pub end: Ns,
+    pub closed: bool,
+    /// Device commands: their own id and their submission-link id.
+    pub instance: Option<u64>,
+    pub flow: Option<u64>,
+    /// Collective calls: bytes and communicator.
+    pub bytes: Option<u64>,
+    pub comm: Option<&'a str>,
+}
+
+impl Slice<'_> {
+    pub fn device(op: &DeviceOp) -> Slice<'static> {
+        Slice {
+            pid: op.pid,
+            tid: op.tid,
+            name: op.name,
+            cat: op.cat,
+            side: Side::Device {
+                memory: op.kind.is_memory(),
+            },
+            start: op.start,
+            end: op.end,
+            closed: true,
+            instance: op.instance,
+            flow: op.flow,
+            bytes: None,
+            comm: None,
+        }
+    }
+
+    pub fn host<'s>(span: &HostSpan<'s>) -> Slice<'s> {
+        Slice {
+            pid: span.pid,
+            tid: span.tid,
+            name: span.name,
+            cat: span.cat,
+            side: Side::Host {
+                range: span.role == HostRole::Range,
+                collective: span.collective.is_some(),
+            },
+            start: span.start,
+            end: span.end,
+            closed: span.closed,
+            instance: None,
+            flow: None,
+            bytes: span.collective.and_then(|c| c.bytes),
+            comm: span.collective.and_then(|c| c.comm.as_deref()),
+        }
+    }
+
+    pub fn other(span: &OtherSpan) -> Slice<'static> {
+        Slice {
+            pid: span.pid,
+            tid: span.tid,
+            name: span.name,
+            cat: span.cat,
+            side: Side::Other,
+            start: span.start,
+            end: span.end,
+            closed: true,
+            instance: None,
+            flow: None,
+            bytes: None,
+            comm: None,
+        }
     }
 }
 
-fn side_of(bits: u8) -> Result<Side> {
-    Ok(match bits & flag::SIDE {
-        0 => Side::Device,
-        1 => Side::Host,
-        2 => Side::Other,
-        _ => bail!("events spool: bad record"),
-    })
+/// Flags of a record (its first byte). Device rows carry ids, host rows
+/// collective arguments, never both: bits 3 to 6 mean one or the other.
+mod flag {
+    /// Bits 0-1: device, host or other.
+    pub const SIDE: u8 = 0b11;
+    pub const DEVICE: u8 = 0;
+    pub const HOST: u8 = 1;
+    pub const OTHER: u8 = 2;
+    pub const CLOSED: u8 = 1 << 2;
+    // Device rows.
+    pub const MEMORY: u8 = 1 << 3;
+    pub const INSTANCE: u8 = 1 << 4;
+    pub const FLOW: u8 = 1 << 5;
+    /// The flow id equals the instance id (always in JSON): not repeated.
+    pub const FLOW_IS_INSTANCE: u8 = 1 << 6;
+    // Host rows.
+    pub const RANGE: u8 = 1 << 3;
+    pub const COLLECTIVE: u8 = 1 << 4;
+    pub const BYTES: u8 = 1 << 5;
+    pub const COMM: u8 = 1 << 6;
 }
 
 fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
@@ -87,7 +180,7 @@ fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-/// The spool's numbers of a replayed row's track (`(accumulator, pid,
+/// The spool's numbers of a replayed row's track (`(rank slot, pid,
 /// tid)`), category and communicator: the same number always means the
 /// same value within one spool, so that the row pass can key its strings
 /// by them instead of hashing the strings (docs/tracestat.md#events).
@@ -109,13 +202,14 @@ pub struct Spool {
     /// Length of each chunk in `spill`, in order.
     chunks: Vec<usize>,
     spill_dir: PathBuf,
-    /// `(accumulator, pid, tid)` of each track id, and back.
-    tracks: Vec<(usize, u64, u64)>,
-    track_ids: FastMap<(usize, u64, u64), u32>,
-    /// The trace's own categories (`cat`) and collective communicators.
-    cats: Vec<Box<str>>,
-    comms: Vec<String>,
-    comm_ids: FastMap<String, u32>,
+    /// `(rank slot, pid, tid)` of each track id, and back.
+    tracks: Vec<(RankSlot, u64, u64)>,
+    track_ids: FastMap<(RankSlot, u64, u64), u32>,
+    /// The track of the previous record: a thread's events come in runs.
+    last_track: Option<((RankSlot, u64, u64), u32)>,
+    /// The collective communicators, and back.
+    comms: Vec<Box<str>>,
+    comm_ids: FastMap<Box<str>, u32>,
     /// Start of the previous record: starts are stored as differences.
     prev_start: Ns,
 }
@@ -135,7 +229,7 @@ impl Spool {
             spill_dir: spill_dir.to_path_buf(),
             tracks: Vec::new(),
             track_ids: FastMap::default(),
-            cats: Vec::new(),
+            last_track: None,
             comms: Vec::new(),
             comm_ids: FastMap::default(),
             prev_start: 0,
@@ -146,13 +240,78 @@ impl Spool {
         InputError::io(&self.spill_dir, &e).into()
     }
 
-    /// Records the row of slice `s`, routed to accumulator `acc`.
-    pub fn push(&mut self, acc: usize, s: &Slice<'_>) -> Result<()> {
+    /// Records the row of slice `s` of rank slot `slot`.
+    pub fn push(&mut self, slot: RankSlot, s: &Slice<'_>) -> Result<()> {
         if self.buf.len() + MAX_RECORD > self.chunk {
             self.spill_chunk()?;
         }
-        let key = (acc, s.pid, s.tid);
-        let track = match self.track_ids.get(&key) {
+        let key = (slot, s.pid, s.tid);
+        let track = match self.last_track {
+            Some((k, t)) if k == key => t,
+            _ => self.track_id(key),
+        };
+        let mut flags = if s.closed { flag::CLOSED } else { 0 };
+        // The two optional numbers after the times: ids or arguments.
+        let (mut first, mut second) = (None, None);
+        match s.side {
+            Side::Device { memory } => {
+                flags |= flag::DEVICE;
+                if memory {
+                    flags |= flag::MEMORY;
+                }
+                if s.instance.is_some() {
+                    flags |= flag::INSTANCE;
+                }
+                first = s.instance;
+                match s.flow {
+                    Some(f) if Some(f) == s.instance => {
+                        flags |= flag::FLOW | flag::FLOW_IS_INSTANCE
+                    }
+                    Some(_) => {
+                        flags |= flag::FLOW;
+                        second = s.flow;
+                    }
+                    None => {}
+                }
+            }
+            Side::Host { range, collective } => {
+                flags |= flag::HOST;
+                if range {
+                    flags |= flag::RANGE;
+                }
+                if collective {
+                    flags |= flag::COLLECTIVE;
+                }
+                if s.bytes.is_some() {
+                    flags |= flag::BYTES;
+                }
+                first = s.bytes;
+                if let Some(c) = s.comm {
+                    flags |= flag::COMM;
+                    second = Some(u64::from(self.comm_id(c)));
+                }
+            }
+            Side::Other => flags |= flag::OTHER,
+        }
+        let buf = &mut self.buf;
+        buf.push(flags);
+        put_varint(buf, u64::from(track));
+        put_varint(buf, u64::from(s.name.0));
+        put_varint(buf, u64::from(s.cat.0));
+        put_varint(buf, zigzag(s.start.wrapping_sub(self.prev_start)));
+        put_varint(buf, zigzag(s.end.wrapping_sub(s.start)));
+        self.prev_start = s.start;
+        if let Some(v) = first {
+            put_varint(buf, v);
+        }
+        if let Some(v) = second {
+            put_varint(buf, v);
+        }
+        Ok(())
+    }
+
+    fn track_id(&mut self, key: (RankSlot, u64, u64)) -> u32 {
+        let t = match self.track_ids.get(&key) {
             Some(&t) => t,
             None => {
                 let t = self.tracks.len() as u32;
@@ -161,65 +320,18 @@ impl Spool {
                 t
             }
         };
-        // A handful of categories per file: a short search, no hashing.
-        let cat = match self.cats.iter().position(|c| **c == *s.cat) {
-            Some(c) => c,
-            None => {
-                self.cats.push(s.cat.into());
-                self.cats.len() - 1
-            }
-        };
-        let mut flags = side_bits(s.side);
-        if s.closed {
-            flags |= flag::CLOSED;
+        self.last_track = Some((key, t));
+        t
+    }
+
+    fn comm_id(&mut self, comm: &str) -> u32 {
+        if let Some(&id) = self.comm_ids.get(comm) {
+            return id;
         }
-        if s.instance.is_some() {
-            flags |= flag::INSTANCE;
-        }
-        match s.flow {
-            Some(f) if Some(f) == s.instance => flags |= flag::FLOW | flag::FLOW_IS_INSTANCE,
-            Some(_) => flags |= flag::FLOW,
-            None => {}
-        }
-        if s.bytes.is_some() {
-            flags |= flag::BYTES;
-        }
-        let comm = match &s.comm {
-            Some(c) => {
-                flags |= flag::COMM;
-                Some(match self.comm_ids.get(c) {
-                    Some(&id) => id,
-                    None => {
-                        let id = self.comms.len() as u32;
-                        self.comms.push(c.clone());
-                        self.comm_ids.insert(c.clone(), id);
-                        id
-                    }
-                })
-            }
-            None => None,
-        };
-        let buf = &mut self.buf;
-        buf.push(flags);
-        put_varint(buf, track as u64);
-        put_varint(buf, s.name as u64);
-        put_varint(buf, cat as u64);
-        put_varint(buf, zigzag(s.start.wrapping_sub(self.prev_start)));
-        put_varint(buf, zigzag(s.end.wrapping_sub(s.start)));
-        self.prev_start = s.start;
-        if let Some(i) = s.instance {
-            put_varint(buf, i);
-        }
-        if let Some(f) = s.flow.filter(|_| flags & flag::FLOW_IS_INSTANCE == 0) {
-            put_varint(buf, f);
-        }
-        if let Some(b) = s.bytes {
-            put_varint(buf, b);
-        }
-        if let Some(c) = comm {
-            put_varint(buf, c as u64);
-        }
-        Ok(())
+        let id = self.comms.len() as u32;
+        self.comms.push(comm.into());
+        self.comm_ids.insert(comm.into(), id);
+        id
     }
 
     fn spill_chunk(&mut self) -> Result<()> {
@@ -244,10 +356,10 @@ impl Spool {
     }
 
     /// Hands every recorded row, in the order recorded, to `row` with its
-    /// accumulator and its [`RowKeys`].
+    /// rank slot and its [`RowKeys`].
     pub fn replay(
         mut self,
-        mut row: impl FnMut(usize, &Slice<'_>, RowKeys) -> Result<()>,
+        mut row: impl FnMut(RankSlot, &Slice<'_>, RowKeys) -> Result<()>,
     ) -> Result<()> {
         let mut prev_start: Ns = 0;
         if self.spill.is_none() {
@@ -277,71 +389,75 @@ impl Spool {
         &self,
         bytes: &[u8],
         prev_start: &mut Ns,
-        row: &mut impl FnMut(usize, &Slice<'_>, RowKeys) -> Result<()>,
+        row: &mut impl FnMut(RankSlot, &Slice<'_>, RowKeys) -> Result<()>,
     ) -> Result<()> {
         let mut r = Cursor { bytes, at: 0 };
         while r.at < bytes.len() {
             let flags = r.byte()?;
             let track = r.varint()? as u32;
-            let Some(&(acc, pid, tid)) = self.tracks.get(track as usize) else {
+            let Some(&(slot, pid, tid)) = self.tracks.get(track as usize) else {
                 bail!("events spool: bad track");
             };
-            let name = r.varint()? as u32;
-            let cat_id = r.varint()? as u32;
-            let Some(cat) = self.cats.get(cat_id as usize) else {
-                bail!("events spool: bad category");
-            };
+            let name = NameId(r.varint()? as u32);
+            let cat = CatId(r.varint()? as u32);
             let start = prev_start.wrapping_add(unzigzag(r.varint()?));
             *prev_start = start;
             let end = start.wrapping_add(unzigzag(r.varint()?));
-            let instance = if flags & flag::INSTANCE != 0 {
-                Some(r.varint()?)
-            } else {
-                None
+            let mut s = Slice {
+                pid,
+                tid,
+                name,
+                cat,
+                side: Side::Other,
+                start,
+                end,
+                closed: flags & flag::CLOSED != 0,
+                instance: None,
+                flow: None,
+                bytes: None,
+                comm: None,
             };
-            let flow = if flags & flag::FLOW_IS_INSTANCE != 0 {
-                instance
-            } else if flags & flag::FLOW != 0 {
-                Some(r.varint()?)
-            } else {
-                None
-            };
-            let bytes = if flags & flag::BYTES != 0 {
-                Some(r.varint()?)
-            } else {
-                None
-            };
-            let (comm, comm_id) = if flags & flag::COMM != 0 {
-                let id = r.varint()? as u32;
-                match self.comms.get(id as usize) {
-                    Some(c) => (Some(c.clone()), Some(id)),
-                    None => bail!("events spool: bad communicator"),
+            let mut comm_id = None;
+            match flags & flag::SIDE {
+                flag::DEVICE => {
+                    s.side = Side::Device {
+                        memory: flags & flag::MEMORY != 0,
+                    };
+                    if flags & flag::INSTANCE != 0 {
+                        s.instance = Some(r.varint()?);
+                    }
+                    if flags & flag::FLOW_IS_INSTANCE != 0 {
+                        s.flow = s.instance;
+                    } else if flags & flag::FLOW != 0 {
+                        s.flow = Some(r.varint()?);
+                    }
                 }
-            } else {
-                (None, None)
+                flag::HOST => {
+                    s.side = Side::Host {
+                        range: flags & flag::RANGE != 0,
+                        collective: flags & flag::COLLECTIVE != 0,
+                    };
+                    if flags & flag::BYTES != 0 {
+                        s.bytes = Some(r.varint()?);
+                    }
+                    if flags & flag::COMM != 0 {
+                        let id = r.varint()? as u32;
+                        let Some(c) = self.comms.get(id as usize) else {
+                            bail!("events spool: bad communicator");
+                        };
+                        s.comm = Some(c);
+                        comm_id = Some(id);
+                    }
+                }
+                flag::OTHER => {}
+                _ => bail!("events spool: bad record"),
+            }
+            let keys = RowKeys {
+                track,
+                cat: cat.0,
+                comm: comm_id,
             };
-            row(
-                acc,
-                &Slice {
-                    pid,
-                    tid,
-                    name,
-                    cat,
-                    side: side_of(flags)?,
-                    start,
-                    end,
-                    closed: flags & flag::CLOSED != 0,
-                    instance,
-                    flow,
-                    bytes,
-                    comm,
-                },
-                RowKeys {
-                    track,
-                    cat: cat_id,
-                    comm: comm_id,
-                },
-            )?;
+            row(slot, &s, keys)?;
         }
         Ok(())
     }
@@ -383,36 +499,61 @@ impl Cursor<'_> {
     }
 }
 
-/// The visitor of the single pass: feeds the index and records the rows.
+/// The sink of the single pass: feeds the index and records the rows.
 pub struct Recorder<'i> {
     pub index: &'i mut FileIndex,
     pub spool: Spool,
+    /// Why the read was stopped: the spill file could not be written.
+    pub failed: Option<anyhow::Error>,
 }
 
-impl Visitor for Recorder<'_> {
-    fn process(&mut self, pid: u64, label: &str) {
-        self.index.process(pid, label);
+impl Recorder<'_> {
+    fn record(&mut self, slot: RankSlot, s: &Slice<'_>) -> std::io::Result<()> {
+        match self.spool.push(slot, s) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.failed = Some(e);
+                Err(std::io::Error::other("events spool failed"))
+            }
+        }
+    }
+}
+
+impl TraceSink for Recorder<'_> {
+    fn process(&mut self, rank: RankSlot, pid: u64, label: &str) {
+        self.index.process(rank, pid, label);
     }
 
-    fn thread(&mut self, pid: u64, tid: u64, label: &str) {
-        self.index.thread(pid, tid, label);
+    fn thread(&mut self, rank: RankSlot, pid: u64, tid: u64, label: &str) {
+        self.index.thread(rank, pid, tid, label);
     }
 
-    fn flow_start(&mut self, pid: u64, tid: u64, id: u64, ts: Ns, call: Option<u32>) {
-        self.index.flow_start(pid, tid, id, ts, call);
-    }
-
-    fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
-        self.index.slice(names, s)?;
-        // A device command whose name does not decode is no row (the row
-        // pass skips it), though the index counts its time.
-        if s.name == NO_NAME {
+    fn device_op(&mut self, _: &Names, op: &DeviceOp) -> std::io::Result<()> {
+        self.index.device_op(op);
+        // A device command whose name does not decode is no row, though
+        // the index counts its time.
+        if op.name == NameId::NONE {
             return Ok(());
         }
-        // The accumulator the row pass's own router would give: it replays
-        // the same process names in the same order (event_index::Router).
-        let acc = self.index.router.acc(s.pid);
-        self.spool.push(acc, s)
+        self.record(op.rank, &Slice::device(op))
+    }
+
+    fn host_span(&mut self, _: &Names, span: &HostSpan<'_>) -> std::io::Result<()> {
+        self.index.host_span(span);
+        self.record(span.rank, &Slice::host(span))
+    }
+
+    fn other_span(&mut self, _: &Names, span: &OtherSpan) -> std::io::Result<()> {
+        self.index.other_span(span);
+        self.record(span.rank, &Slice::other(span))
+    }
+
+    fn flow(&mut self, flow: &FlowPoint) {
+        self.index.flow(flow);
+    }
+
+    fn dropped(&mut self, _: &Dropped<'_>) {
+        self.index.dropped += 1;
     }
 }
 
@@ -420,46 +561,53 @@ impl Visitor for Recorder<'_> {
 mod tests {
     use super::*;
 
-    fn slice(i: u64, cat: &str) -> Slice<'_> {
+    const COMMS: [&str; 4] = ["comm0", "comm1", "comm2", "comm3"];
+
+    /// A record of every shape: device commands with and without ids,
+    /// host calls and ranges with and without collective arguments, other
+    /// spans, open ones.
+    fn slice(i: u64) -> Slice<'static> {
+        let side = match i % 3 {
+            0 => Side::Device {
+                memory: i.is_multiple_of(5),
+            },
+            1 => Side::Host {
+                range: i % 4 == 1,
+                collective: i % 6 == 1,
+            },
+            _ => Side::Other,
+        };
+        let device = matches!(side, Side::Device { .. });
+        let host = matches!(side, Side::Host { .. });
         Slice {
             pid: 4_294_967_295 - (i % 3),
             tid: i % 5,
-            name: (i % 7) as u32,
-            cat,
-            side: match i % 3 {
-                0 => Side::Device,
-                1 => Side::Host,
-                _ => Side::Other,
-            },
+            name: NameId((i % 7) as u32),
+            cat: CatId((i % 4) as u32),
+            side,
             start: 1_700_000_000_000_000_000 + (i as i64 * 7919) % 100_000 - 50_000,
             end: 1_700_000_000_000_000_000 + (i as i64 * 7919) % 100_000 + (i as i64 % 11),
             closed: !i.is_multiple_of(13),
-            instance: i.is_multiple_of(2).then_some(i),
+            instance: (device && i.is_multiple_of(2)).then_some(i),
             flow: match i % 4 {
+                _ if !device => None,
                 0 => Some(i),
-                1 => Some(i + 1_000_000),
+                1 | 2 => Some(i + 1_000_000),
                 _ => None,
             },
-            bytes: (i % 6 == 1).then_some(i * 4096),
-            comm: (i % 6 == 1).then(|| format!("comm{}", i % 4)),
+            bytes: (host && i % 6 == 1).then_some(i * 4096),
+            comm: (host && i % 12 == 1).then(|| COMMS[((i / 12) % 4) as usize]),
         }
-    }
-
-    fn key(s: &Slice<'_>) -> String {
-        format!("{s:?}")
     }
 
     #[test]
     fn replays_what_was_pushed_in_memory_and_through_the_spill_file() {
         let dir = tempfile::tempdir().unwrap();
-        let cats = ["gpu_op", "cpu_op", "os_op", ""];
         // 1.2 M records: several chunks go through the spill file.
         let n = 1_200_000u64;
         let mut spool = Spool::new(dir.path(), SPOOL_CHUNK);
         for i in 0..n {
-            spool
-                .push((i % 2) as usize, &slice(i, cats[(i % 4) as usize]))
-                .unwrap();
+            spool.push((i % 2) as usize, &slice(i)).unwrap();
         }
         assert!(
             spool.spilled_bytes() >= 2 * SPOOL_CHUNK as u64,
@@ -469,21 +617,17 @@ mod tests {
         let mut i = 0u64;
         // Each key stands for one value, and each value has one key.
         let mut tracks = std::collections::HashMap::new();
-        let mut cat_keys = std::collections::HashMap::new();
         let mut comm_keys = std::collections::HashMap::new();
         spool
-            .replay(|acc, s, keys| {
-                assert_eq!(acc, (i % 2) as usize);
-                assert_eq!(key(s), key(&slice(i, cats[(i % 4) as usize])), "record {i}");
-                let track = (acc, s.pid, s.tid);
+            .replay(|slot, s, keys| {
+                assert_eq!(slot, (i % 2) as usize);
+                assert_eq!(*s, slice(i), "record {i}");
+                let track = (slot, s.pid, s.tid);
                 assert_eq!(*tracks.entry(keys.track).or_insert(track), track);
-                let cat = cat_keys
-                    .entry(keys.cat)
-                    .or_insert_with(|| s.cat.to_string());
-                assert_eq!(cat, s.cat);
+                assert_eq!(keys.cat, s.cat.0);
                 assert_eq!(keys.comm.is_some(), s.comm.is_some());
-                if let (Some(k), Some(c)) = (keys.comm, &s.comm) {
-                    assert_eq!(comm_keys.entry(k).or_insert(c.clone()), c);
+                if let (Some(k), Some(c)) = (keys.comm, s.comm) {
+                    assert_eq!(*comm_keys.entry(k).or_insert_with(|| c.to_string()), c);
                 }
                 i += 1;
                 Ok(())
@@ -491,8 +635,7 @@ mod tests {
             .unwrap();
         assert_eq!(i, n);
         assert_eq!(tracks.len(), 2 * 3 * 5);
-        assert_eq!(cat_keys.len(), cats.len());
-        assert_eq!(comm_keys.len(), 2);
+        assert_eq!(comm_keys.len(), COMMS.len());
         // The spill file is anonymous: nothing left in the folder.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -503,7 +646,7 @@ mod tests {
         let mut spool = Spool::new(dir.path(), 7);
         let times = [(i64::MIN, i64::MAX), (i64::MAX, i64::MAX), (0, 0), (-5, 3)];
         for &(start, end) in &times {
-            let mut s = slice(1, "cpu_op");
+            let mut s = slice(1);
             s.start = start;
             s.end = end;
             spool.push(0, &s).unwrap();

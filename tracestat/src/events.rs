@@ -3,13 +3,16 @@
 //! so that DuckDB, pandas, polars, Spark, Dask or Trino read it as is
 //! (docs/tracestat.md#events, queries in docs/sql.md).
 //!
-//! Each input file is one rayon task and is walked once by
-//! [`crate::event_scan`], which feeds [`crate::event_index`] (host ranges,
-//! flows, names) and records the rows ([`crate::event_spool`]); once the
-//! index is complete the rows are replayed, streamed into row groups of
-//! `unitrace_render::parquet` and cut into parts of [`PART_ROWS`] rows.
-//! [`Passes::Two`] walks the file a second time instead of replaying: the
-//! reference the single pass is tested against.
+//! Each input file is one rayon task and is read once through the trace
+//! source (`unitrace_core::timeline`: any timeline format, gzipped or not,
+//! docs/formats.md#timeline-model), whose events feed
+//! [`crate::event_index`] (host ranges, flows, names) and are recorded as
+//! rows ([`crate::event_spool`]); ranks are the source's rank slots
+//! (docs/formats.md#timeline-ranks). Once the index is complete the rows
+//! are replayed, streamed into row groups of `unitrace_render::parquet`
+//! and cut into parts of [`PART_ROWS`] rows. [`Passes::Two`] reads the file
+//! a second time instead of replaying: the reference the single pass is
+//! tested against.
 //! Every part is an `AtomicFile` (temporary name, renamed when complete);
 //! the rank's `_SUCCESS` marker is written last, so a rank is complete
 //! exactly when its marker exists. A re-run skips complete ranks (the
@@ -29,13 +32,16 @@ use unitrace_core::summary_text::normalize_kernel_name;
 use unitrace_core::InputError;
 use unitrace_render::parquet::{Column, ParquetWriter, Schema};
 
-use crate::classify::{builtin_class, Class, Classifier};
-use crate::event_index::{FileIndex, Range, Router, NONE, NO_RANGES};
-use crate::event_scan::{scan_file, Names, Side, Slice, Visitor, NO_NAME};
-use crate::event_spool::{Recorder, RowKeys, Spool};
+use crate::classify::{builtin_class, is_memory_command, Class, Classifier};
+use crate::event_index::{FileIndex, NO_RANGES};
+use crate::event_spool::{Recorder, RowKeys, Side, Slice, Spool};
 use crate::time::Ns;
 use crate::RankSet;
 use unitrace_core::timeline::rank::rank_from_path;
+use unitrace_core::timeline::{
+    self, CatId, DeviceOp, Dropped, HostSpan, NameId, Names, OtherSpan, RankSlot, SourceError,
+    TimelineRead, TraceSink,
+};
 
 /// Rows per part file: parts stay a size engines split work by.
 pub const PART_ROWS: u64 = 1 << 20;
@@ -273,51 +279,32 @@ fn export_file(
             return Ok(stats);
         }
     }
-    let mut names = Names::default();
-    let mut index = FileIndex::new(path_rank);
-    let (scanned, spool) = match plan.passes {
+    let mut index = FileIndex::default();
+    let (read, spool) = match plan.passes {
         Passes::One => {
             let mut recorder = Recorder {
                 index: &mut index,
                 spool: Spool::new(plan.out, plan.spool_chunk),
+                failed: None,
             };
-            let scanned = scan_file(path, &mut names, &mut recorder)?;
-            (scanned, Some(recorder.spool))
+            let read = timeline::read_file(path, &mut recorder);
+            let read = source_result(read, recorder.failed.take())?;
+            (read, Some(recorder.spool))
         }
-        Passes::Two => (scan_file(path, &mut names, &mut index)?, None),
+        Passes::Two => {
+            let read = timeline::read_file(path, &mut index);
+            (source_result(read, None)?, None)
+        }
     };
-    index.finish(&names);
-    if let Some(t) = &scanned.truncated {
-        unitrace_core::cli::warn(crate::TOOL, format!("{}: {t}", path.display()));
+    index.finish(&read.router);
+    if let Some(cut) = &read.cut {
+        let what = cut.describe(read.format);
+        unitrace_core::cli::warn(crate::TOOL, format!("{}: {what}", path.display()));
     }
-    // Ranks of the accumulators; a trace without any rank is partition
-    // `rank=<its position among the inputs>` (docs/tracestat.md#events).
-    let mut acc_rank: Vec<Option<u32>> = Vec::new();
-    for (acc, r) in index.router.ranks.iter().enumerate() {
-        let used = index.router.used(acc);
-        let rank = match r {
-            Some(r) => Some(*r),
-            None if acc == 0 && (used || index.router.ranks.len() == 1) => {
-                if several {
-                    unitrace_core::cli::warn(
-                        crate::TOOL,
-                        format!(
-                            "{}: no rank in its name or process names; exported as rank={input_index}",
-                            path.display()
-                        ),
-                    );
-                }
-                Some(input_index as u32)
-            }
-            None => None,
-        };
-        let wanted = rank.filter(|&r| {
-            (used || index.router.ranks.len() == 1) && plan.ranks.is_none_or(|set| set.contains(r))
-        });
-        acc_rank.push(wanted);
-    }
-    let mut todo = vec![false; acc_rank.len()];
-    for (acc, rank) in acc_rank.iter().enumerate() {
+    // The partition of each rank slot, if it is exported.
+    let slot_rank = exported_ranks(plan, &read, path, input_index, several);
+    let mut todo = vec![false; slot_rank.len()];
+    for (slot, rank) in slot_rank.iter().enumerate() {
         let Some(rank) = *rank else { continue };
         {
             let mut c = claims.lock().unwrap_or_else(|e| e.into_inner());
@@ -331,15 +318,15 @@ fn export_file(
         if complete(plan.out, rank, source_bytes, &plan.schema_name) {
             stats.ranks_skipped += 1;
         } else {
-            todo[acc] = true;
+            todo[slot] = true;
         }
     }
     if !todo.iter().any(|&t| t) {
         return Ok(stats);
     }
     let mut sinks: Vec<Option<RankSink>> = Vec::with_capacity(todo.len());
-    for (acc, &t) in todo.iter().enumerate() {
-        sinks.push(match (t, acc_rank[acc]) {
+    for (slot, &t) in todo.iter().enumerate() {
+        sinks.push(match (t, slot_rank[slot]) {
             (true, Some(rank)) => {
                 let dir = rank_dir(plan.out, rank);
                 clear_rank_dir(&dir)?;
@@ -353,24 +340,30 @@ fn export_file(
         classifier: Classifier::new(plan.schema),
         name_rows: Vec::new(),
         track_rows: Vec::new(),
+        cat_names: Vec::new(),
         sinks,
         host_spans: index.ranks.iter().map(|r| r.host_span()).collect(),
     };
     match spool {
         Some(spool) => {
-            spool.replay(|acc, s, keys| rows.row(&names, acc, s, Some(keys)))?;
-            stats.dropped += scanned.dropped;
+            let names = &read.names;
+            spool.replay(|slot, s, keys| rows.row(names, slot, s, Some(keys)))?;
+            stats.dropped += index.dropped;
         }
         None => {
-            let mut second_walk = SecondWalk {
-                router: Router::new(path_rank),
+            let mut second = SecondRead {
                 rows: &mut rows,
+                dropped: 0,
+                failed: None,
             };
-            let second = scan_file(path, &mut names, &mut second_walk)?;
+            // The first read's names: the ids the index kept resolve from
+            // the first row on (a launch call is written after its kernel).
+            let again = timeline::read_file_with_names(path, read.names, &mut second);
+            source_result(again, second.failed.take())?;
             stats.dropped += second.dropped;
         }
     }
-    for (acc, sink) in rows.sinks.into_iter().enumerate() {
+    for (slot, sink) in rows.sinks.into_iter().enumerate() {
         let Some(sink) = sink else { continue };
         let (n, parts) = sink.finish(&Marker {
             format: MARKER_FORMAT.to_string(),
@@ -381,12 +374,65 @@ fn export_file(
             rows: 0,
             parts: 0,
         })?;
-        debug_assert!(acc_rank[acc].is_some());
+        debug_assert!(slot_rank[slot].is_some());
         stats.rows += n;
         stats.parts += parts;
         stats.ranks_written += 1;
     }
     Ok(stats)
+}
+
+/// The outcome of a read through the source: its error, or the sink's own
+/// when the sink stopped it (`failed`).
+fn source_result(
+    read: Result<TimelineRead, SourceError>,
+    failed: Option<anyhow::Error>,
+) -> Result<TimelineRead> {
+    match read {
+        Ok(read) => Ok(read),
+        Err(SourceError::Input(e)) => Err(e.into()),
+        Err(SourceError::Sink(e)) => Err(failed.unwrap_or_else(|| e.into())),
+    }
+}
+
+/// The partition of each rank slot the source found, `None` for a slot
+/// not exported (not asked for by `--ranks`, or without events). A trace
+/// without any rank is partition `rank=<its position among the inputs>`
+/// (docs/tracestat.md#events).
+fn exported_ranks(
+    plan: &EventsPlan<'_>,
+    read: &TimelineRead,
+    path: &Path,
+    input_index: usize,
+    several: bool,
+) -> Vec<Option<u32>> {
+    let router = &read.router;
+    let slots = router.slots();
+    let mut slot_rank = Vec::with_capacity(slots.len());
+    for (slot, identity) in slots.iter().enumerate() {
+        let used = router.is_used(slot);
+        let rank = match identity.rank {
+            Some(r) => Some(r),
+            None if slot == 0 && (used || slots.len() == 1) => {
+                if several {
+                    unitrace_core::cli::warn(
+                        crate::TOOL,
+                        format!(
+                            "{}: no rank in its path, process names or run information; exported as rank={input_index}",
+                            path.display()
+                        ),
+                    );
+                }
+                Some(input_index as u32)
+            }
+            None => None,
+        };
+        let wanted = rank.filter(|&r| {
+            (used || slots.len() == 1) && plan.ranks.is_none_or(|set| set.contains(r))
+        });
+        slot_rank.push(wanted);
+    }
+    slot_rank
 }
 
 /// The parts of one rank being written.
@@ -463,14 +509,17 @@ impl RankSink {
 
 /// Per name, what its rows repeat, worked out once per distinct name.
 struct NameRow {
+    name: Box<str>,
     /// The name without shape.
     short: Box<str>,
-    /// Device commands: what the `category` column is made of.
+    /// Device commands: what the `kind` and `category` columns are made of.
     device: Option<DeviceName>,
 }
 
-/// The category inputs of a device command's name.
+/// The kind and category inputs of a device command's name.
 struct DeviceName {
+    /// The name is a memory command's (docs/tracestat.md#classification).
+    memory: bool,
     /// The schema's category, and its class (`None`: no schema or no match).
     category: Box<str>,
     class: Option<Class>,
@@ -487,14 +536,15 @@ fn name_row<'n>(
     rows: &'n mut Vec<Option<NameRow>>,
     classifier: &mut Classifier<'_>,
     names: &Names,
-    id: u32,
+    id: NameId,
     device: bool,
 ) -> &'n NameRow {
-    let i = id as usize;
+    let i = id.index();
     if rows.len() <= i {
         rows.resize_with(i + 1, || None);
     }
     let row = rows[i].get_or_insert_with(|| NameRow {
+        name: names.name(id).into(),
         short: normalize_kernel_name(names.name(id)).into(),
         device: None,
     });
@@ -502,6 +552,7 @@ fn name_row<'n>(
         let name = names.name(id);
         let k = classifier.kind(name);
         row.device = Some(DeviceName {
+            memory: is_memory_command(name),
             category_is_class: Class::ALL.iter().any(|c| c.name() == k.category),
             category: k.category.into_boxed_str(),
             class: k.class,
@@ -526,44 +577,77 @@ struct RowPass<'a, 's> {
     name_rows: Vec<Option<NameRow>>,
     /// By [`RowKeys::track`].
     track_rows: Vec<Option<TrackRow<'a>>>,
+    /// The categories' names, by [`CatId`].
+    cat_names: Vec<Box<str>>,
+    /// By rank slot.
     sinks: Vec<Option<RankSink>>,
     host_spans: Vec<Option<Ns>>,
 }
 
-/// The second walk of [`Passes::Two`]: routes each slice as the index
-/// did, then makes its row.
-struct SecondWalk<'r, 'a, 's> {
-    router: Router,
+/// The second read of [`Passes::Two`]: each event's row, in its rank slot
+/// (the same as the first read's: the same file through the same rules).
+struct SecondRead<'r, 'a, 's> {
     rows: &'r mut RowPass<'a, 's>,
+    dropped: u64,
+    /// Why the read was stopped: a part could not be written.
+    failed: Option<anyhow::Error>,
 }
 
-impl Visitor for SecondWalk<'_, '_, '_> {
-    fn process(&mut self, pid: u64, label: &str) {
-        self.router.process(pid, label);
+impl SecondRead<'_, '_, '_> {
+    fn row(&mut self, names: &Names, slot: RankSlot, s: &Slice<'_>) -> std::io::Result<()> {
+        match self.rows.row(names, slot, s, None) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.failed = Some(e);
+                Err(std::io::Error::other("events row failed"))
+            }
+        }
     }
+}
 
-    fn thread(&mut self, _pid: u64, _tid: u64, _label: &str) {}
-
-    fn flow_start(&mut self, _pid: u64, _tid: u64, _id: u64, _ts: Ns, _call: Option<u32>) {}
-
-    fn slice(&mut self, names: &Names, s: &Slice<'_>) -> Result<()> {
-        if s.name == NO_NAME {
+impl TraceSink for SecondRead<'_, '_, '_> {
+    fn device_op(&mut self, names: &Names, op: &DeviceOp) -> std::io::Result<()> {
+        if op.name == NameId::NONE {
             return Ok(());
         }
-        let acc = self.router.route(s.pid);
-        self.rows.row(names, acc, s, None)
+        self.row(names, op.rank, &Slice::device(op))
     }
+
+    fn host_span(&mut self, names: &Names, span: &HostSpan<'_>) -> std::io::Result<()> {
+        self.row(names, span.rank, &Slice::host(span))
+    }
+
+    fn other_span(&mut self, names: &Names, span: &OtherSpan) -> std::io::Result<()> {
+        self.row(names, span.rank, &Slice::other(span))
+    }
+
+    fn dropped(&mut self, _: &Dropped<'_>) {
+        self.dropped += 1;
+    }
+}
+
+/// What a row says beyond its event: kind, host range, launch, category.
+struct RowContext<'n> {
+    kind: RowKind,
+    /// The innermost host range around the event (a device command: around
+    /// its launch).
+    host_range: Option<NameId>,
+    /// `(call, latency)` of a flow-linked device command.
+    launch: Option<(Option<NameId>, Ns)>,
+    /// The `category` string with its key: the class's number, or past
+    /// the classes the name's id (the schema's category of that name).
+    category: Option<(u32, &'n str)>,
 }
 
 impl RowPass<'_, '_> {
-    /// Writes the row of slice `s` of accumulator `acc` (none when its
+    /// Writes the row of slice `s` of rank slot `slot` (none when its
     /// rank is not exported or the slice is left out). With the spool's
     /// `keys` (the single pass), the strings go to the writer keyed by
-    /// them; without (the reference second walk), by value.
+    /// them; without (the reference second read), by value.
     fn row(
         &mut self,
         names: &Names,
-        acc: usize,
+        slot: RankSlot,
         s: &Slice<'_>,
         keys: Option<RowKeys>,
     ) -> Result<()> {
@@ -572,13 +656,14 @@ impl RowPass<'_, '_> {
             classifier,
             name_rows,
             track_rows,
+            cat_names,
             sinks,
             host_spans,
         } = self;
-        let Some(Some(sink)) = sinks.get_mut(acc) else {
+        let Some(Some(sink)) = sinks.get_mut(slot) else {
             return Ok(());
         };
-        let rank = &index.ranks[acc];
+        let rank = &index.ranks[slot];
         let end = if s.closed {
             s.end
         } else if rank.last >= s.start {
@@ -586,86 +671,14 @@ impl RowPass<'_, '_> {
         } else {
             return Ok(());
         };
-        let info = names.info[s.name as usize];
-        let tree_of = |tid: u64| rank.trees.get(&tid).unwrap_or(&NO_RANGES);
-        let mut tree = tree_of(s.tid);
-        let is_device = s.side == Side::Device;
+        let is_device = matches!(s.side, Side::Device { .. });
         // Longer than the host's whole run: left out, as the report does
         // (docs/tracestat.md#implausible-events).
-        if is_device && host_spans[acc].is_some_and(|span| end - s.start > span) {
+        if is_device && host_spans[slot].is_some_and(|span| end - s.start > span) {
             return Ok(());
         }
         let row = name_row(name_rows, classifier, names, s.name, is_device);
-        // `category` is the string with its key: the class's number, or
-        // past the classes the name's id (the schema's category of that name).
-        let (kind, host_range, launch, category): (RowKind, u32, _, Option<(u32, &str)>);
-        match s.side {
-            Side::Device => {
-                kind = if info.memory {
-                    RowKind::Memory
-                } else {
-                    RowKind::Kernel
-                };
-                let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
-                let (range, in_collective) = match l {
-                    Some(l) => {
-                        tree = tree_of(l.tid);
-                        let r = tree.innermost(l.ts);
-                        (r, tree.in_collective(r))
-                    }
-                    None => (NONE, false),
-                };
-                host_range = range;
-                launch = l.map(|l| (l.call, s.start - l.ts));
-                let d = row.device.as_ref().expect("filled for device rows");
-                let schema_category = (Class::ALL.len() as u32 + s.name, &*d.category);
-                // The category the kernel table groups by
-                // (docs/tracestat.md#classification): the schema's, or
-                // without a match or a schema, the final built-in class.
-                category = Some(match d.class {
-                    Some(_) => schema_category,
-                    None if d.category_is_class => {
-                        let mut c = d.builtin;
-                        if c != Class::Communication && index.copy_engines.contains(&(s.pid, s.tid))
-                        {
-                            c = Class::Memory;
-                        }
-                        if in_collective {
-                            c = Class::Communication;
-                        }
-                        (c as u32, c.name())
-                    }
-                    None => schema_category,
-                });
-            }
-            Side::Host => {
-                kind = if info.collective {
-                    RowKind::Collective
-                } else if info.range {
-                    RowKind::HostRange
-                } else {
-                    RowKind::ApiCall
-                };
-                host_range = if info.range {
-                    tree.parent_of(&Range {
-                        start: s.start,
-                        end,
-                        name: s.name,
-                    })
-                } else {
-                    tree.innermost(s.start)
-                };
-                launch = None;
-                category = None;
-            }
-            Side::Other => {
-                kind = RowKind::Other;
-                host_range = tree.innermost(s.start);
-                launch = None;
-                category = None;
-            }
-        }
-        let host_range = tree.name(host_range);
+        let cx = context(index, slot, s, end, row);
         let index: &FileIndex = index;
         let track_of = || TrackRow {
             process: index.processes.get(&s.pid).map(String::as_str),
@@ -681,6 +694,11 @@ impl RowPass<'_, '_> {
             }
             None => track_of(),
         };
+        let c = s.cat.0 as usize;
+        while cat_names.len() <= c {
+            cat_names.push(names.cat_name(CatId(cat_names.len() as u32)).into());
+        }
+        let cat = &*cat_names[c];
         let w = sink.writer()?;
         // Strings go in with a key (a name id, a kind's index, the spool's
         // track, category and communicator numbers): the writer looks them
@@ -691,18 +709,18 @@ impl RowPass<'_, '_> {
             Some(k) => {
                 push_opt_key(w, col::PROCESS, k.track, track.process);
                 push_opt_key(w, col::THREAD, k.track, track.thread);
-                w.push_key(col::CAT, k.cat, s.cat);
+                w.push_key(col::CAT, k.cat, cat);
             }
             None => {
                 push_opt_str(w, col::PROCESS, track.process);
                 push_opt_str(w, col::THREAD, track.thread);
-                w.push_str(col::CAT, s.cat);
+                w.push_str(col::CAT, cat);
             }
         }
-        w.push_key(col::KIND, kind as u32, kind.name());
-        w.push_key(col::NAME, s.name, names.name(s.name));
-        w.push_key(col::SHORT_NAME, s.name, &row.short);
-        match category {
+        w.push_key(col::KIND, cx.kind as u32, cx.kind.name());
+        w.push_key(col::NAME, s.name.0, &row.name);
+        w.push_key(col::SHORT_NAME, s.name.0, &row.short);
+        match cx.category {
             Some((key, c)) => w.push_key(col::CATEGORY, key, c),
             None => w.push_null(col::CATEGORY),
         }
@@ -712,8 +730,8 @@ impl RowPass<'_, '_> {
             Some(i) => w.push_i64(col::INSTANCE, i as i64),
             None => w.push_null(col::INSTANCE),
         }
-        push_opt_name(w, col::HOST_RANGE, names, host_range);
-        match launch {
+        push_opt_name(w, col::HOST_RANGE, names, cx.host_range);
+        match cx.launch {
             Some((call, latency)) => {
                 push_opt_name(w, col::LAUNCH_CALL, names, call);
                 w.push_i64(col::LAUNCH_LATENCY, latency);
@@ -728,17 +746,100 @@ impl RowPass<'_, '_> {
             None => w.push_null(col::BYTES),
         }
         match keys.and_then(|k| k.comm) {
-            Some(key) => push_opt_key(w, col::COMM, key, s.comm.as_deref()),
-            None => push_opt_str(w, col::COMM, s.comm.as_deref()),
+            Some(key) => push_opt_key(w, col::COMM, key, s.comm),
+            None => push_opt_str(w, col::COMM, s.comm),
         }
         sink.end_row()
     }
 }
 
+/// The kind, host range, launch and category of the row of `s` (ending
+/// at `end`) of rank slot `slot`, from the file's index.
+fn context<'n>(
+    index: &FileIndex,
+    slot: RankSlot,
+    s: &Slice<'_>,
+    end: Ns,
+    row: &'n NameRow,
+) -> RowContext<'n> {
+    let rank = &index.ranks[slot];
+    let tree_of = |tid: u64| rank.trees.get(&tid).unwrap_or(&NO_RANGES);
+    let tree = tree_of(s.tid);
+    match s.side {
+        Side::Device { memory } => {
+            let d = row.device.as_ref().expect("filled for device rows");
+            let kind = if memory || d.memory {
+                RowKind::Memory
+            } else {
+                RowKind::Kernel
+            };
+            let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
+            let (host_range, in_collective) = match l {
+                Some(l) => {
+                    let tree = tree_of(l.tid);
+                    let r = tree.innermost(l.ts);
+                    (tree.name(r), tree.in_collective(r))
+                }
+                None => (None, false),
+            };
+            let schema_category = (Class::ALL.len() as u32 + s.name.0, &*d.category);
+            // The category the kernel table groups by
+            // (docs/tracestat.md#classification): the schema's, or
+            // without a match or a schema, the final built-in class.
+            let category = match d.class {
+                Some(_) => schema_category,
+                None if d.category_is_class => {
+                    let mut c = d.builtin;
+                    if c != Class::Communication && index.copy_engines.contains(&(s.pid, s.tid)) {
+                        c = Class::Memory;
+                    }
+                    if in_collective {
+                        c = Class::Communication;
+                    }
+                    (c as u32, c.name())
+                }
+                None => schema_category,
+            };
+            RowContext {
+                kind,
+                host_range,
+                launch: l.map(|l| (l.call, s.start - l.ts)),
+                category: Some(category),
+            }
+        }
+        Side::Host { range, collective } => {
+            let kind = if collective {
+                RowKind::Collective
+            } else if range {
+                RowKind::HostRange
+            } else {
+                RowKind::ApiCall
+            };
+            let r = if range {
+                tree.parent_of(s.start, end, s.name)
+            } else {
+                tree.innermost(s.start)
+            };
+            RowContext {
+                kind,
+                host_range: tree.name(r),
+                launch: None,
+                category: None,
+            }
+        }
+        Side::Other => RowContext {
+            kind: RowKind::Other,
+            host_range: tree.name(tree.innermost(s.start)),
+            launch: None,
+            category: None,
+        },
+    }
+}
+
 /// The name of id `v` into string column `c`, keyed by its id; null for none.
-fn push_opt_name(w: &mut ParquetWriter<AtomicFile>, c: usize, names: &Names, v: Option<u32>) {
+fn push_opt_name(w: &mut ParquetWriter<AtomicFile>, c: usize, names: &Names, v: Option<NameId>) {
     match v {
-        Some(id) => w.push_key(c, id, names.name(id)),
+        Some(id) => w.push_key(c, id.0, names.name(id)),
         None => w.push_null(c),
     }
 }

@@ -17,7 +17,6 @@ pub mod args;
 pub mod classify;
 pub mod console;
 pub mod event_index;
-pub mod event_scan;
 pub mod event_spool;
 pub mod events;
 pub mod figures;

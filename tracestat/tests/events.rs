@@ -288,6 +288,185 @@ fn pftrace_rows_equal_json_rows() {
     }
 }
 
+/// Per rank of a dataset: (device time in ns, device commands, commands
+/// with a launch) of its device rows.
+fn device_totals_of_rows(rows: &[Row]) -> BTreeMap<i64, (i64, u64, u64)> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        if !matches!(s(r, "kind").as_deref(), Some("kernel" | "memory")) {
+            continue;
+        }
+        let e = m.entry(n(r, "rank").unwrap()).or_insert((0, 0, 0));
+        e.0 += n(r, "duration_ns").unwrap();
+        e.1 += 1;
+        e.2 += u64::from(n(r, "launch_latency_ns").is_some());
+    }
+    m
+}
+
+/// The same numbers from the report: each rank's `breakdown` row over all
+/// its devices (`kernel_time_us`, `launches`) and its `launches` row
+/// (`with_flow`).
+fn device_totals_of_report(doc: &serde_json::Value) -> BTreeMap<i64, (i64, u64, u64)> {
+    let all = |table: &str| -> Vec<serde_json::Value> {
+        doc[table]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["device"] == "all")
+            .cloned()
+            .collect()
+    };
+    let mut m = BTreeMap::new();
+    for (b, l) in all("breakdown").iter().zip(all("launches")) {
+        assert_eq!(b["rank"], l["rank"]);
+        let rank: i64 = b["rank"].as_str().unwrap().parse().unwrap();
+        let ns = (b["kernel_time_us"].as_f64().unwrap() * 1000.0).round() as i64;
+        let launches = b["launches"].as_u64().unwrap();
+        let with_flow = l["with_flow"].as_u64().unwrap();
+        m.insert(rank, (ns, launches, with_flow));
+    }
+    m
+}
+
+/// The export reads through the source the report reads (docs/formats.md#timeline-model):
+/// on unitrace JSON, `.pftrace`, gzipped JSON, a merged trace and a
+/// PyTorch profiler (Kineto) trace, every rank has the report's device
+/// time, device commands and flow-linked launches; the Kineto rows are
+/// its kernels, memory copies and fills, runtime calls and `cpu_op` ranges.
+#[test]
+fn the_export_agrees_with_the_report_on_every_input_format() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // A unitrace JSON trace, gzipped, named as unitrace names it.
+    let gz_dir = dir.path().join("gz");
+    std::fs::create_dir(&gz_dir).unwrap();
+    let plain = &gen_files()[1];
+    let gz = gz_dir.join(format!(
+        "{}.gz",
+        plain.file_name().unwrap().to_string_lossy()
+    ));
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(&std::fs::read(plain).unwrap()).unwrap();
+    enc.finish().unwrap();
+    let pftrace: Vec<PathBuf> = std::fs::read_dir(data("gen-pftrace"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto/recorded/clean/rank0.pt.trace.json.gz");
+    let inputs: [(&str, Vec<PathBuf>, usize); 5] = [
+        ("json", gen_files(), 3),
+        ("pftrace", pftrace, 3),
+        ("gzipped json", vec![gz], 1),
+        ("merged json", vec![data("merged.json")], 4),
+        ("kineto", vec![kineto], 1),
+    ];
+    for (what, files, ranks) in inputs {
+        let out = dir.path().join(what.replace(' ', "-"));
+        let o = export(&files, &out, &["-q"]);
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let rows = rows_of_dataset(&out);
+        let exported = device_totals_of_rows(&rows);
+        let (doc, _, _) = crate::common::report(&files, &["-q"]);
+        let reported = device_totals_of_report(&doc);
+        assert_eq!(exported.len(), ranks, "{what}: {exported:?}");
+        assert_eq!(exported, reported, "{what}: export vs report");
+        assert!(exported.values().all(|t| t.0 > 0 && t.2 > 0), "{what}");
+        if what != "kineto" {
+            continue;
+        }
+        // Kineto's vocabulary (docs/formats.md#kineto-json-events) in the
+        // rows: kernels, copies and fills as memory, with their launch.
+        let count = |kind: &str, cat: &str| {
+            rows.iter()
+                .filter(|r| {
+                    s(r, "kind").as_deref() == Some(kind) && s(r, "cat").as_deref() == Some(cat)
+                })
+                .count()
+        };
+        assert_eq!(count("kernel", "kernel"), 175);
+        assert_eq!(count("memory", "gpu_memcpy"), 90);
+        assert_eq!(count("memory", "gpu_memset"), 25);
+        assert_eq!(count("api_call", "cuda_runtime"), 756);
+        assert_eq!(
+            count("host_range", "cpu_op") + count("collective", "cpu_op"),
+            1125
+        );
+        let copy = rows
+            .iter()
+            .find(|r| s(r, "name").as_deref() == Some("Memcpy HtoD (Pinned -> Device)"))
+            .unwrap();
+        assert_eq!(s(copy, "category").as_deref(), Some("memory"));
+        assert_eq!(s(copy, "launch_call").as_deref(), Some("cudaMemcpyAsync"));
+        assert!(n(copy, "instance_id").is_some());
+        // The collective calls carry their size and process group.
+        let coll: Vec<&Row> = rows
+            .iter()
+            .filter(|r| s(r, "kind").as_deref() == Some("collective"))
+            .collect();
+        assert_eq!(coll.len(), 15);
+        assert!(coll.iter().all(|r| {
+            s(r, "name").as_deref() == Some("record_param_comms")
+                && n(r, "bytes").is_some_and(|b| b > 0)
+                && s(r, "comm").is_some()
+        }));
+        // A kernel's host range is the framework op that launched it.
+        let gemm = rows
+            .iter()
+            .find(|r| s(r, "name").is_some_and(|n| n.starts_with("sm80_xmma_gemm")))
+            .unwrap();
+        assert_eq!(s(gemm, "host_range").as_deref(), Some("aten::addmm"));
+        assert_eq!(
+            s(gemm, "launch_call").as_deref(),
+            Some("cudaLaunchKernelExC")
+        );
+    }
+}
+
+/// The path decides a file's rank over its `RANK r` process names
+/// (docs/formats.md#timeline-ranks): a result-dir folder `rank_7...` whose
+/// trace says `RANK 0` is partition `rank=7`, every row of it, as the
+/// report counts it. (The export's own router used to follow the process
+/// names and write it as `rank=0`, unlike the report.)
+#[test]
+fn a_rank_folder_decides_over_the_process_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("rank_7.python.1000");
+    std::fs::create_dir(&folder).unwrap();
+    let trace = folder.join("chrome_trace.json");
+    std::fs::copy(data("hand.1000.0.json"), &trace).unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("RANK 0 HOST"), "the trace names rank 0");
+    let out = dir.path().join("ev");
+    let o = export(std::slice::from_ref(&trace), &out, &["-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(part_files(&out), ["rank=7"]);
+    let rows = rows_of_dataset(&out);
+    let (doc, _, _) = crate::common::report(std::slice::from_ref(&trace), &["-q"]);
+    assert_eq!(device_totals_of_rows(&rows), device_totals_of_report(&doc));
+    // The same rows as the file exported under its own name.
+    let plain = dir.path().join("plain");
+    let o = export(&[data("hand.1000.0.json")], &plain, &["-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let strip = |rows: Vec<Row>| -> Vec<Row> {
+        rows.into_iter()
+            .map(|mut r| {
+                r.remove("rank");
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(rows), strip(rows_of_dataset(&plain)));
+}
+
 fn part_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()

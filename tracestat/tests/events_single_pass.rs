@@ -373,3 +373,23 @@ fn hand_built_and_merged_traces_give_the_two_pass_rows() {
         same_as_two_passes(&[data(f)]);
     }
 }
+
+/// PyTorch profiler (Kineto) traces, gzipped, through the same source
+/// (docs/formats.md#kineto-json): launches linked by `ac2g` flows, ranks
+/// from `distributedInfo`.
+#[test]
+fn kineto_traces_give_the_two_pass_rows() {
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded");
+    let ranks: Vec<PathBuf> = (0..4)
+        .map(|r| recorded.join(format!("planted/rank{r}.pt.trace.json.gz")))
+        .collect();
+    let rows = same_as_two_passes(&ranks);
+    let partitions: std::collections::BTreeSet<i64> =
+        rows.iter().map(|r| n(r, "rank").unwrap()).collect();
+    assert_eq!(partitions.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let linked = rows
+        .iter()
+        .filter(|r| s(r, "launch_call").is_some())
+        .count();
+    assert!(linked > 1000, "{linked} kernels linked to their launch");
+}

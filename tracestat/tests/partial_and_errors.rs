@@ -156,8 +156,9 @@ fn bad_input_one_line_exit_1_no_output_files() {
     assert_eq!(std::fs::read(&copy).unwrap(), before);
     // Usage errors exit 2.
     let r = run(&[os(&good), "--short-kernel".as_ref(), "5 parsecs".as_ref()]);
-    assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).starts_with("tracestat: --short-kernel:"));
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr)
+        .starts_with("error: invalid value '5 parsecs' for '--short-kernel <DUR>': unknown unit"));
     let r = run(&[os(&good), "--bins".as_ref(), "0".as_ref()]);
     assert_eq!(r.status.code(), Some(2));
 }

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::render::escape::escape;
 use bytes::Bytes;
 use futures_util::{stream, StreamExt, TryStreamExt};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -62,11 +63,21 @@ pub struct Reply {
 
 impl Reply {
     /// A `text/plain` answer (the original's messages are plain text).
+    /// An error (4xx, 5xx) may quote the request (a kernel name, a query
+    /// value such as `<script>`): its text is HTML-escaped and sent as
+    /// HTML, which a browser shows as the text; every reply carries
+    /// `X-Content-Type-Options: nosniff` (docs/robustness.md#servers).
     pub fn text(status: u16, message: impl Into<String>) -> Reply {
+        let message = message.into();
+        let (content_type, body) = if status >= 400 {
+            ("text/html; charset=utf-8", escape(&message).into_owned())
+        } else {
+            ("text/plain; charset=utf-8", message)
+        };
         Reply {
             status,
-            headers: vec![("content-type", "text/plain; charset=utf-8".to_string())],
-            body: ReplyBody::Bytes(Bytes::from(message.into())),
+            headers: vec![("content-type", content_type.to_string())],
+            body: ReplyBody::Bytes(Bytes::from(body)),
         }
     }
 
@@ -389,6 +400,12 @@ fn into_response(reply: Reply) -> hyper::Response<ResponseBody> {
     *response.status_mut() =
         hyper::StatusCode::from_u16(reply.status).unwrap_or(hyper::StatusCode::OK);
     let headers = response.headers_mut();
+    // No reply is ever read as another type than it says
+    // (docs/robustness.md#servers).
+    headers.insert(
+        hyper::header::X_CONTENT_TYPE_OPTIONS,
+        hyper::header::HeaderValue::from_static("nosniff"),
+    );
     if let Some(length) = length {
         // A stream has no size hint: the length is known, say it.
         headers.insert(hyper::header::CONTENT_LENGTH, length.into());

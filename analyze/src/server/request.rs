@@ -52,6 +52,10 @@ pub enum Rejection {
     Favicon,
     /// `?format=` with something else than `pdf` or `html`.
     UnknownFormat(String),
+    /// `?rank=` or `?device=` that is not a number from 0 to 4294967295
+    /// (`abc`, `-1`, empty, `4294967296`): answering it with the files of
+    /// every rank would show another rank's data (docs/uniview.md#result-dir-links).
+    BadRouteKey(String),
 }
 
 impl fmt::Display for Rejection {
@@ -63,6 +67,7 @@ impl fmt::Display for Rejection {
             Rejection::UnknownFormat(format) => {
                 write!(f, "Invalid format {format}: use format=pdf or format=html")
             }
+            Rejection::BadRouteKey(message) => f.write_str(message),
         }
     }
 }
@@ -145,14 +150,42 @@ fn parse_query(query: &str) -> Result<Query, Rejection> {
                     _ => return Err(Rejection::UnknownFormat(value)),
                 };
             }
-            // Not a number: matches no file (answered 404 by the router).
-            "rank" => q.rank = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
-            "device" => q.device = Some(percent_decode(value).parse().unwrap_or(u32::MAX)),
+            "rank" => q.rank = Some(route_number("rank", value).map_err(Rejection::BadRouteKey)?),
+            "device" => {
+                q.device = Some(route_number("device", value).map_err(Rejection::BadRouteKey)?)
+            }
             "process" => q.process = Some(percent_decode(value)),
             _ => {}
         }
     }
     Ok(q)
+}
+
+/// The value of a `rank=` or `device=` routing key (still percent-encoded):
+/// decimal digits of a number from 0 to 4294967295, nothing else (no sign,
+/// no space). `Err` is the 400 text, which names the key and the value.
+pub fn route_number(key: &str, raw: &str) -> Result<u32, String> {
+    let value = percent_decode(raw);
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    match value.parse::<u32>() {
+        Ok(n) if digits => Ok(n),
+        _ => Err(format!(
+            "Invalid {key}={value}: a {key} is a number from 0 to {}",
+            u32::MAX
+        )),
+    }
+}
+
+/// Checks every `rank=` and `device=` of a query with [`route_number`].
+pub fn check_route_keys(query: &str) -> Result<(), String> {
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = percent_decode(key);
+        if key == "rank" || key == "device" {
+            route_number(&key, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// Percent-decodes like Python's `urllib.parse.unquote` (invalid UTF-8
@@ -261,8 +294,18 @@ mod tests {
         let request = ok("/%22k%22/57?format=html&rank=1&device=2");
         assert_eq!((request.rank, request.device), (Some(1), Some(2)));
         assert_eq!(request.format, PageFormat::Html);
-        // Not a number: matches no file.
-        assert_eq!(ok("/%22k%22/57?rank=x").rank, Some(u32::MAX));
+        // Not a number from 0 to 4294967295: refused (400), never read as
+        // "any rank".
+        for bad in ["x", "-1", "", "4294967296", "+1", " 1", "%3C"] {
+            assert!(
+                matches!(
+                    parse_target(&format!("/%22k%22/57?rank={bad}")),
+                    Err(Rejection::BadRouteKey(_))
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(ok("/%22k%22/57?rank=4294967295").rank, Some(u32::MAX));
         assert_eq!(ok("/%22k%22/57").rank, None);
         assert_eq!(
             ok("/%22k%22/57?process=my%20app.12").process.as_deref(),

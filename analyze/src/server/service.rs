@@ -26,7 +26,7 @@ use unitrace_core::stall_csv::{KernelRun, StallRow};
 use super::index::{FileIndex, BLOCK_BYTES};
 use super::metric_dashboard;
 use super::pages::{html_bytes, metric_pages, pdf_bytes, ChartOptions, HtmlContext};
-use super::request::{percent_decode, strip_shape, ChartRequest, PageFormat};
+use super::request::{percent_decode, route_number, strip_shape, ChartRequest, PageFormat};
 use super::result_dir_index::{result_dir_html, FileContent, KernelTotal, ListedFile, PageTitle};
 use super::stall_dashboard::StallDashboard;
 use super::{Answer, ChartService};
@@ -152,7 +152,10 @@ impl FileService {
         }
         let charts = match metric_pages(&self.charts, header, &rows) {
             Ok(charts) => charts,
-            Err(message) => return Ok(Some(Answer::Misconfigured(message))),
+            // A metric this file does not have (a misspelt `-m`, or a
+            // preset's metric another device model lacks): nothing to
+            // show for it here, named in the text (docs/compatibility.md#analyze-server-status).
+            Err(message) => return Ok(Some(Answer::NotFound(message))),
         };
         if charts.is_empty() {
             return Ok(Some(Answer::NotFound(NOTHING.to_string())));
@@ -649,17 +652,24 @@ impl ChartService for RoutedService {
         let mut keys = RouteKeys::default();
         let mut names_something = false;
         for pair in query.split('&') {
-            match pair.split_once('=') {
-                Some(("rank", value)) => keys.rank = value.parse::<u32>().ok(),
-                Some(("device", value)) => keys.device = value.parse::<u32>().ok(),
+            match pair.split_once('=').unwrap_or((pair, "")) {
+                // A malformed key is a 400, never "no key": that would
+                // answer with the first rank's data
+                // (docs/uniview.md#result-dir-links).
+                ("rank", value) => match route_number("rank", value) {
+                    Ok(rank) => keys.rank = Some(rank),
+                    Err(message) => return Some(Answer::BadRequest(message)),
+                },
+                ("device", value) => match route_number("device", value) {
+                    Ok(device) => keys.device = Some(device),
+                    Err(message) => return Some(Answer::BadRequest(message)),
+                },
                 // Decoded as a form sends it (`+` is a space): the stall
                 // pages' kernel form carries the keys as hidden fields
                 // (docs/uniview.md#result-dir-links); our links write a
                 // space as %20 and `+` as %2B.
-                Some(("process", value)) => {
-                    keys.process = Some(percent_decode(&value.replace('+', " ")))
-                }
-                Some(("gid" | "kernel", _)) => names_something = true,
+                ("process", value) => keys.process = Some(percent_decode(&value.replace('+', " "))),
+                ("gid" | "kernel", _) => names_something = true,
                 _ => {}
             }
         }

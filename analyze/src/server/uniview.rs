@@ -98,7 +98,9 @@ pub struct UniviewArgs {
 
     /// With --result-dir and several traces: the largest total size of the
     /// traces merged in memory and served (MiB).
-    #[arg(long = "max-merge-mib", value_name = "MIB", default_value_t = DEFAULT_MAX_MERGE_MIB)]
+    /// From 0 (never merge: use mergetrace) to 65536 (64 GiB).
+    #[arg(long = "max-merge-mib", value_name = "MIB", default_value_t = DEFAULT_MAX_MERGE_MIB,
+          value_parser = clap::value_parser!(u64).range(0..=65536))]
     pub max_merge_mib: u64,
 }
 
@@ -266,15 +268,20 @@ pub fn resolve_result_dir(
         Some(parse_rank_list(&args.ranks).map_err(|e| anyhow::anyhow!("--ranks: {e}"))?)
     };
     let tree = ResultDir::open(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // FIFOs, unreadable files, link loops: one warning each, and the
+    // server starts without them (docs/robustness.md#walked-folders).
+    for (path, problem) in &tree.unreadable {
+        warn("uniview", format!("{}: {problem}", path.display()));
+    }
     let traces = tree.traces(ranks.as_deref());
     let mut merged = None;
     let trace = match traces.files.as_slice() {
         [] => {
-            let _ = writeln!(out, "Trace file is missing under {}", dir.display());
+            let _ = writeln!(out, "Trace file is missing under {}", shown(dir));
             return Ok(None);
         }
         [one] => {
-            let _ = writeln!(out, "Using trace file: {}", one.path.display());
+            let _ = writeln!(out, "Using trace file: {}", shown(&one.path));
             one.path.clone()
         }
         several => {
@@ -289,7 +296,7 @@ pub fn resolve_result_dir(
                 out,
                 "Multiple {} files found under {}",
                 format.file_name(),
-                dir.display()
+                shown(dir)
             );
             if let Some(ranks) = &ranks {
                 let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
@@ -332,7 +339,7 @@ pub fn resolve_result_dir(
                 "Merged {} trace files in memory as {name} ({} bytes); nothing is written under {}",
                 several.len(),
                 bytes.len(),
-                dir.display()
+                shown(dir)
             );
             merged = Some((PathBuf::from(name), bytes));
             several[0].path.clone()
@@ -533,6 +540,12 @@ impl KindPlans {
     }
 }
 
+/// A path as the lines on stdout show it: the names of a result dir are
+/// input, so their control bytes are escaped (docs/robustness.md#messages).
+fn shown(path: &Path) -> String {
+    unitrace_core::cli::escape_controls(&path.display().to_string())
+}
+
 /// The chart server of several metric files (docs/uniview.md#result-dir):
 /// one [`RoutedService`] over them, indexed in parallel, each file with
 /// the options of its kind; the listener (port, TLS) of `plan`, made for
@@ -556,7 +569,7 @@ fn prepare_routed(
         files.len(),
         files
             .iter()
-            .map(|f| f.path.display().to_string())
+            .map(|f| shown(&f.path))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -632,7 +645,7 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             stdout,
             "Trace file {} is truncated: serving it repaired in memory ({dropped} bytes after the last complete event left out); the file is not modified",
-            trace.display()
+            shown(&trace)
         );
     }
     // The chart server is prepared (file indexed, port bound) before the
@@ -732,7 +745,7 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
         if interrupted {
             println!("Goodbye!");
         } else {
-            println!("Trace file {} has been served", trace.display());
+            println!("Trace file {} has been served", shown(&trace));
         }
         ExitCode::SUCCESS
     })

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Result};
+use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{open_input, CsvReader, InstanceEvent, InstanceReader, MetricRow};
 
 use crate::model::{Item, Run, Section};
@@ -49,6 +50,47 @@ struct KernelAcc {
 /// counts over valid rows, and the rows dropped as invalid.
 type OpenInstance = (String, Vec<String>, Vec<f64>, Vec<u64>, u64);
 
+/// The first value of one kind of flaw in a file and how many there are,
+/// for one warning per file (docs/compare.md#suspicious-values).
+struct ValueFlaw {
+    line: u64,
+    column: String,
+    value: f64,
+    count: u64,
+}
+
+impl ValueFlaw {
+    fn record(flaw: &mut Option<ValueFlaw>, line: u64, column: &str, value: f64) {
+        match flaw {
+            Some(f) => f.count += 1,
+            None => {
+                *flaw = Some(ValueFlaw {
+                    line,
+                    column: column.to_string(),
+                    value,
+                    count: 1,
+                })
+            }
+        }
+    }
+
+    /// `FILE:LINE: column `C`: `V` <problem> (N such values in this file)`.
+    fn warn(&self, path: &Path, problem: &str) {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}:{}: column `{}`: `{}` {problem} ({} such value{} in this file)",
+                path.display(),
+                self.line,
+                self.column,
+                self.value,
+                self.count,
+                if self.count == 1 { "" } else { "s" }
+            ),
+        );
+    }
+}
+
 /// Per kernel (name with shape), per metric: values per instance.
 pub struct Instances {
     kernels: BTreeMap<String, KernelAcc>,
@@ -64,6 +106,8 @@ fn read_instances(path: &Path, only: Option<(&str, u32)>) -> Result<Instances> {
     // The open instance: (kernel, ordinal) -> column sums and counts.
     let mut open: Option<OpenInstance> = None;
     let mut dropped_total = 0;
+    let mut non_finite: Option<ValueFlaw> = None;
+    let mut negative_time: Option<ValueFlaw> = None;
     let finish = |open: &mut Option<OpenInstance>, kernels: &mut BTreeMap<String, KernelAcc>| {
         if let Some((kernel, cols, sums, counts, dropped)) = open.take() {
             let acc = kernels.entry(kernel).or_default();
@@ -112,12 +156,22 @@ fn read_instances(path: &Path, only: Option<(&str, u32)>) -> Result<Instances> {
                     dropped_total += 1;
                     continue;
                 }
-                for (slot, (i, _)) in header.data_columns().enumerate() {
+                for (slot, (i, name)) in header.data_columns().enumerate() {
                     let v = parsed.value(i);
-                    if slot < cols.len() && v.is_finite() {
-                        sums[slot] += v;
-                        counts[slot] += 1;
+                    if slot >= cols.len() {
+                        continue;
                     }
+                    // Not finite: left out of its metric; a negative
+                    // time: summed as read (docs/compare.md#suspicious-values).
+                    if !v.is_finite() {
+                        ValueFlaw::record(&mut non_finite, row.line(), name, v);
+                        continue;
+                    }
+                    if v < 0.0 && name == TIME_COLUMN {
+                        ValueFlaw::record(&mut negative_time, row.line(), name, v);
+                    }
+                    sums[slot] += v;
+                    counts[slot] += 1;
                 }
             }
             InstanceEvent::End(_) => finish(&mut open, &mut kernels),
@@ -125,6 +179,21 @@ fn read_instances(path: &Path, only: Option<(&str, u32)>) -> Result<Instances> {
         }
     }
     finish(&mut open, &mut kernels);
+    if let Some(line) = reader.csv().first_non_utf8_kernel() {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}:{line}: kernel name is not valid UTF-8; invalid bytes are shown as U+FFFD",
+                path.display()
+            ),
+        );
+    }
+    if let Some(flaw) = &non_finite {
+        flaw.warn(path, "is not a finite number; left out of its metric");
+    }
+    if let Some(flaw) = &negative_time {
+        flaw.warn(path, "is a negative duration; summed as read");
+    }
     Ok(Instances {
         kernels,
         dropped_rows: dropped_total,

@@ -79,3 +79,96 @@ pub fn detect(path: &Path) -> Result<Kind> {
         path.display()
     )
 }
+
+/// The kinds a file's name allows (`None`: the name says nothing).
+fn kinds_of_name(path: &Path) -> Option<&'static [Kind]> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if name.ends_with(".json.gz") {
+        return Some(&[Kind::Traces]);
+    }
+    let ext = name.rsplit_once('.')?.1;
+    Some(match ext {
+        "csv" => &[Kind::MetricCsv],
+        "json" => &[Kind::Traces, Kind::SummaryJson],
+        "pftrace" => &[Kind::Traces],
+        "tgz" | "tar" | "gz" | "bz2" | "xz" | "zst" | "tbz2" | "txz" | "tzst" => {
+            &[Kind::SummaryTarball]
+        }
+        _ => return None,
+    })
+}
+
+/// Two sides detected as different kinds (docs/compare.md#inputs). A side
+/// whose kind was only a guess from its first bytes (a JSON object without
+/// `traceEvents` is taken for a summary JSON; a `.csv` whose bytes look
+/// like a trace) and whose name allows the other side's kind is read as
+/// that kind, so that its own reader names what is wrong with it (a cut
+/// trace, a malformed CSV). Otherwise the kinds differ for real: an error
+/// naming first the side whose name disagrees with its bytes.
+pub fn agree(base: (&Path, Kind), cand: (&Path, Kind)) -> Result<(Kind, Kind)> {
+    if base.1 == cand.1 {
+        return Ok((base.1, cand.1));
+    }
+    let contradicts = |(path, kind): (&Path, Kind)| {
+        kinds_of_name(path).is_some_and(|allowed| !allowed.contains(&kind))
+    };
+    let guessed = |side: (&Path, Kind)| side.1 == Kind::SummaryJson || contradicts(side);
+    let allows = |path: &Path, kind: Kind| kinds_of_name(path).is_some_and(|k| k.contains(&kind));
+    if guessed(base) && allows(base.0, cand.1) {
+        return Ok((cand.1, cand.1));
+    }
+    if guessed(cand) && allows(cand.0, base.1) {
+        return Ok((base.1, base.1));
+    }
+    let (first, second, role) = if contradicts(cand) && !contradicts(base) {
+        (cand, base, "baseline")
+    } else {
+        (base, cand, "candidate")
+    };
+    bail!(
+        "{}: {} against a {} {role} ({}); compare two of one kind",
+        first.0.display(),
+        first.1.as_str(),
+        second.1.as_str(),
+        second.0.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guessed_kind_follows_the_other_side_when_the_name_allows_it() {
+        let p = Path::new;
+        // A cut trace `{"traceEv` reads as a summary JSON at first.
+        assert_eq!(
+            agree(
+                (p("cut.json"), Kind::SummaryJson),
+                (p("b.json"), Kind::Traces)
+            )
+            .unwrap(),
+            (Kind::Traces, Kind::Traces)
+        );
+        // A `.csv` whose bytes looked like a trace.
+        assert_eq!(
+            agree((p("a.csv"), Kind::MetricCsv), (p("b.csv"), Kind::Traces)).unwrap(),
+            (Kind::MetricCsv, Kind::MetricCsv)
+        );
+        // Kinds that differ for real, the odd name first.
+        let e = agree((p("a.json"), Kind::Traces), (p("m.csv"), Kind::MetricCsv)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a.json: traces against a metric CSV candidate (m.csv); compare two of one kind"
+        );
+        let e = agree(
+            (p("s.tgz"), Kind::SummaryTarball),
+            (p("dir.csv"), Kind::Traces),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dir.csv: traces against a summary tarball baseline (s.tgz); compare two of one kind"
+        );
+    }
+}

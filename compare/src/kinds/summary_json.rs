@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
+use unitrace_core::cli::warn;
 use unitrace_core::InputError;
 
 use crate::model::{Item, Run, Section};
@@ -22,6 +23,9 @@ pub fn read(path: &Path) -> Result<Run> {
     };
     let mut items: Vec<Item> = Vec::new();
     let mut total = None;
+    // (first key, its value, count): one warning per file
+    // (docs/compare.md#suspicious-values).
+    let mut negative: Option<(String, f64, usize)> = None;
     for (key, v) in map {
         let Some(cat) = key.strip_suffix("_time") else {
             continue;
@@ -32,6 +36,12 @@ pub fn read(path: &Path) -> Result<Run> {
                 path.display()
             );
         };
+        if ns < 0.0 {
+            match &mut negative {
+                Some((_, _, n)) => *n += 1,
+                None => negative = Some((key.clone(), ns, 1)),
+            }
+        }
         if cat == "total" {
             total = Some(ns / 1e3);
         }
@@ -48,6 +58,16 @@ pub fn read(path: &Path) -> Result<Run> {
         bail!(
             "{}: not a summary JSON: no '<category>_time' key",
             path.display()
+        );
+    }
+    if let Some((key, ns, n)) = negative {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}: `{key}` is negative ({ns}); compared as read ({n} negative time{} in this file)",
+                path.display(),
+                if n == 1 { "" } else { "s" }
+            ),
         );
     }
     let sum: f64 = items.iter().map(|i| i.time_us).sum();

@@ -9,13 +9,16 @@ use tracestat::analyzers::kernels::KernelRow;
 use tracestat::analyzers::{self, RankOptions, Report, ReportOptions};
 use unitrace_core::cli::warn;
 use unitrace_core::result_dir::ResultDir;
+use unitrace_core::walk::{walk, Depth};
 use unitrace_core::InputError;
 
 use crate::model::{Item, Run, Section};
 
 /// The trace files of one side: a file as it is; a directory's
 /// `chrome_trace.*` of a result-dir tree, else its `*.json` / `*.pftrace`
-/// files (byte order of the names, so the run is deterministic).
+/// files (byte order of the names, so the run is deterministic). Both
+/// walks skip what is not a regular file or cannot be opened, with one
+/// warning each (docs/robustness.md#walked-folders).
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
@@ -23,26 +26,24 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if let Ok(tree) = ResultDir::open(path) {
         let sel = tree.traces(None);
         if !sel.files.is_empty() {
+            for (entry, problem) in &tree.unreadable {
+                warn(crate::TOOL, format!("{}: {problem}", entry.display()));
+            }
             return Ok(sel.files.into_iter().map(|f| f.path).collect());
         }
     }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, &e))? {
-        let entry = entry.map_err(|e| InputError::io(path, &e))?;
-        let p = entry.path();
-        let is_trace = p.extension().is_some_and(|e| e == "json" || e == "pftrace");
-        if is_trace && p.is_file() {
-            files.push(p);
-        }
+    let is_trace = |p: &Path| p.extension().is_some_and(|e| e == "json" || e == "pftrace");
+    let found = walk(path, Depth::Flat, &is_trace).map_err(|e| InputError::io(path, &e))?;
+    for skipped in &found.skipped {
+        warn(crate::TOOL, skipped);
     }
-    files.sort();
-    if files.is_empty() {
+    if found.files.is_empty() {
         bail!(
             "{}: no *.json or *.pftrace trace and no result-dir tree in it",
             path.display()
         );
     }
-    Ok(files)
+    Ok(found.files)
 }
 
 fn kernel_item(row: &KernelRow, name: &str) -> Item {
@@ -77,6 +78,20 @@ pub fn report(path: &Path) -> Result<Report> {
     let ranks = tracestat::summarize_files(&files, None, &opts, None)?;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
+    }
+    // Data after a trace's end is ignored, with tracestat's warning: once
+    // per file (a merged file holds several ranks), in input order.
+    let mut trailing: Vec<(usize, &str, u64)> = ranks
+        .iter()
+        .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
+        .collect();
+    trailing.sort();
+    trailing.dedup();
+    for (_, file, line) in trailing {
+        warn(
+            crate::TOOL,
+            format!("{file}:{line}: data after the end of the trace; ignored"),
+        );
     }
     Ok(analyzers::build(
         ranks,

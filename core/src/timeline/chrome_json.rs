@@ -382,7 +382,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
 
     #[inline]
     fn cat_id(&mut self, cat: &[u8]) -> CatId {
-        self.names.cat(std::str::from_utf8(cat).unwrap_or(""))
+        self.names.cat_bytes(cat)
     }
 
     fn collective(&self, name: NameId, args: Option<&[u8]>) -> Option<CollectiveArgs> {

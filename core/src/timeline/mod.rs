@@ -137,8 +137,19 @@ pub struct TimelineRead {
 
 /// Reads the trace at `path` into `sink`.
 pub fn read_file<S: TraceSink>(path: &Path, sink: &mut S) -> Result<TimelineRead, SourceError> {
+    read_file_with_names(path, Names::default(), sink)
+}
+
+/// [`read_file`] interning into `names`, the table of an earlier read of
+/// the same file: every name then has the id it had there from the first
+/// event on, so ids kept from the earlier read resolve during this one.
+pub fn read_file_with_names<S: TraceSink>(
+    path: &Path,
+    names: Names,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
     let opened = open(path)?;
-    read_opened(opened, path, sink)
+    read_opened_with_names(opened, path, names, sink)
 }
 
 /// Reads a trace from bytes in memory (tests, fuzzing); `path` names it.
@@ -268,12 +279,22 @@ pub fn read_opened<S: TraceSink>(
     path: &Path,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
+    read_opened_with_names(opened, path, Names::default(), sink)
+}
+
+/// [`read_opened`] interning into `names` ([`read_file_with_names`]).
+pub fn read_opened_with_names<S: TraceSink>(
+    opened: Opened,
+    path: &Path,
+    names: Names,
+    sink: &mut S,
+) -> Result<TimelineRead, SourceError> {
     let gzipped = opened.gzipped;
     let mut read = match opened.sniffed {
         Sniffed::Empty => TimelineRead {
             format: TimelineFormat::ChromeJson,
             gzipped,
-            names: Names::default(),
+            names,
             router: RankRouter::new(path),
             run_info: None,
             empty: true,
@@ -288,10 +309,11 @@ pub fn read_opened<S: TraceSink>(
                 }
                 Input::Stream(s) => s,
             };
-            read_pftrace(src, path, sink)?
+            read_pftrace(src, path, names, sink)?
         }
         Sniffed::Json(JsonDialect::Kineto) => {
-            let interp = JsonEvents::new(path, KinetoVocabulary);
+            let mut interp = JsonEvents::new(path, KinetoVocabulary);
+            interp.names = names;
             read_json(
                 opened.json_reader(),
                 interp,
@@ -301,7 +323,8 @@ pub fn read_opened<S: TraceSink>(
             )?
         }
         Sniffed::Json(JsonDialect::Unitrace) => {
-            let interp = JsonEvents::new(path, UnitraceVocabulary);
+            let mut interp = JsonEvents::new(path, UnitraceVocabulary);
+            interp.names = names;
             read_json(
                 opened.json_reader(),
                 interp,
@@ -378,10 +401,12 @@ fn feed_top_level<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
 fn read_pftrace<R: Read, S: TraceSink>(
     src: R,
     path: &Path,
+    names: Names,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
     let mut reader = PacketReader::new(src);
     let mut interp = PftraceEvents::new(RankRouter::new(path));
+    interp.names = names;
     loop {
         let record = match reader.next_record() {
             Ok(Some(r)) => r,

@@ -181,6 +181,17 @@ impl Names {
         }
     }
 
+    /// [`Names::cat`] of a category given by its raw bytes (as the file
+    /// holds them): found by bytes, validated as text only when new (a
+    /// category that is not UTF-8 is `""`, as in [`Names::cat`]).
+    #[inline]
+    pub fn cat_bytes(&mut self, raw: &[u8]) -> CatId {
+        match self.cats.iter().position(|c| c.as_bytes() == raw) {
+            Some(i) => CatId(i as u32),
+            None => self.cat(std::str::from_utf8(raw).unwrap_or("")),
+        }
+    }
+
     pub fn cat_name(&self, id: CatId) -> &str {
         self.cats.get(id.0 as usize).map_or("", |c| c)
     }
@@ -480,5 +491,10 @@ mod tests {
         assert_eq!(names.cat("cpu_op"), CatId(1));
         assert_eq!(names.cat("gpu_op"), CatId(0));
         assert_eq!(names.cat_name(CatId(1)), "cpu_op");
+        assert_eq!(names.cat_bytes(b"cpu_op"), CatId(1));
+        assert_eq!(names.cat_bytes(b"os_op"), CatId(2));
+        assert_eq!(names.cat_bytes(b"\xff"), CatId(3));
+        assert_eq!(names.cat_name(CatId(3)), "");
+        assert_eq!(names.cat(""), CatId(3));
     }
 }
