@@ -1,8 +1,9 @@
 //! The merge itself: one scanning thread validates the inputs one after the
 //! other and hands batches of raw events to the writing thread, which
-//! filters, rewrites (only the fields an option changes), collects
-//! statistics and writes. Memory: a few 1 MiB batches in flight, plus the
-//! scanner's buffer (one event).
+//! filters, rewrites (only the fields an option changes), hands the events
+//! it keeps to the statistics (`--stats`, [`crate::stats`]) and writes.
+//! Memory: a few 1 MiB batches in flight, plus the scanner's buffer (one
+//! event); with `--stats`, the intervals of the input being read.
 //!
 //! A trace file that can be mapped is read in place
 //! (`TraceReader::open_file`): its batches name byte ranges of the mapping
@@ -21,6 +22,7 @@ use memmap2::Mmap;
 
 use anyhow::Result;
 use regex::Regex;
+use tracestat::analyzers::RankSummary;
 use unitrace_core::cli::warn;
 use unitrace_core::trace::decimal::Decimal;
 use unitrace_core::trace::{
@@ -28,7 +30,7 @@ use unitrace_core::trace::{
 };
 
 use crate::select::Window;
-use crate::stats::{RankReport, RankStats};
+use crate::stats::{json_dialect, InputStats, StatsPlan, Summarizer, TopLevelMember};
 
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
@@ -62,7 +64,8 @@ pub struct MergeOptions {
     pub filter: Option<Regex>,
     /// Absolute window (already offset by the trace origin).
     pub window: Option<Window>,
-    pub stats: bool,
+    /// `--stats`.
+    pub stats: Option<StatsPlan>,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
 }
@@ -88,7 +91,8 @@ pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
 #[derive(Debug, Default)]
 pub struct MergeOutcome {
     pub events_written: u64,
-    pub ranks: Vec<RankReport>,
+    /// `--stats`: every rank's summary, in input order.
+    pub ranks: Vec<RankSummary>,
 }
 
 struct EventRec {
@@ -138,7 +142,9 @@ impl Batch {
 enum Msg {
     Start(usize),
     Batch(Batch),
-    End(usize, Result<TraceSummary, TraceError>),
+    /// The input's end: what its scan found, and its top-level members
+    /// besides `traceEvents` ([`TraceReader::top_level_members`]).
+    End(usize, Result<TraceSummary, TraceError>, Vec<TopLevelMember>),
 }
 
 /// Scanner thread: validates every input in order and sends its events.
@@ -164,7 +170,7 @@ fn scan_inputs(
                     line: None,
                     offset: 0,
                 };
-                if tx.send(Msg::End(i, Err(err))).is_err() {
+                if tx.send(Msg::End(i, Err(err), Vec::new())).is_err() {
                     return;
                 }
                 continue;
@@ -175,7 +181,8 @@ fn scan_inputs(
             let result = scan_mapped(&mut reader, map, needs_events[i], &tx, &free);
             match result {
                 Some(result) => {
-                    if tx.send(Msg::End(i, result)).is_err() {
+                    let members = reader.top_level_members().to_vec();
+                    if tx.send(Msg::End(i, result, members)).is_err() {
                         return;
                     }
                     continue;
@@ -221,7 +228,8 @@ fn scan_inputs(
                 return;
             }
         }
-        if tx.send(Msg::End(i, result)).is_err() {
+        let members = reader.top_level_members().to_vec();
+        if tx.send(Msg::End(i, result, members)).is_err() {
             return;
         }
     }
@@ -364,7 +372,7 @@ struct FileState {
     /// Original pid/tid -> new id (`--remap-pids`); one map for both so
     /// that a main thread keeps tid == pid.
     ids: rustc_hash::FxHashMap<u64, u64>,
-    stats: Option<RankStats>,
+    stats: Option<InputStats>,
     warned_flow_id: bool,
 }
 
@@ -442,8 +450,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let plans = self.plans;
         let max_event = self.opts.max_event_bytes;
         let needs_events: Vec<bool> = (0..plans.len())
-            .map(|i| !self.passes_through(i) || self.opts.stats)
+            .map(|i| !self.passes_through(i) || self.opts.stats.is_some())
             .collect();
+        let mut summarizer = self.opts.stats.as_ref().map(Summarizer::new);
         let mut outcome = MergeOutcome::default();
         let mut done_bytes = 0u64;
         let result: Result<()> = std::thread::scope(|scope| {
@@ -454,13 +463,15 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 match msg {
                     Msg::Start(i) => {
                         let plan = &plans[i];
+                        let stats = self
+                            .opts
+                            .stats
+                            .as_ref()
+                            .map(|_| InputStats::json(&plan.path, i, json_dialect(&plan.path)));
                         state = Some(FileState {
                             index: i,
                             ids: Default::default(),
-                            stats: self
-                                .opts
-                                .stats
-                                .then(|| RankStats::new(plan.rank, i, &plan.path)),
+                            stats,
                             warned_flow_id: false,
                         });
                     }
@@ -473,7 +484,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             if !whole {
                                 self.event(st, &ev)?;
                             } else if let Some(stats) = st.stats.as_mut() {
-                                stats.feed(&ev);
+                                stats.event(&ev)?;
                             }
                         }
                         if whole {
@@ -494,9 +505,10 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                         batch.clear();
                         let _ = free_tx.try_send(batch);
                     }
-                    Msg::End(i, result) => {
+                    Msg::End(i, result, members) => {
                         let plan = &plans[i];
                         let st = state.take().expect("Start precedes End");
+                        let summary = result.as_ref().ok().cloned();
                         match result {
                             Ok(summary) => report_summary(&plan.path, &summary),
                             Err(e) => {
@@ -514,19 +526,13 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                                 }
                             }
                         }
-                        if let Some(stats) = st.stats {
-                            if stats.invalid_times() > 0 {
-                                warn(
-                                    TOOL,
-                                    format!(
-                                        "{}: {} event(s) with a negative `dur` or a `ts`/`dur` \
-                                         out of range left out of the statistics",
-                                        plan.path.display(),
-                                        stats.invalid_times()
-                                    ),
-                                );
-                            }
-                            outcome.ranks.push(stats.finish());
+                        if let (Some(stats), Some(summarizer)) = (st.stats, summarizer.as_mut()) {
+                            // Summarised now: the intervals of one input
+                            // at a time (docs/mergetrace.md#statistics).
+                            let traces = stats.finish_json(&members, summary.as_ref())?;
+                            outcome
+                                .ranks
+                                .extend(summarizer.summarize(traces, &plan.path));
                         }
                         done_bytes += std::fs::metadata(&plan.path).map_or(0, |m| m.len());
                         if let Some(pb) = &self.progress {
@@ -581,7 +587,7 @@ impl<'a, W: Write + Send> Merger<'a, W> {
             }
         }
         if let Some(stats) = st.stats.as_mut() {
-            stats.feed(ev);
+            stats.event(ev)?;
         }
         self.rewrites.clear();
         if let Some(shift) = shift {

@@ -6,6 +6,7 @@ mod cli;
 mod mapped;
 mod pftrace;
 mod schema;
+mod stats;
 mod upstream;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -170,6 +170,7 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "rank_min",
         "rank_max",
         "kind",
+        "host_range",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
