@@ -3,7 +3,7 @@
 #
 #   benches/mergetrace.sh [--gen UNITRACE_GEN] [--orig mergetrace.py] [--python PY]
 #                         [--ranks N] [--size SIZE] [--orig-files K] [--work DIR]
-#                         [--out DIR] [--repeat R]
+#                         [--out DIR] [--repeat R] [--bin MERGETRACE]
 #
 # Generates N per-rank traces of SIZE each with the repository's generator
 # (`unitrace-gen`, docs/unitrace-gen.md: the workspace's, built, or
@@ -17,7 +17,9 @@
 # Besides wall time, each line gives the CPU seconds (user + sys) and the
 # input MB per CPU second: on a shared machine that is the steadier measure
 # of the one-core speed. --out DIR (e.g. /dev/shm) keeps the merged output
-# off the disk, whose write-back otherwise bounds the wall time.
+# off the disk, whose write-back otherwise bounds the wall time. --bin
+# measures that mergetrace binary instead of building the workspace's (a
+# before/after comparison on one machine, in one session).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
@@ -29,6 +31,7 @@ orig_files=1
 repeat=2
 work=""
 outdir=""
+bin=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) UNITRACE_GEN="$2"; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
         --work) work="$2"; shift 2 ;;
         --out) outdir="$2"; shift 2 ;;
         --repeat) repeat="$2"; shift 2 ;;
+        --bin) bin="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -52,8 +56,10 @@ outdir="${outdir:-$work}"
 mkdir -p "$outdir"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
-(cd "$repo" && cargo build --release --locked -p mergetrace >&2)
-bin="$CARGO_TARGET_DIR/release/mergetrace"
+if [ -z "$bin" ]; then
+    (cd "$repo" && cargo build --release --locked -p mergetrace >&2)
+    bin="$CARGO_TARGET_DIR/release/mergetrace"
+fi
 
 in="$work/in-$ranks-$size"
 if [ ! -d "$in" ]; then
@@ -95,6 +101,10 @@ read -r one_secs one_u one_s < "$work/last_secs"
 awk -v f="$floor_secs" -v o="$one_secs" -v fc="$floor_u $floor_s" -v oc="$one_u $one_s" \
     'BEGIN { split(fc, a, " "); split(oc, b, " "); printf "mergetrace on 1 core vs the cat floor: %.2fx the wall time, %.2fx the CPU time\n", o / (f > 0 ? f : 0.01), (b[1] + b[2]) / (a[1] + a[2] > 0 ? a[1] + a[2] : 0.01) }'
 run "mergetrace --stats (all cores)" "$bytes" "$bin" -o "$outdir/out.json" --stats "$work/stats.csv" "${files[@]}"
+run "mergetrace --stats (taskset 1 core)" "$bytes" taskset -c 0 "$bin" -o "$outdir/out.json" --stats "$work/stats.csv" "${files[@]}"
+read -r stats_secs stats_u stats_s < "$work/last_secs"
+awk -v o="$one_secs" -v s="$stats_secs" -v oc="$one_u $one_s" -v sc="$stats_u $stats_s" \
+    'BEGIN { split(oc, a, " "); split(sc, b, " "); printf "--stats on 1 core vs the plain merge on 1 core: %.2fx the wall time, %.2fx the CPU time\n", s / (o > 0 ? o : 0.01), (b[1] + b[2]) / (a[1] + a[2] > 0 ? a[1] + a[2] : 0.01) }'
 run "mergetrace --remap-pids --align start" "$bytes" "$bin" -o "$outdir/out.json" --remap-pids --align start "${files[@]}"
 rm -f "$outdir/out.json"
 

@@ -67,7 +67,7 @@ fn checks_in_the_original_order_with_its_messages() {
     );
     assert_eq!(
         uniview_fails(&["-t", path(&trace), "-m", path(&metrics)]),
-        "uniview: Config file is missing\n"
+        "uniview: Config file is missing: metric charts need their options, e.g. -f pvc/ComputeBasic.txt (a built-in preset) or -f FILE (docs/uniview.md)\n"
     );
     // An option file that cannot be read is a usage error in uniview as in
     // `analyze -f` (exit 2; docs/robustness.md#exit-codes).

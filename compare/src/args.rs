@@ -12,19 +12,35 @@ use crate::matching::MatchLevel;
     version,
     about = "Did my change help? Two unitrace runs side by side, per-item deltas, thresholds for CI",
     long_about = "Compares a BASELINE run with a CANDIDATE run of the same kind: rank traces (files, \
-                  directories, result-dir trees, merged traces), summary JSONs or metric CSVs. \
+                  directories, result-dir trees, merged traces), summary JSONs or metric CSVs; or \
+                  repeated runs, BASE1 BASE2 ... --vs CAND1 CAND2 ... (or folders of runs), whose \
+                  run-to-run noise then decides what is significant. \
                   Exit 3 when a --fail-if threshold is exceeded, 1 on bad input, 2 on usage errors.",
+    override_usage = "compare [OPTIONS] BASELINE CANDIDATE\n       \
+                      compare [OPTIONS] BASE1 BASE2 ... --vs CAND1 CAND2 ...\n       \
+                      compare [OPTIONS] METRICS.csv [METRICS2.csv] --instances KERNEL:N KERNEL:M",
     infer_long_args = true
 )]
 pub struct Args {
-    /// The baseline run.
-    #[arg(value_name = "BASELINE")]
-    pub baseline: PathBuf,
+    /// The baseline run and the candidate run; with --vs, every one is a
+    /// baseline run (repeated runs), and --vs names the candidate runs.
+    #[arg(value_name = "RUN", required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
 
-    /// The candidate run (with --instances, may be left out: the baseline
-    /// file's instances are compared).
-    #[arg(value_name = "CANDIDATE")]
-    pub candidate: Option<PathBuf>,
+    /// The candidate runs, when the positional runs are all baselines:
+    /// `compare BASE1 BASE2 BASE3 --vs CAND1 CAND2 CAND3`.
+    #[arg(long, value_name = "CANDIDATE", num_args = 1..)]
+    pub vs: Vec<PathBuf>,
+
+    /// A change is significant when it exceeds this, relative AND absolute:
+    /// `REL%,ABS` with a time unit (`5%,10us`, the default); either part
+    /// alone keeps the other's default.
+    #[arg(long, value_name = "REL%,ABS")]
+    pub threshold: Option<String>,
+
+    /// Level of the run-to-run test with repeated runs (two-sided).
+    #[arg(long, value_name = "P", default_value_t = crate::significance::DEFAULT_ALPHA)]
+    pub alpha: f64,
 
     /// How far kernel names are matched: exact, also without the launch
     /// shape, also with template arguments normalised.
@@ -32,8 +48,8 @@ pub struct Args {
     pub level: MatchLevel,
 
     /// Fail (exit 3) when a change exceeds a threshold:
-    /// `SELECTOR[@METRIC](>|<)THRESHOLD`, e.g. `total>+2%`,
-    /// `kernel:gemm*>+5%`, `category:allreduce>+10%`, `kernel:*@XVE_ACTIVE[%].mean<-5`.
+    /// `SELECTOR[@METRIC](>|<)THRESHOLD` with a unit or %, e.g. `total>+2%`,
+    /// `kernel:gemm*>+5%`, `kernel:gemm*>+100us`, `kernel:*@XVE_ACTIVE[%].mean<-5pt`.
     #[arg(long = "fail-if", value_name = "RULE")]
     pub fail_if: Vec<String>,
 

@@ -1,7 +1,8 @@
 //! The CI gate (`--fail-if`, docs/compare.md#ci-gate):
 //! `SELECTOR[@METRIC](>|<)THRESHOLD`, e.g. `total>+2%`,
 //! `kernel:gemm*>+5%`, `category:allreduce>+10%`,
-//! `kernel:*@EuActive[%]<-5`, `rank:*@wall_us>+3ms`.
+//! `kernel:*@EuActive[%]<-5pt`, `rank:*@wall_us>+3ms`. A threshold always
+//! has a unit or `%`.
 
 use anyhow::{anyhow, bail, Result};
 
@@ -21,7 +22,8 @@ pub enum Selector {
 pub enum Threshold {
     /// Percent change.
     Relative(f64),
-    /// Change in the metric's unit (microseconds for time).
+    /// Change in the metric's unit (microseconds for time, nanoseconds for
+    /// a `[ns]` column).
     Absolute(f64),
 }
 
@@ -36,49 +38,96 @@ pub struct Rule {
     pub threshold: Threshold,
 }
 
-/// Parses a threshold: `+2%`, `-5%`, `3ms`, `+250us`, `0.5` (metric unit).
-fn parse_threshold(s: &str, time: bool) -> Option<Threshold> {
+/// What unit a gated value is in, which decides the threshold's units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricUnit {
+    /// Microseconds: the time, and metrics named `*_us`.
+    Time,
+    /// Nanoseconds: metric CSV columns named `*[ns]*` (`GpuTime[ns].mean`).
+    Nanoseconds,
+    /// Anything else (counts, percentages, GFLOPS): `pt` is its own unit.
+    Plain,
+}
+
+impl MetricUnit {
+    pub fn of(metric: Option<&str>) -> MetricUnit {
+        match metric {
+            None => MetricUnit::Time,
+            Some(m) if m.ends_with("_us") => MetricUnit::Time,
+            Some(m) if m.contains("[ns]") => MetricUnit::Nanoseconds,
+            Some(_) => MetricUnit::Plain,
+        }
+    }
+}
+
+/// Why a threshold does not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThresholdError {
+    /// Not a number with a known suffix.
+    Malformed,
+    /// A number without a unit: `2` could be 2 us or 2%.
+    Bare,
+    /// A time unit on a metric that is not a time, or `pt` on a time.
+    WrongUnit,
+}
+
+/// The accepted forms, for messages.
+pub const THRESHOLD_FORMS: &str = "a percentage (+5%), a time (+250us, 2ms, 1s, 500ns) or, for a metric that is not a time, points of its own unit (+5pt)";
+
+/// Parses a threshold: `+2%`, `-5%`, `3ms`, `+250us` (a time), `+5pt` (a
+/// metric's own unit); a bare number is refused: `2` could be 2 us or 2%
+/// (docs/compare.md#ci-gate).
+pub fn parse_threshold(s: &str, unit: MetricUnit) -> Result<Threshold, ThresholdError> {
     let s = s.trim();
-    if let Some(p) = s.strip_suffix('%') {
-        return p
-            .trim()
+    let number = |p: &str| {
+        p.trim()
             .parse::<f64>()
             .ok()
             .filter(|v| v.is_finite())
-            .map(Threshold::Relative);
+            .ok_or(ThresholdError::Malformed)
+    };
+    if let Some(p) = s.strip_suffix('%') {
+        return number(p).map(Threshold::Relative);
+    }
+    if let Some(p) = s.strip_suffix("pt") {
+        let v = number(p)?;
+        return match unit {
+            MetricUnit::Plain => Ok(Threshold::Absolute(v)),
+            _ => Err(ThresholdError::WrongUnit),
+        };
     }
     let units = [("ns", 1e-3), ("us", 1.0), ("ms", 1e3), ("s", 1e6)];
     for (u, scale) in units {
         if let Some(p) = s.strip_suffix(u) {
-            if !time {
-                return None;
-            }
-            return p
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .map(|v| Threshold::Absolute(v * scale));
+            let v = number(p)?;
+            return match unit {
+                MetricUnit::Time => Ok(Threshold::Absolute(v * scale)),
+                MetricUnit::Nanoseconds => Ok(Threshold::Absolute(v * scale * 1e3)),
+                MetricUnit::Plain => Err(ThresholdError::WrongUnit),
+            };
         }
     }
-    s.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .map(Threshold::Absolute)
+    number(s)?;
+    Err(ThresholdError::Bare)
 }
 
 pub fn parse_rule(text: &str) -> Result<Rule> {
     let err = || {
-        anyhow!("--fail-if '{text}': expected SELECTOR[@METRIC]>THRESHOLD, e.g. 'total>+2%', 'kernel:gemm*>+5%', 'category:allreduce>+10%', 'kernel:k@EuActive[%]<-5'")
+        anyhow!("--fail-if '{text}': expected SELECTOR[@METRIC]>THRESHOLD, e.g. 'total>+2%', 'kernel:gemm*>+5%', 'kernel:gemm*>+100us', 'kernel:k@EuActive[%]<-5pt'")
     };
-    // The operator is the last '>' or '<' whose right side is a threshold
-    // (kernel names hold '<' '>' of templates).
+    // The operator is the last '>' or '<' whose right side reads as a
+    // threshold of some unit, or a bare number (refused below with its own
+    // message); kernel names hold '<' '>' of templates.
     let (pos, above, rest) = text
         .char_indices()
         .rev()
         .filter(|&(_, c)| c == '>' || c == '<')
         .map(|(i, c)| (i, c == '>', &text[i + 1..]))
-        .find(|(_, _, rest)| parse_threshold(rest, true).is_some())
+        .find(|(_, _, rest)| {
+            [MetricUnit::Time, MetricUnit::Plain]
+                .iter()
+                .any(|&u| parse_threshold(rest, u) != Err(ThresholdError::Malformed))
+        })
         .ok_or_else(err)?;
     let left = text[..pos].trim();
     let (sel, metric) = match left.rsplit_once('@') {
@@ -86,7 +135,21 @@ pub fn parse_rule(text: &str) -> Result<Rule> {
         _ => (left, None),
     };
     let metric = metric.filter(|m| m != "time" && m != "time_us");
-    let threshold = parse_threshold(rest, metric.is_none()).ok_or_else(err)?;
+    let unit = MetricUnit::of(metric.as_deref());
+    let threshold = parse_threshold(rest, unit).map_err(|e| match e {
+        ThresholdError::Bare => anyhow!(
+            "--fail-if '{text}': the threshold '{}' has no unit; give {THRESHOLD_FORMS}",
+            rest.trim()
+        ),
+        ThresholdError::WrongUnit if unit == MetricUnit::Plain => anyhow!(
+            "--fail-if '{text}': '{}' is not a time; give a percentage (+5%) or points of its own unit (+5pt)",
+            metric.as_deref().unwrap_or("time")
+        ),
+        ThresholdError::WrongUnit => anyhow!(
+            "--fail-if '{text}': a time takes a percentage (+5%) or a time unit (+250us, 2ms, 1s, 500ns), not pt"
+        ),
+        ThresholdError::Malformed => err(),
+    })?;
     let selector = if sel == "total" {
         if metric.is_some() {
             bail!("--fail-if '{text}': 'total' has only a time");
@@ -144,9 +207,9 @@ pub struct Verdict {
 
 fn fmt_value(v: f64, time: bool) -> String {
     if time {
-        crate::output::fmt_us(v)
+        crate::spell::fmt_us(v)
     } else {
-        crate::output::fmt_num(v)
+        crate::spell::fmt_num(v)
     }
 }
 
@@ -246,7 +309,7 @@ pub fn evaluate(rules: &[Rule], cmp: &Comparison) -> Verdict {
                         ),
                         b,
                         c,
-                        rule.metric.is_none(),
+                        MetricUnit::of(rule.metric.as_deref()) == MetricUnit::Time,
                         &mut out,
                     );
                 }
@@ -280,16 +343,46 @@ mod tests {
                 glob: "gemm<float, 4>*".into()
             }
         );
-        let r = parse_rule("kernel:k@EuActive[%]<-5").unwrap();
+        let r = parse_rule("kernel:k@EuActive[%]<-5pt").unwrap();
         assert_eq!(r.metric.as_deref(), Some("EuActive[%]"));
         assert_eq!(r.threshold, Threshold::Absolute(-5.0));
         assert!(!r.above);
         let r = parse_rule("rank:*>3ms").unwrap();
         assert_eq!(r.threshold, Threshold::Absolute(3000.0));
+        // Metrics in us and ns take time units in their own unit.
+        let r = parse_rule("rank:*@wall_us>1ms").unwrap();
+        assert_eq!(r.threshold, Threshold::Absolute(1000.0));
+        let r = parse_rule("kernel:*@GpuTime[ns].mean>2us").unwrap();
+        assert_eq!(r.threshold, Threshold::Absolute(2000.0));
         assert!(parse_rule("total").is_err());
         assert!(parse_rule("gemm>5%").is_err());
-        assert!(parse_rule("kernel:k@EuActive[%]>3ms").is_err());
         assert!(parse_rule("total@x>1%").is_err());
+    }
+
+    #[test]
+    fn a_threshold_needs_a_unit() {
+        let msg = |r: &str| format!("{:#}", parse_rule(r).unwrap_err());
+        let m = msg("total>2");
+        assert!(m.contains("the threshold '2' has no unit"), "{m}");
+        assert!(
+            m.contains("+5%") && m.contains("2ms") && m.contains("+5pt"),
+            "{m}"
+        );
+        assert!(msg("kernel:k@EuActive[%]<-5").contains("has no unit"));
+        assert!(msg("kernel:k@EuActive[%]>3ms").contains("is not a time"));
+        assert!(msg("kernel:gemm>3pt").contains("not pt"));
+        assert_eq!(
+            parse_threshold("2", MetricUnit::Time),
+            Err(ThresholdError::Bare)
+        );
+        assert_eq!(
+            parse_threshold("2 ms", MetricUnit::Time),
+            Ok(Threshold::Absolute(2000.0))
+        );
+        assert_eq!(
+            parse_threshold("x%", MetricUnit::Time),
+            Err(ThresholdError::Malformed)
+        );
     }
 
     #[test]

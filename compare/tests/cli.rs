@@ -68,13 +68,14 @@ fn traces_every_delta() {
     close(&gemm["ratio"], 1.2);
     close(&gemm["change_pct"], 20.0);
     close(&gemm["share_of_change_pct"], 105.0);
-    close(&gemm["baseline_spread_us"], 30.0);
-    close(&gemm["candidate_spread_us"], 36.0);
-    assert_eq!(gemm["within_noise"], false);
-    // norm: +2 us per rank against a 10 us spread between ranks.
+    // One run per side: no noise; +20% and +126 us pass 5% and 10 us.
+    assert_eq!(gemm["significant"], true);
+    assert_eq!(gemm["noise_us"], Value::Null);
+    assert_eq!(gemm["baseline_sd_us"], Value::Null);
+    // norm: +8% but only +4 us (below the absolute threshold).
     let norm = row(&doc, "kernel", "norm");
     close(&norm["delta_us"], 4.0);
-    assert_eq!(norm["within_noise"], true);
+    assert_eq!(norm["significant"], false);
     // Renamed template arguments do not match at the default level.
     assert_eq!(row(&doc, "kernel", "relu<float>")["status"], "vanished");
     assert_eq!(row(&doc, "kernel", "relu<half>")["status"], "new");
@@ -111,11 +112,14 @@ fn traces_every_delta() {
         ),
         (Some(3), Some(2), Some(2))
     );
-    // Per rank wall time: rank 1 gains 3 x 22 - 3 (old 30 -> new 25) + 2.
-    let r1 = row(&doc, "rank", "rank 1");
+    // Per rank compute time: rank 1 gains 3 x 22 - 5 (old 30 -> new 25)
+    // + 2, rank 0 3 x 20 - 5 + 2; no communication, so no such row.
+    let r1 = row(&doc, "rank", "rank 1 compute");
     close(&r1["delta_us"], 63.0);
-    let r0 = row(&doc, "rank", "rank 0");
+    let r0 = row(&doc, "rank", "rank 0 compute");
     close(&r0["delta_us"], 57.0);
+    assert_eq!(doc["sections"][4]["section"], "rank");
+    assert_eq!(doc["sections"][4]["rows"].as_array().unwrap().len(), 2);
     close(&row(&doc, "category", "compute")["delta_us"], 120.0);
 }
 
@@ -137,9 +141,18 @@ fn console_names_new_and_vanished() {
     assert!(out.contains(
         "kernel: 3 matched, 2 new (relu<half> 200.000 us, new_kernel 50.000 us), 2 vanished (relu<float> 200.000 us, old_kernel 60.000 us)"
     ), "{out}");
-    assert!(out.contains("within noise, spread 10.000 us"), "{out}");
     assert!(
-        out.contains("total (kernel time, all ranks): 1.020 ms -> 1.140 ms (+120.000 us, +11.8%)"),
+        out.contains(
+            "total (kernel time, all ranks): 1.020 ms -> 1.140 ms (+120.000 us, +11.8%), significant"
+        ),
+        "{out}"
+    );
+    // One unit per time column, named in the header; norm is not significant.
+    assert!(out.contains("name         baseline_us  candidate_us  delta_us  change_%  ratio  share_%  significant  note"), "{out}");
+    assert!(
+        out.contains(
+            "norm              50.000        54.000    +4.000      +8.0  1.080      3.3  no"
+        ),
         "{out}"
     );
 }
@@ -189,8 +202,9 @@ fn metric_csv_drops_invalid_reports_and_matches_shapes() {
     assert_eq!(m("XVE_ACTIVE[%].median"), (60.0, 65.0));
     assert_eq!(m("XVE_ACTIVE[%].max"), (70.0, 75.0));
     assert_eq!(m("GpuTime[ns].max"), (1400.0, 1100.0));
-    // -0.2 us per instance against a 0.4 us spread.
-    assert_eq!(gemm["within_noise"], true);
+    // -0.6 us: under the 10 us threshold (the spread between instances
+    // of one run is no noise, docs/compare.md#significance).
+    assert_eq!(gemm["significant"], false);
     // The ReportError relu instance (900 us) is dropped.
     close(&row(&doc, "kernel", "relu")["baseline_us"], 0.2);
 
@@ -268,7 +282,7 @@ fn gate_violations_exit_3_one_line_each() {
         "kernel:gemm*>+5%",
         "category:compute>+10%",
         "kernel:gemm>+100us",
-        "rank:*@compute_pct<-50",
+        "rank:*@pct_of_wall<-50pt",
     ]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8(o.stderr).unwrap();
@@ -301,7 +315,7 @@ fn gate_on_a_metric_column() {
         s(&cand),
         "-q",
         "--fail-if",
-        "kernel:gemm*@XVE_ACTIVE[%].mean>+4",
+        "kernel:gemm*@XVE_ACTIVE[%].mean>+4pt",
     ]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8(o.stderr).unwrap();
@@ -410,15 +424,17 @@ fn outputs_are_deterministic() {
     let md = String::from_utf8(a[2].clone()).unwrap();
     assert!(md.contains("Gate: :x: 1 threshold(s) exceeded"), "{md}");
     assert!(
-        md.contains(
-            "| gemm | 630.000 us | 756.000 us | +126.000 us | +20.0% | 1.200x | 105.0% | spread 36.000 us |"
-        ),
+        md.contains("| gemm | 630.000 | 756.000 | +126.000 | +20.0 | 1.200 | 105.0 |  |"),
         "{md}"
     );
-    assert!(md.contains("relu&lt;float&gt;"), "{md}");
+    assert!(md.contains("relu&lt;float>"), "{md}");
     let csv = String::from_utf8(a[0].clone()).unwrap();
     assert!(
-        csv.contains("kernel,gemm,,exact,time_us,630,756,126,1.2,20,105,30,36,false"),
+        csv.contains("kernel,gemm,,exact,time_us,630,756,126,1.2,20,105,,,,,true"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("kernel,norm,,exact,time_us,50,54,4,1.08,8,3.3333333333333335,,,,,false"),
         "{csv}"
     );
     let json: Value = serde_json::from_slice(&a[1]).unwrap();
@@ -437,8 +453,10 @@ fn summary_tarballs_per_kernel() {
     let r = row(&doc, "kernel", hgemm);
     close(&r["delta_us"], 1000.0);
     close(&r["metrics"][0][1], r["metrics"][0][2].as_f64().unwrap());
-    // +333 us per process against a spread of milliseconds between ranks.
-    assert_eq!(r["within_noise"], true);
+    // +1000 us on 3 processes' kernel time: beyond 10 us, but under 5%.
+    let pct = r["change_pct"].as_f64().unwrap();
+    assert!(pct > 0.0 && pct < 5.0, "{pct}");
+    assert_eq!(r["significant"], false);
     let old = "at::AtenIpexTypeXPU::impl::ArgMaxKernel<c10::Half, long>";
     let new = "at::AtenIpexTypeXPU::impl::ArgMaxKernel<c10::Half, int>";
     assert_eq!(row(&doc, "kernel", old)["status"], "vanished");
@@ -487,10 +505,11 @@ fn json_and_pftrace_of_one_run_do_not_differ() {
     let (o, doc) = json_of(&[s(&gen.join("gen")), s(&gen.join("gen-pftrace"))]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_all_zero(&doc);
+    // Ranks: compute, communication and memory of each of 3.
     for (section, n) in [
         ("kernel", 42),
         ("host_range", 13),
-        ("rank", 3),
+        ("rank", 9),
         ("collective", 1),
     ] {
         let sec = doc["sections"]
@@ -652,15 +671,21 @@ fn cut_trace_is_a_warning_and_shows_as_vanished_work() {
         err.starts_with("compare: warning: ") && err.contains("cut short"),
         "{err}"
     );
-    // Only rank 0 is left, and it ran less.
+    // Only rank 0 is left, and it ran less (its cut collective kernels):
+    // the other two ranks' compute, communication and memory rows vanished.
     let ranks = doc["sections"]
         .as_array()
         .unwrap()
         .iter()
         .find(|s| s["section"] == "rank")
         .unwrap();
-    assert_eq!(ranks["vanished"], 2);
-    assert!(row(&doc, "rank", "rank 0")["delta_us"].as_f64().unwrap() < 0.0);
+    assert_eq!(ranks["vanished"], 6);
+    assert!(
+        row(&doc, "rank", "rank 0 communication")["delta_us"]
+            .as_f64()
+            .unwrap()
+            < 0.0
+    );
 }
 
 #[test]
@@ -683,46 +708,30 @@ fn instances_console_lists_metrics() {
 }
 
 #[test]
-fn straggler_rank_shows_in_rank_metrics_and_gate() {
+fn straggler_rank_shows_in_rank_rows_and_gate() {
     let base = data("straggler/base");
     let cand = data("straggler/cand");
     let (o, doc) = json_of(&[s(&base), s(&cand)]);
     assert!(o.status.success());
-    let compute = |rank: &str| -> (f64, f64) {
-        let r = row(&doc, "rank", rank);
-        let m = r["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m[0] == "compute_us")
-            .unwrap();
-        (m[1].as_f64().unwrap(), m[2].as_f64().unwrap())
-    };
-    let (b1, c1) = compute("rank 1");
+    let r1 = row(&doc, "rank", "rank 1 compute");
+    let (b1, c1) = (
+        r1["baseline_us"].as_f64().unwrap(),
+        r1["candidate_us"].as_f64().unwrap(),
+    );
     assert!(((c1 / b1) - 1.45).abs() < 0.01, "{b1} -> {c1}");
-    let (b0, c0) = compute("rank 0");
-    assert_eq!(b0, c0);
-    let o = compare(&[
-        s(&base),
-        s(&cand),
-        "-q",
-        "--fail-if",
-        "rank:*@compute_us>+10%",
-    ]);
+    assert_eq!(r1["significant"], true);
+    let r0 = row(&doc, "rank", "rank 0 compute");
+    close(&r0["delta_us"], 0.0);
+    assert_eq!(r0["significant"], false);
+    let o = compare(&[s(&base), s(&cand), "-q", "--fail-if", "rank:* compute>+10%"]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("compare: rank rank 1 [exact] compute_us: "),
+        err.starts_with("compare: rank rank 1 compute [exact]: "),
         "{err}"
     );
-    let o = compare(&[
-        s(&base),
-        s(&cand),
-        "-q",
-        "--fail-if",
-        "rank:*@compute_us>+50%",
-    ]);
+    let o = compare(&[s(&base), s(&cand), "-q", "--fail-if", "rank:* compute>+50%"]);
     assert_eq!(o.status.code(), Some(0));
 }
 

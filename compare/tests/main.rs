@@ -1,9 +1,12 @@
-//! End-to-end tests of the `compare` binary on the hand-made pairs of
-//! testdata/compare (make_traces.py says what differs).
+//! End-to-end tests of the `compare` binary on the pairs of
+//! testdata/compare (make_traces.py and make_verdicts.py say what differs):
+//! `cli` every kind, output and gate; `hostile` damaged and hostile
+//! inputs; `verdicts` significance and verdicts with known answers.
 
 mod cli;
 mod hostile;
 mod kineto;
+mod verdicts;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would
 /// never be built: fail instead (tests/README.md, "Layout").

@@ -597,6 +597,85 @@ pub fn ensure_not_input(output: &Path, inputs: &[&Path]) -> Result<(), InputErro
     Ok(())
 }
 
+/// What a tool is about to write, for [`ensure_replaceable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A timeline (mergetrace's merged trace).
+    Trace,
+    /// A CSV or Parquet table.
+    Table,
+    /// A JSON report or partial.
+    Report,
+    /// An HTML page.
+    Page,
+}
+
+impl OutputKind {
+    fn noun(self) -> &'static str {
+        match self {
+            OutputKind::Trace => "a merged trace",
+            OutputKind::Table => "a table",
+            OutputKind::Report => "a report",
+            OutputKind::Page => "a page",
+        }
+    }
+}
+
+/// Refuses an output path that already holds unitrace data of another
+/// kind — a trace where a table goes, a metric CSV where a stats table
+/// goes (docs/robustness.md#foreign-outputs): that file is someone's input
+/// kept under a name that looks like an output, and replacing it loses it.
+/// A file of the same kind (a trace replaced by a merged trace, an earlier
+/// report) or that is not unitrace data is replaced as usual.
+pub fn ensure_replaceable(output: &Path, kind: OutputKind) -> Result<(), InputError> {
+    use std::io::Read;
+    let Ok(meta) = fs::metadata(output) else {
+        return Ok(());
+    };
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut head = Vec::new();
+    let read = fs::File::open(output).and_then(|f| f.take(64 << 10).read_to_end(&mut head));
+    if read.is_err() {
+        return Ok(());
+    }
+    let Some(holds) = unitrace_data(&head) else {
+        return Ok(());
+    };
+    if kind == OutputKind::Trace && holds.ends_with("trace") {
+        return Ok(());
+    }
+    Err(InputError::at_file(
+        output,
+        format!(
+            "holds {holds}; refusing to replace it with {} (remove it first or choose another name)",
+            kind.noun()
+        ),
+    ))
+}
+
+/// What unitrace data a file's first bytes are, if any.
+fn unitrace_data(head: &[u8]) -> Option<&'static str> {
+    use crate::timeline::detect::{sniff, Sniffed};
+    match sniff(head) {
+        Sniffed::Json(_) => {
+            memchr::memmem::find(head, b"\"traceEvents\"").map(|_| "a Chrome/Perfetto trace")
+        }
+        Sniffed::Pftrace => Some("a .pftrace trace"),
+        Sniffed::Gzip => Some("gzip data, e.g. a compressed trace"),
+        Sniffed::Other(what) => [
+            "a metric CSV (unitrace -k/-q)",
+            "a stall-sampling CSV (unitrace --stall-sampling)",
+            "a tar archive",
+            "a unitrace text report",
+        ]
+        .into_iter()
+        .find(|w| *w == what),
+        Sniffed::Empty => None,
+    }
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {

@@ -16,7 +16,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use regex::Regex;
-use unitrace_core::atomic::{ensure_not_input, same_output_path, AtomicFile, OutputSet};
+use unitrace_core::atomic::{
+    ensure_not_input, ensure_replaceable, same_output_path, AtomicFile, OutputKind, OutputSet,
+};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::{escape_controls, escape_lines, warn};
 use unitrace_core::result_dir::ResultDir;
@@ -187,8 +189,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let schema = args.schema.as_deref().map(load_schema).transpose()?;
     input_refs.extend(args.schema.as_deref());
     ensure_not_input(&args.output, &input_refs)?;
+    ensure_replaceable(&args.output, OutputKind::Trace)?;
     if let Some(csv) = args.stats_csv() {
         ensure_not_input(csv, &input_refs)?;
+        ensure_replaceable(csv, OutputKind::Table)?;
         if same_output_path(csv, &args.output) {
             anyhow::bail!("--stats {}: same file as the merged trace", csv.display());
         }
@@ -212,7 +216,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         remap_pids: args.remap_pids,
         filter,
         window,
-        stats: args.stats.is_some(),
+        stats: args
+            .stats
+            .is_some()
+            .then(|| stats::StatsPlan::new(schema, args.schema.as_deref())),
         skip_invalid: args.skip_invalid,
         max_event_bytes: usize::from(args.max_event_mib) << 20,
     };
@@ -227,7 +234,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let out = AtomicFile::create(&args.output).map_err(|e| InputError::io(&args.output, &e))?;
     // gzip when the output's name ends in `.gz` (docs/mergetrace.md#usage).
     let out = input::Output::new(out, &args.output);
-    let (out, mut outcome) = if pftrace {
+    let (out, outcome) = if pftrace {
         pfmerge::merge(&plans, &opts, out, progress.as_ref())
             .map_err(|e| name_output_on_write_error(e, &args.output))?
     } else {
@@ -243,38 +250,66 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
-    if let Some(schema) = &schema {
-        stats::apply_schema(&mut outcome.ranks, schema);
-    }
-    if let Some(csv) = args.stats_csv() {
-        let f = AtomicFile::create(csv).map_err(|e| InputError::io(csv, &e))?;
-        let f = stats::write_table(f, TableFormat::of_path(csv), &outcome.ranks)?;
-        f.commit().map_err(|e| InputError::io(csv, &e))?;
+    let merge_stats = opts
+        .stats
+        .as_ref()
+        .map(|plan| stats::MergeStats::build(outcome.ranks, plan));
+    if let (Some(path), Some(merge_stats)) = (args.stats_csv(), &merge_stats) {
+        write_stats_table(path, merge_stats)?;
     }
     out.commit().map_err(|e| InputError::io(&args.output, &e))?;
     outputs.commit()?;
-    let stdout = std::io::stdout();
-    let mut lock = stdout.lock();
-    if opts.stats {
-        // Kernel and range names are input: no raw control byte on the
-        // console (docs/robustness.md#messages).
-        let mut report = Vec::new();
-        stats::write_report(&mut report, &outcome.ranks, 20)?;
-        lock.write_all(escape_lines(&String::from_utf8_lossy(&report)).as_bytes())?;
-    }
-    if !pftrace {
-        // The newest mergetrace.py's success line (N = inputs found, skipped
-        // ones included); its .pftrace merge prints nothing
-        // (docs/compatibility.md#mergetrace-upstream-newest).
-        writeln!(
-            lock,
+    // The newest mergetrace.py's success line (N = inputs found, skipped
+    // ones included); its .pftrace merge prints nothing
+    // (docs/compatibility.md#mergetrace-upstream-newest).
+    let success = (!pftrace).then(|| {
+        format!(
             "Successfully merged {} files into {}",
             given.len(),
             escape_controls(&args.output.display().to_string())
-        )?;
-    }
-    lock.flush()?;
+        )
+    });
+    print_results(merge_stats.as_ref(), success)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// stdout once the outputs are in place: the `--stats` report, then the
+/// success line. A reader that stopped early (`mergetrace ... | head`)
+/// has seen enough: the outputs are written, so that is no error.
+fn print_results(merge_stats: Option<&stats::MergeStats>, success: Option<String>) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    let mut print = || -> Result<()> {
+        if let Some(merge_stats) = merge_stats {
+            // Kernel and range names are input: no raw control byte on the
+            // console (docs/robustness.md#messages).
+            let mut report = Vec::new();
+            stats::write_report(&mut report, merge_stats, 20)?;
+            lock.write_all(escape_lines(&String::from_utf8_lossy(&report)).as_bytes())?;
+        }
+        if let Some(line) = &success {
+            writeln!(lock, "{line}")?;
+        }
+        lock.flush()?;
+        Ok(())
+    };
+    match print() {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// The `--stats FILE.csv|FILE.parquet` table.
+fn write_stats_table(path: &Path, merge_stats: &stats::MergeStats) -> Result<()> {
+    let f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+    let f = stats::write_table(f, TableFormat::of_path(path), merge_stats)?;
+    f.commit().map_err(|e| InputError::io(path, &e))?;
+    Ok(())
 }
 
 /// One trace of [`merge_in_memory`].
@@ -319,7 +354,7 @@ pub fn merge_in_memory(inputs: &[MemoryInput]) -> Result<Vec<u8>> {
         remap_pids: false,
         filter: None,
         window: None,
-        stats: false,
+        stats: None,
         skip_invalid: false,
         max_event_bytes: 256 << 20,
     };

@@ -1,8 +1,9 @@
 //! The merge itself: one scanning thread validates the inputs one after the
 //! other and hands batches of raw events to the writing thread, which
-//! filters, rewrites (only the fields an option changes), collects
-//! statistics and writes. Memory: a few 1 MiB batches in flight, plus the
-//! scanner's buffer (one event).
+//! filters, rewrites (only the fields an option changes), hands the events
+//! it keeps to the statistics (`--stats`, [`crate::stats`]) and writes.
+//! Memory: a few 1 MiB batches in flight, plus the scanner's buffer (one
+//! event); with `--stats`, the intervals of the input being read.
 //!
 //! A trace file that can be mapped is read in place
 //! (`TraceReader::open_file`): its batches name byte ranges of the mapping
@@ -21,6 +22,7 @@ use memmap2::Mmap;
 
 use anyhow::Result;
 use regex::Regex;
+use tracestat::analyzers::RankSummary;
 use unitrace_core::cli::warn;
 use unitrace_core::trace::decimal::Decimal;
 use unitrace_core::trace::{
@@ -28,9 +30,8 @@ use unitrace_core::trace::{
 };
 
 use crate::select::Window;
-use crate::stats::{RankReport, RankStats, TimelineStats};
+use crate::stats::{json_dialect, InputStats, StatsPlan, Summarizer, TopLevelMember};
 use unitrace_core::timeline::detect::JsonDialect;
-use unitrace_core::timeline::EventInterpreter;
 
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
@@ -71,7 +72,8 @@ pub struct MergeOptions {
     pub filter: Option<Regex>,
     /// Absolute window (already offset by the trace origin).
     pub window: Option<Window>,
-    pub stats: bool,
+    /// `--stats`.
+    pub stats: Option<StatsPlan>,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
 }
@@ -97,7 +99,8 @@ pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
 #[derive(Debug, Default)]
 pub struct MergeOutcome {
     pub events_written: u64,
-    pub ranks: Vec<RankReport>,
+    /// `--stats`: every rank's summary, in input order.
+    pub ranks: Vec<RankSummary>,
 }
 
 struct EventRec {
@@ -147,7 +150,9 @@ impl Batch {
 enum Msg {
     Start(usize),
     Batch(Batch),
-    End(usize, Result<TraceSummary, TraceError>),
+    /// The input's end: what its scan found, and its top-level members
+    /// besides `traceEvents` ([`TraceReader::top_level_members`]).
+    End(usize, Result<TraceSummary, TraceError>, Vec<TopLevelMember>),
 }
 
 /// Scanner thread: validates every input in order and sends its events.
@@ -173,7 +178,7 @@ fn scan_inputs(
                     line: None,
                     offset: 0,
                 };
-                if tx.send(Msg::End(i, Err(err))).is_err() {
+                if tx.send(Msg::End(i, Err(err), Vec::new())).is_err() {
                     return;
                 }
                 continue;
@@ -183,7 +188,8 @@ fn scan_inputs(
             let result = scan_mapped(&mut reader, map, needs_events[i], &tx, &free);
             match result {
                 Some(result) => {
-                    if tx.send(Msg::End(i, result)).is_err() {
+                    let members = reader.top_level_members().to_vec();
+                    if tx.send(Msg::End(i, result, members)).is_err() {
                         return;
                     }
                     continue;
@@ -229,7 +235,8 @@ fn scan_inputs(
                 return;
             }
         }
-        if tx.send(Msg::End(i, result)).is_err() {
+        let members = reader.top_level_members().to_vec();
+        if tx.send(Msg::End(i, result, members)).is_err() {
             return;
         }
     }
@@ -382,32 +389,13 @@ struct FileState {
     /// Original pid/tid -> new id (`--remap-pids`); one map for both so
     /// that a main thread keeps tid == pid.
     ids: rustc_hash::FxHashMap<u64, u64>,
-    stats: Option<RankStats>,
-    /// Kineto inputs: `--stats` read through the trace source's Kineto
-    /// vocabulary (docs/formats.md#kineto-json).
-    interp: Option<EventInterpreter>,
+    stats: Option<InputStats>,
     /// `--remap-pids`, or a Kineto input: pids that are no unsigned
     /// integer (`"Spans"`, `-1`) by their text -> new id.
     text_ids: rustc_hash::FxHashMap<Box<[u8]>, u64>,
     warned_flow_id: bool,
 }
 
-impl FileState {
-    /// Feeds one event to the statistics.
-    fn feed_stats(&mut self, ev: &Event<'_>) {
-        let Some(stats) = self.stats.as_mut() else {
-            return;
-        };
-        match self.interp.as_mut() {
-            Some(interp) => {
-                let mut sink = TimelineStats::new(stats);
-                // The sink takes every event.
-                let _ = interp.feed(ev, &mut sink);
-            }
-            None => stats.feed(ev),
-        }
-    }
-}
 
 /// Edits applied to one event: byte ranges of the raw text and their new
 /// text (stored in `text`).
@@ -483,8 +471,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let plans = self.plans;
         let max_event = self.opts.max_event_bytes;
         let needs_events: Vec<bool> = (0..plans.len())
-            .map(|i| !self.passes_through(i) || self.opts.stats)
+            .map(|i| !self.passes_through(i) || self.opts.stats.is_some())
             .collect();
+        let mut summarizer = self.opts.stats.as_ref().map(Summarizer::new);
         let mut outcome = MergeOutcome::default();
         let mut done_bytes = 0u64;
         let result: Result<()> = std::thread::scope(|scope| {
@@ -495,18 +484,20 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 match msg {
                     Msg::Start(i) => {
                         let plan = &plans[i];
-                        let stats = self.opts.stats;
+                        // A Kineto input is told by content (gzip too) and
+                        // counts from its clock base (docs/mergetrace.md#kineto).
+                        let dialect = if plan.kineto {
+                            JsonDialect::Kineto
+                        } else {
+                            json_dialect(&plan.path)
+                        };
+                        let stats = self.opts.stats.as_ref().map(|_| {
+                            InputStats::json(&plan.path, i, dialect, plan.clock_base)
+                        });
                         state = Some(FileState {
                             index: i,
                             ids: Default::default(),
-                            stats: stats.then(|| RankStats::new(plan.rank, i, &plan.path)),
-                            interp: (stats && plan.kineto).then(|| {
-                                EventInterpreter::new(
-                                    &plan.path,
-                                    JsonDialect::Kineto,
-                                    plan.clock_base,
-                                )
-                            }),
+                            stats,
                             text_ids: Default::default(),
                             warned_flow_id: false,
                         });
@@ -519,8 +510,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             let ev = Event::from_parts(raw, rec.fields, rec.index, rec.offset);
                             if !whole {
                                 self.event(st, &ev)?;
-                            } else {
-                                st.feed_stats(&ev);
+                            } else if let Some(stats) = st.stats.as_mut() {
+                                stats.event(&ev)?;
                             }
                         }
                         if whole {
@@ -541,13 +532,10 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                         batch.clear();
                         let _ = free_tx.try_send(batch);
                     }
-                    Msg::End(i, result) => {
+                    Msg::End(i, result, members) => {
                         let plan = &plans[i];
-                        let mut st = state.take().expect("Start precedes End");
-                        if let (Some(interp), Some(stats)) = (st.interp.as_mut(), st.stats.as_mut())
-                        {
-                            let _ = interp.finish(&mut TimelineStats::new(stats));
-                        }
+                        let st = state.take().expect("Start precedes End");
+                        let summary = result.as_ref().ok().cloned();
                         match result {
                             Ok(summary) => report_summary(&plan.path, &summary),
                             Err(e) => {
@@ -565,19 +553,13 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                                 }
                             }
                         }
-                        if let Some(stats) = st.stats {
-                            if stats.invalid_times() > 0 {
-                                warn(
-                                    TOOL,
-                                    format!(
-                                        "{}: {} event(s) with a negative `dur` or a `ts`/`dur` \
-                                         out of range left out of the statistics",
-                                        plan.path.display(),
-                                        stats.invalid_times()
-                                    ),
-                                );
-                            }
-                            outcome.ranks.push(stats.finish());
+                        if let (Some(stats), Some(summarizer)) = (st.stats, summarizer.as_mut()) {
+                            // Summarised now: the intervals of one input
+                            // at a time (docs/mergetrace.md#statistics).
+                            let traces = stats.finish_json(&members, summary.as_ref())?;
+                            outcome
+                                .ranks
+                                .extend(summarizer.summarize(traces, &plan.path));
                         }
                         done_bytes += std::fs::metadata(&plan.path).map_or(0, |m| m.len());
                         if let Some(pb) = &self.progress {
@@ -638,7 +620,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                 }
             }
         }
-        st.feed_stats(ev);
+        if let Some(stats) = st.stats.as_mut() {
+            stats.event(ev)?;
+        }
         self.rewrites.clear();
         if let Some(shift) = shift {
             if let (Some(span), Some(ts)) = (ev.fields().span(Field::Ts), ev.decimal(Field::Ts)) {

@@ -29,8 +29,9 @@
 //! `--filter` keeps descriptors and clock snapshots, and a slice end when
 //! its begin was kept; `--time-window` needs each slice's end, so with a
 //! window every input is read twice (a first pass marks the slices that
-//! overlap it; memory: one bit per slice begin). `--stats` pairs slice
-//! begins and ends per track.
+//! overlap it; memory: one bit per slice begin). `--stats` hands every
+//! packet it keeps, unedited, to the trace source's `.pftrace` interpreter
+//! (`crate::stats`).
 
 use std::io::Write;
 use std::path::Path;
@@ -48,19 +49,13 @@ use unitrace_core::trace::decimal::Decimal;
 
 use crate::merge::{InputPlan, MergeOptions, MergeOutcome};
 use crate::select::{ns_to_us, Window};
-use crate::stats::RankStats;
+use crate::stats::{InputStats, Summarizer};
 
 const TOOL: &str = "mergetrace";
 /// Flow ids at or above this do not fit the `(input << 32) | id` scheme and
 /// get fresh ids counted from [`BIG_FLOW_BASE`].
 const SMALL_FLOW_LIMIT: u64 = 1 << 32;
 const BIG_FLOW_BASE: u64 = 1 << 63;
-
-/// Nanoseconds as µs in an `f64` without losing the sub-µs part of epoch
-/// times (ns as f64 would round to 256 ns).
-fn ns_to_us_f64(ns: u64) -> f64 {
-    (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0
-}
 
 /// A µs shift (`--align start`) in whole nanoseconds.
 fn shift_ns(shift: Option<Decimal>) -> i128 {
@@ -249,14 +244,6 @@ impl PacketEditor for InputEdit<'_> {
 /// (docs/formats.md#pftrace).
 const METRICS: &[u8] = b"metrics";
 
-/// A slice begin waiting for its end (`--stats`).
-struct OpenSlice {
-    name: Box<str>,
-    start: u64,
-    gpu: bool,
-    id: Option<u64>,
-}
-
 /// Per-track stacks of whether each open slice was kept (`--filter`,
 /// `--time-window`), keyed by the input's own track uuid.
 type KeptStacks = FxHashMap<u64, Vec<bool>>;
@@ -364,6 +351,7 @@ fn merge_into(
 ) -> Result<MergeOutcome> {
     let mut global = Global::default();
     let mut outcome = MergeOutcome::default();
+    let mut summarizer = opts.stats.as_ref().map(Summarizer::new);
     let mut bufs = RewriteBuffers::default();
     let mut rewritten = Vec::new();
     let mut done_bytes = 0u64;
@@ -392,8 +380,8 @@ fn merge_into(
         };
         let mut stats = opts
             .stats
-            .then(|| RankStats::new(plan.rank, index, &plan.path));
-        let mut open: FxHashMap<u64, Vec<OpenSlice>> = FxHashMap::default();
+            .as_ref()
+            .map(|_| InputStats::pftrace(&plan.path, index));
         let mut kept: KeptStacks = FxHashMap::default();
         let mut begins = 0usize;
         let mut shared_pids: Vec<(i64, usize)> = Vec::new();
@@ -405,7 +393,7 @@ fn merge_into(
         // timestamp; descriptors take the full path below.
         let shallow = opts.filter.is_none()
             && window_keep.is_none()
-            && !opts.stats
+            && opts.stats.is_none()
             && edit.link_tag.is_none();
         let result: Result<(), PftraceError> = loop {
             let rec = match reader.next_record() {
@@ -474,10 +462,6 @@ fn merge_into(
                 if !keep {
                     continue;
                 }
-                if let (Some(st), Some(ts)) = (stats.as_mut(), packet.timestamp) {
-                    let ts = edit.timestamp(ts);
-                    feed_stats(st, &mut open, &e, ts);
-                }
             } else if let PacketData::TrackDescriptor(d) = packet.data {
                 if let (false, Some(pid)) = (opts.remap_pids, d.process.and_then(|p| p.pid)) {
                     let owner = *edit.global.pid_owner.entry(pid.into()).or_insert(index);
@@ -485,6 +469,11 @@ fn merge_into(
                         shared_pids.push((pid.into(), owner));
                     }
                 }
+            }
+            if let Some(st) = stats.as_mut() {
+                // The packet as the input has it: the statistics of a rank
+                // do not depend on `--align`'s shift.
+                st.packet(&packet, rec.packet_offset())?;
             }
             if edit.changes(&packet) {
                 write_edited(&rec, &mut edit, &mut bufs, &mut rewritten, out)?;
@@ -509,18 +498,9 @@ fn merge_into(
                 ),
             );
         }
-        if let Some(st) = stats {
-            if st.invalid_times() > 0 {
-                warn(
-                    TOOL,
-                    format!(
-                        "{}: {} slice(s) ending before they begin left out of the statistics",
-                        path.display(),
-                        st.invalid_times()
-                    ),
-                );
-            }
-            outcome.ranks.push(st.finish());
+        if let (Some(st), Some(summarizer)) = (stats, summarizer.as_mut()) {
+            let traces = st.finish_pftrace(reader.summary())?;
+            outcome.ranks.extend(summarizer.summarize(traces, path));
         }
         done_bytes += reader.summary().bytes;
         if let Some(pb) = progress {
@@ -685,62 +665,6 @@ fn window_pass(path: &Path, w: &Window, shift: i128) -> Vec<u64> {
         }
     }
     bits
-}
-
-/// `--stats` from slices: device slices (`gpu_op`) are device runs, their
-/// `id` annotation the instance id; a host slice's flow ids are the H2D
-/// flow sources (the submitting call); host slices named `a::b` are ranges.
-fn feed_stats(
-    st: &mut RankStats,
-    open: &mut FxHashMap<u64, Vec<OpenSlice>>,
-    e: &TrackEvent<'_>,
-    ts: u64,
-) {
-    let track = e.track_uuid.unwrap_or(0);
-    match e.kind {
-        EventType::SliceBegin => {
-            let gpu = e.has_category(b"gpu_op");
-            let us = ns_to_us_f64(ts);
-            if !gpu {
-                for id in e.flow_ids() {
-                    st.flow_source(id, track, us);
-                }
-            }
-            let id = if gpu {
-                e.annotation(b"id").and_then(|v| v.as_u64())
-            } else {
-                None
-            };
-            open.entry(track).or_default().push(OpenSlice {
-                name: e.name_str().unwrap_or_default().into(),
-                start: ts,
-                gpu,
-                id,
-            });
-        }
-        EventType::SliceEnd => {
-            let Some(s) = open.get_mut(&track).and_then(Vec::pop) else {
-                return;
-            };
-            let start = ns_to_us_f64(s.start);
-            let dur = if ts >= s.start {
-                ns_to_us_f64(ts - s.start)
-            } else {
-                -1.0
-            };
-            if !st.span(start, dur) {
-                return;
-            }
-            if s.gpu {
-                st.device_run(&s.name, start, dur, s.id);
-            } else {
-                st.host_range(track, &s.name, start, dur);
-            }
-        }
-        _ => {
-            st.span(ns_to_us_f64(ts), 0.0);
-        }
-    }
 }
 
 #[cfg(test)]

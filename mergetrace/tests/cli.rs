@@ -682,7 +682,7 @@ fn stats_table_and_csv() {
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = fs::read_to_string(dir.path().join("stats.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with("row,rank,file,kernel,count,total_us"));
+    assert!(rows[0].starts_with("row,rank,file,kernel,category,count,total_us"));
     assert_eq!(rows.iter().filter(|r| r.starts_with("rank,")).count(), 2);
     // Device commands in the inputs = sum of the kernel counts.
     let gpu_ops = events(&json(&data("golden/two.orig.json")))
@@ -694,7 +694,7 @@ fn stats_table_and_csv() {
         .filter(|r| r.starts_with("kernel,"))
         .map(|r| {
             let mut rd = csv_fields(r);
-            rd.swap_remove(4).parse::<u64>().unwrap()
+            rd.swap_remove(5).parse::<u64>().unwrap()
         })
         .sum();
     assert_eq!(counted, gpu_ops);

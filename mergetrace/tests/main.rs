@@ -7,6 +7,7 @@ mod kineto;
 mod mapped;
 mod pftrace;
 mod schema;
+mod stats;
 mod upstream;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -59,7 +59,8 @@ fn stats_grouped_by_category() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
 
-    // Rank 0: gemm 10+30 (two shapes of one kernel), allreduce 20 (name
+    // Rank 0: gemm 10+30 (two shapes of one kernel: one row, as in
+    // tracestat, docs/mergetrace.md#statistics), allreduce 20 (name
     // with spaces), copy 15 (equals-to after the `[65536]` size is cut),
     // mystery 25 unmatched -> device; 100 us in all.
     // Rank 1: gemm 50+70, attention 30 (equals-to with spaces ignored),
@@ -95,20 +96,19 @@ category,0,python.300.0.json,,gemm,2,40.000,20.000,30.000,40.00,,,,,
 category,0,python.300.0.json,,device,1,25.000,25.000,25.000,25.00,,,,,
 category,0,python.300.0.json,,allreduce,1,20.000,20.000,20.000,20.00,,,,,
 category,0,python.300.0.json,,copy,1,15.000,15.000,15.000,15.00,,,,,
-kernel,0,python.300.0.json,gemm_kernel[SIMD8 {4; 1; 1} {128; 1; 1}],gemm,1,30.000,30.000,30.000,30.00,,,,(none),100.00
-kernel,0,python.300.0.json,mystery_kernel[SIMD32 {1; 1; 1} {1; 1; 1}],device,1,25.000,25.000,25.000,25.00,,,,(none),100.00
-kernel,0,python.300.0.json,\"Allreduce_small_kernel<half, 4>[SIMD16 {256; 1; 1} {128; 1; 1}]\",allreduce,1,20.000,20.000,20.000,20.00,,,,(none),100.00
-kernel,0,python.300.0.json,zeCommandListAppendMemoryCopy(M2D)[65536],copy,1,15.000,15.000,15.000,15.00,,,,(none),100.00
-kernel,0,python.300.0.json,gemm_kernel[SIMD8 {2; 1; 1} {128; 1; 1}],gemm,1,10.000,10.000,10.000,10.00,,,,(none),100.00
+kernel,0,python.300.0.json,gemm_kernel,gemm,2,40.000,20.000,30.000,40.00,,,,(none),100.00
+kernel,0,python.300.0.json,mystery_kernel,device,1,25.000,25.000,25.000,25.00,,,,(none),100.00
+kernel,0,python.300.0.json,\"Allreduce_small_kernel<half, 4>\",allreduce,1,20.000,20.000,20.000,20.00,,,,(none),100.00
+kernel,0,python.300.0.json,zeCommandListAppendMemoryCopy(M2D),copy,1,15.000,15.000,15.000,15.00,,,,(none),100.00
 rank,1,python.400.1.json,,,6,200.000,,,,250.000,80.00,33.3,,
 category,1,python.400.1.json,,gemm,2,120.000,60.000,70.000,60.00,,,,,
 category,1,python.400.1.json,,attention,1,30.000,30.000,30.000,15.00,,,,,
 category,1,python.400.1.json,,device,2,30.000,15.000,20.000,15.00,,,,,
 category,1,python.400.1.json,,sync,1,20.000,20.000,20.000,10.00,,,,,
-kernel,1,python.400.1.json,gemm_kernel[SIMD8 {2; 1; 1} {128; 1; 1}],gemm,2,120.000,60.000,70.000,60.00,,,,(none),100.00
-kernel,1,python.400.1.json,\"fmha<half, 64>[SIMD16 {2; 1; 1} {1024; 1; 1}]\",attention,1,30.000,30.000,30.000,15.00,,,,(none),100.00
-kernel,1,python.400.1.json,AllreduceKernel_GlobalSync[SIMD16 {1; 1; 1} {16; 1; 1}],sync,1,20.000,20.000,20.000,10.00,,,,(none),100.00
-kernel,1,python.400.1.json,mystery_kernel[SIMD32 {2; 1; 1} {1; 1; 1}],device,1,20.000,20.000,20.000,10.00,,,,(none),100.00
+kernel,1,python.400.1.json,gemm_kernel,gemm,2,120.000,60.000,70.000,60.00,,,,(none),100.00
+kernel,1,python.400.1.json,\"fmha<half, 64>\",attention,1,30.000,30.000,30.000,15.00,,,,(none),100.00
+kernel,1,python.400.1.json,AllreduceKernel_GlobalSync,sync,1,20.000,20.000,20.000,10.00,,,,(none),100.00
+kernel,1,python.400.1.json,mystery_kernel,device,1,20.000,20.000,20.000,10.00,,,,(none),100.00
 kernel,1,python.400.1.json,other_kernel,device,1,10.000,10.000,10.000,5.00,,,,(none),100.00
 ";
     assert_eq!(csv, expected_csv);
@@ -121,7 +121,8 @@ kernel,1,python.400.1.json,other_kernel,device,1,10.000,10.000,10.000,5.00,,,,(n
         fs::read(dir.path().join("plain.json")).unwrap()
     );
 
-    // Without --schema the CSV keeps its columns and has no category rows.
+    // Without --schema the CSV has the same columns, the `category` column
+    // holding tracestat's built-in class, and no category rows.
     let o = mergetrace(
         dir.path(),
         &["-o", "m2.json", "--stats", "plain.csv"],
@@ -129,8 +130,16 @@ kernel,1,python.400.1.json,other_kernel,device,1,10.000,10.000,10.000,5.00,,,,(n
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let plain = fs::read_to_string(dir.path().join("plain.csv")).unwrap();
-    assert!(plain.starts_with("row,rank,file,kernel,count,total_us,"));
-    assert!(plain.contains("\nrank,0,python.300.0.json,,5,100.000,,,,135.000,74.07,-33.3,,\n"));
+    assert!(plain.starts_with("row,rank,file,kernel,category,count,total_us,"));
+    assert!(plain.contains("\nrank,0,python.300.0.json,,,5,100.000,,,,135.000,74.07,-33.3,,\n"));
+    // Without a schema: the built-in classes (docs/tracestat.md#classification).
+    for row in [
+        "kernel,0,python.300.0.json,gemm_kernel,compute,2,40.000,20.000,30.000,40.00,,,,(none),100.00\n",
+        "kernel,0,python.300.0.json,\"Allreduce_small_kernel<half, 4>\",communication,1,20.000,",
+        "kernel,0,python.300.0.json,zeCommandListAppendMemoryCopy(M2D),memory,1,15.000,",
+    ] {
+        assert!(plain.contains(row), "{row}\n{plain}");
+    }
     assert!(!plain.contains("\ncategory,"));
     assert!(!String::from_utf8(o.stdout).unwrap().contains("by category"));
 }
@@ -186,10 +195,11 @@ fn llama_schema_accounts_for_every_launch() {
         }
         assert!(of("kernel").iter().all(|k| !k[4].is_empty()));
     }
-    // Known names of the LLaMA schema (shapes cut before the lookup).
+    // Known names of the LLaMA schema (kernel rows and the lookup alike
+    // without the launch shape).
     assert!(
         rows.iter()
-            .any(|r| r[0] == "kernel" && r[3].starts_with("gemm_kernel[SIMD8") && r[4] == "matmul"),
+            .any(|r| r[0] == "kernel" && r[3] == "gemm_kernel" && r[4] == "matmul"),
         "{csv}"
     );
     assert!(
@@ -329,7 +339,7 @@ fn stats_parquet_holds_the_csv_rows_typed() {
         let pq = fs::read(dir.path().join("s.parquet")).unwrap();
         unitrace_render::table::same_as_csv(&csv, pq.clone()).unwrap();
         let got = unitrace_render::table::parquet_schema(pq).unwrap();
-        assert_eq!(got, mergetrace::stats::stats_schema(with_schema));
+        assert_eq!(got, mergetrace::stats::stats_schema());
         let count = got.index_of("count").unwrap();
         assert_eq!(
             got.columns[count].ty,

@@ -346,12 +346,13 @@ fn time_scale(table: &Table, rows: &[usize]) -> (&'static str, f64) {
     }
 }
 
-/// A value as the screen shows it (times already scaled).
+/// A value as the screen shows it (times already scaled; control bytes of
+/// names escaped, docs/errors.md#one-line).
 fn screen_text(unit: Unit, v: &Value, scale: f64) -> String {
     match v {
         Value::Empty => "-".to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Text(t) => t.clone(),
+        Value::Text(t) => unitrace_core::cli::escape_controls(t),
         Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
         Value::Num(x) => match unit {
             Unit::Us => format!("{:.3}", x / scale),
@@ -420,14 +421,14 @@ pub fn write_console(out: &mut impl Write, sections: &[Section]) -> io::Result<(
         writeln!(out)?;
         writeln!(out, "{}", s.title)?;
         for line in &s.lines {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", unitrace_core::cli::escape_controls(line))?;
         }
         for f in &s.figures {
             if let Some(text) = &f.text {
                 if !f.caption.is_empty() {
                     writeln!(out, "{}", f.caption)?;
                 }
-                out.write_all(text.as_bytes())?;
+                out.write_all(unitrace_core::cli::escape_lines(text).as_bytes())?;
             }
         }
         for t in s.tables.iter().filter(|t| !t.files_only) {

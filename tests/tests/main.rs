@@ -7,11 +7,11 @@ mod bounded_options;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;
+mod mergetrace_stats;
 mod output_is_input;
 mod parquet_tables;
 mod repository_rules;
 mod sample_script;
-mod straggler_line;
 mod walked_folders;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

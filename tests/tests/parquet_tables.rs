@@ -145,7 +145,7 @@ fn analyze_data_type(col: &str) -> &'static str {
 fn compare_type(col: &str) -> &'static str {
     match col {
         "section" | "name" | "baseline_name" | "status" | "metric" => VARCHAR,
-        "within_noise" => BOOLEAN,
+        "significant" => BOOLEAN,
         _ => DOUBLE,
     }
 }
@@ -170,6 +170,7 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "rank_min",
         "rank_max",
         "kind",
+        "host_range",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
@@ -370,8 +371,8 @@ fn every_table_option_writes_parquet_that_duckdb_and_polars_read_as_the_csv() {
             4,
         ));
     }
-    // Traces (rows with spreads and `within_noise`) and metric CSVs (rows
-    // per metric, where those are null).
+    // Traces (rows with `significant`) and metric CSVs (rows per metric,
+    // where it and the noise columns are null).
     for (name, base, cand) in [
         (
             "compare-traces",

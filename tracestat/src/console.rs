@@ -24,8 +24,9 @@ pub fn write(
         if r.ranks == 1 { "" } else { "s" }
     )?;
     if let Some((straggler, comparison)) = straggler_lines(r) {
-        writeln!(out, "straggler: {straggler}")?;
-        writeln!(out, "GPU time against the median: {comparison}")?;
+        let esc = unitrace_core::cli::escape_controls;
+        writeln!(out, "straggler: {}", esc(&straggler))?;
+        writeln!(out, "GPU time against the median: {}", esc(&comparison))?;
     }
     shown_ranks(out, shown)?;
     write_console(out, sections)

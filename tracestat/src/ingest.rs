@@ -238,15 +238,43 @@ impl RankParts {
     }
 }
 
-/// The sink of one file: its ranks' intervals, by rank slot.
-struct Collector<'a> {
-    file: &'a str,
+/// The report's sink for one file (docs/tracestat.md#memory): its ranks'
+/// intervals, by rank slot. [`read_trace_file`] reads a file into it;
+/// a tool that walks a file's events itself (mergetrace's merge,
+/// docs/mergetrace.md#statistics) feeds the trace source's interpreter
+/// with this as the sink, then [`FileCollector::finish`]es it into the
+/// same [`RankTrace`]s.
+pub struct FileCollector {
+    /// How reports and warnings name the file.
+    file: String,
     ranks: Vec<RankParts>,
     /// The tile of each name (`Tile #<t>: `), looked up once per name.
     tiles: Vec<Option<Option<u32>>>,
 }
 
-impl Collector<'_> {
+impl FileCollector {
+    /// An empty collector for the file reports call `file`.
+    pub fn new(file: impl Into<String>) -> Self {
+        FileCollector {
+            file: file.into(),
+            ranks: Vec::new(),
+            tiles: Vec::new(),
+        }
+    }
+
+    /// The sink to hand the trace source's interpreter.
+    pub fn sink(&mut self) -> &mut impl TraceSink {
+        self
+    }
+
+    /// The file's ranks, each closed (open ranges ended, a cut noted),
+    /// once the read is over; `read` is what the read found besides the
+    /// events (names, ranks, cut), `input_index` the file's position among
+    /// the inputs. A file without events is one idle rank.
+    pub fn finish(self, read: TimelineRead, input_index: usize) -> Vec<RankTrace> {
+        finish(self.ranks, read, &self.file, input_index)
+    }
+
     #[inline]
     fn rank(&mut self, slot: RankSlot) -> &mut RankParts {
         if self.ranks.len() <= slot {
@@ -264,7 +292,7 @@ impl Collector<'_> {
     }
 }
 
-impl TraceSink for Collector<'_> {
+impl TraceSink for FileCollector {
     fn device(&mut self, rank: RankSlot, pid: u64, label: &str) {
         self.rank(rank).device_labels.insert(pid, label.to_string());
     }
@@ -353,7 +381,8 @@ impl TraceSink for Collector<'_> {
     }
 
     fn dropped(&mut self, d: &Dropped<'_>) {
-        let file = self.file;
+        self.rank(d.rank);
+        let FileCollector { file, ranks, .. } = self;
         let example = || {
             let place = match d.place {
                 Place::Event(i) => format!("event {i}"),
@@ -365,7 +394,7 @@ impl TraceSink for Collector<'_> {
                 None => format!("{file}: {place}: {}", d.problem),
             }
         };
-        self.rank(d.rank).implausible.add(d.kind.label(), example);
+        ranks[d.rank].implausible.add(d.kind.label(), example);
     }
 }
 
@@ -380,20 +409,14 @@ fn split_tile(name: &str) -> Option<u32> {
 /// into one [`RankTrace`] per rank it holds. A file without events is one
 /// idle rank.
 pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>, InputError> {
-    let file = path.display().to_string();
-    let mut sink = Collector {
-        file: &file,
-        ranks: Vec::new(),
-        tiles: Vec::new(),
-    };
-    let read = match timeline::read_file(path, &mut sink) {
+    let mut collector = FileCollector::new(path.display().to_string());
+    let read = match timeline::read_file(path, collector.sink()) {
         Ok(read) => read,
         Err(timeline::SourceError::Input(e)) => return Err(e),
         // The collector never fails.
         Err(timeline::SourceError::Sink(e)) => return Err(InputError::io(path, &e)),
     };
-    let ranks = std::mem::take(&mut sink.ranks);
-    Ok(finish(ranks, read, &file, input_index))
+    Ok(collector.finish(read, input_index))
 }
 
 /// The ranks found, each closed (open ranges ended, a cut noted).
@@ -432,9 +455,14 @@ fn finish(
             input_index,
         ));
     }
+    if ranks.is_empty() && read.cut.is_none() {
+        // No event at all (an empty file, an empty event list): no rank;
+        // the caller warns (docs/tracestat.md#inputs).
+        return ranks;
+    }
     if ranks.is_empty() {
-        // An empty trace is still one (idle) rank: say so in the report
-        // rather than dropping the file silently.
+        // A file cut before its first event is still one (idle) rank, so
+        // that the report says it was cut.
         let rank = read.router.rank(0);
         ranks.push(rank_trace(
             RankParts::new(),

@@ -52,40 +52,115 @@ pub const TOOL: &str = "tracestat";
 /// A `--ranks` selection (the one grammar of every tool).
 pub use unitrace_core::timeline::RankList as RankSet;
 
+/// What reading the traces found.
+#[derive(Debug, Default)]
+pub struct Summaries {
+    /// The ranks kept (of the `--ranks` selection), in input order.
+    pub ranks: Vec<RankSummary>,
+    /// Every rank the inputs hold, kept or not.
+    pub seen: std::collections::BTreeSet<u32>,
+    /// Inputs without a single event.
+    pub empty: Vec<PathBuf>,
+}
+
 /// Reads every trace (in parallel) into per-rank summaries, in input order.
 pub fn summarize_files(
     inputs: &[PathBuf],
     schema: Option<&CategorySchema>,
     opts: &RankOptions,
     ranks: Option<&RankSet>,
-) -> Result<Vec<RankSummary>> {
-    let results: Vec<Result<Vec<RankSummary>, InputError>> = inputs
+) -> Result<Summaries> {
+    type FileResult = Result<(Vec<RankSummary>, Vec<u32>, bool), InputError>;
+    let results: Vec<FileResult> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, path)| {
             let path_rank = rank_from_path(path).map(|r| r.0);
             if let (Some(set), Some(r)) = (ranks, path_rank) {
                 if !set.contains(r) {
-                    return Ok(Vec::new());
+                    return Ok((Vec::new(), vec![r], false));
                 }
             }
             let traces = ingest::read_trace_file(path, i)?;
+            let empty = traces.is_empty();
+            let seen = traces.iter().filter_map(|t| t.rank).collect();
             let mut classifier = Classifier::new(schema);
-            Ok(traces
+            let kept = traces
                 .into_iter()
                 .filter(|t| match (ranks, t.rank) {
                     (Some(set), Some(r)) => set.contains(r),
                     _ => true,
                 })
                 .map(|t| analyzers::summarize(t, &mut classifier, opts))
-                .collect())
+                .collect();
+            Ok((kept, seen, empty))
         })
         .collect();
-    let mut out = Vec::new();
-    for r in results {
-        out.extend(r?);
+    let mut out = Summaries::default();
+    for (path, r) in inputs.iter().zip(results) {
+        let (kept, seen, empty) = r?;
+        out.ranks.extend(kept);
+        out.seen.extend(seen);
+        if empty {
+            out.empty.push(path.clone());
+        }
     }
     Ok(out)
+}
+
+/// Warns about the inputs without events; an error when no input has any
+/// (docs/tracestat.md#inputs).
+fn check_inputs(s: &Summaries, inputs: usize) -> Result<()> {
+    if !s.empty.is_empty() && s.empty.len() == inputs {
+        match s.empty.as_slice() {
+            [one] => bail!("{}: no trace events (an empty file?)", one.display()),
+            many => bail!(
+                "no trace events in any of the {} inputs (empty files?), e.g. {}",
+                many.len(),
+                many[0].display()
+            ),
+        }
+    }
+    for path in &s.empty {
+        warn(
+            TOOL,
+            format!(
+                "{}: no trace events (an empty file?); left out",
+                path.display()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `--ranks` that no input holds: an error when none of them is there, a
+/// warning for those missing otherwise.
+fn check_ranks(s: &Summaries, wanted: Option<&RankSet>) -> Result<()> {
+    let Some(wanted) = wanted else {
+        return Ok(());
+    };
+    let missing: Vec<u32> = wanted
+        .ranks()
+        .filter(|r| !s.seen.contains(r))
+        .take(1000)
+        .collect();
+    let found = || {
+        let list: Vec<String> = s.seen.iter().take(16).map(u32::to_string).collect();
+        let more = if s.seen.len() > 16 { " ..." } else { "" };
+        format!("the inputs hold rank(s) {}{more}", list.join(" "))
+    };
+    if s.ranks.is_empty() && !s.seen.is_empty() {
+        bail!("--ranks: no input holds these ranks ({})", found());
+    }
+    if !missing.is_empty() && !s.seen.is_empty() {
+        let list: Vec<String> = missing.iter().take(16).map(u32::to_string).collect();
+        let more = if missing.len() > 16 { " ..." } else { "" };
+        warn(
+            TOOL,
+            format!("--ranks: no input holds rank(s) {}{more}", list.join(" ")),
+        );
+    }
+    Ok(())
 }
 
 /// One warning line for all implausible events, one per cut input.
@@ -160,10 +235,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Source::Partials(paths) => combine(paths, &plan)?,
         Source::Traces(paths) => {
             let schema = plan.schema.as_ref().map(|(_, s)| s);
-            let ranks = pool.install(|| {
+            let found = pool.install(|| {
                 summarize_files(paths, schema, &plan.rank_options, plan.ranks.as_ref())
             })?;
-            (ranks, plan.rank_options.clone())
+            check_inputs(&found, paths.len())?;
+            check_ranks(&found, plan.ranks.as_ref())?;
+            (found.ranks, plan.rank_options.clone())
         }
     };
     warn_about_inputs(&ranks);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use unitrace_core::atomic::{ensure_not_input, same_output_path};
+use unitrace_core::atomic::{ensure_not_input, ensure_replaceable, same_output_path, OutputKind};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::cli::warn;
 use unitrace_core::timeline::RankList;
@@ -221,6 +221,16 @@ fn check_outputs(plan: &Plan) -> Result<()> {
             }
         }
     }
+    let kinds = [
+        (o.json.as_deref(), OutputKind::Report),
+        (o.html.as_deref(), OutputKind::Page),
+        (o.partial.as_deref(), OutputKind::Report),
+    ];
+    for (path, kind) in kinds {
+        if let Some(path) = path {
+            ensure_replaceable(path, kind)?;
+        }
+    }
     for (dir, format) in &o.tables {
         let option = match format {
             TableFormat::Csv => "csv",
@@ -239,6 +249,12 @@ fn check_outputs(plan: &Plan) -> Result<()> {
                     input.display()
                 );
             }
+        }
+        for name in crate::table_files() {
+            ensure_replaceable(
+                &dir.join(format!("{name}.{}", format.extension())),
+                OutputKind::Table,
+            )?;
         }
     }
     if let Some(dir) = &o.events {

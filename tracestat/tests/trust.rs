@@ -205,3 +205,57 @@ fn scale_softmax(text: &str, dur: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[test]
+fn one_clean_error_per_mistake() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.1.0.json");
+    std::fs::write(&empty, "").unwrap();
+    let good = data("hand.1000.0.json");
+    // Alone, an empty file is an error; among others a warning.
+    let o = run(&[empty.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err,
+        format!(
+            "tracestat: {}: no trace events (an empty file?)\n",
+            empty.display()
+        )
+    );
+    let o = run(&[empty.as_os_str(), good.as_os_str(), "-q".as_ref()]);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no trace events (an empty file?); left out")
+    );
+    // --ranks that no input holds: one line, exit 1; some missing: a warning.
+    let coll = coll_files();
+    let mut args: Vec<&std::ffi::OsStr> = coll.iter().map(|p| p.as_os_str()).collect();
+    args.extend(["--ranks", "9"].map(std::ffi::OsStr::new));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "tracestat: --ranks: no input holds these ranks (the inputs hold rank(s) 0 1 2 3)\n"
+    );
+    args.pop();
+    args.extend(["1,9", "-q"].map(std::ffi::OsStr::new));
+    let o = run(&args);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--ranks: no input holds rank(s) 9"));
+    // A metric CSV given as a trace says what it is.
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample/metrics.csv");
+    let o = run(&[csv.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .ends_with("not a trace: a metric CSV (unitrace -k/-q)\n"));
+    // An output over unitrace data of another kind is refused, the file kept.
+    let keep = dir.path().join("keep.json");
+    std::fs::copy(data("coll.2000.0.json"), &keep).unwrap();
+    let before = std::fs::read(&keep).unwrap();
+    let o = run(&[good.as_os_str(), "--json".as_ref(), keep.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("holds a Chrome/Perfetto trace; refusing to replace it with a report"));
+    assert_eq!(std::fs::read(&keep).unwrap(), before);
+}

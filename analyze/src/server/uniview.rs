@@ -394,7 +394,7 @@ pub fn check(args: &UniviewArgs) -> anyhow::Result<Option<MetricsKind>> {
     let kind = metrics_kind(metrics)?;
     if kind == MetricsKind::Metric {
         match &args.config {
-            None => bail!("Config file is missing"),
+            None => bail!("Config file is missing: metric charts need their options, e.g. -f pvc/ComputeBasic.txt (a built-in preset) or -f FILE (docs/uniview.md)"),
             // An option file that cannot be read is a usage error (exit 2)
             // in both uniview and analyze -f (docs/robustness.md#exit-codes).
             // `-f pvc/ComputeBasic.txt` names a built-in preset when no such file
@@ -436,7 +436,7 @@ pub fn serve_plan(args: &UniviewArgs, kind: MetricsKind, https: bool) -> anyhow:
             let options = server_options(config, metrics)?;
             (options.charts, options.stall, options.tls)
         }
-        (MetricsKind::Metric, None) => bail!("Config file is missing"),
+        (MetricsKind::Metric, None) => bail!("Config file is missing: metric charts need their options, e.g. -f pvc/ComputeBasic.txt (a built-in preset) or -f FILE (docs/uniview.md)"),
         (MetricsKind::Stall, _) => (
             ChartOptions::default(),
             StallOptions {

@@ -226,15 +226,6 @@ pub fn read(path: &Path) -> Result<Run> {
         let mut item = Item::new(name.clone(), time_us);
         item.metrics
             .push(("instances".into(), acc.instances as f64));
-        if let Some(t) = times {
-            if t.len() > 1 {
-                let (lo, hi) = t
-                    .iter()
-                    .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-                item.spread_us = Some((hi - lo) / 1e3);
-                item.noise_per = t.len() as f64;
-            }
-        }
         for col in acc.order.iter().filter(|c| is_metric(c)) {
             let mut v = acc.metrics[col].clone();
             let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -251,15 +242,15 @@ pub fn read(path: &Path) -> Result<Run> {
             path.display()
         );
     }
-    Ok(Run {
-        total_us: items.iter().map(|i| i.time_us).sum(),
-        total_what: "GpuTime of valid instances",
-        sections: vec![Section {
+    Ok(Run::new(
+        items.iter().map(|i| i.time_us).sum(),
+        "GpuTime of valid instances",
+        vec![Section {
             name: "kernel",
             kernel_names: true,
             items,
         }],
-    })
+    ))
 }
 
 /// One instance `KERNEL:N` of a file as a run of one item named `KERNEL`
@@ -281,13 +272,13 @@ pub fn read_instance(path: &Path, spec: &str) -> Result<Run> {
     for col in acc.order.iter().filter(|c| is_metric(c)) {
         item.metrics.push((col.clone(), acc.metrics[col][0]));
     }
-    Ok(Run {
-        total_us: time_us,
-        total_what: "GpuTime of the instance",
-        sections: vec![Section {
+    Ok(Run::new(
+        time_us,
+        "GpuTime of the instance",
+        vec![Section {
             name: "kernel",
             kernel_names: true,
             items: vec![item],
         }],
-    })
+    ))
 }

@@ -8,9 +8,10 @@ pub mod summary_tarball;
 pub mod traces;
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use unitrace_core::result_dir::{TRACE_JSON, TRACE_PFTRACE};
 use unitrace_core::InputError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +94,51 @@ pub fn detect(path: &Path) -> Result<Kind> {
         "{}: not a trace, a directory of traces, a summary JSON or tarball, or a metric CSV",
         path.display()
     )
+}
+
+/// A file a directory of rank traces holds (`*.json`, `*.pftrace`).
+fn is_trace_file(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e == "json" || e == "pftrace")
+}
+
+/// The runs a path names (docs/compare.md#repeated-runs). A **folder of
+/// runs** is a directory that holds no trace file of its own, is not a
+/// `--result-dir` tree (none of its folders holds a `chrome_trace.json` or
+/// `.pftrace` directly), and has subfolders: each (but hidden ones) is one
+/// run, in name order. Anything else is one run: a file, a directory of
+/// one run's rank traces, a result-dir tree.
+pub fn runs_of(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(|e| InputError::io(path, &e))? {
+        let p = entry.map_err(|e| InputError::io(path, &e))?.path();
+        let hidden = p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            continue;
+        }
+        if p.is_dir() {
+            folders.push(p);
+        } else if is_trace_file(&p) {
+            return Ok(vec![path.to_path_buf()]);
+        }
+    }
+    let process_folder = |f: &PathBuf| {
+        [TRACE_JSON, TRACE_PFTRACE]
+            .iter()
+            .any(|name| f.join(name).is_file())
+    };
+    if folders.is_empty() || folders.iter().any(process_folder) {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    folders.sort();
+    Ok(folders)
 }
 
 /// The kinds a file's name allows (`None`: the name says nothing).

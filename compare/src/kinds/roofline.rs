@@ -59,13 +59,13 @@ pub fn read(device: &Path, pair: &Path) -> Result<Run> {
         }
         items.push(item);
     }
-    Ok(Run {
-        total_us: r.total_time_ns.as_f64() / 1e3,
-        total_what: "memory-profile kernel time",
-        sections: vec![Section {
+    Ok(Run::new(
+        r.total_time_ns.as_f64() / 1e3,
+        "memory-profile kernel time",
+        vec![Section {
             name: "kernel",
             kernel_names: true,
             items,
         }],
-    })
+    ))
 }

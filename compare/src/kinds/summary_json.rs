@@ -71,13 +71,13 @@ pub fn read(path: &Path) -> Result<Run> {
         );
     }
     let sum: f64 = items.iter().map(|i| i.time_us).sum();
-    Ok(Run {
-        total_us: total.unwrap_or(sum),
-        total_what: "summary total_time",
-        sections: vec![Section {
+    Ok(Run::new(
+        total.unwrap_or(sum),
+        "summary total_time",
+        vec![Section {
             name: "category",
             kernel_names: false,
             items,
         }],
-    })
+    ))
 }

@@ -1,6 +1,6 @@
 //! Summary tarballs (docs/formats.md#summary-tarball): per kernel of the
 //! device tables and per CCL function, time and calls summed over the
-//! processes' reports, with the spread between processes. Categories need a
+//! processes' reports. Categories need a
 //! schema: compare the `summary` tool's JSONs for those.
 
 use std::collections::BTreeMap;
@@ -21,32 +21,19 @@ const PSEUDO_KERNELS: [&str; 2] = ["Wallclock", "L0_backend"];
 struct Acc {
     time_ns: i64,
     calls: i64,
-    /// Time per process report, for the spread.
-    per_process: Vec<i64>,
 }
 
 fn add(map: &mut BTreeMap<String, Acc>, name: &str, time_ns: i64, calls: i64) {
     let a = map.entry(name.to_string()).or_default();
     a.time_ns += time_ns;
     a.calls += calls;
-    a.per_process.push(time_ns);
 }
 
-fn items(map: BTreeMap<String, Acc>, processes: usize) -> Vec<Item> {
+fn items(map: BTreeMap<String, Acc>) -> Vec<Item> {
     map.into_iter()
         .map(|(name, a)| {
             let mut item = Item::new(name, a.time_ns as f64 / 1e3);
             item.metrics.push(("calls".into(), a.calls as f64));
-            if processes > 1 {
-                // A process without the name spent 0 on it.
-                let mut lo = *a.per_process.iter().min().unwrap_or(&0);
-                let hi = *a.per_process.iter().max().unwrap_or(&0);
-                if a.per_process.len() < processes {
-                    lo = lo.min(0);
-                }
-                item.spread_us = Some((hi - lo) as f64 / 1e3);
-                item.noise_per = processes as f64;
-            }
             item
         })
         .collect()
@@ -140,11 +127,11 @@ pub fn read(path: &Path) -> Result<Run> {
     if processes == 0 {
         bail!("{}: no unitrace summary in this tarball", path.display());
     }
-    let kernels = items(kernels, processes);
-    Ok(Run {
-        total_us: kernels.iter().map(|k| k.time_us).sum(),
-        total_what: "device kernel time, all processes",
-        sections: vec![
+    let kernels = items(kernels);
+    Ok(Run::new(
+        kernels.iter().map(|k| k.time_us).sum(),
+        "device kernel time, all processes",
+        vec![
             Section {
                 name: "kernel",
                 kernel_names: true,
@@ -153,8 +140,8 @@ pub fn read(path: &Path) -> Result<Run> {
             Section {
                 name: "ccl",
                 kernel_names: false,
-                items: items(comm, processes),
+                items: items(comm),
             },
         ],
-    })
+    ))
 }

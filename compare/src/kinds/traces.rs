@@ -1,10 +1,11 @@
 //! Rank traces through the `tracestat` library (docs/tracestat.md): per
 //! category, per kernel, per host range, per collective type and per rank
-//! (wall time, GPU busy time, breakdown shares).
+//! (compute, communication and memory time).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use tracestat::analyzers::breakdown::BreakdownRow;
 use tracestat::analyzers::kernels::KernelRow;
 use tracestat::analyzers::{self, RankOptions, Report, ReportOptions};
 use unitrace_core::cli::warn;
@@ -35,12 +36,6 @@ fn kernel_item(row: &KernelRow, name: &str) -> Item {
         ("max_us".into(), row.max_us),
         ("share_pct".into(), row.share_pct),
     ];
-    if row.ranks > 1 {
-        // Per-rank totals differ by this much; the change per rank is held
-        // against it (docs/compare.md#noise).
-        item.spread_us = Some(row.rank_max_us - row.rank_min_us);
-        item.noise_per = row.ranks as f64;
-    }
     item
 }
 
@@ -54,7 +49,17 @@ pub fn report(path: &Path) -> Result<Report> {
         schema: None,
         window: None,
     };
-    let ranks = tracestat::summarize_files(&files, None, &opts, None)?;
+    let found = tracestat::summarize_files(&files, None, &opts, None)?;
+    for empty in &found.empty {
+        warn(
+            crate::TOOL,
+            format!(
+                "{}: no trace events (an empty file?); left out",
+                empty.display()
+            ),
+        );
+    }
+    let ranks = found.ranks;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
@@ -80,6 +85,67 @@ pub fn report(path: &Path) -> Result<Report> {
             align: tracestat::analyzers::clocks::Align::Collectives,
         },
     ))
+}
+
+/// A rank's compute, communication and memory time (tracestat's breakdown:
+/// exclusive, a moment counts once, docs/tracestat.md#breakdown), one item
+/// each, so a straggler shows as one rank's change
+/// (docs/compare.md#items); a part the rank spent no time on is left out
+/// (it shows as new or vanished when the other side has it).
+fn rank_items(b: &BreakdownRow) -> Vec<Item> {
+    let rank = if b.device.is_empty() || b.device == "all" {
+        format!("rank {}", b.rank)
+    } else {
+        format!("rank {} {}", b.rank, b.device)
+    };
+    let context = [
+        ("wall_us", b.wall_us),
+        ("active_us", b.active_us),
+        ("busy_us", b.busy_us),
+        ("idle_us", b.idle_us),
+        ("idle_between_us", b.idle_between_us),
+    ];
+    let item = |what: &str, time_us: f64, own: &[(&str, f64)]| {
+        let mut item = Item::new(format!("{rank} {what}"), time_us);
+        item.metrics = own
+            .iter()
+            .chain(&context)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect();
+        item
+    };
+    [
+        item(
+            "compute",
+            b.compute_us,
+            &[
+                ("pct_of_active", b.compute_active_pct),
+                ("pct_of_wall", b.compute_pct),
+            ],
+        ),
+        item(
+            "communication",
+            b.communication_us,
+            &[
+                ("pct_of_active", b.communication_active_pct),
+                ("pct_of_wall", b.communication_pct),
+                ("communication_total_us", b.communication_total_us),
+                ("overlap_pct", b.overlap_pct),
+                ("exposed_communication_us", b.exposed_communication_us),
+            ],
+        ),
+        item(
+            "memory",
+            b.memory_us,
+            &[
+                ("pct_of_active", b.memory_active_pct),
+                ("pct_of_wall", b.memory_pct),
+            ],
+        ),
+    ]
+    .into_iter()
+    .filter(|i| i.time_us > 0.0)
+    .collect()
 }
 
 pub fn from_report(r: &Report) -> Run {
@@ -135,39 +201,12 @@ pub fn from_report(r: &Report) -> Run {
         .breakdown
         .breakdown
         .iter()
-        .map(|b| {
-            let name = if b.device.is_empty() || b.device == "all" {
-                format!("rank {}", b.rank)
-            } else {
-                format!("rank {} {}", b.rank, b.device)
-            };
-            let mut item = Item::new(name, b.wall_us);
-            item.metrics = vec![
-                ("wall_us".into(), b.wall_us),
-                ("busy_us".into(), b.busy_us),
-                ("kernel_time_us".into(), b.kernel_time_us),
-                ("compute_us".into(), b.compute_us),
-                ("communication_us".into(), b.communication_us),
-                ("memory_us".into(), b.memory_us),
-                ("idle_us".into(), b.idle_us),
-                ("busy_pct".into(), b.busy_pct),
-                ("compute_pct".into(), b.compute_pct),
-                ("communication_pct".into(), b.communication_pct),
-                ("memory_pct".into(), b.memory_pct),
-                ("idle_pct".into(), b.idle_pct),
-                ("overlap_pct".into(), b.overlap_pct),
-                (
-                    "exposed_communication_us".into(),
-                    b.exposed_communication_us,
-                ),
-            ];
-            item
-        })
+        .flat_map(rank_items)
         .collect();
-    Run {
-        total_us: kernels.iter().map(|k| k.time_us).sum(),
-        total_what: "kernel time, all ranks",
-        sections: vec![
+    Run::new(
+        kernels.iter().map(|k| k.time_us).sum(),
+        "kernel time, all ranks",
+        vec![
             Section {
                 name: "category",
                 kernel_names: false,
@@ -194,7 +233,7 @@ pub fn from_report(r: &Report) -> Run {
                 items: ranks,
             },
         ],
-    }
+    )
 }
 
 pub fn read(path: &Path) -> Result<Run> {

@@ -654,4 +654,28 @@ impl EventInterpreter {
             EventInterpreter::Kineto(i) => &i.router,
         }
     }
+
+    /// What the read found besides the events, once it is over
+    /// ([`EventInterpreter::finish`]): the names, the ranks and the run
+    /// information, for the caller's [`TimelineRead`].
+    pub fn into_parts(self) -> (Names, RankRouter, Option<RunInfo>) {
+        match self {
+            EventInterpreter::Unitrace(i) => {
+                let info = i.run_info().cloned();
+                (i.names, i.router, info)
+            }
+            EventInterpreter::Kineto(i) => {
+                let info = i.run_info().cloned();
+                (i.names, i.router, info)
+            }
+        }
+    }
+
+    /// The format it interprets.
+    pub fn format(&self) -> TimelineFormat {
+        match self {
+            EventInterpreter::Unitrace(_) => TimelineFormat::ChromeJson,
+            EventInterpreter::Kineto(_) => TimelineFormat::KinetoJson,
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! kernel (name without its launch shape) over all ranks, count, total,
 //! mean and mergeable percentiles of the durations, share of all device
 //! time, and the spread of the per-rank totals (least, median, most rank),
-//! which is where a straggling kernel shows.
+//! which is where a straggling kernel shows; and the innermost host range
+//! each kernel ran under most (where in the program it was launched).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +29,19 @@ pub struct KernelAgg {
     pub count: u64,
     pub total_ns: Ns,
     pub durations: DurationSketch,
+    /// The innermost host range enclosing the submission of most of this
+    /// kernel's device time on this rank ([`NO_RANGE`] for time submitted
+    /// outside any range or without a submission link), and that time.
+    /// Absent from partials written before it was kept.
+    #[serde(default)]
+    pub host_range: String,
+    #[serde(default)]
+    pub host_range_ns: Ns,
 }
+
+/// The host range of kernels submitted outside any range, or whose
+/// submission is not known.
+pub const NO_RANGE: &str = "(none)";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelRow {
@@ -49,6 +62,10 @@ pub struct KernelRow {
     pub rank_median_us: f64,
     pub rank_max: String,
     pub rank_max_us: f64,
+    /// Kernel rows: the host range with the most of the kernel's device
+    /// time, summed over the ranks where it was the rank's top range.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host_range: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,7 +85,9 @@ impl Analyzer for Kernels {
         // (name id, class) -> row: several names may share a row.
         let mut agg_by_id: FastMap<(NameId, Class), usize> = FastMap::default();
         let mut aggs: Vec<(KernelAgg, Vec<Ns>)> = Vec::new();
-        for (k, &class) in m.trace.kernels.iter().zip(&m.classes) {
+        // (row, innermost range) -> device time.
+        let mut by_range: FastMap<(usize, Option<NameId>), Ns> = FastMap::default();
+        for ((k, &class), path) in m.trace.kernels.iter().zip(&m.classes).zip(&m.enclosing) {
             let kind = &m.kinds[k.name.index()];
             let j = match agg_by_id.get(&(k.name, class)) {
                 Some(&j) => j,
@@ -83,6 +102,8 @@ impl Analyzer for Kernels {
                                 count: 0,
                                 total_ns: 0,
                                 durations: DurationSketch::default(),
+                                host_range: String::new(),
+                                host_range_ns: 0,
                             },
                             Vec::new(),
                         ));
@@ -95,6 +116,16 @@ impl Analyzer for Kernels {
             aggs[j].0.count += 1;
             aggs[j].0.total_ns += k.end - k.start;
             aggs[j].1.push(k.end - k.start);
+            let innermost = path.as_ref().and_then(|p| p.last().copied());
+            *by_range.entry((j, innermost)).or_default() += k.end - k.start;
+        }
+        for ((j, range), ns) in by_range {
+            let name = range.map_or(NO_RANGE, |r| m.name(r));
+            let agg = &mut aggs[j].0;
+            if is_top_range((name, ns), (&agg.host_range, agg.host_range_ns)) {
+                agg.host_range = name.to_string();
+                agg.host_range_ns = ns;
+            }
         }
         let mut kernels: Vec<KernelAgg> = aggs
             .into_iter()
@@ -132,6 +163,12 @@ impl Analyzer for Kernels {
     }
 }
 
+/// Whether `(range, ns)` beats the top range so far: more time, then the
+/// first name (an empty name is no range yet).
+fn is_top_range(candidate: (&str, Ns), top: (&str, Ns)) -> bool {
+    top.0.is_empty() || candidate.1 > top.1 || (candidate.1 == top.1 && candidate.0 < top.0)
+}
+
 /// Without a schema the category of a kernel is its final class (a memory
 /// copy inside a collective is communication).
 fn category(kind: &KernelKind, class: Class) -> String {
@@ -149,6 +186,8 @@ struct Acc {
     total: Ns,
     sketch: DurationSketch,
     per_rank: Vec<(usize, Ns)>,
+    /// Top host range of each rank -> its time, summed over the ranks.
+    ranges: BTreeMap<String, Ns>,
 }
 
 impl Acc {
@@ -159,6 +198,7 @@ impl Acc {
             total: 0,
             sketch: DurationSketch::default(),
             per_rank: Vec::new(),
+            ranges: BTreeMap::new(),
         }
     }
 
@@ -166,6 +206,20 @@ impl Acc {
         self.count += k.count;
         self.total += k.total_ns;
         self.sketch.merge(&k.durations);
+        if !k.host_range.is_empty() {
+            *self.ranges.entry(k.host_range.clone()).or_default() += k.host_range_ns;
+        }
+    }
+
+    /// The range with the most time ([`is_top_range`]).
+    fn top_range(&self) -> String {
+        let mut top: (&str, Ns) = ("", 0);
+        for (name, &ns) in &self.ranges {
+            if is_top_range((name, ns), top) {
+                top = (name, ns);
+            }
+        }
+        top.0.to_string()
     }
 }
 
@@ -195,6 +249,12 @@ fn kernel_tables(ranks: &Ranks<'_>) -> (Vec<KernelRow>, Vec<KernelRow>) {
         }
     }
     let row = |category: String, name: String, a: Acc| {
+        // Categories have no host range of their own.
+        let host_range = if name.is_empty() {
+            String::new()
+        } else {
+            a.top_range()
+        };
         let mut per = a.per_rank.clone();
         // Lowest total first; ties by rank order.
         per.sort_by(|x, y| x.1.cmp(&y.1).then(x.0.cmp(&y.0)));
@@ -221,6 +281,7 @@ fn kernel_tables(ranks: &Ranks<'_>) -> (Vec<KernelRow>, Vec<KernelRow>) {
             rank_median_us: median(&mut vals),
             rank_max: hi.map(|p| ranks.labels[p.0].clone()).unwrap_or_default(),
             rank_max_us: hi.map_or(0.0, |p| us(p.1)),
+            host_range,
         }
     };
     let mut k: Vec<KernelRow> = kernels
@@ -261,6 +322,7 @@ fn table(file: &str, rows: &[KernelRow], per_kernel: bool) -> Table {
         Column::new("rank_max_us", "rank max", Unit::Us).files_only(),
     ];
     if per_kernel {
+        columns.push(Column::new("host_range", "host range", Unit::Text).files_only());
         columns.push(Column::new("spread", "rank min/med/max (ms)", Unit::Text).screen_only());
         columns.push(Column::new("label", "kernel [category]", Unit::Text).screen_only());
     } else {
@@ -287,6 +349,7 @@ fn table(file: &str, rows: &[KernelRow], per_kernel: bool) -> Table {
             k.rank_max_us.into(),
         ];
         if per_kernel {
+            row.push(Value::from(&k.host_range));
             row.push(
                 format!(
                     "{}:{:.2}/{:.2}/{}:{:.2}",
@@ -311,4 +374,136 @@ fn table(file: &str, rows: &[KernelRow], per_kernel: bool) -> Table {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use unitrace_core::timeline;
+
+    use super::super::{build, summarize, RankParts, ReportOptions};
+    use super::*;
+    use crate::classify::Classifier;
+    use crate::ingest::FileCollector;
+
+    fn options() -> RankOptions {
+        RankOptions {
+            short_kernel_ns: 10_000,
+            tree_depth: 0,
+            heat_resolution: 16,
+            schema: None,
+            window: None,
+        }
+    }
+
+    fn report_options() -> ReportOptions {
+        ReportOptions {
+            bins: 1,
+            align: super::super::clocks::Align::None,
+        }
+    }
+
+    /// One rank's summary of a trace given as JSON text.
+    fn summary(trace: &str, input_index: usize) -> RankSummary {
+        let path = Path::new("t.json");
+        let mut collector = FileCollector::new("t.json");
+        let read = timeline::read_bytes(trace.as_bytes(), path, collector.sink()).unwrap();
+        let mut ranks = collector.finish(read, input_index);
+        assert_eq!(ranks.len(), 1);
+        let mut classifier = Classifier::new(None);
+        summarize(ranks.remove(0), &mut classifier, &options())
+    }
+
+    /// Two kernel instances of one name (two launch shapes) submitted
+    /// under nested host ranges (an `X` outer, a `B`/`E` inner), and one
+    /// kernel without a submission link.
+    const NESTED: &str = r#"{"traceEvents":[
+{"ph": "X", "tid": 1, "pid": 1, "name": "PyTorch::aten::linear", "cat": "cpu_op", "ts": 100.0, "dur": 50.0},
+{"ph": "B", "tid": 1, "pid": 1, "name": "dnnl::primitive::execute::matmul", "cat": "cpu_op", "ts": 110.0},
+{"ph": "s", "tid": 1, "pid": 1, "name": "dep", "cat": "Flow_H2D_1_0", "ts": 111.0, "id": 1},
+{"ph": "E", "tid": 1, "pid": 1, "name": "dnnl::primitive::execute::matmul", "cat": "cpu_op", "ts": 120.0},
+{"ph": "s", "tid": 1, "pid": 1, "name": "dep", "cat": "Flow_H2D_2_0", "ts": 130.0, "id": 2},
+{"ph": "X", "tid": 9, "pid": 9, "name": "gemm[SIMD8 {1; 1; 1} {64; 1; 1}]", "cat": "gpu_op", "ts": 200.0, "dur": 10.0, "args": {"id": "1"}},
+{"ph": "X", "tid": 8, "pid": 9, "name": "gemm[SIMD8 {2; 1; 1} {64; 1; 1}]", "cat": "gpu_op", "ts": 205.0, "dur": 30.0, "args": {"id": "2"}},
+{"ph": "X", "tid": 9, "pid": 9, "name": "copy", "cat": "gpu_op", "ts": 300.0, "dur": 20.0, "args": {"id": "3"}}
+]}"#;
+
+    #[test]
+    fn each_kernel_keeps_the_innermost_range_of_most_of_its_time() {
+        let kernels = summary(NESTED, 0).parts.kernels;
+        let of = |name: &str| kernels.iter().find(|k| k.name == name).unwrap();
+        // gemm: 10 us submitted inside the oneDNN range (innermost), 30 us
+        // inside the PyTorch op only (the oneDNN range ended at 120).
+        let gemm = of("gemm");
+        assert_eq!((gemm.count, gemm.total_ns), (2, 40_000));
+        assert_eq!(
+            (gemm.host_range.as_str(), gemm.host_range_ns),
+            ("PyTorch::aten::linear", 30_000)
+        );
+        // No submission link: no range.
+        let copy = of("copy");
+        assert_eq!(
+            (copy.host_range.as_str(), copy.host_range_ns),
+            (NO_RANGE, 20_000)
+        );
+    }
+
+    #[test]
+    fn across_ranks_the_range_with_the_most_time_wins() {
+        let agg = |range: &str, ns: Ns, total_ns: Ns| KernelAgg {
+            category: "compute".into(),
+            name: "gemm".into(),
+            class: Class::Compute,
+            count: 1,
+            total_ns,
+            durations: DurationSketch::from_values(&mut [total_ns]),
+            host_range: range.into(),
+            host_range_ns: ns,
+        };
+        let rank = |i: usize, kernels: Vec<KernelAgg>| RankSummary {
+            rank: Some(i as u32),
+            input_index: i,
+            file: format!("r{i}.json"),
+            truncated: None,
+            trailing_data_line: None,
+            first_ns: 0,
+            last_ns: 0,
+            parts: RankParts {
+                kernels,
+                ..RankParts::default()
+            },
+        };
+        // "b" is the top range of two ranks (30 + 30 us), "a" of one
+        // (50 us): "b" wins; the category row has no range.
+        let ranks = vec![
+            rank(0, vec![agg("a", 50_000, 60_000)]),
+            rank(1, vec![agg("b", 30_000, 40_000)]),
+            rank(2, vec![agg("b", 30_000, 40_000)]),
+        ];
+        let report = build(ranks, options(), &report_options());
+        let out = &report.out.kernels;
+        assert_eq!(out.kernels[0].host_range, "b");
+        assert_eq!(out.categories[0].host_range, "");
+        // A tie goes to the first name.
+        let ranks = vec![
+            rank(0, vec![agg("b", 30_000, 30_000)]),
+            rank(1, vec![agg("a", 30_000, 30_000)]),
+        ];
+        let report = build(ranks, options(), &report_options());
+        assert_eq!(report.out.kernels.kernels[0].host_range, "a");
+        // The files hold it; the screens do not.
+        let json = serde_json::to_value(&report.out.kernels).unwrap();
+        assert_eq!(json["kernels"][0]["host_range"], "a");
+        assert!(json["categories"][0].get("host_range").is_none());
+    }
+
+    #[test]
+    fn partials_without_host_ranges_still_read() {
+        let old = r#"{"category": "compute", "name": "gemm", "class": "compute",
+            "count": 1, "total_ns": 5,
+            "durations": {"zeros": 0, "buckets": [], "min": 5, "max": 5, "count": 1}}"#;
+        let k: KernelAgg = serde_json::from_str(old).unwrap();
+        assert_eq!((k.host_range.as_str(), k.host_range_ns), ("", 0));
+    }
 }
