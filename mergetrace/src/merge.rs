@@ -396,7 +396,6 @@ struct FileState {
     warned_flow_id: bool,
 }
 
-
 /// Edits applied to one event: byte ranges of the raw text and their new
 /// text (stored in `text`).
 #[derive(Default)]
@@ -491,9 +490,11 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                         } else {
                             json_dialect(&plan.path)
                         };
-                        let stats = self.opts.stats.as_ref().map(|_| {
-                            InputStats::json(&plan.path, i, dialect, plan.clock_base)
-                        });
+                        let stats = self
+                            .opts
+                            .stats
+                            .as_ref()
+                            .map(|_| InputStats::json(&plan.path, i, dialect, plan.clock_base));
                         state = Some(FileState {
                             index: i,
                             ids: Default::default(),
