@@ -3,7 +3,7 @@
 # `mergetrace --stats` measured in the same run for comparison.
 #
 #   benches/tracestat.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
-#                        [--work DIR] [--repeat R]
+#                        [--work DIR] [--repeat R] [--bin-dir DIR]
 #
 # Generates N per-rank traces of SIZE each (default 8 x 500MB) with
 # the repository's generator
@@ -20,6 +20,9 @@
 # `uptime` is printed before and after: on a shared machine the scaling
 # figures mean little when the load exceeds the core count.
 # The best of R runs (default 2) is kept: the machine may be shared.
+# --bin-dir DIR measures the tracestat and mergetrace binaries in DIR
+# instead of building the workspace's (a before/after comparison on one
+# machine, in one session).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/unitrace_gen.sh"
@@ -27,6 +30,7 @@ ranks=8
 size=500MB
 repeat=2
 work=""
+bin_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) UNITRACE_GEN="$2"; shift 2 ;;
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
         --size) size="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         --repeat) repeat="$2"; shift 2 ;;
+        --bin-dir) bin_dir="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -44,9 +49,12 @@ fi
 mkdir -p "$work"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}"
-(cd "$repo" && cargo build --release --locked -p tracestat -p mergetrace >&2)
-bin="$CARGO_TARGET_DIR/release/tracestat"
-merge="$CARGO_TARGET_DIR/release/mergetrace"
+if [ -z "$bin_dir" ]; then
+    (cd "$repo" && cargo build --release --locked -p tracestat -p mergetrace >&2)
+    bin_dir="$CARGO_TARGET_DIR/release"
+fi
+bin="$bin_dir/tracestat"
+merge="$bin_dir/mergetrace"
 
 in="$work/in-$ranks-$size"
 if [ ! -d "$in" ]; then
