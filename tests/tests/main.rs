@@ -4,6 +4,7 @@
 
 mod bad_inputs;
 mod bounded_options;
+mod changed_inputs;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;
