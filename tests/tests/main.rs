@@ -11,6 +11,7 @@ mod interrupts;
 mod mergetrace_stats;
 mod output_is_input;
 mod parquet_tables;
+mod rank_folders;
 mod repository_rules;
 mod sample_script;
 mod walked_folders;
