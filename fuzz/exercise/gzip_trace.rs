@@ -16,6 +16,9 @@ use std::path::Path;
 
 use unitrace_core::timeline;
 
+// Both exercises record through this sink; the regression tests build
+// them into one crate, where the file is then a module twice.
+#[allow(clippy::duplicate_mod)]
 #[path = "timeline_recorder.rs"]
 mod timeline_recorder;
 use timeline_recorder::Recorder;
@@ -51,14 +54,26 @@ pub fn run(data: &[u8]) {
     let whole = gzip(&[data]);
     let gz = read(&whole);
     assert_eq!(plain.0, gz.0, "gzip changes the calls");
-    assert_eq!(plain.1.is_some(), gz.1.is_some(), "gzip changes the outcome: {plain:?} / {gz:?}");
+    assert_eq!(
+        plain.1.is_some(),
+        gz.1.is_some(),
+        "gzip changes the outcome: {plain:?} / {gz:?}"
+    );
     let (a, b) = data.split_at(data.len() / 2);
     let two = read(&gzip(&[a, b]));
     assert_eq!(plain.0, two.0, "two gzip members change the calls");
-    assert_eq!(plain.1.is_some(), two.1.is_some(), "two gzip members change the outcome");
+    assert_eq!(
+        plain.1.is_some(),
+        two.1.is_some(),
+        "two gzip members change the outcome"
+    );
     // Cut members: no panic, no more device operations than the whole.
     let ops = |calls: &[String]| calls.iter().filter(|c| c.starts_with("device_op")).count();
-    for cut in [whole.len() / 3, whole.len() / 2, whole.len().saturating_sub(9)] {
+    for cut in [
+        whole.len() / 3,
+        whole.len() / 2,
+        whole.len().saturating_sub(9),
+    ] {
         let (calls, _) = read(&whole[..cut]);
         assert!(ops(&calls) <= ops(&plain.0), "a cut stream has more events");
     }

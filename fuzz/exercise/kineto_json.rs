@@ -16,6 +16,9 @@ use std::path::Path;
 
 use unitrace_core::timeline;
 
+// Both exercises record through this sink; the regression tests build
+// them into one crate, where the file is then a module twice.
+#[allow(clippy::duplicate_mod)]
 #[path = "timeline_recorder.rs"]
 mod timeline_recorder;
 use timeline_recorder::Recorder;
@@ -32,7 +35,10 @@ fn read(bytes: &[u8]) -> (Vec<String>, Option<String>) {
     let err = result.err().map(|e| e.to_string());
     if let Some(e) = &err {
         assert!(!e.contains('\n'), "an error of several lines: {e:?}");
-        assert!(e.starts_with("fuzz.pt.trace.json"), "the error names no input: {e:?}");
+        assert!(
+            e.starts_with("fuzz.pt.trace.json"),
+            "the error names no input: {e:?}"
+        );
     }
     (rec.calls, err)
 }

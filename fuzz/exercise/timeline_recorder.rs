@@ -19,7 +19,8 @@ impl TraceSink for Recorder {
         self.calls.push(format!("process {rank:?} {pid} {name:?}"));
     }
     fn thread(&mut self, rank: RankSlot, pid: u64, tid: u64, name: &str) {
-        self.calls.push(format!("thread {rank:?} {pid} {tid} {name:?}"));
+        self.calls
+            .push(format!("thread {rank:?} {pid} {tid} {name:?}"));
     }
     fn run_info(&mut self, info: &RunInfo) {
         self.calls.push(format!("run_info {info:?}"));
@@ -28,13 +29,19 @@ impl TraceSink for Recorder {
         self.calls.push(format!("device {rank:?} {pid} {label:?}"));
     }
     fn device_op(&mut self, names: &Names, op: &DeviceOp) -> io::Result<()> {
-        assert!(op.end >= op.start, "a device op ends before it starts: {op:?}");
+        assert!(
+            op.end >= op.start,
+            "a device op ends before it starts: {op:?}"
+        );
         let _ = names.info(op.name);
         self.calls.push(format!("device_op {op:?}"));
         Ok(())
     }
     fn host_span(&mut self, names: &Names, span: &HostSpan<'_>) -> io::Result<()> {
-        assert!(span.end >= span.start, "a host span ends before it starts: {span:?}");
+        assert!(
+            span.end >= span.start,
+            "a host span ends before it starts: {span:?}"
+        );
         let _ = names.info(span.name);
         self.calls.push(format!("host_span {span:?}"));
         Ok(())

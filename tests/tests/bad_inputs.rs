@@ -400,7 +400,11 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         Expect::Fail(None),
     ),
     ("tracestat", "trace_json/empty.json", Expect::Fail(None)),
-    ("tracestat", "trace_json/gzip_empty.json", Expect::Fail(None)),
+    (
+        "tracestat",
+        "trace_json/gzip_empty.json",
+        Expect::Fail(None),
+    ),
     ("uniview", "trace_json/gzip_empty.json", Expect::Fail(None)),
     // A plain merge copies events byte for byte and never reads `ts` or
     // `dur` (only --stats, --align, --time-window do).

@@ -31,7 +31,15 @@ fn tree(dir: &Path) -> PathBuf {
     let o = Command::new(tool_binary("unitrace-gen"))
         .args(["--seed", "4", "trace"])
         .arg(&root)
-        .args(["--ranks", "1", "--events", "300", "--layout", "result-dir", "-q"])
+        .args([
+            "--ranks",
+            "1",
+            "--events",
+            "300",
+            "--layout",
+            "result-dir",
+            "-q",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -56,7 +64,10 @@ fn a_rank_folder_decides_the_rank_in_every_tool() {
 
     // tracestat: the report's rank, and --ranks 7 selects it.
     let json = dir.path().join("r.json");
-    run("tracestat", &[&p("--ranks"), &p("7"), &root, &p("--json"), &json]);
+    run(
+        "tracestat",
+        &[&p("--ranks"), &p("7"), &root, &p("--json"), &json],
+    );
     let report = fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"rank\": \"7\""), "{report}");
     assert!(!report.contains("\"rank\": \"0\""), "{report}");
@@ -73,7 +84,10 @@ fn a_rank_folder_decides_the_rank_in_every_tool() {
     );
     // tracestat --events: the partition.
     let ev = dir.path().join("ev");
-    run("tracestat", &[&p("--events"), &ev, &p("--ranks"), &p("7"), &root]);
+    run(
+        "tracestat",
+        &[&p("--events"), &ev, &p("--ranks"), &p("7"), &root],
+    );
     assert!(ev.join("rank=7/_SUCCESS").is_file());
     assert!(!ev.join("rank=0").exists());
     // mergetrace: --ranks 7 selects it, --stats names it.

@@ -242,7 +242,7 @@ impl<R: Read> TraceReader<R> {
                     self.summary.events += 1;
                     self.last_event_end = self.base + end as u64;
                     return Ok(Some(Event {
-                        raw: &&self.buf[..self.len][start..end],
+                        raw: &self.buf[..self.len][start..end],
                         fields: self.fields,
                         index,
                         offset: self.base + start as u64,
@@ -307,7 +307,7 @@ impl<R: Read> TraceReader<R> {
                     self.array_open_end.unwrap_or(0)
                 };
                 let from = (kept.saturating_sub(self.base) as usize).min(self.len);
-                let dropped = &&self.buf[..self.len][from..];
+                let dropped = &self.buf[..self.len][from..];
                 self.summary.truncation = Some(Truncation {
                     kept_bytes: kept,
                     dropped_bytes: self.bytes_read() - kept,
