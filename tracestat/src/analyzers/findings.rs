@@ -521,7 +521,7 @@ pub const RULES: [Rule; 11] = [
         fix: "overlap communication with compute: start collectives during backward (gradient buckets), or use asynchronous collectives and wait late",
         per_rank_only: false,
         observe: exposed_observe,
-        fires: |c, i, e| at_least(c, i, exposed_savings(c, i, e), 0.05),
+        fires: |c, i, e| at_least(c, i, exposed_savings(c, i, e), 0.20),
         savings: exposed_savings,
     },
     Rule {
