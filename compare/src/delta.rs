@@ -170,7 +170,10 @@ fn findings_delta(base: &[FindingItem], cand: &[FindingItem]) -> FindingsDelta {
             out.new.push(row);
         }
     }
-    for b in base.iter().filter(|b| !cand.iter().any(|c| c.key() == b.key())) {
+    for b in base
+        .iter()
+        .filter(|b| !cand.iter().any(|c| c.key() == b.key()))
+    {
         out.resolved.push(FindingRow {
             rule: b.rule.clone(),
             rank: b.rank.clone(),

@@ -348,7 +348,10 @@ pub fn finding_text(r: &FindingRow) -> String {
     } else {
         format!(" {}", r.name)
     };
-    let savings = r.candidate_savings_us.or(r.baseline_savings_us).unwrap_or(0.0);
+    let savings = r
+        .candidate_savings_us
+        .or(r.baseline_savings_us)
+        .unwrap_or(0.0);
     format!(
         "{} rank {}{name}: saves {}; {}",
         r.rule,
@@ -527,11 +530,17 @@ pub fn write_table<W: Write + Send>(
     // Findings: section `findings`, the finding's key as the name, its
     // status, and its savings (docs/compare.md#findings).
     if let Some(f) = &c.findings {
-        for (status, rows) in [("new", &f.new), ("resolved", &f.resolved), ("kept", &f.kept)] {
+        for (status, rows) in [
+            ("new", &f.new),
+            ("resolved", &f.resolved),
+            ("kept", &f.kept),
+        ] {
             for r in rows {
                 let mut record = vec![
                     "findings".to_string(),
-                    format!("{} rank {} {}", r.rule, r.rank, r.name).trim_end().to_string(),
+                    format!("{} rank {} {}", r.rule, r.rank, r.name)
+                        .trim_end()
+                        .to_string(),
                     String::new(),
                     status.to_string(),
                     "savings_us".to_string(),

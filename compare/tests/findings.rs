@@ -67,14 +67,23 @@ fn new_and_resolved_findings_are_reported_and_gated() {
         ),
         "{stderr}"
     );
-    assert!(stdout.contains("findings: 1 new, 0 resolved, 0 in both"), "{stdout}");
+    assert!(
+        stdout.contains("findings: 1 new, 0 resolved, 0 in both"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("  new: pageable-copy rank all zeCommandListAppendMemoryCopy(M2D): saves "),
         "{stdout}"
     );
     let md = std::fs::read_to_string(&md).unwrap();
-    assert!(md.contains("#### findings\n\nfindings: 1 new, 0 resolved, 0 in both\n"), "{md}");
-    assert!(md.contains("- **new** pageable-copy rank all zeCommandListAppendMemoryCopy(M2D): saves"), "{md}");
+    assert!(
+        md.contains("#### findings\n\nfindings: 1 new, 0 resolved, 0 in both\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- **new** pageable-copy rank all zeCommandListAppendMemoryCopy(M2D): saves"),
+        "{md}"
+    );
     assert!(md.contains("Gate: :x: 1 threshold(s) exceeded"), "{md}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let new = &doc["findings"]["new"][0];
@@ -101,9 +110,20 @@ fn new_and_resolved_findings_are_reported_and_gated() {
         "findings:resolved:pageable-*<1".as_ref(),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("findings: 0 new, 1 resolved, 0 in both"), "{stdout}");
-    assert!(stdout.contains("  resolved: pageable-copy rank all"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("findings: 0 new, 1 resolved, 0 in both"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  resolved: pageable-copy rank all"),
+        "{stdout}"
+    );
 
     // The same run twice: nothing new, nothing resolved, one kept.
     let out = compare(&[
@@ -116,7 +136,10 @@ fn new_and_resolved_findings_are_reported_and_gated() {
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("findings: 0 new, 0 resolved, 1 in both"), "{stdout}");
+    assert!(
+        stdout.contains("findings: 0 new, 0 resolved, 1 in both"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -124,7 +147,16 @@ fn a_findings_gate_on_inputs_without_findings_is_a_warning() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/compare");
     let base = data.join("base.summary.json");
     let cand = data.join("cand.summary.json");
-    let out = compare(&[base.as_os_str(), cand.as_os_str(), "--fail-if".as_ref(), "findings:new>0".as_ref(), "-q".as_ref()]);
+    let out = compare(&[
+        base.as_os_str(),
+        cand.as_os_str(),
+        "--fail-if".as_ref(),
+        "findings:new>0".as_ref(),
+        "-q".as_ref(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("'findings:new>0': these inputs have no findings"), "{stderr}");
+    assert!(
+        stderr.contains("'findings:new>0': these inputs have no findings"),
+        "{stderr}"
+    );
 }

@@ -13,7 +13,9 @@ use serde_json::Value;
 use crate::common::report;
 
 fn kineto(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto").join(dir)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto")
+        .join(dir)
 }
 
 /// `unitrace-gen trace OUT --ranks 2 --events 6000 --steps 4 --straggler
@@ -47,7 +49,13 @@ fn findings(doc: &Value) -> Vec<Value> {
 fn rules(doc: &Value) -> Vec<String> {
     findings(doc)
         .iter()
-        .map(|f| format!("{} {}", f["rule"].as_str().unwrap(), f["rank"].as_str().unwrap()))
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["rule"].as_str().unwrap(),
+                f["rank"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -70,8 +78,14 @@ fn check_columns(doc: &Value) {
         assert!(f64_of(&f, "savings_us") > 0.0);
         assert!(f64_of(&f, "to_us") >= f64_of(&f, "from_us"), "{f}");
     }
-    let s: Vec<f64> = findings(doc).iter().map(|f| f64_of(f, "savings_us")).collect();
-    assert!(s.windows(2).all(|w| w[0] >= w[1]), "ranked by savings: {s:?}");
+    let s: Vec<f64> = findings(doc)
+        .iter()
+        .map(|f| f64_of(f, "savings_us"))
+        .collect();
+    assert!(
+        s.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by savings: {s:?}"
+    );
 }
 
 #[test]
@@ -101,7 +115,7 @@ fn runs_with_nothing_planted_give_no_finding() {
         kineto("hta/ns_resolution_trace"),
         kineto("hta/triton_example"),
     ] {
-        let (doc, stdout, _) = report(&[input.clone()], &[]);
+        let (doc, stdout, _) = report(std::slice::from_ref(&input), &[]);
         check_columns(&doc);
         assert_eq!(rules(&doc), Vec::<String>::new(), "{}", input.display());
         // The console opens with the findings section, saying there is none.
@@ -140,7 +154,10 @@ fn each_rule_finds_its_planted_problem() {
         assert!(found.contains(&format!("{rule} all")), "{rule}: {found:?}");
         for other in &found {
             let id = other.split(' ').next().unwrap();
-            assert!(id == rule || also.contains(&id), "{rule}: also {other}: {found:?}");
+            assert!(
+                id == rule || also.contains(&id),
+                "{rule}: also {other}: {found:?}"
+            );
         }
         let f = findings(&doc)
             .into_iter()
@@ -194,9 +211,15 @@ fn check_evidence(rule: &str, f: &Value, doc: &Value) {
             assert_eq!((n - 4) % 8, 0, "{c}");
             assert!(n >= 100);
             let bytes = (4096 * (n - 4) + 4 * 4) as f64;
-            assert!(example.contains(&format!("({} bytes in all", bytes as u64)), "{f}");
+            assert!(
+                example.contains(&format!("({} bytes in all", bytes as u64)),
+                "{f}"
+            );
             // Savings: their time less the bytes at 20 GB/s (bytes / 20e3 us).
-            assert!(savings < time && savings > time - bytes / 20e3 - time * 0.2, "{f}");
+            assert!(
+                savings < time && savings > time - bytes / 20e3 - time * 0.2,
+                "{f}"
+            );
         }
         "serialised-copy" => {
             let c = copies(&rank);
@@ -221,7 +244,11 @@ fn check_evidence(rule: &str, f: &Value, doc: &Value) {
             }
         }
         "alloc-churn" | "jit" => {
-            let kind = if rule == "jit" { "module-build" } else { "alloc" };
+            let kind = if rule == "jit" {
+                "module-build"
+            } else {
+                "alloc"
+            };
             let rows: Vec<Value> = doc["setup_calls"]
                 .as_array()
                 .unwrap()
@@ -266,7 +293,10 @@ fn a_slow_rank_is_the_straggler_and_its_compute_the_imbalance() {
     let found = rules(&doc);
     assert!(found.contains(&"straggler 1".to_string()), "{found:?}");
     assert!(found.contains(&"imbalance 1".to_string()), "{found:?}");
-    let imbalance = findings(&doc).into_iter().find(|f| f["rule"] == "imbalance").unwrap();
+    let imbalance = findings(&doc)
+        .into_iter()
+        .find(|f| f["rule"] == "imbalance")
+        .unwrap();
     // The excess of compute time over the other rank, the straggler's 45%.
     let compute: Vec<f64> = doc["kernels"]
         .as_array()
@@ -276,7 +306,10 @@ fn a_slow_rank_is_the_straggler_and_its_compute_the_imbalance() {
         .map(|k| f64_of(k, "rank_max_us") - f64_of(k, "rank_min_us"))
         .collect();
     let excess: f64 = compute.iter().sum();
-    assert!(close(f64_of(&imbalance, "savings_us"), excess, 1e-6), "{imbalance}");
+    assert!(
+        close(f64_of(&imbalance, "savings_us"), excess, 1e-6),
+        "{imbalance}"
+    );
 }
 
 #[test]
@@ -287,30 +320,59 @@ fn the_planted_kineto_recording_gives_its_problems_on_the_right_ranks() {
     // testdata/kineto/recorded/README.md: rank 1 sleeps 50 ms before an
     // all-reduce of step 3, rank 2 runs one extra 21.5 ms matmul, rank 3
     // copies from pageable memory.
-    for want in ["straggler 1", "host-bound 1", "imbalance 2", "pageable-copy 3"] {
+    for want in [
+        "straggler 1",
+        "host-bound 1",
+        "imbalance 2",
+        "pageable-copy 3",
+    ] {
         assert!(found.contains(&want.to_string()), "{want}: {found:?}");
     }
-    let by = |rule: &str| findings(&doc).into_iter().find(|f| f["rule"] == rule).unwrap();
+    let by = |rule: &str| {
+        findings(&doc)
+            .into_iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap()
+    };
     // The sleep: the others waited at the all-reduce of step 3 about 50 ms
     // for rank 1 (44.4 ms after the rank before it, the most).
     let s = by("straggler");
     assert!(f64_of(&s, "savings_us") > 44_000.0, "{s}");
-    assert!(by("host-bound")["evidence"].as_str().unwrap().contains("<built-in function sleep>"));
+    assert!(by("host-bound")["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("<built-in function sleep>"));
     // The extra matmul: 21.52 ms of one kernel.
     let i = by("imbalance");
-    assert!(i["name"].as_str().unwrap().starts_with("sm80_xmma_gemm_f32f32"), "{i}");
-    assert!(i["evidence"].as_str().unwrap().contains("+21.521 ms"), "{i}");
+    assert!(
+        i["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("sm80_xmma_gemm_f32f32"),
+        "{i}"
+    );
+    assert!(
+        i["evidence"].as_str().unwrap().contains("+21.521 ms"),
+        "{i}"
+    );
     // Pageable: 2 copies per step in 5 steps, savings half their time.
     let p = by("pageable-copy");
     assert_eq!(p["count"], 10);
     assert_eq!(p["name"], "Memcpy HtoD (Pageable -> Device)");
-    assert!(close(f64_of(&p, "savings_us"), f64_of(&p, "time_us") / 2.0, 1e-6));
+    assert!(close(
+        f64_of(&p, "savings_us"),
+        f64_of(&p, "time_us") / 2.0,
+        1e-6
+    ));
 }
 
 #[test]
 fn findings_are_a_table_and_the_console_can_show_only_them() {
     let dir = tempfile::tempdir().unwrap();
-    let run = generate(&dir.path().join("jit"), &["--straggler", "none", "--plant", "jit"]);
+    let run = generate(
+        &dir.path().join("jit"),
+        &["--straggler", "none", "--plant", "jit"],
+    );
     let csv = dir.path().join("csv");
     let parquet = dir.path().join("pq");
     let out = crate::common::run(&[
@@ -323,7 +385,10 @@ fn findings_are_a_table_and_the_console_can_show_only_them() {
     ]);
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.starts_with("tracestat: 2 ranks\n\nFindings"), "{stdout}");
+    assert!(
+        stdout.starts_with("tracestat: 2 ranks\n\nFindings"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("Where the time went"), "{stdout}");
     assert!(stdout.contains("fix jit: build the modules before the loop"));
     let text = std::fs::read_to_string(csv.join("findings.csv")).unwrap();

@@ -268,8 +268,7 @@ fn observe(m: &RankModel<'_>) -> RankCopies {
         .iter()
         .zip(&m.classes)
         .filter(|(k, &c)| {
-            c == Class::Compute
-                && t.names.info(k.name).device_kind == DeviceOpKind::Kernel
+            c == Class::Compute && t.names.info(k.name).device_kind == DeviceOpKind::Kernel
         })
         .map(|(k, _)| (k.device, k.tid))
         .collect();

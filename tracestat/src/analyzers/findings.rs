@@ -316,7 +316,13 @@ fn straggler_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     let (start_us, dur_us, name, worst_ns) = late.worst.clone()?;
     // Collective times are on aligned clocks since the aligned origin:
     // back to this rank's clock, as every evidence range is.
-    let off = c.collectives.clock_alignment.offset_ns.get(i).copied().unwrap_or(0);
+    let off = c
+        .collectives
+        .clock_alignment
+        .offset_ns
+        .get(i)
+        .copied()
+        .unwrap_or(0);
     let base = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns) + off;
     Some(Evidence {
         name: String::new(),
@@ -339,7 +345,9 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     // Only a rank above the median of all can stand out above the median
     // of the others by the rule's share: the cheap test first, for runs
     // of thousands of ranks.
-    if c.ranks.ranks.len() < 2 || (c.compute[i] as f64) <= (1.0 + IMBALANCE_SHARE) * c.median_compute {
+    if c.ranks.ranks.len() < 2
+        || (c.compute[i] as f64) <= (1.0 + IMBALANCE_SHARE) * c.median_compute
+    {
         return None;
     }
     let others: Vec<f64> = (0..c.compute.len())
@@ -355,7 +363,13 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     // kernel against the median of the other ranks' (0 where absent).
     let totals = compute_kernel_totals(c.ranks);
     let mut by_kernel: Vec<(String, f64)> = Vec::new();
-    for k in c.part(i).parts.kernels.iter().filter(|k| k.class == Class::Compute) {
+    for k in c
+        .part(i)
+        .parts
+        .kernels
+        .iter()
+        .filter(|k| k.class == Class::Compute)
+    {
         let Some(per_rank) = totals.get(k.name.as_str()) else {
             continue;
         };
@@ -423,7 +437,11 @@ fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> 
     let from = steady.clone().map(|t| t.steady_first_ns).min().unwrap_or(0);
     let to = steady.clone().map(|t| t.steady_last_ns).max().unwrap_or(0);
     let top = steady
-        .max_by(|a, b| a.steady_ns.cmp(&b.steady_ns).then(b.top_name.cmp(&a.top_name)))
+        .max_by(|a, b| {
+            a.steady_ns
+                .cmp(&b.steady_ns)
+                .then(b.top_name.cmp(&a.top_name))
+        })
         .map(|t| t.top_name.clone())
         .unwrap_or_default();
     let rule = part.steady.as_ref().map_or("", |s| s.2.as_str());
@@ -681,7 +699,13 @@ struct Hit {
 }
 
 fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>) -> Finding {
-    let off = c.collectives.clock_alignment.offset_ns.get(hit.rank).copied().unwrap_or(0);
+    let off = c
+        .collectives
+        .clock_alignment
+        .offset_ns
+        .get(hit.rank)
+        .copied()
+        .unwrap_or(0);
     let origin = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns);
     let at = |t: Ns| us(t - off - origin);
     let e = &hit.evidence;
@@ -730,12 +754,12 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
     for rule in &RULES {
         let mut savings_per_rank: Vec<f64> = vec![0.0; n];
         let mut hits: Vec<Hit> = Vec::new();
-        for i in 0..n {
+        for (i, rank_savings) in savings_per_rank.iter_mut().enumerate() {
             let Some(evidence) = (rule.observe)(c, i) else {
                 continue;
             };
             let savings = (rule.savings)(c, i, &evidence);
-            savings_per_rank[i] = savings as f64;
+            *rank_savings = savings as f64;
             let worth = savings as f64 >= MIN_SAVINGS_SHARE * c.active[i] as f64 && savings > 0;
             if worth && (rule.fires)(c, i, &evidence) {
                 hits.push(Hit {
@@ -813,9 +837,8 @@ fn section(rows: &[Finding]) -> Section {
         "Findings: what to fix first, and what it would save (docs/findings.md)",
     );
     if rows.is_empty() {
-        s.lines.push(
-            "(none: no rule found a problem worth 1% of a rank's active window)".to_string(),
-        );
+        s.lines
+            .push("(none: no rule found a problem worth 1% of a rank's active window)".to_string());
     }
     let steps = rows.iter().any(|f| !f.step.is_empty());
     let step = Column::new("step", "step", Unit::Text);
@@ -858,7 +881,10 @@ fn section(rows: &[Finding]) -> Section {
     if rows.len() > TOP {
         t.show_only(
             (0..TOP).collect(),
-            format!("({} more findings: --csv/--json have all)", rows.len() - TOP),
+            format!(
+                "({} more findings: --csv/--json have all)",
+                rows.len() - TOP
+            ),
         );
     }
     let mut fixed: Vec<&str> = Vec::new();

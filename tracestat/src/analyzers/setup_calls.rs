@@ -144,10 +144,12 @@ impl Analyzer for SetupCalls {
     }
 }
 
+/// Per call name: its steady time and its time.
+type ByName<'a> = BTreeMap<&'a str, (Ns, Ns)>;
+
 fn observe(m: &RankModel<'_>) -> RankSetup {
     let steady = m.steady;
-    let mut by_kind: BTreeMap<SetupKind, (SetupTally, BTreeMap<&str, (Ns, Ns)>)> =
-        BTreeMap::new();
+    let mut by_kind: BTreeMap<SetupKind, (SetupTally, ByName<'_>)> = BTreeMap::new();
     for c in &m.trace.setup_calls {
         let (tally, names) = by_kind.entry(c.kind).or_insert_with(|| {
             (
