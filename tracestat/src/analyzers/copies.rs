@@ -168,6 +168,8 @@ impl Analyzer for Copies {
             ]);
         }
         limit_rows(&mut t, &shown, screen);
+        // Without any copy the screen says so in a line, not a table of zeros.
+        t.files_only = rows.iter().all(|c| c.copies == 0);
         t.notes.push("(bytes: of the copies whose size the trace gives; small: under 64 KiB; on compute: the time no copy engine of the device was busy)".to_string());
         s.tables.push(t);
         if rows.is_empty() {
