@@ -813,7 +813,11 @@ impl<'a> Session<'a> {
     /// A section starts; false when reading stops there: only the first
     /// section of the wanted device is used
     /// (docs/compatibility.md#analyze-sections).
-    fn section_start(&mut self, state: &mut ReadState, device: Option<i64>) -> anyhow::Result<bool> {
+    fn section_start(
+        &mut self,
+        state: &mut ReadState,
+        device: Option<i64>,
+    ) -> anyhow::Result<bool> {
         if device.is_some() {
             if let Some(line) = state.rows_before_banner.take() {
                 self.forget_rows_before_banner(line)?;
@@ -848,7 +852,12 @@ impl<'a> Session<'a> {
 
     /// A row of an instance the mode draws: its needed values, unless the
     /// validity policy leaves its report out.
-    fn add_row(&mut self, state: &mut ReadState, ordinal: u32, row: &RawRow<'_>) -> anyhow::Result<()> {
+    fn add_row(
+        &mut self,
+        state: &mut ReadState,
+        ordinal: u32,
+        row: &RawRow<'_>,
+    ) -> anyhow::Result<()> {
         let fields = &mut state.fields;
         let inst = state.building.get_or_insert_with(|| Instance {
             kernel: row.kernel().into_owned(),

@@ -319,7 +319,11 @@ impl Charts {
         Ok(())
     }
 
-    fn finish(&mut self, input: &Path, builder: &mut Option<ReportBuilder>) -> anyhow::Result<bool> {
+    fn finish(
+        &mut self,
+        input: &Path,
+        builder: &mut Option<ReportBuilder>,
+    ) -> anyhow::Result<bool> {
         if let Some(data) = self.data.take() {
             data.finish()
                 .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
@@ -548,7 +552,9 @@ fn device_section(input: &Path, device: i64) -> anyhow::Result<SectionInfo> {
 /// A reader of the kernel runs of `section`, from its start.
 fn section_reader(input: &Path, section: &SectionInfo) -> Result<StallReader<File>, InputError> {
     let file = open_section(input, section.start_offset)?;
-    Ok(StallReader::new(CsvReader::for_section(file, input, section)))
+    Ok(StallReader::new(CsvReader::for_section(
+        file, input, section,
+    )))
 }
 
 /// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the

@@ -418,7 +418,9 @@ fn without_rank_prefix(name: &str) -> &str {
         return name;
     };
     match rest.split_once('.') {
-        Some((digits, rest)) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+        Some((digits, rest))
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
             rest
         }
         _ => name,

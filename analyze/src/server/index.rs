@@ -19,9 +19,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use unitrace_core::csv_sections::{
-    open_input, CsvReader, Event, Field, FileKind, Header, RawRow,
-};
+use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header, RawRow};
 use unitrace_core::metric_csv::{
     InstanceEvent, InstanceReader, InstanceSpan, MetricRow, SectionKernel, ValidityColumns,
     ValidityPolicy, ValidityTally, GLOBAL_INSTANCE_ID,
