@@ -120,11 +120,7 @@ impl PftraceEvents {
         let uuid = te.track_uuid.unwrap_or(0);
         let name = self.names.intern_utf8(te.name.unwrap_or(b""));
         let gpu = te.has_category(b"gpu_op");
-        let cat = te
-            .categories()
-            .next()
-            .map_or("", |c| std::str::from_utf8(c).unwrap_or(""));
-        let cat = self.names.cat(cat);
+        let cat = self.names.cat_bytes(te.first_category().unwrap_or(b""));
         let (mut instance, mut flow, mut collective) = (None, None, None);
         if gpu {
             flow = te.flow_ids().next();
