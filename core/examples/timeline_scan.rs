@@ -119,7 +119,7 @@ fn main() {
             for p in &pftraces {
                 let mut r = PacketReader::new(File::open(p).expect("input"));
                 while let Some(rec) = r.next_record().expect("record") {
-                    let mut packet = Packet::EMPTY;
+                    let mut packet = Packet::empty();
                     rec.decode_into(&mut packet).expect("packet");
                     if let PacketData::TrackEvent(te) = packet.data {
                         events += te.track_uuid.unwrap_or(0) & 1;

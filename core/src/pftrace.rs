@@ -43,7 +43,10 @@ use crate::error::InputError;
 pub const RECORD_TAG: u8 = 0x0a;
 /// Largest packet accepted by default (bounds the reader's buffer).
 pub const DEFAULT_MAX_PACKET: usize = 64 << 20;
-const READ_CHUNK: usize = 256 << 10;
+/// The reader asks for at least this much at a time: as much as the
+/// `BufReader` the timeline source puts over a file holds, so that reads
+/// go past its buffer instead of being copied twice.
+const READ_CHUNK: usize = 1 << 20;
 
 // Field numbers (perfetto.protos, trace_packet.proto and friends).
 mod field {
@@ -292,8 +295,11 @@ impl<R: Read> PacketReader<R> {
 
     /// The next complete record; `None` at the end of the file or at a cut
     /// (then [`PftraceSummary::truncation`] says where).
+    #[inline]
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, PftraceError> {
-        self.fill(11)?;
+        if self.end - self.start < 11 {
+            self.fill(11)?;
+        }
         let avail = self.end - self.start;
         if avail == 0 {
             return Ok(None);
@@ -305,7 +311,12 @@ impl<R: Read> PacketReader<R> {
                 offset: self.offset,
             });
         }
-        let (len, n) = match read_varint(&head[1..]) {
+        // Most packets are shorter than 128 bytes: a one-byte length.
+        let length = match head.get(1) {
+            Some(&b) if b < 0x80 => Some((u64::from(b), 1)),
+            _ => read_varint(&head[1..]),
+        };
+        let (len, n) = match length {
             Some(v) => v,
             None if avail < 11 => return Ok(self.cut(avail)),
             None => {
@@ -401,7 +412,7 @@ fn pack_groups(word: u64, n: usize) -> u64 {
 }
 
 /// Decodes a varint; `None` when cut or longer than 10 bytes.
-#[inline]
+#[inline(always)]
 pub fn read_varint(b: &[u8]) -> Option<(u64, usize)> {
     if let Some(head) = b.get(..8) {
         let word = u64::from_le_bytes(head.try_into().expect("8 bytes"));
@@ -1277,26 +1288,36 @@ impl<'a> Packet<'a> {
     /// `bytes` (see [`Record::decode`] for file offsets).
     #[inline]
     pub fn decode(bytes: &'a [u8]) -> Result<Packet<'a>, PftraceError> {
-        let mut p = Packet::EMPTY;
+        let mut p = Packet::empty();
         Self::decode_inner(bytes, &mut p)
             .map_err(|(o, w)| PftraceError::malformed(o as u64, w))?;
         Ok(p)
     }
 
-    /// A packet with no field (what [`Packet::decode_into`] starts from).
-    pub const EMPTY: Packet<'static> = Packet {
-        timestamp: None,
-        timestamp_clock_id: None,
-        sequence_id: None,
-        data: PacketData::Other,
-    };
+    /// A packet with no field (for [`Packet::decode_into`] to fill). A
+    /// function rather than a constant: a constant this large is copied
+    /// in with a memcpy call, this writes the four discriminants.
+    #[inline(always)]
+    pub fn empty() -> Packet<'a> {
+        Packet {
+            timestamp: None,
+            timestamp_clock_id: None,
+            sequence_id: None,
+            data: PacketData::Other,
+        }
+    }
 
     /// [`Packet::decode`] into `out` (whatever it held before): the
     /// readers' loop, where the packet is decoded where it is used rather
     /// than copied there (docs/benchmarks.md#the-pftrace-reader).
     #[inline]
     pub fn decode_into(bytes: &'a [u8], out: &mut Packet<'a>) -> Result<(), PftraceError> {
-        *out = Packet::EMPTY;
+        // Field by field: a whole-struct store of the constant is a memcpy
+        // call per packet.
+        out.timestamp = None;
+        out.timestamp_clock_id = None;
+        out.sequence_id = None;
+        out.data = PacketData::Other;
         Self::decode_inner(bytes, out).map_err(|(o, w)| PftraceError::malformed(o as u64, w))
     }
 

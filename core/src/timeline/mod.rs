@@ -575,7 +575,7 @@ fn read_pftrace<R: Read, S: TraceSink>(
             Err(e) => return Err(e.into_input_error(path).into()),
         };
         let offset = record.packet_offset();
-        let mut packet = Packet::EMPTY;
+        let mut packet = Packet::empty();
         record
             .decode_into(&mut packet)
             .map_err(|e| e.into_input_error(path))?;
