@@ -270,6 +270,9 @@ impl<R: Read> PacketReader<R> {
             }
             let need = (self.start + want).max(self.end + READ_CHUNK);
             if self.buf.len() < need {
+                // Exactly: the buffer stays bounded by the largest packet
+                // plus one read.
+                self.buf.reserve_exact(need - self.buf.len());
                 self.buf.resize(need, 0);
             }
             let n = loop {

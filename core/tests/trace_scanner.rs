@@ -541,6 +541,42 @@ fn kineto_events_and_their_one_byte_changes_agree_with_the_byte_parser() {
         check(&input);
         assert!(direct_events(&input) >= events.len() as u64, "pad {pad}");
     }
+    // As Kineto lays them out: members on indented lines, `args` on lines
+    // of their own, `,"` without a blank; the direct walk takes them too.
+    let indented: Vec<Vec<u8>> = KINETO_EVENTS
+        .iter()
+        .map(|e| {
+            e.replacen("{", "{\n    ", 1)
+                .replace(", \"ts\"", ",\n    \"ts\"")
+                .replace(", \"args\": {", ",\n    \"args\": {\n      ")
+                .replace(", \"Sequence", ",\"Sequence")
+                .replace("}}", "\n    }\n  }")
+                .into_bytes()
+        })
+        .collect();
+    let mut more: Vec<&[u8]> = indented.iter().map(Vec::as_slice).collect();
+    more.push(events[2]);
+    for pad in [2, 0, 31, 64] {
+        let input = trace_of(&more, pad);
+        check(&input);
+        assert!(
+            direct_events(&input) >= events.len() as u64,
+            "indented, pad {pad}: {}",
+            String::from_utf8_lossy(&input)
+        );
+    }
+    for e in &indented {
+        for at in 0..e.len() {
+            if !e[at].is_ascii_whitespace() && e[at] != b',' {
+                continue;
+            }
+            for with in [b'x', b'\t', b'\r', b',', b'}', 0x0C, 0xA0] {
+                let mut m = e.clone();
+                m[at] = with;
+                check(&trace_of(&[e, e, &m, e], 2));
+            }
+        }
+    }
     // The bytes from `"args"` on (those before are unitrace's shapes,
     // changed byte by byte in the tests above).
     for clean in &events {

@@ -16,7 +16,7 @@
 //! answer "not sure", and the token walker and then the byte parser take
 //! the event as before.
 
-use super::blocks::{number_shape, string_stops16};
+use super::blocks::{blanks16, number_shape, string_stops16};
 use super::event::{key_word, EventFields, Field, Span, FIELD_COUNT};
 use super::keys::{short_key, DIRECT_KEY_SLOTS, FIRST_KEY, NESTED_FIRST_KEY, OTHER_KEY};
 
@@ -147,6 +147,10 @@ pub(super) fn direct_members<const TOP: bool>(
     fields: &mut EventFields,
 ) -> Option<usize> {
     let mut p = open + 1;
+    if *b.get(p)? != b'"' {
+        // Kineto's `{` then a line break and indentation.
+        p = skip_blanks(b, p)?;
+    }
     let mut prev = if TOP { FIRST_KEY } else { NESTED_FIRST_KEY };
     loop {
         let word = u64::from_le_bytes(b.get(p..p + 8)?.try_into().expect("8 bytes"));
@@ -195,8 +199,36 @@ pub(super) fn direct_members<const TOP: bool>(
         match *b.get(vend..vend + 3)? {
             [b',', b' ', b'"'] => p = vend + 2,
             [b'}', _, _] => return Some(vend + 1),
-            _ => return None,
+            // Other blanks around the `,` or before the `}` (Kineto's line
+            // breaks and indentation, `,"` without a blank).
+            _ => {
+                let q = skip_blanks(b, vend)?;
+                match b[q] {
+                    b',' => {
+                        p = skip_blanks(b, q + 1)?;
+                        if b[p] != b'"' {
+                            return None;
+                        }
+                    }
+                    b'}' => return Some(q + 1),
+                    _ => return None,
+                }
+            }
         }
+    }
+}
+
+/// The index of the first byte at or after `p` that is no JSON blank,
+/// read 16 bytes at a time; `None` at the end of the bytes read.
+#[inline]
+fn skip_blanks(b: &[u8], mut p: usize) -> Option<usize> {
+    loop {
+        let blanks = blanks16(b.get(p..p + 16)?.try_into().expect("16 bytes"));
+        let run = (!blanks).trailing_zeros() as usize;
+        if run < 16 {
+            return Some(p + run);
+        }
+        p += 16;
     }
 }
 
