@@ -90,7 +90,10 @@ fn agree(packet: &[u8], what: &dyn Fn() -> String) -> bool {
 #[test]
 fn fast_decoder_agrees_with_the_reference_on_every_packet_and_mutation() {
     let files = pftrace_files();
-    assert!(files.len() >= 8, "the repository's .pftrace files: {files:?}");
+    assert!(
+        files.len() >= 8,
+        "the repository's .pftrace files: {files:?}"
+    );
     let (mut packets, mut mutants, mut decoded) = (0u64, 0u64, 0u64);
     let mut kinds = [0u64; 4];
     for path in &files {
@@ -121,8 +124,17 @@ fn fast_decoder_agrees_with_the_reference_on_every_packet_and_mutation() {
                 }
                 for i in 0..packet.len() {
                     let old = m[i];
-                    for new in [0x00, 0x01, 0x02, 0x05, 0x7f, 0x80, 0xff, old ^ 0x80, old ^ 0x07]
-                    {
+                    for new in [
+                        0x00,
+                        0x01,
+                        0x02,
+                        0x05,
+                        0x7f,
+                        0x80,
+                        0xff,
+                        old ^ 0x80,
+                        old ^ 0x07,
+                    ] {
                         if new == old {
                             continue;
                         }
@@ -145,5 +157,8 @@ fn fast_decoder_agrees_with_the_reference_on_every_packet_and_mutation() {
     // Every kind of packet was met, and mutants both decode and fail.
     assert!(kinds.iter().take(3).all(|&k| k > 0), "kinds {kinds:?}");
     assert!(packets > 1000, "{packets} packets");
-    assert!(decoded > 1000 && decoded < mutants, "{decoded} of {mutants}");
+    assert!(
+        decoded > 1000 && decoded < mutants,
+        "{decoded} of {mutants}"
+    );
 }

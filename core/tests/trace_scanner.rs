@@ -585,8 +585,8 @@ fn kineto_events_and_their_one_byte_changes_agree_with_the_byte_parser() {
         };
         for at in args..clean.len() {
             for with in [
-                b'"', b',', b':', b' ', b'}', b'{', b'[', b']', b'n', b'x', b'0', b'.', b'-',
-                b'e', b'\\', 0x00, 0xC3,
+                b'"', b',', b':', b' ', b'}', b'{', b'[', b']', b'n', b'x', b'0', b'.', b'-', b'e',
+                b'\\', 0x00, 0xC3,
             ] {
                 let mut e = clean.to_vec();
                 e[at] = with;

@@ -5,7 +5,9 @@
 //! category `gpu_op` makes it a device command, anything else a host call
 //! (a range when its name has `::`, as in JSON). Submission flow ids ride
 //! on the submitting call and on the command (docs/formats.md#pftrace-flows).
-//! Timestamps are nanoseconds already.
+//! Timestamps are nanoseconds already. Each event costs one map lookup:
+//! a track's descriptor, open slices and rank slot live together
+//! (docs/benchmarks.md#the-pftrace-reader).
 
 use std::io;
 
