@@ -1,5 +1,5 @@
 //! Reader-only benchmark of `unitrace_core::timeline` (run by
-//! `benches/timeline_scan.sh`; docs/benchmarks.md#the-timeline-reader).
+//! `benches/timeline_scan.sh`; docs/benchmarks.md#the-pftrace-reader).
 //!
 //!     cargo run --release -p unitrace-core --example timeline_scan -- [--repeat R] FILE...
 //!
