@@ -12,6 +12,7 @@ use unitrace_core::timeline::NameId;
 
 use crate::classify::{builtin_class, Class, Classifier, HostKind, KernelKind};
 use crate::ingest::{HostCall, RankTrace};
+use crate::step_windows::RankSteps;
 use crate::time::Ns;
 
 /// One classified kernel interval.
@@ -193,6 +194,9 @@ pub struct RankModel<'a> {
     pub host_segments: Vec<(Ns, Ns, HostKind)>,
     /// `[0]` the whole rank; then one per device when it has several.
     pub scopes: Vec<Scope>,
+    /// The rank's steps, found before any clipping, and those the run
+    /// keeps (docs/tracestat.md#steps).
+    pub steps: &'a RankSteps,
 }
 
 impl RankModel<'_> {
@@ -336,6 +340,7 @@ fn scopes(trace: &RankTrace, classes: &[Class]) -> Vec<Scope> {
 pub fn with_model<T>(
     mut trace: RankTrace,
     classifier: &mut Classifier<'_>,
+    steps: &RankSteps,
     f: impl FnOnce(&RankModel<'_>) -> T,
 ) -> (RankTrace, T) {
     drop_impossible_kernels(&mut trace);
@@ -363,6 +368,7 @@ pub fn with_model<T>(
         enclosing,
         host_segments: host_segments(&trace.host_cover),
         scopes,
+        steps,
     };
     let out = f(&model);
     drop(model);

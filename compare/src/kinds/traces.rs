@@ -48,6 +48,7 @@ pub fn report(path: &Path) -> Result<Report> {
         heat_resolution: 1,
         schema: None,
         window: None,
+        steps: Default::default(),
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {

@@ -19,6 +19,7 @@ pub mod host_ranges;
 pub mod inputs;
 pub mod kernels;
 pub mod launches;
+pub mod steps;
 pub mod stragglers;
 
 use serde::de::DeserializeOwned;
@@ -28,6 +29,7 @@ use unitrace_render::sections::Section;
 use crate::classify::Classifier;
 use crate::ingest::RankTrace;
 use crate::rank_model::{with_model, RankModel};
+use crate::step_windows::StepOptions;
 use crate::time::Ns;
 
 /// Options that change per-rank numbers (they must agree between the
@@ -46,6 +48,9 @@ pub struct RankOptions {
     /// first event (docs/tracestat.md#windows).
     #[serde(default)]
     pub window: Option<(Ns, Ns)>,
+    /// `--step`, `--steps`, `--skip-warmup` (docs/tracestat.md#steps).
+    #[serde(default)]
+    pub steps: StepOptions,
 }
 
 /// Options of the cross-rank step.
@@ -163,6 +168,7 @@ registry! {
     kernels: kernels::Kernels,
     heatmap: heatmap::Heatmap,
     inputs: inputs::Inputs,
+    steps: steps::Steps,
 }
 
 /// One rank after every analysis observed it: its identity and their
@@ -285,7 +291,8 @@ pub fn summarize(
         Some(w) => crate::rank_model::clip_to_window(trace, w),
         None => trace,
     };
-    let (trace, (first, last, parts)) = with_model(trace, classifier, |m| {
+    let (trace, steps) = steps::restrict(trace, &opts.steps);
+    let (trace, (first, last, parts)) = with_model(trace, classifier, &steps, |m| {
         (m.first, m.last, observe_all(m, opts))
     });
     RankSummary {
