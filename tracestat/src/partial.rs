@@ -12,8 +12,13 @@ use crate::analyzers::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
-/// from the path first (docs/formats.md#timeline-ranks).
-pub const VERSION: u32 = 3;
+/// from the path first (docs/formats.md#timeline-ranks). 4: the steps
+/// (docs/tracestat.md#steps) and their options.
+pub const VERSION: u32 = 4;
+
+/// Versions `--combine` still reads: a version 3 partial is a version 4
+/// one without steps (its ranks' steps read as not recorded).
+pub const READABLE: std::ops::RangeInclusive<u32> = 3..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {
@@ -34,11 +39,11 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
             InputError::at_file(path, problem)
         }
     })?;
-    if p.format != FORMAT || p.version != VERSION {
+    if p.format != FORMAT || !READABLE.contains(&p.version) {
         return Err(InputError::at_file(
             path,
             format!(
-                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} {VERSION})",
+                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} 3 to {VERSION})",
                 p.format, p.version
             ),
         ));

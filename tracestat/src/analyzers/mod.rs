@@ -117,10 +117,11 @@ pub struct Screen {
 /// that run each of them in order.
 macro_rules! registry {
     ($( $field:ident : $ty:ty ),* $(,)?) => {
-        /// What every analysis keeps of one rank.
+        /// What every analysis keeps of one rank (a part missing from an
+        /// older partial reads as the analysis' default).
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
         pub struct RankParts {
-            $( pub $field: <$ty as Analyzer>::Rank, )*
+            $( #[serde(default)] pub $field: <$ty as Analyzer>::Rank, )*
         }
 
         /// The analyses' results.

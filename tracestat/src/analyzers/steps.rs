@@ -130,6 +130,12 @@ pub struct StepSpreadRow {
     pub spread_us: f64,
     /// `max / median`.
     pub max_over_median: f64,
+    /// The rank with the most device time of its own in the step (compute
+    /// and memory, not communication): where the step's durations agree
+    /// (ranks that leave every step's collective together), the rank the
+    /// others waited for.
+    pub busiest_rank: String,
+    pub busiest_us: f64,
 }
 
 /// The job's step time: over the steps, the slowest rank's length.
@@ -361,6 +367,12 @@ fn spread(rows: &[StepRow]) -> Vec<StepSpreadRow> {
                 .rev()
                 .max_by(|a, b| a.dur_us.total_cmp(&b.dur_us))
                 .expect("a step has a rank");
+            let own = |r: &StepRow| r.compute_us + r.memory_us;
+            let busiest = list
+                .iter()
+                .rev()
+                .max_by(|a, b| own(a).total_cmp(&own(b)))
+                .expect("a step has a rank");
             let min = durations.iter().copied().fold(f64::INFINITY, f64::min);
             let max = slowest.dur_us;
             let med = median(&mut durations);
@@ -373,6 +385,8 @@ fn spread(rows: &[StepRow]) -> Vec<StepSpreadRow> {
                 slowest_rank: slowest.rank.clone(),
                 spread_us: max - min,
                 max_over_median: if med > 0.0 { max / med } else { 0.0 },
+                busiest_rank: busiest.rank.clone(),
+                busiest_us: own(busiest),
             }
         })
         .collect()
@@ -544,6 +558,8 @@ fn spread_table(out: &StepsOut) -> Table {
             Column::new("spread_us", "spread", Unit::Us),
             Column::new("max_over_median", "max/median", Unit::Fraction),
             Column::new("slowest_rank", "slowest", Unit::Text),
+            Column::new("busiest_rank", "busiest", Unit::Text),
+            Column::new("busiest_us", "busiest own", Unit::Us).files_only(),
         ],
     );
     for s in &out.step_spread {
@@ -556,6 +572,8 @@ fn spread_table(out: &StepsOut) -> Table {
             s.spread_us.into(),
             s.max_over_median.into(),
             Value::from(&s.slowest_rank),
+            Value::from(&s.busiest_rank),
+            s.busiest_us.into(),
         ]);
     }
     let n = out.step_spread.len();
@@ -569,6 +587,7 @@ fn spread_table(out: &StepsOut) -> Table {
             ),
         );
     }
+    t.notes.push("(busiest: the rank with the most compute and memory time in the step; when ranks leave each step's collective together their step lengths agree, and the busiest is the one the others waited for)".to_string());
     t
 }
 
