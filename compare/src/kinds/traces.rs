@@ -149,6 +149,33 @@ fn rank_items(b: &BreakdownRow) -> Vec<Item> {
     .collect()
 }
 
+/// The steps (tracestat's, docs/tracestat.md#steps), when the run has
+/// some: `median step` (the job's: over the steps, the slowest rank's
+/// length) and each rank's median step, so two runs are matched median
+/// step against median step whatever their step ids (docs/compare.md#items).
+fn step_items(r: &Report) -> Option<Vec<Item>> {
+    let steps = &r.out.steps;
+    let job = steps.step_time.as_ref()?;
+    let mut whole = Item::new("median step", job.median_us);
+    whole.metrics = vec![
+        ("steps".into(), job.steps as f64),
+        ("p90_us".into(), job.p90_us),
+        ("max_us".into(), job.max_us),
+    ];
+    let mut items = vec![whole];
+    for rank in steps.step_ranks.iter().filter(|s| s.steps > 0) {
+        let mut item = Item::new(format!("rank {} median step", rank.rank), rank.median_us);
+        item.metrics = vec![
+            ("steps".into(), rank.steps as f64),
+            ("p90_us".into(), rank.p90_us),
+            ("mean_us".into(), rank.mean_us),
+            ("max_us".into(), rank.max_us),
+        ];
+        items.push(item);
+    }
+    Some(items)
+}
+
 pub fn from_report(r: &Report) -> Run {
     let categories = r
         .out
@@ -204,10 +231,8 @@ pub fn from_report(r: &Report) -> Run {
         .iter()
         .flat_map(rank_items)
         .collect();
-    Run::new(
-        kernels.iter().map(|k| k.time_us).sum(),
-        "kernel time, all ranks",
-        vec![
+    let total_us = kernels.iter().map(|k| k.time_us).sum();
+    let mut sections = vec![
             Section {
                 name: "category",
                 kernel_names: false,
@@ -233,8 +258,15 @@ pub fn from_report(r: &Report) -> Run {
                 kernel_names: false,
                 items: ranks,
             },
-        ],
-    )
+        ];
+    if let Some(items) = step_items(r) {
+        sections.push(Section {
+            name: "step",
+            kernel_names: false,
+            items,
+        });
+    }
+    Run::new(total_us, "kernel time, all ranks", sections)
 }
 
 pub fn read(path: &Path) -> Result<Run> {
