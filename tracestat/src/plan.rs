@@ -218,7 +218,10 @@ fn step_options(args: &Args) -> Result<StepOptions> {
         // The regex crate's message spans lines; one line here.
         let first = e.to_string();
         let last = first.lines().last().unwrap_or_default().trim().to_string();
-        bail!("--step {:?}: not a regular expression ({last})", options.pattern_text());
+        bail!(
+            "--step {:?}: not a regular expression ({last})",
+            options.pattern_text()
+        );
     }
     if args.combine && options != StepOptions::default() {
         bail!("--step, --steps and --skip-warmup are chosen when the partials are made, not at --combine");

@@ -365,7 +365,11 @@ fn by_gpu_period(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
         let end_ns = if next < n {
             ops[next].0
         } else {
-            ops[first..next].iter().map(|o| o.1).max().unwrap_or(ops[first].0)
+            ops[first..next]
+                .iter()
+                .map(|o| o.1)
+                .max()
+                .unwrap_or(ops[first].0)
         };
         steps.push(StepWindow {
             step: steps.len() as u64,

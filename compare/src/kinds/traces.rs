@@ -233,32 +233,32 @@ pub fn from_report(r: &Report) -> Run {
         .collect();
     let total_us = kernels.iter().map(|k| k.time_us).sum();
     let mut sections = vec![
-            Section {
-                name: "category",
-                kernel_names: false,
-                items: categories,
-            },
-            Section {
-                name: "kernel",
-                kernel_names: true,
-                items: kernels,
-            },
-            Section {
-                name: "host_range",
-                kernel_names: false,
-                items: host_ranges,
-            },
-            Section {
-                name: "collective",
-                kernel_names: false,
-                items: collectives,
-            },
-            Section {
-                name: "rank",
-                kernel_names: false,
-                items: ranks,
-            },
-        ];
+        Section {
+            name: "category",
+            kernel_names: false,
+            items: categories,
+        },
+        Section {
+            name: "kernel",
+            kernel_names: true,
+            items: kernels,
+        },
+        Section {
+            name: "host_range",
+            kernel_names: false,
+            items: host_ranges,
+        },
+        Section {
+            name: "collective",
+            kernel_names: false,
+            items: collectives,
+        },
+        Section {
+            name: "rank",
+            kernel_names: false,
+            items: ranks,
+        },
+    ];
     if let Some(items) = step_items(r) {
         sections.push(Section {
             name: "step",
