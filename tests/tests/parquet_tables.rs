@@ -171,6 +171,11 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "rank_max",
         "kind",
         "host_range",
+        "rule",
+        "source",
+        "outliers",
+        "slowest_rank",
+        "busiest_rank",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
@@ -184,13 +189,16 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "stragglers" => &["arrived_last", "collectives"],
         "categories" | "kernels" => &["count", "ranks"],
         "implausible" => &["count"],
+        "steps" => &["step", "kernels", "launches"],
+        "step_ranks" => &["steps_found", "warmup_dropped", "steps", "max_step"],
+        "step_spread" => &["step", "ranks"],
         _ => &[],
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
     if LABELS.contains(&col) {
         VARCHAR
-    } else if col == "consistent" {
+    } else if col == "consistent" || col == "outlier" {
         BOOLEAN
     } else if ints.contains(&col) || idle_gap_counts {
         BIGINT

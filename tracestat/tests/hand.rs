@@ -317,6 +317,9 @@ fn csv_writes_one_file_per_table() {
             "kernels.csv",
             "launches.csv",
             "overlap.csv",
+            "step_ranks.csv",
+            "step_spread.csv",
+            "steps.csv",
             "stragglers.csv",
         ]
     );
