@@ -276,7 +276,9 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
     for h in &trace.host {
         by_tid.entry(h.tid).or_default().push(*h);
     }
-    let mut best: Option<(Ns, usize, String, Vec<(Ns, Ns)>)> = None;
+    // (time covered, instances, name, spans) of the best group so far.
+    type Group = (Ns, usize, String, Vec<(Ns, Ns)>);
+    let mut best: Option<Group> = None;
     let mut tids: Vec<u64> = by_tid.keys().copied().collect();
     tids.sort_unstable();
     for tid in tids {
