@@ -217,7 +217,9 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         .collect();
     for (option, out) in [("--csv", &csv_dir), ("--parquet", &pq_dir)] {
         let mut args = inputs.clone();
-        args.extend(os(&["-q", "--tree=3", option]));
+        // Each collective call a step, so that the step tables have rows
+        // (docs/tracestat.md#steps); the other tables do not change.
+        args.extend(os(&["-q", "--tree=3", "--step", "oneCCL::|MPI::", option]));
         args.push(out.clone().into_os_string());
         run("tracestat", &args, dir);
     }
@@ -251,6 +253,9 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "categories",
         "kernels",
         "heatmap",
+        "steps",
+        "step_ranks",
+        "step_spread",
     ];
     let mut want: Vec<&str> = filled.to_vec();
     want.sort();
