@@ -35,6 +35,10 @@ pub struct Sweep {
     pub comm_union: Ns,
     /// Time where communication and compute run together.
     pub overlap: Ns,
+    /// The busy time as disjoint segments in time order, each labelled
+    /// with the class counted there ([`class_index`]); the steps cut it
+    /// per step (docs/tracestat.md#steps).
+    pub class_segments: Vec<(Ns, Ns, usize)>,
 }
 
 impl Sweep {
@@ -72,6 +76,10 @@ pub fn sweep(pieces: &[Piece]) -> Sweep {
                     match out.segments.last_mut() {
                         Some((_, e)) if *e == p => *e = t,
                         _ => out.segments.push((p, t)),
+                    }
+                    match out.class_segments.last_mut() {
+                        Some((_, e, c)) if *e == p && *c == top => *e = t,
+                        _ => out.class_segments.push((p, t, top)),
                     }
                 }
                 if counts[1] > 0 {

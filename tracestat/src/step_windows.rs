@@ -401,16 +401,17 @@ pub fn shortest_period(names: &[NameId]) -> Option<usize> {
     if max_period == 0 {
         return None;
     }
-    let mut occurrences: FastMap<NameId, Vec<usize>> = FastMap::default();
-    for (i, &name) in names.iter().enumerate() {
-        occurrences.entry(name).or_default().push(i);
+    let mut counts: FastMap<NameId, usize> = FastMap::default();
+    for &name in names {
+        *counts.entry(name).or_default() += 1;
     }
     let middle = n / 2;
-    let pivot = (middle..n.min(middle + 64)).min_by_key(|&i| (occurrences[&names[i]].len(), i))?;
-    let mut candidates: Vec<usize> = occurrences[&names[pivot]]
-        .iter()
-        .map(|&j| j.abs_diff(pivot))
-        .filter(|&d| d > 0 && d <= max_period)
+    let pivot = (middle..n.min(middle + 64)).min_by_key(|&i| (counts[&names[i]], i))?;
+    let lo = pivot.saturating_sub(max_period);
+    let hi = n.min(pivot + max_period + 1);
+    let mut candidates: Vec<usize> = (lo..hi)
+        .filter(|&j| j != pivot && names[j] == names[pivot])
+        .map(|j| j.abs_diff(pivot))
         .collect();
     candidates.sort_unstable();
     candidates.dedup();

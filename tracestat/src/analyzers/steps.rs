@@ -15,8 +15,9 @@ use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
 use super::breakdown::limit_rows;
 use super::{median, vs, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::classify::Class;
 use crate::ingest::RankTrace;
-use crate::rank_model::{class_index, clip_to_window, sweep, Piece, RankModel};
+use crate::rank_model::{class_index, clip_to_window, RankModel};
 use crate::step_windows::{self, RankSteps, StepOptions, StepRule, StepWindow};
 use crate::time::{us, Ns};
 
@@ -236,24 +237,31 @@ impl Analyzer for Steps {
     }
 }
 
-/// Each kept step's length and breakdown on one rank. Every device
-/// operation is cut to the steps it overlaps (a binary search over the
-/// steps by start), then each step's pieces are swept as the breakdown
-/// sweeps a rank.
+/// Each kept step's length and breakdown on one rank: the rank's busy
+/// time, already swept into class-labelled segments by the rank model
+/// (`Sweep::class_segments`), cut to each step; kernels and launches found
+/// by a binary search over the steps.
 fn step_times(m: &RankModel<'_>, windows: &[StepWindow]) -> Vec<StepTimes> {
     if windows.is_empty() {
         return Vec::new();
     }
     let longest = windows.iter().map(StepWindow::dur_ns).max().unwrap_or(0);
-    // Indices of the steps that may hold [start, end): starts sorted
-    // (`kept` is in time order), none longer than `longest`.
-    let overlapping = |start: Ns, end: Ns| {
-        let from = windows.partition_point(|w| w.start_ns.saturating_add(longest) <= start);
+    // Steps that follow each other (every rule but markers of one id on
+    // several threads) have sorted ends too: the first step ending after
+    // `at` is found directly.
+    let disjoint = windows.windows(2).all(|p| p[0].end_ns <= p[1].start_ns);
+    // Indices of the steps holding the moment `at`: starts sorted (`kept`
+    // is in time order), none longer than `longest`.
+    let holding = |at: Ns| {
+        let from = if disjoint {
+            windows.partition_point(|w| w.end_ns <= at)
+        } else {
+            windows.partition_point(|w| w.start_ns.saturating_add(longest) <= at)
+        };
         (from..windows.len())
-            .take_while(move |&i| windows[i].start_ns < end.max(start + 1))
-            .filter(move |&i| windows[i].end_ns > start)
+            .take_while(move |&i| windows[i].start_ns <= at)
+            .filter(move |&i| windows[i].end_ns > at)
     };
-    let mut pieces: Vec<Vec<Piece>> = vec![Vec::new(); windows.len()];
     let mut out: Vec<StepTimes> = windows
         .iter()
         .map(|w| StepTimes {
@@ -263,30 +271,29 @@ fn step_times(m: &RankModel<'_>, windows: &[StepWindow]) -> Vec<StepTimes> {
             ..StepTimes::default()
         })
         .collect();
-    for (k, &class) in m.trace.kernels.iter().zip(&m.classes) {
-        for i in overlapping(k.start, k.end) {
-            let w = &windows[i];
-            if (w.start_ns..w.end_ns).contains(&k.start) {
-                out[i].kernels += 1;
-            }
-            let (start, end) = (k.start.max(w.start_ns), k.end.min(w.end_ns));
-            if end > start {
-                pieces[i].push(Piece { start, end, class });
-            }
+    for k in &m.trace.kernels {
+        for i in holding(k.start) {
+            out[i].kernels += 1;
         }
     }
     for &(_, ts) in m.submissions.iter().flatten() {
-        for i in overlapping(ts, ts) {
-            if (windows[i].start_ns..windows[i].end_ns).contains(&ts) {
-                out[i].launches += 1;
-            }
+        for i in holding(ts) {
+            out[i].launches += 1;
         }
     }
-    for (t, p) in out.iter_mut().zip(pieces) {
-        let s = sweep(&p);
-        t.compute_ns = s.class_ns[class_index(crate::classify::Class::Compute)];
-        t.communication_ns = s.class_ns[class_index(crate::classify::Class::Communication)];
-        t.memory_ns = s.class_ns[class_index(crate::classify::Class::Memory)];
+    let segments = m
+        .scopes
+        .first()
+        .map_or(&[][..], |s| &s.sweep.class_segments[..]);
+    for (t, w) in out.iter_mut().zip(windows) {
+        let mut class_ns: [Ns; 3] = [0; 3];
+        let from = segments.partition_point(|s| s.1 <= w.start_ns);
+        for &(s, e, class) in segments[from..].iter().take_while(|s| s.0 < w.end_ns) {
+            class_ns[class] += e.min(w.end_ns) - s.max(w.start_ns);
+        }
+        t.compute_ns = class_ns[class_index(Class::Compute)];
+        t.communication_ns = class_ns[class_index(Class::Communication)];
+        t.memory_ns = class_ns[class_index(Class::Memory)];
     }
     out
 }
