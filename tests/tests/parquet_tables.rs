@@ -172,6 +172,10 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "kind",
         "host_range",
         "rule",
+        "step",
+        "evidence",
+        "fix",
+        "steady_state",
         "source",
         "outliers",
         "slowest_rank",
@@ -189,6 +193,16 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "stragglers" => &["arrived_last", "collectives"],
         "categories" | "kernels" => &["count", "ranks"],
         "implausible" => &["count"],
+        "copies" => &[
+            "copies",
+            "bytes",
+            "sized",
+            "pageable",
+            "small",
+            "on_compute_queue",
+        ],
+        "setup_calls" => &["calls", "steady_calls"],
+        "findings" => &["ranks", "count"],
         "steps" => &["step", "kernels", "launches"],
         "step_ranks" => &["steps_found", "warmup_dropped", "steps", "max_step"],
         "step_spread" => &["step", "ranks"],
@@ -253,11 +267,15 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "categories",
         "kernels",
         "heatmap",
+        "copies",
         "steps",
         "step_ranks",
         "step_spread",
     ];
-    let mut want: Vec<&str> = filled.to_vec();
+    // Tables these traces leave without rows (no set-up call, no finding):
+    // their headers and types are checked.
+    let empty = ["setup_calls", "findings"];
+    let mut want: Vec<&str> = filled.iter().chain(&empty).copied().collect();
     want.sort();
     assert_eq!(names, want, "tracestat tables");
     names

@@ -12,13 +12,14 @@ use crate::analyzers::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
-/// from the path first (docs/formats.md#timeline-ranks). 4: the steps
+/// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
+/// set-up calls analyzers' parts, the gaps the findings read; 5: the steps
 /// (docs/tracestat.md#steps) and their options.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
-/// Versions `--combine` still reads: a version 3 partial is a version 4
+/// Versions `--combine` still reads: a version 4 partial is a version 5
 /// one without steps (its ranks' steps read as not recorded).
-pub const READABLE: std::ops::RangeInclusive<u32> = 3..=VERSION;
+pub const READABLE: std::ops::RangeInclusive<u32> = 4..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {

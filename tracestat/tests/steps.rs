@@ -448,11 +448,11 @@ fn partial_and_combine_carry_the_steps() {
         assert!(!o.status.success());
         assert!(String::from_utf8_lossy(&o.stderr).contains("chosen when the partials are made"));
     }
-    // A partial of version 3 (before steps) still combines; its ranks'
+    // A partial of version 4 (before steps) still combines; its ranks.
     // steps read as not recorded.
     let p = dir.path().join("part0.json");
     let mut old: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
-    old["version"] = 3.into();
+    old["version"] = 4.into();
     old["options"].as_object_mut().unwrap().remove("steps");
     for r in old["ranks"].as_array_mut().unwrap() {
         r.as_object_mut().unwrap().remove("steps");

@@ -231,6 +231,19 @@ pub fn from_report(r: &Report) -> Run {
         .iter()
         .flat_map(rank_items)
         .collect();
+    let findings = r
+        .out
+        .findings
+        .findings
+        .iter()
+        .map(|f| crate::model::FindingItem {
+            rule: f.rule.clone(),
+            rank: f.rank.clone(),
+            name: f.name.clone(),
+            savings_us: f.savings_us,
+            evidence: f.evidence.clone(),
+        })
+        .collect();
     let total_us = kernels.iter().map(|k| k.time_us).sum();
     let mut sections = vec![
         Section {
@@ -266,7 +279,9 @@ pub fn from_report(r: &Report) -> Run {
             items,
         });
     }
-    Run::new(total_us, "kernel time, all ranks", sections)
+    let mut run = Run::new(total_us, "kernel time, all ranks", sections);
+    run.findings = Some(findings);
+    run
 }
 
 pub fn read(path: &Path) -> Result<Run> {

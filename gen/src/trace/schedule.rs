@@ -83,6 +83,7 @@ mod tests {
             ranges: RangeForm::Mixed,
             step_ranges: true,
             lean_init: false,
+            plants: crate::trace::scenario::Plants::default(),
         };
         let sc = plan(
             spec,
