@@ -172,7 +172,6 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "kind",
         "host_range",
         "rule",
-        "step",
         "evidence",
         "fix",
         "steady_state",
@@ -210,7 +209,9 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
-    if LABELS.contains(&col) {
+    // `findings` names its step as text (`3`, `all`); the step tables
+    // number theirs.
+    if LABELS.contains(&col) || (file == "findings" && col == "step") {
         VARCHAR
     } else if col == "consistent" || col == "outlier" {
         BOOLEAN
