@@ -228,31 +228,32 @@ pub fn is_step_range(name: &str) -> bool {
         .is_some_and(|b| b.is_ascii_digit())
 }
 
-/// The steady state of a rank (docs/findings.md#steady-state): its step
-/// ranges without the first (warm-up) one, else its active window (first
-/// to last device operation). The steps analyzer's kept steps are meant
-/// to replace this once they exist.
-pub fn steady_window(trace: &RankTrace, busy: &[(Ns, Ns)]) -> Option<Steady> {
-    let mut steps: Vec<(Ns, Ns)> = trace
-        .host
-        .iter()
-        .filter(|h| is_step_range(trace.name(h.name)))
-        .map(|h| (h.start, h.end))
-        .collect();
-    steps.sort_unstable();
-    match steps.as_slice() {
+/// The steady state of a rank (docs/findings.md#steady-state): its kept
+/// steps (by whichever rule of docs/tracestat.md#steps found them) without
+/// the first (warm-up) one, else its active window (first to last device
+/// operation).
+pub fn steady_window(steps: &RankSteps, busy: &[(Ns, Ns)]) -> Option<Steady> {
+    // The steps analyzer's kept steps (docs/tracestat.md#steps); their
+    // first is the warm-up unless `--skip-warmup` already dropped it.
+    let kept = &steps.kept;
+    match kept.as_slice() {
         [] => {}
         [only] => {
             return Some(Steady {
-                start: only.0,
-                end: only.1,
+                start: only.start_ns,
+                end: only.end_ns,
                 rule: "one step",
             })
         }
-        [_, second, ..] => {
-            let end = steps.iter().map(|s| s.1).max().unwrap_or(second.1);
+        [first, second, ..] => {
+            let start = if steps.warmup.is_empty() {
+                second.start_ns
+            } else {
+                first.start_ns
+            };
+            let end = kept.iter().map(|s| s.end_ns).max().unwrap_or(second.end_ns);
             return Some(Steady {
-                start: second.0,
+                start,
                 end,
                 rule: "steps",
             });
@@ -424,7 +425,7 @@ pub fn with_model<T>(
         .collect();
     let classes = classes(&trace, &kinds, &enclosing);
     let scopes = scopes(&trace, &classes);
-    let steady = steady_window(&trace, &scopes[0].sweep.segments);
+    let steady = steady_window(steps, &scopes[0].sweep.segments);
     let model = RankModel {
         trace: &trace,
         first,
