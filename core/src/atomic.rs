@@ -395,9 +395,11 @@ impl TempDir {
 
 /// Renames the folder `src` (complete: a subfolder of a [`TempDir`], say)
 /// to `dest`, on the same file system. A `dest` that exists (an earlier,
-/// incomplete or outdated version) is moved aside to a temporary name
-/// first and removed after: between the two renames, which an interrupt
-/// cannot separate, `dest` is absent for an instant, never incomplete.
+/// incomplete or outdated version) is first moved aside, to a temporary
+/// name in `src`'s folder (so that it is taken apart away from `dest`'s
+/// folder, where a reader might list it), and removed after: between the
+/// two renames, which an interrupt cannot separate, `dest` is absent for
+/// an instant, never incomplete.
 pub fn publish_dir(src: &Path, dest: &Path) -> io::Result<()> {
     replace_dir(src, dest, &mut live_temp_files())
 }
@@ -413,7 +415,7 @@ fn replace_dir(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let aside = temp_name(&parent_dir(dest), &format!("{name}.old"), 0);
+        let aside = temp_name(&parent_dir(src), &format!("{name}.old"), 0);
         fs::rename(dest, &aside)?;
         let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
         live.insert(id, (aside.clone(), Leftover::Tree));

@@ -252,7 +252,7 @@ fn complete(out: &Path, rank: u32, source: SourceStamp, schema: &Option<String>)
 /// (docs/robustness.md#datasets).
 pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
     let created = CreatedDir::create_all(plan.out).map_err(|e| InputError::io(plan.out, &e))?;
-    let staging = Staging::create(plan.out)?;
+    let staging = Staging::new(plan.out);
     let claims: Mutex<HashMap<u32, String>> = Mutex::new(HashMap::new());
     let several = plan.inputs.len() > 1;
     let results: Vec<Result<ExportStats>> = plan
@@ -286,34 +286,50 @@ pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
 /// (docs/robustness.md#datasets). Removed with what it holds when the run
 /// ends, fails or is interrupted; the next run removes the one of a
 /// killed run.
-pub struct Staging {
-    root: TempDir,
+struct Staging {
+    out: PathBuf,
+    /// Created with the first rank to write: a run that finds every rank
+    /// complete writes nothing, not even a folder.
+    root: Mutex<Option<TempDir>>,
 }
 
 impl Staging {
-    fn create(out: &Path) -> Result<Staging> {
+    fn new(out: &Path) -> Staging {
         // What killed runs left: staging folders beside and inside `DIR`.
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let _ = remove_stale_temp_files(&parent);
+        let _ = remove_stale_temp_files(&parent_of(out));
         let _ = remove_stale_temp_files(out);
+        Staging {
+            out: out.to_path_buf(),
+            root: Mutex::new(None),
+        }
+    }
+
+    fn create_root(out: &Path) -> Result<TempDir> {
         if let Ok(root) = TempDir::create(out) {
             if same_file_system(root.path(), out) {
-                return Ok(Staging { root });
+                return Ok(root);
             }
         }
         let inside = out.join("staging");
-        let root = TempDir::create(&inside).map_err(|e| InputError::io(out, &e))?;
-        Ok(Staging { root })
+        Ok(TempDir::create(&inside).map_err(|e| InputError::io(out, &e))?)
     }
 
     /// A new folder for `rank`'s parts.
     fn rank_dir(&self, rank: u32) -> Result<PathBuf> {
-        let dir = rank_dir(self.root.path(), rank);
+        let mut root = self.root.lock().unwrap_or_else(|e| e.into_inner());
+        if root.is_none() {
+            *root = Some(Staging::create_root(&self.out)?);
+        }
+        let dir = rank_dir(root.as_ref().expect("created above").path(), rank);
         std::fs::create_dir(&dir).map_err(|e| InputError::io(&dir, &e))?;
         Ok(dir)
+    }
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
