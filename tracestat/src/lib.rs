@@ -442,6 +442,8 @@ pub fn table_files() -> Vec<String> {
         heat_resolution: 1,
         schema: None,
         window: None,
+        what_if: Vec::new(),
+        annotate: false,
     };
     let empty = analyzers::build(
         Vec::new(),

@@ -13,6 +13,7 @@
 pub mod breakdown;
 pub mod clocks;
 pub mod collectives;
+pub mod critical_path;
 pub mod gaps;
 pub mod heatmap;
 pub mod host_ranges;
@@ -46,6 +47,13 @@ pub struct RankOptions {
     /// first event (docs/tracestat.md#windows).
     #[serde(default)]
     pub window: Option<(Ns, Ns)>,
+    /// `--what-if` rules, as written (docs/tracestat.md#what-if): each
+    /// rank's reduced steps carry the chain lengths under them.
+    #[serde(default)]
+    pub what_if: Vec<String>,
+    /// `--annotate`: keep each engine's queue depth (never in a partial).
+    #[serde(skip)]
+    pub annotate: bool,
 }
 
 /// Options of the cross-rank step.
@@ -63,6 +71,7 @@ pub struct Ranks<'a> {
     pub ranks: &'a [RankSummary],
     pub labels: Vec<String>,
     pub options: &'a ReportOptions,
+    pub rank_options: &'a RankOptions,
 }
 
 impl Ranks<'_> {
@@ -162,6 +171,7 @@ registry! {
     stragglers: stragglers::Stragglers,
     kernels: kernels::Kernels,
     heatmap: heatmap::Heatmap,
+    critical_path: critical_path::CriticalPath,
     inputs: inputs::Inputs,
 }
 
@@ -239,6 +249,7 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, report: &ReportO
         ranks: &ranks,
         labels,
         options: report,
+        rank_options: &options,
     };
     let out = finish_all(&view);
     Report {
