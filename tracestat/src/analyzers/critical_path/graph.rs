@@ -39,6 +39,9 @@ const NONE: u32 = u32::MAX;
 /// A kernel that starts this much later than its launch and its queue
 /// allow waited for something else: the other engines' work is looked at.
 const ENGINE_WAIT_NS: Ns = 1_000;
+/// A command may end this much after the blocking call that waited for it
+/// returned: host and device clocks apart (docs/tracestat.md#critical-path).
+const CLOCK_SLACK_NS: Ns = 50_000;
 /// Sources kept per node for the what-if replay.
 pub const KEEP: usize = 4;
 
@@ -171,7 +174,10 @@ enum What {
     Kernel { kind: Kind, name: u32, full: NameId },
     /// Host time of a thread (index into `Graph::threads`).
     Piece { thread: u32 },
-    Sync { name: u32 },
+    /// A call that waits for the device: a synchronisation, or a launch
+    /// call that returned only after its command finished (a blocking
+    /// copy); `kernel` is that command (index into the trace's kernels).
+    Sync { name: u32, kernel: u32 },
     Arrival,
     End { coll: u32 },
     /// A step's end.
@@ -179,14 +185,15 @@ enum What {
 }
 
 impl What {
-    /// Order of nodes with the same times: a collective's end before the
-    /// host time after it, arrivals and marks after what they wait for.
+    /// Order of nodes that end at the same time: what others wait for
+    /// first (a collective's end, a command a blocking call waited for),
+    /// arrivals and step ends last.
     fn rank(&self) -> u8 {
         match self {
             What::End { .. } => 0,
-            What::Piece { .. } => 1,
-            What::Sync { .. } => 2,
-            What::Kernel { .. } => 3,
+            What::Kernel { .. } => 1,
+            What::Piece { .. } => 2,
+            What::Sync { .. } => 3,
             What::Arrival => 4,
             What::Mark => 5,
         }
@@ -323,6 +330,11 @@ struct Graph<'m, 'a> {
     /// Per step window: its end's node.
     step_end: Vec<u32>,
     launch_node: Vec<u32>,
+    /// Per kernel: the latest end its node may have (a blocking call's
+    /// return, see `blocking_calls`).
+    end_at: Vec<Ns>,
+    /// Per kernel: its node (or its collective's end).
+    kernel_node: Vec<u32>,
     rules: &'m [Rule],
     /// Per rule: kernels (by name id) it changes.
     kernel_rule: Vec<Vec<bool>>,
@@ -343,6 +355,11 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         g.whole_run_end();
     }
     g.sort_and_bind();
+    if std::env::var_os("CP_DEBUG").is_some() {
+        for (i, n) in g.nodes.iter().enumerate() {
+            eprintln!("{i} {:?} bind {:?}", n, g.bind[i]);
+        }
+    }
     let mut points: Vec<CollPoint> = order
         .iter()
         .map(|&i| {
@@ -420,6 +437,8 @@ impl<'m, 'a> Graph<'m, 'a> {
             coll_end: vec![NONE; t.collectives.len()],
             step_end: vec![NONE; windows],
             launch_node: vec![NONE; t.kernels.len()],
+            kernel_node: vec![NONE; t.kernels.len()],
+            end_at: vec![Ns::MAX; t.kernels.len()],
             rules,
             kernel_rule,
             median_rank,
@@ -447,8 +466,13 @@ impl<'m, 'a> Graph<'m, 'a> {
         enum Ev {
             Launch(usize),
             StepEnd(usize),
-            Sync(Ns, NameId),
+            Sync(Ns, NameId, u32),
             Coll(Ns, usize),
+        }
+        impl From<(Ns, NameId, u32)> for Ev {
+            fn from((e, n, k): (Ns, NameId, u32)) -> Ev {
+                Ev::Sync(e, n, k)
+            }
         }
         let mut per_tid: FastMap<u64, Vec<(Ns, u8, Ev)>> = FastMap::default();
         for (k, sub) in self.m.submissions.iter().enumerate() {
@@ -482,9 +506,10 @@ impl<'m, 'a> Graph<'m, 'a> {
                 per_tid
                     .entry(a.tid)
                     .or_default()
-                    .push((a.start, 3, Ev::Sync(a.end, a.name)));
+                    .push((a.start, 3, Ev::Sync(a.end, a.name, NONE)));
             }
         }
+        self.blocking_calls(&mut per_tid);
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
         let mut calls_by_tid: FastMap<u64, Vec<(Ns, Ns, Kind, NameId)>> = FastMap::default();
@@ -537,9 +562,9 @@ impl<'m, 'a> Graph<'m, 'a> {
                 match ev {
                     Ev::Launch(k) => self.launch_node[k] = p,
                     Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
-                    Ev::Sync(end, name) => {
+                    Ev::Sync(end, name, kernel) => {
                         let name = self.names.id(t.name(name));
-                        let mut n = Node::new(ts, end, What::Sync { name });
+                        let mut n = Node::new(ts, end, What::Sync { name, kernel });
                         n.add_pred(p, Edge::Chain);
                         let s = self.push(n);
                         inside = s;
@@ -560,6 +585,55 @@ impl<'m, 'a> Graph<'m, 'a> {
             }
         }
         host_coll
+    }
+
+    /// Launch calls that returned only after their command finished (a
+    /// copy to pageable memory, `cudaMemcpy`): they wait for the device
+    /// like a synchronisation, for that command.
+    fn blocking_calls<E>(&mut self, per_tid: &mut FastMap<u64, Vec<(Ns, u8, E)>>)
+    where
+        E: From<(Ns, NameId, u32)>,
+    {
+        let t = self.m.trace;
+        let mut calls: FastMap<u64, Vec<(Ns, Ns, NameId)>> = FastMap::default();
+        for a in &t.api {
+            if per_tid.contains_key(&a.tid) {
+                calls.entry(a.tid).or_default().push((a.start, a.end, a.name));
+            }
+        }
+        for v in calls.values_mut() {
+            v.sort_unstable_by_key(|c| (c.0, c.1));
+        }
+        // call (tid, start) -> the latest-ending command it waited for
+        let mut waited: FastMap<(u64, Ns), (Ns, NameId, usize)> = FastMap::default();
+        for (k, sub) in self.m.submissions.iter().enumerate() {
+            let Some((tid, ts)) = *sub else { continue };
+            let Some(list) = calls.get(&tid) else { continue };
+            let i = list.partition_point(|c| c.0 <= ts);
+            let Some(&(s, e, name)) = i.checked_sub(1).map(|i| &list[i]) else {
+                continue;
+            };
+            let kr = &t.kernels[k];
+            let waits = kr.start < e && kr.end <= e + CLOCK_SLACK_NS;
+            if e < ts || !waits || t.names.info(name).host_kind == HostKind::Sync {
+                continue;
+            }
+            let w = waited.entry((tid, s)).or_insert((e, name, k));
+            if t.kernels[w.2].end < kr.end {
+                w.2 = k;
+            }
+        }
+        let mut keys: Vec<(u64, Ns)> = waited.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let (e, name, k) = waited[&key];
+            // Host and device clocks a little apart: the command ends
+            // when the call returns (docs/tracestat.md#critical-path).
+            self.end_at[k] = self.end_at[k].min(e);
+            if let Some(list) = per_tid.get_mut(&key.0) {
+                list.push((key.1, 3, E::from((e, name, k as u32))));
+            }
+        }
     }
 
     /// The kind of a host API call's time, by its name (cached).
@@ -711,6 +785,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
                 if on_device || host_coll[pos] {
                     queue = self.coll_end[pos];
+                    self.kernel_node[k] = queue;
                     last = Some((key, queue));
                     continue;
                 }
@@ -719,7 +794,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             let name = self.names.id(&self.m.kinds[kr.name.index()].short_name);
             let mut n = Node::new(
                 kr.start,
-                kr.end,
+                kr.end.min(self.end_at[k]).max(kr.start),
                 What::Kernel {
                     kind,
                     name,
@@ -730,6 +805,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             n.add_pred(queue, Edge::Queue);
             let v = self.push(n);
             self.engine[v as usize] = Some(key);
+            self.kernel_node[k] = v;
             last = Some((key, v));
         }
     }
@@ -777,6 +853,10 @@ impl<'m, 'a> Graph<'m, 'a> {
                         self.nodes[v].add_pred(p, Edge::Engine);
                     }
                 }
+                What::Sync { kernel, .. } if kernel != NONE => {
+                        let k = self.kernel_node[kernel as usize];
+                        self.nodes[v].add_pred(k, Edge::Device);
+                }
                 What::Sync { .. } => {
                     let i = ends.partition_point(|e| e.0 <= n.end);
                     if i > 0 {
@@ -807,7 +887,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&v| {
             let x = &self.nodes[v as usize];
-            (x.end, x.start, x.what.rank(), v)
+            (x.end, x.what.rank(), x.start, v)
         });
         let mut new_of = vec![0u32; n];
         for (i, &v) in order.iter().enumerate() {
@@ -992,7 +1072,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         match self.nodes[v as usize].what {
             What::Kernel { kind, name, .. } => rev.push(item(kind, name)),
-            What::Sync { name } => rev.push(item(Kind::SyncWait, name)),
+            What::Sync { name, .. } => rev.push(item(Kind::SyncWait, name)),
             What::Piece { thread } => {
                 let segs = &self.threads[thread as usize].segments;
                 let i = segs.partition_point(|s| s.1 <= a);
