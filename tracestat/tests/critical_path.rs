@@ -327,3 +327,107 @@ fn partials_combine_to_the_same_path_and_replay() {
     }
     assert!(!one["what_if"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn annotated_json_holds_the_input_and_the_added_tracks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let out = dir.path().join("annotated.json");
+    let (doc, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let inputs: usize = files
+        .iter()
+        .map(|f| {
+            let v: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+            v["traceEvents"].as_array().unwrap().len()
+        })
+        .sum();
+    let added: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["pid"].as_u64().is_some_and(|p| p >= 0x7ac0_0000 && p < 0x7ac0_1000))
+        .collect();
+    assert_eq!(events.len(), inputs + added.len(), "inputs pass through");
+    let slices = |tid: u64| -> Vec<&Value> {
+        added
+            .iter()
+            .copied()
+            .filter(|e| e["ph"] == "X" && e["tid"] == tid)
+            .collect()
+    };
+    assert_eq!(slices(1).len(), 2, "one step per rank");
+    let path = slices(2);
+    assert_eq!(path.len(), path_of(&doc, "1").len(), "a slice per stretch");
+    let us = |e: &Value| f(&e["ts"]) - (T0_US as f64);
+    // The slow gemm on rank 1 (pid of the second rank's tracks): 20-320.
+    let gemm = path
+        .iter()
+        .find(|e| e["name"] == "gemm_kernel (step 1)")
+        .unwrap();
+    assert_eq!(gemm["pid"], 0x7ac0_0001);
+    close(us(gemm), 20.0, "gemm start");
+    close(f(&gemm["dur"]), 300.0, "gemm length");
+    // Rank 0's queue: 1 from the gemm's launch (10) to its end (120), 1
+    // again from the softmax's launch (410) to its end (470).
+    let depth: Vec<(f64, u64)> = added
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["pid"] == 0x7ac0_0000)
+        .map(|e| (us(e), e["args"]["depth"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        depth,
+        vec![(10.0, 1), (120.0, 0), (410.0, 1), (470.0, 0)],
+        "queue depth"
+    );
+}
+
+#[test]
+fn annotated_pftrace_decodes_with_the_added_tracks() {
+    use unitrace_core::pftrace::{EventType, PacketData, PacketReader};
+    let dir = tempfile::tempdir().unwrap();
+    let root = data("../trace/pftrace/resultdir");
+    let inputs: Vec<PathBuf> = ["rank_0.python.100017", "rank_1.python.100059"]
+        .iter()
+        .map(|d| root.join(d).join("chrome_trace.pftrace"))
+        .collect();
+    let out = dir.path().join("annotated.pftrace");
+    let (doc, _, stderr) = report(&inputs, &["--annotate", out.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let bytes = std::fs::read(&out).unwrap();
+    let input: Vec<u8> = inputs.iter().flat_map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(&bytes[..input.len()], &input[..], "the inputs' records come first, as they were");
+    let mut reader = PacketReader::new(&bytes[..]);
+    let (mut names, mut begins, mut ends, mut counters) = (Vec::new(), 0, 0, 0);
+    while let Some(rec) = reader.next_record().unwrap() {
+        match rec.decode().unwrap().data {
+            PacketData::TrackDescriptor(td) => {
+                if let Some(n) = td.display_name() {
+                    names.push(n.into_owned());
+                }
+            }
+            PacketData::TrackEvent(te) if rec.offset as usize >= input.len() => match te.kind {
+                EventType::SliceBegin => begins += 1,
+                EventType::SliceEnd => ends += 1,
+                EventType::Counter => counters += 1,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    for n in ["tracestat rank 0", "tracestat rank 1", "steps", "critical path"] {
+        assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
+    }
+    assert!(names.iter().any(|x| x.starts_with("queue depth")), "{names:?}");
+    let stretches = rows(&doc, "critical_path").len();
+    let steps = 2;
+    assert_eq!(begins, stretches + steps);
+    assert_eq!(ends, begins);
+    assert!(counters > 0);
+    // The output is a trace tracestat reads again.
+    let again = run(&[out.as_os_str(), "-q".as_ref()]);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+}

@@ -355,11 +355,6 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         g.whole_run_end();
     }
     g.sort_and_bind();
-    if std::env::var_os("CP_DEBUG").is_some() {
-        for (i, n) in g.nodes.iter().enumerate() {
-            eprintln!("{i} {:?} bind {:?}", n, g.bind[i]);
-        }
-    }
     let mut points: Vec<CollPoint> = order
         .iter()
         .map(|&i| {
