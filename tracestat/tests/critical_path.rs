@@ -431,3 +431,93 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
     let again = run(&[out.as_os_str(), "-q".as_ref()]);
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+/// HTA's critical path (`testdata/kineto/expected/*.hta.json`, made by
+/// scripts/hta_reference.py) next to ours on the same steps; the
+/// differences are docs/compatibility.md#hta's.
+#[test]
+fn hta_critical_path_and_ours_on_the_same_steps() {
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    let hta = |case: &str, window: &str| -> Value {
+        let path = kineto.join("expected").join(format!("{case}.hta.json"));
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        doc["critical_path"][window].clone()
+    };
+    let ours = |case: &str| -> Value { report(&[kineto.join(case)], &[]).0 };
+    let step = |doc: &Value, id: &str| -> (f64, f64) {
+        let s = row(doc, "critical_path_steps", "step", id);
+        let compute = s["kinds_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k[0] == "compute")
+            .map_or(0.0, |k| f(&k[1]));
+        (f(&s["dur_us"]), compute)
+    };
+
+    // One step on one rank: HTA's path runs from the first to the last
+    // operation inside ProfilerStep#100, ours over the whole step (such as
+    // the 570 us of the step range before its first op); both find
+    // aten::empty's 2187 us and the 36 us spin kernel.
+    let h = hta("hta.critical_path.cuda_event_sync", "rank0:ProfilerStep:0");
+    close(f(&h["length"]), 2401.0, "HTA length");
+    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 38.0, "HTA GPU compute");
+    let d = ours("hta/critical_path/cuda_event_sync");
+    let (len, compute) = step(&d, "100");
+    close(len, 3154.0, "our length (the ProfilerStep#100 range)");
+    close(compute, 37.0, "our compute");
+    close(
+        f(&row(&d, "critical_path_names", "name", "aten::empty")["dur_us"]),
+        2187.0,
+        "aten::empty on both paths",
+    );
+
+    // A GPU-bound step: HTA follows the kernels launched in the window
+    // only; ours also the backlog of the step before on the same stream,
+    // which the step's kernels queue behind.
+    let h = hta("hta.ns_resolution_trace", "rank0:ProfilerStep:1");
+    close(f(&h["length"]), 96575.0, "HTA length");
+    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 93597.0, "HTA GPU");
+    let d = ours("hta/ns_resolution_trace");
+    let (len, compute) = step(&d, "102");
+    close(len, 161734.442, "our length");
+    close(compute, 158351.025, "our compute");
+
+    // Across ranks (recorded/planted, ProfilerStep#5: rank 2's planted
+    // 21.5 ms matmul): HTA looks at one rank at a time; our step's path
+    // crosses to rank 2 at the all-reduce and holds the matmul.
+    let h = hta("recorded.planted", "rank2:ProfilerStep:3");
+    close(f(&h["length"]), 26888.0, "HTA rank 2 length");
+    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 26598.0, "HTA rank 2 GPU");
+    let d = ours("recorded/planted");
+    let (len, compute) = step(&d, "5");
+    close(len, 32975.477, "our step 5 across ranks");
+    close(compute, 27722.209, "our compute");
+    let s = row(&d, "critical_path_steps", "step", "5");
+    assert_eq!(s["end_rank"], "2");
+    assert_eq!(s["ranks_on_path"], 2);
+}
+
+/// On the recorded 4-rank run (testdata/kineto/recorded/README.md): every
+/// step's path tiles the step; step 3's straggler (rank 1 sleeps 50 ms
+/// before the first all-reduce) is where the path ends, with its host time.
+#[test]
+fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    let (doc, _, _) = report(&[kineto.join("recorded/planted")], &[]);
+    for s in rows(&doc, "critical_path_steps") {
+        let id = s["step"].as_str().unwrap();
+        let sum: f64 = path_of(&doc, id).iter().map(|r| f(&r["dur_us"])).sum();
+        assert!((sum - f(&s["dur_us"])).abs() < 1e-3, "step {id}: {sum} vs {}", s["dur_us"]);
+        let by_kind: f64 = s["kinds_us"].as_array().unwrap().iter().map(|k| f(&k[1])).sum();
+        assert!((by_kind - f(&s["dur_us"])).abs() < 1e-3, "step {id} kinds");
+    }
+    let s3 = row(&doc, "critical_path_steps", "step", "3");
+    assert_eq!(s3["end_rank"], "1");
+    let rank1_host: f64 = path_of(&doc, "3")
+        .iter()
+        .filter(|r| r["rank"] == "1" && r["kind"] == "host")
+        .map(|r| f(&r["dur_us"]))
+        .sum();
+    assert!(rank1_host > 50_000.0, "rank 1's host time on step 3's path: {rank1_host}");
+}

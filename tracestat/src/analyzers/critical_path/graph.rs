@@ -349,6 +349,7 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
     let order = call_order(&m.trace.collectives);
     let colls = g.chains(&order, &windows);
     g.kernels(&order, &colls);
+    g.step_tails(&windows);
     g.waits();
     let whole_run = windows.first().is_some_and(|w| w.id.is_none());
     if whole_run {
@@ -802,6 +803,39 @@ impl<'m, 'a> Graph<'m, 'a> {
             self.engine[v as usize] = Some(key);
             self.kernel_node[k] = v;
             last = Some((key, v));
+        }
+    }
+
+    /// A step ends when its marker range has ended and the device work
+    /// launched in it has finished (docs/tracestat.md#critical-path): its
+    /// end waits for the command launched in it that ended last.
+    fn step_tails(&mut self, windows: &[super::steps::StepWindow]) {
+        let t = self.m.trace;
+        let mut last: Vec<Option<(Ns, u32)>> = vec![None; windows.len()];
+        for (k, sub) in self.m.submissions.iter().enumerate() {
+            let Some((_, ts)) = *sub else { continue };
+            let w = windows.partition_point(|w| w.start <= ts);
+            let Some(w) = w.checked_sub(1) else { continue };
+            let node = self.kernel_node[k];
+            if windows[w].tid.is_none() || ts > windows[w].end || node == NONE {
+                continue;
+            }
+            let end = self.nodes[node as usize].end;
+            if last[w].is_none_or(|l| end > l.0) {
+                last[w] = Some((end, node));
+            }
+        }
+        let _ = t;
+        for (w, tail) in last.into_iter().enumerate() {
+            let mark = self.step_end[w];
+            if let (Some((end, node)), true) = (tail, mark != NONE) {
+                let m = &mut self.nodes[mark as usize];
+                if end > m.end {
+                    m.start = end;
+                    m.end = end;
+                }
+                m.add_pred(node, Edge::Device);
+            }
         }
     }
 
