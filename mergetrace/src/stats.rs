@@ -76,6 +76,8 @@ impl StatsPlan {
             heat_resolution: 1024,
             schema: self.schema_name.clone(),
             window: None,
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 }

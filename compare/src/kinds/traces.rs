@@ -48,6 +48,8 @@ pub fn report(path: &Path) -> Result<Report> {
         heat_resolution: 1,
         schema: None,
         window: None,
+        what_if: Vec::new(),
+        annotate: false,
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {

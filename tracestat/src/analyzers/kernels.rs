@@ -394,6 +394,8 @@ mod tests {
             heat_resolution: 16,
             schema: None,
             window: None,
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 
