@@ -521,3 +521,28 @@ fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
         .sum();
     assert!(rank1_host > 50_000.0, "rank 1's host time on step 3's path: {rank1_host}");
 }
+
+/// A chain longer than a rank keeps stretch by stretch (600 kernels back
+/// to back, launched ahead): its stretches are joined in the table, its
+/// totals per name stay exact, and the path still tiles the run.
+#[test]
+fn a_long_chain_is_joined_and_its_totals_stay_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 0..600 {
+        let name = if i % 2 == 0 { "a_kernel" } else { "b_kernel" };
+        t.launch(name, i, 1000 + 10 * i, 10);
+    }
+    let file = t.write(dir.path());
+    let (doc, _, stderr) = report(&[file], &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let items = items(&doc, "all");
+    assert!(items.len() <= 256, "{} stretches", items.len());
+    let sum: f64 = items.iter().map(|i| i.4).sum();
+    close(sum, 7000.0, "0 to the last kernel's end, 7000 us");
+    for name in ["a_kernel", "b_kernel"] {
+        let r = row(&doc, "critical_path_names", "name", name);
+        assert_eq!(r["items"], 300);
+        close(f(&r["dur_us"]), 3000.0, name);
+    }
+}

@@ -42,6 +42,9 @@ const ENGINE_WAIT_NS: Ns = 1_000;
 /// A command may end this much after the blocking call that waited for it
 /// returned: host and device clocks apart (docs/tracestat.md#critical-path).
 const CLOCK_SLACK_NS: Ns = 50_000;
+/// Stretches a sink's chain keeps at most; a longer chain's neighbours are
+/// joined (its totals stay exact), so that a rank's part stays small.
+pub const MAX_ITEMS: usize = 256;
 /// Sources kept per node for the what-if replay.
 pub const KEEP: usize = 4;
 
@@ -108,8 +111,12 @@ pub struct Sink {
     /// Where the chain that set its time starts: `None` at the step's
     /// start, `Some(j)` at the end of the rank's collective call `j`.
     pub source: Option<u32>,
-    /// That chain, in time order, tiling `source..time`.
+    /// That chain, in time order, tiling `source..time`; a chain of more
+    /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]).
     pub items: Vec<Item>,
+    /// The chain's time per kind and name, exact: `(kind, name, stretches,
+    /// time)`.
+    pub totals: Vec<(Kind, u32, u64, Ns)>,
     /// With `--what-if`: per source, the longest chain to this sink as
     /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1022,7 +1029,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         let mut sinks = Vec::with_capacity(sink_nodes.len());
         for (v, pos) in sink_nodes {
-            let (source, items) = self.walk(v, start);
+            let (source, items, totals) = self.chain(v, start);
             if let Some(pos) = pos {
                 points[pos].sink = Some((index, sinks.len() as u32));
             }
@@ -1034,6 +1041,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 time: self.nodes[v as usize].end,
                 source,
                 items,
+                totals,
                 lens,
             });
         }
@@ -1086,6 +1094,26 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         rev.reverse();
         (source, merge_items(rev))
+    }
+
+    /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
+    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<(Kind, u32, u64, Ns)>) {
+        let (source, items) = self.walk(sink, s);
+        let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
+        for it in &items {
+            let t = totals.entry((it.kind, it.name)).or_default();
+            t.0 += 1;
+            t.1 += it.dur;
+        }
+        let mut totals: Vec<(Kind, u32, u64, Ns)> =
+            totals.into_iter().map(|((k, n), (c, d))| (k, n, c, d)).collect();
+        totals.sort_unstable_by_key(|t| (t.0, t.1));
+        let items = if items.len() > MAX_ITEMS {
+            coarsen(items, &mut self.names)
+        } else {
+            items
+        };
+        (source, items, totals)
     }
 
     /// Node `v`'s own work in `a..b`, pushed latest first.
@@ -1193,6 +1221,51 @@ fn push_rev(
             name: names.get(name).copied().unwrap_or(NONE),
         });
     }
+}
+
+/// A chain of more than [`MAX_ITEMS`] stretches as at most that many:
+/// neighbours of one kind first, then runs of equal count, each named
+/// `(N stretches)` and of the kind with most time in it. The stretches
+/// still tile the chain.
+fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
+    let mut by_kind: Vec<(Item, u64)> = Vec::new();
+    for it in items {
+        match by_kind.last_mut() {
+            Some((l, n)) if l.kind == it.kind && l.start + l.dur == it.start => {
+                l.dur += it.dur;
+                *n += 1;
+            }
+            _ => by_kind.push((it, 1)),
+        }
+    }
+    let per = by_kind.len().div_ceil(MAX_ITEMS);
+    by_kind
+        .chunks(per)
+        .map(|group| {
+            let mut time: FastMap<Kind, Ns> = FastMap::default();
+            for (it, _) in group {
+                *time.entry(it.kind).or_default() += it.dur;
+            }
+            let kind = Kind::ALL
+                .into_iter()
+                .max_by_key(|k| (time.get(k).copied().unwrap_or(0), std::cmp::Reverse(*k)))
+                .unwrap_or(Kind::Idle);
+            let count: u64 = group.iter().map(|g| g.1).sum();
+            let name = if count == 1 {
+                group[0].0.name
+            } else {
+                names.id(&format!("({count} stretches)"))
+            };
+            let first = group[0].0;
+            let last = group[group.len() - 1].0;
+            Item {
+                start: first.start,
+                dur: last.start + last.dur - first.start,
+                kind,
+                name,
+            }
+        })
+        .collect()
 }
 
 /// Adjacent items of one kind and name as one.

@@ -137,6 +137,12 @@ impl Analyzer for CriticalPath {
             ops,
             rules: &rules,
             rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
+            sinks: ranks
+                .ranks
+                .iter()
+                .flat_map(|r| &CriticalPath::part(r).steps)
+                .map(|s| s.sinks.len())
+                .sum(),
         };
         let mut paths: Vec<StepPath> = Vec::new();
         for (id, parts) in solver.steps() {
@@ -191,20 +197,22 @@ fn output(paths: &[StepPath], labels: &[String], rules: &[rules::Rule], origin: 
         let mut per_kind: BTreeMap<Kind, Ns> = BTreeMap::new();
         let mut on_path = BTreeSet::new();
         let mut changes = 0;
+        for ((kind, name), &(count, dur)) in &p.totals {
+            *per_kind.entry(*kind).or_default() += dur;
+            let k = kinds.entry(*kind).or_default();
+            k.0 += count;
+            k.1 += dur;
+            let nm = names.entry((*kind, name.clone())).or_default();
+            nm.0 += count;
+            nm.1.insert(si);
+            nm.2 += dur;
+            total += dur;
+        }
         for (seq, it) in p.items.iter().enumerate() {
             if seq > 0 && p.items[seq - 1].rank != it.rank {
                 changes += 1;
             }
             on_path.insert(it.rank);
-            *per_kind.entry(it.kind).or_default() += it.dur;
-            let k = kinds.entry(it.kind).or_default();
-            k.0 += 1;
-            k.1 += it.dur;
-            let nm = names.entry((it.kind, it.name.clone())).or_default();
-            nm.0 += 1;
-            nm.1.insert(si);
-            nm.2 += it.dur;
-            total += it.dur;
             out.critical_path.push(PathRow {
                 step: step.clone(),
                 seq: seq as u64,

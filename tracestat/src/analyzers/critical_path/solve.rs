@@ -36,6 +36,9 @@ pub struct StepPath {
     pub end: Ns,
     pub end_rank: usize,
     pub items: Vec<PathItem>,
+    /// The path's time per (kind, name): `(stretches, time)`, exact even
+    /// where long chains were coarsened.
+    pub totals: BTreeMap<(Kind, String), (u64, Ns)>,
     /// Per rule: the step's length replayed under it.
     pub what_if: Vec<Ns>,
 }
@@ -52,6 +55,8 @@ pub struct Solver<'a> {
     pub rules: &'a [Rule],
     /// Each rank's id (report order).
     pub rank_ids: Vec<Option<u32>>,
+    /// Sinks of every rank: a bound on any path's crossings.
+    pub sinks: usize,
 }
 
 /// One step of one rank taking part in a step.
@@ -113,12 +118,8 @@ impl Solver<'_> {
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
         let mut rev: Vec<PathItem> = Vec::new();
-        let total_sinks: usize = self
-            .paths
-            .iter()
-            .flat_map(|p| &p.steps)
-            .map(|s| s.sinks.len())
-            .sum();
+        let mut totals: BTreeMap<(Kind, String), (u64, Ns)> = BTreeMap::new();
+        let total_sinks = self.sinks;
         let mut cur = (end_rank, end_k, self.paths[end_rank].steps[end_k].sinks.len() - 1);
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
@@ -126,15 +127,26 @@ impl Solver<'_> {
             for it in sink.items.iter().rev() {
                 rev.push(self.item(r, it));
             }
+            let p = self.paths[r];
+            for &(kind, name, count, dur) in &sink.totals {
+                let name = p.names.get(name as usize).cloned().unwrap_or_default();
+                let t = totals.entry((kind, name)).or_default();
+                t.0 += count;
+                t.1 += dur;
+            }
             let Some(j) = sink.source else { break };
             let j = j as usize;
             let (lr, lj, la) = self.last_arrival(r, j);
             let e = self.coll_end(r, j);
             let p = self.paths[r];
+            let name = p.names[p.colls[j].name as usize].clone();
+            let t = totals.entry((Kind::Communication, name.clone())).or_default();
+            t.0 += 1;
+            t.1 += e - la;
             rev.push(PathItem {
                 rank: r,
                 kind: Kind::Communication,
-                name: p.names[p.colls[j].name as usize].clone(),
+                name,
                 start: la,
                 dur: e - la,
             });
@@ -145,12 +157,29 @@ impl Solver<'_> {
         }
         rev.reverse();
         let items = clip(rev, start, end, end_rank);
+        if let Some(first) = items.first().filter(|i| i.name == "(step start)") {
+            let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
+            t.0 += 1;
+            t.1 += first.dur;
+        }
+        let sum: Ns = totals.values().map(|t| t.1).sum();
+        if sum != end - start {
+            // The walk went past the step's start (into another step of a
+            // rank): the clipped stretches are the totals.
+            totals.clear();
+            for it in &items {
+                let t = totals.entry((it.kind, it.name.clone())).or_default();
+                t.0 += 1;
+                t.1 += it.dur;
+            }
+        }
         StepPath {
             id,
             start,
             end,
             end_rank,
             items,
+            totals,
             what_if: Vec::new(),
         }
     }
