@@ -16,8 +16,8 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use unitrace_core::atomic::AtomicFile;
 use unitrace_core::pftrace::{PacketBuilder, PacketReader};
-use unitrace_core::timeline::detect::Sniffed;
 use unitrace_core::timeline;
+use unitrace_core::timeline::detect::Sniffed;
 use unitrace_core::InputError;
 
 use crate::analyzers::critical_path::graph::EngineDepth;
@@ -135,7 +135,12 @@ fn added_pid(i: usize) -> u64 {
     0x7ac0_0000 + i as u64
 }
 
-fn write_json(w: &mut impl Write, files: &[&str], marks: &[RankMarks], report: &Report) -> Result<()> {
+fn write_json(
+    w: &mut impl Write,
+    files: &[&str],
+    marks: &[RankMarks],
+    report: &Report,
+) -> Result<()> {
     w.write_all(b"{\"traceEvents\":[\n")?;
     let mut first = true;
     let mut bases: Vec<(String, Ns)> = Vec::new();
@@ -252,7 +257,12 @@ fn clock_id(packet: &[u8]) -> Option<u64> {
     None
 }
 
-fn write_pftrace(w: &mut impl Write, files: &[&str], marks: &[RankMarks], report: &Report) -> Result<()> {
+fn write_pftrace(
+    w: &mut impl Write,
+    files: &[&str],
+    marks: &[RankMarks],
+    report: &Report,
+) -> Result<()> {
     let mut clock: Option<u64> = None;
     for file in files {
         let p = Path::new(file);
@@ -269,7 +279,11 @@ fn write_pftrace(w: &mut impl Write, files: &[&str], marks: &[RankMarks], report
         }
     }
     let mut first = true;
-    let mut packet = |w: &mut dyn Write, ts: Option<Ns>, field: u32, body: PacketBuilder| -> std::io::Result<()> {
+    let mut packet = |w: &mut dyn Write,
+                      ts: Option<Ns>,
+                      field: u32,
+                      body: PacketBuilder|
+     -> std::io::Result<()> {
         let mut p = PacketBuilder::new();
         if let Some(ts) = ts {
             p = p.varint(PACKET_TIMESTAMP, ts.max(0) as u64);
@@ -287,16 +301,19 @@ fn write_pftrace(w: &mut impl Write, files: &[&str], marks: &[RankMarks], report
     for (i, (m, adds)) in marks.iter().zip(added(marks, report)).enumerate() {
         let root = 0x7ac0_0000_0000 + ((i as u64) << 16);
         let track = |k: u64| root + 1 + k;
-        let mut descriptor = |w: &mut dyn Write, uuid: u64, name: &str, parent: Option<u64>, counter: bool| {
-            let mut td = PacketBuilder::new().varint(TD_UUID, uuid).bytes(TD_NAME, name.as_bytes());
-            if let Some(p) = parent {
-                td = td.varint(TD_PARENT, p);
-            }
-            if counter {
-                td = td.message(TD_COUNTER, PacketBuilder::new());
-            }
-            packet(w, None, PACKET_TRACK_DESCRIPTOR, td)
-        };
+        let mut descriptor =
+            |w: &mut dyn Write, uuid: u64, name: &str, parent: Option<u64>, counter: bool| {
+                let mut td = PacketBuilder::new()
+                    .varint(TD_UUID, uuid)
+                    .bytes(TD_NAME, name.as_bytes());
+                if let Some(p) = parent {
+                    td = td.varint(TD_PARENT, p);
+                }
+                if counter {
+                    td = td.message(TD_COUNTER, PacketBuilder::new());
+                }
+                packet(w, None, PACKET_TRACK_DESCRIPTOR, td)
+            };
         descriptor(w, root, &format!("tracestat rank {}", m.label), None, false)?;
         descriptor(w, track(0), "steps", Some(root), false)?;
         descriptor(w, track(1), "critical path", Some(root), false)?;

@@ -515,38 +515,9 @@ pub fn heatmap_text(hm: &HeatData<'_>, straggler: Option<&str>) -> Option<(Strin
     Some((caption, text))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tick_labels_in_a_readable_unit() {
-        assert_eq!(time_unit(500.0), ("us", 1.0));
-        assert_eq!(time_unit(5900.0), ("ms", 1e3));
-        assert_eq!(time_unit(60e6), ("s", 1e6));
-        let (ticks, step) = linear_ticks(0.0, 1.0679, 6, false);
-        assert_eq!(step, 0.2);
-        assert_eq!(tick_label(ticks[2], step, "ms"), "0.4 ms");
-        let (ticks, step) = linear_ticks(0.0, 586.0, 6, false);
-        assert_eq!(step, 100.0);
-        assert_eq!(tick_label(ticks[3], step, "ms"), "300 ms");
-    }
-
-    #[test]
-    fn groups_never_exceed_the_maximum() {
-        assert_eq!(groups(3, 64), vec![0..1, 1..2, 2..3]);
-        let g = groups(4096, 256);
-        assert_eq!(g.len(), 256);
-        assert_eq!(g[0], 0..16);
-        let g = groups(1000, 256);
-        assert!(g.len() <= 256);
-        assert_eq!(g.last().unwrap().end, 1000);
-    }
-}
-
 /// The kinds of the critical path and their colours (tab10; idle grey), in
-/// the order of `critical_path::graph::Kind::ALL`.
-const PATH_KINDS: [(&str, Rgb); 7] = [
+/// the order of its kinds (docs/tracestat.md#critical-path).
+pub const PATH_KINDS: [(&str, Rgb); 7] = [
     ("compute", palette::TAB10[0]),
     ("communication", palette::TAB10[1]),
     ("memory", palette::TAB10[2]),
@@ -559,18 +530,18 @@ const PATH_KINDS: [(&str, Rgb); 7] = [
 /// A Gantt chart of one step's critical path over the ranks
 /// (docs/tracestat.md#html-page): a row per rank the path visits, each
 /// stretch a bar coloured by kind, a vertical line where the path moves to
-/// another rank. `items`: `(rank index, kind, name, start us since the
-/// step's start, length us)`, in path order.
-pub fn path_gantt_svg(
-    labels: &[String],
-    items: &[(usize, crate::analyzers::critical_path::graph::Kind, String, f64, f64)],
-) -> String {
-    use crate::analyzers::critical_path::graph::Kind;
+/// another rank. `items`: `(rank index, kind index into [`PATH_KINDS`],
+/// name, start us since the step's start, length us)`, in path order.
+pub fn path_gantt_svg(labels: &[String], items: &[(usize, usize, String, f64, f64)]) -> String {
     let mut ranks: Vec<usize> = items.iter().map(|i| i.0).collect();
     ranks.sort_unstable();
     ranks.dedup();
     let row_of = |r: usize| ranks.iter().position(|&x| x == r).unwrap_or(0);
-    let span = items.iter().map(|i| i.3 + i.4).fold(0.0, f64::max).max(1e-9);
+    let span = items
+        .iter()
+        .map(|i| i.3 + i.4)
+        .fold(0.0, f64::max)
+        .max(1e-9);
     let (left, width, bar, gap) = (LABEL_WIDTH, 900.0, 16.0, 6.0);
     let top = 30.0;
     let height = top + ranks.len() as f64 * (bar + gap) + 40.0;
@@ -590,7 +561,11 @@ pub fn path_gantt_svg(
                 ("fill", color.hex().into()),
             ],
         );
-        m.element("text", &[("x", (x + 16.0).into()), ("y", 16.0.into())], name);
+        m.element(
+            "text",
+            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
+            name,
+        );
     }
     for (row, r) in ranks.iter().enumerate() {
         let y = top + row as f64 * (bar + gap);
@@ -611,13 +586,10 @@ pub fn path_gantt_svg(
     for (r, kind, name, start, dur) in items {
         let row = row_of(*r);
         let y = top + row as f64 * (bar + gap);
-        let k = Kind::ALL.iter().position(|x| x == kind).unwrap_or(6);
+        let k = (*kind).min(PATH_KINDS.len() - 1);
         if let Some((prow, px)) = prev {
             if prow != row {
-                let (y0, y1) = (
-                    top + prow as f64 * (bar + gap) + bar / 2.0,
-                    y + bar / 2.0,
-                );
+                let (y0, y1) = (top + prow as f64 * (bar + gap) + bar / 2.0, y + bar / 2.0);
                 m.empty(
                     "line",
                     &[
@@ -671,4 +643,33 @@ pub fn path_gantt_svg(
     }
     m.close("svg");
     m.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_in_a_readable_unit() {
+        assert_eq!(time_unit(500.0), ("us", 1.0));
+        assert_eq!(time_unit(5900.0), ("ms", 1e3));
+        assert_eq!(time_unit(60e6), ("s", 1e6));
+        let (ticks, step) = linear_ticks(0.0, 1.0679, 6, false);
+        assert_eq!(step, 0.2);
+        assert_eq!(tick_label(ticks[2], step, "ms"), "0.4 ms");
+        let (ticks, step) = linear_ticks(0.0, 586.0, 6, false);
+        assert_eq!(step, 100.0);
+        assert_eq!(tick_label(ticks[3], step, "ms"), "300 ms");
+    }
+
+    #[test]
+    fn groups_never_exceed_the_maximum() {
+        assert_eq!(groups(3, 64), vec![0..1, 1..2, 2..3]);
+        let g = groups(4096, 256);
+        assert_eq!(g.len(), 256);
+        assert_eq!(g[0], 0..16);
+        let g = groups(1000, 256);
+        assert!(g.len() <= 256);
+        assert_eq!(g.last().unwrap().end, 1000);
+    }
 }

@@ -374,11 +374,7 @@ pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Secti
 
 /// Writes every output of the report: files first (temporary names),
 /// committed together, then the console.
-fn write_report(
-    plan: &Plan,
-    report: &Report,
-    marks: Option<&[annotate::RankMarks]>,
-) -> Result<()> {
+fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMarks]>) -> Result<()> {
     let out = &plan.outputs;
     // Files hold every rank: the sections without a screen cap.
     let (_, all) = sections(report, None);

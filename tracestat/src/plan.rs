@@ -126,7 +126,10 @@ pub fn plan(mut args: Args) -> Result<Plan> {
     if let Some(a) = &args.annotate {
         let name = a.to_string_lossy();
         if !(name.ends_with(".json") || name.ends_with(".pftrace")) {
-            bail!("--annotate {}: name it OUT.json or OUT.pftrace", a.display());
+            bail!(
+                "--annotate {}: name it OUT.json or OUT.pftrace",
+                a.display()
+            );
         }
     }
     if args.combine && window.is_some() {
@@ -232,9 +235,9 @@ fn check_outputs(plan: &Plan) -> Result<()> {
         o.partial.as_deref(),
         o.annotate.as_deref(),
     ]
-        .into_iter()
-        .flatten()
-        .collect();
+    .into_iter()
+    .flatten()
+    .collect();
     for (i, f) in files.iter().enumerate() {
         ensure_not_input(f, &inputs)?;
         for p in &files[..i] {

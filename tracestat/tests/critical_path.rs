@@ -30,9 +30,15 @@ impl Rank {
                 meta(
                     dev,
                     "process_name",
-                    &format!("RANK {rank} DEVICE<node0>[Intel(R) Data Center GPU Max 1550] 0:18:0:0 #0"),
+                    &format!(
+                        "RANK {rank} DEVICE<node0>[Intel(R) Data Center GPU Max 1550] 0:18:0:0 #0"
+                    ),
                 ),
-                meta(dev, "thread_name", &format!("Thread {host} L0 Compute Engine<0,0>")),
+                meta(
+                    dev,
+                    "thread_name",
+                    &format!("Thread {host} L0 Compute Engine<0,0>"),
+                ),
             ],
             next_id: 1,
         }
@@ -79,7 +85,13 @@ impl Rank {
 
     fn allreduce(&mut self, at: i64, dur: i64) {
         let host = Rank::host(self.rank);
-        self.x(host, "oneCCL::API::ALLREDUCE_SMALL", at, dur, "\"send_size\":[4096]");
+        self.x(
+            host,
+            "oneCCL::API::ALLREDUCE_SMALL",
+            at,
+            dur,
+            "\"send_size\":[4096]",
+        );
     }
 
     fn write(&self, dir: &Path) -> PathBuf {
@@ -114,7 +126,9 @@ fn two_ranks(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn rows<'a>(doc: &'a Value, table: &str) -> &'a Vec<Value> {
-    doc[table].as_array().unwrap_or_else(|| panic!("no {table}"))
+    doc[table]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {table}"))
 }
 
 fn path_of<'a>(doc: &'a Value, step: &str) -> Vec<&'a Value> {
@@ -171,7 +185,13 @@ fn slow_kernel_and_late_rank_put_the_path_on_the_last_arriver() {
         ("1", "compute", "gemm_kernel", 20.0, 300.0),
         ("1", "sync-wait", "zeEventHostSynchronize", 320.0, 5.0),
         ("1", "host", "PyTorch::ProfilerStep#1", 325.0, 5.0),
-        ("0", "communication", "oneCCL::API::ALLREDUCE_SMALL", 330.0, 70.0),
+        (
+            "0",
+            "communication",
+            "oneCCL::API::ALLREDUCE_SMALL",
+            330.0,
+            70.0,
+        ),
         ("0", "host", "PyTorch::ProfilerStep#1", 400.0, 10.0),
         ("0", "launch", "(launch latency)", 410.0, 10.0),
         ("0", "compute", "softmax_kernel", 420.0, 50.0),
@@ -181,7 +201,11 @@ fn slow_kernel_and_late_rank_put_the_path_on_the_last_arriver() {
     let got = items(&doc, "1");
     assert_eq!(got.len(), want.len(), "{got:#?}");
     for (g, w) in got.iter().zip(want) {
-        assert_eq!((g.0.as_str(), g.1.as_str(), g.2.as_str()), (w.0, w.1, w.2), "{got:#?}");
+        assert_eq!(
+            (g.0.as_str(), g.1.as_str(), g.2.as_str()),
+            (w.0, w.1, w.2),
+            "{got:#?}"
+        );
         close(g.3, w.3, "start");
         close(g.4, w.4, "length");
     }
@@ -236,13 +260,25 @@ fn what_if_rules_replay_the_step_as_worked_out_by_hand() {
     // 30 + 300*250/350 = 244.286 (to the ns), the allreduce ends 70 later
     // (314.286); rank 0 then needs 100 more (414.286), rank 1
     // 50 + 50*250/350 = 85.714 (400).
-    close(what_if(&doc, "rank:1=median", "1"), 414.286, "rank:1=median");
+    close(
+        what_if(&doc, "rank:1=median", "1"),
+        414.286,
+        "rank:1=median",
+    );
     // gemms of 50 us: rank 1 arrives at 20 + 50 + 5 + 5 = 80, rank 0 too:
     // the allreduce ends at 150, the step at 250.
-    close(what_if(&doc, "kernel:gemm_kernel=50us", "1"), 250.0, "gemm = 50 us");
+    close(
+        what_if(&doc, "kernel:gemm_kernel=50us", "1"),
+        250.0,
+        "gemm = 50 us",
+    );
     // 250 us less: rank 0's gemm 0 us (arrival 40: its sync 30-35),
     // rank 1's 50 us (arrival 80): 80 + 70 + 100.
-    close(what_if(&doc, "kernel:gemm*=-250us", "1"), 250.0, "gemm -250 us");
+    close(
+        what_if(&doc, "kernel:gemm*=-250us", "1"),
+        250.0,
+        "gemm -250 us",
+    );
     let total = rows(&doc, "what_if")
         .iter()
         .find(|r| r["rule"] == "comm=0" && r["step"] == "total")
@@ -294,25 +330,45 @@ fn a_host_bound_gap_puts_host_and_launch_on_the_path() {
     // Without launches: 198 us of host, then the kernel right away.
     close(what_if(&doc, "launch=0", "all"), 208.0, "launch=0");
     // Half the range's time: 2 + 99, then 10 + 10.
-    close(what_if(&doc, "range:*slow_op=-50%", "all"), 121.0, "range -50%");
-    close(what_if(&doc, "kernel:b_*=-50%", "all"), 215.0, "kernel -50%");
+    close(
+        what_if(&doc, "range:*slow_op=-50%", "all"),
+        121.0,
+        "range -50%",
+    );
+    close(
+        what_if(&doc, "kernel:b_*=-50%", "all"),
+        215.0,
+        "kernel -50%",
+    );
 }
 
 #[test]
 fn partials_combine_to_the_same_path_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     let files = two_ranks(dir.path());
-    let args = ["--align", "none", "--what-if", "comm=0", "--what-if", "rank:1=median"];
+    let args = [
+        "--align",
+        "none",
+        "--what-if",
+        "comm=0",
+        "--what-if",
+        "rank:1=median",
+    ];
     let (one, _, _) = report(&files, &args);
     let mut partials = Vec::new();
     for (i, file) in files.iter().enumerate() {
         let p = dir.path().join(format!("p{i}.json"));
-        let mut a: Vec<&std::ffi::OsStr> = vec![file.as_os_str(), "--partial".as_ref(), p.as_os_str()];
+        let mut a: Vec<&std::ffi::OsStr> =
+            vec![file.as_os_str(), "--partial".as_ref(), p.as_os_str()];
         for x in &args[2..] {
             a.push(x.as_ref());
         }
         let out = run(&a);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         partials.push(p);
     }
     let (combined, _, _) = report(&partials, &["--combine", "--align", "none"]);
@@ -349,7 +405,11 @@ fn annotated_json_holds_the_input_and_the_added_tracks() {
         .sum();
     let added: Vec<&Value> = events
         .iter()
-        .filter(|e| e["pid"].as_u64().is_some_and(|p| p >= 0x7ac0_0000 && p < 0x7ac0_1000))
+        .filter(|e| {
+            e["pid"]
+                .as_u64()
+                .is_some_and(|p| (0x7ac0_0000..0x7ac0_1000).contains(&p))
+        })
         .collect();
     assert_eq!(events.len(), inputs + added.len(), "inputs pass through");
     let slices = |tid: u64| -> Vec<&Value> {
@@ -398,8 +458,15 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
     let (doc, _, stderr) = report(&inputs, &["--annotate", out.to_str().unwrap()]);
     assert!(stderr.is_empty(), "{stderr}");
     let bytes = std::fs::read(&out).unwrap();
-    let input: Vec<u8> = inputs.iter().flat_map(|p| std::fs::read(p).unwrap()).collect();
-    assert_eq!(&bytes[..input.len()], &input[..], "the inputs' records come first, as they were");
+    let input: Vec<u8> = inputs
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(
+        &bytes[..input.len()],
+        &input[..],
+        "the inputs' records come first, as they were"
+    );
     let mut reader = PacketReader::new(&bytes[..]);
     let (mut names, mut begins, mut ends, mut counters) = (Vec::new(), 0, 0, 0);
     while let Some(rec) = reader.next_record().unwrap() {
@@ -418,10 +485,18 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
             _ => {}
         }
     }
-    for n in ["tracestat rank 0", "tracestat rank 1", "steps", "critical path"] {
+    for n in [
+        "tracestat rank 0",
+        "tracestat rank 1",
+        "steps",
+        "critical path",
+    ] {
         assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
     }
-    assert!(names.iter().any(|x| x.starts_with("queue depth")), "{names:?}");
+    assert!(
+        names.iter().any(|x| x.starts_with("queue depth")),
+        "{names:?}"
+    );
     let stretches = rows(&doc, "critical_path").len();
     let steps = 2;
     assert_eq!(begins, stretches + steps);
@@ -429,7 +504,11 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
     assert!(counters > 0);
     // The output is a trace tracestat reads again.
     let again = run(&[out.as_os_str(), "-q".as_ref()]);
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }
 
 /// HTA's critical path (`testdata/kineto/expected/*.hta.json`, made by
@@ -461,7 +540,11 @@ fn hta_critical_path_and_ours_on_the_same_steps() {
     // aten::empty's 2187 us and the 36 us spin kernel.
     let h = hta("hta.critical_path.cuda_event_sync", "rank0:ProfilerStep:0");
     close(f(&h["length"]), 2401.0, "HTA length");
-    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 38.0, "HTA GPU compute");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        38.0,
+        "HTA GPU compute",
+    );
     let d = ours("hta/critical_path/cuda_event_sync");
     let (len, compute) = step(&d, "100");
     close(len, 3154.0, "our length (the ProfilerStep#100 range)");
@@ -477,7 +560,11 @@ fn hta_critical_path_and_ours_on_the_same_steps() {
     // which the step's kernels queue behind.
     let h = hta("hta.ns_resolution_trace", "rank0:ProfilerStep:1");
     close(f(&h["length"]), 96575.0, "HTA length");
-    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 93597.0, "HTA GPU");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        93597.0,
+        "HTA GPU",
+    );
     let d = ours("hta/ns_resolution_trace");
     let (len, compute) = step(&d, "102");
     close(len, 161734.442, "our length");
@@ -488,7 +575,11 @@ fn hta_critical_path_and_ours_on_the_same_steps() {
     // crosses to rank 2 at the all-reduce and holds the matmul.
     let h = hta("recorded.planted", "rank2:ProfilerStep:3");
     close(f(&h["length"]), 26888.0, "HTA rank 2 length");
-    close(f(&h["by_bound_by"]["gpu_compute_bound"]), 26598.0, "HTA rank 2 GPU");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        26598.0,
+        "HTA rank 2 GPU",
+    );
     let d = ours("recorded/planted");
     let (len, compute) = step(&d, "5");
     close(len, 32975.477, "our step 5 across ranks");
@@ -508,8 +599,17 @@ fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
     for s in rows(&doc, "critical_path_steps") {
         let id = s["step"].as_str().unwrap();
         let sum: f64 = path_of(&doc, id).iter().map(|r| f(&r["dur_us"])).sum();
-        assert!((sum - f(&s["dur_us"])).abs() < 1e-3, "step {id}: {sum} vs {}", s["dur_us"]);
-        let by_kind: f64 = s["kinds_us"].as_array().unwrap().iter().map(|k| f(&k[1])).sum();
+        assert!(
+            (sum - f(&s["dur_us"])).abs() < 1e-3,
+            "step {id}: {sum} vs {}",
+            s["dur_us"]
+        );
+        let by_kind: f64 = s["kinds_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| f(&k[1]))
+            .sum();
         assert!((by_kind - f(&s["dur_us"])).abs() < 1e-3, "step {id} kinds");
     }
     let s3 = row(&doc, "critical_path_steps", "step", "3");
@@ -519,7 +619,10 @@ fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
         .filter(|r| r["rank"] == "1" && r["kind"] == "host")
         .map(|r| f(&r["dur_us"]))
         .sum();
-    assert!(rank1_host > 50_000.0, "rank 1's host time on step 3's path: {rank1_host}");
+    assert!(
+        rank1_host > 50_000.0,
+        "rank 1's host time on step 3's path: {rank1_host}"
+    );
 }
 
 /// A chain longer than a rank keeps stretch by stretch (600 kernels back
@@ -545,4 +648,43 @@ fn a_long_chain_is_joined_and_its_totals_stay_exact() {
         assert_eq!(r["items"], 300);
         close(f(&r["dur_us"]), 3000.0, name);
     }
+}
+
+/// The page draws the slowest step's path as a Gantt chart over the ranks
+/// it visits, with a line where it crosses to the last arriver.
+#[test]
+fn the_page_draws_the_slowest_steps_path_over_the_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let page = dir.path().join("r.html");
+    let mut args: Vec<&std::ffi::OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    for a in ["-q", "--align", "none", "--html"] {
+        args.push(a.as_ref());
+    }
+    args.push(page.as_os_str());
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("The critical path of step 1 over the ranks"),
+        "the caption"
+    );
+    let svg = html
+        .split("<svg")
+        .find(|s| s.contains("stroke-dasharray"))
+        .expect("the Gantt chart");
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(
+        svg.contains(">rank 0<") && svg.contains(">rank 1<"),
+        "a row per rank"
+    );
+    assert_eq!(svg.matches("stroke-dasharray").count(), 1, "one crossing");
+    assert!(
+        svg.contains("rank 1: compute gemm_kernel"),
+        "the slow gemm's bar"
+    );
 }

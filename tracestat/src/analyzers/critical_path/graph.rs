@@ -116,12 +116,15 @@ pub struct Sink {
     pub items: Vec<Item>,
     /// The chain's time per kind and name, exact: `(kind, name, stretches,
     /// time)`.
-    pub totals: Vec<(Kind, u32, u64, Ns)>,
+    pub totals: Vec<Total>,
     /// With `--what-if`: per source, the longest chain to this sink as
     /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lens: Vec<(Option<u32>, Vec<Ns>)>,
 }
+
+/// A chain's time of one kind and name: `(kind, name, stretches, time)`.
+pub type Total = (Kind, u32, u64, Ns);
 
 /// One step of one rank, reduced.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -178,15 +181,26 @@ enum Edge {
 
 #[derive(Debug, Clone, Copy)]
 enum What {
-    Kernel { kind: Kind, name: u32, full: NameId },
+    Kernel {
+        kind: Kind,
+        name: u32,
+        full: NameId,
+    },
     /// Host time of a thread (index into `Graph::threads`).
-    Piece { thread: u32 },
+    Piece {
+        thread: u32,
+    },
     /// A call that waits for the device: a synchronisation, or a launch
     /// call that returned only after its command finished (a blocking
     /// copy); `kernel` is that command (index into the trace's kernels).
-    Sync { name: u32, kernel: u32 },
+    Sync {
+        name: u32,
+        kernel: u32,
+    },
     Arrival,
-    End { coll: u32 },
+    End {
+        coll: u32,
+    },
     /// A step's end.
     Mark,
 }
@@ -320,6 +334,21 @@ fn is_launch_call(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
+/// What a host thread's chain is cut at: a launch (kernel), a step's end
+/// (window), a call that waits for the device (its end, name and the
+/// command it waits for, or `NONE`), a collective call (its end and
+/// position).
+#[derive(Clone, Copy)]
+enum Ev {
+    Launch(usize),
+    StepEnd(usize),
+    Sync(Ns, NameId, u32),
+    Coll(Ns, usize),
+}
+
+/// A host call or range of one thread: `(start, end, kind, API call, name)`.
+type Call = (Ns, Ns, Kind, bool, NameId);
+
 /// The rank's graph, built once.
 struct Graph<'m, 'a> {
     m: &'m RankModel<'a>,
@@ -328,12 +357,20 @@ struct Graph<'m, 'a> {
     /// Per node: its binding predecessor and the edge to it.
     bind: Vec<(u32, Edge)>,
     threads: Vec<Thread>,
-    /// Per node: `(device, engine)` of device work (others: none).
-    engine: Vec<Option<(u32, u64)>>,
+    /// Per node: the engine (index into `engines`) of device work, or
+    /// `NONE`.
+    engine: Vec<u32>,
+    /// `(device, engine thread)` of each engine.
+    engines: Vec<(u32, u64)>,
+    /// Per name id: its item name, interned (`NONE` until seen).
+    name_of: Vec<u32>,
     /// Per name id: the kind of a host call of that name.
     call_kind: Vec<Option<Kind>>,
     coll_arrival: Vec<u32>,
     coll_end: Vec<u32>,
+    /// With `--what-if`: the nodes in link order, and each node's place in it.
+    order: Vec<u32>,
+    pos: Vec<u32>,
     /// Per step window: its end's node.
     step_end: Vec<u32>,
     launch_node: Vec<u32>,
@@ -362,7 +399,14 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
     if whole_run {
         g.whole_run_end();
     }
-    g.sort_and_bind();
+    g.bind_all();
+    if !rules.is_empty() {
+        g.order = g.in_order();
+        g.pos = vec![0; g.nodes.len()];
+        for (i, &v) in g.order.iter().enumerate() {
+            g.pos[v as usize] = i as u32;
+        }
+    }
     let mut points: Vec<CollPoint> = order
         .iter()
         .map(|&i| {
@@ -383,23 +427,35 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         .map(|(pos, &a)| (g.nodes[a as usize].end, a, pos))
         .collect();
     arrivals.sort_unstable();
-    let mut steps = Vec::with_capacity(windows.len());
-    for (k, w) in windows.iter().enumerate() {
-        let end_node = g.step_end[k];
-        if end_node == NONE {
-            continue;
-        }
-        let start = if w.id.is_none() {
-            m.first.min(w.start)
-        } else {
-            w.start
-        };
-        let end = g.nodes[end_node as usize].end;
+    // (window, id, start, end, end node) of each step with an end.
+    let spans: Vec<(Option<i64>, Ns, Ns, u32)> = windows
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| g.step_end[*k] != NONE)
+        .map(|(k, w)| {
+            let start = if w.id.is_none() {
+                m.first.min(w.start)
+            } else {
+                w.start
+            };
+            let end_node = g.step_end[k];
+            (w.id, start, g.nodes[end_node as usize].end, end_node)
+        })
+        .collect();
+    let kernel_ns = g.kernel_time(&spans);
+    let mut steps = Vec::with_capacity(spans.len());
+    for (&(id, start, end, end_node), kernel_ns) in spans.iter().zip(kernel_ns) {
         let index = steps.len() as u32;
-        let step = g.step(index, w.id, start, end, end_node, &arrivals, &mut points);
+        let mut step = g.step(index, (start, end), end_node, &arrivals, &mut points);
+        step.id = id;
+        step.kernel_ns = kernel_ns;
         steps.push(step);
     }
-    let queue_depth = if annotate { g.queue_depth() } else { Vec::new() };
+    let queue_depth = if annotate {
+        g.queue_depth()
+    } else {
+        Vec::new()
+    };
     RankPath {
         names: std::mem::take(&mut g.names.list),
         steps,
@@ -435,10 +491,14 @@ impl<'m, 'a> Graph<'m, 'a> {
             bind: Vec::new(),
             threads: Vec::new(),
             engine: Vec::with_capacity(2 * t.kernels.len() + 16),
+            engines: Vec::new(),
+            name_of: vec![NONE; t.names.len()],
             call_kind: vec![None; t.names.len()],
             coll_arrival: vec![NONE; t.collectives.len()],
             coll_end: vec![NONE; t.collectives.len()],
             step_end: vec![NONE; windows],
+            order: Vec::new(),
+            pos: Vec::new(),
             launch_node: vec![NONE; t.kernels.len()],
             kernel_node: vec![NONE; t.kernels.len()],
             end_at: vec![Ns::MAX; t.kernels.len()],
@@ -450,40 +510,21 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     fn push(&mut self, n: Node) -> u32 {
         self.nodes.push(n);
-        self.engine.push(None);
+        self.engine.push(NONE);
         (self.nodes.len() - 1) as u32
     }
 
     /// The host threads' chains: per thread, its time cut at launches,
     /// synchronisation calls, collective calls and step ends. Returns, per
     /// collective position, whether it is a host call kept in a chain.
-    fn chains(
-        &mut self,
-        order: &[usize],
-        windows: &[super::steps::StepWindow],
-    ) -> Vec<bool> {
+    fn chains(&mut self, order: &[usize], windows: &[super::steps::StepWindow]) -> Vec<bool> {
         let t = self.m.trace;
         // Per thread: (time, tag, payload): tag 0 launch point (kernel),
         // 1 step end (window), 2 interval start (sync call / collective).
-        #[derive(Clone, Copy)]
-        enum Ev {
-            Launch(usize),
-            StepEnd(usize),
-            Sync(Ns, NameId, u32),
-            Coll(Ns, usize),
-        }
-        impl From<(Ns, NameId, u32)> for Ev {
-            fn from((e, n, k): (Ns, NameId, u32)) -> Ev {
-                Ev::Sync(e, n, k)
-            }
-        }
         let mut per_tid: FastMap<u64, Vec<(Ns, u8, Ev)>> = FastMap::default();
         for (k, sub) in self.m.submissions.iter().enumerate() {
             if let Some((tid, ts)) = *sub {
-                per_tid
-                    .entry(tid)
-                    .or_default()
-                    .push((ts, 0, Ev::Launch(k)));
+                per_tid.entry(tid).or_default().push((ts, 0, Ev::Launch(k)));
             }
         }
         for (w, win) in windows.iter().enumerate() {
@@ -512,32 +553,38 @@ impl<'m, 'a> Graph<'m, 'a> {
                     .push((a.start, 3, Ev::Sync(a.end, a.name, NONE)));
             }
         }
-        self.blocking_calls(&mut per_tid);
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
-        let mut calls_by_tid: FastMap<u64, Vec<(Ns, Ns, Kind, NameId)>> = FastMap::default();
+        let mut calls_by_tid: FastMap<u64, Vec<Call>> = FastMap::default();
         for a in &t.api {
             if per_tid.contains_key(&a.tid) {
                 let kind = self.call_kind(a.name);
                 calls_by_tid
                     .entry(a.tid)
                     .or_default()
-                    .push((a.start, a.end, kind, a.name));
+                    .push((a.start, a.end, kind, true, a.name));
             }
         }
         for h in &t.host {
             if per_tid.contains_key(&h.tid) {
-                calls_by_tid
-                    .entry(h.tid)
-                    .or_default()
-                    .push((h.start, h.end, Kind::Host, h.name));
+                calls_by_tid.entry(h.tid).or_default().push((
+                    h.start,
+                    h.end,
+                    Kind::Host,
+                    false,
+                    h.name,
+                ));
             }
         }
         for tid in tids {
             let mut evs = per_tid.remove(&tid).unwrap_or_default();
             evs.sort_by_key(|e| (e.0, e.1));
-            let calls = calls_by_tid.remove(&tid).unwrap_or_default();
-            let thread = self.thread(calls, tid);
+            let mut calls = calls_by_tid.remove(&tid).unwrap_or_default();
+            calls.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            if self.blocking_calls(&calls, &mut evs) {
+                evs.sort_by_key(|e| (e.0, e.1));
+            }
+            let thread = self.thread(calls);
             let first = thread
                 .segments
                 .first()
@@ -566,7 +613,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                     Ev::Launch(k) => self.launch_node[k] = p,
                     Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
                     Ev::Sync(end, name, kernel) => {
-                        let name = self.names.id(t.name(name));
+                        let name = self.item_name(name, false);
                         let mut n = Node::new(ts, end, What::Sync { name, kernel });
                         n.add_pred(p, Edge::Chain);
                         let s = self.push(n);
@@ -592,28 +639,23 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// Launch calls that returned only after their command finished (a
     /// copy to pageable memory, `cudaMemcpy`): they wait for the device
-    /// like a synchronisation, for that command.
-    fn blocking_calls<E>(&mut self, per_tid: &mut FastMap<u64, Vec<(Ns, u8, E)>>)
-    where
-        E: From<(Ns, NameId, u32)>,
-    {
+    /// like a synchronisation, for that command. `calls` and `evs` are one
+    /// thread's, in time order; whether any was found.
+    fn blocking_calls(&mut self, calls: &[Call], evs: &mut Vec<(Ns, u8, Ev)>) -> bool {
         let t = self.m.trace;
-        let mut calls: FastMap<u64, Vec<(Ns, Ns, NameId)>> = FastMap::default();
-        for a in &t.api {
-            if per_tid.contains_key(&a.tid) {
-                calls.entry(a.tid).or_default().push((a.start, a.end, a.name));
+        // (call start, end, name, the latest-ending command it waited for)
+        let mut waited: Vec<(Ns, Ns, NameId, usize)> = Vec::new();
+        let mut i = 0;
+        let mut last_api: Option<usize> = None;
+        for &(ts, _, ev) in evs.iter() {
+            let Ev::Launch(k) = ev else { continue };
+            while i < calls.len() && calls[i].0 <= ts {
+                if calls[i].3 {
+                    last_api = Some(i);
+                }
+                i += 1;
             }
-        }
-        for v in calls.values_mut() {
-            v.sort_unstable_by_key(|c| (c.0, c.1));
-        }
-        // call (tid, start) -> the latest-ending command it waited for
-        let mut waited: FastMap<(u64, Ns), (Ns, NameId, usize)> = FastMap::default();
-        for (k, sub) in self.m.submissions.iter().enumerate() {
-            let Some((tid, ts)) = *sub else { continue };
-            let Some(list) = calls.get(&tid) else { continue };
-            let i = list.partition_point(|c| c.0 <= ts);
-            let Some(&(s, e, name)) = i.checked_sub(1).map(|i| &list[i]) else {
+            let Some(&(s, e, _, _, name)) = last_api.map(|j| &calls[j]) else {
                 continue;
             };
             let kr = &t.kernels[k];
@@ -621,22 +663,37 @@ impl<'m, 'a> Graph<'m, 'a> {
             if e < ts || !waits || t.names.info(name).host_kind == HostKind::Sync {
                 continue;
             }
-            let w = waited.entry((tid, s)).or_insert((e, name, k));
-            if t.kernels[w.2].end < kr.end {
-                w.2 = k;
+            match waited.last_mut() {
+                Some(w) if w.0 == s => {
+                    if t.kernels[w.3].end < kr.end {
+                        w.3 = k;
+                    }
+                }
+                _ => waited.push((s, e, name, k)),
             }
         }
-        let mut keys: Vec<(u64, Ns)> = waited.keys().copied().collect();
-        keys.sort_unstable();
-        for key in keys {
-            let (e, name, k) = waited[&key];
+        for &(s, e, name, k) in &waited {
             // Host and device clocks a little apart: the command ends
             // when the call returns (docs/tracestat.md#critical-path).
             self.end_at[k] = self.end_at[k].min(e);
-            if let Some(list) = per_tid.get_mut(&key.0) {
-                list.push((key.1, 3, E::from((e, name, k as u32))));
-            }
+            evs.push((s, 3, Ev::Sync(e, name, k as u32)));
         }
+        !waited.is_empty()
+    }
+
+    /// The item name of a trace name (a kernel's without its launch
+    /// shape), interned once per name.
+    fn item_name(&mut self, name: NameId, kernel: bool) -> u32 {
+        let i = name.index();
+        if self.name_of[i] == NONE {
+            let text = if kernel {
+                self.m.kinds[i].short_name.as_str()
+            } else {
+                self.m.trace.name(name)
+            };
+            self.name_of[i] = self.names.id(text);
+        }
+        self.name_of[i]
     }
 
     /// The kind of a host API call's time, by its name (cached).
@@ -677,9 +734,8 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// A thread's calls and ranges as disjoint stretches labelled by the
     /// innermost one, and the coverage the what-if rules need.
-    fn thread(&mut self, mut calls: Vec<(Ns, Ns, Kind, NameId)>, _tid: u64) -> Thread {
+    fn thread(&mut self, calls: Vec<Call>) -> Thread {
         let t = self.m.trace;
-        calls.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut segs: Vec<(Ns, Ns, Kind, u32)> = Vec::new();
         let push = |segs: &mut Vec<(Ns, Ns, Kind, u32)>, s: Ns, e: Ns, k: Kind, n: u32| {
             if e <= s {
@@ -692,7 +748,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         let mut stack: Vec<(Ns, Kind, u32)> = Vec::new();
         let mut at = Ns::MIN;
-        for &(s, e, kind, name) in &calls {
+        for &(s, e, kind, _, name) in &calls {
             while let Some(&(top_end, k, n)) = stack.last() {
                 if top_end > s {
                     break;
@@ -706,7 +762,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             }
             at = at.max(s);
             let e = stack.last().map_or(e, |top| e.min(top.0));
-            let name = self.names.id(t.name(name));
+            let name = self.item_name(name, false);
             stack.push((e, kind, name));
         }
         while let Some((top_end, k, n)) = stack.pop() {
@@ -720,7 +776,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 Target::Range(re) => Some(Coverage::new(
                     calls
                         .iter()
-                        .filter(|c| re.is_match(t.name(c.3)))
+                        .filter(|c| re.is_match(t.name(c.4)))
                         .map(|c| (c.0, c.1))
                         .collect(),
                 )),
@@ -735,6 +791,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                     .collect(),
             )));
         }
+        segs.shrink_to_fit();
         Thread {
             segments: segs,
             cover,
@@ -756,6 +813,10 @@ impl<'m, 'a> Graph<'m, 'a> {
         for k in idx {
             let kr = &t.kernels[k];
             let key = (kr.device, kr.tid);
+            if self.engines.last() != Some(&key) {
+                self.engines.push(key);
+            }
+            let eng = (self.engines.len() - 1) as u32;
             let mut queue = match last {
                 Some((e, n)) if e == key => n,
                 _ => NONE,
@@ -781,8 +842,8 @@ impl<'m, 'a> Graph<'m, 'a> {
                     a.add_pred(queue, Edge::Queue);
                     let a = self.push(a);
                     let e = self.push(Node::new(c.end, c.end, What::End { coll: pos as u32 }));
-                    self.engine[a as usize] = Some(key);
-                    self.engine[e as usize] = Some(key);
+                    self.engine[a as usize] = eng;
+                    self.engine[e as usize] = eng;
                     self.coll_arrival[pos] = a;
                     self.coll_end[pos] = e;
                 }
@@ -794,7 +855,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
             let kind = Kind::of_class(class);
-            let name = self.names.id(&self.m.kinds[kr.name.index()].short_name);
+            let name = self.item_name(kr.name, true);
             let mut n = Node::new(
                 kr.start,
                 kr.end.min(self.end_at[k]).max(kr.start),
@@ -807,7 +868,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             n.add_pred(self.launch_node[k], Edge::Launch);
             n.add_pred(queue, Edge::Queue);
             let v = self.push(n);
-            self.engine[v as usize] = Some(key);
+            self.engine[v as usize] = eng;
             self.kernel_node[k] = v;
             last = Some((key, v));
         }
@@ -854,7 +915,7 @@ impl<'m, 'a> Graph<'m, 'a> {
     fn waits(&mut self) {
         let mut ends: Vec<(Ns, u32)> = (0..self.nodes.len() as u32)
             .filter(|&v| {
-                self.engine[v as usize].is_some()
+                self.engine[v as usize] != NONE
                     && !matches!(self.nodes[v as usize].what, What::Arrival)
             })
             .map(|v| (self.nodes[v as usize].end, v))
@@ -864,9 +925,11 @@ impl<'m, 'a> Graph<'m, 'a> {
             let n = self.nodes[v];
             match n.what {
                 What::Kernel { .. } | What::Arrival => {
-                    let Some((dev, eng)) = self.engine[v] else {
+                    let eng = self.engine[v];
+                    if eng == NONE {
                         continue;
-                    };
+                    }
+                    let dev = self.engines[eng as usize].0;
                     let ready = n
                         .preds
                         .iter()
@@ -883,15 +946,16 @@ impl<'m, 'a> Graph<'m, 'a> {
                         .take(16)
                         .take_while(|e| ready.is_none_or(|r| e.0 > r))
                         .find(|e| {
-                            self.engine[e.1 as usize].is_some_and(|(d, g)| d == dev && g != eng)
+                            let g = self.engine[e.1 as usize];
+                            g != NONE && g != eng && self.engines[g as usize].0 == dev
                         });
                     if let Some(&(_, p)) = found {
                         self.nodes[v].add_pred(p, Edge::Engine);
                     }
                 }
                 What::Sync { kernel, .. } if kernel != NONE => {
-                        let k = self.kernel_node[kernel as usize];
-                        self.nodes[v].add_pred(k, Edge::Device);
+                    let k = self.kernel_node[kernel as usize];
+                    self.nodes[v].add_pred(k, Edge::Device);
                 }
                 What::Sync { .. } => {
                     let i = ends.partition_point(|e| e.0 <= n.end);
@@ -915,63 +979,47 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
     }
 
-    /// Orders the nodes so that predecessors come first (by end, then
-    /// start), drops links that would go back, and finds each node's
-    /// binding predecessor.
-    fn sort_and_bind(&mut self) {
+    /// The order every link must go forward in: by end, then what waits
+    /// for what at the same time, then start (docs/tracestat.md#critical-path).
+    fn key(&self, v: u32) -> (Ns, u8, Ns, u32) {
+        let x = &self.nodes[v as usize];
+        (x.end, x.what.rank(), x.start, v)
+    }
+
+    /// Drops links that would go back in that order (clocks apart, bad
+    /// data: the graph stays acyclic) and finds each node's binding
+    /// predecessor, the one that ended last.
+    fn bind_all(&mut self) {
         let n = self.nodes.len();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by_key(|&v| {
-            let x = &self.nodes[v as usize];
-            (x.end, x.what.rank(), x.start, v)
-        });
-        let mut new_of = vec![0u32; n];
-        for (i, &v) in order.iter().enumerate() {
-            new_of[v as usize] = i as u32;
-        }
-        let remap = |v: u32| if v == NONE { NONE } else { new_of[v as usize] };
-        let mut nodes: Vec<Node> = order.iter().map(|&v| self.nodes[v as usize]).collect();
-        for (i, node) in nodes.iter_mut().enumerate() {
+        let mut bind = Vec::with_capacity(n);
+        for v in 0..n as u32 {
+            let own = self.key(v);
+            let mut node = self.nodes[v as usize];
+            let mut best = (NONE, Edge::Chain);
             for p in node.preds.iter_mut() {
-                p.0 = remap(p.0);
-                if p.0 != NONE && p.0 >= i as u32 {
+                if p.0 == NONE {
+                    continue;
+                }
+                if self.key(p.0) >= own {
                     p.0 = NONE;
+                    continue;
+                }
+                let pe = self.nodes[p.0 as usize].end;
+                if best.0 == NONE || pe > self.nodes[best.0 as usize].end {
+                    best = *p;
                 }
             }
+            self.nodes[v as usize] = node;
+            bind.push(best);
         }
-        let ends: Vec<Ns> = nodes.iter().map(|x| x.end).collect();
-        for (i, node) in nodes.iter_mut().enumerate() {
-            for p in node.preds.iter_mut() {
-                if p.0 != NONE && ends[p.0 as usize] > ends[i] {
-                    p.0 = NONE;
-                }
-            }
-        }
-        self.bind = nodes
-            .iter()
-            .map(|x| {
-                x.preds
-                    .iter()
-                    .filter(|p| p.0 != NONE)
-                    .fold((NONE, Edge::Chain), |best, &p| {
-                        if best.0 == NONE || ends[p.0 as usize] > ends[best.0 as usize] {
-                            p
-                        } else {
-                            best
-                        }
-                    })
-            })
-            .collect();
-        self.engine = order.iter().map(|&v| self.engine[v as usize]).collect();
-        for v in self
-            .coll_arrival
-            .iter_mut()
-            .chain(self.coll_end.iter_mut())
-            .chain(self.step_end.iter_mut())
-        {
-            *v = remap(*v);
-        }
-        self.nodes = nodes;
+        self.bind = bind;
+    }
+
+    /// The nodes in link order (for the replay).
+    fn in_order(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        order.sort_unstable_by_key(|&v| self.key(v));
+        order
     }
 
     /// Where node `v`'s own work starts: its start, or its binding
@@ -1006,9 +1054,7 @@ impl<'m, 'a> Graph<'m, 'a> {
     fn step(
         &mut self,
         index: u32,
-        id: Option<i64>,
-        start: Ns,
-        end: Ns,
+        (start, end): (Ns, Ns),
         end_node: u32,
         arrivals: &[(Ns, u32, usize)],
         points: &mut [CollPoint],
@@ -1034,7 +1080,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 points[pos].sink = Some((index, sinks.len() as u32));
             }
             let lens = match &lens {
-                Some(l) => l.of(v),
+                Some(l) => l.of(self.pos[v as usize]),
                 None => Vec::new(),
             };
             sinks.push(Sink {
@@ -1045,26 +1091,41 @@ impl<'m, 'a> Graph<'m, 'a> {
                 lens,
             });
         }
-        let lo = self.nodes.partition_point(|n| n.end <= start);
-        let hi = self.nodes.partition_point(|n| n.end <= end);
-        let kernel_ns = self.nodes[lo..hi]
-            .iter()
-            .filter(|n| matches!(n.what, What::Kernel { .. }))
-            .map(|n| (n.end.min(end) - n.start.max(start)).max(0))
-            .sum();
         StepGraph {
-            id,
+            id: None,
             start,
             end,
             sinks,
-            kernel_ns,
+            kernel_ns: 0,
         }
+    }
+
+    /// Kernel time in each step (`(id, start, end, end node)`, by start).
+    fn kernel_time(&self, spans: &[(Option<i64>, Ns, Ns, u32)]) -> Vec<Ns> {
+        let mut out = vec![0; spans.len()];
+        for n in &self.nodes {
+            if !matches!(n.what, What::Kernel { .. }) {
+                continue;
+            }
+            // Steps are disjoint but for their device tails: a kernel
+            // meets the few steps that start before it ends.
+            let i = spans.partition_point(|s| s.1 < n.end);
+            for k in (0..i).rev().take(4) {
+                let s = &spans[k];
+                let overlap = n.end.min(s.2) - n.start.max(s.1);
+                if overlap > 0 {
+                    out[k] += overlap;
+                }
+            }
+        }
+        out
     }
 
     /// The binding chain from sink `v` back to its source, in time order.
     fn walk(&self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>) {
         let mut rev: Vec<Item> = Vec::new();
         let mut v = sink;
+        let mut hint = (NONE, 0usize);
         let source = loop {
             let n = &self.nodes[v as usize];
             if let What::End { coll } = n.what {
@@ -1073,7 +1134,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
             let es = self.eff_start(v);
-            self.own_items(v, es.max(s), n.end, &mut rev);
+            self.own_items(v, es.max(s), n.end, &mut rev, &mut hint);
             if es <= s {
                 break None;
             }
@@ -1097,7 +1158,7 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
-    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<(Kind, u32, u64, Ns)>) {
+    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<Total>) {
         let (source, items) = self.walk(sink, s);
         let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
         for it in &items {
@@ -1105,8 +1166,10 @@ impl<'m, 'a> Graph<'m, 'a> {
             t.0 += 1;
             t.1 += it.dur;
         }
-        let mut totals: Vec<(Kind, u32, u64, Ns)> =
-            totals.into_iter().map(|((k, n), (c, d))| (k, n, c, d)).collect();
+        let mut totals: Vec<Total> = totals
+            .into_iter()
+            .map(|((k, n), (c, d))| (k, n, c, d))
+            .collect();
         totals.sort_unstable_by_key(|t| (t.0, t.1));
         let items = if items.len() > MAX_ITEMS {
             coarsen(items, &mut self.names)
@@ -1117,7 +1180,7 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// Node `v`'s own work in `a..b`, pushed latest first.
-    fn own_items(&self, v: u32, a: Ns, b: Ns, rev: &mut Vec<Item>) {
+    fn own_items(&self, v: u32, a: Ns, b: Ns, rev: &mut Vec<Item>, hint: &mut (u32, usize)) {
         if b <= a {
             return;
         }
@@ -1132,7 +1195,14 @@ impl<'m, 'a> Graph<'m, 'a> {
             What::Sync { name, .. } => rev.push(item(Kind::SyncWait, name)),
             What::Piece { thread } => {
                 let segs = &self.threads[thread as usize].segments;
-                let i = segs.partition_point(|s| s.1 <= a);
+                // The first segment ending after `a`: a walk goes back
+                // along a thread, so near the last one found there.
+                let i = if hint.0 == thread {
+                    first_after(segs, a, hint.1)
+                } else {
+                    segs.partition_point(|s| s.1 <= a)
+                };
+                *hint = (thread, i);
                 let mut fwd: Vec<Item> = Vec::new();
                 let mut at = a;
                 for &(s, e, kind, name) in &segs[i..] {
@@ -1202,6 +1272,34 @@ impl<'m, 'a> Graph<'m, 'a> {
             })
             .collect()
     }
+}
+
+/// The first segment ending after `a`, searched from `near` outwards
+/// (doubling steps, then a binary search in the bracket found): a walk
+/// goes back along a thread, so the next segment is usually close.
+fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
+    let ends_after = |i: usize| segs[i].1 > a;
+    let n = segs.len();
+    let mut hi = near.min(n);
+    if hi < n && !ends_after(hi) {
+        // Forward: find a bracket (lo, hi] with segs[hi] ending after `a`.
+        let mut step = 1;
+        let mut lo = hi;
+        while hi < n && !ends_after(hi) {
+            lo = hi;
+            hi = (hi + step).min(n);
+            step *= 2;
+        }
+        return lo + segs[lo..hi].partition_point(|s| s.1 <= a);
+    }
+    let mut step = 1;
+    let mut lo = hi;
+    while lo > 0 && ends_after(lo - 1) {
+        hi = lo;
+        lo = lo.saturating_sub(step);
+        step *= 2;
+    }
+    lo + segs[lo..hi].partition_point(|s| s.1 <= a)
 }
 
 /// Pushes a named gap (latest first) when it has a length.
@@ -1308,8 +1406,8 @@ struct Replay {
 const START: u32 = NONE - 1;
 
 impl Replay {
-    fn of(&self, v: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
-        let i = (v - self.lo) as usize;
+    fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
+        let i = (at - self.lo) as usize;
         (0..self.count[i] as usize)
             .map(|e| {
                 let at = (i * KEEP + e) * self.width;
@@ -1336,12 +1434,18 @@ impl Graph<'_, '_> {
             let mut g = gap;
             let mut d = dur;
             match (&r.target, n.what) {
-                (Target::Kernel(_), What::Kernel { full, .. }) => {
-                    if self.kernel_rule[i][full.index()] {
-                        d = r.change.apply(dur);
-                    }
+                (Target::Kernel(_), What::Kernel { full, .. })
+                    if self.kernel_rule[i][full.index()] =>
+                {
+                    d = r.change.apply(dur);
                 }
-                (Target::Comm, What::Kernel { kind, .. }) if kind == Kind::Communication => {
+                (
+                    Target::Comm,
+                    What::Kernel {
+                        kind: Kind::Communication,
+                        ..
+                    },
+                ) => {
                     d = r.change.apply(dur);
                 }
                 (Target::RankMedian(_), What::Kernel { .. }) if rank_kernels_zero(i) => d = 0,
@@ -1374,8 +1478,9 @@ impl Graph<'_, '_> {
 
     /// Replays the step `start..end` from its sources.
     fn replay(&self, start: Ns, end: Ns) -> Replay {
-        let lo = self.nodes.partition_point(|n| n.end <= start) as u32;
-        let hi = self.nodes.partition_point(|n| n.end <= end) as u32;
+        let end_of = |v: &u32| self.nodes[*v as usize].end;
+        let lo = self.order.partition_point(|v| end_of(v) <= start) as u32;
+        let hi = self.order.partition_point(|v| end_of(v) <= end) as u32;
         let width = 2 + self.rules.len();
         let span = (hi - lo) as usize;
         let mut r = Replay {
@@ -1387,7 +1492,8 @@ impl Graph<'_, '_> {
         };
         let mut cost = vec![0 as Ns; width];
         let mut acc: Vec<(u32, Vec<Ns>)> = Vec::with_capacity(4 * KEEP);
-        for v in lo..hi {
+        for at_v in lo..hi {
+            let v = self.order[at_v as usize];
             let n = &self.nodes[v as usize];
             acc.clear();
             if let What::End { coll } = n.what {
@@ -1399,12 +1505,13 @@ impl Graph<'_, '_> {
                 let mut any = false;
                 for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
                     any = true;
-                    if p < lo {
+                    let at_p = self.pos[p as usize];
+                    if at_p < lo {
                         let pe = self.nodes[p as usize].end;
                         outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
                         continue;
                     }
-                    let i = (p - lo) as usize;
+                    let i = (at_p - lo) as usize;
                     for e in 0..r.count[i] as usize {
                         let at = (i * KEEP + e) * width;
                         merge_entry(&mut acc, r.src[i * KEEP + e], &r.lens[at..at + width]);
@@ -1442,7 +1549,7 @@ impl Graph<'_, '_> {
             };
             acc.sort_by_key(|(s, l)| std::cmp::Reverse(key(*s, l)));
             acc.truncate(KEEP);
-            let i = (v - lo) as usize;
+            let i = (at_v - lo) as usize;
             r.count[i] = acc.len() as u8;
             for (e, (s, l)) in acc.iter().enumerate() {
                 r.src[i * KEEP + e] = *s;
@@ -1481,6 +1588,19 @@ fn merge_entry(acc: &mut Vec<(u32, Vec<Ns>)>, src: u32, l: &[Ns]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_after_searches_from_a_hint() {
+        let segs: Vec<(Ns, Ns, Kind, u32)> = (0..100)
+            .map(|i| (10 * i, 10 * i + 5, Kind::Host, 0))
+            .collect();
+        for a in [-1, 0, 4, 5, 6, 497, 995, 2000] {
+            let want = segs.partition_point(|s| s.1 <= a);
+            for near in [0, 1, 13, 50, 99, 100, 150] {
+                assert_eq!(first_after(&segs, a, near), want, "a {a} near {near}");
+            }
+        }
+    }
 
     #[test]
     fn coverage_overlap() {

@@ -30,6 +30,8 @@ use solve::{Solver, StepPath};
 const TOP_ITEMS: usize = 20;
 /// Names of the per-name summary on screen at most.
 const TOP_NAMES: usize = 15;
+/// Bars of the page's Gantt chart at most (about one per pixel).
+const GANTT_BARS: usize = 1500;
 /// Steps on screen at most (the slowest ones).
 const TOP_STEPS: usize = 20;
 
@@ -102,8 +104,12 @@ pub struct CriticalPathOut {
     /// The slowest step's path for the page's Gantt chart: rank labels and
     /// `(rank, kind, name, start_us since the step's start, dur_us)`.
     #[serde(skip)]
-    pub gantt: Option<(Vec<String>, Vec<(usize, Kind, String, f64, f64)>)>,
+    pub gantt: Option<(Vec<String>, Vec<GanttBar>)>,
 }
+
+/// A bar of the Gantt chart: `(rank index, kind (its place in
+/// [`Kind::ALL`]), name, start us since the step's start, length us)`.
+pub type GanttBar = (usize, usize, String, f64, f64);
 
 pub struct CriticalPath;
 
@@ -187,7 +193,12 @@ fn step_label(id: Option<i64>) -> String {
 }
 
 /// The tables of the result.
-fn output(paths: &[StepPath], labels: &[String], rules: &[rules::Rule], origin: Ns) -> CriticalPathOut {
+fn output(
+    paths: &[StepPath],
+    labels: &[String],
+    rules: &[rules::Rule],
+    origin: Ns,
+) -> CriticalPathOut {
     let mut out = CriticalPathOut::default();
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
     let mut names: BTreeMap<(Kind, String), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
@@ -236,13 +247,15 @@ fn output(paths: &[StepPath], labels: &[String], rules: &[rules::Rule], origin: 
                 .collect(),
         });
         for (i, r) in rules.iter().enumerate() {
-            out.what_if.push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
+            out.what_if
+                .push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
         }
     }
     for (i, r) in rules.iter().enumerate() {
         let before: Ns = paths.iter().map(|p| p.end - p.start).sum();
         let after: Ns = paths.iter().map(|p| p.what_if[i]).sum();
-        out.what_if.push(what_if_row(&r.text, "total", before, after));
+        out.what_if
+            .push(what_if_row(&r.text, "total", before, after));
     }
     out.critical_path_kinds = kinds
         .into_iter()
@@ -270,16 +283,19 @@ fn output(paths: &[StepPath], labels: &[String], rules: &[rules::Rule], origin: 
             .then_with(|| (a.kind, &a.name).cmp(&(b.kind, &b.name)))
     });
     out.critical_path_names = by_name;
-    let slowest = paths
-        .iter()
-        .enumerate()
-        .max_by(|a, b| (a.1.end - a.1.start).cmp(&(b.1.end - b.1.start)).then(b.0.cmp(&a.0)));
+    let slowest = paths.iter().enumerate().max_by(|a, b| {
+        (a.1.end - a.1.start)
+            .cmp(&(b.1.end - b.1.start))
+            .then(b.0.cmp(&a.0))
+    });
     if let Some((_, p)) = slowest {
         out.slowest_step = Some(step_label(p.id));
-        let items = p
-            .items
-            .iter()
-            .map(|it| (it.rank, it.kind, it.name.clone(), us(it.start - p.start), us(it.dur)))
+        let items = solve::join(p.items.clone(), GANTT_BARS)
+            .into_iter()
+            .map(|it| {
+                let kind = Kind::ALL.iter().position(|k| *k == it.kind).unwrap_or(6);
+                (it.rank, kind, it.name, us(it.start - p.start), us(it.dur))
+            })
             .collect();
         out.gantt = Some((labels.to_vec(), items));
     }
@@ -519,7 +535,10 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
         ]);
     }
     if t.rows.len() > 2 * TOP_STEPS {
-        t.show_only(totals, "(the totals shown; the files hold every step)".to_string());
+        t.show_only(
+            totals,
+            "(the totals shown; the files hold every step)".to_string(),
+        );
     }
     t
 }

@@ -188,8 +188,14 @@ mod tests {
         assert!(r.matches_kernel("gemm_kernel[SIMD8 {512; 1; 1} {128; 1; 1}]"));
         assert!(!r.matches_kernel("agemm"));
         assert_eq!(r.change.apply(1000), 800);
-        assert_eq!(parse_rule("kernel:k=5us").unwrap().change, Change::Set(5000));
-        assert_eq!(parse_rule("kernel:k=-3us").unwrap().change, Change::Less(3000));
+        assert_eq!(
+            parse_rule("kernel:k=5us").unwrap().change,
+            Change::Set(5000)
+        );
+        assert_eq!(
+            parse_rule("kernel:k=-3us").unwrap().change,
+            Change::Less(3000)
+        );
         assert_eq!(parse_rule("comm=0").unwrap().change, Change::Scale(0.0));
         assert!(parse_rule("range:x=5us").is_err());
         assert!(matches!(

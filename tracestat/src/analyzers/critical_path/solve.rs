@@ -120,7 +120,11 @@ impl Solver<'_> {
         let mut rev: Vec<PathItem> = Vec::new();
         let mut totals: BTreeMap<(Kind, String), (u64, Ns)> = BTreeMap::new();
         let total_sinks = self.sinks;
-        let mut cur = (end_rank, end_k, self.paths[end_rank].steps[end_k].sinks.len() - 1);
+        let mut cur = (
+            end_rank,
+            end_k,
+            self.paths[end_rank].steps[end_k].sinks.len() - 1,
+        );
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
             let sink = &self.paths[r].steps[k].sinks[si];
@@ -140,7 +144,9 @@ impl Solver<'_> {
             let e = self.coll_end(r, j);
             let p = self.paths[r];
             let name = p.names[p.colls[j].name as usize].clone();
-            let t = totals.entry((Kind::Communication, name.clone())).or_default();
+            let t = totals
+                .entry((Kind::Communication, name.clone()))
+                .or_default();
             t.0 += 1;
             t.1 += e - la;
             rev.push(PathItem {
@@ -178,7 +184,7 @@ impl Solver<'_> {
             start,
             end,
             end_rank,
-            items,
+            items: join(items, MAX_STEP_ITEMS),
             totals,
             what_if: Vec::new(),
         }
@@ -189,11 +195,7 @@ impl Solver<'_> {
         PathItem {
             rank: r,
             kind: it.kind,
-            name: p
-                .names
-                .get(it.name as usize)
-                .cloned()
-                .unwrap_or_default(),
+            name: p.names.get(it.name as usize).cloned().unwrap_or_default(),
             start: it.start - self.off[r],
             dur: it.dur,
         }
@@ -238,7 +240,8 @@ impl Solver<'_> {
                         None => step.start - self.off[r],
                         Some(j) => self.end_after(r, *j as usize, &index, &value, rule),
                     };
-                    let median_rule = matches!(rule.map(|x| &x.target), Some(Target::RankMedian(_)));
+                    let median_rule =
+                        matches!(rule.map(|x| &x.target), Some(Target::RankMedian(_)));
                     let len = match factor {
                         // The chain recorded with its kernel part scaled,
                         // or the chain without kernels, whichever is longer
@@ -333,6 +336,70 @@ impl Solver<'_> {
         let median = crate::analyzers::median(&mut all);
         (own > 0.0).then_some((*who, median / own))
     }
+}
+
+/// Stretches a step's path keeps at most, besides one per change of rank.
+pub const MAX_STEP_ITEMS: usize = 4096;
+
+/// A path of more than `max` stretches as about that many (never fewer
+/// than its changes of rank): neighbours on one rank of one kind joined
+/// first, then runs on one rank; a joined stretch is named
+/// `(N stretches)` and takes the kind with most time in it. The path
+/// still tiles its step; the totals per name are kept apart.
+pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
+    if items.len() <= max {
+        return items;
+    }
+    let mut runs: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+    for it in items {
+        let k = Kind::ALL.iter().position(|x| *x == it.kind).unwrap_or(6);
+        match runs.last_mut() {
+            Some((l, n, t)) if l.rank == it.rank && l.kind == it.kind => {
+                l.dur = it.start + it.dur - l.start;
+                *n += 1;
+                t[k] += it.dur;
+            }
+            _ => {
+                let mut t = [0; 7];
+                t[k] = it.dur;
+                runs.push((it, 1, t));
+            }
+        }
+    }
+    if runs.len() > max {
+        let per = runs.len().div_ceil(max);
+        let mut out: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+        let mut in_group = 0;
+        for (it, n, t) in runs {
+            match out.last_mut() {
+                Some((l, ln, lt)) if l.rank == it.rank && in_group < per => {
+                    l.dur = it.start + it.dur - l.start;
+                    *ln += n;
+                    for (a, b) in lt.iter_mut().zip(t) {
+                        *a += b;
+                    }
+                    in_group += 1;
+                }
+                _ => {
+                    out.push((it, n, t));
+                    in_group = 1;
+                }
+            }
+        }
+        runs = out;
+    }
+    runs.into_iter()
+        .map(|(mut it, n, t)| {
+            if n > 1 {
+                let k = (0..7)
+                    .max_by_key(|&k| (t[k], std::cmp::Reverse(k)))
+                    .unwrap_or(6);
+                it.kind = Kind::ALL[k];
+                it.name = format!("({n} stretches)");
+            }
+            it
+        })
+        .collect()
 }
 
 /// Items cut to `start..end`, with the time before the first one (the
