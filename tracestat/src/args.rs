@@ -105,6 +105,11 @@ pub struct Args {
     #[arg(long, value_name = "N|all", default_value = "32", value_parser = parse_rank_rows)]
     pub rank_rows: RankRows,
 
+    /// Print only the findings on the console: what to fix first and what
+    /// it would save (docs/findings.md). The files hold the whole report.
+    #[arg(long)]
+    pub findings: bool,
+
     /// Replay every step with changed durations (docs/tracestat.md#what-if),
     /// repeatable: `kernel:GLOB=-20%` (or `=5us`, `=-3us`; GLOB matches the
     /// name without its launch shape), `range:GLOB=-30%`, `rank:N=median`,

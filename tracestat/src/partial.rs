@@ -12,9 +12,10 @@ use crate::analyzers::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
-/// from the path first (docs/formats.md#timeline-ranks); 4: the critical
+/// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
+/// set-up calls analyzers' parts, the gaps the findings read; 5: the critical
 /// path's reduced steps (docs/tracestat.md#critical-path).
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {

@@ -42,6 +42,8 @@ pub struct Outputs {
     /// The console report, showing at most this many ranks per table
     /// (`Some(None)`: all); `None` with `--quiet`.
     pub console: Option<Option<usize>>,
+    /// `--findings`: the console shows the findings only.
+    pub findings_only: bool,
 }
 
 impl Outputs {
@@ -159,6 +161,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         events: args.events.clone(),
         annotate: args.annotate.clone(),
         console: (!args.quiet).then_some(args.rank_rows.0),
+        findings_only: args.findings,
     };
     let plan = Plan {
         source: if args.combine {

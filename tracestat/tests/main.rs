@@ -8,6 +8,7 @@ mod critical_path;
 mod engines;
 mod events;
 mod events_single_pass;
+mod findings;
 mod hand;
 mod kineto;
 mod known_answers;

@@ -13,13 +13,16 @@
 pub mod breakdown;
 pub mod clocks;
 pub mod collectives;
+pub mod copies;
 pub mod critical_path;
+pub mod findings;
 pub mod gaps;
 pub mod heatmap;
 pub mod host_ranges;
 pub mod inputs;
 pub mod kernels;
 pub mod launches;
+pub mod setup_calls;
 pub mod stragglers;
 
 use serde::de::DeserializeOwned;
@@ -170,9 +173,12 @@ registry! {
     collectives: collectives::Collectives,
     stragglers: stragglers::Stragglers,
     kernels: kernels::Kernels,
+    copies: copies::Copies,
+    setup_calls: setup_calls::SetupCalls,
     heatmap: heatmap::Heatmap,
     critical_path: critical_path::CriticalPath,
     inputs: inputs::Inputs,
+    findings: findings::Findings,
 }
 
 /// One rank after every analysis observed it: its identity and their
