@@ -13,7 +13,8 @@
 #   * the floor: `cat` of the inputs to /dev/null;
 #   * tracestat on one core (taskset + --jobs 1) and on all cores, and the
 #     scaling between them;
-#   * tracestat with every output (--json, --csv, --html) on all cores;
+#   * tracestat with every output (--json, --csv, --html) on all cores, and
+#     on one core with two --what-if rules besides (docs/tracestat.md#what-if);
 #   * mergetrace --stats (one pass, merged output to /dev/null) on one core
 #     (taskset -c 0) and on two (taskset -c 0,1; it is a two-thread
 #     pipeline, scanner -> writer), and the scaling between them.
@@ -86,6 +87,7 @@ run "tracestat ($cores cores)" taskset -c "0-$((cores - 1))" "$bin" -q --jobs "$
 read -r all < "$work/last_secs"
 awk -v a="$one" -v b="$all" -v n="$cores" 'BEGIN { printf "scaling: %.2fx on %d cores against 1\n", a / (b > 0 ? b : 0.01), n }'
 run "tracestat --json --csv --html ($cores cores)" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
+run "tracestat every output + 2 --what-if (1 core)" taskset -c 0 "$bin" -q --jobs 1 --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" --what-if 'kernel:*gemm*=-20%' --what-if comm=0 "${files[@]}"
 run "mergetrace --stats (1 core)" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
 read -r mone < "$work/last_secs"
 run "mergetrace --stats (2 cores)" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"

@@ -688,3 +688,38 @@ fn the_page_draws_the_slowest_steps_path_over_the_ranks() {
         "the slow gemm's bar"
     );
 }
+
+/// A bad rule is a usage error; an annotated trace of the wrong kind is
+/// refused in one line and leaves no file behind.
+#[test]
+fn bad_rules_and_annotate_outputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let f0 = files[0].as_os_str();
+    for rule in [
+        "kernel:gemm",
+        "rank:x=median",
+        "range:a=5us",
+        "bogus=0",
+        "kernel:[a=1%",
+    ] {
+        let out = run(&[f0, "--what-if".as_ref(), rule.as_ref()]);
+        assert_eq!(out.status.code(), Some(2), "{rule}");
+    }
+    let txt = dir.path().join("out.txt");
+    let out = run(&[f0, "--annotate".as_ref(), txt.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OUT.json or OUT.pftrace"));
+    let pf = dir.path().join("out.pftrace");
+    let out = run(&[f0, "-q".as_ref(), "--annotate".as_ref(), pf.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("takes .pftrace traces"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("out"))
+        .collect();
+    assert!(left.is_empty(), "no output left: {left:?}");
+}

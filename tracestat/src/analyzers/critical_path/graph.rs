@@ -114,8 +114,9 @@ pub struct Sink {
     /// That chain, in time order, tiling `source..time`; a chain of more
     /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]).
     pub items: Vec<Item>,
-    /// The chain's time per kind and name, exact: `(kind, name, stretches,
-    /// time)`.
+    /// When the chain was coarsened: its time per kind and name, exact,
+    /// `(kind, name, stretches, time)` (otherwise its items are exact).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub totals: Vec<Total>,
     /// With `--what-if`: per source, the longest chain to this sink as
     /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
@@ -1160,6 +1161,9 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
     fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<Total>) {
         let (source, items) = self.walk(sink, s);
+        if items.len() <= MAX_ITEMS {
+            return (source, items, Vec::new());
+        }
         let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
         for it in &items {
             let t = totals.entry((it.kind, it.name)).or_default();
@@ -1171,12 +1175,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .map(|((k, n), (c, d))| (k, n, c, d))
             .collect();
         totals.sort_unstable_by_key(|t| (t.0, t.1));
-        let items = if items.len() > MAX_ITEMS {
-            coarsen(items, &mut self.names)
-        } else {
-            items
-        };
-        (source, items, totals)
+        (source, coarsen(items, &mut self.names), totals)
     }
 
     /// Node `v`'s own work in `a..b`, pushed latest first.

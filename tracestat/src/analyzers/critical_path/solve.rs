@@ -132,7 +132,15 @@ impl Solver<'_> {
                 rev.push(self.item(r, it));
             }
             let p = self.paths[r];
-            for &(kind, name, count, dur) in &sink.totals {
+            let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
+                sink.items
+                    .iter()
+                    .map(|i| (i.kind, i.name, 1, i.dur))
+                    .collect()
+            } else {
+                sink.totals.clone()
+            };
+            for &(kind, name, count, dur) in &exact {
                 let name = p.names.get(name as usize).cloned().unwrap_or_default();
                 let t = totals.entry((kind, name)).or_default();
                 t.0 += count;
