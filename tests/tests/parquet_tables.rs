@@ -176,6 +176,7 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "evidence",
         "fix",
         "steady_state",
+        "end_rank",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
@@ -199,6 +200,10 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         ],
         "setup_calls" => &["calls", "steady_calls"],
         "findings" => &["ranks", "count"],
+        "critical_path" => &["seq"],
+        "critical_path_steps" => &["ranks_on_path", "rank_changes"],
+        "critical_path_kinds" => &["items"],
+        "critical_path_names" => &["items", "steps"],
         _ => &[],
     };
     let idle_gap_counts =
@@ -259,6 +264,10 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "kernels",
         "heatmap",
         "copies",
+        "critical_path",
+        "critical_path_kinds",
+        "critical_path_names",
+        "critical_path_steps",
     ];
     // Tables these traces leave without rows (no set-up call, no finding):
     // their headers and types are checked.
