@@ -77,6 +77,8 @@ impl StatsPlan {
             schema: self.schema_name.clone(),
             window: None,
             steps: Default::default(),
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 }

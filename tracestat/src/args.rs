@@ -129,6 +129,19 @@ pub struct Args {
     #[arg(long)]
     pub findings: bool,
 
+    /// Replay every step with changed durations (docs/tracestat.md#what-if),
+    /// repeatable: `kernel:GLOB=-20%` (or `=5us`, `=-3us`; GLOB matches the
+    /// name without its launch shape), `range:GLOB=-30%`, `rank:N=median`,
+    /// `comm=0`, `launch=0`.
+    #[arg(long = "what-if", value_name = "RULE", value_parser = check_what_if)]
+    pub what_if: Vec<String>,
+
+    /// Write the input timeline with tracks added: the steps, the critical
+    /// path, and per engine its queue depth (docs/tracestat.md#annotated-trace).
+    /// `.json` from Chrome/Kineto JSON inputs, `.pftrace` from `.pftrace` ones.
+    #[arg(long, value_name = "OUT.json|OUT.pftrace", conflicts_with_all = ["combine", "partial"])]
+    pub annotate: Option<PathBuf>,
+
     /// Do not print the console report.
     #[arg(short, long)]
     pub quiet: bool,
@@ -159,6 +172,13 @@ fn check_short_kernel(s: &str) -> Result<String, String> {
     if ns as u64 > MAX_SHORT_KERNEL_NS {
         return Err(format!("`{s}` is longer than 1 hour"));
     }
+    Ok(s.to_string())
+}
+
+/// `--what-if`: a rule of docs/tracestat.md#what-if, checked here so that
+/// a bad one is a usage error; kept as written.
+fn check_what_if(s: &str) -> Result<String, String> {
+    crate::analyzers::critical_path::rules::parse_rule(s)?;
     Ok(s.to_string())
 }
 

@@ -515,6 +515,136 @@ pub fn heatmap_text(hm: &HeatData<'_>, straggler: Option<&str>) -> Option<(Strin
     Some((caption, text))
 }
 
+/// The kinds of the critical path and their colours (tab10; idle grey), in
+/// the order of its kinds (docs/tracestat.md#critical-path).
+pub const PATH_KINDS: [(&str, Rgb); 7] = [
+    ("compute", palette::TAB10[0]),
+    ("communication", palette::TAB10[1]),
+    ("memory", palette::TAB10[2]),
+    ("launch", palette::TAB10[3]),
+    ("host", palette::TAB10[4]),
+    ("sync-wait", palette::TAB10[5]),
+    ("idle", palette::FAINT_GRID),
+];
+
+/// A Gantt chart of one step's critical path over the ranks
+/// (docs/tracestat.md#html-page): a row per rank the path visits, each
+/// stretch a bar coloured by kind, a vertical line where the path moves to
+/// another rank. `items`: `(rank index, kind index into [`PATH_KINDS`],
+/// name, start us since the step's start, length us)`, in path order.
+pub fn path_gantt_svg(labels: &[String], items: &[(usize, usize, String, f64, f64)]) -> String {
+    let mut ranks: Vec<usize> = items.iter().map(|i| i.0).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let row_of = |r: usize| ranks.iter().position(|&x| x == r).unwrap_or(0);
+    let span = items
+        .iter()
+        .map(|i| i.3 + i.4)
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let (left, width, bar, gap) = (LABEL_WIDTH, 900.0, 16.0, 6.0);
+    let top = 30.0;
+    let height = top + ranks.len() as f64 * (bar + gap) + 40.0;
+    let w = left + width + 40.0;
+    let x_of = |t: f64| left + width * t / span;
+    let mut m = Markup::new();
+    svg_open(&mut m, w, height);
+    for (i, (name, color)) in PATH_KINDS.iter().enumerate() {
+        let x = left + i as f64 * 125.0;
+        m.empty(
+            "rect",
+            &[
+                ("x", x.into()),
+                ("y", 6.0.into()),
+                ("width", 12.0.into()),
+                ("height", 12.0.into()),
+                ("fill", color.hex().into()),
+            ],
+        );
+        m.element(
+            "text",
+            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
+            name,
+        );
+    }
+    for (row, r) in ranks.iter().enumerate() {
+        let y = top + row as f64 * (bar + gap);
+        let label = format!("rank {}", labels.get(*r).map_or("?", String::as_str));
+        m.element(
+            "text",
+            &[
+                ("class", "row-label".into()),
+                ("x", (left - 6.0).into()),
+                ("y", (y + bar - 3.0).into()),
+                ("text-anchor", "end".into()),
+            ],
+            &label,
+        );
+    }
+    let (unit, scale) = time_unit(span);
+    let mut prev: Option<(usize, f64)> = None;
+    for (r, kind, name, start, dur) in items {
+        let row = row_of(*r);
+        let y = top + row as f64 * (bar + gap);
+        let k = (*kind).min(PATH_KINDS.len() - 1);
+        if let Some((prow, px)) = prev {
+            if prow != row {
+                let (y0, y1) = (top + prow as f64 * (bar + gap) + bar / 2.0, y + bar / 2.0);
+                m.empty(
+                    "line",
+                    &[
+                        ("x1", px.into()),
+                        ("x2", px.into()),
+                        ("y1", y0.into()),
+                        ("y2", y1.into()),
+                        ("stroke", "#333333".into()),
+                        ("stroke-dasharray", "3,2".into()),
+                    ],
+                );
+            }
+        }
+        let (x0, x1) = (x_of(*start), x_of(start + dur));
+        m.open(
+            "rect",
+            &[
+                ("x", x0.into()),
+                ("y", y.into()),
+                ("width", (x1 - x0).max(0.5).into()),
+                ("height", bar.into()),
+                ("fill", PATH_KINDS[k].1.hex().into()),
+            ],
+        );
+        m.element(
+            "title",
+            &[],
+            &format!(
+                "rank {}: {} {name}: {} at {}",
+                labels.get(*r).map_or("?", String::as_str),
+                PATH_KINDS[k].0,
+                tick_label(dur / scale, dur / scale / 10.0, unit),
+                tick_label(start / scale, span / scale / 1000.0, unit)
+            ),
+        );
+        m.close("rect");
+        prev = Some((row, x1));
+    }
+    let axis_y = top + ranks.len() as f64 * (bar + gap) + 14.0;
+    let (ticks, step) = linear_ticks(0.0, span / scale, 6, false);
+    for t in ticks {
+        m.element(
+            "text",
+            &[
+                ("x", x_of(t * scale).into()),
+                ("y", axis_y.into()),
+                ("text-anchor", "middle".into()),
+            ],
+            &tick_label(t, step, unit),
+        );
+    }
+    m.close("svg");
+    m.into_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 //! the per-rank step and `--combine` starts at it.
 
 pub mod analyzers;
+pub mod annotate;
 pub mod args;
 pub mod classify;
 pub mod console;
@@ -232,7 +233,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let (ranks, options) = match &plan.source {
+    let (mut ranks, options) = match &plan.source {
         Source::Partials(paths) => combine(paths, &plan)?,
         Source::Traces(paths) => {
             let schema = plan.schema.as_ref().map(|(_, s)| s);
@@ -250,8 +251,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         write_partial(path, ranks, options)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let marks = plan
+        .outputs
+        .annotate
+        .is_some()
+        .then(|| annotate::collect(&mut ranks));
     let report = analyzers::build(ranks, options, &plan.report);
-    write_report(&plan, &report)?;
+    write_report(&plan, &report, marks.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -377,7 +383,7 @@ pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Secti
 
 /// Writes every output of the report: files first (temporary names),
 /// committed together, then the console.
-fn write_report(plan: &Plan, report: &Report) -> Result<()> {
+fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMarks]>) -> Result<()> {
     let out = &plan.outputs;
     // Files hold every rank: the sections without a screen cap.
     let (_, all) = sections(report, None);
@@ -396,6 +402,9 @@ fn write_report(plan: &Plan, report: &Report) -> Result<()> {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
         html::write(&mut f, report, &shown)?;
         pending.push((path.clone(), f));
+    }
+    if let (Some(path), Some(marks)) = (&out.annotate, marks) {
+        pending.push((path.clone(), annotate::write(path, marks, report)?));
     }
     for (dir, format) in &out.tables {
         let tables = all.iter().flat_map(|s| &s.tables);
@@ -459,6 +468,8 @@ pub fn table_files() -> Vec<String> {
         schema: None,
         window: None,
         steps: Default::default(),
+        what_if: Vec::new(),
+        annotate: false,
     };
     let empty = analyzers::build(
         Vec::new(),

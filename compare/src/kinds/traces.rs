@@ -49,6 +49,8 @@ pub fn report(path: &Path) -> Result<Report> {
         schema: None,
         window: None,
         steps: Default::default(),
+        what_if: Vec::new(),
+        annotate: false,
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {

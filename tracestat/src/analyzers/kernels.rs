@@ -395,6 +395,8 @@ mod tests {
             schema: None,
             window: None,
             steps: Default::default(),
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 
