@@ -214,9 +214,10 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
-    // `findings` names its step as text (`3`, `all`); the step tables
-    // number theirs.
-    if LABELS.contains(&col) || (file == "findings" && col == "step") {
+    // `findings` and the critical path name their step as text (`3`,
+    // `all`: the whole run); the step tables number theirs.
+    let text_step = matches!(file, "findings" | "critical_path" | "critical_path_steps");
+    if LABELS.contains(&col) || (text_step && col == "step") {
         VARCHAR
     } else if col == "consistent" || col == "outlier" {
         BOOLEAN
