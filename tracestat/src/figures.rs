@@ -271,7 +271,11 @@ fn heat_lines(hm: &HeatData<'_>, max: usize) -> Vec<HeatLine> {
             };
             let util = (0..hm.bins)
                 .map(|b| {
-                    items.iter().map(|r| r.util[b] * r.ranks as f64).sum::<f64>() / n.max(1) as f64
+                    items
+                        .iter()
+                        .map(|r| r.util[b] * r.ranks as f64)
+                        .sum::<f64>()
+                        / n.max(1) as f64
                 })
                 .collect();
             HeatLine {

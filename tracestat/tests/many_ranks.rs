@@ -470,8 +470,14 @@ fn many_ranks_give_one_report_from_one_run_partials_and_combines_of_combines() {
     let twice = out("twice.json");
     combine(&middles, &["--json"], &twice);
     let one_bytes = std::fs::read(&one).unwrap();
-    assert!(std::fs::read(&combined).unwrap() == one_bytes, "partials + combine differ from one run");
-    assert!(std::fs::read(&twice).unwrap() == one_bytes, "a combine of combines differs from one run");
+    assert!(
+        std::fs::read(&combined).unwrap() == one_bytes,
+        "partials + combine differ from one run"
+    );
+    assert!(
+        std::fs::read(&twice).unwrap() == one_bytes,
+        "a combine of combines differs from one run"
+    );
 
     let doc: serde_json::Value = serde_json::from_slice(&one_bytes).unwrap();
     assert_eq!(doc["ranks"], n);
@@ -511,7 +517,11 @@ fn many_ranks_give_one_report_from_one_run_partials_and_combines_of_combines() {
     near(heat_busy, busy, 1e-6, "busy time in the heatmap");
     // The console stays a few hundred lines, its heatmap 17.
     let stdout = String::from_utf8(console.stdout).unwrap();
-    assert!(stdout.lines().count() < 400, "{} lines", stdout.lines().count());
+    assert!(
+        stdout.lines().count() < 400,
+        "{} lines",
+        stdout.lines().count()
+    );
     assert!(stdout.contains(&format!("\nPer-rank tables show 32 of {n} ranks ")));
     let heat: Vec<&str> = stdout
         .lines()
@@ -520,8 +530,12 @@ fn many_ranks_give_one_report_from_one_run_partials_and_combines_of_combines() {
         .take_while(|l| !l.is_empty())
         .collect();
     assert_eq!(heat.len(), 17, "{stdout}");
-    assert!(heat[0].trim_start().starts_with(&format!("rank {straggler} (straggler) |")));
-    assert!(heat[1].trim_start().starts_with(&format!("ranks 0-{} |", n / 16 - 1)));
+    assert!(heat[0]
+        .trim_start()
+        .starts_with(&format!("rank {straggler} (straggler) |")));
+    assert!(heat[1]
+        .trim_start()
+        .starts_with(&format!("ranks 0-{} |", n / 16 - 1)));
 }
 
 #[test]
@@ -542,7 +556,12 @@ fn combine_reads_more_partials_than_files_may_be_open() {
         })
         .collect();
     let json = dir.path().join("r.json");
-    let mut args: Vec<&OsStr> = vec!["--combine".as_ref(), "-q".as_ref(), "--json".as_ref(), json.as_os_str()];
+    let mut args: Vec<&OsStr> = vec![
+        "--combine".as_ref(),
+        "-q".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ];
     args.extend(copies.iter().map(|p| p.as_os_str()));
     run_with_open_files(64, &args);
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -576,7 +595,11 @@ fn a_partial_grows_with_ranks_and_tables_not_with_events() {
         };
         unitrace_gen::trace::run(args, cli.seed).unwrap();
         let partial = dir.path().join(format!("{events}.partial.json"));
-        let out = run(&[traces.as_os_str(), "--partial".as_ref(), partial.as_os_str()]);
+        let out = run(&[
+            traces.as_os_str(),
+            "--partial".as_ref(),
+            partial.as_os_str(),
+        ]);
         assert!(out.status.success());
         let trace_bytes: u64 = std::fs::read_dir(&traces)
             .unwrap()

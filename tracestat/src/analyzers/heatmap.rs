@@ -61,7 +61,9 @@ pub struct RankSpan {
 /// rows`: at most `rows` (at most [`MAX_HEAT_ROWS`]), and at most
 /// [`MAX_HEAT_CELLS`] cells.
 pub fn heat_row_limit(bins: usize, rows: usize) -> usize {
-    (MAX_HEAT_CELLS / bins.max(1)).min(rows).clamp(1, MAX_HEAT_ROWS)
+    (MAX_HEAT_CELLS / bins.max(1))
+        .min(rows)
+        .clamp(1, MAX_HEAT_ROWS)
 }
 
 /// Ranks per row of the heatmap table: one, or the fewest consecutive
@@ -335,8 +337,8 @@ fn heatmap(ranks: &Ranks<'_>, offsets: &[Ns], straggler: Option<&str>) -> Heatma
     for start in (0..n).step_by(per) {
         let end = (start + per).min(n);
         let mut util = vec![0.0; bins];
-        for i in start..end {
-            grid.rank_row(Heatmap::part(&ranks.ranks[i]), offsets[i], &mut one);
+        for (rank, &off) in ranks.ranks[start..end].iter().zip(&offsets[start..end]) {
+            grid.rank_row(Heatmap::part(rank), off, &mut one);
             util.iter_mut().zip(&one).for_each(|(u, x)| *u += x);
         }
         let count = end - start;
