@@ -97,12 +97,12 @@ pub struct Table {
 /// right-aligned numbers.
 const DOCUMENT_STYLE: &str = "\
 body { font-family: 'DejaVu Sans', Verdana, sans-serif; color: #222222; background: #eeeeee; margin: 0; padding: 1em; }
-main { max-width: 960px; margin: 0 auto; }
+main { max-width: 1180px; margin: 0 auto; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.2em; } h3 { font-size: 1.05em; }
 p { overflow-wrap: anywhere; }
-figure { background: #ffffff; margin: 0 0 1em 0; box-shadow: 0 1px 3px rgba(0,0,0,0.3); }
+figure { background: #ffffff; margin: 0 0 1em 0; max-width: 960px; box-shadow: 0 1px 3px rgba(0,0,0,0.3); }
 figure svg { display: block; width: 100%; height: auto; }
-table { border-collapse: collapse; background: #ffffff; margin: 0 0 1em 0; font-size: 0.9em; }
+table { border-collapse: collapse; background: #ffffff; margin: 0 0 1em 0; font-size: 0.9em; display: block; max-width: 100%; width: max-content; overflow-x: auto; }
 th, td { border: 1px solid #dddddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }

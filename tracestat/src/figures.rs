@@ -39,7 +39,7 @@ struct HeatLine {
     util: Vec<f64>,
 }
 
-/// One bar of the breakdown: the rank and its shares of wall time
+/// One bar of the breakdown: the rank and its shares of its active window
 /// (compute, communication, memory, idle).
 pub struct Bar<'a> {
     pub rank: &'a str,
@@ -144,8 +144,8 @@ fn tick_label(value: f64, step: f64, unit: &str) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
-/// The breakdown bars: one bar per rank (or group), stacked shares of
-/// wall time, with a legend and a 0-100% axis.
+/// The breakdown bars: one bar per rank (or group), stacked shares of its
+/// active window, with a legend and a 0-100% axis.
 pub fn breakdown_svg(rows: &[Bar<'_>], straggler: Option<&str>) -> String {
     let labels: Vec<&str> = rows.iter().map(|r| r.rank).collect();
     let gs = rows_with_straggler(&labels, MAX_BARS, straggler);

@@ -45,10 +45,15 @@ fn bars(r: &Report) -> Section {
         .filter(|b| b.device == "all")
         .map(|b| Bar {
             rank: &b.rank,
-            shares: [b.compute_pct, b.communication_pct, b.memory_pct, b.idle_pct],
+            shares: [
+                b.compute_active_pct,
+                b.communication_active_pct,
+                b.memory_active_pct,
+                b.idle_active_pct,
+            ],
         })
         .collect();
-    let mut caption = "Share of each rank's wall time; a moment counts once: compute > communication > memory > idle.".to_string();
+    let mut caption = "Share of each rank's active window (its first to last device operation; start-up and shutdown are outside it, see the table); a moment counts once: compute > communication > memory > idle.".to_string();
     if all.len() > MAX_BARS {
         caption.push_str(&format!(
             " {} ranks in groups of {}: each bar is the group's mean; the straggler's own bar comes first.",

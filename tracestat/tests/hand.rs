@@ -353,6 +353,23 @@ fn html_page_is_offline_and_has_both_pictures() {
     for rank in ["rank 0", "rank 1", "rank 2 (straggler)", "rank 3"] {
         assert!(page.contains(&format!(">{rank}</text>")), "{rank}");
     }
+    // The bars show the same shares as the headline table: of each rank's
+    // active window, not of its wall time (docs/tracestat.md#html-page).
+    let (doc, _, _) = report(&coll_files(), &[]);
+    for row in doc["breakdown"].as_array().unwrap() {
+        if row["device"] != "all" {
+            continue;
+        }
+        let rank = row["rank"].as_str().unwrap();
+        let active = row["compute_active_pct"].as_f64().unwrap();
+        let label = if rank == "2" {
+            "rank 2 (straggler)"
+        } else {
+            &format!("rank {rank}")
+        };
+        let title = format!("<title>{label}: compute {active:.2}%</title>");
+        assert!(page.contains(&title), "{title} not in the page");
+    }
 }
 
 #[test]
