@@ -37,8 +37,8 @@ use unitrace_core::atomic::AtomicFile;
 use unitrace_core::cli::warn;
 use unitrace_core::metric_csv::{
     banner_after, find_device_section, open_input, parse_number, scan_file_sections, CsvReader,
-    Header, InstanceEvent, InstanceReader, ReportValidity, ValidityColumns, ValidityTally,
-    GLOBAL_INSTANCE_ID,
+    Field, Header, InstanceEvent, InstanceReader, InstanceSpan, RawRow, ReportValidity,
+    SectionKernel, ValidityColumns, ValidityTally, GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::progress::{self, ProgressBar};
 use unitrace_core::InputError;
@@ -533,6 +533,25 @@ struct Session<'a> {
     warned_rows_before_banner: bool,
 }
 
+/// Where [`Session::read`] is in the file.
+#[derive(Default)]
+struct ReadState {
+    /// The current section is of the wanted device, and the first such
+    /// section has been seen.
+    in_target: bool,
+    target_seen: bool,
+    /// Device of the current section, and the header line of a section
+    /// without banner: device 0 when the file has no banner at all, rows
+    /// of no device when a banner follows (decided at the first banner,
+    /// in this one pass; docs/robustness.md#metric-csvs).
+    section_device: Option<i64>,
+    rows_before_banner: Option<u64>,
+    /// The drawn instance being read.
+    building: Option<Instance>,
+    fields: Vec<Field>,
+    instances_seen: u64,
+}
+
 /// Bound of [`Session::held`]: a 1 GB banner-less file drawn with `-i 0`
 /// has hundreds of thousands of instances, whose messages are not kept.
 const HELD_MESSAGE_BYTES: usize = 1 << 20;
@@ -743,142 +762,37 @@ impl<'a> Session<'a> {
         if !matches!(self.mode, Mode::One(..)) {
             self.progress = progress::bytes_bar(total);
         }
-        let mut in_target = false;
-        let mut target_seen = false;
-        // Device of the current section, and the header line of a section
-        // without banner: device 0 when the file has no banner at all,
-        // rows of no device when a banner follows (decided at the first
-        // banner, in this one pass; docs/robustness.md#metric-csvs).
-        let mut section_device: Option<i64> = None;
-        let mut rows_before_banner: Option<u64> = None;
-        let mut building: Option<Instance> = None;
-        let mut fields = Vec::new();
-        let mut instances_seen = 0u64;
+        let mut state = ReadState::default();
         while let Some(event) = reader.next_event()? {
             let ended = match event {
                 InstanceEvent::SectionStart { device, .. } => {
-                    if device.is_some() {
-                        if let Some(line) = rows_before_banner.take() {
-                            self.forget_rows_before_banner(line)?;
-                            target_seen = false;
-                            building = None;
-                        }
-                    }
-                    // Only the first section of the wanted device is used
-                    // (docs/compatibility.md#analyze-sections).
-                    if target_seen {
+                    if !self.section_start(&mut state, device)? {
                         break;
-                    }
-                    in_target = is_target_section(self.plan.draw.device, device);
-                    section_device = device;
-                    if in_target && device.is_none() {
-                        self.held = Some(Vec::new());
                     }
                     None
                 }
                 InstanceEvent::Header(header) => {
-                    if section_device.is_none() {
-                        rows_before_banner = Some(header.line());
-                    }
-                    if in_target && !target_seen {
-                        target_seen = true;
-                        self.found_device = true;
-                        let header = header.clone();
-                        self.prepare(&header)?;
-                    }
+                    self.section_header(&mut state, header)?;
                     None
                 }
                 InstanceEvent::Row { instance, row } => {
-                    let inst = building.get_or_insert_with(|| Instance {
-                        kernel: row.kernel().into_owned(),
-                        ordinal: instance.ordinal,
-                        global_id: self.id_column.and_then(|c| {
-                            row.split(&mut fields).ok()?;
-                            let text = row.field_bytes(fields.get(c)?);
-                            std::str::from_utf8(text).ok()?.trim().parse().ok()
-                        }),
-                        values: vec![Vec::new(); self.needed.len()],
-                        rows: 0,
-                        marks: Vec::new(),
-                        left_out: 0,
-                    });
-                    row.split(&mut fields)?;
-                    if let Some(columns) = &self.validity {
-                        let report = columns.classify_raw(&row, &fields);
-                        if !self.tally.count(self.options.validity, report) {
-                            inst.left_out += 1;
-                            continue;
-                        }
-                        inst.marks.push(report);
-                    }
-                    inst.rows += 1;
-                    for (slot, &col) in self.needed.iter().enumerate() {
-                        let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
-                        let column = || row.header().columns().get(col).map_or("?", |c| c.as_str());
-                        let v = parse_number(text).ok_or_else(|| {
-                            row.error(format!(
-                                "column `{}`: `{}` is not a number",
-                                column(),
-                                String::from_utf8_lossy(text)
-                            ))
-                        })?;
-                        // Drawn as read, like the original's matplotlib,
-                        // but the user is told (once per file).
-                        if !v.is_finite() {
-                            ValueFlaw::record(&mut self.non_finite, row.line(), column(), text);
-                        } else if self.sets.gpu_time == Some(col) && v <= 0.0 {
-                            ValueFlaw::record(&mut self.bad_gpu_time, row.line(), column(), text);
-                        }
-                        inst.values[slot].push(v);
-                    }
+                    self.add_row(&mut state, instance.ordinal, &row)?;
                     None
                 }
-                InstanceEvent::End(span) => in_target.then_some(span),
+                InstanceEvent::End(span) => state.in_target.then_some(span),
                 InstanceEvent::SectionEnd { .. } => None,
             };
             let Some(span) = ended else {
                 continue;
             };
-            // The section's kernels in order of first appearance, with
-            // their instance counts so far (mode B's turns, messages).
-            for kernel in &reader.section_kernels()[self.kernels.len()..] {
-                self.kernels.push(kernel.name.clone());
-                self.counts.push(0);
-            }
-            self.counts[span.kernel] = span.ordinal;
-            instances_seen += 1;
-            self.input_read = reader.csv().offset();
-            if let Some(inst) = building.take() {
-                if inst.rows == 0 && inst.left_out > 0 {
-                    // Every report of the instance was left out: nothing
-                    // to draw (its ordinal still counts, as in `-l`).
-                    match self.mode {
-                        Mode::One(..) => {
-                            self.wanted_left_out = true;
-                            self.done = true;
-                        }
-                        Mode::NthOfEach(_) => {
-                            self.left_out_kernels.insert(inst.kernel);
-                        }
-                        Mode::All | Mode::AllOf(_) => {}
-                    }
-                } else if !inst.values.is_empty() {
-                    self.complete(inst)?;
-                }
-            }
-            if let Some(pb) = &self.progress {
-                if instances_seen.is_multiple_of(64) {
-                    pb.set_position(reader.csv().offset());
-                    pb.set_message(format!("{instances_seen} instances"));
-                }
-            }
+            let offset = reader.csv().offset();
+            self.end_instance(&mut state, span, reader.section_kernels(), offset)?;
             if self.done {
                 // Mode D found its instance in a section without banner:
                 // it is device 0's only if no banner follows (a fast scan
                 // of the rest, only for such files); otherwise read on to
                 // the banner, which starts over.
-                let offset = reader.csv().offset();
-                if rows_before_banner.is_some() && banner_after(&path, offset)? {
+                if state.rows_before_banner.is_some() && banner_after(&path, offset)? {
                     self.done = false;
                     continue;
                 }
@@ -889,29 +803,173 @@ impl<'a> Session<'a> {
         if let Some(pb) = self.progress.take() {
             pb.finish_and_clear();
         }
-        let csv = reader.csv();
-        if let Some(line) = csv.first_non_utf8_kernel() {
+        if let Some(line) = reader.csv().first_non_utf8_kernel() {
             crate::list::warn_non_utf8_kernel(&path, line);
         }
-        if let Some(message) = self.tally.warning(&path, self.options.validity) {
+        self.warn_flaws(&path);
+        Ok(())
+    }
+
+    /// A section starts; false when reading stops there: only the first
+    /// section of the wanted device is used
+    /// (docs/compatibility.md#analyze-sections).
+    fn section_start(
+        &mut self,
+        state: &mut ReadState,
+        device: Option<i64>,
+    ) -> anyhow::Result<bool> {
+        if device.is_some() {
+            if let Some(line) = state.rows_before_banner.take() {
+                self.forget_rows_before_banner(line)?;
+                state.target_seen = false;
+                state.building = None;
+            }
+        }
+        if state.target_seen {
+            return Ok(false);
+        }
+        state.in_target = is_target_section(self.plan.draw.device, device);
+        state.section_device = device;
+        if state.in_target && device.is_none() {
+            self.held = Some(Vec::new());
+        }
+        Ok(true)
+    }
+
+    /// The header of a section: the charts are planned from the wanted
+    /// device's.
+    fn section_header(&mut self, state: &mut ReadState, header: &Header) -> anyhow::Result<()> {
+        if state.section_device.is_none() {
+            state.rows_before_banner = Some(header.line());
+        }
+        if state.in_target && !state.target_seen {
+            state.target_seen = true;
+            self.found_device = true;
+            self.prepare(header)?;
+        }
+        Ok(())
+    }
+
+    /// A row of an instance the mode draws: its needed values, unless the
+    /// validity policy leaves its report out.
+    fn add_row(
+        &mut self,
+        state: &mut ReadState,
+        ordinal: u32,
+        row: &RawRow<'_>,
+    ) -> anyhow::Result<()> {
+        let fields = &mut state.fields;
+        let inst = state.building.get_or_insert_with(|| Instance {
+            kernel: row.kernel().into_owned(),
+            ordinal,
+            global_id: self.id_column.and_then(|c| {
+                row.split(fields).ok()?;
+                let text = row.field_bytes(fields.get(c)?);
+                std::str::from_utf8(text).ok()?.trim().parse().ok()
+            }),
+            values: vec![Vec::new(); self.needed.len()],
+            rows: 0,
+            marks: Vec::new(),
+            left_out: 0,
+        });
+        row.split(fields)?;
+        if let Some(columns) = &self.validity {
+            let report = columns.classify_raw(row, fields);
+            if !self.tally.count(self.options.validity, report) {
+                inst.left_out += 1;
+                return Ok(());
+            }
+            inst.marks.push(report);
+        }
+        inst.rows += 1;
+        for (slot, &col) in self.needed.iter().enumerate() {
+            let text = fields.get(col).map_or(&b""[..], |f| row.field_bytes(f));
+            let column = || row.header().columns().get(col).map_or("?", |c| c.as_str());
+            let v = parse_number(text).ok_or_else(|| {
+                row.error(format!(
+                    "column `{}`: `{}` is not a number",
+                    column(),
+                    String::from_utf8_lossy(text)
+                ))
+            })?;
+            // Drawn as read, like the original's matplotlib, but the user
+            // is told (once per file).
+            if !v.is_finite() {
+                ValueFlaw::record(&mut self.non_finite, row.line(), column(), text);
+            } else if self.sets.gpu_time == Some(col) && v <= 0.0 {
+                ValueFlaw::record(&mut self.bad_gpu_time, row.line(), column(), text);
+            }
+            inst.values[slot].push(v);
+        }
+        Ok(())
+    }
+
+    /// An instance of the wanted section ended (`offset`: where the
+    /// reader is): it is counted, and completed when the mode draws it.
+    fn end_instance(
+        &mut self,
+        state: &mut ReadState,
+        span: InstanceSpan,
+        section_kernels: &[SectionKernel],
+        offset: u64,
+    ) -> anyhow::Result<()> {
+        // The section's kernels in order of first appearance, with their
+        // instance counts so far (mode B's turns, messages).
+        for kernel in &section_kernels[self.kernels.len()..] {
+            self.kernels.push(kernel.name.clone());
+            self.counts.push(0);
+        }
+        self.counts[span.kernel] = span.ordinal;
+        state.instances_seen += 1;
+        self.input_read = offset;
+        if let Some(inst) = state.building.take() {
+            if inst.rows == 0 && inst.left_out > 0 {
+                // Every report of the instance was left out: nothing to
+                // draw (its ordinal still counts, as in `-l`).
+                match self.mode {
+                    Mode::One(..) => {
+                        self.wanted_left_out = true;
+                        self.done = true;
+                    }
+                    Mode::NthOfEach(_) => {
+                        self.left_out_kernels.insert(inst.kernel);
+                    }
+                    Mode::All | Mode::AllOf(_) => {}
+                }
+            } else if !inst.values.is_empty() {
+                self.complete(inst)?;
+            }
+        }
+        if let Some(pb) = &self.progress {
+            if state.instances_seen.is_multiple_of(64) {
+                pb.set_position(offset);
+                pb.set_message(format!("{} instances", state.instances_seen));
+            }
+        }
+        Ok(())
+    }
+
+    /// The warnings about the file as a whole, once it is read: reports
+    /// left out, values a chart cannot show.
+    fn warn_flaws(&self, path: &Path) {
+        if let Some(message) = self.tally.warning(path, self.options.validity) {
             warn(TOOL, message);
         }
         if let Some(flaw) = &self.non_finite {
             warn(
                 TOOL,
-                flaw.message(&path, "is not a finite number; the charts cannot show it"),
+                flaw.message(path, "is not a finite number; the charts cannot show it"),
             );
         }
         if let Some(flaw) = &self.bad_gpu_time {
             warn(
                 TOOL,
                 flaw.message(
-                    &path,
+                    path,
                     "is not a positive duration; the -b throughput divided by it is meaningless",
                 ),
             );
         }
-        Ok(())
     }
 
     /// An instance the mode wants has been read completely.

@@ -25,8 +25,8 @@ use unitrace_core::demangle::Demangler;
 use unitrace_core::error::InputError;
 use unitrace_core::shader_dump::{summarize_names, AsmFile, AsmListing, ShaderDump};
 use unitrace_core::stall_csv::{
-    find_device_section, open_input, scan_file_sections, CsvReader, KernelRun, StallColumns,
-    StallReader, StallRow,
+    find_device_section, open_input, scan_file_sections, CsvReader, KernelRun, SectionInfo,
+    StallColumns, StallReader, StallRow,
 };
 use unitrace_core::stall_report::{self, analyze_kernel, by_line};
 
@@ -319,8 +319,12 @@ impl Charts {
         Ok(())
     }
 
-    fn finish(self, input: &Path, builder: &mut Option<ReportBuilder>) -> anyhow::Result<bool> {
-        if let Some(data) = self.data {
+    fn finish(
+        &mut self,
+        input: &Path,
+        builder: &mut Option<ReportBuilder>,
+    ) -> anyhow::Result<bool> {
+        if let Some(data) = self.data.take() {
             data.finish()
                 .with_context(|| crate::charts::data_error(self.data_path.as_deref()))?;
         }
@@ -333,7 +337,7 @@ impl Charts {
                 .with_context(|| format!("{}: cannot write", self.path.display()))?;
             return Ok(true);
         }
-        match self.sink {
+        match self.sink.take() {
             Some(sink) => {
                 sink.finish()
                     .with_context(|| format!("{}: cannot write", self.path.display()))?;
@@ -382,69 +386,149 @@ fn dashboard_file(
     Ok(stall_page::static_page(&info, &title, summary, &sources))
 }
 
-/// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the
-/// outputs and found that the `-d` section has a stall header.
-pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
-    let draw = &plan.draw;
-    let output = draw.output.clone();
-    let input = draw.input.as_path();
-    // 1.7.1: the dump folder is checked before any data is read.
-    let mut builder = match &plan.stall.shaderdump {
-        Some(dir) => Some(ReportBuilder::new(
-            dir,
-            plan.stall.demangler.as_deref(),
-            plan.stall.numtopstalls,
-            plan.view.clone(),
-            plan.report_format == ReportFormat::Json,
-        )?),
-        None => None,
-    };
-    if plan.report_format == ReportFormat::Json && plan.report.is_none() {
-        bail!("--report-format json needs -r/--report FILE");
-    }
-    // The files of the dump folder are inputs too: `-r dump/x.asm` must not
-    // replace an assembly listing with the report
-    // (docs/errors.md#inputs-never-modified).
-    if let Some(dir) = &plan.stall.shaderdump {
-        let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.is_file())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let dump_files: Vec<&Path> = dump_files.iter().map(|p| p.as_path()).collect();
-        let outputs = [Some(&output), draw.data.as_ref(), plan.report.as_ref()];
-        for out in outputs.into_iter().flatten() {
-            ensure_not_input(out, &dump_files)?;
-        }
-    }
-    let mut report_file = match &plan.report {
-        Some(path) => {
-            let mut taken = vec![input, output.as_path()];
-            taken.extend(draw.data.as_deref());
-            ensure_not_input(path, &taken)?;
-            Some(ReportFile {
-                path: path.clone(),
-                format: plan.report_format,
-                text: None,
-                json: Vec::new(),
-            })
-        }
-        None => None,
-    };
-    let mut charts = Charts {
-        path: output.clone(),
-        format: draw.format,
-        sink: None,
-        data_path: draw.data.clone(),
-        data: None,
-        dashboard: (draw.format == Format::Html).then(StallSummary::new),
-        drawn: false,
-    };
+/// Everything a stall run writes to: the charts (or the dashboard), the
+/// `-r` file and, with `-s`, the report builder.
+struct StallOutputs<'p> {
+    plan: &'p StallsPlan,
+    charts: Charts,
+    report_file: Option<ReportFile>,
+    builder: Option<ReportBuilder>,
+}
 
+impl<'p> StallOutputs<'p> {
+    /// Opens the dump folder and checks the outputs; nothing is created
+    /// before the first page or report is written.
+    fn open(plan: &'p StallsPlan) -> anyhow::Result<StallOutputs<'p>> {
+        let draw = &plan.draw;
+        // 1.7.1: the dump folder is checked before any data is read.
+        let builder = match &plan.stall.shaderdump {
+            Some(dir) => Some(ReportBuilder::new(
+                dir,
+                plan.stall.demangler.as_deref(),
+                plan.stall.numtopstalls,
+                plan.view.clone(),
+                plan.report_format == ReportFormat::Json,
+            )?),
+            None => None,
+        };
+        if plan.report_format == ReportFormat::Json && plan.report.is_none() {
+            bail!("--report-format json needs -r/--report FILE");
+        }
+        ensure_outputs_outside_dump(plan)?;
+        let report_file = match &plan.report {
+            Some(path) => {
+                let mut taken = vec![draw.input.as_path(), draw.output.as_path()];
+                taken.extend(draw.data.as_deref());
+                ensure_not_input(path, &taken)?;
+                Some(ReportFile {
+                    path: path.clone(),
+                    format: plan.report_format,
+                    text: None,
+                    json: Vec::new(),
+                })
+            }
+            None => None,
+        };
+        let charts = Charts {
+            path: draw.output.clone(),
+            format: draw.format,
+            sink: None,
+            data_path: draw.data.clone(),
+            data: None,
+            dashboard: (draw.format == Format::Html).then(StallSummary::new),
+            drawn: false,
+        };
+        Ok(StallOutputs {
+            plan,
+            charts,
+            report_file,
+            builder,
+        })
+    }
+
+    /// Charts one kernel run and, with `-s`, adds its report; false when
+    /// no row of the run has a charted stall (nothing is written then).
+    fn process(&mut self, run: &KernelRun) -> anyhow::Result<bool> {
+        let plan = self.plan;
+        let draw = &plan.draw;
+        let kept: Vec<StallRow> = run
+            .rows
+            .iter()
+            .filter(|r| crate::stall_charts::has_charted_stall(r))
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            return Ok(false);
+        }
+        if let Some(summary) = self.charts.dashboard.as_mut() {
+            // Every row: active cycles count in the kernel's totals.
+            summary.add_run(run);
+        }
+        for chart in crate::stall_charts::stall_chart_pages(&draw.charts.title, &run.kernel, &kept)
+        {
+            self.charts.add_chart(&run.kernel, chart)?;
+        }
+        if let Some(builder) = self.builder.as_mut() {
+            let mut out = builder.kernel_report(&draw.input, &run.kernel, &kept)?;
+            if let Some(rf) = self.report_file.as_mut() {
+                rf.add(&mut out)?;
+            }
+            for page in render::text_pages(&out.text) {
+                self.charts.add(&page)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Writes the chart output; false when no page was drawn.
+    fn finish_charts(&mut self, columns: Option<&StallColumns>) -> anyhow::Result<bool> {
+        note_columns(&mut self.charts, columns);
+        self.charts.finish(&self.plan.draw.input, &mut self.builder)
+    }
+
+    /// Commits the `-r` file, if anything was written to it.
+    fn commit_report(self) -> anyhow::Result<()> {
+        if let Some(rf) = self.report_file {
+            let path = rf.path.clone();
+            if rf.commit()? {
+                println!("Stall report is also stored in file {}", path.display());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The files of the dump folder are inputs too: `-r dump/x.asm` must not
+/// replace an assembly listing with the report
+/// (docs/errors.md#inputs-never-modified).
+fn ensure_outputs_outside_dump(plan: &StallsPlan) -> anyhow::Result<()> {
+    let Some(dir) = &plan.stall.shaderdump else {
+        return Ok(());
+    };
+    let dump_files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    let dump_files: Vec<&Path> = dump_files.iter().map(|p| p.as_path()).collect();
+    let outputs = [
+        Some(&plan.draw.output),
+        plan.draw.data.as_ref(),
+        plan.report.as_ref(),
+    ];
+    for out in outputs.into_iter().flatten() {
+        ensure_not_input(out, &dump_files)?;
+    }
+    Ok(())
+}
+
+/// The section of `device` in the stall file, after a warning about rows
+/// before the first banner.
+fn device_section(input: &Path, device: i64) -> anyhow::Result<SectionInfo> {
     let sections = scan_file_sections(input)?;
     if let Some(early) = unitrace_core::csv_sections::rows_before_first_banner(&sections) {
         unitrace_core::cli::warn(
@@ -456,158 +540,153 @@ pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
             ),
         );
     }
-    let Some(section) = find_device_section(&sections, draw.device) else {
+    let Some(section) = find_device_section(&sections, device) else {
         bail!(InputError::at_file(
             input,
-            format!("Device {} not found in input file", draw.device)
+            format!("Device {device} not found in input file")
         ));
     };
+    Ok(section.clone())
+}
+
+/// A reader of the kernel runs of `section`, from its start.
+fn section_reader(input: &Path, section: &SectionInfo) -> Result<StallReader<File>, InputError> {
     let file = open_section(input, section.start_offset)?;
-    let mut reader = StallReader::new(CsvReader::for_section(file, input, section));
+    Ok(StallReader::new(CsvReader::for_section(
+        file, input, section,
+    )))
+}
 
-    let process = |run: &KernelRun,
-                   charts: &mut Charts,
-                   report_file: &mut Option<ReportFile>,
-                   builder: &mut Option<ReportBuilder>|
-     -> anyhow::Result<bool> {
-        let kept: Vec<StallRow> = run
-            .rows
-            .iter()
-            .filter(|r| crate::stall_charts::has_charted_stall(r))
-            .cloned()
-            .collect();
-        if kept.is_empty() {
-            return Ok(false);
-        }
-        if let Some(summary) = charts.dashboard.as_mut() {
-            // Every row: active cycles count in the kernel's totals.
-            summary.add_run(run);
-        }
-        for chart in crate::stall_charts::stall_chart_pages(&draw.charts.title, &run.kernel, &kept)
-        {
-            charts.add_chart(&run.kernel, chart)?;
-        }
-        if let Some(builder) = builder.as_mut() {
-            let mut out = builder.kernel_report(input, &run.kernel, &kept)?;
-            if let Some(rf) = report_file.as_mut() {
-                rf.add(&mut out)?;
-            }
-            for page in render::text_pages(&out.text) {
-                charts.add(&page)?;
-            }
-        }
-        Ok(true)
-    };
-
-    match &draw.kernel {
-        None => {
-            // 1.7.2: every run of consecutive rows with one kernel name.
-            let mut runs = 0usize;
-            while let Some(run) = reader.next_run()? {
-                runs += 1;
-                if process(&run, &mut charts, &mut report_file, &mut builder)? {
-                    println!("\nAnalyzed kernel {}", escape_controls(&run.kernel));
-                } else {
-                    println!(
-                        "\nNo stall events for kernel {}",
-                        escape_controls(&run.kernel)
-                    );
-                }
-            }
-            if runs == 0 {
-                // A header and no row: nothing to draw, and the original's
-                // silence would look like success.
-                bail!(InputError::at_file(
-                    input,
-                    format!(
-                        "device {} has a stall header but no rows: nothing to draw",
-                        draw.device
-                    )
-                ));
-            }
-            let out_shown = output.display().to_string();
-            note_columns(&mut charts, reader.columns());
-            if charts.finish(input, &mut builder)? {
-                println!("\nStall metric charts are stored in file {out_shown} in PDF format");
-            }
-        }
-        Some(wanted) => {
-            // 1.7.3: the first run of K. A K that is no kernel's exact name
-            // may be a unique part of one or a `/regex/`
-            // (docs/compatibility.md#analyze-closest-kernel):
-            // the section is read again for the kernel it resolves to.
-            let mut kernel = wanted.clone();
-            let mut found = None;
-            let mut seen: Vec<String> = Vec::new();
-            while let Some(run) = reader.next_run()? {
-                if run.kernel == kernel {
-                    found = Some(run);
-                    break;
-                }
-                if !seen.contains(&run.kernel) {
-                    seen.push(run.kernel.clone());
-                }
-            }
-            if found.is_none() {
-                match resolve_kernel(wanted, &seen)? {
-                    KernelMatch::Unique(name) => {
-                        kernel = name.to_string();
-                        let file = open_section(input, section.start_offset)?;
-                        reader = StallReader::new(CsvReader::for_section(file, input, section));
-                        while let Some(run) = reader.next_run()? {
-                            if run.kernel == kernel {
-                                found = Some(run);
-                                break;
-                            }
-                        }
-                    }
-                    KernelMatch::Ambiguous(candidates) => {
-                        bail!(InputError::at_file(
-                            input,
-                            ambiguous_message(wanted, &candidates)
-                        ));
-                    }
-                    KernelMatch::NoMatch => {}
-                }
-            }
-            let Some(run) = found else {
-                let close = closest_names(wanted, &seen, 3);
-                let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
-                let hint = if list.is_empty() {
-                    String::new()
-                } else {
-                    format!("; closest names: {}", list.join(", "))
-                };
-                bail!(InputError::at_file(
-                    input,
-                    format!("No metric data for kernel {wanted}{hint}")
-                ));
-            };
-            if process(&run, &mut charts, &mut report_file, &mut builder)? {
-                note_columns(&mut charts, reader.columns());
-                charts.finish(input, &mut builder)?;
-                println!(
-                    "\nStall metric chart in file {} has been successfully generated.",
-                    output.display()
-                );
-            } else {
-                println!(
-                    "\nNo stall events for kernel {} in the input data",
-                    escape_controls(&kernel)
-                );
-            }
-        }
+/// Stall mode (docs/compatibility.md#analyze-stall-charts): the caller has checked the input and the
+/// outputs and found that the `-d` section has a stall header.
+pub fn run(plan: &StallsPlan) -> anyhow::Result<ExitCode> {
+    let mut outputs = StallOutputs::open(plan)?;
+    let input = plan.draw.input.as_path();
+    let section = device_section(input, plan.draw.device)?;
+    let mut reader = section_reader(input, &section)?;
+    match &plan.draw.kernel {
+        None => chart_every_run(&mut outputs, &mut reader)?,
+        Some(wanted) => chart_kernel(&mut outputs, &mut reader, &section, wanted)?,
     }
     if let Some(line) = reader.csv().first_non_utf8_kernel() {
         crate::list::warn_non_utf8_kernel(input, line);
     }
-    if let Some(rf) = report_file {
-        let path = rf.path.clone();
-        if rf.commit()? {
-            println!("Stall report is also stored in file {}", path.display());
+    outputs.commit_report()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// 1.7.2: every run of consecutive rows with one kernel name.
+fn chart_every_run(
+    outputs: &mut StallOutputs,
+    reader: &mut StallReader<File>,
+) -> anyhow::Result<()> {
+    let plan = outputs.plan;
+    let draw = &plan.draw;
+    let mut runs = 0usize;
+    while let Some(run) = reader.next_run()? {
+        runs += 1;
+        if outputs.process(&run)? {
+            println!("\nAnalyzed kernel {}", escape_controls(&run.kernel));
+        } else {
+            println!(
+                "\nNo stall events for kernel {}",
+                escape_controls(&run.kernel)
+            );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    if runs == 0 {
+        // A header and no row: nothing to draw, and the original's
+        // silence would look like success.
+        bail!(InputError::at_file(
+            &draw.input,
+            format!(
+                "device {} has a stall header but no rows: nothing to draw",
+                draw.device
+            )
+        ));
+    }
+    if outputs.finish_charts(reader.columns())? {
+        println!(
+            "\nStall metric charts are stored in file {} in PDF format",
+            draw.output.display()
+        );
+    }
+    Ok(())
+}
+
+/// 1.7.3: the first run of one kernel (`-k`).
+fn chart_kernel(
+    outputs: &mut StallOutputs,
+    reader: &mut StallReader<File>,
+    section: &SectionInfo,
+    wanted: &str,
+) -> anyhow::Result<()> {
+    let plan = outputs.plan;
+    let draw = &plan.draw;
+    let run = find_kernel_run(&draw.input, section, reader, wanted)?;
+    if outputs.process(&run)? {
+        outputs.finish_charts(reader.columns())?;
+        println!(
+            "\nStall metric chart in file {} has been successfully generated.",
+            draw.output.display()
+        );
+    } else {
+        println!(
+            "\nNo stall events for kernel {} in the input data",
+            escape_controls(&run.kernel)
+        );
+    }
+    Ok(())
+}
+
+/// The first run of `wanted`. A name that is no kernel's exact name may be
+/// a unique part of one or a `/regex/`
+/// (docs/compatibility.md#analyze-closest-kernel): the section is read
+/// again, through a new `reader`, for the kernel it resolves to.
+fn find_kernel_run(
+    input: &Path,
+    section: &SectionInfo,
+    reader: &mut StallReader<File>,
+    wanted: &str,
+) -> anyhow::Result<KernelRun> {
+    let mut seen: Vec<String> = Vec::new();
+    while let Some(run) = reader.next_run()? {
+        if run.kernel == wanted {
+            return Ok(run);
+        }
+        if !seen.contains(&run.kernel) {
+            seen.push(run.kernel.clone());
+        }
+    }
+    match resolve_kernel(wanted, &seen)? {
+        KernelMatch::Unique(name) => {
+            let kernel = name.to_string();
+            *reader = section_reader(input, section)?;
+            while let Some(run) = reader.next_run()? {
+                if run.kernel == kernel {
+                    return Ok(run);
+                }
+            }
+        }
+        KernelMatch::Ambiguous(candidates) => {
+            bail!(InputError::at_file(
+                input,
+                ambiguous_message(wanted, &candidates)
+            ));
+        }
+        KernelMatch::NoMatch => {}
+    }
+    let close = closest_names(wanted, &seen, 3);
+    let list: Vec<String> = close.iter().map(|k| format!("\"{k}\"")).collect();
+    let hint = if list.is_empty() {
+        String::new()
+    } else {
+        format!("; closest names: {}", list.join(", "))
+    };
+    bail!(InputError::at_file(
+        input,
+        format!("No metric data for kernel {wanted}{hint}")
+    ));
 }
 
 /// The columns of the section read, for the dashboard's categories.

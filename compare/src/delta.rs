@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::matching::{match_items, MatchLevel};
-use crate::model::{Item, Run, Section};
+use crate::model::{FindingItem, Item, Run, Section};
 use crate::significance::{judge, Judgement, Rule, Test};
 use crate::spell::{signed_pct, signed_us};
 
@@ -125,6 +125,65 @@ pub struct Comparison {
     pub candidate_total_us: f64,
     pub total: Judgement,
     pub sections: Vec<SectionDelta>,
+    /// tracestat's findings new in the candidate, resolved (in the
+    /// baseline only) and kept; `None` for inputs without findings
+    /// (docs/compare.md#findings).
+    pub findings: Option<FindingsDelta>,
+}
+
+/// One finding of either side.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingRow {
+    pub rule: String,
+    pub rank: String,
+    pub name: String,
+    pub baseline_savings_us: Option<f64>,
+    pub candidate_savings_us: Option<f64>,
+    /// The candidate's evidence (the baseline's for a resolved finding).
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct FindingsDelta {
+    pub new: Vec<FindingRow>,
+    pub resolved: Vec<FindingRow>,
+    pub kept: Vec<FindingRow>,
+}
+
+/// Findings matched by rule, rank and main evidence name
+/// (docs/compare.md#findings).
+fn findings_delta(base: &[FindingItem], cand: &[FindingItem]) -> FindingsDelta {
+    let mut out = FindingsDelta::default();
+    for c in cand {
+        let b = base.iter().find(|b| b.key() == c.key());
+        let row = FindingRow {
+            rule: c.rule.clone(),
+            rank: c.rank.clone(),
+            name: c.name.clone(),
+            baseline_savings_us: b.map(|b| b.savings_us),
+            candidate_savings_us: Some(c.savings_us),
+            evidence: c.evidence.clone(),
+        };
+        if b.is_some() {
+            out.kept.push(row);
+        } else {
+            out.new.push(row);
+        }
+    }
+    for b in base
+        .iter()
+        .filter(|b| !cand.iter().any(|c| c.key() == b.key()))
+    {
+        out.resolved.push(FindingRow {
+            rule: b.rule.clone(),
+            rank: b.rank.clone(),
+            name: b.name.clone(),
+            baseline_savings_us: Some(b.savings_us),
+            candidate_savings_us: None,
+            evidence: b.evidence.clone(),
+        });
+    }
+    out
 }
 
 impl Comparison {
@@ -423,6 +482,10 @@ pub fn compare(
         candidate_total_us: cand.total_us,
         total: judge(&base.total_runs_us, &cand.total_runs_us, rule),
         sections,
+        findings: match (&base.findings, &cand.findings) {
+            (Some(b), Some(c)) => Some(findings_delta(b, c)),
+            _ => None,
+        },
     };
     (c.verdict, c.verdict_reason) = verdict(&c);
     c

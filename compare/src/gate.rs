@@ -2,7 +2,9 @@
 //! `SELECTOR[@METRIC](>|<)THRESHOLD`, e.g. `total>+2%`,
 //! `kernel:gemm*>+5%`, `category:allreduce>+10%`,
 //! `kernel:*@EuActive[%]<-5pt`, `rank:*@wall_us>+3ms`. A threshold always
-//! has a unit or `%`.
+//! has a unit or `%`; except the findings' counts
+//! (docs/compare.md#findings): `findings:new>0`, `findings:resolved<1`,
+//! `findings:total>3`, `findings:new:pageable-*>0`.
 
 use anyhow::{anyhow, bail, Result};
 
@@ -11,6 +13,12 @@ use crate::delta::Comparison;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Selector {
     Total,
+    /// `findings:WHICH[:RULE-GLOB]`: how many findings are new, resolved,
+    /// or in the candidate (`total`), of the rules the glob matches.
+    Findings {
+        which: String,
+        glob: String,
+    },
     /// `SECTION:GLOB`.
     Items {
         section: String,
@@ -111,7 +119,41 @@ pub fn parse_threshold(s: &str, unit: MetricUnit) -> Result<Threshold, Threshold
     Err(ThresholdError::Bare)
 }
 
+/// `findings:WHICH[:GLOB](>|<)N`: a count, so N is a bare number.
+fn parse_findings_rule(text: &str) -> Result<Rule> {
+    let err = || {
+        anyhow!("--fail-if '{text}': expected findings:new>N, findings:resolved<N or findings:total>N (optionally findings:new:RULE-GLOB>N), N a count")
+    };
+    let pos = text.rfind(['>', '<']).ok_or_else(err)?;
+    let above = text[pos..].starts_with('>');
+    let n: f64 = text[pos + 1..]
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(err)?;
+    let sel = text[..pos].trim();
+    let rest = sel.strip_prefix("findings:").ok_or_else(err)?;
+    let (which, glob) = rest.split_once(':').unwrap_or((rest, "*"));
+    if !["new", "resolved", "total"].contains(&which) || glob.is_empty() {
+        return Err(err());
+    }
+    Ok(Rule {
+        text: text.to_string(),
+        selector: Selector::Findings {
+            which: which.to_string(),
+            glob: glob.to_string(),
+        },
+        metric: None,
+        above,
+        threshold: Threshold::Absolute(n),
+    })
+}
+
 pub fn parse_rule(text: &str) -> Result<Rule> {
+    if text.trim_start().starts_with("findings:") {
+        return parse_findings_rule(text.trim());
+    }
     let err = || {
         anyhow!("--fail-if '{text}': expected SELECTOR[@METRIC]>THRESHOLD, e.g. 'total>+2%', 'kernel:gemm*>+5%', 'kernel:gemm*>+100us', 'kernel:k@EuActive[%]<-5pt'")
     };
@@ -255,10 +297,56 @@ fn check(rule: &Rule, what: &str, base: f64, cand: f64, time: bool, out: &mut Ve
     }
 }
 
+/// A findings rule: the count of the findings it selects against N.
+fn check_findings(rule: &Rule, which: &str, glob: &str, cmp: &Comparison, out: &mut Verdict) {
+    let Some(f) = &cmp.findings else {
+        out.warnings.push(format!(
+            "--fail-if '{}': these inputs have no findings (only traces do: docs/findings.md)",
+            rule.text
+        ));
+        return;
+    };
+    let rows: Vec<&crate::delta::FindingRow> = match which {
+        "new" => f.new.iter().collect(),
+        "resolved" => f.resolved.iter().collect(),
+        _ => f.new.iter().chain(&f.kept).collect(),
+    };
+    let hits: Vec<String> = rows
+        .iter()
+        .filter(|r| glob_match(glob, &r.rule))
+        .map(|r| {
+            let name = if r.name.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.name)
+            };
+            format!("{} rank {}{name}", r.rule, r.rank)
+        })
+        .collect();
+    let n = hits.len() as f64;
+    let limit = match rule.threshold {
+        Threshold::Relative(v) | Threshold::Absolute(v) => v,
+    };
+    let fails = if rule.above { n > limit } else { n < limit };
+    if fails {
+        out.violations.push(format!(
+            "findings: {} {which}{} breaks '{}'",
+            hits.len(),
+            if hits.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", hits.join(", "))
+            },
+            rule.text
+        ));
+    }
+}
+
 pub fn evaluate(rules: &[Rule], cmp: &Comparison) -> Verdict {
     let mut out = Verdict::default();
     for rule in rules {
         match &rule.selector {
+            Selector::Findings { which, glob } => check_findings(rule, which, glob, cmp, &mut out),
             Selector::Total => check(
                 rule,
                 &format!("total ({})", cmp.total_what),
@@ -357,6 +445,26 @@ mod tests {
         assert!(parse_rule("total").is_err());
         assert!(parse_rule("gemm>5%").is_err());
         assert!(parse_rule("total@x>1%").is_err());
+        let r = parse_rule("findings:new>0").unwrap();
+        assert_eq!(
+            r.selector,
+            Selector::Findings {
+                which: "new".into(),
+                glob: "*".into()
+            }
+        );
+        assert_eq!(r.threshold, Threshold::Absolute(0.0));
+        let r = parse_rule("findings:resolved:pageable-*<1").unwrap();
+        assert!(!r.above);
+        assert_eq!(
+            r.selector,
+            Selector::Findings {
+                which: "resolved".into(),
+                glob: "pageable-*".into()
+            }
+        );
+        assert!(parse_rule("findings:old>0").is_err());
+        assert!(parse_rule("findings:new>x").is_err());
     }
 
     #[test]

@@ -60,6 +60,62 @@ pub struct Run {
     /// What `total` is, for the reader ("kernel time, all ranks").
     pub total_what: &'static str,
     pub sections: Vec<Section>,
+    /// tracestat's findings of the run (traces only; `None` for the kinds
+    /// that have none, docs/compare.md#findings).
+    pub findings: Option<Vec<FindingItem>>,
+}
+
+/// One finding of a run (docs/findings.md), keyed by its rule, rank and
+/// main evidence name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindingItem {
+    pub rule: String,
+    pub rank: String,
+    pub name: String,
+    pub savings_us: f64,
+    pub evidence: String,
+}
+
+impl FindingItem {
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.rule, &self.rank, &self.name)
+    }
+}
+
+/// The findings of a side: those of at least half its runs (a finding of
+/// one noisy run in five is not the side's), with their mean savings over
+/// the runs that have them, in the first run's order
+/// (docs/compare.md#findings).
+fn merge_findings(runs: &[Run]) -> Option<Vec<FindingItem>> {
+    let lists: Vec<&Vec<FindingItem>> = runs.iter().filter_map(|r| r.findings.as_ref()).collect();
+    if lists.is_empty() {
+        return None;
+    }
+    let mut order: Vec<FindingItem> = Vec::new();
+    let mut seen: HashMap<(String, String, String), (usize, f64)> = HashMap::new();
+    for list in &lists {
+        for f in list.iter() {
+            let key = (f.rule.clone(), f.rank.clone(), f.name.clone());
+            let e = seen.entry(key).or_insert_with(|| {
+                order.push(f.clone());
+                (0, 0.0)
+            });
+            e.0 += 1;
+            e.1 += f.savings_us;
+        }
+    }
+    Some(
+        order
+            .into_iter()
+            .filter_map(|mut f| {
+                let (n, sum) = seen[&(f.rule.clone(), f.rank.clone(), f.name.clone())];
+                (n * 2 >= runs.len()).then(|| {
+                    f.savings_us = sum / n as f64;
+                    f
+                })
+            })
+            .collect(),
+    )
 }
 
 impl Run {
@@ -70,6 +126,7 @@ impl Run {
             total_runs_us: vec![total_us],
             total_what,
             sections,
+            findings: None,
         }
     }
 
@@ -193,6 +250,7 @@ pub fn merge_runs(mut runs: Vec<Run>) -> Run {
     }
     let total_runs_us: Vec<f64> = runs.iter().map(|r| r.total_us).collect();
     Run {
+        findings: merge_findings(&runs),
         total_us: mean(&total_runs_us),
         total_runs_us,
         total_what: runs[0].total_what,

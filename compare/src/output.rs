@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::delta::{Comparison, Row, SectionDelta};
+use crate::delta::{Comparison, FindingRow, FindingsDelta, Row, SectionDelta};
 use crate::significance::{Judgement, Test};
 pub use crate::spell::{fmt_num, fmt_us, signed_pct, signed_us};
 use unitrace_core::cli::escape_controls;
@@ -331,6 +331,47 @@ pub fn write_console(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     Ok(())
 }
 
+/// `findings: 1 new, 2 resolved, 3 in both` (docs/compare.md#findings).
+pub fn findings_line(f: &FindingsDelta) -> String {
+    format!(
+        "findings: {} new, {} resolved, {} in both",
+        f.new.len(),
+        f.resolved.len(),
+        f.kept.len()
+    )
+}
+
+/// One finding as a line: rule, rank, name, savings and evidence.
+pub fn finding_text(r: &FindingRow) -> String {
+    let name = if r.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", r.name)
+    };
+    let savings = r
+        .candidate_savings_us
+        .or(r.baseline_savings_us)
+        .unwrap_or(0.0);
+    format!(
+        "{} rank {}{name}: saves {}; {}",
+        r.rule,
+        r.rank,
+        fmt_us(savings),
+        r.evidence
+    )
+}
+
+fn write_console_findings(w: &mut dyn Write, f: &FindingsDelta) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "{}", findings_line(f))?;
+    for (what, rows) in [("new", &f.new), ("resolved", &f.resolved)] {
+        for r in rows {
+            writeln!(w, "  {what}: {}", finding_text(r))?;
+        }
+    }
+    Ok(())
+}
+
 fn write_console_lines(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(w, "{}", verdict_line(c))?;
     writeln!(
@@ -365,6 +406,9 @@ fn write_console_lines(w: &mut dyn Write, c: &Comparison) -> io::Result<()> {
                 write_metrics(w, only)?;
             }
         }
+    }
+    if let Some(f) = &c.findings {
+        write_console_findings(w, f)?;
     }
     Ok(())
 }
@@ -477,6 +521,31 @@ pub fn write_table<W: Write + Send>(
                     num(cv - b),
                     opt_num(rt),
                     opt_num(rt.map(|x| (x - 1.0) * 100.0)),
+                ];
+                record.resize(schema.columns.len(), String::new());
+                out.write_record(record)?;
+            }
+        }
+    }
+    // Findings: section `findings`, the finding's key as the name, its
+    // status, and its savings (docs/compare.md#findings).
+    if let Some(f) = &c.findings {
+        for (status, rows) in [
+            ("new", &f.new),
+            ("resolved", &f.resolved),
+            ("kept", &f.kept),
+        ] {
+            for r in rows {
+                let mut record = vec![
+                    "findings".to_string(),
+                    format!("{} rank {} {}", r.rule, r.rank, r.name)
+                        .trim_end()
+                        .to_string(),
+                    String::new(),
+                    status.to_string(),
+                    "savings_us".to_string(),
+                    opt_num(r.baseline_savings_us),
+                    opt_num(r.candidate_savings_us),
                 ];
                 record.resize(schema.columns.len(), String::new());
                 out.write_record(record)?;
@@ -619,6 +688,20 @@ pub fn write_markdown(
             }
         }
         writeln!(w)?;
+    }
+    if let Some(f) = &c.findings {
+        writeln!(w, "#### findings")?;
+        writeln!(w)?;
+        writeln!(w, "{}", md_escape(&findings_line(f)))?;
+        writeln!(w)?;
+        for (what, rows) in [("new", &f.new), ("resolved", &f.resolved)] {
+            for r in rows {
+                writeln!(w, "- **{what}** {}", md_escape(&finding_text(r)))?;
+            }
+        }
+        if !f.new.is_empty() || !f.resolved.is_empty() {
+            writeln!(w)?;
+        }
     }
     let repeated = c.significance.test != Test::ThresholdOnly;
     for s in c.sections.iter().filter(|s| !s.rows.is_empty()) {

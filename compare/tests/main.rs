@@ -4,6 +4,7 @@
 //! inputs; `verdicts` significance and verdicts with known answers.
 
 mod cli;
+mod findings;
 mod hostile;
 mod kineto;
 mod verdicts;

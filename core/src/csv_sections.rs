@@ -561,6 +561,32 @@ enum Queued {
     SectionStart,
 }
 
+/// What [`CsvReader::next_event`] found, before it is lent out as an
+/// [`Event`]: the steps that find it need the reader mutably, the event
+/// borrows it.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    SectionStart {
+        index: usize,
+        device: Option<i64>,
+        line: u64,
+        offset: u64,
+    },
+    SectionEnd {
+        index: usize,
+        end_offset: u64,
+    },
+    /// The current section's header.
+    Header,
+    Separator {
+        kind: SeparatorKind,
+        line: u64,
+        offset: u64,
+    },
+    /// The row [`CsvReader::current_row`] returns.
+    Row,
+}
+
 impl<R: Read> CsvReader<R> {
     /// Reads a whole file from its beginning.
     pub fn new(reader: R, path: &Path) -> CsvReader<R> {
@@ -671,31 +697,34 @@ impl<R: Read> CsvReader<R> {
     /// [`CsvReader::for_section`]).
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, InputError> {
         self.last_row = None;
-        match self.queued {
-            Queued::Nothing => {}
-            Queued::Header => {
-                self.queued = Queued::Nothing;
-                return Ok(self.header.as_ref().map(Event::Header));
-            }
+        let step = match std::mem::replace(&mut self.queued, Queued::Nothing) {
+            Queued::Header => Step::Header,
             Queued::SectionStart => {
-                self.queued = Queued::Nothing;
                 let (index, device, offset, line) = self
                     .current
                     .expect("a queued section start always has a current section");
-                return Ok(Some(Event::SectionStart {
+                Step::SectionStart {
                     index,
                     device,
                     line,
                     offset,
-                }));
+                }
             }
-        }
-        if self.done {
-            return Ok(None);
-        }
+            Queued::Nothing if self.done => return Ok(None),
+            Queued::Nothing => match self.read_step()? {
+                Some(step) => step,
+                None => return self.finish_file(),
+            },
+        };
+        Ok(self.event(step))
+    }
+
+    /// Reads lines up to the next one that makes an event; `None` at the
+    /// end of the input.
+    fn read_step(&mut self) -> Result<Option<Step>, InputError> {
         loop {
             let Some(line) = self.src.next_line(&self.path)? else {
-                return self.finish_file();
+                return Ok(None);
             };
             let text = self.src.text(&line);
             let blank = text.iter().all(|b| *b == b' ' || *b == b'\t');
@@ -704,8 +733,6 @@ impl<R: Read> CsvReader<R> {
             } else {
                 LineStats::of(text)
             };
-
-            // Banner: ends the current section and starts the next.
             if stats.has_equals && is_banner(text) {
                 let device = banner_device(text).ok_or_else(|| {
                     InputError::at_line(
@@ -714,138 +741,177 @@ impl<R: Read> CsvReader<R> {
                         "device banner without a `#N` device number",
                     )
                 })?;
-                self.seen_banner = true;
-                let ended = self.close_section(line.offset)?;
-                if self.single_section {
-                    if let Some((index, end_offset)) = ended {
-                        self.done = true;
-                        return Ok(Some(Event::SectionEnd { index, end_offset }));
-                    }
-                }
-                let index = self.next_index;
-                self.next_index += 1;
-                self.current = Some((index, Some(device), line.offset, line.number));
-                self.header = None;
-                self.state = State::SeekHeader;
-                if let Some((index, end_offset)) = ended {
-                    self.queued = Queued::SectionStart;
-                    return Ok(Some(Event::SectionEnd { index, end_offset }));
-                }
-                return Ok(Some(Event::SectionStart {
-                    index,
-                    device: Some(device),
-                    line: line.number,
-                    offset: line.offset,
-                }));
+                return self.banner(line, device).map(Some);
             }
-
-            match self.state {
-                State::Prelude => {
-                    if self.seen_banner || blank {
-                        continue;
-                    }
-                    if !self.prelude_text_seen && looks_like_json(text) {
-                        return Err(InputError::at_line(
-                            &self.path,
-                            line.number,
-                            "not a unitrace metric or stall CSV: this looks like JSON (a trace?)",
-                        ));
-                    }
-                    self.prelude_text_seen = true;
-                    if is_header_line(text) {
-                        let header = Header::parse(text, line.number, &self.path)?;
-                        let index = self.next_index;
-                        self.next_index += 1;
-                        self.current = Some((index, None, line.offset, line.number));
-                        self.header = Some(header);
-                        self.state = State::Rows;
-                        self.queued = Queued::Header;
-                        return Ok(Some(Event::SectionStart {
-                            index,
-                            device: None,
-                            line: line.number,
-                            offset: line.offset,
-                        }));
-                    }
-                }
-                State::SeekHeader => {
-                    if !blank && is_header_line(text) {
-                        let header = Header::parse(text, line.number, &self.path)?;
-                        self.header = Some(header);
-                        self.state = State::Rows;
-                        return Ok(self.header.as_ref().map(Event::Header));
-                    }
-                }
-                State::Rows => {
-                    if blank {
-                        return Ok(Some(Event::Separator {
-                            kind: SeparatorKind::BlankLine,
-                            line: line.number,
-                            offset: line.offset,
-                        }));
-                    }
-                    let header = self
-                        .header
-                        .as_ref()
-                        .expect("state Rows always has a header");
-                    // A repeated header line (old main-log format).
-                    if text.starts_with(METRIC_HEADER_PREFIX) || {
-                        let t = trim_start(text);
-                        t.starts_with(METRIC_HEADER_PREFIX)
-                            && memmem::find(t, STALL_HEADER_MARK).is_some()
-                    } {
-                        let again = Header::parse(text, line.number, &self.path)?;
-                        if again.columns != header.columns {
-                            return Err(InputError::at_line(
-                                &self.path,
-                                line.number,
-                                format!(
-                                    "header differs from the section's header at line {}",
-                                    header.line
-                                ),
-                            ));
-                        }
-                        return Ok(Some(Event::Separator {
-                            kind: SeparatorKind::RepeatedHeader,
-                            line: line.number,
-                            offset: line.offset,
-                        }));
-                    }
-                    let kernel = if self.check_rows {
-                        check_row(text, &stats, header, &mut self.fields, line.had_newline)
-                            .map_err(|p| InputError::at_line(&self.path, line.number, p))?
-                    } else {
-                        kernel_field_fast(text, header)
-                            .map_err(|p| InputError::at_line(&self.path, line.number, p))?
-                    };
-                    if kernel.0 == kernel.1 {
-                        return Ok(Some(Event::Separator {
-                            kind: SeparatorKind::EmptyKernel,
-                            line: line.number,
-                            offset: line.offset,
-                        }));
-                    }
-                    if self.first_non_utf8_kernel.is_none()
-                        && std::str::from_utf8(&text[kernel.0..kernel.1]).is_err()
-                    {
-                        self.first_non_utf8_kernel = Some(line.number);
-                    }
-                    self.last_row = Some((line, kernel));
-                    // Borrowed again here (not `text` above) so that the
-                    // borrow only lives on the path that returns it.
-                    let text = self.src.text(&line);
-                    return Ok(Some(Event::Row(RawRow {
-                        text,
-                        kernel,
-                        line: line.number,
-                        offset: line.offset,
-                        end_offset: line.next_offset,
-                        header: self.header.as_ref().expect("checked above"),
-                        path: &self.path,
-                    })));
-                }
+            let step = match self.state {
+                State::Prelude => self.prelude_line(line, blank)?,
+                State::SeekHeader => self.seek_header_line(line, blank)?,
+                State::Rows => Some(self.rows_line(line, blank, &stats)?),
+            };
+            if step.is_some() {
+                return Ok(step);
             }
         }
+    }
+
+    /// A banner line: ends the current section and starts the next (a
+    /// read of one section stops at it).
+    fn banner(&mut self, line: LineInfo, device: i64) -> Result<Step, InputError> {
+        self.seen_banner = true;
+        let ended = self.close_section(line.offset)?;
+        if self.single_section {
+            if let Some((index, end_offset)) = ended {
+                self.done = true;
+                return Ok(Step::SectionEnd { index, end_offset });
+            }
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        self.current = Some((index, Some(device), line.offset, line.number));
+        self.header = None;
+        self.state = State::SeekHeader;
+        if let Some((index, end_offset)) = ended {
+            self.queued = Queued::SectionStart;
+            return Ok(Step::SectionEnd { index, end_offset });
+        }
+        Ok(Step::SectionStart {
+            index,
+            device: Some(device),
+            line: line.number,
+            offset: line.offset,
+        })
+    }
+
+    /// A line before any banner and header: a header line starts the
+    /// section of a banner-less file; other text is passed over, unless
+    /// the file starts like JSON.
+    fn prelude_line(&mut self, line: LineInfo, blank: bool) -> Result<Option<Step>, InputError> {
+        if self.seen_banner || blank {
+            return Ok(None);
+        }
+        let text = self.src.text(&line);
+        if !self.prelude_text_seen && looks_like_json(text) {
+            return Err(InputError::at_line(
+                &self.path,
+                line.number,
+                "not a unitrace metric or stall CSV: this looks like JSON (a trace?)",
+            ));
+        }
+        self.prelude_text_seen = true;
+        if !is_header_line(text) {
+            return Ok(None);
+        }
+        let header = Header::parse(text, line.number, &self.path)?;
+        let index = self.next_index;
+        self.next_index += 1;
+        self.current = Some((index, None, line.offset, line.number));
+        self.header = Some(header);
+        self.state = State::Rows;
+        self.queued = Queued::Header;
+        Ok(Some(Step::SectionStart {
+            index,
+            device: None,
+            line: line.number,
+            offset: line.offset,
+        }))
+    }
+
+    /// A line between a banner and its section's header.
+    fn seek_header_line(
+        &mut self,
+        line: LineInfo,
+        blank: bool,
+    ) -> Result<Option<Step>, InputError> {
+        let text = self.src.text(&line);
+        if blank || !is_header_line(text) {
+            return Ok(None);
+        }
+        self.header = Some(Header::parse(text, line.number, &self.path)?);
+        self.state = State::Rows;
+        Ok(Some(Step::Header))
+    }
+
+    /// A line of a section's rows: a separator (blank line, repeated
+    /// header, empty kernel name) or a data row, checked against the
+    /// section's header.
+    fn rows_line(
+        &mut self,
+        line: LineInfo,
+        blank: bool,
+        stats: &LineStats,
+    ) -> Result<Step, InputError> {
+        let separator = |kind| Step::Separator {
+            kind,
+            line: line.number,
+            offset: line.offset,
+        };
+        if blank {
+            return Ok(separator(SeparatorKind::BlankLine));
+        }
+        let text = self.src.text(&line);
+        let header = self
+            .header
+            .as_ref()
+            .expect("state Rows always has a header");
+        // A repeated header line (old main-log format).
+        if text.starts_with(METRIC_HEADER_PREFIX) || {
+            let t = trim_start(text);
+            t.starts_with(METRIC_HEADER_PREFIX) && memmem::find(t, STALL_HEADER_MARK).is_some()
+        } {
+            let again = Header::parse(text, line.number, &self.path)?;
+            if again.columns != header.columns {
+                return Err(InputError::at_line(
+                    &self.path,
+                    line.number,
+                    format!(
+                        "header differs from the section's header at line {}",
+                        header.line
+                    ),
+                ));
+            }
+            return Ok(separator(SeparatorKind::RepeatedHeader));
+        }
+        let kernel = if self.check_rows {
+            check_row(text, stats, header, &mut self.fields, line.had_newline)
+                .map_err(|p| InputError::at_line(&self.path, line.number, p))?
+        } else {
+            kernel_field_fast(text, header)
+                .map_err(|p| InputError::at_line(&self.path, line.number, p))?
+        };
+        if kernel.0 == kernel.1 {
+            return Ok(separator(SeparatorKind::EmptyKernel));
+        }
+        if self.first_non_utf8_kernel.is_none()
+            && std::str::from_utf8(&text[kernel.0..kernel.1]).is_err()
+        {
+            self.first_non_utf8_kernel = Some(line.number);
+        }
+        self.last_row = Some((line, kernel));
+        Ok(Step::Row)
+    }
+
+    /// The event a step found, lent out of the reader.
+    fn event(&self, step: Step) -> Option<Event<'_>> {
+        Some(match step {
+            Step::SectionStart {
+                index,
+                device,
+                line,
+                offset,
+            } => Event::SectionStart {
+                index,
+                device,
+                line,
+                offset,
+            },
+            Step::SectionEnd { index, end_offset } => Event::SectionEnd { index, end_offset },
+            Step::Header => return self.header.as_ref().map(Event::Header),
+            Step::Separator { kind, line, offset } => Event::Separator { kind, line, offset },
+            Step::Row => Event::Row(
+                self.current_row()
+                    .expect("a row step has a current row and header"),
+            ),
+        })
     }
 
     /// The row the last [`CsvReader::next_event`] returned, again: lets a

@@ -108,63 +108,115 @@ pub fn remove_spaces(s: &str) -> String {
 
 /// Parses an INI schema. `path` is only used in error positions.
 pub fn parse_ini(path: &Path, text: &str, options: IniOptions) -> Result<IniSchema, InputError> {
-    let mut warnings = Vec::new();
-    let mut sections: Vec<Section> = Vec::new();
-    let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut current: Option<usize> = None;
-    // Indentation and line of the last tag of the current section: a more
-    // indented line after it is a configparser continuation line.
-    let mut last_tag: Option<(usize, u64)> = None;
-
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    for (index, raw) in split_lines(text).enumerate() {
-        let lineno = index as u64 + 1;
-        let value = raw.trim();
-        if value.is_empty() || value.starts_with('#') {
-            continue;
+    let sections = Sections::read(path, text)?;
+    let defaults = sections.default_tags();
+    let mut warnings = sections.warnings;
+    let rules = compile_rules(path, &sections.list, &defaults, options, &mut warnings)?;
+    if rules.is_empty() {
+        return Err(InputError::at_file(path, "no tags in any section"));
+    }
+    let default_lines: HashSet<u64> = defaults.iter().map(|(_, _, line)| *line).collect();
+    if let (Some(&i), Some(last)) = (sections.by_name.get("DEFAULT"), rules.last()) {
+        if !defaults.is_empty() && sections.list.len() > 2 {
+            warnings.push(IniWarning {
+                line: sections.list[i].line,
+                message: format!(
+                    "[DEFAULT] tags are added to every section; in the compiled tree only \
+                     the last section's category (`{}`) is kept for them",
+                    last.category
+                ),
+            });
         }
-        let indent = raw.chars().take_while(|c| c.is_whitespace()).count();
-        if let Some((tag_indent, tag_line)) = last_tag {
-            if indent > tag_indent {
-                return Err(InputError::at_line(
-                    path,
-                    lineno,
-                    format!(
-                        "indented line continues the tag on line {tag_line} \
-                         (configparser continuation); remove the indentation"
-                    ),
-                ));
+    }
+    warn_conflicts(&rules, &default_lines, &mut warnings);
+    warnings.sort_by_key(|w| w.line);
+    Ok(IniSchema { rules, warnings })
+}
+
+/// The sections of an INI file in order of first appearance with their
+/// tags, read line by line as configparser does.
+#[derive(Default)]
+struct Sections {
+    list: Vec<Section>,
+    by_name: HashMap<String, usize>,
+    /// The section the next tag goes to.
+    current: Option<usize>,
+    /// Indentation and line of the last tag of the current section: a more
+    /// indented line after it is a configparser continuation line.
+    last_tag: Option<(usize, u64)>,
+    warnings: Vec<IniWarning>,
+}
+
+impl Sections {
+    fn read(path: &Path, text: &str) -> Result<Sections, InputError> {
+        let mut sections = Sections::default();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (index, raw) in split_lines(text).enumerate() {
+            let lineno = index as u64 + 1;
+            let value = raw.trim();
+            if value.is_empty() || value.starts_with('#') {
+                continue;
+            }
+            let indent = raw.chars().take_while(|c| c.is_whitespace()).count();
+            if let Some((tag_indent, tag_line)) = sections.last_tag {
+                if indent > tag_indent {
+                    return Err(InputError::at_line(
+                        path,
+                        lineno,
+                        format!(
+                            "indented line continues the tag on line {tag_line} \
+                             (configparser continuation); remove the indentation"
+                        ),
+                    ));
+                }
+            }
+            match section_header(value) {
+                Some(header) => sections.start(header, lineno),
+                None => sections.add_tag(path, value, indent, lineno)?,
             }
         }
-        if let Some(header) = section_header(value) {
-            last_tag = None;
-            if header == "DEFAULT" || !by_name.contains_key(header) {
-                if let Some(&i) = by_name.get(header) {
-                    current = Some(i);
-                    continue;
-                }
-                by_name.insert(header.to_string(), sections.len());
-                current = Some(sections.len());
-                sections.push(Section {
+        Ok(sections)
+    }
+
+    /// A `[header]` line: a new section, or more tags for one already
+    /// started (a warning, except for `[DEFAULT]`, which configparser
+    /// never counts as a section).
+    fn start(&mut self, header: &str, lineno: u64) {
+        self.last_tag = None;
+        match self.by_name.get(header) {
+            Some(&i) if header == "DEFAULT" => self.current = Some(i),
+            Some(&i) => {
+                self.warnings.push(IniWarning {
+                    line: lineno,
+                    message: format!(
+                        "section [{header}] already started on line {}; its tags are added to it",
+                        self.list[i].line
+                    ),
+                });
+                self.current = Some(i);
+            }
+            None => {
+                self.by_name.insert(header.to_string(), self.list.len());
+                self.current = Some(self.list.len());
+                self.list.push(Section {
                     name: header.to_string(),
                     line: lineno,
                     tags: Vec::new(),
                     keys: HashSet::new(),
                 });
-            } else {
-                let i = by_name[header];
-                warnings.push(IniWarning {
-                    line: lineno,
-                    message: format!(
-                        "section [{header}] already started on line {}; its tags are added to it",
-                        sections[i].line
-                    ),
-                });
-                current = Some(i);
             }
-            continue;
         }
-        let Some(section) = current else {
+    }
+
+    /// A tag line (`value`, stripped) of the current section.
+    fn add_tag(
+        &mut self,
+        path: &Path,
+        value: &str,
+        indent: usize,
+        lineno: u64,
+    ) -> Result<(), InputError> {
+        let Some(section) = self.current else {
             return Err(InputError::at_line(
                 path,
                 lineno,
@@ -183,7 +235,7 @@ pub fn parse_ini(path: &Path, text: &str, options: IniOptions) -> Result<IniSche
             return Err(InputError::at_line(path, lineno, "empty tag before `:=`"));
         }
         if value.starts_with(';') {
-            warnings.push(IniWarning {
+            self.warnings.push(IniWarning {
                 line: lineno,
                 message: format!(
                     "`;` does not start a comment in this format (only `#` does); \
@@ -191,32 +243,46 @@ pub fn parse_ini(path: &Path, text: &str, options: IniOptions) -> Result<IniSche
                 ),
             });
         }
-        last_tag = Some((indent, lineno));
-        let sec = &mut sections[section];
+        self.last_tag = Some((indent, lineno));
+        let sec = &mut self.list[section];
         if !sec.keys.insert(key.clone()) {
-            warnings.push(IniWarning {
+            self.warnings.push(IniWarning {
                 line: lineno,
                 message: format!(
                     "tag `{key}` appears twice in section [{}]; the second one is ignored",
                     sec.name
                 ),
             });
-            continue;
+            return Ok(());
         }
         sec.tags.push((key, tag, lineno));
+        Ok(())
     }
 
-    let defaults: Vec<(String, String, u64)> = by_name
-        .get("DEFAULT")
-        .map(|&i| sections[i].tags.clone())
-        .unwrap_or_default();
+    /// The tags of `[DEFAULT]`, if there is one.
+    fn default_tags(&self) -> Vec<(String, String, u64)> {
+        self.by_name
+            .get("DEFAULT")
+            .map(|&i| self.list[i].tags.clone())
+            .unwrap_or_default()
+    }
+}
 
+/// The rules of every section but `[DEFAULT]`, in file order: each
+/// section's own tags, then the `[DEFAULT]` tags whose key it lacks.
+fn compile_rules(
+    path: &Path,
+    sections: &[Section],
+    defaults: &[(String, String, u64)],
+    options: IniOptions,
+    warnings: &mut Vec<IniWarning>,
+) -> Result<Vec<IniRule>, InputError> {
     let mut rules = Vec::new();
-    for section in &sections {
+    for section in sections {
         if section.name == "DEFAULT" {
             continue;
         }
-        let (category, condition) = section_meaning(section, options, &mut warnings);
+        let (category, condition) = section_meaning(section, options, warnings);
         let inherited = defaults
             .iter()
             .filter(|(key, _, _)| !section.keys.contains(key));
@@ -244,25 +310,7 @@ pub fn parse_ini(path: &Path, text: &str, options: IniOptions) -> Result<IniSche
             });
         }
     }
-    if rules.is_empty() {
-        return Err(InputError::at_file(path, "no tags in any section"));
-    }
-    let default_lines: HashSet<u64> = defaults.iter().map(|(_, _, line)| *line).collect();
-    if let (Some(&i), Some(last)) = (by_name.get("DEFAULT"), rules.last()) {
-        if !defaults.is_empty() && sections.len() > 2 {
-            warnings.push(IniWarning {
-                line: sections[i].line,
-                message: format!(
-                    "[DEFAULT] tags are added to every section; in the compiled tree only \
-                     the last section's category (`{}`) is kept for them",
-                    last.category
-                ),
-            });
-        }
-    }
-    warn_conflicts(&rules, &default_lines, &mut warnings);
-    warnings.sort_by_key(|w| w.line);
-    Ok(IniSchema { rules, warnings })
+    Ok(rules)
 }
 
 /// Python's universal newlines: `\n`, `\r\n` and a lone `\r` end a line.

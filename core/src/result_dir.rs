@@ -33,6 +33,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::timeline::rank::rank_from_path;
+
 /// File name of the JSON timeline in a result dir.
 pub const TRACE_JSON: &str = "chrome_trace.json";
 /// File name of the protobuf timeline (`--output-format protobuf`).
@@ -128,7 +130,8 @@ pub enum FileKind {
 pub struct Found {
     pub path: PathBuf,
     pub kind: FileKind,
-    /// `r` of the innermost `rank_<r>.` folder above the file.
+    /// `r` of the innermost `rank_<r>` folder above the file (below the
+    /// root), the rank rule of every tool (docs/formats.md#timeline-ranks).
     pub rank: Option<u32>,
     /// The process folder (`[rank_<r>.]<app>.<pid>`) the file is in, when
     /// its name has that shape.
@@ -381,26 +384,20 @@ fn classify(path: &Path) -> Option<FileKind> {
     Some(kind)
 }
 
-/// The rank and process folder of a file below `root`: the innermost
-/// folder named `rank_<r>.…` gives the rank (`rank_1.` is rank 1, never a
-/// prefix of `rank_10.`), the innermost `[rank_<r>.]<app>.<pid>` folder the
-/// process.
+/// The rank and process folder of a file below `root`. The rank is the one
+/// its path names by the rule of every tool (docs/formats.md#timeline-ranks:
+/// the innermost `rank_<r>` folder; folders above `root` say nothing); the
+/// process is the innermost `[rank_<r>.]<app>.<pid>` folder.
 fn place_of(root: &Path, path: &Path) -> (Option<u32>, Option<ProcessFolder>) {
     let rel = path.strip_prefix(root).unwrap_or(path);
-    let mut rank = None;
+    let rank = rank_from_path(rel).map(|(r, _)| r);
     let mut process = None;
     let folders = rel.parent().into_iter().flat_map(|p| p.components());
     for comp in folders {
         let Some(name) = comp.as_os_str().to_str() else {
             continue;
         };
-        let rest = match rank_prefix(name) {
-            Some((r, rest)) => {
-                rank = Some(r);
-                rest
-            }
-            None => name,
-        };
+        let rest = without_rank_prefix(name);
         if let Some((app, pid)) = rest.rsplit_once('.') {
             if !app.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
                 if let Ok(pid) = pid.parse() {
@@ -415,18 +412,19 @@ fn place_of(root: &Path, path: &Path) -> (Option<u32>, Option<ProcessFolder>) {
     (rank, process)
 }
 
-/// `rank_<r>.rest` -> `(r, rest)`; the number is written as Python's `str(int)`
-/// would (no sign, no leading zero), as the upstream glob `rank_<r>.*` needs.
-fn rank_prefix(name: &str) -> Option<(u32, &str)> {
-    let rest = name.strip_prefix("rank_")?;
-    let (digits, rest) = rest.split_once('.')?;
-    if digits.is_empty()
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-        || (digits.len() > 1 && digits.starts_with('0'))
-    {
-        return None;
+/// `rank_<r>.rest` -> `rest`; other names as they are.
+fn without_rank_prefix(name: &str) -> &str {
+    let Some(rest) = name.strip_prefix("rank_") else {
+        return name;
+    };
+    match rest.split_once('.') {
+        Some((digits, rest))
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            rest
+        }
+        _ => name,
     }
-    Some((digits.parse().ok()?, rest))
 }
 
 /// Parses `--ranks` values: each value is a rank (`2`) or a comma list of
@@ -583,6 +581,35 @@ mod tests {
     }
 
     #[test]
+    fn ranks_follow_the_one_rank_rule() {
+        // docs/formats.md#timeline-ranks: the innermost `rank_<r>` folder
+        // below the root, whatever follows the number; the root's own
+        // folders say nothing.
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path().join("rank_9.outer");
+        touch(&r, "rank_01.a.1/chrome_trace.json");
+        touch(&r, "rank_3/a.4/chrome_trace.json");
+        touch(&r, "rank_5.a.6/rank_7.b.8/chrome_trace.json");
+        touch(&r, "a.2/chrome_trace.json");
+        let d = ResultDir::open(&r).unwrap();
+        let placed: Vec<_> = d
+            .files
+            .iter()
+            .map(|f| (f.rank, f.process.clone().map(|p| (p.app, p.pid))))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (Some(1), Some(("a".to_string(), 1))),
+                (Some(3), Some(("a".to_string(), 4))),
+                (Some(7), Some(("b".to_string(), 8))),
+                (None, Some(("a".to_string(), 2))),
+            ]
+        );
+        assert_eq!(names(&d.traces(Some(&[3])).files), ["a.4"]);
+    }
+
+    #[test]
     fn rank_lists() {
         assert_eq!(parse_rank_list(["0-3,7"]).unwrap(), [0, 1, 2, 3, 7]);
         assert_eq!(parse_rank_list(["2", "0", "2"]).unwrap(), [2, 0]);
@@ -590,7 +617,7 @@ mod tests {
         assert!(parse_rank_list(["x"]).is_err());
         assert!(parse_rank_list([""]).is_err());
         assert!(parse_rank_list(["-1"]).is_err());
-        assert_eq!(rank_prefix("rank_01.a.1"), None);
-        assert_eq!(rank_prefix("rank_0.a.1"), Some((0, "a.1")));
+        assert_eq!(without_rank_prefix("rank_0.a.1"), "a.1");
+        assert_eq!(without_rank_prefix("rank_x.a.1"), "rank_x.a.1");
     }
 }

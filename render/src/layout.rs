@@ -135,25 +135,182 @@ struct Frame {
 /// which the original calls before saving every chart.
 const TIGHT_PAD: f32 = 1.08 * 10.0;
 
-fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
-    let stall_style = chart.x_tick_labels.is_some();
-    let tick_size = if stall_style {
-        STALL_TICK_SIZE
-    } else {
-        TICK_SIZE
-    };
+/// Ticks of one axis: positions, their labels and the factor or offset
+/// matplotlib writes once at the axis' end instead of in every label.
+struct Ticks {
+    values: Vec<f64>,
+    labels: Vec<String>,
+    offset: Option<String>,
+}
 
-    // --- data limits and tick labels (independent of the frame) ----------
-    // Bars: one category per point of the first series at 0..n-1; lines:
-    // data X values with 5 % margins.
-    let n_points = chart
-        .series
-        .iter()
-        .map(|s| s.points.len())
-        .max()
-        .unwrap_or(0);
-    let (x_lo, x_hi) = match chart.kind {
-        ChartKind::Bar => (-0.5, n_points.max(1) as f64 - 0.5),
+impl Ticks {
+    fn new(lo: f64, hi: f64, integer: bool) -> Ticks {
+        let (values, step) = crate::axis::linear_ticks(lo, hi, 9, integer);
+        let (labels, offset) = tick_labels(&values, step);
+        Ticks {
+            values,
+            labels,
+            offset,
+        }
+    }
+}
+
+/// Where everything of one chart goes, computed before anything is drawn:
+/// the ticks and labels decide the frame, as `tight_layout` does.
+struct ChartLayout {
+    tick_size: f32,
+    y_ticks: Ticks,
+    max_ylabel_w: f32,
+    x_ticks: Ticks,
+    /// Labels at every category position (bars, the stall charts' IPs),
+    /// drawn rotated instead of the numeric X ticks.
+    category_labels: Option<Vec<String>>,
+    category_size: f32,
+    /// Height of the X tick labels below the ticks.
+    xtick_depth: f32,
+    title: Vec<String>,
+    frame: Frame,
+    xs: Scale,
+    ys: Scale,
+}
+
+impl ChartLayout {
+    fn new(chart: &Chart) -> ChartLayout {
+        let stall_style = chart.x_tick_labels.is_some();
+        let tick_size = if stall_style {
+            STALL_TICK_SIZE
+        } else {
+            TICK_SIZE
+        };
+
+        // --- data limits and tick labels (independent of the frame) ------
+        let (x_lo, x_hi) = x_limits(chart);
+        let (y_lo, y_hi) = y_limits(chart);
+        let y_ticks = Ticks::new(y_lo, y_hi, false);
+        let max_ylabel_w = y_ticks
+            .labels
+            .iter()
+            .map(|l| text_width(l, tick_size))
+            .fold(0.0f32, f32::max);
+        let category_labels = category_labels(chart);
+        let category_size = if stall_style {
+            IP_LABEL_SIZE
+        } else {
+            tick_size
+        };
+        // Whole-number steps for sample ordinals; X values with fractions
+        // (analyze `--x time`, µs) get 1-2-2.5-5 steps below 1 too.
+        let integer_x = chart
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| p.0.fract() == 0.0 || !p.0.is_finite());
+        // Large X values (times of long instances) are written once as a
+        // factor at the axis' right end, as matplotlib does.
+        let x_ticks = Ticks::new(x_lo, x_hi, integer_x);
+        let xtick_depth = match &category_labels {
+            Some(labels) => labels
+                .iter()
+                .map(|l| text_width(l, category_size))
+                .fold(0.0f32, f32::max),
+            None => tick_size * 1.17,
+        };
+        let right_overhang = match &category_labels {
+            Some(_) => 0.0,
+            None => x_ticks
+                .labels
+                .last()
+                .map(|l| text_width(l, tick_size) / 2.0)
+                .unwrap_or(0.0),
+        };
+
+        // --- frame: what tight_layout leaves for the axes -----------------
+        let left = TIGHT_PAD + y_label_w_of(chart) + max_ylabel_w + TICK_PAD + TICK_LEN;
+        let right = PAGE_WIDTH - TIGHT_PAD - right_overhang;
+        // The title is centred over the axes, which sit right of the page's
+        // centre: wrap it at the width that fits around that centre.
+        let title = title_lines(&chart.title_lines, title_center(left, right));
+        let title_h = title.len() as f32 * TITLE_SIZE * 1.2;
+        let x_label_h = if chart.x_label.is_empty() {
+            0.0
+        } else {
+            LABEL_SIZE * 1.17 + LABEL_PAD
+        };
+        let offset_h = if y_ticks.offset.is_some() {
+            tick_size * 1.4
+        } else {
+            0.0
+        };
+        let frame = Frame {
+            left,
+            right,
+            top: TIGHT_PAD + title_h.max(offset_h) + TITLE_PAD,
+            bottom: PAGE_HEIGHT - TIGHT_PAD - x_label_h - xtick_depth - TICK_PAD - TICK_LEN,
+        }
+        .clamped();
+        let xs = Scale {
+            lo: x_lo,
+            hi: x_hi,
+            p0: frame.left,
+            p1: frame.right,
+        };
+        let ys = Scale {
+            lo: y_lo,
+            hi: y_hi,
+            p0: frame.bottom,
+            p1: frame.top,
+        };
+        ChartLayout {
+            tick_size,
+            y_ticks,
+            max_ylabel_w,
+            x_ticks,
+            category_labels,
+            category_size,
+            xtick_depth,
+            title,
+            frame,
+            xs,
+            ys,
+        }
+    }
+
+    /// Top of the X tick labels.
+    fn tick_top(&self) -> f32 {
+        self.frame.bottom + TICK_LEN + TICK_PAD
+    }
+
+    /// Baseline of the text under the X tick labels (axis label, factor).
+    fn below_ticks_baseline(&self) -> f32 {
+        (self.tick_top() + self.xtick_depth + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0)
+    }
+}
+
+impl Frame {
+    /// Pathological labels (a huge IP text) must not invert the frame.
+    fn clamped(self) -> Frame {
+        Frame {
+            left: self.left.min(PAGE_WIDTH * 0.5),
+            right: self.right.max(PAGE_WIDTH * 0.6),
+            top: self.top.min(PAGE_HEIGHT * 0.4),
+            bottom: self.bottom.max(PAGE_HEIGHT * 0.5),
+        }
+    }
+}
+
+/// Data limits of the X axis. Bars: one category per point of the longest
+/// series at 0..n-1; lines: data X values with 5 % margins.
+fn x_limits(chart: &Chart) -> (f64, f64) {
+    match chart.kind {
+        ChartKind::Bar => {
+            let n_points = chart
+                .series
+                .iter()
+                .map(|s| s.points.len())
+                .max()
+                .unwrap_or(0);
+            (-0.5, n_points.max(1) as f64 - 0.5)
+        }
         ChartKind::Line => {
             let mut lo = f64::INFINITY;
             let mut hi = f64::NEG_INFINITY;
@@ -173,18 +330,13 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
                 (lo - m, hi + m)
             }
         }
-    };
-    let (y_lo, y_hi) = y_limits(chart);
-    let (yt, ystep) = crate::axis::linear_ticks(y_lo, y_hi, 9, false);
-    let (ylabels, yoffset) = tick_labels(&yt, ystep);
-    let max_ylabel_w = ylabels
-        .iter()
-        .map(|l| text_width(l, tick_size))
-        .fold(0.0f32, f32::max);
+    }
+}
 
-    // Category labels (every position, rotated 90°: pandas bar charts and
-    // the stall charts' IP labels) or numeric ticks.
-    let category_labels: Option<Vec<String>> = match (&chart.x_tick_labels, chart.kind) {
+/// Category labels (every position, rotated 90°: pandas bar charts and
+/// the stall charts' IP labels), or `None` for numeric X ticks.
+fn category_labels(chart: &Chart) -> Option<Vec<String>> {
+    match (&chart.x_tick_labels, chart.kind) {
         (Some(l), _) => Some(l.clone()),
         (None, ChartKind::Bar) => Some(
             chart
@@ -194,84 +346,28 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
                 .unwrap_or_default(),
         ),
         (None, ChartKind::Line) => None,
-    };
-    let category_size = if stall_style {
-        IP_LABEL_SIZE
-    } else {
-        tick_size
-    };
-    // Whole-number steps for sample ordinals; X values with fractions
-    // (analyze `--x time`, µs) get 1-2-2.5-5 steps below 1 too.
-    let integer_x = chart
-        .series
-        .iter()
-        .flat_map(|s| &s.points)
-        .all(|p| p.0.fract() == 0.0 || !p.0.is_finite());
-    let (xt, xstep) = crate::axis::linear_ticks(x_lo, x_hi, 9, integer_x);
-    // Large X values (times of long instances) are written once as a
-    // factor at the axis' right end, as matplotlib does.
-    let (xlabels, xoffset) = tick_labels(&xt, xstep);
-    let xtick_depth = match &category_labels {
-        Some(labels) => labels
-            .iter()
-            .map(|l| text_width(l, category_size))
-            .fold(0.0f32, f32::max),
-        None => tick_size * 1.17,
-    };
-    let right_overhang = match &category_labels {
-        Some(_) => 0.0,
-        None => xlabels
-            .last()
-            .map(|l| text_width(l, tick_size) / 2.0)
-            .unwrap_or(0.0),
-    };
+    }
+}
 
-    // --- frame: what tight_layout leaves for the axes ---------------------
-    let left = TIGHT_PAD + y_label_w_of(chart) + max_ylabel_w + TICK_PAD + TICK_LEN;
-    let right = PAGE_WIDTH - TIGHT_PAD - right_overhang;
-    // The title is centred over the axes, which sit right of the page's
-    // centre: wrap it at the width that fits around that centre.
-    let title = title_lines(&chart.title_lines, title_center(left, right));
-    let title_h = title.len() as f32 * TITLE_SIZE * 1.2;
-    let x_label_h = if chart.x_label.is_empty() {
-        0.0
-    } else {
-        LABEL_SIZE * 1.17 + LABEL_PAD
-    };
-    let offset_h = if yoffset.is_some() {
-        tick_size * 1.4
-    } else {
-        0.0
-    };
-    let frame = Frame {
-        left,
-        right,
-        top: TIGHT_PAD + title_h.max(offset_h) + TITLE_PAD,
-        bottom: PAGE_HEIGHT - TIGHT_PAD - x_label_h - xtick_depth - TICK_PAD - TICK_LEN,
-    };
-    // Pathological labels (a huge IP text) must not invert the frame.
-    let frame = Frame {
-        left: frame.left.min(PAGE_WIDTH * 0.5),
-        right: frame.right.max(PAGE_WIDTH * 0.6),
-        top: frame.top.min(PAGE_HEIGHT * 0.4),
-        bottom: frame.bottom.max(PAGE_HEIGHT * 0.5),
-    };
-    let xs = Scale {
-        lo: x_lo,
-        hi: x_hi,
-        p0: frame.left,
-        p1: frame.right,
-    };
-    let ys = Scale {
-        lo: y_lo,
-        hi: y_hi,
-        p0: frame.bottom,
-        p1: frame.top,
-    };
+fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
+    let layout = ChartLayout::new(chart);
+    draw_y_ticks(&layout, canvas);
+    match chart.kind {
+        ChartKind::Line => draw_lines(chart, &layout, canvas),
+        ChartKind::Bar => draw_bars(chart, &layout, canvas),
+    }
+    draw_spines(&layout.frame, canvas);
+    draw_x_ticks(&layout, canvas);
+    draw_axis_labels(chart, &layout, canvas);
+    draw_title(&layout.title, &layout.frame, canvas);
+    draw_legend(chart, &layout.frame, &layout.xs, &layout.ys, canvas);
+}
 
-    // --- grid and Y ticks -------------------------------------------------
-    for (v, label) in yt.iter().zip(&ylabels) {
-        let y = ys.map(*v);
+/// The horizontal grid, the Y ticks with their labels and the Y factor.
+fn draw_y_ticks(layout: &ChartLayout, canvas: &mut dyn Canvas) {
+    let (frame, tick_size) = (&layout.frame, layout.tick_size);
+    for (v, label) in layout.y_ticks.values.iter().zip(&layout.y_ticks.labels) {
+        let y = layout.ys.map(*v);
         canvas.polyline(&[(frame.left, y), (frame.right, y)], GRID, 0.8);
         canvas.polyline(
             &[(frame.left - TICK_LEN, y), (frame.left, y)],
@@ -288,7 +384,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             text: label,
         });
     }
-    if let Some(off) = &yoffset {
+    if let Some(off) = &layout.y_ticks.offset {
         canvas.text(&TextRun {
             x: frame.left,
             y: frame.top - 4.0,
@@ -299,47 +395,49 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             text: off,
         });
     }
+}
 
-    // --- series -----------------------------------------------------------
-    match chart.kind {
-        ChartKind::Line => {
-            for (i, s) in chart.series.iter().enumerate() {
-                let color = series_color(i);
-                let mut run: Vec<(f32, f32)> = Vec::with_capacity(s.points.len());
-                for &(x, y) in &s.points {
-                    if x.is_finite() && y.is_finite() {
-                        run.push((xs.map(x), ys.map(y)));
-                    } else {
-                        if run.len() >= 2 {
-                            canvas.polyline(&run, color, 1.5);
-                        }
-                        run.clear();
-                    }
-                }
+/// One polyline per run of finite points of each series: a missing value
+/// breaks the line, as in matplotlib.
+fn draw_lines(chart: &Chart, layout: &ChartLayout, canvas: &mut dyn Canvas) {
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = series_color(i);
+        let mut run: Vec<(f32, f32)> = Vec::with_capacity(s.points.len());
+        for &(x, y) in &s.points {
+            if x.is_finite() && y.is_finite() {
+                run.push((layout.xs.map(x), layout.ys.map(y)));
+            } else {
                 if run.len() >= 2 {
                     canvas.polyline(&run, color, 1.5);
                 }
+                run.clear();
             }
         }
-        ChartKind::Bar => {
-            // pandas: the group of k bars spans 0.5 of a category.
-            let k = chart.series.len().max(1) as f64;
-            let w = 0.5 / k;
-            for (i, s) in chart.series.iter().enumerate() {
-                for (pos, &(_, y)) in s.points.iter().enumerate() {
-                    if !y.is_finite() {
-                        continue;
-                    }
-                    let left = pos as f64 - 0.25 + w * i as f64;
-                    let (px0, px1) = (xs.map(left), xs.map(left + w));
-                    let (py0, py1) = (ys.map(y.max(0.0).max(y_lo)), ys.map(y.min(0.0).max(y_lo)));
-                    canvas.rect(px0, py0, px1 - px0, py1 - py0, series_color(i), None);
-                }
-            }
+        if run.len() >= 2 {
+            canvas.polyline(&run, color, 1.5);
         }
     }
+}
 
-    // --- spines -----------------------------------------------------------
+fn draw_bars(chart: &Chart, layout: &ChartLayout, canvas: &mut dyn Canvas) {
+    let (xs, ys) = (&layout.xs, &layout.ys);
+    // pandas: the group of k bars spans 0.5 of a category.
+    let k = chart.series.len().max(1) as f64;
+    let w = 0.5 / k;
+    for (i, s) in chart.series.iter().enumerate() {
+        for (pos, &(_, y)) in s.points.iter().enumerate() {
+            if !y.is_finite() {
+                continue;
+            }
+            let left = pos as f64 - 0.25 + w * i as f64;
+            let (px0, px1) = (xs.map(left), xs.map(left + w));
+            let (py0, py1) = (ys.map(y.max(0.0).max(ys.lo)), ys.map(y.min(0.0).max(ys.lo)));
+            canvas.rect(px0, py0, px1 - px0, py1 - py0, series_color(i), None);
+        }
+    }
+}
+
+fn draw_spines(frame: &Frame, canvas: &mut dyn Canvas) {
     canvas.polyline(
         &[
             (frame.left, frame.top),
@@ -351,67 +449,67 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         Rgb::BLACK,
         0.8,
     );
+}
 
-    // --- X ticks ----------------------------------------------------------
-    let tick_top = frame.bottom + TICK_LEN + TICK_PAD;
-    match &category_labels {
-        Some(labels) => {
-            for (pos, label) in labels.iter().enumerate() {
-                let x = xs.map(pos as f64);
-                canvas.polyline(
-                    &[(x, frame.bottom), (x, frame.bottom + TICK_LEN)],
-                    Rgb::BLACK,
-                    0.8,
-                );
-                canvas.text(&TextRun {
-                    x: x + category_size * 0.36,
-                    y: tick_top,
-                    size: category_size,
-                    align: Align::Right,
-                    rotated: true,
-                    color: Rgb::BLACK,
-                    text: label,
-                });
-            }
+/// The X ticks: rotated labels at every category, or numeric ticks with
+/// their factor at the axis' right end.
+fn draw_x_ticks(layout: &ChartLayout, canvas: &mut dyn Canvas) {
+    let (frame, tick_top) = (&layout.frame, layout.tick_top());
+    let tick = |canvas: &mut dyn Canvas, x: f32| {
+        canvas.polyline(
+            &[(x, frame.bottom), (x, frame.bottom + TICK_LEN)],
+            Rgb::BLACK,
+            0.8,
+        )
+    };
+    if let Some(labels) = &layout.category_labels {
+        for (pos, label) in labels.iter().enumerate() {
+            let x = layout.xs.map(pos as f64);
+            tick(canvas, x);
+            canvas.text(&TextRun {
+                x: x + layout.category_size * 0.36,
+                y: tick_top,
+                size: layout.category_size,
+                align: Align::Right,
+                rotated: true,
+                color: Rgb::BLACK,
+                text: label,
+            });
         }
-        None => {
-            for (v, label) in xt.iter().zip(&xlabels) {
-                let x = xs.map(*v);
-                canvas.polyline(
-                    &[(x, frame.bottom), (x, frame.bottom + TICK_LEN)],
-                    Rgb::BLACK,
-                    0.8,
-                );
-                canvas.text(&TextRun {
-                    x,
-                    y: tick_top + tick_size * 0.76,
-                    size: tick_size,
-                    align: Align::Center,
-                    rotated: false,
-                    color: Rgb::BLACK,
-                    text: label,
-                });
-            }
-        }
+        return;
     }
-
-    if let (Some(off), None) = (&xoffset, &category_labels) {
+    for (v, label) in layout.x_ticks.values.iter().zip(&layout.x_ticks.labels) {
+        let x = layout.xs.map(*v);
+        tick(canvas, x);
+        canvas.text(&TextRun {
+            x,
+            y: tick_top + layout.tick_size * 0.76,
+            size: layout.tick_size,
+            align: Align::Center,
+            rotated: false,
+            color: Rgb::BLACK,
+            text: label,
+        });
+    }
+    if let Some(off) = &layout.x_ticks.offset {
         canvas.text(&TextRun {
             x: frame.right,
-            y: (tick_top + xtick_depth + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
-            size: tick_size,
+            y: layout.below_ticks_baseline(),
+            size: layout.tick_size,
             align: Align::Right,
             rotated: false,
             color: Rgb::BLACK,
             text: off,
         });
     }
+}
 
-    // --- axis labels --------------------------------------------------------
+fn draw_axis_labels(chart: &Chart, layout: &ChartLayout, canvas: &mut dyn Canvas) {
+    let frame = &layout.frame;
     if !chart.x_label.is_empty() {
         canvas.text(&TextRun {
             x: (frame.left + frame.right) / 2.0,
-            y: (tick_top + xtick_depth + LABEL_PAD + LABEL_SIZE * 0.76).min(PAGE_HEIGHT - 2.0),
+            y: layout.below_ticks_baseline(),
             size: LABEL_SIZE,
             align: Align::Center,
             rotated: false,
@@ -420,7 +518,7 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
         });
     }
     if !chart.y_label.is_empty() {
-        let right = frame.left - TICK_LEN - TICK_PAD - max_ylabel_w - LABEL_PAD;
+        let right = frame.left - TICK_LEN - TICK_PAD - layout.max_ylabel_w - LABEL_PAD;
         canvas.text(&TextRun {
             x: (right - LABEL_SIZE * 0.24).max(LABEL_SIZE),
             y: (frame.top + frame.bottom) / 2.0,
@@ -431,9 +529,6 @@ fn draw_chart(chart: &Chart, canvas: &mut dyn Canvas) {
             text: &chart.y_label,
         });
     }
-
-    draw_title(&title, &frame, canvas);
-    draw_legend(chart, &frame, &xs, &ys, canvas);
 }
 
 /// Breaks `text` into lines no wider than `max_w` at `size`, preferring

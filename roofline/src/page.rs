@@ -930,6 +930,15 @@ fn plotted_binding(v: &KernelView) -> Option<&Point> {
         .filter(|p| v.selected && p.plotted)
 }
 
+/// A kernel of both runs (matched by name) and its plotted binding point
+/// in each: one arrow of the baseline -> candidate chart.
+struct Move<'a> {
+    base: &'a KernelView,
+    base_point: &'a Point,
+    cand: &'a KernelView,
+    cand_point: &'a Point,
+}
+
 /// The baseline -> candidate chart of two runs on one device
 /// (docs/compare.md#html-page): the roofs of both runs' precisions, axes
 /// fitted to both runs' points, and per kernel present in both (matched by
@@ -939,33 +948,12 @@ fn plotted_binding(v: &KernelView) -> Option<&Point> {
 /// head.
 pub fn compare_svg(base: &Roofline, cand: &Roofline, name: &str, label_count: usize) -> String {
     let (base_views, cand_views) = (base.views(), cand.views());
-    let by_name: std::collections::HashMap<&str, &KernelView> = base_views
-        .iter()
-        .map(|v| (base.kernels[v.kernel].name.as_str(), v))
-        .collect();
-    let mut pairs: Vec<(&KernelView, &Point, &KernelView, &Point)> = cand_views
-        .iter()
-        .filter_map(|c| {
-            let b = by_name.get(cand.kernels[c.kernel].name.as_str())?;
-            Some((*b, plotted_binding(b)?, c, plotted_binding(c)?))
-        })
-        .collect();
-    pairs.sort_by(|a, b| {
-        b.2.time_pct.total_cmp(&a.2.time_pct).then(
-            cand.kernels[a.2.kernel]
-                .name
-                .cmp(&cand.kernels[b.2.kernel].name),
-        )
-    });
-    // Roofs of every precision either run computed in.
-    let mut roofs = base.clone();
-    for p in &cand.precisions {
-        if !roofs.precisions.contains(p) {
-            roofs.precisions.push(*p);
-        }
-    }
-    roofs.precisions.sort_by_key(|p| p.index());
-    let ax = Axes::fitted(&roofs, pairs.iter().flat_map(|(_, bp, _, cp)| [*bp, *cp]));
+    let moves = kernel_moves(base, &base_views, cand, &cand_views);
+    let roofs = roofs_of_both(base, cand);
+    let ax = Axes::fitted(
+        &roofs,
+        moves.iter().flat_map(|mv| [mv.base_point, mv.cand_point]),
+    );
     let mut m = Markup::new();
     chart_open(
         &mut m,
@@ -974,10 +962,76 @@ pub fn compare_svg(base: &Roofline, cand: &Roofline, name: &str, label_count: us
         &format!("{name} on {}", base.device.name),
         false,
     );
-    let mut precisions: Vec<Precision> = pairs
+    arrowheads(&mut m, &moves);
+    m.open(
+        "g",
+        &[
+            ("class", "arrows".into()),
+            ("clip-path", "url(#plot-area)".into()),
+        ],
+    )
+    .newline();
+    for mv in &moves {
+        arrow(&mut m, base, cand, &ax, mv);
+    }
+    m.close("g").newline();
+    arrow_labels(&mut m, cand, &ax, &moves, label_count);
+    legend(&mut m, &roofs, WIDTH - RIGHT + 16.0, TOP);
+    m.close("svg").newline();
+    m.into_string()
+}
+
+/// The kernels drawn in both runs, longest in the candidate first (ties by
+/// name).
+fn kernel_moves<'a>(
+    base: &Roofline,
+    base_views: &'a [KernelView],
+    cand: &Roofline,
+    cand_views: &'a [KernelView],
+) -> Vec<Move<'a>> {
+    let by_name: std::collections::HashMap<&str, &KernelView> = base_views
         .iter()
-        .filter_map(|(_, _, c, _)| c.precision)
+        .map(|v| (base.kernels[v.kernel].name.as_str(), v))
         .collect();
+    let mut moves: Vec<Move> = cand_views
+        .iter()
+        .filter_map(|c| {
+            let b = by_name.get(cand.kernels[c.kernel].name.as_str())?;
+            Some(Move {
+                base: b,
+                base_point: plotted_binding(b)?,
+                cand: c,
+                cand_point: plotted_binding(c)?,
+            })
+        })
+        .collect();
+    moves.sort_by(|a, b| {
+        b.cand.time_pct.total_cmp(&a.cand.time_pct).then(
+            cand.kernels[a.cand.kernel]
+                .name
+                .cmp(&cand.kernels[b.cand.kernel].name),
+        )
+    });
+    moves
+}
+
+/// The baseline's roofline with the roofs of every precision either run
+/// computed in.
+fn roofs_of_both(base: &Roofline, cand: &Roofline) -> Roofline {
+    let mut roofs = base.clone();
+    for p in &cand.precisions {
+        if !roofs.precisions.contains(p) {
+            roofs.precisions.push(*p);
+        }
+    }
+    roofs.precisions.sort_by_key(|p| p.index());
+    roofs
+}
+
+/// One arrowhead marker per precision of the candidate's arrows, in its
+/// colour.
+fn arrowheads(m: &mut Markup, moves: &[Move]) {
+    let mut precisions: Vec<Precision> = moves.iter().filter_map(|mv| mv.cand.precision).collect();
     precisions.sort_by_key(|p| p.index());
     precisions.dedup();
     m.open("defs", &[]).newline();
@@ -1005,81 +1059,85 @@ pub fn compare_svg(base: &Roofline, cand: &Roofline, name: &str, label_count: us
         .newline();
     }
     m.close("defs").newline();
-    m.open(
-        "g",
+}
+
+/// The baseline point (a hollow circle) and the arrow to the candidate
+/// point, with both points in its tooltip; nothing for a kernel without
+/// precision in either run.
+fn arrow(m: &mut Markup, base: &Roofline, cand: &Roofline, ax: &Axes, mv: &Move) {
+    let (bp, cp) = (mv.base_point, mv.cand_point);
+    let Some(precision) = mv.cand.precision.or(mv.base.precision) else {
+        return;
+    };
+    let color = precision_color(precision);
+    let (x1, y1, x2, y2) = (
+        ax.x.map(bp.ai),
+        ax.y.map(bp.gflops),
+        ax.x.map(cp.ai),
+        ax.y.map(cp.gflops),
+    );
+    let kernel = &cand.kernels[mv.cand.kernel].name;
+    m.empty(
+        "circle",
         &[
-            ("class", "arrows".into()),
-            ("clip-path", "url(#plot-area)".into()),
+            ("class", "baseline-point".into()),
+            ("cx", x1.into()),
+            ("cy", y1.into()),
+            ("r", 3.0.into()),
+            ("fill", "none".into()),
+            ("stroke", (&color).into()),
+            ("stroke-width", "1.5".into()),
         ],
     )
     .newline();
-    for (b, bp, c, cp) in &pairs {
-        let Some(precision) = c.precision.or(b.precision) else {
-            continue;
-        };
-        let color = precision_color(precision);
-        let (x1, y1, x2, y2) = (
-            ax.x.map(bp.ai),
-            ax.y.map(bp.gflops),
-            ax.x.map(cp.ai),
-            ax.y.map(cp.gflops),
-        );
-        let kernel = &cand.kernels[c.kernel].name;
-        m.empty(
-            "circle",
-            &[
-                ("class", "baseline-point".into()),
-                ("cx", x1.into()),
-                ("cy", y1.into()),
-                ("r", 3.0.into()),
-                ("fill", "none".into()),
-                ("stroke", (&color).into()),
-                ("stroke-width", "1.5".into()),
-            ],
-        )
-        .newline();
-        m.open(
-            "line",
-            &[
-                ("class", "arrow".into()),
-                ("data-kernel", kernel.into()),
-                ("data-precision", precision.label().into()),
-                ("data-base-level", (&base.levels[bp.level].key).into()),
-                ("data-cand-level", (&cand.levels[cp.level].key).into()),
-                ("x1", x1.into()),
-                ("y1", y1.into()),
-                ("x2", x2.into()),
-                ("y2", y2.into()),
-                ("stroke", (&color).into()),
-                ("stroke-width", "2".into()),
-                ("marker-end", format!("url(#arrowhead-{})", precision.label()).into()),
-            ],
-        )
-        .element(
-            "title",
-            &[],
-            &format!(
-                "{kernel}\nbaseline {} FLOP/byte, {} GFLOP/s ({})\ncandidate {} FLOP/byte, {} GFLOP/s ({})",
-                sig(bp.ai),
-                sig(bp.gflops),
-                base.levels[bp.level].key,
-                sig(cp.ai),
-                sig(cp.gflops),
-                cand.levels[cp.level].key
-            ),
-        )
-        .close("line")
-        .newline();
-    }
-    m.close("g").newline();
+    m.open(
+        "line",
+        &[
+            ("class", "arrow".into()),
+            ("data-kernel", kernel.into()),
+            ("data-precision", precision.label().into()),
+            ("data-base-level", (&base.levels[bp.level].key).into()),
+            ("data-cand-level", (&cand.levels[cp.level].key).into()),
+            ("x1", x1.into()),
+            ("y1", y1.into()),
+            ("x2", x2.into()),
+            ("y2", y2.into()),
+            ("stroke", (&color).into()),
+            ("stroke-width", "2".into()),
+            ("marker-end", format!("url(#arrowhead-{})", precision.label()).into()),
+        ],
+    )
+    .element(
+        "title",
+        &[],
+        &format!(
+            "{kernel}\nbaseline {} FLOP/byte, {} GFLOP/s ({})\ncandidate {} FLOP/byte, {} GFLOP/s ({})",
+            sig(bp.ai),
+            sig(bp.gflops),
+            base.levels[bp.level].key,
+            sig(cp.ai),
+            sig(cp.gflops),
+            cand.levels[cp.level].key
+        ),
+    )
+    .close("line")
+    .newline();
+}
+
+/// The short names of the `label_count` longest kernels at their arrows'
+/// heads.
+fn arrow_labels(m: &mut Markup, cand: &Roofline, ax: &Axes, moves: &[Move], label_count: usize) {
     m.open(
         "g",
         &[("class", "labels".into()), ("font-size", "12".into())],
     )
     .newline();
-    for (_, _, c, cp) in pairs.iter().take(label_count) {
-        let text = short_name(&cand.kernels[c.kernel].name);
-        let (x, y) = (ax.x.map(cp.ai) + 8.0, ax.y.map(cp.gflops) + 4.0);
+    for mv in moves.iter().take(label_count) {
+        let text = short_name(&cand.kernels[mv.cand.kernel].name);
+        let (x, y) = (
+            ax.x.map(mv.cand_point.ai) + 8.0,
+            ax.y.map(mv.cand_point.gflops) + 4.0,
+        );
         m.element(
             "text",
             &[
@@ -1096,9 +1154,6 @@ pub fn compare_svg(base: &Roofline, cand: &Roofline, name: &str, label_count: us
         .newline();
     }
     m.close("g").newline();
-    legend(&mut m, &roofs, WIDTH - RIGHT + 16.0, TOP);
-    m.close("svg").newline();
-    m.into_string()
 }
 
 /// The legend right of the plot: compute roofs by colour, memory levels by

@@ -18,10 +18,10 @@ use unitrace_core::InputError;
 use unitrace_render::table::{TableFormat, TableWriter};
 
 use crate::aggregate::{render_output, Aggregation};
-use crate::coverage::report_coverage;
+use crate::coverage::{report_coverage, Coverage};
 use crate::members::{member_warnings, parse_member, parse_member_stream, Parsed, STREAM_ABOVE};
 use crate::pyagg::Aggregator;
-use crate::ranks;
+use crate::ranks::{self, RankTable};
 
 const TOOL: &str = "summary";
 
@@ -125,22 +125,62 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
     for out in &outputs {
         ensure_not_input(out, &[&args.tarfile, &args.schema])?;
     }
-    let schema_bytes = read_capped(&args.schema, MAX_SCHEMA_BYTES, "compiled category schema")?;
-    if looks_like_ini(&args.schema, &schema_bytes) {
+    let schema = read_schema(&args.schema)?;
+    let mut agg = Aggregation::new(&schema, args.aggregator);
+    fold_members(args, &mut agg)?;
+    let (output, coverage) = agg.finish(args.aggregator, args.verbose);
+
+    // Summary JSON (docs/compatibility.md#summary).
+    let skip_empty = !args.no_skip_empty;
+    if !output.is_empty() || !skip_empty {
+        let text = render_output(&output);
+        match &args.json {
+            Some(path) => write_atomic(path, text.as_bytes())
+                .map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?,
+            None if args.format.is_none() => print(&text)?,
+            None => {}
+        }
+    }
+
+    let table = agg.rank_table(&output);
+    if let Some(path) = &args.per_rank {
+        write_per_rank(path, &table, &coverage)?;
+    }
+    if let Some(format) = args.format {
+        let text = match format {
+            ConsoleFormat::Csv => ranks::render_csv(&table),
+            ConsoleFormat::Json => ranks::render_json(&table, &coverage),
+            ConsoleFormat::Table => ranks::render_table(&table, &coverage),
+        };
+        print(&text)?;
+    } else {
+        report_coverage(&coverage, args.verbose);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The compiled category schema; an INI one is refused with how to
+/// compile it.
+fn read_schema(path: &Path) -> Result<CategorySchema> {
+    let bytes = read_capped(path, MAX_SCHEMA_BYTES, "compiled category schema")?;
+    if looks_like_ini(path, &bytes) {
         // The INI is categorize's input; summary reads what categorize
         // compiles from it (docs/compatibility.md#summary-schema-ini).
         return Err(InputError::at_file(
-            &args.schema,
+            path,
             format!(
                 "an INI category schema, not a compiled one: compile it with categorize first (categorize --ini {} --json SCHEMA.json) and pass the JSON to --schema",
-                args.schema.display()
+                path.display()
             ),
         )
         .into());
     }
-    let schema = CategorySchema::from_json_bytes(&args.schema, &schema_bytes)?;
+    Ok(CategorySchema::from_json_bytes(path, &bytes)?)
+}
 
-    let mut agg = Aggregation::new(&schema, args.aggregator);
+/// Parses the members of the archive in parallel and folds each summary
+/// into `agg`, in archive order.
+fn fold_members(args: &SummaryArgs, agg: &mut Aggregation) -> Result<()> {
     let workers = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get().saturating_sub(1))
@@ -148,7 +188,6 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
             .clamp(1, 8)
     });
     let tar = &args.tarfile;
-    let verbose = args.verbose;
     let mut summaries = 0usize;
     let stats = for_each_member_streaming(
         tar,
@@ -157,59 +196,8 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         parse_member,
         parse_member_stream,
         |member, parsed| {
-            let at = |problem: String| InputError::at_file(tar, format!("{member}: {problem}"));
-            match parsed {
-                Parsed::Summary(s, _) if !s.has_summary() && s.timeline_lines > 0 => {
-                    // `tar cfz x.tgz output.*` picks up the `-t` logs too;
-                    // summary.py finds no label in them and moves on.
-                    warn(
-                        TOOL,
-                        format!(
-                            "{}: {member}: only a device timeline (unitrace -t), no summary; skipped",
-                            tar.display()
-                        ),
-                    );
-                }
-                Parsed::Summary(s, non_utf8) => {
-                    if !s.has_summary() {
-                        return Err(at(
-                        "no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
-                         or CCL block): run unitrace with -h/-d/-r, or did this rank crash?"
-                            .to_string(),
-                    ));
-                    }
-                    if verbose >= 2 {
-                        eprintln!("{TOOL}: processing {}", escape_controls(member));
-                    }
-                    if verbose >= 1 {
-                        for note in &s.notes {
-                            warn(TOOL, format!("{}: {member}: {note}", tar.display()));
-                        }
-                    }
-                    for warning in member_warnings(&s, non_utf8) {
-                        warn(TOOL, format!("{}: {member}:{warning}", tar.display()));
-                    }
-                    summaries += 1;
-                    agg.fold(member, &s);
-                }
-                Parsed::SideFile => {
-                    if verbose >= 2 {
-                        eprintln!(
-                            "{TOOL}: skipping {} (not a text summary)",
-                            escape_controls(member)
-                        );
-                    }
-                }
-                Parsed::Binary => warn(
-                    TOOL,
-                    format!("{}: {member}: binary member skipped", tar.display()),
-                ),
-                Parsed::Bad(line, problem) => {
-                    return Err(InputError::at_file(
-                        tar,
-                        format!("{member}:{line}: {problem}"),
-                    ));
-                }
+            if fold_member(agg, tar, args.verbose, member, parsed)? {
+                summaries += 1;
             }
             Ok(())
         },
@@ -230,51 +218,96 @@ pub fn run(args: &SummaryArgs) -> Result<ExitCode> {
         };
         return Err(InputError::at_file(tar, what).into());
     }
+    Ok(())
+}
 
-    let (output, coverage) = agg.finish(args.aggregator, verbose);
-
-    // Summary JSON (docs/compatibility.md#summary).
-    let skip_empty = !args.no_skip_empty;
-    if !output.is_empty() || !skip_empty {
-        let text = render_output(&output);
-        match &args.json {
-            Some(path) => write_atomic(path, text.as_bytes())
-                .map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?,
-            None if args.format.is_none() => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())?;
-                out.flush()?;
+/// One parsed member of archive `tar`: its summary folded into `agg`
+/// (true), or skipped with the message its kind gets.
+fn fold_member(
+    agg: &mut Aggregation,
+    tar: &Path,
+    verbose: u8,
+    member: &str,
+    parsed: Parsed,
+) -> Result<bool, InputError> {
+    match parsed {
+        Parsed::Summary(s, _) if !s.has_summary() && s.timeline_lines > 0 => {
+            // `tar cfz x.tgz output.*` picks up the `-t` logs too;
+            // summary.py finds no label in them and moves on.
+            warn(
+                TOOL,
+                format!(
+                    "{}: {member}: only a device timeline (unitrace -t), no summary; skipped",
+                    tar.display()
+                ),
+            );
+        }
+        Parsed::Summary(s, non_utf8) => {
+            if !s.has_summary() {
+                return Err(InputError::at_file(
+                    tar,
+                    format!(
+                        "{member}: no summary section (no \"API Timing Summary\", \"Device Timing Summary\" \
+                         or CCL block): run unitrace with -h/-d/-r, or did this rank crash?"
+                    ),
+                ));
             }
-            None => {}
+            if verbose >= 2 {
+                eprintln!("{TOOL}: processing {}", escape_controls(member));
+            }
+            if verbose >= 1 {
+                for note in &s.notes {
+                    warn(TOOL, format!("{}: {member}: {note}", tar.display()));
+                }
+            }
+            for warning in member_warnings(&s, non_utf8) {
+                warn(TOOL, format!("{}: {member}:{warning}", tar.display()));
+            }
+            agg.fold(member, &s);
+            return Ok(true);
+        }
+        Parsed::SideFile => {
+            if verbose >= 2 {
+                eprintln!(
+                    "{TOOL}: skipping {} (not a text summary)",
+                    escape_controls(member)
+                );
+            }
+        }
+        Parsed::Binary => warn(
+            TOOL,
+            format!("{}: {member}: binary member skipped", tar.display()),
+        ),
+        Parsed::Bad(line, problem) => {
+            return Err(InputError::at_file(
+                tar,
+                format!("{member}:{line}: {problem}"),
+            ));
         }
     }
+    Ok(false)
+}
 
-    let table = agg.rank_table(&output);
-    if let Some(path) = &args.per_rank {
-        let is_json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let written = if is_json {
-            write_atomic(path, ranks::render_json(&table, &coverage).as_bytes())
-        } else if TableFormat::of_path(path) == TableFormat::Parquet {
-            TableWriter::create(path, &ranks::per_rank_schema(&table))
-                .and_then(|mut w| ranks::write_table(&table, &mut w).and_then(|()| w.commit()))
-        } else {
-            write_atomic(path, ranks::render_csv(&table).as_bytes())
-        };
-        written.map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?;
-    }
-    if let Some(format) = args.format {
-        let text = match format {
-            ConsoleFormat::Csv => ranks::render_csv(&table),
-            ConsoleFormat::Json => ranks::render_json(&table, &coverage),
-            ConsoleFormat::Table => ranks::render_table(&table, &coverage),
-        };
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+/// `--per-rank`: JSON or Parquet by the name's extension, else CSV.
+fn write_per_rank(path: &Path, table: &RankTable, coverage: &Coverage) -> Result<()> {
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let written = if is_json {
+        write_atomic(path, ranks::render_json(table, coverage).as_bytes())
+    } else if TableFormat::of_path(path) == TableFormat::Parquet {
+        TableWriter::create(path, &ranks::per_rank_schema(table))
+            .and_then(|mut w| ranks::write_table(table, &mut w).and_then(|()| w.commit()))
     } else {
-        report_coverage(&coverage, verbose);
-    }
-    Ok(ExitCode::SUCCESS)
+        write_atomic(path, ranks::render_csv(table).as_bytes())
+    };
+    written.map_err(|e| InputError::at_file(path, format!("cannot write: {e}")))?;
+    Ok(())
+}
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
 }

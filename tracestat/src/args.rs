@@ -115,6 +115,11 @@ pub struct Args {
     #[arg(long, value_name = "N|all", default_value = "32", value_parser = parse_rank_rows)]
     pub rank_rows: RankRows,
 
+    /// Print only the findings on the console: what to fix first and what
+    /// it would save (docs/findings.md). The files hold the whole report.
+    #[arg(long)]
+    pub findings: bool,
+
     /// Do not print the console report.
     #[arg(short, long)]
     pub quiet: bool,

@@ -32,6 +32,17 @@ pub fn write(
     write_console(out, sections)
 }
 
+/// `--findings`: the header line and the findings only.
+pub fn write_findings(out: &mut impl Write, r: &Report, sections: &[Section]) -> io::Result<()> {
+    writeln!(
+        out,
+        "tracestat: {} rank{}",
+        r.ranks,
+        if r.ranks == 1 { "" } else { "s" }
+    )?;
+    write_console(out, sections)
+}
+
 /// Which ranks the per-rank tables show, when not all: how many, which
 /// and why, and how to get them all.
 fn shown_ranks(out: &mut impl Write, shown: &Shown) -> io::Result<()> {

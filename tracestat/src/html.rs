@@ -27,8 +27,21 @@ pub fn write(out: impl Write, r: &Report, sections: &[Section]) -> io::Result<()
         doc.paragraph(&format!("Straggler: {straggler}"))?;
         doc.paragraph(&format!("GPU time against the median: {comparison}"))?;
     }
-    let mut all = vec![bars(r)];
-    all.extend(sections.iter().cloned());
+    // The findings first (docs/findings.md#output), then the bars.
+    let mut all: Vec<Section> = Vec::new();
+    all.extend(
+        sections
+            .iter()
+            .filter(|s| s.id == crate::analyzers::findings::SECTION_ID)
+            .cloned(),
+    );
+    all.push(bars(r));
+    all.extend(
+        sections
+            .iter()
+            .filter(|s| s.id != crate::analyzers::findings::SECTION_ID)
+            .cloned(),
+    );
     write_page(&mut doc, &all)?;
     doc.finish()?;
     Ok(())

@@ -46,6 +46,116 @@ pub struct HostCall {
     pub name: NameId,
 }
 
+/// What a set-up call does (docs/findings.md#set-up-calls): builds a
+/// module or program (JIT), allocates or frees device or pinned memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SetupKind {
+    ModuleBuild,
+    Alloc,
+    Free,
+}
+
+impl SetupKind {
+    pub const ALL: [SetupKind; 3] = [SetupKind::ModuleBuild, SetupKind::Alloc, SetupKind::Free];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SetupKind::ModuleBuild => "module-build",
+            SetupKind::Alloc => "alloc",
+            SetupKind::Free => "free",
+        }
+    }
+
+    /// The kind of a host API call by its name: Level Zero, OpenCL, the
+    /// SYCL Unified Runtime, CUDA (runtime, driver, NVRTC) and HIP.
+    pub fn of(name: &str) -> Option<SetupKind> {
+        const BUILD: &[&str] = &[
+            "zeModuleCreate",
+            "zeModuleDynamicLink",
+            "clBuildProgram",
+            "clCompileProgram",
+            "clLinkProgram",
+            "urProgramBuild",
+            "urProgramBuildExp",
+            "urProgramCompile",
+            "urProgramCompileExp",
+            "urProgramLink",
+            "urProgramLinkExp",
+            "cuModuleLoad",
+            "cuModuleLoadData",
+            "cuModuleLoadDataEx",
+            "cuModuleLoadFatBinary",
+            "cuLibraryLoadData",
+            "cuLinkComplete",
+            "nvrtcCompileProgram",
+            "hipModuleLoad",
+            "hipModuleLoadData",
+            "hipModuleLoadDataEx",
+            "hiprtcCompileProgram",
+        ];
+        const ALLOC: &[&str] = &[
+            "zeMemAllocDevice",
+            "zeMemAllocShared",
+            "zeMemAllocHost",
+            "clCreateBuffer",
+            "clCreateBufferWithProperties",
+            "clSVMAlloc",
+            "urUSMDeviceAlloc",
+            "urUSMSharedAlloc",
+            "urUSMHostAlloc",
+            "cudaMalloc",
+            "cudaMallocAsync",
+            "cudaMallocHost",
+            "cudaHostAlloc",
+            "cudaMallocManaged",
+            "cuMemAlloc",
+            "cuMemAllocAsync",
+            "cuMemAllocHost",
+            "cuMemAllocManaged",
+            "hipMalloc",
+            "hipMallocAsync",
+            "hipHostMalloc",
+            "hipMallocManaged",
+        ];
+        const FREE: &[&str] = &[
+            "zeMemFree",
+            "zeMemFreeExt",
+            "clReleaseMemObject",
+            "clSVMFree",
+            "urUSMFree",
+            "cudaFree",
+            "cudaFreeAsync",
+            "cudaFreeHost",
+            "cuMemFree",
+            "cuMemFreeAsync",
+            "cuMemFreeHost",
+            "hipFree",
+            "hipFreeAsync",
+            "hipHostFree",
+        ];
+        // The driver API's versioned entry points (`cuMemAlloc_v2`).
+        let base = name.strip_suffix("_v2").unwrap_or(name);
+        if BUILD.contains(&base) {
+            Some(SetupKind::ModuleBuild)
+        } else if ALLOC.contains(&base) {
+            Some(SetupKind::Alloc)
+        } else if FREE.contains(&base) {
+            Some(SetupKind::Free)
+        } else {
+            None
+        }
+    }
+}
+
+/// One set-up call (module build, allocation, free) of a rank.
+#[derive(Debug, Clone, Copy)]
+pub struct SetupCall {
+    pub kind: SetupKind,
+    pub start: Ns,
+    pub end: Ns,
+    pub name: NameId,
+}
+
 /// A collective call of one rank (oneCCL, MPI, PyTorch `record_param_comms`).
 #[derive(Debug, Clone)]
 pub struct CollectiveCall {
@@ -118,6 +228,8 @@ pub struct RankTrace {
     /// `(device pid, device tid)` of copy engines (thread names).
     pub copy_engines: HashSet<(u64, u64)>,
     pub collectives: Vec<CollectiveCall>,
+    /// Module builds, allocations and frees (few: kept one by one).
+    pub setup_calls: Vec<SetupCall>,
     pub implausible: Implausible,
     /// Earliest start and latest end of every kept event.
     pub first: Ns,
@@ -157,6 +269,7 @@ struct RankParts {
     device_labels: FastMap<u64, String>,
     copy_engines: HashSet<(u64, u64)>,
     collectives: Vec<CollectiveCall>,
+    setup_calls: Vec<SetupCall>,
     implausible: Implausible,
     first: Ns,
     last: Ns,
@@ -250,6 +363,8 @@ pub struct FileCollector {
     ranks: Vec<RankParts>,
     /// The tile of each name (`Tile #<t>: `), looked up once per name.
     tiles: Vec<Option<Option<u32>>>,
+    /// The set-up kind of each name, looked up once per name.
+    setup_kinds: Vec<Option<Option<SetupKind>>>,
 }
 
 impl FileCollector {
@@ -259,6 +374,7 @@ impl FileCollector {
             file: file.into(),
             ranks: Vec::new(),
             tiles: Vec::new(),
+            setup_kinds: Vec::new(),
         }
     }
 
@@ -289,6 +405,14 @@ impl FileCollector {
             self.tiles.resize(i + 1, None);
         }
         *self.tiles[i].get_or_insert_with(|| split_tile(names.name(name)))
+    }
+
+    fn setup_kind(&mut self, names: &Names, name: NameId) -> Option<SetupKind> {
+        let i = name.index();
+        if self.setup_kinds.len() <= i {
+            self.setup_kinds.resize(i + 1, None);
+        }
+        *self.setup_kinds[i].get_or_insert_with(|| SetupKind::of(names.name(name)))
     }
 }
 
@@ -333,6 +457,11 @@ impl TraceSink for FileCollector {
 
     fn host_span(&mut self, names: &Names, s: &HostSpan<'_>) -> std::io::Result<()> {
         let range = s.role == timeline::HostRole::Range;
+        let setup = if range || !s.closed {
+            None
+        } else {
+            self.setup_kind(names, s.name)
+        };
         let r = self.rank(s.rank);
         if !s.closed {
             r.unclosed.push((s.tid, s.start, s.name));
@@ -340,6 +469,14 @@ impl TraceSink for FileCollector {
         }
         r.touch(s.start, s.end);
         r.host_call(names, s.tid, s.start, s.end, s.name, range);
+        if let Some(kind) = setup {
+            r.setup_calls.push(SetupCall {
+                kind,
+                start: s.start,
+                end: s.end,
+                name: s.name,
+            });
+        }
         if let Some(c) = s.collective {
             let name = match &c.op {
                 Some(op) => op.as_str().into(),
@@ -540,6 +677,7 @@ fn rank_trace(
         devices: p.devices,
         copy_engines: p.copy_engines,
         collectives: p.collectives,
+        setup_calls: p.setup_calls,
         implausible: p.implausible,
         first: p.first,
         last: p.last,

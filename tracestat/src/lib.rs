@@ -366,7 +366,15 @@ pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Secti
         ranks: rank_rows::choose(&facts, rank_rows),
         rank_rows,
     };
-    let sections = analyzers::sections_all(report, &screen);
+    let mut sections = analyzers::sections_all(report, &screen);
+    // The findings open the report (docs/findings.md#output).
+    if let Some(i) = sections
+        .iter()
+        .position(|s| s.id == analyzers::findings::SECTION_ID)
+    {
+        let findings = sections.remove(i);
+        sections.insert(0, findings);
+    }
     (screen, sections)
 }
 
@@ -406,11 +414,18 @@ fn write_report(plan: &Plan, report: &Report) -> Result<()> {
     }
     output_set.commit()?;
     if let Some(rank_rows) = out.console {
-        let (screen, shown) = sections(report, rank_rows);
+        let (screen, mut shown) = sections(report, rank_rows);
+        if out.findings_only {
+            shown.retain(|s| s.id == analyzers::findings::SECTION_ID);
+        }
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        let written =
-            console::write(&mut lock, report, &screen.ranks, &shown).and_then(|_| lock.flush());
+        let written = if out.findings_only {
+            console::write_findings(&mut lock, report, &shown)
+        } else {
+            console::write(&mut lock, report, &screen.ranks, &shown)
+        }
+        .and_then(|_| lock.flush());
         match written {
             // `tracestat ... | head`: the reader has seen enough.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

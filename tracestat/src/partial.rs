@@ -12,8 +12,9 @@ use crate::analyzers::{RankOptions, RankSummary};
 
 pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
-/// from the path first (docs/formats.md#timeline-ranks).
-pub const VERSION: u32 = 3;
+/// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
+/// set-up calls analyzers' parts, the gaps the findings read.
+pub const VERSION: u32 = 4;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {

@@ -40,6 +40,8 @@ pub struct Outputs {
     /// The console report, showing at most this many ranks per table
     /// (`Some(None)`: all); `None` with `--quiet`.
     pub console: Option<Option<usize>>,
+    /// `--findings`: the console shows the findings only.
+    pub findings_only: bool,
 }
 
 impl Outputs {
@@ -139,6 +141,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         partial: args.partial.clone(),
         events: args.events.clone(),
         console: (!args.quiet).then_some(args.rank_rows.0),
+        findings_only: args.findings,
     };
     let plan = Plan {
         source: if args.combine {

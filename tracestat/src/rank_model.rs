@@ -193,6 +193,65 @@ pub struct RankModel<'a> {
     pub host_segments: Vec<(Ns, Ns, HostKind)>,
     /// `[0]` the whole rank; then one per device when it has several.
     pub scopes: Vec<Scope>,
+    /// The rank's steady state ([`steady_window`]).
+    pub steady: Option<Steady>,
+}
+
+/// The stretch of a rank where set-up work should be over
+/// (docs/findings.md#steady-state), and how it was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Steady {
+    pub start: Ns,
+    pub end: Ns,
+    /// `steps`: from the second `ProfilerStep#N` range to the end of the
+    /// last; `one step`: the only one; `active window`: no step ranges.
+    pub rule: &'static str,
+}
+
+/// Whether a host range marks a training step (`ProfilerStep#3`,
+/// `PyTorch::ProfilerStep#3`).
+pub fn is_step_range(name: &str) -> bool {
+    name.find("ProfilerStep#")
+        .and_then(|at| name[at + "ProfilerStep#".len()..].bytes().next())
+        .is_some_and(|b| b.is_ascii_digit())
+}
+
+/// The steady state of a rank (docs/findings.md#steady-state): its step
+/// ranges without the first (warm-up) one, else its active window (first
+/// to last device operation). The steps analyzer's kept steps are meant
+/// to replace this once they exist.
+pub fn steady_window(trace: &RankTrace, busy: &[(Ns, Ns)]) -> Option<Steady> {
+    let mut steps: Vec<(Ns, Ns)> = trace
+        .host
+        .iter()
+        .filter(|h| is_step_range(trace.name(h.name)))
+        .map(|h| (h.start, h.end))
+        .collect();
+    steps.sort_unstable();
+    match steps.as_slice() {
+        [] => {}
+        [only] => {
+            return Some(Steady {
+                start: only.0,
+                end: only.1,
+                rule: "one step",
+            })
+        }
+        [_, second, ..] => {
+            let end = steps.iter().map(|s| s.1).max().unwrap_or(second.1);
+            return Some(Steady {
+                start: second.0,
+                end,
+                rule: "steps",
+            });
+        }
+    }
+    let (first, last) = (busy.first()?, busy.last()?);
+    Some(Steady {
+        start: first.0,
+        end: last.1,
+        rule: "active window",
+    })
 }
 
 impl RankModel<'_> {
@@ -352,6 +411,7 @@ pub fn with_model<T>(
         .collect();
     let classes = classes(&trace, &kinds, &enclosing);
     let scopes = scopes(&trace, &classes);
+    let steady = steady_window(&trace, &scopes[0].sweep.segments);
     let model = RankModel {
         trace: &trace,
         first,
@@ -363,6 +423,7 @@ pub fn with_model<T>(
         enclosing,
         host_segments: host_segments(&trace.host_cover),
         scopes,
+        steady,
     };
     let out = f(&model);
     drop(model);
@@ -394,11 +455,28 @@ pub fn clip_to_window(mut t: RankTrace, (from, to): (Ns, Ns)) -> RankTrace {
         });
     }
     t.collectives.retain(|c| c.start >= lo && c.start < hi);
+    t.setup_calls.retain_mut(|c| {
+        (c.start, c.end) = clip(c.start, c.end);
+        c.end >= c.start && c.start < hi && c.end > lo
+    });
     t.host_first = t.host_first.max(lo);
     t.host_last = t.host_last.min(hi);
     t.first = t.first.max(lo);
     t.last = t.last.min(hi);
     t
+}
+
+/// The union of intervals as sorted, disjoint intervals.
+pub fn union_segments(mut v: Vec<(Ns, Ns)>) -> Vec<(Ns, Ns)> {
+    v.sort_unstable();
+    let mut out: Vec<(Ns, Ns)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
 }
 
 /// Union length of intervals.

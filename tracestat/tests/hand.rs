@@ -310,6 +310,8 @@ fn csv_writes_one_file_per_table() {
             "collective_summary.csv",
             "collective_waits.csv",
             "collectives.csv",
+            "copies.csv",
+            "findings.csv",
             "heatmap.csv",
             "host_ranges.csv",
             "idle_gaps.csv",
@@ -317,6 +319,7 @@ fn csv_writes_one_file_per_table() {
             "kernels.csv",
             "launches.csv",
             "overlap.csv",
+            "setup_calls.csv",
             "stragglers.csv",
         ]
     );

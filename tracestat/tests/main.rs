@@ -7,6 +7,7 @@ mod console_rows;
 mod engines;
 mod events;
 mod events_single_pass;
+mod findings;
 mod hand;
 mod kineto;
 mod known_answers;

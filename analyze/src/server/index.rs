@@ -19,10 +19,10 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header};
+use unitrace_core::csv_sections::{open_input, CsvReader, Event, Field, FileKind, Header, RawRow};
 use unitrace_core::metric_csv::{
-    InstanceEvent, InstanceReader, MetricRow, ValidityColumns, ValidityPolicy, ValidityTally,
-    GLOBAL_INSTANCE_ID,
+    InstanceEvent, InstanceReader, InstanceSpan, MetricRow, SectionKernel, ValidityColumns,
+    ValidityPolicy, ValidityTally, GLOBAL_INSTANCE_ID,
 };
 use unitrace_core::stall_csv::{KernelRun, StallReader};
 use unitrace_core::InputError;
@@ -78,6 +78,238 @@ pub struct FileIndex {
     rows_before_banner: Option<u64>,
 }
 
+/// The one pass of [`FileIndex::build_with`]: the index filled so far and
+/// where the reader is (section, its header's columns, the open block of
+/// metric rows, the open stall run).
+struct IndexBuilder {
+    index: FileIndex,
+    block_bytes: u64,
+    policy: ValidityPolicy,
+    /// Header line of a section without banner: device 0 if the file has
+    /// no banner, else rows of no device, forgotten at the first banner
+    /// (one pass, as analyze -o decides).
+    bannerless_section: Option<u64>,
+    section_device: Option<i64>,
+    section: usize,
+    validity_columns: Option<ValidityColumns>,
+    id_column: Option<usize>,
+    fields: Vec<Field>,
+    /// Id of the previous metric row in the current block (one entry per
+    /// id and block).
+    last_id: Option<u64>,
+    /// Kernel of the previous stall row (runs).
+    last_kernel: Option<String>,
+    block_open: bool,
+    /// Kernel (position in the section's table) and id of a metric
+    /// instance that just ended, counted once the reader's event is
+    /// released (the kernel table is the reader's).
+    ended_metric_instance: Option<(usize, Option<u64>)>,
+}
+
+impl IndexBuilder {
+    fn new(path: &Path, block_bytes: u64, policy: ValidityPolicy) -> IndexBuilder {
+        IndexBuilder {
+            index: FileIndex {
+                path: path.to_path_buf(),
+                headers: Vec::new(),
+                blocks: Vec::new(),
+                instances: Vec::new(),
+                stall_runs: HashMap::new(),
+                metric_kernels: Vec::new(),
+                metric_kernel_positions: HashMap::new(),
+                metric_sections: 0,
+                stall_sections: 0,
+                validity: ValidityTally::default(),
+                stats: KernelStats::default(),
+                rows_before_banner: None,
+            },
+            block_bytes,
+            policy,
+            bannerless_section: None,
+            section_device: None,
+            section: 0,
+            validity_columns: None,
+            id_column: None,
+            fields: Vec::new(),
+            last_id: None,
+            last_kernel: None,
+            block_open: false,
+            ended_metric_instance: None,
+        }
+    }
+
+    /// Adds an ended metric instance to its kernel (by full name, in order
+    /// of first appearance) and to the kernel's statistics.
+    fn count_metric_instance(&mut self, ended: (usize, Option<u64>), kernels: &[SectionKernel]) {
+        let (kernel, id) = ended;
+        let Some(k) = kernels.get(kernel) else {
+            return;
+        };
+        let index = &mut self.index;
+        let at = match index.metric_kernel_positions.get(&k.name) {
+            Some(&at) => at,
+            None => {
+                let at = index.metric_kernels.len();
+                index.metric_kernel_positions.insert(k.name.clone(), at);
+                index.metric_kernels.push((k.name.clone(), Vec::new()));
+                at
+            }
+        };
+        index.metric_kernels[at].1.push(id);
+        index.stats.end_instance(at);
+    }
+
+    fn section_start(&mut self, section: usize, device: Option<i64>) {
+        if device.is_some() {
+            if let Some(line) = self.bannerless_section.take() {
+                self.index.forget_indexed_rows(line);
+            }
+        }
+        self.section_device = device;
+        self.section = section;
+        self.last_id = None;
+        self.last_kernel = None;
+        self.block_open = false;
+    }
+
+    fn header(&mut self, header: &Header) {
+        if self.section_device.is_none() {
+            self.bannerless_section = Some(header.line());
+        }
+        let headers = &mut self.index.headers;
+        if headers.len() <= self.section {
+            headers.resize(self.section + 1, header.clone());
+        }
+        headers[self.section] = header.clone();
+        self.id_column = header.index_of(GLOBAL_INSTANCE_ID);
+        self.validity_columns = ValidityColumns::of(header);
+        match header.kind() {
+            FileKind::Metric => {
+                self.index.metric_sections += 1;
+                self.index.stats.header(header);
+            }
+            FileKind::Stall => self.index.stall_sections += 1,
+        }
+    }
+
+    /// A metric row: its validity, its counters in the statistics of the
+    /// reports the policy keeps, and its instance id in the blocks.
+    fn metric_row(&mut self, row: &RawRow<'_>) -> Result<(), InputError> {
+        row.split(&mut self.fields)?;
+        let kept = match &self.validity_columns {
+            Some(columns) => {
+                let report = columns.classify_raw(row, &self.fields);
+                self.index.validity.add(report);
+                self.policy.keeps(report)
+            }
+            None => true,
+        };
+        if kept {
+            self.index.stats.row(row, &self.fields);
+        }
+        let Some(column) = self.id_column else {
+            // Old files without the id column cannot be reached by the
+            // trace links.
+            return Ok(());
+        };
+        let Some(field) = self.fields.get(column) else {
+            return Ok(());
+        };
+        let text = row.field_bytes(field);
+        if text.is_empty() {
+            self.last_id = None;
+            return Ok(());
+        }
+        let id = parse_instance_id(text).ok_or_else(|| {
+            row.error(format!(
+                "column `{GLOBAL_INSTANCE_ID}`: `{}` is not an instance id",
+                String::from_utf8_lossy(text)
+            ))
+        })?;
+        let block = self.block_of(row)?;
+        if self.last_id != Some(id) {
+            self.index.instances.push((id, block));
+        }
+        self.last_id = Some(id);
+        Ok(())
+    }
+
+    /// The block `row` goes into: the open one while it is of this section
+    /// and under the block size, else a new one.
+    fn block_of(&mut self, row: &RawRow<'_>) -> Result<u32, InputError> {
+        let blocks = &mut self.index.blocks;
+        let extend = blocks.last().is_some_and(|block| {
+            self.block_open
+                && block.section == self.section
+                && block.end - block.start < self.block_bytes
+        });
+        if extend {
+            if let Some(block) = blocks.last_mut() {
+                block.end = row.end_offset();
+            }
+        } else {
+            blocks.push(Span {
+                section: self.section,
+                first_line: row.line(),
+                start: row.offset(),
+                end: row.end_offset(),
+            });
+            self.block_open = true;
+            self.last_id = None;
+        }
+        u32::try_from(blocks.len() - 1)
+            .map_err(|_| row.error("too many rows to index (more than 2^32 blocks)"))
+    }
+
+    /// A stall row extends its kernel's run when it follows the run's last
+    /// row directly, else starts a new run.
+    fn stall_row(&mut self, row: &RawRow<'_>) {
+        let kernel = row.kernel();
+        let runs = self.index.stall_runs.entry(kernel.to_string()).or_default();
+        match runs.last_mut() {
+            Some(span)
+                if self.last_kernel.as_deref() == Some(&*kernel)
+                    && span.section == self.section
+                    && span.end == row.offset() =>
+            {
+                span.end = row.end_offset();
+            }
+            _ => {
+                runs.push(Span {
+                    section: self.section,
+                    first_line: row.line(),
+                    start: row.offset(),
+                    end: row.end_offset(),
+                });
+                self.last_kernel = Some(kernel.into_owned());
+            }
+        }
+    }
+
+    fn instance_end(&mut self, span: InstanceSpan) {
+        let is_metric = self
+            .index
+            .headers
+            .get(span.section)
+            .is_some_and(|h| h.kind() == FileKind::Metric);
+        if is_metric {
+            self.ended_metric_instance = Some((span.kernel, self.last_id));
+        }
+        self.last_id = None;
+        self.last_kernel = None;
+    }
+
+    fn finish(mut self) -> FileIndex {
+        // Sorted by id, then block: a request finds its blocks by binary
+        // search, in file order.
+        let instances = &mut self.index.instances;
+        instances.sort_unstable();
+        instances.dedup();
+        instances.shrink_to_fit();
+        self.index
+    }
+}
+
 impl FileIndex {
     /// Reads the whole file once. Errors are the core parser's
     /// (`FILE:LINE: problem`).
@@ -105,190 +337,28 @@ impl FileIndex {
             BufReader::with_capacity(1 << 20, file),
             path,
         ));
-        let mut index = FileIndex {
-            path: path.to_path_buf(),
-            headers: Vec::new(),
-            blocks: Vec::new(),
-            instances: Vec::new(),
-            stall_runs: HashMap::new(),
-            metric_kernels: Vec::new(),
-            metric_kernel_positions: HashMap::new(),
-            metric_sections: 0,
-            stall_sections: 0,
-            validity: ValidityTally::default(),
-            stats: KernelStats::default(),
-            rows_before_banner: None,
-        };
-        // Header line of a section without banner: device 0 if the file
-        // has no banner, else rows of no device, forgotten at the first
-        // banner (one pass, as analyze -o decides).
-        let mut bannerless_section: Option<u64> = None;
-        let mut section_device: Option<i64> = None;
-        let mut validity_columns: Option<ValidityColumns> = None;
-        let mut section = 0usize;
-        let mut id_column: Option<usize> = None;
-        let mut fields: Vec<Field> = Vec::new();
-        // Id of the previous metric row in the current block (one entry per
-        // id and block); kernel of the previous stall row (runs).
-        let mut last_id: Option<u64> = None;
-        let mut last_kernel: Option<String> = None;
-        let mut block_open = false;
-        // Kernel (position in the section's table) of a metric instance
-        // that just ended, counted once the event is released.
-        let mut ended_metric_kernel: Option<(usize, Option<u64>)> = None;
+        let mut builder = IndexBuilder::new(path, block_bytes, policy);
         loop {
-            if let Some((kernel, id)) = ended_metric_kernel.take() {
-                if let Some(k) = reader.section_kernels().get(kernel) {
-                    let at = match index.metric_kernel_positions.get(&k.name) {
-                        Some(&at) => at,
-                        None => {
-                            let at = index.metric_kernels.len();
-                            index.metric_kernel_positions.insert(k.name.clone(), at);
-                            index.metric_kernels.push((k.name.clone(), Vec::new()));
-                            at
-                        }
-                    };
-                    index.metric_kernels[at].1.push(id);
-                    index.stats.end_instance(at);
-                }
+            if let Some(ended) = builder.ended_metric_instance.take() {
+                builder.count_metric_instance(ended, reader.section_kernels());
             }
             let Some(event) = reader.next_event()? else {
                 break;
             };
             match event {
-                InstanceEvent::SectionStart { index: i, device } => {
-                    if device.is_some() {
-                        if let Some(line) = bannerless_section.take() {
-                            index.forget_indexed_rows(line);
-                        }
-                    }
-                    section_device = device;
-                    section = i;
-                    last_id = None;
-                    last_kernel = None;
-                    block_open = false;
+                InstanceEvent::SectionStart { index, device } => {
+                    builder.section_start(index, device)
                 }
-                InstanceEvent::Header(header) => {
-                    if section_device.is_none() {
-                        bannerless_section = Some(header.line());
-                    }
-                    if index.headers.len() <= section {
-                        index.headers.resize(section + 1, header.clone());
-                    }
-                    index.headers[section] = header.clone();
-                    id_column = header.index_of(GLOBAL_INSTANCE_ID);
-                    validity_columns = ValidityColumns::of(header);
-                    match header.kind() {
-                        FileKind::Metric => {
-                            index.metric_sections += 1;
-                            index.stats.header(header);
-                        }
-                        FileKind::Stall => index.stall_sections += 1,
-                    }
-                }
+                InstanceEvent::Header(header) => builder.header(header),
                 InstanceEvent::Row { row, .. } => match row.header().kind() {
-                    FileKind::Metric => {
-                        row.split(&mut fields)?;
-                        let kept = match &validity_columns {
-                            Some(columns) => {
-                                let report = columns.classify_raw(&row, &fields);
-                                index.validity.add(report);
-                                policy.keeps(report)
-                            }
-                            None => true,
-                        };
-                        if kept {
-                            index.stats.row(&row, &fields);
-                        }
-                        let Some(column) = id_column else {
-                            // Old files without the id column cannot be
-                            // reached by the trace links.
-                            continue;
-                        };
-                        let Some(field) = fields.get(column) else {
-                            continue;
-                        };
-                        let text = row.field_bytes(field);
-                        if text.is_empty() {
-                            last_id = None;
-                            continue;
-                        }
-                        let id = parse_instance_id(text).ok_or_else(|| {
-                            row.error(format!(
-                                "column `{GLOBAL_INSTANCE_ID}`: `{}` is not an instance id",
-                                String::from_utf8_lossy(text)
-                            ))
-                        })?;
-                        let extend = index.blocks.last().is_some_and(|block| {
-                            block_open
-                                && block.section == section
-                                && block.end - block.start < block_bytes
-                        });
-                        if extend {
-                            if let Some(block) = index.blocks.last_mut() {
-                                block.end = row.end_offset();
-                            }
-                        } else {
-                            index.blocks.push(Span {
-                                section,
-                                first_line: row.line(),
-                                start: row.offset(),
-                                end: row.end_offset(),
-                            });
-                            block_open = true;
-                            last_id = None;
-                        }
-                        let block = u32::try_from(index.blocks.len() - 1).map_err(|_| {
-                            row.error("too many rows to index (more than 2^32 blocks)")
-                        })?;
-                        if last_id != Some(id) {
-                            index.instances.push((id, block));
-                        }
-                        last_id = Some(id);
-                    }
-                    FileKind::Stall => {
-                        let kernel = row.kernel();
-                        let runs = index.stall_runs.entry(kernel.to_string()).or_default();
-                        match runs.last_mut() {
-                            Some(span)
-                                if last_kernel.as_deref() == Some(&*kernel)
-                                    && span.section == section
-                                    && span.end == row.offset() =>
-                            {
-                                span.end = row.end_offset();
-                            }
-                            _ => {
-                                runs.push(Span {
-                                    section,
-                                    first_line: row.line(),
-                                    start: row.offset(),
-                                    end: row.end_offset(),
-                                });
-                                last_kernel = Some(kernel.into_owned());
-                            }
-                        }
-                    }
+                    FileKind::Metric => builder.metric_row(&row)?,
+                    FileKind::Stall => builder.stall_row(&row),
                 },
-                InstanceEvent::End(span) => {
-                    let is_metric = index
-                        .headers
-                        .get(span.section)
-                        .is_some_and(|h| h.kind() == FileKind::Metric);
-                    if is_metric {
-                        ended_metric_kernel = Some((span.kernel, last_id));
-                    }
-                    last_id = None;
-                    last_kernel = None;
-                }
+                InstanceEvent::End(span) => builder.instance_end(span),
                 InstanceEvent::SectionEnd { .. } => {}
             }
         }
-        // Sorted by id, then block: a request finds its blocks by binary
-        // search, in file order.
-        index.instances.sort_unstable();
-        index.instances.dedup();
-        index.instances.shrink_to_fit();
-        Ok(index)
+        Ok(builder.finish())
     }
 
     /// Everything indexed so far came from rows before the first device

@@ -204,7 +204,20 @@ pub fn from_report(r: &Report) -> Run {
         .iter()
         .flat_map(rank_items)
         .collect();
-    Run::new(
+    let findings = r
+        .out
+        .findings
+        .findings
+        .iter()
+        .map(|f| crate::model::FindingItem {
+            rule: f.rule.clone(),
+            rank: f.rank.clone(),
+            name: f.name.clone(),
+            savings_us: f.savings_us,
+            evidence: f.evidence.clone(),
+        })
+        .collect();
+    let mut run = Run::new(
         kernels.iter().map(|k| k.time_us).sum(),
         "kernel time, all ranks",
         vec![
@@ -234,7 +247,9 @@ pub fn from_report(r: &Report) -> Run {
                 items: ranks,
             },
         ],
-    )
+    );
+    run.findings = Some(findings);
+    run
 }
 
 pub fn read(path: &Path) -> Result<Run> {

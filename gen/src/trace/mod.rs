@@ -100,6 +100,12 @@ pub struct TraceArgs {
     /// (steps and oneDNN ranges as B/E).
     #[arg(long, value_enum, default_value = "mixed")]
     pub ranges: RangeForm,
+    /// Problems to plant on every rank, comma-separated
+    /// (docs/unitrace-gen.md#planted-problems): pageable-copy, small-copy,
+    /// sync-wait, launch-bound, host-bound, exposed-communication,
+    /// alloc-churn, jit, serialised-copy.
+    #[arg(long, value_enum, value_delimiter = ',', num_args = 1..)]
+    pub plant: Vec<scenario::Plant>,
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -157,6 +163,7 @@ pub fn run(args: &TraceArgs, seed: u64) -> Result<()> {
             Target::Events(n) => n < 400,
             Target::Bytes(b) => b < 80_000,
         },
+        plants: scenario::Plants::new(&args.plant),
     };
     let shape = choose_shape(&spec, target, args.steps);
     let sc = schedule::plan(spec, shape);
@@ -472,6 +479,7 @@ mod tests {
             ranges: RangeForm::Mixed,
             step_ranges: true,
             lean_init: false,
+            plants: scenario::Plants::default(),
         }
     }
 

@@ -19,7 +19,7 @@ use std::io;
 
 use super::event::{Args, Event, Flow, Item, Ns, Sink, Slice, Track};
 use super::scenario::{
-    tag, CollectiveKind, Identity, RangeForm, Scenario, COMPUTE, COPY_LINK, COPY_MAIN,
+    tag, CollectiveKind, Identity, Plant, RangeForm, Scenario, COMPUTE, COPY_LINK, COPY_MAIN,
 };
 use crate::names::{self, api, Kernel, BLOCK};
 use crate::rng::Draw;
@@ -45,6 +45,8 @@ const MEMORY: &[(&str, &str, u64)] = &[
     ("Copy", "D2D", 2 << 20),
     ("Copy", "D2H", 4),
     ("Fill", "D", 64 << 10),
+    ("Copy", "M2D", 4 << 20),
+    ("Copy", "H2D", 4 << 10),
 ];
 const MEM_WEIGHTS: u16 = 0;
 const MEM_WEIGHTS_SMALL: u16 = 1;
@@ -53,6 +55,8 @@ const MEM_INPUT: u16 = 3;
 const MEM_D2D: u16 = 4;
 const MEM_LOSS: u16 = 5;
 const MEM_FILL_SMALL: u16 = 6;
+const MEM_INPUT_PAGEABLE: u16 = 7;
+const MEM_SMALL: u16 = 8;
 
 /// Full names, built once: every kernel with every shape, every memory command.
 struct Catalog {
@@ -395,7 +399,13 @@ impl<'a, S: Sink> Program<'a, S> {
             self.call(api::SET_ARG, 0.3, Args::Plain, Flow::None)?;
         }
         let slow = if kernel.class == names::Class::Compute {
-            self.id.slow
+            // Planted launch-bound: kernels far shorter than the launches.
+            let short = if self.plants(Plant::LaunchBound) {
+                0.02
+            } else {
+                1.0
+            };
+            self.id.slow * short
         } else {
             1.0
         };
@@ -407,16 +417,23 @@ impl<'a, S: Sink> Program<'a, S> {
         self.submit(api::LAUNCH, COMPUTE, name, device_ns, (4.0, 25.0))
     }
 
-    /// A memory command: copies at 20 GB/s (host-side 10 GB/s), fills at
-    /// 200 GB/s, plus a few microseconds.
+    /// A memory command: copies at 20 GB/s (from pageable memory 6 GB/s:
+    /// staged), fills at 200 GB/s, plus a few microseconds (6 for a copy
+    /// under 64 KiB, whose time is its fixed cost).
     fn memory(&mut self, engine: usize, which: u16) -> io::Result<()> {
         let (kind, dir, bytes) = MEMORY[which as usize];
         let gbps = match (kind, dir) {
             ("Fill", _) => 200.0,
             (_, "D2D") => 80.0,
+            (_, "M2D") => 6.0,
             _ => 20.0,
         };
-        let ns = self.draw.ns(1500.0 + bytes as f64 / gbps, 0.2);
+        let fixed = if kind == "Copy" && bytes < 64 << 10 && dir != "D2H" {
+            6000.0
+        } else {
+            1500.0
+        };
+        let ns = self.draw.ns(fixed + bytes as f64 / gbps, 0.2);
         let call = if kind == "Fill" { api::FILL } else { api::COPY };
         self.submit(call, engine, DeviceName::Memory(which), ns, (3.0, 12.0))
     }
@@ -455,6 +472,33 @@ impl<'a, S: Sink> Program<'a, S> {
         )?;
         self.host = end;
         self.gap(0.5, 2.0);
+        Ok(())
+    }
+
+    fn plants(&self, p: Plant) -> bool {
+        self.sc.spec.plants.has(p)
+    }
+
+    /// The planted problems of one layer (docs/unitrace-gen.md#planted-problems).
+    fn planted_in_layer(&mut self, layer: usize) -> io::Result<()> {
+        if self.plants(Plant::SmallCopy) {
+            for _ in 0..8 {
+                self.memory(COPY_MAIN, MEM_SMALL)?;
+            }
+        }
+        if self.plants(Plant::AllocChurn) {
+            self.call("zeMemAllocDevice", 40.0, Args::Plain, Flow::None)?;
+            self.call(api::MEM_FREE, 20.0, Args::Plain, Flow::None)?;
+        }
+        if self.plants(Plant::SerialisedCopy) {
+            self.memory(COMPUTE, MEM_D2D)?;
+        }
+        if self.plants(Plant::Jit) && layer == self.sc.shape.layers as usize / 2 {
+            self.call("zeModuleCreate", 2_000.0, Args::Plain, Flow::None)?;
+        }
+        if self.plants(Plant::SyncWait) {
+            self.sync(api::EVENT_SYNC)?;
+        }
         Ok(())
     }
 
@@ -516,7 +560,19 @@ impl<'a, S: Sink> Program<'a, S> {
         if step_ranges {
             self.open(RangeName::Step(step), RangeArgs::None)?;
         }
-        self.memory(COPY_MAIN, MEM_INPUT)?;
+        if self.plants(Plant::HostBound) {
+            self.open(
+                RangeName::Fixed("PyTorch::DataLoader::__next__"),
+                RangeArgs::None,
+            )?;
+            self.gap(3_000.0, 3_500.0);
+            self.close()?;
+        }
+        if self.plants(Plant::PageableCopy) {
+            self.memory(COPY_MAIN, MEM_INPUT_PAGEABLE)?;
+        } else {
+            self.memory(COPY_MAIN, MEM_INPUT)?;
+        }
         for layer in 0..self.sc.shape.layers as usize {
             let op = BLOCK[layer % BLOCK.len()];
             let shape = layer / BLOCK.len();
@@ -534,6 +590,7 @@ impl<'a, S: Sink> Program<'a, S> {
             if self.draw.chance(0.03) {
                 self.memory(COPY_LINK, MEM_D2D)?;
             }
+            self.planted_in_layer(layer)?;
         }
         self.sync(api::EVENT_SYNC)?;
         self.open(

@@ -69,6 +69,48 @@ pub struct JobSpec {
     pub step_ranges: bool,
     /// A short start-up (few calls): for small files (`--events` under 400).
     pub lean_init: bool,
+    /// Problems planted on every rank (`--plant`,
+    /// docs/unitrace-gen.md#planted-problems).
+    pub plants: Plants,
+}
+
+/// A problem `--plant` puts into every rank's program
+/// (docs/unitrace-gen.md#planted-problems), each the one
+/// `tracestat --findings` rule of the same name should find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Plant {
+    /// Each step's input copied from pageable host memory (`(M2D)`, 4 MiB).
+    PageableCopy,
+    /// Eight 4 KiB host-to-device copies per layer.
+    SmallCopy,
+    /// A `zeEventHostSynchronize` after each layer.
+    SyncWait,
+    /// Compute kernels 50 times shorter: the device outruns the launches.
+    LaunchBound,
+    /// 3 ms of host work (`PyTorch::DataLoader::__next__`) at each step's start.
+    HostBound,
+    /// Gradient all-reduces that take 2-3 ms to move their data.
+    ExposedCommunication,
+    /// A `zeMemAllocDevice` and a `zeMemFree` per layer.
+    AllocChurn,
+    /// A 2 ms `zeModuleCreate` in the middle of every step.
+    Jit,
+    /// A device-to-device copy per layer on the compute engine.
+    SerialisedCopy,
+}
+
+/// The planted problems of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Plants(u32);
+
+impl Plants {
+    pub fn new(list: &[Plant]) -> Plants {
+        Plants(list.iter().fold(0, |bits, &p| bits | 1 << p as u32))
+    }
+
+    pub fn has(self, p: Plant) -> bool {
+        self.0 & (1 << p as u32) != 0
+    }
 }
 
 /// How much work each rank does.
@@ -257,6 +299,9 @@ fn schedule(spec: &JobSpec, shape: Shape) -> Vec<Collective> {
             CollectiveKind::MpiInit => d.uniform(150_000.0, 300_000.0),
             CollectiveKind::MpiBarrier => d.uniform(15.0, 40.0),
             CollectiveKind::MpiAllreduce => d.uniform(20.0, 60.0),
+            CollectiveKind::CclAllreduce if spec.plants.has(Plant::ExposedCommunication) => {
+                d.uniform(2_000.0, 3_000.0)
+            }
             CollectiveKind::CclAllreduce => d.uniform(30.0, 45.0),
         };
         // 25 GB/s per link, bus factor 2(n-1)/n of an all-reduce.
@@ -299,6 +344,7 @@ mod tests {
             ranges: RangeForm::Mixed,
             step_ranges: true,
             lean_init: false,
+            plants: Plants::default(),
         }
     }
 

@@ -82,6 +82,7 @@ mod tests {
             ranges: RangeForm::Mixed,
             step_ranges: true,
             lean_init: false,
+            plants: crate::trace::scenario::Plants::default(),
         };
         let sc = plan(
             spec,

@@ -36,6 +36,52 @@ pub struct GapStats {
     pub cause_count: [u64; 4],
     /// Gap time attributed to each cause, time point by time point.
     pub cause_ns: [Ns; 4],
+    /// Gaps under [`LAUNCH_GAP_NS`] while the host was busy (or untraced)
+    /// and in no synchronisation: the device outran the launches
+    /// (docs/findings.md#launch-bound).
+    #[serde(default)]
+    pub launch_gaps: GapTally,
+    /// Gaps of [`LAUNCH_GAP_NS`] or more whose main cause is other host
+    /// work (or none traced) (docs/findings.md#host-bound).
+    #[serde(default)]
+    pub host_gaps: GapTally,
+    /// Gaps with the host in a synchronisation call during them: those
+    /// under [`LAUNCH_GAP_NS`] whose main cause is not a collective, and
+    /// longer ones whose main cause is the synchronisation
+    /// (docs/findings.md#sync-wait).
+    #[serde(default)]
+    pub sync_gaps: GapTally,
+    /// The host ranges of the host-bound gaps ([`range_names`]): name and
+    /// gap time, the [`TOP_RANGES`] with the most time.
+    #[serde(default)]
+    pub host_gap_ranges: Vec<(String, Ns)>,
+}
+
+/// Gaps shorter than this are the cadence of launches; longer ones are
+/// host work (docs/findings.md#launch-bound).
+pub const LAUNCH_GAP_NS: Ns = 100_000;
+
+/// Host ranges named per rank for its host-bound gaps.
+pub const TOP_RANGES: usize = 3;
+
+/// Some gaps: how many, their time, and the longest one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GapTally {
+    pub count: u64,
+    pub ns: Ns,
+    pub longest_start_ns: Ns,
+    pub longest_ns: Ns,
+}
+
+impl GapTally {
+    fn add(&mut self, start: Ns, len: Ns) {
+        self.count += 1;
+        self.ns += len;
+        if len > self.longest_ns {
+            self.longest_ns = len;
+            self.longest_start_ns = start;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,8 +113,9 @@ impl Analyzer for Gaps {
         m.scopes
             .iter()
             .map(|s| {
-                let mut g = gaps(&s.sweep.segments, &m.host_segments);
+                let (mut g, host_gaps) = gaps(&s.sweep.segments, &m.host_segments);
                 g.device = s.device.clone();
+                g.host_gap_ranges = range_names(m, &host_gaps);
                 g
             })
             .collect()
@@ -169,9 +216,11 @@ fn table(rows: &[GapRow], shown: &[usize], screen: &Screen) -> Table {
     t
 }
 
-/// Idle gaps between busy segments, with their causes.
-fn gaps(segments: &[(Ns, Ns)], host: &[(Ns, Ns, HostKind)]) -> GapStats {
+/// Idle gaps between busy segments, with their causes; and the host-bound
+/// gaps, for naming.
+fn gaps(segments: &[(Ns, Ns)], host: &[(Ns, Ns, HostKind)]) -> (GapStats, Vec<(Ns, Ns)>) {
     let mut g = GapStats::default();
+    let mut host_bound = Vec::new();
     let mut h = 0;
     for w in segments.windows(2) {
         let (a, b) = (w[0].1, w[1].0);
@@ -211,9 +260,76 @@ fn gaps(segments: &[(Ns, Ns)], host: &[(Ns, Ns, HostKind)]) -> GapStats {
         for (total, part) in g.cause_ns.iter_mut().zip(by) {
             *total += part;
         }
+        // Causes: 0 collective, 1 sync, 2 host busy, 3 unknown.
+        // A short gap the host spent partly in a synchronisation is the
+        // sync's cost (the device drained while the host waited, then it
+        // refilled the queue); a long one is the sync's only when the sync
+        // is its main cause (docs/findings.md#sync-wait).
+        if by[1] > 0 && main != 0 && (main == 1 || len < LAUNCH_GAP_NS) {
+            g.sync_gaps.add(a, len);
+        } else if main >= 2 {
+            if len < LAUNCH_GAP_NS {
+                g.launch_gaps.add(a, len);
+            } else {
+                g.host_gaps.add(a, len);
+                host_bound.push((a, b));
+            }
+        }
     }
-    g
+    (g, host_bound)
 }
+
+/// The host ranges the host-bound gaps fell in: every moment of a gap
+/// goes to the innermost (shortest) host range of any thread around it,
+/// `(no range)` where none is; the [`TOP_RANGES`] names with the most gap
+/// time.
+fn range_names(m: &RankModel<'_>, host_gaps: &[(Ns, Ns)]) -> Vec<(String, Ns)> {
+    if host_gaps.is_empty() {
+        return Vec::new();
+    }
+    let mut ranges: Vec<(Ns, Ns, unitrace_core::timeline::NameId)> = m
+        .trace
+        .host
+        .iter()
+        .filter(|h| !crate::rank_model::is_step_range(m.name(h.name)))
+        .map(|h| (h.start, h.end, h.name))
+        .collect();
+    ranges.sort_unstable_by_key(|r| (r.0, r.1));
+    let mut time: std::collections::BTreeMap<&str, Ns> = Default::default();
+    let mut active: Vec<(Ns, Ns, unitrace_core::timeline::NameId)> = Vec::new();
+    let mut next = 0;
+    // Gaps are sorted and disjoint: one forward sweep.
+    for &(a, b) in host_gaps {
+        while next < ranges.len() && ranges[next].0 < b {
+            active.push(ranges[next]);
+            next += 1;
+        }
+        active.retain(|r| r.1 > a);
+        let here: Vec<_> = active.iter().filter(|r| r.0 < b).copied().collect();
+        let mut cuts: Vec<Ns> = vec![a, b];
+        for r in &here {
+            cuts.extend([r.0.max(a), r.1.min(b)]);
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let (s, e) = (w[0], w[1]);
+            let inner = here
+                .iter()
+                .filter(|r| r.0 <= s && r.1 >= e)
+                .min_by_key(|r| (r.1 - r.0, r.2));
+            let name = inner.map_or(NO_RANGE, |r| m.name(r.2));
+            *time.entry(name).or_default() += e - s;
+        }
+    }
+    let mut named: Vec<(String, Ns)> = time.into_iter().map(|(n, t)| (n.to_string(), t)).collect();
+    named.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+    named.truncate(TOP_RANGES);
+    named
+}
+
+/// The name of host-bound gap time outside every host range.
+pub const NO_RANGE: &str = "(no range)";
 
 #[cfg(test)]
 mod tests {
@@ -223,11 +339,30 @@ mod tests {
     fn gap_causes_by_time_share() {
         let host = vec![(100, 130, HostKind::Sync), (130, 200, HostKind::Busy)];
         // Gap 100..200: 30 sync, 70 busy -> busy. Gap 300..400: unknown.
-        let g = gaps(&[(0, 100), (200, 300), (400, 500)], &host);
+        let (g, host_bound) = gaps(&[(0, 100), (200, 300), (400, 500)], &host);
+        // The first gap holds a sync call: a sync gap; the second, short
+        // and untraced, the cadence of launches.
+        assert!(host_bound.is_empty());
+        assert_eq!((g.sync_gaps.count, g.sync_gaps.ns), (1, 100));
+        assert_eq!((g.launch_gaps.count, g.launch_gaps.ns), (1, 100));
+        assert_eq!(g.host_gaps, GapTally::default());
         assert_eq!(g.count, 2);
         assert_eq!(g.total_ns, 200);
         assert_eq!(g.cause_count, [0, 0, 1, 1]);
         assert_eq!(g.cause_ns, [0, 30, 70, 100]);
         assert_eq!(g.hist_count, [2, 0, 0, 0, 0]);
+        // A gap of 150 us with the host busy throughout is host-bound.
+        let host = vec![(1_000, 200_000, HostKind::Busy)];
+        let (g, host_bound) = gaps(&[(0, 10_000), (160_000, 170_000)], &host);
+        assert_eq!(host_bound, vec![(10_000, 160_000)]);
+        assert_eq!(
+            g.host_gaps,
+            GapTally {
+                count: 1,
+                ns: 150_000,
+                longest_start_ns: 10_000,
+                longest_ns: 150_000
+            }
+        );
     }
 }

@@ -13,12 +13,15 @@
 pub mod breakdown;
 pub mod clocks;
 pub mod collectives;
+pub mod copies;
+pub mod findings;
 pub mod gaps;
 pub mod heatmap;
 pub mod host_ranges;
 pub mod inputs;
 pub mod kernels;
 pub mod launches;
+pub mod setup_calls;
 pub mod stragglers;
 
 use serde::de::DeserializeOwned;
@@ -164,8 +167,11 @@ registry! {
     collectives: collectives::Collectives,
     stragglers: stragglers::Stragglers,
     kernels: kernels::Kernels,
+    copies: copies::Copies,
+    setup_calls: setup_calls::SetupCalls,
     heatmap: heatmap::Heatmap,
     inputs: inputs::Inputs,
+    findings: findings::Findings,
 }
 
 /// One rank after every analysis observed it: its identity and their

@@ -32,6 +32,9 @@ pub struct Straggler {
     pub reason: String,
     /// mergetrace --stats' line: GPU time against the median.
     pub median_comparison: String,
+    /// Named by its arrivals at collectives (else by compute time).
+    #[serde(skip)]
+    pub by_arrivals: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -313,6 +316,7 @@ fn straggler_line(
                     r.wait_caused_us / 1e3
                 ),
                 median_comparison,
+                by_arrivals: true,
             });
         }
     }
@@ -338,6 +342,7 @@ fn straggler_line(
                 }
             ),
             median_comparison,
+            by_arrivals: false,
         });
     }
     Err(format!(

@@ -1,0 +1,900 @@
+//! Findings (docs/findings.md): what to fix first, and what it would save.
+//! A rules engine over the other analyses' finished results — no pass of
+//! its own over the events. Each [`Rule`] looks at one rank at a time
+//! ([`Rule::observe`]), decides whether what it saw is a problem
+//! ([`Rule::fires`], its threshold) and estimates the time a fix would
+//! save ([`Rule::savings`], the stated simple bound of
+//! docs/findings.md#savings: one function per rule, so that a what-if
+//! replay of the run can take its place). A rule that fires on at least
+//! half the ranks gives one `all` finding, otherwise one finding per rank
+//! (docs/findings.md#ranks). Findings are ranked by their savings.
+
+use serde::{Deserialize, Serialize};
+use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+
+use super::collectives::{aligned_origin, CollectiveInstance, CollectivesOut};
+use super::gaps::GapStats;
+use super::stragglers::stands_out;
+use super::{median, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::classify::Class;
+use crate::ingest::SetupKind;
+use crate::rank_model::RankModel;
+use crate::time::{pct, us, Ns};
+
+/// A finding below this share of its rank's active window (the median
+/// rank's for an `all` finding) is left out, whatever the rule: it would
+/// not be worth a look (docs/findings.md#thresholds).
+pub const MIN_SAVINGS_SHARE: f64 = 0.01;
+
+/// Findings shown on screen (the files hold all).
+const TOP: usize = 15;
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule's stable id (`pageable-copy`, ...).
+    pub rule: String,
+    /// The rank's label, or `all` when the rule fired on at least half
+    /// the ranks.
+    pub rank: String,
+    /// The ranks it fired on.
+    pub ranks: u64,
+    /// The step it applies to; empty while the report has no steps.
+    pub step: String,
+    /// The main name of the evidence (a copy, a host range, a kernel, a
+    /// call), empty when the rule names none: with `rule` and `rank` the
+    /// key compare matches findings by.
+    pub name: String,
+    /// How many things the evidence counts (copies, gaps, calls,
+    /// collectives, kernels).
+    pub count: u64,
+    /// The time of the problem as measured.
+    pub time_us: f64,
+    /// The stretch to look at in the trace, in us since the report's
+    /// origin (the earliest rank's first event, on aligned clocks).
+    pub from_us: f64,
+    pub to_us: f64,
+    /// What a fix would save (docs/findings.md#savings).
+    pub savings_us: f64,
+    /// The savings as a share of the wall time (the rank's; the median
+    /// rank's for `all`).
+    pub savings_pct: f64,
+    /// The evidence in words.
+    pub evidence: String,
+    /// One line: what to do.
+    pub fix: String,
+}
+
+impl Finding {
+    /// The key of a finding across runs (docs/compare.md#findings).
+    pub fn key(&self) -> (String, String, String) {
+        (self.rule.clone(), self.rank.clone(), self.name.clone())
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingsOut {
+    pub findings: Vec<Finding>,
+}
+
+/// What a rule saw on one rank.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub name: String,
+    pub count: u64,
+    /// The time of the problem, ns.
+    pub time_ns: Ns,
+    /// Bytes involved, when the rule counts them.
+    pub bytes: u64,
+    /// The stretch to look at, on the rank's own clock.
+    pub from_ns: Ns,
+    pub to_ns: Ns,
+    pub text: String,
+}
+
+/// Everything the rules read, made once from the finished analyses.
+pub struct Context<'a> {
+    pub ranks: &'a Ranks<'a>,
+    pub collectives: &'a CollectivesOut,
+    pub straggler: Option<(usize, bool)>,
+    /// Per rank: its active window, its wall time, its kernel time of class
+    /// compute, and how late it was at collectives
+    /// ([`Lateness`]).
+    pub active: Vec<Ns>,
+    pub wall: Vec<Ns>,
+    pub compute: Vec<Ns>,
+    pub lateness: Vec<Lateness>,
+    pub median_active: f64,
+    pub median_compute: f64,
+}
+
+/// How late a rank was at the collectives where it arrived last: the sum
+/// over those of its arrival minus the arrival before it (the collective
+/// would have started that much sooner), and the instance where that was
+/// the most.
+#[derive(Debug, Clone, Default)]
+pub struct Lateness {
+    pub count: u64,
+    pub ns: Ns,
+    pub worst: Option<(f64, f64, String, Ns)>,
+}
+
+impl Context<'_> {
+    fn part(&self, i: usize) -> &RankSummary {
+        &self.ranks.ranks[i]
+    }
+
+    fn all_gaps(&self, i: usize) -> GapStats {
+        self.part(i).parts.gaps.first().cloned().unwrap_or_default()
+    }
+
+    fn share(&self, ns: Ns, i: usize) -> f64 {
+        pct(ns as f64, self.active[i] as f64)
+    }
+}
+
+/// One rule (docs/findings.md#rules).
+pub struct Rule {
+    pub id: &'static str,
+    pub fix: &'static str,
+    /// Findings of this rule stay per rank (a straggler is one rank).
+    pub per_rank_only: bool,
+    /// What the rule sees on rank `i`, if anything.
+    pub observe: fn(&Context<'_>, usize) -> Option<Evidence>,
+    /// Whether that is a problem: the rule's threshold.
+    pub fires: fn(&Context<'_>, usize, &Evidence) -> bool,
+    /// The time a fix would save, ns: the rule's stated bound
+    /// (docs/findings.md#savings). The one place to switch to a what-if
+    /// replay of the run.
+    pub savings: fn(&Context<'_>, usize, &Evidence) -> Ns,
+}
+
+/// Pinned host memory copies at least this many times faster than
+/// pageable memory (docs/findings.md#pageable-copy).
+pub const PINNED_SPEEDUP: f64 = 2.0;
+/// A copy engine's bandwidth for small copies' bytes, bytes per ns (GB/s)
+/// (docs/findings.md#small-copy).
+pub const COPY_GBPS: f64 = 20.0;
+/// Copies under 64 KiB that make a pattern (docs/findings.md#small-copy).
+pub const SMALL_COPIES: u64 = 100;
+/// Share of kernels under `--short-kernel` for launch-bound.
+pub const SHORT_KERNEL_SHARE: f64 = 50.0;
+
+fn pageable_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let p = &c.part(i).parts.copies.pageable;
+    (p.count > 0).then(|| Evidence {
+        name: p.top_name.clone(),
+        count: p.count,
+        time_ns: p.ns,
+        bytes: p.bytes,
+        from_ns: p.first_ns,
+        to_ns: p.last_ns,
+        text: format!(
+            "{} copies from or to pageable host memory ({}), {} ({:.1}% of the active window)",
+            p.count,
+            p.top_name,
+            ms(p.ns),
+            c.share(p.ns, i)
+        ),
+    })
+}
+
+fn small_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let s = &c.part(i).parts.copies.small;
+    (s.count > 0).then(|| Evidence {
+        name: s.top_name.clone(),
+        count: s.count,
+        time_ns: s.ns,
+        bytes: s.bytes,
+        from_ns: s.first_ns,
+        to_ns: s.last_ns,
+        text: format!(
+            "{} copies under 64 KiB ({} bytes in all, most time: {}), {} ({:.1}% of the active window)",
+            s.count,
+            s.bytes,
+            s.top_name,
+            ms(s.ns),
+            c.share(s.ns, i)
+        ),
+    })
+}
+
+fn sync_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let g = c.all_gaps(i).sync_gaps;
+    (g.count > 0).then(|| Evidence {
+        name: String::new(),
+        count: g.count,
+        time_ns: g.ns,
+        bytes: 0,
+        from_ns: g.longest_start_ns,
+        to_ns: g.longest_start_ns + g.longest_ns,
+        text: format!(
+            "{} device idle gaps with the host in a synchronisation call, {} ({:.1}% of the active window), the longest {}",
+            g.count,
+            ms(g.ns),
+            c.share(g.ns, i),
+            ms(g.longest_ns)
+        ),
+    })
+}
+
+fn launch_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let g = c.all_gaps(i).launch_gaps;
+    let l = &c.part(i).parts.launches.all;
+    let window = c.part(i).parts.breakdown.first()?;
+    (g.count > 0 && l.kernels > 0).then(|| {
+        let end = window_end(c, i);
+        Evidence {
+            name: String::new(),
+            count: g.count,
+            time_ns: g.ns,
+            bytes: 0,
+            from_ns: end - window.active_ns,
+            to_ns: end,
+            text: format!(
+                "{} idle gaps under 100 us between kernels while the host launched, {} ({:.1}% of the active window); {} of {} kernels ({:.0}%) shorter than --short-kernel",
+                g.count,
+                ms(g.ns),
+                c.share(g.ns, i),
+                l.short_count,
+                l.kernels,
+                pct(l.short_count as f64, l.kernels as f64)
+            ),
+        }
+    })
+}
+
+/// The end of a rank's active window, on its own clock.
+fn window_end(c: &Context<'_>, i: usize) -> Ns {
+    let r = c.part(i);
+    let b = r.parts.breakdown.first().cloned().unwrap_or_default();
+    r.last_ns - b.idle_after_ns
+}
+
+fn host_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let all = c.all_gaps(i);
+    let g = &all.host_gaps;
+    (g.count > 0).then(|| {
+        let names: Vec<String> = all
+            .host_gap_ranges
+            .iter()
+            .map(|(n, t)| format!("{n} {}", ms(*t)))
+            .collect();
+        Evidence {
+            name: all
+                .host_gap_ranges
+                .first()
+                .map(|r| r.0.clone())
+                .unwrap_or_default(),
+            count: g.count,
+            time_ns: g.ns,
+            bytes: 0,
+            from_ns: g.longest_start_ns,
+            to_ns: g.longest_start_ns + g.longest_ns,
+            text: format!(
+                "{} device idle gaps of 100 us or more with the host busy elsewhere, {} ({:.1}% of the active window), the longest {}; in {}",
+                g.count,
+                ms(g.ns),
+                c.share(g.ns, i),
+                ms(g.longest_ns),
+                names.join(", ")
+            ),
+        }
+    })
+}
+
+fn exposed_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let b = c.part(i).parts.breakdown.first()?;
+    let exposed = b.communication_union_ns - b.overlap_ns;
+    let wait = c.collectives.tally.waited.get(i).copied().unwrap_or(0);
+    (exposed > 0).then(|| {
+        let end = window_end(c, i);
+        Evidence {
+            name: String::new(),
+            count: 0,
+            time_ns: exposed,
+            bytes: 0,
+            from_ns: end - b.active_ns,
+            to_ns: end,
+            text: format!(
+                "{} of communication with no compute beside it ({:.1}% of the active window), of which {} waiting for later ranks at collectives; {} overlapped",
+                ms(exposed),
+                c.share(exposed, i),
+                ms(wait.min(exposed)),
+                ms(b.overlap_ns)
+            ),
+        }
+    })
+}
+
+fn straggler_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let (rank, by_arrivals) = c.straggler?;
+    let late = &c.lateness[i];
+    if rank != i || !by_arrivals || late.count == 0 {
+        return None;
+    }
+    let (start_us, dur_us, name, worst_ns) = late.worst.clone()?;
+    // Collective times are on aligned clocks since the aligned origin:
+    // back to this rank's clock, as every evidence range is.
+    let off = c
+        .collectives
+        .clock_alignment
+        .offset_ns
+        .get(i)
+        .copied()
+        .unwrap_or(0);
+    let base = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns) + off;
+    Some(Evidence {
+        name: String::new(),
+        count: late.count,
+        time_ns: late.ns,
+        bytes: 0,
+        from_ns: base + (start_us * 1e3) as Ns,
+        to_ns: base + ((start_us + dur_us) * 1e3) as Ns,
+        text: format!(
+            "arrived last at {} collectives, {} after the rank before it in all (the most, {}, at {name}); the others waited {} in total",
+            late.count,
+            ms(late.ns),
+            ms(worst_ns),
+            ms((c.collectives.tally.caused.get(i).copied()).unwrap_or(0))
+        ),
+    })
+}
+
+fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    // Only a rank above the median of all can stand out above the median
+    // of the others by the rule's share: the cheap test first, for runs
+    // of thousands of ranks.
+    if c.ranks.ranks.len() < 2
+        || (c.compute[i] as f64) <= (1.0 + IMBALANCE_SHARE) * c.median_compute
+    {
+        return None;
+    }
+    let others: Vec<f64> = (0..c.compute.len())
+        .filter(|&j| j != i)
+        .map(|j| c.compute[j] as f64)
+        .collect();
+    let med = median(&mut others.clone());
+    let excess = c.compute[i] as f64 - med;
+    if excess <= 0.0 {
+        return None;
+    }
+    // The kernels that make the excess: the rank's total per compute
+    // kernel against the median of the other ranks' (0 where absent).
+    let totals = compute_kernel_totals(c.ranks);
+    let mut by_kernel: Vec<(String, f64)> = Vec::new();
+    for k in c
+        .part(i)
+        .parts
+        .kernels
+        .iter()
+        .filter(|k| k.class == Class::Compute)
+    {
+        let Some(per_rank) = totals.get(k.name.as_str()) else {
+            continue;
+        };
+        let mut theirs: Vec<f64> = per_rank
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &t)| t as f64)
+            .collect();
+        let d = k.total_ns as f64 - median(&mut theirs);
+        if d > 0.0 {
+            by_kernel.push((k.name.clone(), d));
+        }
+    }
+    by_kernel.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let top: Vec<String> = by_kernel
+        .iter()
+        .take(3)
+        .map(|(n, d)| format!("{n} +{}", ms(*d as Ns)))
+        .collect();
+    let end = window_end(c, i);
+    let active = c.part(i).parts.breakdown.first().map_or(0, |b| b.active_ns);
+    Some(Evidence {
+        name: by_kernel.first().map(|k| k.0.clone()).unwrap_or_default(),
+        count: by_kernel.len() as u64,
+        time_ns: excess as Ns,
+        bytes: 0,
+        from_ns: end - active,
+        to_ns: end,
+        text: format!(
+            "{} of compute kernel time, {:+.1}% against the median of the other ranks ({}); most of it: {}",
+            ms(c.compute[i]),
+            super::vs(c.compute[i] as f64, med),
+            ms(med as Ns),
+            top.join(", ")
+        ),
+    })
+}
+
+/// Share of the others' median above which a rank's compute time can
+/// stand out (docs/findings.md#imbalance).
+pub const IMBALANCE_SHARE: f64 = 0.10;
+
+/// Per compute kernel name, each rank's total time (0 where absent).
+fn compute_kernel_totals<'a>(ranks: &'a Ranks<'_>) -> std::collections::HashMap<&'a str, Vec<Ns>> {
+    let n = ranks.ranks.len();
+    let mut out: std::collections::HashMap<&str, Vec<Ns>> = Default::default();
+    for (j, r) in ranks.ranks.iter().enumerate() {
+        for k in r.parts.kernels.iter().filter(|k| k.class == Class::Compute) {
+            out.entry(k.name.as_str()).or_insert_with(|| vec![0; n])[j] += k.total_ns;
+        }
+    }
+    out
+}
+
+fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> Option<Evidence> {
+    let part = &c.part(i).parts.setup_calls;
+    let tallies: Vec<_> = kinds.iter().filter_map(|&k| part.kind(k)).collect();
+    let calls: u64 = tallies.iter().map(|t| t.steady_calls).sum();
+    if calls == 0 {
+        return None;
+    }
+    let ns: Ns = tallies.iter().map(|t| t.steady_ns).sum();
+    let steady = tallies.iter().filter(|t| t.steady_calls > 0);
+    let from = steady.clone().map(|t| t.steady_first_ns).min().unwrap_or(0);
+    let to = steady.clone().map(|t| t.steady_last_ns).max().unwrap_or(0);
+    let top = steady
+        .max_by(|a, b| {
+            a.steady_ns
+                .cmp(&b.steady_ns)
+                .then(b.top_name.cmp(&a.top_name))
+        })
+        .map(|t| t.top_name.clone())
+        .unwrap_or_default();
+    let rule = part.steady.as_ref().map_or("", |s| s.2.as_str());
+    Some(Evidence {
+        name: top.clone(),
+        count: calls,
+        time_ns: ns,
+        bytes: 0,
+        from_ns: from,
+        to_ns: to,
+        text: format!(
+            "{calls} {what} calls inside the steady state ({rule}), {} (most time: {top})",
+            ms(ns)
+        ),
+    })
+}
+
+fn serialised_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    let q = &c.part(i).parts.copies.on_compute_queue;
+    (q.count > 0).then(|| Evidence {
+        name: q.top_name.clone(),
+        count: q.count,
+        time_ns: q.ns,
+        bytes: q.bytes,
+        from_ns: q.first_ns,
+        to_ns: q.last_ns,
+        text: format!(
+            "{} copies on a compute queue ({}), {} of them while a copy engine of the device was free ({:.1}% of the active window)",
+            q.count,
+            q.top_name,
+            ms(q.ns),
+            c.share(q.ns, i)
+        ),
+    })
+}
+
+/// `ns` as milliseconds with 3 decimals.
+fn ms(ns: Ns) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// Whether `ns` is at least `share` of rank `i`'s active window.
+fn at_least(c: &Context<'_>, i: usize, ns: Ns, share: f64) -> bool {
+    ns as f64 >= share * c.active[i] as f64
+}
+
+/// The rules, in the order of docs/findings.md#rules.
+pub const RULES: [Rule; 11] = [
+    Rule {
+        id: "pageable-copy",
+        fix: "allocate the host buffers pinned (zeMemAllocHost, sycl::malloc_host; PyTorch: pin_memory=True) so that copies go straight to the copy engine",
+        per_rank_only: false,
+        observe: pageable_observe,
+        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
+        savings: |_, _, e| (e.time_ns as f64 * (1.0 - 1.0 / PINNED_SPEEDUP)) as Ns,
+    },
+    Rule {
+        id: "small-copy",
+        fix: "batch small copies into one larger copy (pack the tensors into one buffer, copy it once)",
+        per_rank_only: false,
+        observe: small_observe,
+        fires: |c, i, e| e.count >= SMALL_COPIES && at_least(c, i, e.time_ns, 0.02),
+        savings: |_, _, e| (e.time_ns - (e.bytes as f64 / COPY_GBPS) as Ns).max(0),
+    },
+    Rule {
+        id: "sync-wait",
+        fix: "take the host synchronisation out of the loop, or queue more work before it (PyTorch: no .item(), .cpu() or synchronize() per step)",
+        per_rank_only: false,
+        observe: sync_observe,
+        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "launch-bound",
+        fix: "launch fewer, longer kernels: fuse operations (torch.compile), or record the step once as a command list or graph and replay it",
+        per_rank_only: false,
+        observe: launch_observe,
+        fires: |c, i, e| {
+            let l = &c.part(i).parts.launches.all;
+            at_least(c, i, e.time_ns, 0.05)
+                && pct(l.short_count as f64, l.kernels as f64) >= SHORT_KERNEL_SHARE
+        },
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "host-bound",
+        fix: "take the host work named here off the step's path (data loading in worker processes, host work done while the device is busy)",
+        per_rank_only: false,
+        observe: host_observe,
+        fires: |c, i, e| at_least(c, i, e.time_ns, 0.15),
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "exposed-communication",
+        fix: "overlap communication with compute: start collectives during backward (gradient buckets), or use asynchronous collectives and wait late",
+        per_rank_only: false,
+        observe: exposed_observe,
+        fires: |c, i, e| at_least(c, i, exposed_savings(c, i, e), 0.20),
+        savings: exposed_savings,
+    },
+    Rule {
+        id: "straggler",
+        fix: "find what delays this rank before its collectives (its other findings, its host work, its data) and even it out with the others",
+        per_rank_only: true,
+        observe: straggler_observe,
+        fires: |c, _, e| e.time_ns as f64 >= 0.02 * c.median_active,
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "imbalance",
+        fix: "give this rank the same work as the others, or find why its kernels run slower (device, clocks, input sizes)",
+        per_rank_only: true,
+        observe: imbalance_observe,
+        fires: |c, i, _| {
+            let others: Vec<f64> = (0..c.compute.len())
+                .filter(|&j| j != i)
+                .map(|j| c.compute[j] as f64)
+                .collect();
+            stands_out(c.compute[i] as f64, &others, IMBALANCE_SHARE, 0.0)
+        },
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "alloc-churn",
+        fix: "allocate once before the loop and reuse the buffers (a caching allocator, preallocated workspaces)",
+        per_rank_only: false,
+        observe: |c, i| setup_observe(c, i, &[SetupKind::Alloc, SetupKind::Free], "allocation or free"),
+        fires: |_, _, _| true,
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "jit",
+        fix: "build the modules before the loop (warm up every shape first, or compile the kernels ahead of time)",
+        per_rank_only: false,
+        observe: |c, i| setup_observe(c, i, &[SetupKind::ModuleBuild], "module or program build"),
+        fires: |_, _, _| true,
+        savings: |_, _, e| e.time_ns,
+    },
+    Rule {
+        id: "serialised-copy",
+        fix: "submit copies to a copy engine's queue (a separate queue or stream) so that they run beside compute",
+        per_rank_only: false,
+        observe: serialised_observe,
+        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
+        savings: |_, _, e| e.time_ns,
+    },
+];
+
+/// Exposed communication less the part spent waiting for later ranks
+/// (the straggler's savings, docs/findings.md#exposed-communication).
+fn exposed_savings(c: &Context<'_>, i: usize, e: &Evidence) -> Ns {
+    let wait = c.collectives.tally.waited.get(i).copied().unwrap_or(0);
+    (e.time_ns - wait).max(0)
+}
+
+/// Each rank's lateness at the collectives where it arrived last, inside
+/// its steady state (docs/findings.md#straggler: a late arrival at the
+/// barrier after start-up is start-up).
+fn lateness(ranks: &Ranks<'_>, collectives: &CollectivesOut) -> Vec<Lateness> {
+    let instances: &[CollectiveInstance] = &collectives.collectives;
+    let off = &collectives.clock_alignment.offset_ns;
+    let origin = aligned_origin(ranks, off);
+    let mut out = vec![Lateness::default(); ranks.ranks.len()];
+    let index: std::collections::HashMap<&str, usize> = ranks
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.as_str(), i))
+        .collect();
+    for inst in instances {
+        let Some(&last) = index.get(inst.last_rank.as_str()) else {
+            continue;
+        };
+        // The arrival before the last one waited the least of the others.
+        let gap_us = inst
+            .waits_us
+            .iter()
+            .filter(|(r, _)| *r != inst.last_rank)
+            .map(|(_, w)| *w)
+            .fold(f64::INFINITY, f64::min);
+        if !gap_us.is_finite() {
+            continue;
+        }
+        // The instance's start on the last rank's own clock.
+        let start = origin + off.get(last).copied().unwrap_or(0) + (inst.start_us * 1e3) as Ns;
+        let steady = ranks.ranks[last].parts.setup_calls.steady.as_ref();
+        if steady.is_some_and(|s| start < s.0 || start > s.1) {
+            continue;
+        }
+        let ns = (gap_us * 1e3).round() as Ns;
+        let l = &mut out[last];
+        l.count += 1;
+        l.ns += ns;
+        if l.worst.as_ref().is_none_or(|w| ns > w.3) {
+            l.worst = Some((inst.start_us, inst.duration_us, inst.name.clone(), ns));
+        }
+    }
+    out
+}
+
+fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
+    let collectives = done
+        .collectives
+        .as_ref()
+        .expect("the collectives finish before the findings");
+    let stragglers = done
+        .stragglers
+        .as_ref()
+        .expect("the stragglers finish before the findings");
+    let straggler = stragglers.straggler.as_ref().and_then(|s| {
+        let i = ranks.labels.iter().position(|l| *l == s.rank)?;
+        Some((i, s.by_arrivals))
+    });
+    let scope0 = |r: &RankSummary| r.parts.breakdown.first().cloned().unwrap_or_default();
+    let active: Vec<Ns> = ranks.ranks.iter().map(|r| scope0(r).active_ns).collect();
+    let wall: Vec<Ns> = ranks.ranks.iter().map(|r| scope0(r).wall_ns).collect();
+    let compute: Vec<Ns> = ranks
+        .ranks
+        .iter()
+        .map(|r| {
+            r.parts
+                .kernels
+                .iter()
+                .filter(|k| k.class == Class::Compute)
+                .map(|k| k.total_ns)
+                .sum()
+        })
+        .collect();
+    let trusted = collectives.clock_alignment.trusted;
+    let late = if trusted {
+        lateness(ranks, collectives)
+    } else {
+        vec![Lateness::default(); ranks.ranks.len()]
+    };
+    let median_active = median(&mut active.iter().map(|&a| a as f64).collect::<Vec<_>>());
+    let median_compute = median(&mut compute.iter().map(|&a: &Ns| a as f64).collect::<Vec<_>>());
+    Context {
+        ranks,
+        collectives,
+        straggler,
+        active,
+        wall,
+        compute,
+        lateness: late,
+        median_active,
+        median_compute,
+    }
+}
+
+/// A rank's finding of one rule, if it fires and is worth a look.
+struct Hit {
+    rank: usize,
+    evidence: Evidence,
+    savings: Ns,
+}
+
+fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>) -> Finding {
+    let off = c
+        .collectives
+        .clock_alignment
+        .offset_ns
+        .get(hit.rank)
+        .copied()
+        .unwrap_or(0);
+    let origin = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns);
+    let at = |t: Ns| us(t - off - origin);
+    let e = &hit.evidence;
+    let (rank, ranks, savings, wall, text) = match all {
+        None => (
+            c.ranks.labels[hit.rank].clone(),
+            1,
+            hit.savings as f64,
+            c.wall[hit.rank] as f64,
+            e.text.clone(),
+        ),
+        Some((fired, savings, wall)) => (
+            "all".to_string(),
+            fired,
+            savings,
+            wall,
+            format!(
+                "on {fired} of {} ranks; e.g. rank {}: {}",
+                c.ranks.ranks.len(),
+                c.ranks.labels[hit.rank],
+                e.text
+            ),
+        ),
+    };
+    Finding {
+        rule: rule.id.to_string(),
+        rank,
+        ranks,
+        step: String::new(),
+        name: e.name.clone(),
+        count: e.count,
+        time_us: us(e.time_ns),
+        from_us: at(e.from_ns),
+        to_us: at(e.to_ns),
+        savings_us: us(savings as Ns),
+        savings_pct: pct(savings, wall),
+        evidence: text,
+        fix: rule.fix.to_string(),
+    }
+}
+
+/// Every rule over every rank (docs/findings.md#ranks).
+fn evaluate(c: &Context<'_>) -> Vec<Finding> {
+    let n = c.ranks.ranks.len();
+    let mut out = Vec::new();
+    for rule in &RULES {
+        let mut savings_per_rank: Vec<f64> = vec![0.0; n];
+        let mut hits: Vec<Hit> = Vec::new();
+        for (i, rank_savings) in savings_per_rank.iter_mut().enumerate() {
+            let Some(evidence) = (rule.observe)(c, i) else {
+                continue;
+            };
+            let savings = (rule.savings)(c, i, &evidence);
+            *rank_savings = savings as f64;
+            let worth = savings as f64 >= MIN_SAVINGS_SHARE * c.active[i] as f64 && savings > 0;
+            if worth && (rule.fires)(c, i, &evidence) {
+                hits.push(Hit {
+                    rank: i,
+                    evidence,
+                    savings,
+                });
+            }
+        }
+        if !rule.per_rank_only && hits.len() >= 2 && hits.len() * 2 >= n {
+            let savings = median(&mut savings_per_rank);
+            if savings < MIN_SAVINGS_SHARE * c.median_active {
+                continue;
+            }
+            let wall = median(&mut c.wall.iter().map(|&w| w as f64).collect::<Vec<_>>());
+            let example = hits
+                .iter()
+                .max_by(|a, b| a.savings.cmp(&b.savings).then(b.rank.cmp(&a.rank)))
+                .expect("at least one hit");
+            out.push(finding(
+                c,
+                rule,
+                example,
+                Some((hits.len() as u64, savings, wall)),
+            ));
+        } else {
+            out.extend(hits.iter().map(|h| finding(c, rule, h, None)));
+        }
+    }
+    // Ranked by savings; then by rule, then by rank label.
+    out.sort_by(|a, b| {
+        b.savings_us
+            .total_cmp(&a.savings_us)
+            .then_with(|| rule_index(&a.rule).cmp(&rule_index(&b.rule)))
+            .then_with(|| a.rank.cmp(&b.rank))
+    });
+    out
+}
+
+fn rule_index(id: &str) -> usize {
+    RULES.iter().position(|r| r.id == id).unwrap_or(RULES.len())
+}
+
+pub struct Findings;
+
+impl Analyzer for Findings {
+    /// Nothing of its own: it reads the other analyses' results.
+    type Rank = ();
+    type Output = FindingsOut;
+
+    fn observe(_: &RankModel<'_>, _: &RankOptions) {}
+
+    fn part(_: &RankSummary) -> &Self::Rank {
+        &()
+    }
+
+    fn finish(ranks: &Ranks<'_>, done: &Finished) -> FindingsOut {
+        let c = context(ranks, done);
+        FindingsOut {
+            findings: evaluate(&c),
+        }
+    }
+
+    fn sections(r: &Report, _: &Screen) -> Vec<Section> {
+        vec![section(&r.out.findings.findings)]
+    }
+}
+
+/// The id of the findings section (first on the console and the page).
+pub const SECTION_ID: &str = "findings";
+
+fn section(rows: &[Finding]) -> Section {
+    let mut s = Section::new(
+        SECTION_ID,
+        "Findings: what to fix first, and what it would save (docs/findings.md)",
+    );
+    if rows.is_empty() {
+        s.lines
+            .push("(none: no rule found a problem worth 1% of a rank's active window)".to_string());
+    }
+    let steps = rows.iter().any(|f| !f.step.is_empty());
+    let step = Column::new("step", "step", Unit::Text);
+    let mut t = Table::new(
+        "findings",
+        "",
+        vec![
+            Column::new("rule", "rule", Unit::Text),
+            Column::new("rank", "rank", Unit::Text),
+            Column::new("ranks", "ranks", Unit::Count).files_only(),
+            if steps { step } else { step.files_only() },
+            Column::new("savings_us", "saves", Unit::Us),
+            Column::new("savings_pct", "of wall", Unit::Pct),
+            Column::new("name", "name", Unit::Text).files_only(),
+            Column::new("count", "count", Unit::Count).files_only(),
+            Column::new("time_us", "time", Unit::Us).files_only(),
+            Column::new("from_us", "from", Unit::Us),
+            Column::new("to_us", "to", Unit::Us),
+            Column::new("evidence", "evidence", Unit::Text),
+            Column::new("fix", "fix", Unit::Text).files_only(),
+        ],
+    );
+    for f in rows {
+        t.push(vec![
+            Value::from(&f.rule),
+            Value::from(&f.rank),
+            f.ranks.into(),
+            Value::from(&f.step),
+            f.savings_us.into(),
+            f.savings_pct.into(),
+            Value::from(&f.name),
+            f.count.into(),
+            f.time_us.into(),
+            f.from_us.into(),
+            f.to_us.into(),
+            Value::from(&f.evidence),
+            Value::from(&f.fix),
+        ]);
+    }
+    if rows.len() > TOP {
+        t.show_only(
+            (0..TOP).collect(),
+            format!(
+                "({} more findings: --csv/--json have all)",
+                rows.len() - TOP
+            ),
+        );
+    }
+    let mut fixed: Vec<&str> = Vec::new();
+    for f in rows.iter().take(TOP) {
+        if !fixed.contains(&f.rule.as_str()) {
+            fixed.push(&f.rule);
+            t.notes.push(format!("fix {}: {}", f.rule, f.fix));
+        }
+    }
+    t.notes.push("(saves: the time a fix would save, a stated bound per rule; from/to: where to look, since the report's start)".to_string());
+    s.tables.push(t);
+    s
+}

@@ -1,0 +1,401 @@
+//! `--findings` (docs/findings.md): no finding on runs with nothing
+//! planted (generated, the clean Kineto recording, a real training trace of
+//! HTA's), each rule on a generated run with exactly its problem planted
+//! (and not on the same run without it), the numbers of the evidence and
+//! savings checked against the other tables of the same report, and the
+//! planted Kineto recording's problems on the right ranks.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde_json::Value;
+
+use crate::common::report;
+
+fn kineto(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto")
+        .join(dir)
+}
+
+/// `unitrace-gen trace OUT --ranks 2 --events 6000 --steps 4 --straggler
+/// none [--plant P]` (seed 1), through the generator's own command line.
+fn generate(out: &Path, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "unitrace-gen",
+        "trace",
+        out.to_str().unwrap(),
+        "--ranks",
+        "2",
+        "--events",
+        "6000",
+        "--steps",
+        "4",
+        "-q",
+    ];
+    args.extend(extra);
+    let cli = unitrace_gen::cli::Cli::try_parse_from(&args).unwrap();
+    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
+        unreachable!()
+    };
+    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    out.to_path_buf()
+}
+
+fn findings(doc: &Value) -> Vec<Value> {
+    doc["findings"].as_array().unwrap().clone()
+}
+
+fn rules(doc: &Value) -> Vec<String> {
+    findings(doc)
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["rule"].as_str().unwrap(),
+                f["rank"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn f64_of(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * b.abs().max(1.0)
+}
+
+/// The largest finding's share of its wall time: the clean runs'
+/// criterion (nothing above 1%), and every finding keeps its columns.
+fn check_columns(doc: &Value) {
+    for f in findings(doc) {
+        for key in ["rule", "rank", "step", "name", "evidence", "fix"] {
+            assert!(f[key].is_string(), "{key} of {f}");
+        }
+        assert_eq!(f["step"], "", "no steps yet: {f}");
+        assert!(f64_of(&f, "savings_us") > 0.0);
+        assert!(f64_of(&f, "to_us") >= f64_of(&f, "from_us"), "{f}");
+    }
+    let s: Vec<f64> = findings(doc)
+        .iter()
+        .map(|f| f64_of(f, "savings_us"))
+        .collect();
+    assert!(
+        s.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by savings: {s:?}"
+    );
+}
+
+#[test]
+fn runs_with_nothing_planted_give_no_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = generate(&dir.path().join("clean"), &["--straggler", "none"]);
+    // The generator's default 4-rank run (its straggler switched off), the
+    // clean Kineto recording, a real 5-step training trace of HTA's.
+    let four = dir.path().join("four");
+    let cli = unitrace_gen::cli::Cli::try_parse_from([
+        "unitrace-gen",
+        "trace",
+        four.to_str().unwrap(),
+        "--straggler",
+        "none",
+        "-q",
+    ])
+    .unwrap();
+    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
+        unreachable!()
+    };
+    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    for input in [
+        clean,
+        four,
+        kineto("recorded/clean"),
+        kineto("hta/ns_resolution_trace"),
+        kineto("hta/triton_example"),
+    ] {
+        let (doc, stdout, _) = report(std::slice::from_ref(&input), &[]);
+        check_columns(&doc);
+        assert_eq!(rules(&doc), Vec::<String>::new(), "{}", input.display());
+        // The console opens with the findings section, saying there is none.
+        let at = stdout.find("Findings: what to fix first").expect(&stdout);
+        assert!(at < stdout.find("Where the time went").unwrap());
+        assert!(stdout[at..].contains("(none: no rule found a problem"));
+    }
+}
+
+/// Each planted problem gives its rule's finding on every rank (`all`,
+/// both ranks), which the same run without it does not; `also` are the
+/// rules the planted problem brings about by its cost on the host
+/// (docs/findings.md#rules says which).
+#[test]
+fn each_rule_finds_its_planted_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str]); 9] = [
+        ("pageable-copy", &[]),
+        ("small-copy", &["launch-bound"]),
+        ("sync-wait", &[]),
+        ("launch-bound", &[]),
+        ("host-bound", &[]),
+        ("exposed-communication", &[]),
+        ("alloc-churn", &["launch-bound"]),
+        ("jit", &["host-bound"]),
+        ("serialised-copy", &[]),
+    ];
+    for (rule, also) in cases {
+        let run = generate(
+            &dir.path().join(rule),
+            &["--straggler", "none", "--plant", rule],
+        );
+        let (doc, _, _) = report(&[run], &[]);
+        check_columns(&doc);
+        let found = rules(&doc);
+        assert!(found.contains(&format!("{rule} all")), "{rule}: {found:?}");
+        for other in &found {
+            let id = other.split(' ').next().unwrap();
+            assert!(
+                id == rule || also.contains(&id),
+                "{rule}: also {other}: {found:?}"
+            );
+        }
+        let f = findings(&doc)
+            .into_iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap();
+        assert_eq!(f["ranks"], 2, "{f}");
+        check_evidence(rule, &f, &doc);
+    }
+}
+
+/// The finding's numbers against the tables they come from.
+fn check_evidence(rule: &str, f: &Value, doc: &Value) {
+    let time = f64_of(f, "time_us");
+    let savings = f64_of(f, "savings_us");
+    // The example rank is the one with the most savings; `all` findings
+    // save the median (here, of two ranks, their mean).
+    let copies = |rank: &str| {
+        doc["copies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["rank"] == rank)
+            .unwrap()
+            .clone()
+    };
+    let example = f["evidence"].as_str().unwrap();
+    let rank = example
+        .split("e.g. rank ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .unwrap()
+        .to_string();
+    match rule {
+        "pageable-copy" => {
+            let c = copies(&rank);
+            assert!(close(time, f64_of(&c, "pageable_us"), 1e-9), "{f}");
+            // 4 steps, one 4 MiB (M2D) input copy each.
+            assert_eq!(c["pageable"], 4);
+            assert_eq!(f["count"], 4);
+            assert_eq!(f["name"], "zeCommandListAppendMemoryCopy(M2D)");
+            let other = if rank == "0" { "1" } else { "0" };
+            let mean = (time + f64_of(&copies(other), "pageable_us")) / 2.0;
+            assert!(close(savings, mean / 2.0, 1e-6), "half the copy time: {f}");
+        }
+        "small-copy" => {
+            let c = copies(&rank);
+            assert!(close(time, f64_of(&c, "small_us"), 1e-9));
+            // 8 copies of 4 KiB per layer, and each step's 4-byte loss
+            // read back.
+            let n = c["small"].as_u64().unwrap();
+            assert_eq!((n - 4) % 8, 0, "{c}");
+            assert!(n >= 100);
+            let bytes = (4096 * (n - 4) + 4 * 4) as f64;
+            assert!(
+                example.contains(&format!("({} bytes in all", bytes as u64)),
+                "{f}"
+            );
+            // Savings: their time less the bytes at 20 GB/s (bytes / 20e3 us).
+            assert!(
+                savings < time && savings > time - bytes / 20e3 - time * 0.2,
+                "{f}"
+            );
+        }
+        "serialised-copy" => {
+            let c = copies(&rank);
+            assert!(close(time, f64_of(&c, "on_compute_queue_us"), 1e-9));
+            assert_eq!(f["name"], "zeCommandListAppendMemoryCopy(D2D)");
+        }
+        "sync-wait" | "launch-bound" | "host-bound" => {
+            let g = doc["idle_gaps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["rank"] == rank.as_str() && g["device"] == "all")
+                .unwrap()
+                .clone();
+            // The gaps counted are among the rank's idle gaps.
+            assert!(time <= f64_of(&g, "total_us") + 1e-6, "{f} {g}");
+            assert!(f["count"].as_u64().unwrap() <= g["count"].as_u64().unwrap());
+            if rule == "host-bound" {
+                assert_eq!(f["name"], "PyTorch::DataLoader::__next__", "{f}");
+                // Four steps, 3 to 3.5 ms each.
+                assert!(time > 4.0 * 2_900.0 && time < 4.0 * 3_600.0 + 400.0, "{f}");
+            }
+        }
+        "alloc-churn" | "jit" => {
+            let kind = if rule == "jit" {
+                "module-build"
+            } else {
+                "alloc"
+            };
+            let rows: Vec<Value> = doc["setup_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["rank"] == rank.as_str())
+                .cloned()
+                .collect();
+            let steady: f64 = rows
+                .iter()
+                .filter(|s| rule == "alloc-churn" || s["kind"] == kind)
+                .map(|s| f64_of(s, "steady_us"))
+                .sum();
+            assert!(close(time, steady, 1e-9), "{f} {rows:?}");
+            assert_eq!(rows[0]["steady_state"], "steps");
+            if rule == "jit" {
+                // One 2 ms build in each of the 3 steps after the first.
+                assert_eq!(f["count"], 3);
+                assert!(time > 3.0 * 1_500.0 && time < 3.0 * 2_500.0, "{f}");
+            }
+        }
+        "exposed-communication" => {
+            let b = doc["breakdown"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["rank"] == rank.as_str() && b["device"] == "all")
+                .unwrap()
+                .clone();
+            assert!(close(time, f64_of(&b, "exposed_communication_us"), 1e-9));
+            assert!(savings <= time);
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_slow_rank_is_the_straggler_and_its_compute_the_imbalance() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = generate(&dir.path().join("slow"), &["--straggler", "1"]);
+    let (doc, _, _) = report(&[run], &[]);
+    check_columns(&doc);
+    let found = rules(&doc);
+    assert!(found.contains(&"straggler 1".to_string()), "{found:?}");
+    assert!(found.contains(&"imbalance 1".to_string()), "{found:?}");
+    let imbalance = findings(&doc)
+        .into_iter()
+        .find(|f| f["rule"] == "imbalance")
+        .unwrap();
+    // The excess of compute time over the other rank, the straggler's 45%.
+    let compute: Vec<f64> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["class"] == "compute")
+        .map(|k| f64_of(k, "rank_max_us") - f64_of(k, "rank_min_us"))
+        .collect();
+    let excess: f64 = compute.iter().sum();
+    assert!(
+        close(f64_of(&imbalance, "savings_us"), excess, 1e-6),
+        "{imbalance}"
+    );
+}
+
+#[test]
+fn the_planted_kineto_recording_gives_its_problems_on_the_right_ranks() {
+    let (doc, _, _) = report(&[kineto("recorded/planted")], &[]);
+    check_columns(&doc);
+    let found = rules(&doc);
+    // testdata/kineto/recorded/README.md: rank 1 sleeps 50 ms before an
+    // all-reduce of step 3, rank 2 runs one extra 21.5 ms matmul, rank 3
+    // copies from pageable memory.
+    for want in [
+        "straggler 1",
+        "host-bound 1",
+        "imbalance 2",
+        "pageable-copy 3",
+    ] {
+        assert!(found.contains(&want.to_string()), "{want}: {found:?}");
+    }
+    let by = |rule: &str| {
+        findings(&doc)
+            .into_iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap()
+    };
+    // The sleep: the others waited at the all-reduce of step 3 about 50 ms
+    // for rank 1 (44.4 ms after the rank before it, the most).
+    let s = by("straggler");
+    assert!(f64_of(&s, "savings_us") > 44_000.0, "{s}");
+    assert!(by("host-bound")["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("<built-in function sleep>"));
+    // The extra matmul: 21.52 ms of one kernel.
+    let i = by("imbalance");
+    assert!(
+        i["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("sm80_xmma_gemm_f32f32"),
+        "{i}"
+    );
+    assert!(
+        i["evidence"].as_str().unwrap().contains("+21.521 ms"),
+        "{i}"
+    );
+    // Pageable: 2 copies per step in 5 steps, savings half their time.
+    let p = by("pageable-copy");
+    assert_eq!(p["count"], 10);
+    assert_eq!(p["name"], "Memcpy HtoD (Pageable -> Device)");
+    assert!(close(
+        f64_of(&p, "savings_us"),
+        f64_of(&p, "time_us") / 2.0,
+        1e-6
+    ));
+}
+
+#[test]
+fn findings_are_a_table_and_the_console_can_show_only_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = generate(
+        &dir.path().join("jit"),
+        &["--straggler", "none", "--plant", "jit"],
+    );
+    let csv = dir.path().join("csv");
+    let parquet = dir.path().join("pq");
+    let out = crate::common::run(&[
+        run.as_os_str(),
+        "--findings".as_ref(),
+        "--csv".as_ref(),
+        csv.as_os_str(),
+        "--parquet".as_ref(),
+        parquet.as_os_str(),
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with("tracestat: 2 ranks\n\nFindings"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Where the time went"), "{stdout}");
+    assert!(stdout.contains("fix jit: build the modules before the loop"));
+    let text = std::fs::read_to_string(csv.join("findings.csv")).unwrap();
+    assert!(text.starts_with(
+        "rule,rank,ranks,step,savings_us,savings_pct,name,count,time_us,from_us,to_us,evidence,fix\n"
+    ), "{text}");
+    assert!(text.contains("\njit,all,2,,"), "{text}");
+    assert!(parquet.join("findings.parquet").is_file());
+    assert!(csv.join("copies.csv").is_file() && csv.join("setup_calls.csv").is_file());
+}
