@@ -36,6 +36,8 @@ echo "== tracestat: where the time went across 4 ranks (console, HTML page, CSV 
     --json "$out/tracestat.json" --csv "$out/tracestat-csv" --parquet "$out/tracestat-parquet"
 rm -rf "$out/events"
 "$bin/tracestat" -q testdata/tracestat/coll.200[0-3].*.json --events "$out/events"
+echo "== tracestat on a 4-GPU PyTorch profiler recording with planted problems: what to fix first" >&2
+"$bin/tracestat" testdata/kineto/recorded/planted --findings --html "$out/tracestat-kineto.html"
 echo "== compare: baseline vs candidate traces (console, HTML, rows as Parquet)" >&2
 "$bin/compare" testdata/compare/base testdata/compare/cand --html "$out/compare.html" \
     --csv "$out/compare.parquet"

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::matching::{match_items, MatchLevel};
 use crate::model::{FindingItem, Item, Run, Section};
 use crate::significance::{judge, Judgement, Rule, Test};
-use crate::spell::{signed_pct, signed_us};
+use crate::spell::{fmt_us, signed_pct, signed_us};
 
 /// One compared item.
 #[derive(Debug, Clone, Serialize)]
@@ -330,6 +330,11 @@ fn section_delta(
 /// kernels, else the categories (a summary JSON has only those).
 const VERDICT_SECTIONS: [&str; 2] = ["kernel", "category"];
 
+/// The section of the steps (trace inputs with steps on both sides) and
+/// its row that the verdict reads after the total.
+const STEP_SECTION: &str = "step";
+const MEDIAN_STEP: &str = "median step";
+
 /// Rows named in a verdict's reason.
 const REASON_ROWS: usize = 3;
 
@@ -358,6 +363,9 @@ fn verdict(c: &Comparison) -> (Verdict, String) {
             Verdict::Better
         };
         return (v, format!("{}, a significant change", capitalised(&total)));
+    }
+    if let Some(v) = step_verdict(c, &total) {
+        return v;
     }
     let Some(s) = VERDICT_SECTIONS
         .iter()
@@ -424,6 +432,34 @@ fn verdict(c: &Comparison) -> (Verdict, String) {
             }
         ),
     )
+}
+
+/// When both sides have steps: the job's median step, when its change is
+/// significant (docs/compare.md#verdict).
+fn step_verdict(c: &Comparison, total: &str) -> Option<(Verdict, String)> {
+    let row = c
+        .sections
+        .iter()
+        .find(|s| s.section == STEP_SECTION)?
+        .rows
+        .iter()
+        .find(|r| r.name == MEDIAN_STEP && r.status == "exact" && r.significant())?;
+    let change = row
+        .change_pct
+        .map_or_else(|| signed_us(row.delta_us), signed_pct);
+    let (v, word) = if row.delta_us > 0.0 {
+        (Verdict::Worse, "slower")
+    } else {
+        (Verdict::Better, "faster")
+    };
+    Some((
+        v,
+        format!(
+            "The median step is significantly {word} ({} -> {}, {change}); {total}, within the threshold",
+            fmt_us(row.baseline_us),
+            fmt_us(row.candidate_us)
+        ),
+    ))
 }
 
 fn capitalised(s: &str) -> String {

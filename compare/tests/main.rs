@@ -7,6 +7,7 @@ mod cli;
 mod findings;
 mod hostile;
 mod kineto;
+mod steps;
 mod verdicts;
 
 /// With `autotests = false` a `tests/*.rs` file not declared above would

@@ -97,6 +97,31 @@ pub fn parse_straggler(text: &str) -> Result<Option<u32>, String> {
     }
 }
 
+/// `--slow-step RANK:STEP[:FACTOR]`: that rank's compute kernels in that
+/// step take FACTOR times as long (default [`SLOW_STEP_FACTOR`]).
+pub fn parse_slow_step(text: &str) -> Result<(u32, u32, f64), String> {
+    let bad = || format!("'{text}' is not RANK:STEP or RANK:STEP:FACTOR (e.g. 1:3 or 1:3:2.5)");
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    let (rank, step, factor) = match parts.as_slice() {
+        [r, s] => (r, s, None),
+        [r, s, f] => (r, s, Some(f)),
+        _ => return Err(bad()),
+    };
+    let rank = rank.parse().map_err(|_| bad())?;
+    let step = step.parse().map_err(|_| bad())?;
+    let factor = match factor {
+        Some(f) => f.parse::<f64>().map_err(|_| bad())?,
+        None => SLOW_STEP_FACTOR,
+    };
+    if !(factor.is_finite() && factor > 0.0) {
+        return Err(format!("'{text}': the factor must be a positive number"));
+    }
+    Ok((rank, step, factor))
+}
+
+/// The compute-time factor of `--slow-step` when none is given.
+pub const SLOW_STEP_FACTOR: f64 = 3.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -407,3 +407,74 @@ fn bad_arguments_are_one_line_errors() {
         }
     }
 }
+
+/// `--slow-step 1:3` (docs/unitrace-gen.md#trace): rank 1's compute in
+/// step 3 takes 3x as long. Every rank leaves each step's collectives
+/// together, so every rank's step 3 is the longest and an outlier
+/// (docs/tracestat.md#steps), and rank 1 is step 3's busiest rank (the one
+/// the others waited for). Without step ranges tracestat finds the same
+/// steps from the period of the GPU work.
+#[test]
+fn tracestat_finds_the_planted_slow_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "--ranks",
+        "3",
+        "--events",
+        "6000",
+        "--straggler",
+        "none",
+        "--slow-step",
+        "1:3",
+        "--seed",
+        "3",
+    ];
+    let mut with_steps = common.to_vec();
+    with_steps.extend(["--steps", "5"]);
+    let t = trace(dir.path(), "marked", &with_steps);
+    let (report, _) = tracestat_json(dir.path(), &strs(&inputs(&t, "json")), "m.json");
+    let ranks = report["step_ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    for r in ranks {
+        assert_eq!(r["rule"], "marker", "{r}");
+        assert_eq!(r["steps"], 5, "{r}");
+        assert_eq!(r["max_step"], 3, "{r}");
+        assert!(r["outliers"].as_array().unwrap().contains(&3.into()), "{r}");
+    }
+    let spread = &report["step_spread"].as_array().unwrap()[3];
+    assert_eq!(spread["step"], 3);
+    assert_eq!(spread["busiest_rank"], "1", "{spread}");
+    // Rank 1's compute in step 3 is about 3x its compute in step 2.
+    let compute = |rank: &str, step: u64| {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["rank"] == rank && s["step"] == step)
+            .unwrap()["compute_us"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = compute("1", 3) / compute("1", 2);
+    assert!(
+        (2.5..3.5).contains(&ratio),
+        "slow step compute ratio {ratio}"
+    );
+    assert!((0.8..1.25).contains(&(compute("0", 3) / compute("0", 2))));
+
+    // The same job without step ranges (more, shorter steps: the layers
+    // per step are not fixed then): as many steps by the GPU period,
+    // numbered alike, step 3 an outlier whose busiest rank is rank 1.
+    let t = trace(dir.path(), "bare", &common);
+    let (bare, _) = tracestat_json(dir.path(), &strs(&inputs(&t, "json")), "b.json");
+    // Per step two all-reduces, after one barrier.
+    let steps = (bare["collectives"].as_array().unwrap().len() as u64 - 1) / 2;
+    for r in bare["step_ranks"].as_array().unwrap() {
+        assert_eq!(r["rule"], "gpu-period", "{r}");
+        assert_eq!(r["steps_found"], steps, "{r}");
+        assert!(r["outliers"].as_array().unwrap().contains(&3.into()), "{r}");
+    }
+    let spread = &bare["step_spread"].as_array().unwrap()[3];
+    assert_eq!(spread["step"], 3);
+    assert_eq!(spread["busiest_rank"], "1", "{spread}");
+}

@@ -76,6 +76,7 @@ impl StatsPlan {
             heat_resolution: 1024,
             schema: self.schema_name.clone(),
             window: None,
+            steps: Default::default(),
         }
     }
 }

@@ -172,10 +172,13 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "kind",
         "host_range",
         "rule",
-        "step",
         "evidence",
         "fix",
         "steady_state",
+        "source",
+        "outliers",
+        "slowest_rank",
+        "busiest_rank",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
@@ -199,13 +202,18 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         ],
         "setup_calls" => &["calls", "steady_calls"],
         "findings" => &["ranks", "count"],
+        "steps" => &["step", "kernels", "launches"],
+        "step_ranks" => &["steps_found", "warmup_dropped", "steps", "max_step"],
+        "step_spread" => &["step", "ranks"],
         _ => &[],
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
-    if LABELS.contains(&col) {
+    // `findings` names its step as text (`3`, `all`); the step tables
+    // number theirs.
+    if LABELS.contains(&col) || (file == "findings" && col == "step") {
         VARCHAR
-    } else if col == "consistent" {
+    } else if col == "consistent" || col == "outlier" {
         BOOLEAN
     } else if ints.contains(&col) || idle_gap_counts {
         BIGINT
@@ -224,7 +232,9 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         .collect();
     for (option, out) in [("--csv", &csv_dir), ("--parquet", &pq_dir)] {
         let mut args = inputs.clone();
-        args.extend(os(&["-q", "--tree=3", option]));
+        // Each collective call a step, so that the step tables have rows
+        // (docs/tracestat.md#steps); the other tables do not change.
+        args.extend(os(&["-q", "--tree=3", "--step", "oneCCL::|MPI::", option]));
         args.push(out.clone().into_os_string());
         run("tracestat", &args, dir);
     }
@@ -259,6 +269,9 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "kernels",
         "heatmap",
         "copies",
+        "steps",
+        "step_ranks",
+        "step_spread",
     ];
     // Tables these traces leave without rows (no set-up call, no finding):
     // their headers and types are checked.

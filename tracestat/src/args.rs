@@ -89,6 +89,25 @@ pub struct Args {
     #[arg(long, value_name = "TIME")]
     pub to: Option<String>,
 
+    /// What marks a step: a regular expression matched anywhere in host
+    /// range names, its first group the step id (default
+    /// `ProfilerStep#(\d+)`). Without such ranges, steps are found from a
+    /// repeated top-level range or the period of the GPU work
+    /// (docs/tracestat.md#steps).
+    #[arg(long = "step", value_name = "REGEX")]
+    pub step_pattern: Option<String>,
+
+    /// Keep only these steps (ids, e.g. `3-10` or `2,4,6`): every other
+    /// analysis sees only the stretch from the first kept step to the last.
+    #[arg(long, value_name = "LIST")]
+    pub steps: Vec<String>,
+
+    /// Drop the leading steps whose length is more than 20% off the median
+    /// of the steps after them (warm-up); every other analysis sees only
+    /// the steps kept.
+    #[arg(long)]
+    pub skip_warmup: bool,
+
     /// How to line up the ranks' clocks before collectives are compared
     /// (docs/tracestat.md#clock-alignment): `collectives` offsets each rank
     /// so that the ends of matched collectives coincide, when that makes

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod rank_model;
 pub mod rank_rows;
 pub mod sketch;
+pub mod step_windows;
 pub mod time;
 
 use std::io::Write;
@@ -465,6 +466,7 @@ pub fn table_files() -> Vec<String> {
         heat_resolution: 1,
         schema: None,
         window: None,
+        steps: Default::default(),
     };
     let empty = analyzers::build(
         Vec::new(),

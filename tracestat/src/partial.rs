@@ -13,8 +13,13 @@ use crate::analyzers::{RankOptions, RankSummary};
 pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
 /// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
-/// set-up calls analyzers' parts, the gaps the findings read.
-pub const VERSION: u32 = 4;
+/// set-up calls analyzers' parts, the gaps the findings read; 5: the steps
+/// (docs/tracestat.md#steps) and their options.
+pub const VERSION: u32 = 5;
+
+/// Versions `--combine` still reads: a version 4 partial is a version 5
+/// one without steps (its ranks' steps read as not recorded).
+pub const READABLE: std::ops::RangeInclusive<u32> = 4..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partial {
@@ -35,11 +40,11 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
             InputError::at_file(path, problem)
         }
     })?;
-    if p.format != FORMAT || p.version != VERSION {
+    if p.format != FORMAT || !READABLE.contains(&p.version) {
         return Err(InputError::at_file(
             path,
             format!(
-                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} {VERSION})",
+                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} 3 to {VERSION})",
                 p.format, p.version
             ),
         ));

@@ -13,6 +13,7 @@ use unitrace_render::table::TableFormat;
 
 use crate::analyzers::{RankOptions, ReportOptions};
 use crate::args::Args;
+use crate::step_windows::{StepList, StepOptions};
 use crate::time::{self, Ns};
 use crate::TOOL;
 
@@ -120,6 +121,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
     if args.combine && window.is_some() {
         bail!("--from and --to are chosen when the partials are made, not at --combine");
     }
+    let steps = step_options(&args)?;
     let rank_options = RankOptions {
         short_kernel_ns,
         tree_depth: args.tree.unwrap_or(0),
@@ -130,6 +132,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned()),
         window,
+        steps,
     };
     let mut tables = Vec::new();
     tables.extend(args.csv.clone().map(|d| (d, TableFormat::Csv)));
@@ -202,6 +205,32 @@ fn window(args: &Args) -> Result<Option<(Ns, Ns)>> {
         bail!("--to must be later than --from");
     }
     Ok(Some((from, to)))
+}
+
+/// `--step`, `--steps`, `--skip-warmup` (docs/tracestat.md#steps).
+fn step_options(args: &Args) -> Result<StepOptions> {
+    let options = StepOptions {
+        pattern: args.step_pattern.clone(),
+        keep: if args.steps.is_empty() {
+            None
+        } else {
+            Some(StepList::parse(&args.steps).map_err(|e| anyhow::anyhow!("--steps: {e}"))?)
+        },
+        skip_warmup: args.skip_warmup,
+    };
+    if let Err(e) = options.regex() {
+        // The regex crate's message spans lines; one line here.
+        let first = e.to_string();
+        let last = first.lines().last().unwrap_or_default().trim().to_string();
+        bail!(
+            "--step {:?}: not a regular expression ({last})",
+            options.pattern_text()
+        );
+    }
+    if args.combine && options != StepOptions::default() {
+        bail!("--step, --steps and --skip-warmup are chosen when the partials are made, not at --combine");
+    }
+    Ok(options)
 }
 
 fn load_schema(path: &Path) -> Result<CategorySchema> {

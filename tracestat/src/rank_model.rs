@@ -12,6 +12,7 @@ use unitrace_core::timeline::NameId;
 
 use crate::classify::{builtin_class, Class, Classifier, HostKind, KernelKind};
 use crate::ingest::{HostCall, RankTrace};
+use crate::step_windows::RankSteps;
 use crate::time::Ns;
 
 /// One classified kernel interval.
@@ -34,6 +35,10 @@ pub struct Sweep {
     pub comm_union: Ns,
     /// Time where communication and compute run together.
     pub overlap: Ns,
+    /// The busy time as disjoint segments in time order, each labelled
+    /// with the class counted there ([`class_index`]); the steps cut it
+    /// per step (docs/tracestat.md#steps).
+    pub class_segments: Vec<(Ns, Ns, usize)>,
 }
 
 impl Sweep {
@@ -71,6 +76,10 @@ pub fn sweep(pieces: &[Piece]) -> Sweep {
                     match out.segments.last_mut() {
                         Some((_, e)) if *e == p => *e = t,
                         _ => out.segments.push((p, t)),
+                    }
+                    match out.class_segments.last_mut() {
+                        Some((_, e, c)) if *e == p && *c == top => *e = t,
+                        _ => out.class_segments.push((p, t, top)),
                     }
                 }
                 if counts[1] > 0 {
@@ -193,6 +202,9 @@ pub struct RankModel<'a> {
     pub host_segments: Vec<(Ns, Ns, HostKind)>,
     /// `[0]` the whole rank; then one per device when it has several.
     pub scopes: Vec<Scope>,
+    /// The rank's steps, found before any clipping, and those the run
+    /// keeps (docs/tracestat.md#steps).
+    pub steps: &'a RankSteps,
     /// The rank's steady state ([`steady_window`]).
     pub steady: Option<Steady>,
 }
@@ -216,31 +228,32 @@ pub fn is_step_range(name: &str) -> bool {
         .is_some_and(|b| b.is_ascii_digit())
 }
 
-/// The steady state of a rank (docs/findings.md#steady-state): its step
-/// ranges without the first (warm-up) one, else its active window (first
-/// to last device operation). The steps analyzer's kept steps are meant
-/// to replace this once they exist.
-pub fn steady_window(trace: &RankTrace, busy: &[(Ns, Ns)]) -> Option<Steady> {
-    let mut steps: Vec<(Ns, Ns)> = trace
-        .host
-        .iter()
-        .filter(|h| is_step_range(trace.name(h.name)))
-        .map(|h| (h.start, h.end))
-        .collect();
-    steps.sort_unstable();
-    match steps.as_slice() {
+/// The steady state of a rank (docs/findings.md#steady-state): its kept
+/// steps (by whichever rule of docs/tracestat.md#steps found them) without
+/// the first (warm-up) one, else its active window (first to last device
+/// operation).
+pub fn steady_window(steps: &RankSteps, busy: &[(Ns, Ns)]) -> Option<Steady> {
+    // The steps analyzer's kept steps (docs/tracestat.md#steps); their
+    // first is the warm-up unless `--skip-warmup` already dropped it.
+    let kept = &steps.kept;
+    match kept.as_slice() {
         [] => {}
         [only] => {
             return Some(Steady {
-                start: only.0,
-                end: only.1,
+                start: only.start_ns,
+                end: only.end_ns,
                 rule: "one step",
             })
         }
-        [_, second, ..] => {
-            let end = steps.iter().map(|s| s.1).max().unwrap_or(second.1);
+        [first, second, ..] => {
+            let start = if steps.warmup.is_empty() {
+                second.start_ns
+            } else {
+                first.start_ns
+            };
+            let end = kept.iter().map(|s| s.end_ns).max().unwrap_or(second.end_ns);
             return Some(Steady {
-                start: second.0,
+                start,
                 end,
                 rule: "steps",
             });
@@ -395,6 +408,7 @@ fn scopes(trace: &RankTrace, classes: &[Class]) -> Vec<Scope> {
 pub fn with_model<T>(
     mut trace: RankTrace,
     classifier: &mut Classifier<'_>,
+    steps: &RankSteps,
     f: impl FnOnce(&RankModel<'_>) -> T,
 ) -> (RankTrace, T) {
     drop_impossible_kernels(&mut trace);
@@ -411,7 +425,7 @@ pub fn with_model<T>(
         .collect();
     let classes = classes(&trace, &kinds, &enclosing);
     let scopes = scopes(&trace, &classes);
-    let steady = steady_window(&trace, &scopes[0].sweep.segments);
+    let steady = steady_window(steps, &scopes[0].sweep.segments);
     let model = RankModel {
         trace: &trace,
         first,
@@ -423,6 +437,7 @@ pub fn with_model<T>(
         enclosing,
         host_segments: host_segments(&trace.host_cover),
         scopes,
+        steps,
         steady,
     };
     let out = f(&model);

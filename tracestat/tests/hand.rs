@@ -320,6 +320,9 @@ fn csv_writes_one_file_per_table() {
             "launches.csv",
             "overlap.csv",
             "setup_calls.csv",
+            "step_ranks.csv",
+            "step_spread.csv",
+            "steps.csv",
             "stragglers.csv",
         ]
     );

@@ -16,6 +16,7 @@ mod many_ranks;
 mod mapped;
 mod partial_and_errors;
 mod pftrace_collectives;
+mod steps;
 mod tables;
 mod trust;
 

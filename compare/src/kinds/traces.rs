@@ -48,6 +48,7 @@ pub fn report(path: &Path) -> Result<Report> {
         heat_resolution: 1,
         schema: None,
         window: None,
+        steps: Default::default(),
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {
@@ -149,6 +150,33 @@ fn rank_items(b: &BreakdownRow) -> Vec<Item> {
     .collect()
 }
 
+/// The steps (tracestat's, docs/tracestat.md#steps), when the run has
+/// some: `median step` (the job's: over the steps, the slowest rank's
+/// length) and each rank's median step, so two runs are matched median
+/// step against median step whatever their step ids (docs/compare.md#items).
+fn step_items(r: &Report) -> Option<Vec<Item>> {
+    let steps = &r.out.steps;
+    let job = steps.step_time.as_ref()?;
+    let mut whole = Item::new("median step", job.median_us);
+    whole.metrics = vec![
+        ("steps".into(), job.steps as f64),
+        ("p90_us".into(), job.p90_us),
+        ("max_us".into(), job.max_us),
+    ];
+    let mut items = vec![whole];
+    for rank in steps.step_ranks.iter().filter(|s| s.steps > 0) {
+        let mut item = Item::new(format!("rank {} median step", rank.rank), rank.median_us);
+        item.metrics = vec![
+            ("steps".into(), rank.steps as f64),
+            ("p90_us".into(), rank.p90_us),
+            ("mean_us".into(), rank.mean_us),
+            ("max_us".into(), rank.max_us),
+        ];
+        items.push(item);
+    }
+    Some(items)
+}
+
 pub fn from_report(r: &Report) -> Run {
     let categories = r
         .out
@@ -217,37 +245,42 @@ pub fn from_report(r: &Report) -> Run {
             evidence: f.evidence.clone(),
         })
         .collect();
-    let mut run = Run::new(
-        kernels.iter().map(|k| k.time_us).sum(),
-        "kernel time, all ranks",
-        vec![
-            Section {
-                name: "category",
-                kernel_names: false,
-                items: categories,
-            },
-            Section {
-                name: "kernel",
-                kernel_names: true,
-                items: kernels,
-            },
-            Section {
-                name: "host_range",
-                kernel_names: false,
-                items: host_ranges,
-            },
-            Section {
-                name: "collective",
-                kernel_names: false,
-                items: collectives,
-            },
-            Section {
-                name: "rank",
-                kernel_names: false,
-                items: ranks,
-            },
-        ],
-    );
+    let total_us = kernels.iter().map(|k| k.time_us).sum();
+    let mut sections = vec![
+        Section {
+            name: "category",
+            kernel_names: false,
+            items: categories,
+        },
+        Section {
+            name: "kernel",
+            kernel_names: true,
+            items: kernels,
+        },
+        Section {
+            name: "host_range",
+            kernel_names: false,
+            items: host_ranges,
+        },
+        Section {
+            name: "collective",
+            kernel_names: false,
+            items: collectives,
+        },
+        Section {
+            name: "rank",
+            kernel_names: false,
+            items: ranks,
+        },
+    ];
+    if let Some(items) = step_items(r) {
+        sections.push(Section {
+            name: "step",
+            kernel_names: false,
+            items,
+        });
+    }
+    let mut run = Run::new(total_us, "kernel time, all ranks", sections);
     run.findings = Some(findings);
     run
 }

@@ -73,6 +73,10 @@ pub struct TraceArgs {
     /// Device-time factor of the straggler's compute kernels.
     #[arg(long, default_value_t = 1.45)]
     pub slowdown: f64,
+    /// One slow step: RANK:STEP[:FACTOR], that rank's compute kernels in
+    /// that step (0-based) take FACTOR (default 3) times as long.
+    #[arg(long, value_name = "RANK:STEP[:FACTOR]", value_parser = units::parse_slow_step)]
+    pub slow_step: Option<(u32, u32, f64)>,
     /// Ranks whose files are cut as if the writer was killed: `1,3-4`, with
     /// an optional mode per item (`1:event,2:block`).
     #[arg(long, num_args = 1..)]
@@ -142,6 +146,9 @@ pub fn run(args: &TraceArgs, seed: u64) -> Result<()> {
     if let Some(s) = straggler.filter(|&s| s >= args.ranks) {
         bail!("--straggler {s}: there are {} ranks", args.ranks);
     }
+    if let Some((r, _, _)) = args.slow_step.filter(|s| s.0 >= args.ranks) {
+        bail!("--slow-step {r}: there are {} ranks", args.ranks);
+    }
     let target = match (args.events, args.size) {
         (_, Some(bytes)) => Target::Bytes(bytes),
         (Some(events), None) => Target::Events(events),
@@ -154,6 +161,7 @@ pub fn run(args: &TraceArgs, seed: u64) -> Result<()> {
         ranks_per_node: args.ranks_per_node.max(1),
         straggler,
         slowdown: args.slowdown,
+        slow_step: args.slow_step,
         clock_offset_us: args.clock_offset_us,
         pid_collision: args.pid_collision,
         metrics_link: args.metrics_link,
@@ -473,6 +481,7 @@ mod tests {
             ranks_per_node: 12,
             straggler: Some(1),
             slowdown: 1.45,
+            slow_step: None,
             clock_offset_us: 0.0,
             pid_collision: false,
             metrics_link: MetricsLink::Http,

@@ -146,6 +146,8 @@ pub struct Program<'a, S: Sink> {
     stack: Vec<Open>,
     batch: Vec<DeviceOp>,
     step_name: String,
+    /// The step whose compute is being written.
+    step: u32,
 }
 
 /// Per collective, the time from its segment's start to this rank's
@@ -189,6 +191,7 @@ impl<'a, S: Sink> Program<'a, S> {
             stack: Vec::new(),
             batch: Vec::new(),
             step_name: String::new(),
+            step: 0,
         }
     }
 
@@ -405,7 +408,7 @@ impl<'a, S: Sink> Program<'a, S> {
             } else {
                 1.0
             };
-            self.id.slow * short
+            self.id.slow * short * self.slow_step_factor()
         } else {
             1.0
         };
@@ -550,9 +553,18 @@ impl<'a, S: Sink> Program<'a, S> {
         Ok(())
     }
 
+    /// `--slow-step`'s factor when this rank is in its slow step, else 1.
+    fn slow_step_factor(&self) -> f64 {
+        match self.sc.spec.slow_step {
+            Some((rank, step, factor)) if rank == self.id.rank && step == self.step => factor,
+            _ => 1.0,
+        }
+    }
+
     /// A step's compute: its input copied in, one operation per layer,
     /// a wait for the device, then the gradient all-reduce is entered.
     fn step_compute(&mut self, step: u32) -> io::Result<()> {
+        self.step = step;
         let step_ranges = self.sc.spec.step_ranges;
         if step > 0 && step_ranges {
             self.close()?; // the previous step

@@ -60,6 +60,9 @@ pub struct JobSpec {
     pub straggler: Option<u32>,
     /// Device time factor of the straggler's compute kernels.
     pub slowdown: f64,
+    /// `--slow-step`: (rank, step, factor): that rank's compute kernels
+    /// in that step take `factor` times as long.
+    pub slow_step: Option<(u32, u32, f64)>,
     pub clock_offset_us: f64,
     pub pid_collision: bool,
     pub metrics_link: MetricsLink,
@@ -338,6 +341,7 @@ mod tests {
             ranks_per_node: 12,
             straggler: Some(1),
             slowdown: 1.45,
+            slow_step: None,
             clock_offset_us: 0.0,
             pid_collision: false,
             metrics_link: MetricsLink::None,

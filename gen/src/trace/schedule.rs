@@ -76,6 +76,7 @@ mod tests {
             ranks_per_node: 12,
             straggler: Some(1),
             slowdown: 1.45,
+            slow_step: None,
             clock_offset_us: 0.0,
             pid_collision: false,
             metrics_link: MetricsLink::None,

@@ -394,6 +394,7 @@ mod tests {
             heat_resolution: 16,
             schema: None,
             window: None,
+            steps: Default::default(),
         }
     }
 

@@ -22,6 +22,7 @@ pub mod inputs;
 pub mod kernels;
 pub mod launches;
 pub mod setup_calls;
+pub mod steps;
 pub mod stragglers;
 
 use serde::de::DeserializeOwned;
@@ -31,6 +32,7 @@ use unitrace_render::sections::Section;
 use crate::classify::Classifier;
 use crate::ingest::RankTrace;
 use crate::rank_model::{with_model, RankModel};
+use crate::step_windows::StepOptions;
 use crate::time::Ns;
 
 /// Options that change per-rank numbers (they must agree between the
@@ -49,6 +51,9 @@ pub struct RankOptions {
     /// first event (docs/tracestat.md#windows).
     #[serde(default)]
     pub window: Option<(Ns, Ns)>,
+    /// `--step`, `--steps`, `--skip-warmup` (docs/tracestat.md#steps).
+    #[serde(default)]
+    pub steps: StepOptions,
 }
 
 /// Options of the cross-rank step.
@@ -118,10 +123,11 @@ pub struct Screen {
 /// that run each of them in order.
 macro_rules! registry {
     ($( $field:ident : $ty:ty ),* $(,)?) => {
-        /// What every analysis keeps of one rank.
+        /// What every analysis keeps of one rank (a part missing from an
+        /// older partial reads as the analysis' default).
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
         pub struct RankParts {
-            $( pub $field: <$ty as Analyzer>::Rank, )*
+            $( #[serde(default)] pub $field: <$ty as Analyzer>::Rank, )*
         }
 
         /// The analyses' results.
@@ -171,6 +177,7 @@ registry! {
     setup_calls: setup_calls::SetupCalls,
     heatmap: heatmap::Heatmap,
     inputs: inputs::Inputs,
+    steps: steps::Steps,
     findings: findings::Findings,
 }
 
@@ -294,7 +301,8 @@ pub fn summarize(
         Some(w) => crate::rank_model::clip_to_window(trace, w),
         None => trace,
     };
-    let (trace, (first, last, parts)) = with_model(trace, classifier, |m| {
+    let (trace, steps) = steps::restrict(trace, &opts.steps);
+    let (trace, (first, last, parts)) = with_model(trace, classifier, &steps, |m| {
         (m.first, m.last, observe_all(m, opts))
     });
     RankSummary {

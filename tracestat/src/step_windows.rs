@@ -1,0 +1,549 @@
+//! The steps of one rank (docs/tracestat.md#steps): where each training or
+//! inference step starts and ends, found once per rank from what the
+//! input pass kept ([`RankTrace`]), before the rank is prepared for the
+//! analyzers, and which of them a run keeps (`--steps`, `--skip-warmup`).
+//!
+//! Three rules, tried in order, the first that finds steps wins:
+//! 1. **marker**: host ranges whose name matches `--step REGEX` (default
+//!    [`DEFAULT_STEP_PATTERN`]);
+//! 2. **top-level range**: a host range name repeated at the top level of
+//!    one thread whose instances tile the run;
+//! 3. **GPU period**: the period of the operation sequence of the busiest
+//!    device engine.
+//!
+//! [`find`] applies them; [`select`] keeps the steps asked for. The result,
+//! [`RankSteps`], is what the rank model carries (`RankModel::steps`), so
+//! every analyzer reads the same windows. Memory: one [`StepWindow`] per
+//! step, plus, for the GPU-period rule, one name per operation of one engine
+//! while it runs.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use rustc_hash::FxHashMap as FastMap;
+use serde::{Deserialize, Serialize};
+use unitrace_core::timeline::NameId;
+
+use crate::ingest::{HostCall, RankTrace};
+use crate::time::Ns;
+
+/// The step marker when `--step` is not given: PyTorch's `ProfilerStep#N`
+/// anywhere in a range name (Kineto's `ProfilerStep#3`, unitrace's ITT
+/// `PyTorch::ProfilerStep#3`).
+pub const DEFAULT_STEP_PATTERN: &str = r"ProfilerStep#(\d+)";
+
+/// The fallback rules need at least this many steps.
+pub const MIN_DETECTED_STEPS: usize = 3;
+
+/// A repeated top-level range counts as the step when its instances cover
+/// at least this share of the stretch from the first one's start to the
+/// last one's end.
+pub const TOP_LEVEL_COVER: f64 = 0.8;
+
+/// A period of the GPU operation sequence is accepted when at most this
+/// share of the positions compared differ.
+pub const PERIOD_MISMATCH: f64 = 0.01;
+
+/// `--skip-warmup`: a leading step is warm-up while its duration differs
+/// from the median of the steps after it by more than this share.
+pub const WARMUP_TOLERANCE: f64 = 0.2;
+
+/// One step of one rank: its id and its time window (trace nanoseconds,
+/// the rank's own clock; `end_ns` excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepWindow {
+    pub step: u64,
+    pub start_ns: Ns,
+    pub end_ns: Ns,
+}
+
+impl StepWindow {
+    pub fn dur_ns(&self) -> Ns {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// Which rule found a rank's steps (docs/tracestat.md#steps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepRule {
+    /// Not looked for (a rank of a partial written before steps existed).
+    #[default]
+    NotRecorded,
+    Marker,
+    TopLevelRange,
+    GpuPeriod,
+    /// No rule found steps.
+    None,
+}
+
+impl StepRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepRule::NotRecorded => "not-recorded",
+            StepRule::Marker => "marker",
+            StepRule::TopLevelRange => "top-level-range",
+            StepRule::GpuPeriod => "gpu-period",
+            StepRule::None => "none",
+        }
+    }
+}
+
+/// `--steps LIST`: step ids, `3-10`, `0,2,5-7` or `2 4` (the grammar of
+/// `--ranks`, for step ids).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepList(pub Vec<(u64, u64)>);
+
+impl StepList {
+    /// Parses the values of `--steps`; the error names the bad item.
+    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<StepList, String> {
+        let mut ranges = Vec::new();
+        for value in values {
+            for item in value.as_ref().split([',', ' ', '\t']).map(str::trim) {
+                if item.is_empty() {
+                    continue;
+                }
+                let (a, b) = item.split_once('-').unwrap_or((item, item));
+                let num = |s: &str| {
+                    s.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("'{item}' is not a step or a range a-b"))
+                };
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("'{item}' is an empty range"));
+                }
+                ranges.push((a, b));
+            }
+        }
+        if ranges.is_empty() {
+            return Err("no step given".to_string());
+        }
+        Ok(StepList(ranges))
+    }
+
+    pub fn contains(&self, step: u64) -> bool {
+        self.0.iter().any(|&(a, b)| (a..=b).contains(&step))
+    }
+}
+
+/// What a run asks of steps (part of `RankOptions`: partials made with
+/// other step options do not combine).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepOptions {
+    /// `--step REGEX` (`None`: [`DEFAULT_STEP_PATTERN`]).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// `--steps LIST`.
+    #[serde(default)]
+    pub keep: Option<StepList>,
+    /// `--skip-warmup`.
+    #[serde(default)]
+    pub skip_warmup: bool,
+}
+
+impl StepOptions {
+    /// The marker pattern as written.
+    pub fn pattern_text(&self) -> &str {
+        self.pattern.as_deref().unwrap_or(DEFAULT_STEP_PATTERN)
+    }
+
+    pub fn regex(&self) -> Result<Regex, regex::Error> {
+        Regex::new(self.pattern_text())
+    }
+
+    /// Whether the other analyses see only the kept steps.
+    pub fn selects(&self) -> bool {
+        self.keep.is_some() || self.skip_warmup
+    }
+}
+
+/// Every step a rule found on one rank, in time order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FoundSteps {
+    pub rule: StepRule,
+    /// What the rule went by: the marker pattern, the repeated range's
+    /// name, or the period and the engine of the GPU rule.
+    pub source: String,
+    pub steps: Vec<StepWindow>,
+}
+
+/// A rank's steps after the selection: what the rank model carries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankSteps {
+    pub rule: StepRule,
+    pub source: String,
+    /// Steps the rule found.
+    pub found: u64,
+    /// Ids `--skip-warmup` dropped, in time order.
+    pub warmup: Vec<u64>,
+    /// Whether the run restricts the analyses to the kept steps.
+    pub selecting: bool,
+    /// The steps kept, in time order.
+    pub kept: Vec<StepWindow>,
+}
+
+impl RankSteps {
+    /// From the first kept step's start to the last one's end: the stretch
+    /// the other analyses see when the run selects steps (`None` when none
+    /// is kept).
+    pub fn span(&self) -> Option<(Ns, Ns)> {
+        let start = self.kept.iter().map(|s| s.start_ns).min()?;
+        let end = self.kept.iter().map(|s| s.end_ns).max()?;
+        Some((start, end))
+    }
+}
+
+/// A rank's steps by the first rule that finds some (docs/tracestat.md#steps).
+pub fn find(trace: &RankTrace, marker: Option<&Regex>) -> FoundSteps {
+    if let Some(re) = marker {
+        let steps = by_marker(trace, re);
+        if !steps.is_empty() {
+            return FoundSteps {
+                rule: StepRule::Marker,
+                source: re.as_str().to_string(),
+                steps,
+            };
+        }
+    }
+    if let Some((name, steps)) = by_top_level_range(trace) {
+        return FoundSteps {
+            rule: StepRule::TopLevelRange,
+            source: name,
+            steps,
+        };
+    }
+    if let Some((source, steps)) = by_gpu_period(trace) {
+        return FoundSteps {
+            rule: StepRule::GpuPeriod,
+            source,
+            steps,
+        };
+    }
+    FoundSteps {
+        rule: StepRule::None,
+        source: String::new(),
+        steps: Vec::new(),
+    }
+}
+
+/// Rule 1: host ranges whose name matches `re`. The id is the first
+/// capture group read as a number; without one (or when it is no number)
+/// the instance's position in time order among the matches. Instances
+/// with the same id (on several threads) make one step from the earliest
+/// start to the latest end.
+fn by_marker(trace: &RankTrace, re: &Regex) -> Vec<StepWindow> {
+    // Each name is matched once: `Some(Some(id))`, `Some(None)` (matches,
+    // no id), `None` (no match).
+    let mut verdicts: FastMap<NameId, Option<Option<u64>>> = FastMap::default();
+    let mut hits: Vec<(Ns, Ns, Option<u64>)> = Vec::new();
+    for h in &trace.host {
+        let v = *verdicts.entry(h.name).or_insert_with(|| {
+            let caps = re.captures(trace.name(h.name))?;
+            Some(caps.get(1).and_then(|g| g.as_str().parse::<u64>().ok()))
+        });
+        if let Some(id) = v {
+            hits.push((h.start, h.end, id));
+        }
+    }
+    hits.sort_unstable_by_key(|h| (h.0, h.1));
+    let mut by_id: BTreeMap<u64, (Ns, Ns)> = BTreeMap::new();
+    for (i, (s, e, id)) in hits.into_iter().enumerate() {
+        let w = by_id.entry(id.unwrap_or(i as u64)).or_insert((s, e));
+        w.0 = w.0.min(s);
+        w.1 = w.1.max(e);
+    }
+    let mut steps: Vec<StepWindow> = by_id
+        .into_iter()
+        .map(|(step, (start_ns, end_ns))| StepWindow {
+            step,
+            start_ns,
+            end_ns,
+        })
+        .collect();
+    steps.sort_unstable_by_key(|s| (s.start_ns, s.step));
+    steps
+}
+
+/// Rule 2: the host ranges that no other range of their thread encloses,
+/// grouped by (thread, name); a group of at least [`MIN_DETECTED_STEPS`]
+/// instances whose durations cover at least [`TOP_LEVEL_COVER`] of the
+/// stretch from its first start to its last end is a step candidate; the
+/// candidate covering the most time wins (ties: more instances, then the
+/// name). Steps are numbered 0, 1, ... in time order.
+fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
+    let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
+    for h in &trace.host {
+        by_tid.entry(h.tid).or_default().push(*h);
+    }
+    // (time covered, instances, name, spans) of the best group so far.
+    type Group = (Ns, usize, String, Vec<(Ns, Ns)>);
+    let mut best: Option<Group> = None;
+    let mut tids: Vec<u64> = by_tid.keys().copied().collect();
+    tids.sort_unstable();
+    for tid in tids {
+        let mut ranges = by_tid.remove(&tid).unwrap_or_default();
+        ranges.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+        let mut groups: FastMap<NameId, Vec<(Ns, Ns)>> = FastMap::default();
+        let mut open_end: Option<Ns> = None;
+        for r in &ranges {
+            if open_end.is_some_and(|e| r.start < e) {
+                continue; // inside the top-level range still open
+            }
+            open_end = Some(r.end);
+            groups.entry(r.name).or_default().push((r.start, r.end));
+        }
+        for (name, spans) in groups {
+            if spans.len() < MIN_DETECTED_STEPS {
+                continue;
+            }
+            let covered: Ns = spans.iter().map(|s| s.1 - s.0).sum();
+            let stretch = spans.last().map_or(0, |l| l.1) - spans[0].0;
+            if stretch <= 0 || (covered as f64) < TOP_LEVEL_COVER * stretch as f64 {
+                continue;
+            }
+            let name = trace.name(name).to_string();
+            let better = match &best {
+                None => true,
+                Some((c, n, b, _)) => {
+                    (covered, spans.len(), std::cmp::Reverse(&name))
+                        > (*c, *n, std::cmp::Reverse(b))
+                }
+            };
+            if better {
+                best = Some((covered, spans.len(), name, spans));
+            }
+        }
+    }
+    let (_, _, name, spans) = best?;
+    let steps = spans
+        .into_iter()
+        .enumerate()
+        .map(|(i, (start_ns, end_ns))| StepWindow {
+            step: i as u64,
+            start_ns,
+            end_ns,
+        })
+        .collect();
+    Some((name, steps))
+}
+
+/// Rule 3: the period of the busiest engine's operation sequence (the
+/// device thread with the most operations, ordered by start). A period
+/// `d` (in operations) fits when, from a third of the way in to the end,
+/// the name `d` operations later is the same name at all but
+/// [`PERIOD_MISMATCH`] of the positions; the shortest fitting period of
+/// at most a third of the operations wins (candidates: the distances
+/// between the operation in the middle with the rarest name and the
+/// other operations of that name). Steps start at the operations where the
+/// idle time before them, summed over the periods, is largest; a step ends
+/// where the next one starts (the last one at the end of its last
+/// operation). Steps are numbered 0, 1, ... in time order.
+fn by_gpu_period(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
+    let mut counts: FastMap<(u32, u64), usize> = FastMap::default();
+    for k in &trace.kernels {
+        *counts.entry((k.device, k.tid)).or_default() += 1;
+    }
+    let (&engine, &n) = counts
+        .iter()
+        .max_by_key(|(key, n)| (**n, std::cmp::Reverse(**key)))?;
+    if n < 2 * MIN_DETECTED_STEPS {
+        return None;
+    }
+    let mut ops: Vec<(Ns, Ns, NameId)> = trace
+        .kernels
+        .iter()
+        .filter(|k| (k.device, k.tid) == engine)
+        .map(|k| (k.start, k.end, k.name))
+        .collect();
+    ops.sort_unstable_by_key(|o| (o.0, o.1));
+    let names: Vec<NameId> = ops.iter().map(|o| o.2).collect();
+    let period = shortest_period(&names)?;
+    let phase = quietest_phase(&ops, period);
+    let mut steps = Vec::new();
+    let mut first = phase;
+    while first + period <= n {
+        let next = first + period;
+        let end_ns = if next < n {
+            ops[next].0
+        } else {
+            ops[first..next]
+                .iter()
+                .map(|o| o.1)
+                .max()
+                .unwrap_or(ops[first].0)
+        };
+        steps.push(StepWindow {
+            step: steps.len() as u64,
+            start_ns: ops[first].0,
+            end_ns,
+        });
+        first = next;
+    }
+    if steps.len() < MIN_DETECTED_STEPS {
+        return None;
+    }
+    let device = trace
+        .devices
+        .get(engine.0 as usize)
+        .map_or_else(|| format!("device {}", engine.0), |d| d.label.clone());
+    let source = format!(
+        "every {period} operations of engine {} of {device}",
+        engine.1
+    );
+    Some((source, steps))
+}
+
+/// The shortest period of a name sequence by the rule of [`by_gpu_period`].
+pub fn shortest_period(names: &[NameId]) -> Option<usize> {
+    let n = names.len();
+    let max_period = n / MIN_DETECTED_STEPS;
+    if max_period == 0 {
+        return None;
+    }
+    let mut counts: FastMap<NameId, usize> = FastMap::default();
+    for &name in names {
+        *counts.entry(name).or_default() += 1;
+    }
+    let middle = n / 2;
+    let pivot = (middle..n.min(middle + 64)).min_by_key(|&i| (counts[&names[i]], i))?;
+    let lo = pivot.saturating_sub(max_period);
+    let hi = n.min(pivot + max_period + 1);
+    let mut candidates: Vec<usize> = (lo..hi)
+        .filter(|&j| j != pivot && names[j] == names[pivot])
+        .map(|j| j.abs_diff(pivot))
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    // `d <= n / 3`, so `from + d <= n`.
+    let from = n / 3;
+    candidates.into_iter().find(|&d| {
+        let compared = n - d - from;
+        let allowed = (PERIOD_MISMATCH * compared as f64) as usize;
+        let mut mismatches = 0;
+        for i in from..n - d {
+            if names[i] != names[i + d] {
+                mismatches += 1;
+                if mismatches > allowed {
+                    return false;
+                }
+            }
+        }
+        compared > 0
+    })
+}
+
+/// The offset in `0..period` whose operations have the most idle time
+/// before them (from the latest end of the operations before), summed
+/// over the periods; ties: the smallest offset.
+fn quietest_phase(ops: &[(Ns, Ns, NameId)], period: usize) -> usize {
+    let mut idle: Vec<Ns> = vec![0; period];
+    let mut latest_end: Option<Ns> = None;
+    for (i, &(start, end, _)) in ops.iter().enumerate() {
+        if let Some(e) = latest_end {
+            idle[i % period] += (start - e).max(0);
+        }
+        latest_end = Some(latest_end.map_or(end, |e| e.max(end)));
+    }
+    let mut best = 0;
+    for (k, &t) in idle.iter().enumerate() {
+        if t > idle[best] {
+            best = k;
+        }
+    }
+    best
+}
+
+/// How many leading steps `--skip-warmup` drops (docs/tracestat.md#steps):
+/// a leading step is warm-up while its duration differs from the median
+/// of the steps after it by more than [`WARMUP_TOLERANCE`]; the first
+/// step within it ends the warm-up, and the last step is never dropped.
+pub fn warmup_steps(durations: &[Ns]) -> usize {
+    let mut dropped = 0;
+    while dropped + 1 < durations.len() {
+        let median = median_ns(&durations[dropped + 1..]);
+        let d = durations[dropped] as f64;
+        if (d - median).abs() <= WARMUP_TOLERANCE * median {
+            break;
+        }
+        dropped += 1;
+    }
+    dropped
+}
+
+/// The median of some durations (the mean of the middle two for an even
+/// count).
+pub fn median_ns(durations: &[Ns]) -> f64 {
+    let mut v = durations.to_vec();
+    v.sort_unstable();
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2] as f64,
+        _ => (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0,
+    }
+}
+
+/// The steps a run keeps of those found: `--steps` by id, then
+/// `--skip-warmup` on what is left.
+pub fn select(found: FoundSteps, options: &StepOptions) -> RankSteps {
+    let total = found.steps.len() as u64;
+    let mut kept: Vec<StepWindow> = match &options.keep {
+        Some(list) => found
+            .steps
+            .into_iter()
+            .filter(|s| list.contains(s.step))
+            .collect(),
+        None => found.steps,
+    };
+    let mut warmup = Vec::new();
+    if options.skip_warmup {
+        let durations: Vec<Ns> = kept.iter().map(StepWindow::dur_ns).collect();
+        let n = warmup_steps(&durations);
+        warmup = kept.drain(..n).map(|s| s.step).collect();
+    }
+    RankSteps {
+        rule: found.rule,
+        source: found.source,
+        found: total,
+        warmup,
+        selecting: options.selects(),
+        kept,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_stops_at_the_first_settled_step() {
+        // 300 and 150 are more than 20% off the median of what follows
+        // (100); 118 is within 20% of 100.
+        assert_eq!(warmup_steps(&[300, 150, 118, 100, 100, 100]), 2);
+        assert_eq!(warmup_steps(&[100, 100, 100]), 0);
+        // A short first step is no settled step either.
+        assert_eq!(warmup_steps(&[50, 100, 100]), 1);
+        // The last step stays.
+        assert_eq!(warmup_steps(&[300, 100]), 1);
+        assert_eq!(warmup_steps(&[300]), 0);
+    }
+
+    #[test]
+    fn periods() {
+        let ids = |s: &str| -> Vec<NameId> { s.bytes().map(|b| NameId(b as u32)).collect() };
+        assert_eq!(shortest_period(&ids("xabcabcabcabc")), Some(3));
+        // A repeated layer `ab` inside the step `ababc` is no period.
+        assert_eq!(shortest_period(&ids("ababcababcababcababc")), Some(5));
+        assert_eq!(shortest_period(&ids("abcdefg")), None);
+    }
+
+    #[test]
+    fn step_lists() {
+        let l = StepList::parse(&["3-5,9"]).unwrap();
+        assert!(l.contains(3) && l.contains(5) && l.contains(9));
+        assert!(!l.contains(6));
+        assert!(StepList::parse(&["5-3"]).is_err());
+        assert!(StepList::parse(&["x"]).is_err());
+    }
+}
