@@ -3,7 +3,7 @@
 # (docs/formats.md#kineto-json), with the floors measured in the same run.
 #
 #   benches/kineto.sh [--src DIR] [--ranks N] [--total-mb MB] [--work DIR]
-#                     [--python PY] [--skip-hta]
+#                     [--python PY] [--skip-hta] [--baseline TRACESTAT]
 #
 # Replicates a real multi-rank Kineto trace set (default: our 4-rank DDP
 # recording, testdata/kineto/recorded/clean) to --total-mb MB (default 450)
@@ -19,7 +19,9 @@
 #     the .gz files on one core: `--jobs 1`), then the summary against the
 #     issue's targets: HTA's wall time over tracestat's (>= 200x),
 #     tracestat's peak RSS over HTA's (<= 1/10), gzip input in MB/s of
-#     uncompressed JSON per core (>= 300), beside `gzip -dc`'s.
+#     uncompressed JSON per core (>= 300), beside `gzip -dc`'s;
+#   * with --baseline, that other tracestat binary (e.g. main's, built
+#     apart) on the same JSON files, and the ratio of the CPU times.
 # HTA: a python with `holistictraceanalysis==0.5.0 psutil pyyaml "pandas<3"`
 # (--python or $PYTHON; testdata/kineto/README.md#hta-reference). tracestat: $TRACESTAT, else
 # built here with cargo. `uptime` is printed before and after: on a shared
@@ -32,6 +34,7 @@ ranks=8
 total_mb=450
 work=""
 skip_hta=0
+baseline=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --src) src="$2"; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
         --work) work="$2"; shift 2 ;;
         --python) py="$2"; shift 2 ;;
         --skip-hta) skip_hta=1; shift ;;
+        --baseline) baseline="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -132,6 +136,14 @@ for kind in json gz gz1; do
     fi
 done
 
+if [ -n "$baseline" ] && [ -n "${ts_cpu[json]:-}" ]; then
+    run "baseline tracestat (json)" "$baseline" "${files[@]}"
+    read -r base_secs _ _ base_cpu < "$work/last"
+    awk -v a="$base_cpu" -v b="${ts_cpu[json]}" -v s="$base_secs" -v h="${hta_secs:-0}" 'BEGIN {
+        printf "  baseline %.2f CPU s, this build %.2f CPU s: %.2fx fewer", a, b, a / (b > 0 ? b : 0.01)
+        if (h > 0) printf "; HTA over the baseline'"'"'s wall time: %.0fx", h / (s > 0 ? s : 0.001)
+        printf "\n" }'
+fi
 echo "summary (same files; targets of the Kineto input, docs/benchmarks.md#kineto):"
 if [ -n "$hta_secs" ] && [ -n "${ts_secs[json]:-}" ]; then
     awk -v a="$hta_secs" -v b="${ts_secs[json]}" -v m="$hta_rss" -v n="${ts_rss[json]}" 'BEGIN {

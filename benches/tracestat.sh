@@ -3,16 +3,22 @@
 # `mergetrace --stats` measured in the same run for comparison.
 #
 #   benches/tracestat.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
-#                        [--work DIR] [--repeat R]
+#                        [--work DIR] [--repeat R] [--formats json,pftrace]
+#                        [--baseline TRACESTAT]
 #
 # Generates N per-rank traces of SIZE each (default 8 x 500MB) with
 # the repository's generator
 # (`unitrace-gen`, docs/unitrace-gen.md: the workspace's, built, or
-# $UNITRACE_GEN / --gen), warms the page cache, then prints for each run: wall seconds,
-# MB/s, CPU seconds, MB per CPU second and peak RSS:
-#   * the floor: `cat` of the inputs to /dev/null;
-#   * tracestat on one core (taskset + --jobs 1) and on all cores, and the
-#     scaling between them;
+# $UNITRACE_GEN / --gen), as JSON and as .pftrace of the same events
+# (`--format both`), warms the page cache, then prints for each format
+# (--formats, default both) and run: wall seconds, MB/s, CPU seconds, MB
+# per CPU second and peak RSS:
+#   * the floor: `cat` of the inputs into a file;
+#   * tracestat on one core (taskset + --jobs 1) and on all cores, the
+#     scaling between them, and the one-core run's time over the floor's;
+#   * with --baseline, that other tracestat binary (e.g. main's, built
+#     apart) on one core, and the ratio of the two CPU times;
+# then, for the JSON traces:
 #   * tracestat with every output (--json, --csv, --html) on all cores;
 #   * mergetrace --stats (one pass, merged output to /dev/null) on one core
 #     (taskset -c 0) and on two (taskset -c 0,1; it is a two-thread
@@ -27,6 +33,8 @@ ranks=8
 size=500MB
 repeat=2
 work=""
+formats="json,pftrace"
+baseline=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) UNITRACE_GEN="$2"; shift 2 ;;
@@ -34,6 +42,8 @@ while [ $# -gt 0 ]; do
         --size) size="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         --repeat) repeat="$2"; shift 2 ;;
+        --formats) formats="$2"; shift 2 ;;
+        --baseline) baseline="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -48,21 +58,18 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/unitrace-tools/target}
 bin="$CARGO_TARGET_DIR/release/tracestat"
 merge="$CARGO_TARGET_DIR/release/mergetrace"
 
-in="$work/in-$ranks-$size"
+in="$work/in-$ranks-$size-both"
 if [ ! -d "$in" ]; then
-    echo "generating $ranks traces of $size in $in" >&2
-    unitrace_gen --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" -q
+    echo "generating $ranks traces of $size (JSON and .pftrace) in $in" >&2
+    unitrace_gen --seed 1 trace "$in.tmp" --ranks "$ranks" --size "$size" --format both -q
     mv "$in.tmp" "$in"
 fi
-mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
-bytes=$(cat "${files[@]}" | wc -c)
-sync
-cat "${files[@]}" > /dev/null   # warm the page cache for every run alike
 
-# run LABEL CMD... : runs CMD $repeat times, keeps the fastest, prints wall
-# seconds, MB/s, CPU seconds, MB per CPU second and peak RSS.
+# run LABEL BYTES CMD... : runs CMD $repeat times, keeps the fastest, prints
+# wall seconds, MB/s, CPU seconds, MB per CPU second and peak RSS; leaves
+# "wall cpu" in $work/last.
 run() {
-    local label="$1"; shift
+    local label="$1" bytes="$2"; shift 2
     local t="$work/time.txt" best="" i
     for ((i = 0; i < repeat; i++)); do
         /usr/bin/time -f "%e %U %S %M" -o "$t" "$@" > /dev/null
@@ -73,22 +80,41 @@ run() {
     read -r secs user sys rss_kb <<< "$best"
     awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$bytes" -v r="$rss_kb" \
         'BEGIN { c = u + y; printf "%-40s %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %7.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, b / 1e6 / (c > 0 ? c : 0.01), r / 1024 }'
-    echo "$secs" > "$work/last_secs"
+    awk -v s="$secs" -v u="$user" -v y="$sys" 'BEGIN { print s, u + y }' > "$work/last"
 }
 
 cores=$(nproc)
 echo "uptime: $(uptime)"
-echo "input: ${#files[@]} files, $((bytes / 1000000)) MB ($cores cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each)"
-run "floor: cat > /dev/null" cat "${files[@]}"
-run "tracestat (1 core)" taskset -c 0 "$bin" -q --jobs 1 "${files[@]}"
-read -r one < "$work/last_secs"
-run "tracestat ($cores cores)" taskset -c "0-$((cores - 1))" "$bin" -q --jobs "$cores" "${files[@]}"
-read -r all < "$work/last_secs"
-awk -v a="$one" -v b="$all" -v n="$cores" 'BEGIN { printf "scaling: %.2fx on %d cores against 1\n", a / (b > 0 ? b : 0.01), n }'
-run "tracestat --json --csv --html ($cores cores)" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
-run "mergetrace --stats (1 core)" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
-read -r mone < "$work/last_secs"
-run "mergetrace --stats (2 cores)" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"
-read -r mtwo < "$work/last_secs"
+for format in ${formats//,/ }; do
+    mapfile -t files < <(ls "$in"/*."$format" | sort -t. -k3,3n)
+    bytes=$(cat "${files[@]}" | wc -c)
+    sync
+    cat "${files[@]}" > /dev/null   # warm the page cache for every run alike
+    echo "input: ${#files[@]} $format files, $((bytes / 1000000)) MB ($cores cores, load $(cut -d' ' -f1 /proc/loadavg); best of $repeat runs each)"
+    run "floor: cat > file ($format)" "$bytes" bash -c 'cat "$@" > "$0"' "$work/cat.out" "${files[@]}"
+    read -r floor _ < "$work/last"
+    rm -f "$work/cat.out"
+    run "tracestat, $format (1 core)" "$bytes" taskset -c 0 "$bin" -q --jobs 1 "${files[@]}"
+    read -r one one_cpu < "$work/last"
+    run "tracestat, $format ($cores cores)" "$bytes" taskset -c "0-$((cores - 1))" "$bin" -q --jobs "$cores" "${files[@]}"
+    read -r all _ < "$work/last"
+    awk -v a="$one" -v b="$all" -v n="$cores" -v f="$floor" -v fm="$format" 'BEGIN {
+        printf "%s: scaling %.2fx on %d cores against 1; 1 core takes %.2fx the floor'"'"'s time\n", fm, a / (b > 0 ? b : 0.01), n, a / (f > 0 ? f : 0.01) }'
+    if [ -n "$baseline" ]; then
+        run "baseline tracestat, $format (1 core)" "$bytes" taskset -c 0 "$baseline" -q --jobs 1 "${files[@]}"
+        read -r _ base_cpu < "$work/last"
+        awk -v a="$base_cpu" -v b="$one_cpu" -v fm="$format" 'BEGIN {
+            printf "%s: baseline %.2f CPU s, this build %.2f CPU s: %.2fx fewer\n", fm, a, b, a / (b > 0 ? b : 0.01) }'
+    fi
+done
+
+[[ ",$formats," == *",json,"* ]] || { echo "uptime: $(uptime)"; exit; }
+mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
+bytes=$(cat "${files[@]}" | wc -c)
+run "tracestat --json --csv --html ($cores cores)" "$bytes" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
+run "mergetrace --stats (1 core)" "$bytes" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
+read -r mone _ < "$work/last"
+run "mergetrace --stats (2 cores)" "$bytes" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"
+read -r mtwo _ < "$work/last"
 awk -v a="$mone" -v b="$mtwo" 'BEGIN { printf "mergetrace --stats scaling: %.2fx on 2 cores against 1\n", a / (b > 0 ? b : 0.01) }'
 echo "uptime: $(uptime)"

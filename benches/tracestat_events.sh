@@ -5,6 +5,7 @@
 #
 #   benches/tracestat_events.sh [--gen UNITRACE_GEN] [--python PY] [--ranks N] [--size SIZE]
 #                               [--seed S] [--work DIR] [--repeat R] [--formats json,pftrace]
+#                               [--baseline TRACESTAT]
 #
 # Generates N per-rank traces of SIZE each (default 8 x 500MB) with
 # the repository's generator
@@ -12,9 +13,12 @@
 # $UNITRACE_GEN / --gen), as JSON and as .pftrace (same seed), warms the page cache, then
 # prints for each run wall seconds, MB/s of input, CPU seconds, MB per CPU
 # second and peak RSS (/usr/bin/time -v's maximum resident set):
-#   * the floor: `cat` of the inputs to /dev/null;
+#   * the floor: `cat` of the inputs into a file;
 #   * the export of the JSON traces on one core (taskset -c 0, --jobs 1) and
-#     on two (taskset -c 0,1, --jobs 2), and the ratio;
+#     on two (taskset -c 0,1, --jobs 2), the ratio, and the one-core time
+#     over the floor's;
+#   * with --baseline, that other tracestat binary (e.g. main's, built
+#     apart) exporting on one core, and the ratio of the CPU times;
 #   * the same for the .pftrace traces;
 #   * a re-run over the complete dataset (every rank skipped);
 #   * the dataset's size against the JSON's;
@@ -33,6 +37,7 @@ repeat=2
 seed=0
 work=""
 formats="json,pftrace"
+baseline=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) UNITRACE_GEN="$2"; shift 2 ;;
@@ -43,6 +48,7 @@ while [ $# -gt 0 ]; do
         --repeat) repeat="$2"; shift 2 ;;
         --seed) seed="$2"; shift 2 ;;
         --formats) formats="$2"; shift 2 ;;
+        --baseline) baseline="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -82,7 +88,7 @@ run() {
     read -r secs user sys rss_kb <<< "$best"
     awk -v l="$label" -v s="$secs" -v u="$user" -v y="$sys" -v b="$bytes" -v r="$rss_kb" \
         'BEGIN { c = u + y; printf "%-42s %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %7.1f MB peak RSS\n", l, s, b / 1e6 / (s > 0 ? s : 0.01), c, b / 1e6 / (c > 0 ? c : 0.01), r / 1024 }'
-    echo "$secs $rss_kb" > "$work/last"
+    awk -v s="$secs" -v r="$rss_kb" -v u="$user" -v y="$sys" 'BEGIN { print s, r, u + y }' > "$work/last"
 }
 
 # export_runs FORMAT: the export on 1 and 2 cores (a fresh dataset each
@@ -95,13 +101,23 @@ export_runs() {
     sync
     cat "${files[@]}" > /dev/null
     echo "input: ${#files[@]} $1 files, $((bytes / 1000000)) MB"
-    run "floor: cat > /dev/null" "$bytes" cat "${files[@]}"
+    run "floor: cat > file" "$bytes" bash -c 'cat "$@" > "$0"' "$work/cat.out" "${files[@]}"
+    read -r floor _ < "$work/last"
+    rm -f "$work/cat.out"
     run "tracestat --events, $1 (1 core)" "$bytes" \
         bash -c 'rm -rf "$1" && shift && exec "$@"' _ "$out" taskset -c 0 "$bin" -q --jobs 1 --events "$out" "${files[@]}"
-    read -r one rss1 < "$work/last"
+    read -r one rss1 one_cpu < "$work/last"
+    awk -v a="$one" -v f="$floor" -v fm="$1" 'BEGIN { printf "%s: 1 core takes %.2fx the floor'"'"'s time\n", fm, a / (f > 0 ? f : 0.01) }'
+    if [ -n "$baseline" ]; then
+        run "baseline --events, $1 (1 core)" "$bytes" \
+            bash -c 'rm -rf "$1" && shift && exec "$@"' _ "$out" taskset -c 0 "$baseline" -q --jobs 1 --events "$out" "${files[@]}"
+        read -r _ _ base_cpu < "$work/last"
+        awk -v a="$base_cpu" -v b="$one_cpu" -v fm="$1" 'BEGIN {
+            printf "%s: baseline %.2f CPU s, this build %.2f CPU s: %.2fx fewer\n", fm, a, b, a / (b > 0 ? b : 0.01) }'
+    fi
     run "tracestat --events, $1 (2 cores)" "$bytes" \
         bash -c 'rm -rf "$1" && shift && exec "$@"' _ "$out" taskset -c 0,1 "$bin" -q --jobs 2 --events "$out" "${files[@]}"
-    read -r two rss2 < "$work/last"
+    read -r two rss2 _ < "$work/last"
     run "re-run over the complete dataset" "$bytes" "$bin" -q --events "$out" "${files[@]}"
     awk -v a="$one" -v b="$two" -v by="$bytes" -v r1="$rss1" -v r2="$rss2" 'BEGIN {
         printf "2 cores vs 1: %.2fx (target >= 1.8x); 1 core: %.0f MB/s (target >= 300); peak RSS %.0f / %.0f MB (target < 300)\n",

@@ -86,6 +86,7 @@ fn main() {
     let floor_wall = wall;
 
     let mut reference: Option<(u64, u64)> = None;
+    let mut walks = (0u64, 0u64);
     for kernel in ScanKernel::available() {
         if only
             .as_ref()
@@ -104,7 +105,13 @@ fn main() {
                             events += 1;
                             ts_digits += ev.value(Field::Ts).map_or(0, |v| v.len() as u64);
                         }
-                        Ok(None) => break,
+                        Ok(None) => {
+                            if kernel == ScanKernel::best() {
+                                walks.0 += r.fast_path_events();
+                                walks.1 += r.direct_walk_events();
+                            }
+                            break;
+                        }
                         Err(e) => {
                             eprintln!("trace_scan: {p}: {e}");
                             std::process::exit(1);
@@ -128,5 +135,13 @@ fn main() {
     }
     if let Some((events, _)) = reference {
         println!("events: {events}");
+    }
+    if walks.0 > 0 {
+        // Summed over the rounds: per round, as a share of the events.
+        println!(
+            "best kernel: fast path (token or direct walk) {:.1}% of the events, direct walk {:.1}%",
+            walks.0 as f64 * 100.0 / (repeat as f64 * reference.map_or(1, |r| r.0) as f64),
+            walks.1 as f64 * 100.0 / (repeat as f64 * reference.map_or(1, |r| r.0) as f64)
+        );
     }
 }

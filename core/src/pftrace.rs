@@ -24,6 +24,20 @@
 //! each packet). prost also drops unknown fields when re-encoding, and
 //! would need protoc or hand-copied message definitions for ~25 fields.
 //!
+//! Why its fast paths (docs/benchmarks.md#the-pftrace-reader): the packet,
+//! its track event and their annotations are read in one loop each that
+//! matches the usual fields by their first one or two tag bytes (number and
+//! wire type at once) and hands anything else to a general field reader
+//! with the same checks; the event is decoded in place
+//! ([`Packet::decode_into`]) rather than returned through `Result`s, whose
+//! copies of a just-written event each stalled on store forwarding. On one
+//! generated 251 MB rank (EPYC, shared) decoding alone went from 874 to
+//! about 3,000 MB per CPU second. [`Packet::decode_reference`], the
+//! generic decoder (one [`Fields`] step per field) they replace, stays as
+//! the reference: `core/tests/pftrace_decoder.rs` and the fuzz target
+//! compare the two on every packet, every cut and every one-byte change
+//! (same packet, or the same error at the same offset).
+//!
 //! [`PacketView`] is the merge's shallow read: only the fields an edit needs
 //! (timestamp, track uuid, flow ids), nested messages skipped after their
 //! length was checked.
@@ -43,7 +57,10 @@ use crate::error::InputError;
 pub const RECORD_TAG: u8 = 0x0a;
 /// Largest packet accepted by default (bounds the reader's buffer).
 pub const DEFAULT_MAX_PACKET: usize = 64 << 20;
-const READ_CHUNK: usize = 256 << 10;
+/// The reader asks for at least this much at a time: as much as the
+/// `BufReader` the timeline source puts over a file holds, so that reads
+/// go past its buffer instead of being copied twice.
+const READ_CHUNK: usize = 1 << 20;
 
 // Field numbers (perfetto.protos, trace_packet.proto and friends).
 mod field {
@@ -198,8 +215,18 @@ impl<'a> Record<'a> {
     }
 
     /// Decodes the packet; errors carry file offsets.
+    #[inline]
     pub fn decode(&self) -> Result<Packet<'a>, PftraceError> {
         Packet::decode(self.packet).map_err(|e| PftraceError {
+            offset: e.offset + self.packet_offset(),
+            ..e
+        })
+    }
+
+    /// [`Record::decode`] into `out` ([`Packet::decode_into`]).
+    #[inline]
+    pub fn decode_into(&self, out: &mut Packet<'a>) -> Result<(), PftraceError> {
+        Packet::decode_into(self.packet, out).map_err(|e| PftraceError {
             offset: e.offset + self.packet_offset(),
             ..e
         })
@@ -257,6 +284,9 @@ impl<R: Read> PacketReader<R> {
             }
             let need = (self.start + want).max(self.end + READ_CHUNK);
             if self.buf.len() < need {
+                // Exactly: the buffer stays bounded by the largest packet
+                // plus one read.
+                self.buf.reserve_exact(need - self.buf.len());
                 self.buf.resize(need, 0);
             }
             let n = loop {
@@ -282,8 +312,11 @@ impl<R: Read> PacketReader<R> {
 
     /// The next complete record; `None` at the end of the file or at a cut
     /// (then [`PftraceSummary::truncation`] says where).
+    #[inline]
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, PftraceError> {
-        self.fill(11)?;
+        if self.end - self.start < 11 {
+            self.fill(11)?;
+        }
         let avail = self.end - self.start;
         if avail == 0 {
             return Ok(None);
@@ -295,7 +328,12 @@ impl<R: Read> PacketReader<R> {
                 offset: self.offset,
             });
         }
-        let (len, n) = match read_varint(&head[1..]) {
+        // Most packets are shorter than 128 bytes: a one-byte length.
+        let length = match head.get(1) {
+            Some(&b) if b < 0x80 => Some((u64::from(b), 1)),
+            _ => read_varint(&head[1..]),
+        };
+        let (len, n) = match length {
             Some(v) => v,
             None if avail < 11 => return Ok(self.cut(avail)),
             None => {
@@ -391,7 +429,7 @@ fn pack_groups(word: u64, n: usize) -> u64 {
 }
 
 /// Decodes a varint; `None` when cut or longer than 10 bytes.
-#[inline]
+#[inline(always)]
 pub fn read_varint(b: &[u8]) -> Option<(u64, usize)> {
     if let Some(head) = b.get(..8) {
         let word = u64::from_le_bytes(head.try_into().expect("8 bytes"));
@@ -567,13 +605,74 @@ fn base_of(outer: &[u8], inner: &[u8]) -> usize {
 
 type Decoded<T> = Result<T, (usize, &'static str)>;
 
+/// The error of a field the decoder knows, with another wire type.
+const WRONG_WIRE: &str = "known field with an unexpected wire type";
+
+/// Moves an error offset of a nested message to its parent's bytes.
+#[inline]
+fn nested_at(base: usize) -> impl Fn((usize, &'static str)) -> (usize, &'static str) {
+    move |(o, w)| (o + base, w)
+}
+
+/// The one-byte tag of a field numbered below 16.
+const fn tag1(number: u32, wire: u8) -> u8 {
+    (number << 3) as u8 | wire
+}
+
+/// The two-byte tag of a field numbered 16 to 2047, as a little-endian
+/// `u16` of its two bytes.
+const fn tag2(number: u32, wire: u8) -> u16 {
+    let tag = (number << 3) as u16 | wire as u16;
+    (0x80 | (tag & 0x7f)) | (tag >> 7) << 8
+}
+
+/// The fast paths' varint at `at`: its value and end, `None` when cut or
+/// malformed (the caller then reads the field the general way, which names
+/// the error).
+#[inline(always)]
+fn varint_fast(msg: &[u8], at: usize) -> Option<(u64, usize)> {
+    match msg.get(at) {
+        Some(&b) if b < 0x80 => Some((u64::from(b), at + 1)),
+        Some(_) => read_varint(&msg[at..]).map(|(v, n)| (v, at + n)),
+        None => None,
+    }
+}
+
+/// The fast paths' length-delimited payload whose length is at `at`:
+/// `(payload start, end)`, `None` when it does not fit (as [`varint_fast`]).
+#[inline(always)]
+fn len_fast(msg: &[u8], at: usize) -> Option<(usize, usize)> {
+    let (len, body) = varint_fast(msg, at)?;
+    if len > (msg.len() - body) as u64 {
+        return None;
+    }
+    Some((body, body + len as usize))
+}
+
+/// Where the fields of each repeated kind of a track event lie (first
+/// field's start, last field's end; `end == 0`: none).
+#[derive(Default)]
+struct EventSpans {
+    annotations: (usize, usize),
+    categories: (usize, usize),
+    flows: (usize, usize),
+}
+
+#[inline(always)]
+fn widen_span(span: &mut (usize, usize), start: usize, end: usize) {
+    if span.1 == 0 {
+        span.0 = start;
+    }
+    span.1 = end;
+}
+
 /// Checks the wire type of a known field.
 #[inline]
 fn expect(f: &WireField<'_>, wire: u8) -> Decoded<()> {
     if f.wire == wire {
         Ok(())
     } else {
-        Err((f.start, "known field with an unexpected wire type"))
+        Err((f.start, WRONG_WIRE))
     }
 }
 
@@ -782,6 +881,10 @@ pub struct TrackEvent<'a> {
     annotations: &'a [u8],
     categories: &'a [u8],
     flows: &'a [u8],
+    /// The first category, and whether there are others (`categories`
+    /// then holds them all): the usual event has one.
+    first_category: Option<&'a [u8]>,
+    more_categories: bool,
 }
 
 /// Grows the span `start..end` of the fields of one kind.
@@ -828,7 +931,9 @@ pub struct DebugAnnotation<'a> {
 }
 
 impl<'a> DebugAnnotation<'a> {
-    fn decode(raw: &'a [u8]) -> Decoded<Self> {
+    /// The reference decoder (through [`Fields`]); [`DebugAnnotation::decode`]
+    /// must agree with it on every input.
+    fn decode_by_fields(raw: &'a [u8]) -> Decoded<Self> {
         let mut a = DebugAnnotation {
             name: None,
             value: AnnotationValue::Other,
@@ -865,10 +970,77 @@ impl<'a> DebugAnnotation<'a> {
         }
         Ok(a)
     }
+
+    /// The annotation's fields, the usual ones by their first tag byte
+    /// (the same checks and errors as [`DebugAnnotation::decode_by_fields`]:
+    /// anything unusual goes through [`DebugAnnotation::field`]).
+    #[inline]
+    fn decode(raw: &'a [u8]) -> Decoded<Self> {
+        let mut a = DebugAnnotation {
+            name: None,
+            value: AnnotationValue::Other,
+        };
+        let mut pos = 0;
+        while pos < raw.len() {
+            let b = raw[pos];
+            let fast = if b == tag1(field::DA_NAME, LEN) {
+                len_fast(raw, pos + 1).map(|(body, end)| {
+                    a.name = Some(&raw[body..end]);
+                    end
+                })
+            } else if b == tag1(field::DA_STRING, LEN) {
+                len_fast(raw, pos + 1).map(|(body, end)| {
+                    a.value = AnnotationValue::Str(&raw[body..end]);
+                    end
+                })
+            } else if b == tag1(field::DA_UINT, VARINT) {
+                varint_fast(raw, pos + 1).map(|(v, end)| {
+                    a.value = AnnotationValue::Uint(v);
+                    end
+                })
+            } else {
+                None
+            };
+            pos = match fast {
+                Some(end) => end,
+                None => a.field(raw, pos)?,
+            };
+        }
+        Ok(a)
+    }
+
+    /// The field at `pos`, any tag; returns its end.
+    #[inline(never)]
+    fn field(&mut self, raw: &'a [u8], pos: usize) -> Decoded<usize> {
+        let (number, wire, value, body, end) = field_fast(raw, pos)?;
+        match (number, wire) {
+            (field::DA_NAME, LEN) => self.name = Some(&raw[body..end]),
+            (field::DA_STRING, LEN) => self.value = AnnotationValue::Str(&raw[body..end]),
+            (field::DA_UINT, VARINT) => self.value = AnnotationValue::Uint(value),
+            (field::DA_INT, VARINT) => self.value = AnnotationValue::Int(value as i64),
+            (field::DA_BOOL, VARINT) => self.value = AnnotationValue::Bool(value != 0),
+            (field::DA_DOUBLE, FIXED64) => {
+                self.value = AnnotationValue::Double(f64::from_bits(value))
+            }
+            (
+                field::DA_NAME
+                | field::DA_STRING
+                | field::DA_UINT
+                | field::DA_INT
+                | field::DA_BOOL
+                | field::DA_DOUBLE,
+                _,
+            ) => return Err((pos, WRONG_WIRE)),
+            _ => {}
+        }
+        Ok(end)
+    }
 }
 
 impl<'a> TrackEvent<'a> {
-    fn decode(raw: &'a [u8]) -> Decoded<Self> {
+    /// The reference decoder (through [`Fields`]); [`TrackEvent::decode`]
+    /// must agree with it on every input.
+    fn decode_by_fields(raw: &'a [u8]) -> Decoded<Self> {
         let mut e = TrackEvent {
             kind: EventType::Other(0),
             track_uuid: None,
@@ -876,6 +1048,8 @@ impl<'a> TrackEvent<'a> {
             annotations: &[],
             categories: &[],
             flows: &[],
+            first_category: None,
+            more_categories: false,
         };
         let (mut ann, mut cat, mut flow) = ((0, 0), (0, 0), (0, 0));
         for f in Fields::new(raw) {
@@ -896,6 +1070,11 @@ impl<'a> TrackEvent<'a> {
                 field::TE_CATEGORIES => {
                     expect(&f, LEN)?;
                     widen(&mut cat, &f);
+                    if e.first_category.is_none() {
+                        e.first_category = Some(f.bytes);
+                    } else {
+                        e.more_categories = true;
+                    }
                 }
                 field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS => {
                     widen(&mut flow, &f);
@@ -911,7 +1090,7 @@ impl<'a> TrackEvent<'a> {
                     expect(&f, LEN)?;
                     widen(&mut ann, &f);
                     let base = base_of(raw, f.bytes);
-                    DebugAnnotation::decode(f.bytes).map_err(|(o, w)| (o + base, w))?;
+                    DebugAnnotation::decode_by_fields(f.bytes).map_err(|(o, w)| (o + base, w))?;
                 }
                 _ => {}
             }
@@ -920,6 +1099,134 @@ impl<'a> TrackEvent<'a> {
         e.categories = &raw[cat.0..cat.1];
         e.flows = &raw[flow.0..flow.1];
         Ok(e)
+    }
+
+    /// The event's fields, the usual ones by their first one or two tag
+    /// bytes (the same checks and errors as [`TrackEvent::decode_by_fields`]:
+    /// anything unusual goes through [`TrackEvent::field`];
+    /// docs/benchmarks.md#the-pftrace-reader).
+    fn decode(raw: &'a [u8]) -> Decoded<Self> {
+        let mut e = TrackEvent::EMPTY;
+        e.decode_into(raw)?;
+        Ok(e)
+    }
+
+    /// No field yet.
+    const EMPTY: TrackEvent<'static> = TrackEvent {
+        kind: EventType::Other(0),
+        track_uuid: None,
+        name: None,
+        annotations: &[],
+        categories: &[],
+        flows: &[],
+        first_category: None,
+        more_categories: false,
+    };
+
+    /// [`TrackEvent::decode`] into `self` (which is [`TrackEvent::EMPTY`]):
+    /// decoded in place, the event is not copied on its way to the caller
+    /// (copies of a freshly written event cost a store-forwarding stall
+    /// each, docs/benchmarks.md#the-pftrace-reader).
+    #[inline(always)]
+    fn decode_into(&mut self, raw: &'a [u8]) -> Decoded<()> {
+        let e = self;
+        let mut spans = EventSpans::default();
+        let mut pos = 0;
+        while pos < raw.len() {
+            let b = raw[pos];
+            let fast = if b == tag1(field::TE_TYPE, VARINT) {
+                varint_fast(raw, pos + 1).map(|(v, end)| {
+                    e.kind = EventType::from_wire(v);
+                    end
+                })
+            } else if b == tag1(field::TE_TRACK_UUID, VARINT) {
+                varint_fast(raw, pos + 1).map(|(v, end)| {
+                    e.track_uuid = Some(v);
+                    end
+                })
+            } else if b == tag1(field::TE_DEBUG_ANNOTATIONS, LEN) {
+                len_fast(raw, pos + 1).and_then(|(body, end)| {
+                    DebugAnnotation::decode(&raw[body..end]).ok()?;
+                    widen_span(&mut spans.annotations, pos, end);
+                    Some(end)
+                })
+            } else if b >= 0x80 && pos + 1 < raw.len() {
+                let t = u16::from_le_bytes([b, raw[pos + 1]]);
+                if t == tag2(field::TE_NAME, LEN) {
+                    len_fast(raw, pos + 2).map(|(body, end)| {
+                        e.name = Some(&raw[body..end]);
+                        end
+                    })
+                } else if t == tag2(field::TE_CATEGORIES, LEN) {
+                    len_fast(raw, pos + 2).map(|(body, end)| {
+                        e.category(&raw[body..end], &mut spans, pos, end);
+                        end
+                    })
+                } else if t == tag2(field::TE_FLOW_IDS, FIXED64) && pos + 10 <= raw.len() {
+                    widen_span(&mut spans.flows, pos, pos + 10);
+                    Some(pos + 10)
+                } else {
+                    None
+                }
+            } else {
+                None
+            };
+            pos = match fast {
+                Some(end) => end,
+                None => e.field(raw, pos, &mut spans)?,
+            };
+        }
+        e.annotations = &raw[spans.annotations.0..spans.annotations.1];
+        e.categories = &raw[spans.categories.0..spans.categories.1];
+        e.flows = &raw[spans.flows.0..spans.flows.1];
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn category(&mut self, cat: &'a [u8], spans: &mut EventSpans, start: usize, end: usize) {
+        widen_span(&mut spans.categories, start, end);
+        if self.first_category.is_none() {
+            self.first_category = Some(cat);
+        } else {
+            self.more_categories = true;
+        }
+    }
+
+    /// The field at `pos`, any tag; returns its end.
+    #[inline(never)]
+    fn field(&mut self, raw: &'a [u8], pos: usize, spans: &mut EventSpans) -> Decoded<usize> {
+        let (number, wire, value, body, end) = field_fast(raw, pos)?;
+        match (number, wire) {
+            (field::TE_TYPE, VARINT) => self.kind = EventType::from_wire(value),
+            (field::TE_TRACK_UUID, VARINT) => self.track_uuid = Some(value),
+            (field::TE_NAME, LEN) => self.name = Some(&raw[body..end]),
+            (field::TE_CATEGORIES, LEN) => self.category(&raw[body..end], spans, pos, end),
+            (field::TE_DEBUG_ANNOTATIONS, LEN) => {
+                DebugAnnotation::decode(&raw[body..end]).map_err(nested_at(body))?;
+                widen_span(&mut spans.annotations, pos, end);
+            }
+            (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, FIXED64) => {
+                widen_span(&mut spans.flows, pos, end)
+            }
+            (field::TE_FLOW_IDS | field::TE_TERMINATING_FLOW_IDS, LEN) => {
+                if (end - body) % 8 != 0 {
+                    return Err((pos, "packed fixed64 flow ids of a bad length"));
+                }
+                widen_span(&mut spans.flows, pos, end);
+            }
+            (
+                field::TE_TYPE
+                | field::TE_TRACK_UUID
+                | field::TE_NAME
+                | field::TE_CATEGORIES
+                | field::TE_DEBUG_ANNOTATIONS
+                | field::TE_FLOW_IDS
+                | field::TE_TERMINATING_FLOW_IDS,
+                _,
+            ) => return Err((pos, WRONG_WIRE)),
+            _ => {}
+        }
+        Ok(end)
     }
 
     /// The name as text (invalid UTF-8 replaced).
@@ -935,9 +1242,20 @@ impl<'a> TrackEvent<'a> {
             .map(|f| f.bytes)
     }
 
+    /// The first of the categories.
+    #[inline]
+    pub fn first_category(&self) -> Option<&'a [u8]> {
+        self.first_category
+    }
+
     /// Whether `cat` is one of the categories.
+    #[inline]
     pub fn has_category(&self, cat: &[u8]) -> bool {
-        self.categories().any(|c| c == cat)
+        if self.more_categories {
+            self.categories().any(|c| c == cat)
+        } else {
+            self.first_category == Some(cat)
+        }
     }
 
     /// `flow_ids` (fixed64, packed or not), in order.
@@ -984,11 +1302,50 @@ fn flow_values(raw: &[u8], number: u32) -> impl Iterator<Item = u64> + '_ {
 impl<'a> Packet<'a> {
     /// Decodes a serialized `TracePacket`; the error offset is relative to
     /// `bytes` (see [`Record::decode`] for file offsets).
+    #[inline]
     pub fn decode(bytes: &'a [u8]) -> Result<Packet<'a>, PftraceError> {
-        Self::decode_inner(bytes).map_err(|(o, w)| PftraceError::malformed(o as u64, w))
+        let mut p = Packet::empty();
+        Self::decode_inner(bytes, &mut p).map_err(|(o, w)| PftraceError::malformed(o as u64, w))?;
+        Ok(p)
     }
 
-    fn decode_inner(bytes: &'a [u8]) -> Decoded<Packet<'a>> {
+    /// A packet with no field (for [`Packet::decode_into`] to fill). A
+    /// function rather than a constant: a constant this large is copied
+    /// in with a memcpy call, this writes the four discriminants.
+    #[inline(always)]
+    pub fn empty() -> Packet<'a> {
+        Packet {
+            timestamp: None,
+            timestamp_clock_id: None,
+            sequence_id: None,
+            data: PacketData::Other,
+        }
+    }
+
+    /// [`Packet::decode`] into `out` (whatever it held before): the
+    /// readers' loop, where the packet is decoded where it is used rather
+    /// than copied there (docs/benchmarks.md#the-pftrace-reader).
+    #[inline]
+    pub fn decode_into(bytes: &'a [u8], out: &mut Packet<'a>) -> Result<(), PftraceError> {
+        // Field by field: a whole-struct store of the constant is a memcpy
+        // call per packet.
+        out.timestamp = None;
+        out.timestamp_clock_id = None;
+        out.sequence_id = None;
+        out.data = PacketData::Other;
+        Self::decode_inner(bytes, out).map_err(|(o, w)| PftraceError::malformed(o as u64, w))
+    }
+
+    /// The reference decoder: every message through [`Fields`], one
+    /// [`WireField`] at a time. [`Packet::decode`] must agree with it on
+    /// every input (same packet, or the same error at the same offset):
+    /// `core/tests/pftrace.rs` and the fuzz target `pftrace` check it.
+    #[doc(hidden)]
+    pub fn decode_reference(bytes: &'a [u8]) -> Result<Packet<'a>, PftraceError> {
+        Self::decode_by_fields(bytes).map_err(|(o, w)| PftraceError::malformed(o as u64, w))
+    }
+
+    fn decode_by_fields(bytes: &'a [u8]) -> Decoded<Packet<'a>> {
         let mut p = Packet {
             timestamp: None,
             timestamp_clock_id: None,
@@ -1016,7 +1373,8 @@ impl<'a> Packet<'a> {
                 }
                 field::PACKET_TRACK_EVENT => {
                     expect(&f, LEN)?;
-                    p.data = nested(TrackEvent::decode(f.bytes).map(PacketData::TrackEvent))?;
+                    p.data =
+                        nested(TrackEvent::decode_by_fields(f.bytes).map(PacketData::TrackEvent))?;
                 }
                 field::PACKET_TRACK_DESCRIPTOR => {
                     expect(&f, LEN)?;
@@ -1031,6 +1389,88 @@ impl<'a> Packet<'a> {
             }
         }
         Ok(p)
+    }
+
+    /// The packet's fields, the usual ones by their first one or two tag
+    /// bytes, the track event inside decoded the same way (the same checks
+    /// and errors as [`Packet::decode_reference`]: anything unusual goes
+    /// through [`Packet::field`]; docs/benchmarks.md#the-pftrace-reader).
+    #[inline(always)]
+    fn decode_inner(bytes: &'a [u8], p: &mut Packet<'a>) -> Decoded<()> {
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let b = bytes[pos];
+            let fast = if b == tag1(field::PACKET_TIMESTAMP, VARINT) {
+                varint_fast(bytes, pos + 1).map(|(v, end)| {
+                    p.timestamp = Some(v);
+                    end
+                })
+            } else if b == tag1(field::PACKET_SEQUENCE_ID, VARINT) {
+                varint_fast(bytes, pos + 1).map(|(v, end)| {
+                    p.sequence_id = Some(v as u32);
+                    end
+                })
+            } else if b == tag1(field::PACKET_TRACK_EVENT, LEN) {
+                len_fast(bytes, pos + 1).and_then(|(body, end)| {
+                    p.data = PacketData::TrackEvent(TrackEvent::EMPTY);
+                    let PacketData::TrackEvent(te) = &mut p.data else {
+                        unreachable!("just set")
+                    };
+                    te.decode_into(&bytes[body..end]).ok()?;
+                    Some(end)
+                })
+            } else if b >= 0x80
+                && pos + 1 < bytes.len()
+                && u16::from_le_bytes([b, bytes[pos + 1]]) == tag2(field::PACKET_CLOCK_ID, VARINT)
+            {
+                varint_fast(bytes, pos + 2).map(|(v, end)| {
+                    p.timestamp_clock_id = Some(v as u32);
+                    end
+                })
+            } else {
+                None
+            };
+            pos = match fast {
+                Some(end) => end,
+                None => p.field(bytes, pos)?,
+            };
+        }
+        Ok(())
+    }
+
+    /// The field at `pos`, any tag; returns its end.
+    #[inline(never)]
+    fn field(&mut self, bytes: &'a [u8], pos: usize) -> Decoded<usize> {
+        let (number, wire, value, body, end) = field_fast(bytes, pos)?;
+        let raw = &bytes[body..end];
+        match (number, wire) {
+            (field::PACKET_TIMESTAMP, VARINT) => self.timestamp = Some(value),
+            (field::PACKET_SEQUENCE_ID, VARINT) => self.sequence_id = Some(value as u32),
+            (field::PACKET_CLOCK_ID, VARINT) => self.timestamp_clock_id = Some(value as u32),
+            (field::PACKET_TRACK_EVENT, LEN) => {
+                let te = TrackEvent::decode(raw).map_err(nested_at(body))?;
+                self.data = PacketData::TrackEvent(te);
+            }
+            (field::PACKET_TRACK_DESCRIPTOR, LEN) => {
+                let td = TrackDescriptor::decode(raw).map_err(nested_at(body))?;
+                self.data = PacketData::TrackDescriptor(td);
+            }
+            (field::PACKET_CLOCK_SNAPSHOT, LEN) => {
+                let cs = ClockSnapshot::decode(raw).map_err(nested_at(body))?;
+                self.data = PacketData::ClockSnapshot(cs);
+            }
+            (
+                field::PACKET_TIMESTAMP
+                | field::PACKET_SEQUENCE_ID
+                | field::PACKET_CLOCK_ID
+                | field::PACKET_TRACK_EVENT
+                | field::PACKET_TRACK_DESCRIPTOR
+                | field::PACKET_CLOCK_SNAPSHOT,
+                _,
+            ) => return Err((pos, WRONG_WIRE)),
+            _ => {}
+        }
+        Ok(end)
     }
 }
 
@@ -1152,7 +1592,7 @@ impl<'a> PacketView<'a> {
                 if wire == want {
                     Ok(())
                 } else {
-                    Err((pos, "known field with an unexpected wire type"))
+                    Err((pos, WRONG_WIRE))
                 }
             };
             match number {
@@ -1193,7 +1633,7 @@ impl<'a> PacketView<'a> {
                 if ok {
                     Ok(())
                 } else {
-                    Err((pos, "known field with an unexpected wire type"))
+                    Err((pos, WRONG_WIRE))
                 }
             };
             match number {

@@ -513,6 +513,89 @@ fn changed_bytes_under_the_direct_walks_guesses_agree_with_the_byte_parser() {
     }
 }
 
+/// Events in Kineto's shapes (PyTorch profiler, docs/formats.md#kineto-json):
+/// short keys in the event, an `args` object with long keys, arrays
+/// (nested, empty, of strings), `null` and negative or fractional numbers;
+/// the direct walk takes them all, indented as Kineto writes them.
+const KINETO_EVENTS: &[&str] = &[
+    r#"{"ph": "X", "cat": "cpu_op", "name": "MseLossBackward0", "pid": 2815, "tid": 3377, "ts": 4907494922723.236, "dur": 138.46, "args": {"External id": 514, "Sequence number": 77, "Fwd thread id": 1, "Record function id": 0, "Concrete Inputs": [""], "Input type": ["float"], "Input Strides": [[]], "Input Dims": [[]], "Ev Idx": 1}}"#,
+    r#"{"ph": "X", "cat": "python_function", "name": "<string>(1): <module>", "pid": 2815, "tid": 2815, "ts": 4907494919204.654, "dur": 34584.203, "args": {"Python parent id": null, "Python id": 1, "Ev Idx": 1180}}"#,
+    r#"{"ph": "f", "id": 1, "pid": 2815, "tid": 3377, "ts": 4907494922723.236, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"}"#,
+    r#"{"ph": "X", "cat": "kernel", "name": "sm80_xmma_gemm", "pid": 0, "tid": 7, "ts": 4907494920908.721, "dur": 347.134, "args": {"External id": 17, "queued": 0, "device": 0, "blocks per SM": 1.939394, "grid": [16, 16, 1], "block": [128,1,-1], "est. achieved occupancy %": 12, "flag": true, "off": false}}"#,
+    r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 2815, "tid": 3377, "ts": 4907494922956.563, "dur": 57.032, "args": {"Input Dims": [[64, 128], [128, 256], []], "Input type": ["float", "c10::Half", ""], "nested": [[[[1]]]], "none": null}}"#,
+];
+
+/// Kineto events with one byte changed, after two clean copies (the direct
+/// walk's guesses are those of the clean event), indented as Kineto writes
+/// them; and the clean events, which the direct walk takes (but for the
+/// last of the buffer).
+#[test]
+fn kineto_events_and_their_one_byte_changes_agree_with_the_byte_parser() {
+    let events: Vec<&[u8]> = KINETO_EVENTS.iter().map(|e| e.as_bytes()).collect();
+    // One more event at the end: the last one of a buffer is too close
+    // to its end for the direct walk's windows.
+    let mut more = events.clone();
+    more.push(events[2]);
+    for pad in [2, 0, 31, 64] {
+        let input = trace_of(&more, pad);
+        check(&input);
+        assert!(direct_events(&input) >= events.len() as u64, "pad {pad}");
+    }
+    // As Kineto lays them out: members on indented lines, `args` on lines
+    // of their own, `,"` without a blank; the direct walk takes them too.
+    let indented: Vec<Vec<u8>> = KINETO_EVENTS
+        .iter()
+        .map(|e| {
+            e.replacen("{", "{\n    ", 1)
+                .replace(", \"ts\"", ",\n    \"ts\"")
+                .replace(", \"args\": {", ",\n    \"args\": {\n      ")
+                .replace(", \"Sequence", ",\"Sequence")
+                .replace("}}", "\n    }\n  }")
+                .into_bytes()
+        })
+        .collect();
+    let mut more: Vec<&[u8]> = indented.iter().map(Vec::as_slice).collect();
+    more.push(events[2]);
+    for pad in [2, 0, 31, 64] {
+        let input = trace_of(&more, pad);
+        check(&input);
+        assert!(
+            direct_events(&input) >= events.len() as u64,
+            "indented, pad {pad}: {}",
+            String::from_utf8_lossy(&input)
+        );
+    }
+    for e in &indented {
+        for at in 0..e.len() {
+            if !e[at].is_ascii_whitespace() && e[at] != b',' {
+                continue;
+            }
+            for with in [b'x', b'\t', b'\r', b',', b'}', 0x0C, 0xA0] {
+                let mut m = e.clone();
+                m[at] = with;
+                check(&trace_of(&[e, e, &m, e], 2));
+            }
+        }
+    }
+    // The bytes from `"args"` on (those before are unitrace's shapes,
+    // changed byte by byte in the tests above).
+    for clean in &events {
+        let Some(args) = clean.windows(6).position(|w| w == b"\"args\"") else {
+            continue;
+        };
+        for at in args..clean.len() {
+            for with in [
+                b'"', b',', b':', b' ', b'}', b'{', b'[', b']', b'n', b'x', b'0', b'.', b'-', b'e',
+                b'\\', 0x00, 0xC3,
+            ] {
+                let mut e = clean.to_vec();
+                e[at] = with;
+                check(&trace_of(&[clean, clean, &e, clean], 2));
+            }
+        }
+    }
+}
+
 /// The events the direct walk took on `input` with the best kernel.
 fn direct_events(input: &[u8]) -> u64 {
     let mut r = TraceReader::with_kernel(input, 1 << 20, ScanKernel::best());

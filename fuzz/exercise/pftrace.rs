@@ -13,6 +13,9 @@
 //! * the merge's shallow `PacketView` of a packet that decodes reads, and
 //!   agrees with the decoder (timestamp, kind, track uuid, flow ids); its
 //!   flow-only patch renames exactly the flow ids and nothing else;
+//! * the decoder's fast paths agree with the reference decoder: the same
+//!   packet (fields, categories, flow ids, annotations), or the same error
+//!   at the same offset, also when decoded in place over another packet;
 //! * the format-neutral timeline reader runs over the input without panic.
 //!
 //! Shared by the fuzz target and the regression tests (which replay
@@ -168,6 +171,47 @@ fn check_rewrite(packet: &[u8], raw: &[u8]) {
     }
 }
 
+/// Everything a decoded packet tells, in a comparable form.
+fn describe(p: &Packet<'_>) -> String {
+    match &p.data {
+        PacketData::TrackEvent(e) => format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {:?} {:?} {:?}",
+            p.timestamp,
+            p.timestamp_clock_id,
+            p.sequence_id,
+            e.kind,
+            e.track_uuid,
+            e.name,
+            e.categories().collect::<Vec<_>>(),
+            e.first_category(),
+            e.has_category(b"gpu_op"),
+            e.flow_ids().collect::<Vec<_>>(),
+            e.terminating_flow_ids().collect::<Vec<_>>(),
+            e.annotations().collect::<Vec<_>>(),
+        ),
+        _ => format!("{p:?}"),
+    }
+}
+
+/// The fast decoder against the reference decoder (see the module head).
+fn check_decoders(packet: &[u8]) {
+    let fast = Packet::decode(packet);
+    let reference = Packet::decode_reference(packet);
+    let mut reused = Packet::decode(b"\x40\x05\x5a\x04\x48\x01\x58\x07").expect("small event");
+    let in_place = Packet::decode_into(packet, &mut reused);
+    match (&fast, &reference, &in_place) {
+        (Ok(a), Ok(b), Ok(())) => {
+            assert_eq!(describe(a), describe(b), "fast decoder differs");
+            assert_eq!(describe(&reused), describe(b), "in-place decoder differs");
+        }
+        (Err(a), Err(b), Err(c)) => {
+            assert_eq!((a.offset, a.problem()), (b.offset, b.problem()));
+            assert_eq!((c.offset, c.problem()), (b.offset, b.problem()));
+        }
+        (a, b, c) => panic!("decoders disagree: fast {a:?}, reference {b:?}, in place {c:?}"),
+    }
+}
+
 /// The shallow view against the full decoder (see the module head).
 fn check_view(packet: &[u8]) {
     let view = PacketView::read(packet);
@@ -239,6 +283,7 @@ pub fn run(data: &[u8]) {
                 "decode error offset past the record"
             );
         }
+        check_decoders(rec.packet);
         check_rewrite(rec.packet, raw);
         check_view(rec.packet);
     }

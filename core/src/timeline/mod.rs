@@ -36,7 +36,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
-use crate::pftrace::PacketReader;
+use crate::pftrace::{Packet, PacketReader};
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use crate::walk::{walk, Depth, Skipped, Walk};
 
@@ -575,7 +575,10 @@ fn read_pftrace<R: Read, S: TraceSink>(
             Err(e) => return Err(e.into_input_error(path).into()),
         };
         let offset = record.packet_offset();
-        let packet = record.decode().map_err(|e| e.into_input_error(path))?;
+        let mut packet = Packet::empty();
+        record
+            .decode_into(&mut packet)
+            .map_err(|e| e.into_input_error(path))?;
         interp
             .feed(&packet, offset, sink)
             .map_err(SourceError::Sink)?;

@@ -5,7 +5,9 @@
 //! category `gpu_op` makes it a device command, anything else a host call
 //! (a range when its name has `::`, as in JSON). Submission flow ids ride
 //! on the submitting call and on the command (docs/formats.md#pftrace-flows).
-//! Timestamps are nanoseconds already.
+//! Timestamps are nanoseconds already. Each event costs one map lookup:
+//! a track's descriptor, open slices and rank slot live together
+//! (docs/benchmarks.md#the-pftrace-reader).
 
 use std::io;
 
@@ -33,13 +35,30 @@ struct OpenSlice {
     collective: Option<CollectiveArgs>,
 }
 
+/// What is known of one track: its descriptor's pid and tid (a process
+/// track has no tid; a track without a descriptor is pid 0), its open
+/// slices, and its rank slot as of descriptor generation `slot_generation`.
+/// One map lookup per event finds all of it (docs/benchmarks.md#the-pftrace-reader).
+#[derive(Default)]
+struct Track {
+    pid: u64,
+    tid: Option<u64>,
+    open: Vec<OpenSlice>,
+    slot: RankSlot,
+    /// The [`PftraceEvents::generation`] `slot` was found in, 0: never.
+    slot_generation: u32,
+}
+
 /// The interpreter of one `.pftrace` file's packets.
 pub struct PftraceEvents {
     pub names: Names,
     pub router: RankRouter,
-    /// track uuid -> (pid, tid); process tracks have no tid.
-    tracks: FxHashMap<u64, (u64, Option<u64>)>,
-    open: FxHashMap<u64, Vec<OpenSlice>>,
+    /// track uuid -> what is known of it.
+    tracks: FxHashMap<u64, Track>,
+    /// Counts the descriptors read (from 1): a process descriptor may move
+    /// a pid to another rank, so cached slots of older generations are
+    /// looked up again.
+    generation: u32,
     anchors: Vec<Option<Ns>>,
 }
 
@@ -49,9 +68,22 @@ impl PftraceEvents {
             names: Names::default(),
             router,
             tracks: FxHashMap::default(),
-            open: FxHashMap::default(),
+            generation: 1,
             anchors: Vec::new(),
         }
+    }
+
+    /// The track `uuid` and the rank slot of its pid (the router's
+    /// [`RankRouter::peek`], cached per track until the next descriptor).
+    #[inline]
+    fn track_and_slot(&mut self, uuid: u64) -> (&mut Track, RankSlot) {
+        let t = self.tracks.entry(uuid).or_default();
+        if t.slot_generation != self.generation {
+            t.slot = self.router.peek(Some(t.pid));
+            t.slot_generation = self.generation;
+        }
+        let slot = t.slot;
+        (t, slot)
     }
 
     /// Interprets one packet; `offset` is its byte offset in the file.
@@ -64,11 +96,13 @@ impl PftraceEvents {
         match &p.data {
             PacketData::TrackDescriptor(td) => {
                 let Some(uuid) = td.uuid else { return Ok(()) };
+                self.generation += 1;
                 // pids are 32-bit in the protobuf; unitrace's device
                 // processes are `-1` there.
                 if let Some(pr) = &td.process {
                     let pid = pr.pid.unwrap_or(0) as u32 as u64;
-                    self.tracks.insert(uuid, (pid, None));
+                    let t = self.tracks.entry(uuid).or_default();
+                    (t.pid, t.tid) = (pid, None);
                     if let Some(name) = pr.process_name.or(td.name) {
                         let label = String::from_utf8_lossy(name);
                         let rank = self.router.process_name(pid, &label);
@@ -77,7 +111,8 @@ impl PftraceEvents {
                 } else if let Some(t) = &td.thread {
                     let pid = t.pid.unwrap_or(0) as u32 as u64;
                     let tid = t.tid.unwrap_or(0) as u64;
-                    self.tracks.insert(uuid, (pid, Some(tid)));
+                    let track = self.tracks.entry(uuid).or_default();
+                    (track.pid, track.tid) = (pid, Some(tid));
                     if let Some(name) = t.thread_name.or(td.name) {
                         let rank = self.router.peek(Some(pid));
                         sink.thread(rank, pid, tid, &String::from_utf8_lossy(name));
@@ -111,20 +146,11 @@ impl PftraceEvents {
         }
     }
 
-    fn track(&self, uuid: u64) -> (u64, u64) {
-        let (pid, tid) = self.tracks.get(&uuid).copied().unwrap_or((0, None));
-        (pid, tid.unwrap_or(uuid))
-    }
-
     fn begin(&mut self, te: &TrackEvent<'_>, ts: Ns, sink: &mut impl TraceSink) {
         let uuid = te.track_uuid.unwrap_or(0);
         let name = self.names.intern_utf8(te.name.unwrap_or(b""));
         let gpu = te.has_category(b"gpu_op");
-        let cat = te
-            .categories()
-            .next()
-            .map_or("", |c| std::str::from_utf8(c).unwrap_or(""));
-        let cat = self.names.cat(cat);
+        let cat = self.names.cat_bytes(te.first_category().unwrap_or(b""));
         let (mut instance, mut flow, mut collective) = (None, None, None);
         if gpu {
             flow = te.flow_ids().next();
@@ -137,8 +163,8 @@ impl PftraceEvents {
                 .or(flow);
         } else {
             // The submitting call carries the flow ids.
-            let (pid, tid) = self.track(uuid);
-            let rank = self.router.peek(Some(pid));
+            let (t, rank) = self.track_and_slot(uuid);
+            let (pid, tid) = (t.pid, t.tid.unwrap_or(uuid));
             for id in te.flow_ids() {
                 sink.flow(&FlowPoint {
                     rank,
@@ -155,7 +181,7 @@ impl PftraceEvents {
                 collective = Some(pftrace_collective_args(te));
             }
         }
-        self.open.entry(uuid).or_default().push(OpenSlice {
+        self.tracks.entry(uuid).or_default().open.push(OpenSlice {
             name,
             start: ts,
             cat,
@@ -174,9 +200,9 @@ impl PftraceEvents {
         sink: &mut S,
     ) -> io::Result<()> {
         let uuid = te.track_uuid.unwrap_or(0);
-        let (pid, tid) = self.track(uuid);
-        let rank = self.router.peek(Some(pid));
-        let Some(s) = self.open.get_mut(&uuid).and_then(Vec::pop) else {
+        let (t, rank) = self.track_and_slot(uuid);
+        let (pid, tid) = (t.pid, t.tid.unwrap_or(uuid));
+        let Some(s) = t.open.pop() else {
             sink.dropped(&Dropped {
                 rank,
                 kind: DropKind::EndBeforeStart,
@@ -203,7 +229,7 @@ impl PftraceEvents {
             sink.dropped(&dropped(DropKind::EndBeforeStart, "ends before it begins"));
             return Ok(());
         }
-        self.router.slot(Some(pid));
+        self.router.mark_used(rank);
         if s.gpu {
             if ts == s.start {
                 let problem = "zero-length device command";
@@ -243,11 +269,15 @@ impl PftraceEvents {
     /// Ends the read: host slices still open (a cut file) arrive with
     /// `closed: false`, device ones are dropped; tracks in ascending order.
     pub fn finish<S: TraceSink>(&mut self, sink: &mut S) -> io::Result<()> {
-        let mut left: Vec<(u64, Vec<OpenSlice>)> =
-            std::mem::take(&mut self.open).into_iter().collect();
-        left.sort_by_key(|(t, _)| *t);
-        for (uuid, slices) in left {
-            let (pid, tid) = self.track(uuid);
+        let mut left: Vec<(u64, u64, Option<u64>, Vec<OpenSlice>)> = self
+            .tracks
+            .iter_mut()
+            .filter(|(_, t)| !t.open.is_empty())
+            .map(|(&uuid, t)| (uuid, t.pid, t.tid, std::mem::take(&mut t.open)))
+            .collect();
+        left.sort_by_key(|(uuid, ..)| *uuid);
+        for (uuid, pid, tid, slices) in left {
+            let tid = tid.unwrap_or(uuid);
             let rank = self.router.peek(Some(pid));
             for s in slices.into_iter().filter(|s| !s.gpu) {
                 let span = HostSpan {

@@ -137,7 +137,15 @@ impl RankRouter {
         s
     }
 
+    /// Marks `slot` as holding events ([`RankRouter::slot`] of a pid
+    /// whose slot is known).
+    #[inline]
+    pub fn mark_used(&mut self, slot: RankSlot) {
+        self.used[slot] = true;
+    }
+
     /// The slot of process `pid` without marking it.
+    #[inline]
     pub fn peek(&self, pid: Option<u64>) -> RankSlot {
         pid.and_then(|p| self.by_pid.get(&p).copied()).unwrap_or(0)
     }

@@ -351,6 +351,39 @@ pub(super) fn number_shape_portable(w: &[u8; 32]) -> u64 {
     })
 }
 
+/// Bit `k` set when `w[k]` is a JSON blank (space, tab, newline, carriage
+/// return): the direct walk skips the line breaks and indentation between
+/// members that Kineto writes (docs/benchmarks.md#kineto). SSE2 on x86-64,
+/// a byte loop elsewhere.
+#[inline(always)]
+pub(super) fn blanks16(w: &[u8; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; one unaligned load
+        // of the 16-byte array.
+        unsafe {
+            let v = _mm_loadu_si128(w.as_ptr() as *const __m128i);
+            let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+            let any = _mm_or_si128(
+                _mm_or_si128(is(b' '), is(b'\n')),
+                _mm_or_si128(is(b'\t'), is(b'\r')),
+            );
+            _mm_movemask_epi8(any) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    blanks16_portable(w)
+}
+
+/// The byte-loop [`blanks16`] (other targets; the tests' reference).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(super) fn blanks16_portable(w: &[u8; 16]) -> u32 {
+    w.iter().enumerate().fold(0, |m, (k, &c)| {
+        m | (matches!(c, b' ' | b'\n' | b'\t' | b'\r') as u32) << k
+    })
+}
+
 /// Bit `k` of the result is the XOR of bits `0..=k` of `x`: over the quote
 /// mask, 1 from an opening quote up to (not including) its closing quote.
 #[inline(always)]
@@ -394,7 +427,7 @@ mod tests {
     /// every byte value at every position, over several backgrounds.
     #[test]
     fn window_helpers_agree_with_byte_loops() {
-        for background in [b'a', b'1', b'.', b'"', 0x00, 0xFF] {
+        for background in [b'a', b'1', b'.', b'"', 0x00, 0xFF, b' ', b'\n'] {
             for at in 0..32 {
                 for byte in 0..=255u8 {
                     let mut w = [background; 32];
@@ -407,6 +440,7 @@ mod tests {
                     if at < 16 {
                         let w: &[u8; 16] = w[..16].try_into().expect("16 bytes");
                         assert_eq!(string_stops16(w), string_stops16_portable(w));
+                        assert_eq!(blanks16(w), blanks16_portable(w));
                     }
                 }
             }
