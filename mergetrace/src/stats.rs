@@ -324,6 +324,7 @@ impl MergeStats {
             plan.rank_options(),
             &ReportOptions {
                 bins: 200,
+                heat_rows: tracestat::analyzers::heatmap::MAX_HEAT_ROWS,
                 align: Align::Collectives,
             },
         );

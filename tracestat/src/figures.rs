@@ -12,12 +12,31 @@ use unitrace_render::axis::linear_ticks;
 use unitrace_render::palette::{self, Rgb};
 use unitrace_render::svg::{Markup, FONT_FAMILY};
 
-/// The data of the heatmap: `(rank, utilisation 0..1 per bin)`, the bins
-/// and their width.
+/// The data of the heatmap: the rows of its table (ranks, or groups of
+/// consecutive ranks), the straggler's own row, the bins and their width.
 pub struct HeatData<'a> {
-    pub rows: &'a [(String, Vec<f64>)],
+    pub rows: Vec<HeatItem<'a>>,
+    /// `(rank, utilisation per bin)` of the straggler, if one is named.
+    pub straggler: Option<(&'a str, &'a [f64])>,
     pub bins: usize,
     pub bin_us: f64,
+}
+
+/// One row of the heatmap table: the ranks it stands for (the first and
+/// last label, how many) and their mean utilisation 0..1 per bin.
+pub struct HeatItem<'a> {
+    pub first: &'a str,
+    pub last: &'a str,
+    pub ranks: usize,
+    pub util: &'a [f64],
+}
+
+/// One drawn heatmap row: its label, whether it is the straggler's own
+/// row set apart in front, and its utilisation per bin.
+struct HeatLine {
+    label: String,
+    apart: bool,
+    util: Vec<f64>,
 }
 
 /// One bar of the breakdown: the rank and its shares of its active window
@@ -229,25 +248,56 @@ fn svg_open(m: &mut Markup, w: f64, h: f64) {
     );
 }
 
-/// The heatmap as drawn: its rows (ranks or groups), each row's
-/// utilisation per bin (a group's mean), and the largest of them, which
-/// the colour scale ends at. Scaling to the busiest cell keeps a run whose
-/// GPUs are busy 0.3% of the time readable; the colour bar says what the
-/// darkest blue stands for.
-fn heat_grid(hm: &HeatData<'_>, straggler: Option<&str>) -> (Vec<Row>, Vec<Vec<f64>>, f64) {
-    let labels: Vec<&str> = hm.rows.iter().map(|(l, _)| l.as_str()).collect();
-    let rows = rows_with_straggler(&labels, MAX_ROWS, straggler);
-    let cells: Vec<Vec<f64>> = rows
-        .iter()
+/// The heatmap's drawn rows: one per table row, or when there are more
+/// than `max`, groups of consecutive table rows (their mean over ranks,
+/// labelled with the rank range); whenever a drawn row stands for several
+/// ranks, the straggler's own row comes first (as
+/// [`rows_with_straggler`] does for bars).
+fn heat_lines(hm: &HeatData<'_>, max: usize) -> Vec<HeatLine> {
+    let ranks: usize = hm.rows.iter().map(|r| r.ranks).sum();
+    let straggler = hm.straggler.map(|s| s.0);
+    let mut lines: Vec<HeatLine> = groups(hm.rows.len(), max)
+        .into_iter()
         .map(|g| {
-            let n = g.ranks.len() as f64;
-            (0..hm.bins)
-                .map(|b| g.ranks.clone().map(|i| hm.rows[i].1[b]).sum::<f64>() / n)
-                .collect()
+            let items = &hm.rows[g];
+            let (first, last) = (items[0].first, items[items.len() - 1].last);
+            let n: usize = items.iter().map(|r| r.ranks).sum();
+            let label = if n > 1 {
+                format!("ranks {first}-{last}")
+            } else if ranks > 1 && straggler == Some(first) {
+                format!("rank {first} (straggler)")
+            } else {
+                format!("rank {first}")
+            };
+            let util = (0..hm.bins)
+                .map(|b| {
+                    items
+                        .iter()
+                        .map(|r| r.util[b] * r.ranks as f64)
+                        .sum::<f64>()
+                        / n.max(1) as f64
+                })
+                .collect();
+            HeatLine {
+                label,
+                apart: false,
+                util,
+            }
         })
         .collect();
-    let top = cells.iter().flatten().copied().fold(0.0, f64::max);
-    (rows, cells, top)
+    if lines.len() < ranks {
+        if let Some((rank, util)) = hm.straggler {
+            lines.insert(
+                0,
+                HeatLine {
+                    label: format!("rank {rank} (straggler)"),
+                    apart: true,
+                    util: util.to_vec(),
+                },
+            );
+        }
+    }
+    lines
 }
 
 /// The utilisation the colour scale ends at: the busiest cell, or 100%
@@ -263,8 +313,9 @@ pub fn heat_scale(top: f64) -> f64 {
 /// The rank x time heatmap: a row per rank (or group), a cell per bin
 /// coloured by busy share (hover: rank, time, share), time ticks at round
 /// values, and a colour bar.
-pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
-    let (gs, cells, top) = heat_grid(hm, straggler);
+pub fn heatmap_svg(hm: &HeatData<'_>) -> String {
+    let gs = heat_lines(hm, MAX_ROWS);
+    let top = gs.iter().flat_map(|g| &g.util).copied().fold(0.0, f64::max);
     let scale = heat_scale(top);
     let (left, width) = (LABEL_WIDTH, 1000.0);
     // The straggler's own row (when ranks are grouped) is at least 12 px
@@ -308,7 +359,7 @@ pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
         }
         let mut b = 0;
         while b < hm.bins {
-            let u = |b: usize| cells[j][b] / scale;
+            let u = |b: usize| g.util[b] / scale;
             let (level, color) = palette::sequential(u(b));
             let mut e = b + 1;
             while e < hm.bins && palette::sequential(u(e)).0 == level {
@@ -334,7 +385,7 @@ pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
                     &format!(
                         "{}: {t0:.3}-{t1:.3} {unit}: {:.1}% busy",
                         g.label,
-                        100.0 * cells[j][b]
+                        100.0 * g.util[b]
                     ),
                 );
                 m.close("rect");
@@ -460,27 +511,21 @@ fn colour_bar(m: &mut Markup, scale: f64, (x0, y0): (f64, f64)) {
 /// The heatmap as text: one line per rank (or group of ranks, the
 /// straggler on its own line first, as on the page), one character per
 /// column of bins; and the caption saying what a character stands for.
-pub fn heatmap_text(hm: &HeatData<'_>, straggler: Option<&str>) -> Option<(String, String)> {
+pub fn heatmap_text(hm: &HeatData<'_>) -> Option<(String, String)> {
     if hm.rows.is_empty() || hm.bins == 0 {
         return None;
     }
     // `per` bins to a column (the last one may have fewer).
     let per = hm.bins.div_ceil(HEAT_COLUMNS);
     let cols = hm.bins.div_ceil(per);
-    let labels: Vec<&str> = hm.rows.iter().map(|(l, _)| l.as_str()).collect();
-    let rows = rows_with_straggler(&labels, HEAT_ROWS, straggler);
+    let rows = heat_lines(hm, HEAT_ROWS);
     let grid: Vec<Vec<f64>> = rows
         .iter()
         .map(|g| {
             (0..cols)
                 .map(|c| {
                     let (b0, b1) = (c * per, ((c + 1) * per).min(hm.bins));
-                    let cells = (g.ranks.len() * (b1 - b0)).max(1) as f64;
-                    g.ranks
-                        .clone()
-                        .flat_map(|i| hm.rows[i].1[b0..b1].iter())
-                        .sum::<f64>()
-                        / cells
+                    g.util[b0..b1].iter().sum::<f64>() / (b1 - b0).max(1) as f64
                 })
                 .collect()
         })

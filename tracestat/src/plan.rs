@@ -177,6 +177,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         rank_options,
         report: ReportOptions {
             bins: args.bins as usize,
+            heat_rows: args.heat_rows as usize,
             align: args.align,
         },
         outputs,

@@ -85,6 +85,7 @@ pub fn report(path: &Path) -> Result<Report> {
         opts,
         &ReportOptions {
             bins: 1,
+            heat_rows: tracestat::analyzers::heatmap::MAX_HEAT_ROWS,
             align: tracestat::analyzers::clocks::Align::Collectives,
         },
     ))

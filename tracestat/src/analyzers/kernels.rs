@@ -403,6 +403,7 @@ mod tests {
     fn report_options() -> ReportOptions {
         ReportOptions {
             bins: 1,
+            heat_rows: super::super::heatmap::MAX_HEAT_ROWS,
             align: super::super::clocks::Align::None,
         }
     }

@@ -69,6 +69,9 @@ pub struct RankOptions {
 pub struct ReportOptions {
     /// Heatmap columns (`--bins`).
     pub bins: usize,
+    /// Most rows of the heatmap table (`--heat-rows`): more ranks are
+    /// grouped (docs/tracestat.md#heatmap).
+    pub heat_rows: usize,
     /// How ranks' clocks are lined up (`--align`).
     pub align: clocks::Align,
 }
