@@ -59,6 +59,8 @@ main() {
             summary_tarball) echo testdata/summary tests/bad_inputs/valid/summary.tgz tests/bad_inputs/tarball ;;
             trace_json) echo testdata/trace/two testdata/trace/trunc testdata/trace/collision tests/bad_inputs/trace_json ;;
             pftrace) echo testdata/trace/pftrace/legacy testdata/trace/pftrace/cut ;;
+            kineto_json) echo testdata/kineto/hta/call_stack testdata/kineto/hta/critical_path/simple_add testdata/kineto/hta/critical_path/cuda_event_sync testdata/kineto/recorded/clean tests/bad_inputs/trace_json ;;
+            gzip_trace) echo testdata/trace/two testdata/trace/trunc testdata/kineto/recorded/clean tests/bad_inputs/trace_json ;;
             ini_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.ini tests/bad_inputs/ini_schema ;;
             category_schema) echo schemas testdata/categorize tests/bad_inputs/valid/rules.json tests/bad_inputs/json_schema ;;
             device_config) echo device_configs testdata/roofline/PVC_1tile.csv tests/bad_inputs/device_config ;;
@@ -79,7 +81,7 @@ main() {
     # huge files are covered by tests/tests/bad_inputs.rs.
     max_len_for() {
         case $1 in
-            metric_csv | stall_csv | roofline_profile | trace_json | summary_tarball | pftrace) echo 8192 ;;
+            metric_csv | stall_csv | roofline_profile | trace_json | summary_tarball | pftrace | kineto_json | gzip_trace) echo 8192 ;;
             *) echo 4096 ;;
         esac
 }

@@ -41,15 +41,27 @@ use crate::error::InputError;
 /// The part of every temporary file name that marks it as ours.
 pub const TEMP_MARKER: &str = ".unitrace-tmp.";
 
-/// Live temporary files of this process, by registration number. Creating,
-/// renaming and the signal clean-up all hold this lock, so a signal never
-/// races a commit: a file is either renamed into place or removed.
-static LIVE_TEMP_FILES: Mutex<BTreeMap<u64, PathBuf>> = Mutex::new(BTreeMap::new());
+/// What the signal clean-up does with a registered path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leftover {
+    /// A temporary file: removed.
+    File,
+    /// A temporary folder and what it holds ([`TempDir`]): removed whole.
+    Tree,
+    /// A folder this run created ([`CreatedDir`]): removed when empty.
+    EmptyDir,
+}
+
+/// Live temporary files (and folders) of this process, by registration
+/// number. Creating, renaming and the signal clean-up all hold this lock,
+/// so a signal never races a commit: a file is either renamed into place
+/// or removed.
+static LIVE_TEMP_FILES: Mutex<BTreeMap<u64, (PathBuf, Leftover)>> = Mutex::new(BTreeMap::new());
 static NEXT_TEMP_ID: AtomicU64 = AtomicU64::new(0);
 /// Set by servers that handle SIGINT themselves (`Goodbye!`).
 static INTERRUPT_LEFT_TO_CALLER: AtomicBool = AtomicBool::new(false);
 
-fn live_temp_files() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
+fn live_temp_files() -> MutexGuard<'static, BTreeMap<u64, (PathBuf, Leftover)>> {
     // A panic while holding the lock leaves the map consistent (every
     // operation on it is a single insert or remove).
     LIVE_TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner())
@@ -111,7 +123,7 @@ impl TempOutput {
 
     /// Renames the temporary file over the target. The caller holds the
     /// registry lock.
-    fn persist(&mut self, live: &mut BTreeMap<u64, PathBuf>) -> io::Result<()> {
+    fn persist(&mut self, live: &mut BTreeMap<u64, (PathBuf, Leftover)>) -> io::Result<()> {
         fs::rename(&self.temp, &self.target)?;
         live.remove(&self.id);
         self.persisted = true;
@@ -270,18 +282,8 @@ impl Drop for AtomicFile {
 /// Creates `.NAME.unitrace-tmp.HOST.PID.RANDOM` in `dir` with mode 0666
 /// (less the umask) and registers it.
 fn create_temp_file(dir: &Path, name: &str, target: PathBuf) -> io::Result<TempOutput> {
-    // Keep the whole name within NAME_MAX (255 bytes).
-    let mut base: String = name.to_string();
-    while base.len() > 160 {
-        base.pop();
-    }
-    let host = host_tag();
-    let pid = std::process::id();
     for attempt in 0u32..100 {
-        let temp = dir.join(format!(
-            ".{base}{TEMP_MARKER}{host}.{pid}.{:08x}",
-            random_u32(attempt)
-        ));
+        let temp = temp_name(dir, name, attempt);
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -295,7 +297,7 @@ fn create_temp_file(dir: &Path, name: &str, target: PathBuf) -> io::Result<TempO
         match options.open(&temp) {
             Ok(file) => {
                 let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
-                live.insert(id, temp.clone());
+                live.insert(id, (temp.clone(), Leftover::File));
                 return Ok(TempOutput {
                     writer: BufWriter::with_capacity(1 << 16, file),
                     temp,
@@ -312,6 +314,192 @@ fn create_temp_file(dir: &Path, name: &str, target: PathBuf) -> io::Result<TempO
         io::ErrorKind::AlreadyExists,
         "cannot find a free temporary file name",
     ))
+}
+
+/// `.NAME.unitrace-tmp.HOST.PID.RANDOM` in `dir`, NAME cut to keep the
+/// whole name within NAME_MAX (255 bytes).
+fn temp_name(dir: &Path, name: &str, attempt: u32) -> PathBuf {
+    let mut base: String = name.to_string();
+    while base.len() > 160 {
+        base.pop();
+    }
+    dir.join(format!(
+        ".{base}{TEMP_MARKER}{}.{}.{:08x}",
+        host_tag(),
+        std::process::id(),
+        random_u32(attempt)
+    ))
+}
+
+/// A folder whose contents are written under a hidden temporary name and
+/// then published whole, by one rename, under its final name (a dataset's
+/// partition: docs/robustness.md#datasets): a reader sees the old folder,
+/// or the new one complete, never one being filled. The temporary name is
+/// `.NAME.unitrace-tmp.HOST.PID.RANDOM` beside the destination, registered
+/// like a temporary file: removed with its contents when dropped
+/// unpublished, on SIGINT/SIGTERM/SIGHUP, and (after a SIGKILL) by the next
+/// [`remove_stale_temp_files`] of its folder.
+pub struct TempDir {
+    path: PathBuf,
+    dest: PathBuf,
+    id: u64,
+    published: bool,
+}
+
+impl TempDir {
+    /// Creates the temporary folder of `dest` (whose parent must exist).
+    pub fn create(dest: &Path) -> io::Result<TempDir> {
+        let parent = parent_dir(dest);
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".to_string());
+        for attempt in 0u32..100 {
+            let path = temp_name(&parent, &name, attempt);
+            let mut live = live_temp_files();
+            match fs::create_dir(&path) {
+                Ok(()) => {
+                    let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
+                    live.insert(id, (path.clone(), Leftover::Tree));
+                    return Ok(TempDir {
+                        path,
+                        dest: dest.to_path_buf(),
+                        id,
+                        published: false,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "cannot find a free temporary folder name",
+        ))
+    }
+
+    /// Where the contents go until [`TempDir::publish`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the folder to its destination ([`publish_dir`]).
+    pub fn publish(mut self) -> io::Result<()> {
+        let mut live = live_temp_files();
+        replace_dir(&self.path, &self.dest, &mut live)?;
+        live.remove(&self.id);
+        self.published = true;
+        Ok(())
+    }
+}
+
+/// Renames the folder `src` (complete: a subfolder of a [`TempDir`], say)
+/// to `dest`, on the same file system. A `dest` that exists (an earlier,
+/// incomplete or outdated version) is moved aside to a temporary name
+/// first and removed after: between the two renames, which an interrupt
+/// cannot separate, `dest` is absent for an instant, never incomplete.
+pub fn publish_dir(src: &Path, dest: &Path) -> io::Result<()> {
+    replace_dir(src, dest, &mut live_temp_files())
+}
+
+fn replace_dir(
+    src: &Path,
+    dest: &Path,
+    live: &mut BTreeMap<u64, (PathBuf, Leftover)>,
+) -> io::Result<()> {
+    let mut old = None;
+    if fs::symlink_metadata(dest).is_ok() {
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let aside = temp_name(&parent_dir(dest), &format!("{name}.old"), 0);
+        fs::rename(dest, &aside)?;
+        let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
+        live.insert(id, (aside.clone(), Leftover::Tree));
+        old = Some((aside, id));
+    }
+    if let Err(e) = fs::rename(src, dest) {
+        if let Some((aside, id)) = old {
+            if fs::rename(&aside, dest).is_ok() {
+                live.remove(&id);
+            }
+        }
+        return Err(e);
+    }
+    if let Some((aside, id)) = old {
+        // Not followed if it is a link: only the link goes.
+        let is_dir = fs::symlink_metadata(&aside).is_ok_and(|m| m.is_dir());
+        let _ = if is_dir {
+            fs::remove_dir_all(&aside)
+        } else {
+            fs::remove_file(&aside)
+        };
+        live.remove(&id);
+    }
+    Ok(())
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !self.published {
+            let mut live = live_temp_files();
+            let _ = fs::remove_dir_all(&self.path);
+            live.remove(&self.id);
+        }
+    }
+}
+
+/// A folder a run creates for its outputs: removed again, when still
+/// empty, if the run fails (dropped without [`CreatedDir::keep`]) or is
+/// interrupted, so that a failed run leaves no empty output folder
+/// (docs/robustness.md#datasets). A folder that existed is left alone.
+pub struct CreatedDir {
+    path: PathBuf,
+    /// Registration of a folder this run created.
+    id: Option<u64>,
+}
+
+impl CreatedDir {
+    /// Creates `path` (and missing parents) unless it exists.
+    pub fn create_all(path: &Path) -> io::Result<CreatedDir> {
+        let mut live = live_temp_files();
+        let id = match fs::create_dir(path) {
+            Ok(()) => {
+                let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
+                live.insert(id, (path.to_path_buf(), Leftover::EmptyDir));
+                Some(id)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => None,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                drop(live);
+                fs::create_dir_all(parent_dir(path))?;
+                return CreatedDir::create_all(path);
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(CreatedDir {
+            path: path.to_path_buf(),
+            id,
+        })
+    }
+
+    /// The run succeeded: the folder stays, empty or not.
+    pub fn keep(mut self) {
+        if let Some(id) = self.id.take() {
+            live_temp_files().remove(&id);
+        }
+    }
+}
+
+impl Drop for CreatedDir {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let mut live = live_temp_files();
+            let _ = fs::remove_dir(&self.path);
+            live.remove(&id);
+        }
+    }
 }
 
 fn random_u32(salt: u32) -> u32 {
@@ -363,8 +551,9 @@ fn remove_stale_temp_files_once(dir: &Path) {
     let _ = remove_stale_temp_files(dir);
 }
 
-/// Removes the temporary files in `dir` whose process, on this host, no
-/// longer runs; returns the paths removed.
+/// Removes the temporary files (and temporary folders, [`TempDir`]) in
+/// `dir` whose process, on this host, no longer runs; returns the paths
+/// removed.
 pub fn remove_stale_temp_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let host = host_tag();
     let mut removed = Vec::new();
@@ -376,7 +565,14 @@ pub fn remove_stale_temp_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
         };
         if pid != std::process::id() && !process_exists(pid) {
             let path = entry.path();
-            if fs::remove_file(&path).is_ok() {
+            // Not followed if it is a link: only what the name says is ours.
+            let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+            let gone = if is_dir {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            if gone.is_ok() {
                 removed.push(path);
             }
         }
@@ -443,8 +639,14 @@ pub fn remove_temp_files_on_signals() {
                             continue;
                         }
                         let live = live_temp_files();
-                        for path in live.values() {
-                            let _ = fs::remove_file(path);
+                        // Newest first: a run's temporary folders go
+                        // before the folder it created for them.
+                        for (path, leftover) in live.values().rev() {
+                            let _ = match leftover {
+                                Leftover::File => fs::remove_file(path),
+                                Leftover::Tree => fs::remove_dir_all(path),
+                                Leftover::EmptyDir => fs::remove_dir(path),
+                            };
                         }
                         // Exits with the lock held: no commit or new
                         // temporary file can follow the removal.

@@ -33,5 +33,6 @@ pub mod summary_text;
 pub mod timeline;
 pub mod trace;
 pub mod walk;
+pub mod watched_file;
 /// The former path of [`trace::decimal`], still named by some users.
 pub mod whole_file;

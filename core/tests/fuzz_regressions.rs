@@ -14,8 +14,12 @@ use std::path::{Path, PathBuf};
 mod category_schema;
 #[path = "../../fuzz/exercise/device_config.rs"]
 mod device_config;
+#[path = "../../fuzz/exercise/gzip_trace.rs"]
+mod gzip_trace;
 #[path = "../../fuzz/exercise/ini_schema.rs"]
 mod ini_schema;
+#[path = "../../fuzz/exercise/kineto_json.rs"]
+mod kineto_json;
 #[path = "../../fuzz/exercise/metric_csv.rs"]
 mod metric_csv;
 #[path = "../../fuzz/exercise/pftrace.rs"]
@@ -118,6 +122,18 @@ fn device_config_regressions() {
 #[test]
 fn trace_json_regressions() {
     let n = replay("trace_json", &["trace_json", "valid"], trace_json::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn kineto_json_regressions() {
+    let n = replay("kineto_json", &["trace_json", "valid"], kineto_json::run);
+    assert!(n >= 10, "only {n} inputs replayed");
+}
+
+#[test]
+fn gzip_trace_regressions() {
+    let n = replay("gzip_trace", &["trace_json", "valid"], gzip_trace::run);
     assert!(n >= 10, "only {n} inputs replayed");
 }
 

@@ -46,23 +46,6 @@ fn outcome(src: impl Read, kernel: ScanKernel, max_event: usize) -> (String, u64
     outcome_of(TraceReader::with_kernel(src, max_event, kernel))
 }
 
-/// [`outcome`] of the same bytes read in place from a mapping
-/// ([`TraceReader::from_map`], the mode of `TraceReader::open_file`).
-fn mapped_outcome(input: &[u8], kernel: ScanKernel, max_event: usize) -> (String, u64) {
-    // `TraceReader::open_file` never maps an empty file.
-    if input.is_empty() {
-        return outcome(input, kernel, max_event);
-    }
-    let mut map = memmap2::MmapMut::map_anon(input.len()).expect("anonymous map");
-    map.copy_from_slice(input);
-    let map = map.make_read_only().expect("read-only map");
-    outcome_of(TraceReader::from_map(
-        std::sync::Arc::new(map),
-        max_event,
-        kernel,
-    ))
-}
-
 fn outcome_of<R: Read>(mut r: TraceReader<R>) -> (String, u64) {
     let mut out = String::new();
     loop {
@@ -147,20 +130,6 @@ fn check(input: &[u8]) -> u64 {
         "limit 96 on {:?}",
         String::from_utf8_lossy(input)
     );
-    // Read in place from a mapping, with and without the limit.
-    for max_event in [96, 1 << 20] {
-        let (want, _) = outcome(input, ScanKernel::Reference, max_event);
-        for kernel in [ScanKernel::Reference, ScanKernel::best()] {
-            let (got, _) = mapped_outcome(input, kernel, max_event);
-            assert_eq!(
-                got,
-                want,
-                "mapped, {}, limit {max_event} on {:?}",
-                kernel.name(),
-                String::from_utf8_lossy(input)
-            );
-        }
-    }
     fast
 }
 
@@ -819,89 +788,4 @@ fn back_off_skips_exactly_the_documented_events() {
     let mut three = vec![escaped, escaped, escaped];
     three.extend(std::iter::repeat_n(clean, 10));
     assert_eq!(fast_of(&three), 10 - 3);
-}
-
-/// A trace of `n` generated events of a few shapes, one per line.
-fn long_trace(n: usize) -> Vec<u8> {
-    let mut t = b"{\"traceEvents\": [\n".to_vec();
-    for i in 0..n {
-        if i > 0 {
-            t.extend_from_slice(b",\n");
-        }
-        let ev = match i % 3 {
-            0 => format!(
-                "{{\"ph\": \"X\", \"tid\": {i}, \"pid\": 7, \"name\": \"k{i}\", \"cat\": \"gpu_op\", \"ts\": {i}.250000, \"dur\": 2.5, \"args\": {{\"id\": \"{i}\"}}}}"
-            ),
-            1 => format!("{{\"ph\": \"s\", \"name\": \"dep\", \"ts\": {i}.5, \"id\": {i}}}"),
-            _ => format!("{{\"ph\":\"i\",\"name\":\"a\\nb\",\"ts\":{i}}}"),
-        };
-        t.extend_from_slice(ev.as_bytes());
-    }
-    t.extend_from_slice(b"\n]\n}\n");
-    t
-}
-
-#[test]
-fn mapped_files_read_like_streams() {
-    // Over 1 MiB, so that `open_file` maps it, and long enough for the
-    // window to grow past several 1 MiB steps; then the same file cut in
-    // an event, with a syntax error near its end, and with an event
-    // longer than the limit at the cut.
-    let whole = long_trace(60_000);
-    assert!(whole.len() > 3 << 20);
-    let cut = whole.len() - 1000;
-    let mut broken = whole.clone();
-    let at = whole.len() - 5000;
-    let colon = at + broken[at..].iter().position(|&c| c == b':').unwrap();
-    broken[colon] = b';';
-    let boundary = whole[..cut].windows(2).rposition(|w| w == b",\n").unwrap();
-    let mut long_tail = whole[..boundary].to_vec();
-    long_tail.extend_from_slice(b",\n{\"name\": \"");
-    long_tail.extend(std::iter::repeat_n(b'x', 5000));
-    // Each case with a piece of how it must end.
-    let cases: [(&str, &[u8], usize, &str); 5] = [
-        ("whole", &whole, 1 << 20, "truncation: None"),
-        ("cut", &whole[..cut], 1 << 20, "partial_event: true"),
-        ("syntax error", &broken, 1 << 20, "error \"invalid JSON"),
-        (
-            "cut in a long event",
-            &long_tail,
-            4096,
-            "longer than 4096 bytes",
-        ),
-        ("small limit", &whole, 100, "longer than 100 bytes"),
-    ];
-    let dir = tempfile::tempdir().unwrap();
-    for (what, input, max_event, ending) in cases {
-        let path = dir.path().join("t.json");
-        std::fs::write(&path, input).unwrap();
-        let streamed = outcome_of(TraceReader::with_kernel(
-            input,
-            max_event,
-            ScanKernel::best(),
-        ));
-        let file = std::fs::File::open(&path).unwrap();
-        let mapped = TraceReader::open_file(file, max_event);
-        assert!(
-            mapped.mapped().is_some(),
-            "{what}: a file over 1 MiB is mapped"
-        );
-        let got = outcome_of(mapped);
-        assert!(
-            got.0 == streamed.0,
-            "{what}: the mapped file reads differently"
-        );
-        let last = got.0.lines().last().unwrap();
-        assert!(last.contains(ending), "{what}: {last}");
-        assert_eq!(got.1, streamed.1, "{what}: fast-path events");
-    }
-    // A small file is streamed.
-    let path = dir.path().join("small.json");
-    std::fs::write(&path, long_trace(10)).unwrap();
-    let small = TraceReader::open_file(std::fs::File::open(&path).unwrap(), 1 << 20);
-    assert!(small.mapped().is_none());
-    assert_eq!(
-        outcome_of(small).0,
-        outcome(&long_trace(10)[..], ScanKernel::best(), 1 << 20).0
-    );
 }

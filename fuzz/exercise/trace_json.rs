@@ -8,9 +8,7 @@
 //!   input) is valid JSON with as many events as the scan found;
 //! * the byte parser alone (`ScanKernel::Reference`) finds the same events
 //!   (bytes, offsets, field spans) and the same error position as the
-//!   stage-1/stage-2 fast path (docs/benchmarks.md#the-json-trace-scanner);
-//! * reading it in place from a mapping gives the events, error and summary
-//!   of streaming it.
+//!   stage-1/stage-2 fast path (docs/benchmarks.md#the-json-trace-scanner).
 //!
 //! Shared by the fuzz target and the regression tests (which replay
 //! `fuzz/regressions/trace_json/*`).
@@ -176,49 +174,6 @@ pub fn run(data: &[u8]) {
     // A small event limit gives an error, not a crash.
     let mut small = TraceReader::with_max_event_bytes(data, 64);
     while let Ok(Some(_)) = small.next_event() {}
-
-    // Read in place from a mapping (what `TraceReader::open_file` does for
-    // files of 1 MiB or more): the same events, error and summary as
-    // streaming, with the default and a small event limit.
-    if !data.is_empty() {
-        let mut map = memmap2::MmapMut::map_anon(data.len()).expect("anonymous map");
-        map.copy_from_slice(data);
-        let map = std::sync::Arc::new(map.make_read_only().expect("read-only map"));
-        for limit in [DEFAULT_MAX_EVENT_BYTES, 64] {
-            let mut streamed = TraceReader::with_max_event_bytes(data, limit);
-            let mut mapped = TraceReader::from_map(map.clone(), limit, ScanKernel::best());
-            loop {
-                match (streamed.next_event(), mapped.next_event()) {
-                    (Ok(Some(a)), Ok(Some(b))) => {
-                        assert_eq!((a.offset(), a.raw()), (b.offset(), b.raw()));
-                        assert_eq!(
-                            FIELDS.map(|f| a.fields().span(f)),
-                            FIELDS.map(|f| b.fields().span(f))
-                        );
-                    }
-                    (Ok(None), Ok(None)) => {
-                        assert_eq!(
-                            format!("{:?}", streamed.summary()),
-                            format!("{:?}", mapped.summary())
-                        );
-                        break;
-                    }
-                    (Err(a), Err(b)) => {
-                        assert_eq!(
-                            (a.problem(), a.line, a.offset),
-                            (b.problem(), b.line, b.offset)
-                        );
-                        break;
-                    }
-                    (a, b) => panic!(
-                        "mapped and streamed reads differ: {:?} / {:?}",
-                        a.map(|e| e.map(|e| e.offset())),
-                        b.map(|e| e.map(|e| e.offset()))
-                    ),
-                }
-            }
-        }
-    }
 
     if let Ok(repaired) = repaired_bytes(data) {
         if let Some(ok) = serde_accepts(&repaired.bytes) {

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use unitrace_core::timeline::detect::{JsonDialect, Sniffed};
 use unitrace_core::timeline::{self, Ns};
+use unitrace_core::watched_file::WatchedFile;
 use unitrace_core::InputError;
 
 /// What the merge needs to know of an input before reading it.
@@ -53,15 +54,28 @@ pub fn inspect(path: &Path) -> Result<InputInfo, InputError> {
 }
 
 /// The bytes of an input: the file, or its inflated content when gzipped.
+/// A plain file is streamed and watched: one that changes while it is read
+/// fails the read with `changed while read` (docs/robustness.md#changed-inputs).
 pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let mut file = File::open(path)?;
-    let mut magic = [0u8; 2];
-    let n = file.read(&mut magic)?;
-    file.rewind()?;
-    if n == 2 && magic == [0x1f, 0x8b] {
+    let mut file = WatchedFile::open(path)?;
+    let mut magic = Vec::with_capacity(2);
+    (&mut file).take(2).read_to_end(&mut magic)?;
+    let gzipped = magic == [0x1f, 0x8b];
+    if !file.is_regular() {
+        // A pipe: what was read, then the rest.
+        let stream = Box::new(io::Cursor::new(magic).chain(file));
+        if gzipped {
+            let opened =
+                timeline::open_stream(stream, path).map_err(|e| io::Error::other(e.problem))?;
+            return Ok(opened.into_reader());
+        }
+        return Ok(stream);
+    }
+    if gzipped {
         let opened = timeline::open(path).map_err(|e| io::Error::other(e.problem))?;
         return Ok(opened.into_reader());
     }
+    file.rewind()?;
     Ok(Box::new(file))
 }
 

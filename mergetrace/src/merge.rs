@@ -5,20 +5,14 @@
 //! Memory: a few 1 MiB batches in flight, plus the scanner's buffer (one
 //! event); with `--stats`, the intervals of the input being read.
 //!
-//! A trace file that can be mapped is read in place
-//! (`TraceReader::open_file`): its batches name byte ranges of the mapping
-//! instead of holding copies, and an input written as it was read goes
-//! from the mapping to the output in runs of events that the input already
-//! joins by `,\n` (docs/benchmarks.md#the-json-trace-scanner).
+//! Inputs are streamed, never mapped, and watched while they are read: one
+//! that changes under the merge is an error naming it
+//! (docs/robustness.md#changed-inputs).
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
-
-use memmap2::Mmap;
 
 use anyhow::Result;
 use regex::Regex;
@@ -36,9 +30,6 @@ use unitrace_core::timeline::detect::JsonDialect;
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
 const BATCH_BYTES: usize = 1 << 20;
-/// Bytes of a mapped input per batch: only ranges travel, so batches may
-/// be larger (fewer hand-overs and writes).
-const MAPPED_BATCH_BYTES: usize = 4 << 20;
 /// Batches in flight (bounds the memory of the pipeline).
 const BATCHES_IN_FLIGHT: usize = 4;
 
@@ -104,7 +95,7 @@ pub struct MergeOutcome {
 }
 
 struct EventRec {
-    /// In `Batch::data`, or in the mapping for a mapped batch.
+    /// In `Batch::data`.
     range: Range<usize>,
     fields: EventFields,
     index: u64,
@@ -119,30 +110,18 @@ struct EventRec {
 struct Batch {
     data: Vec<u8>,
     events: Vec<EventRec>,
-    /// The mapped input that `events` and `runs` index (else the events
-    /// are copied into `data`).
-    map: Option<Arc<Mmap>>,
-    /// Mapped batches: spans of the mapping holding consecutive events
-    /// joined by exactly `,\n`, with their number of events; a batch the
-    /// writer passes through is these spans joined by `,\n`.
-    runs: Vec<(Range<usize>, u64)>,
     /// Input bytes the batch covers (for the progress bar).
     input_bytes: u64,
 }
 
 impl Batch {
     fn raw(&self, rec: &EventRec) -> &[u8] {
-        match &self.map {
-            Some(map) => &map[rec.range.clone()],
-            None => &self.data[rec.range.clone()],
-        }
+        &self.data[rec.range.clone()]
     }
 
     fn clear(&mut self) {
         self.data.clear();
         self.events.clear();
-        self.map = None;
-        self.runs.clear();
         self.input_bytes = 0;
     }
 }
@@ -156,15 +135,7 @@ enum Msg {
 }
 
 /// Scanner thread: validates every input in order and sends its events.
-/// `needs_events[i]`: whether the writer looks at each event of input `i`
-/// (else it only writes a mapped input's runs).
-fn scan_inputs(
-    plans: &[InputPlan],
-    needs_events: &[bool],
-    max_event: usize,
-    tx: SyncSender<Msg>,
-    free: Receiver<Batch>,
-) {
+fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free: Receiver<Batch>) {
     let mut batch = Batch::default();
     for (i, plan) in plans.iter().enumerate() {
         if tx.send(Msg::Start(i)).is_err() {
@@ -184,19 +155,6 @@ fn scan_inputs(
                 continue;
             }
         };
-        if let Some(map) = reader.mapped().cloned() {
-            let result = scan_mapped(&mut reader, map, needs_events[i], &tx, &free);
-            match result {
-                Some(result) => {
-                    let members = reader.top_level_members().to_vec();
-                    if tx.send(Msg::End(i, result, members)).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                None => return,
-            }
-        }
         let result = loop {
             match reader.next_event() {
                 Ok(Some(ev)) => {
@@ -242,98 +200,20 @@ fn scan_inputs(
     }
 }
 
-/// A JSON input's reader: a plain file is read in place when it can be
-/// mapped; a gzipped one is inflated on the fly (docs/mergetrace.md#usage).
+/// A JSON input's reader: a plain file is streamed and watched
+/// (docs/robustness.md#changed-inputs); a gzipped one is inflated on the
+/// fly (docs/mergetrace.md#usage).
 fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<dyn Read + Send>>> {
-    if crate::input::is_gzip_file(path) {
-        let stream = crate::input::open_stream(path)?;
-        return Ok(TraceReader::with_max_event_bytes(stream, max_event));
-    }
-    Ok(TraceReader::open_file_boxed(File::open(path)?, max_event))
+    Ok(TraceReader::with_max_event_bytes(
+        crate::input::open_stream(path)?,
+        max_event,
+    ))
 }
 
-/// [`scan_inputs`] for a mapped input: batches of ranges, no copies.
-/// `None` when the writer has hung up.
-fn scan_mapped<R: Read>(
-    reader: &mut TraceReader<R>,
-    map: Arc<Mmap>,
-    needs_events: bool,
-    tx: &SyncSender<Msg>,
-    free: &Receiver<Batch>,
-) -> Option<Result<TraceSummary, TraceError>> {
-    let new_batch = |free: &Receiver<Batch>| {
-        let mut b = free.try_recv().unwrap_or_default();
-        b.map = Some(map.clone());
-        b
-    };
-    // Batches of events the writer looks at stay small: their records
-    // take memory, the ranges alone do not.
-    let limit = if needs_events {
-        BATCH_BYTES
-    } else {
-        MAPPED_BATCH_BYTES
-    };
-    let mut batch = new_batch(free);
-    // The run being extended: its span and number of events.
-    let mut run: Option<(Range<usize>, u64)> = None;
-    let result = loop {
-        match reader.next_event() {
-            Ok(Some(ev)) => {
-                let start = ev.offset() as usize;
-                let end = start + ev.raw().len();
-                if needs_events {
-                    batch.events.push(EventRec {
-                        range: start..end,
-                        fields: *ev.fields(),
-                        index: ev.index(),
-                        offset: ev.offset(),
-                    });
-                }
-                match &mut run {
-                    Some((span, n))
-                        if span.end + EVENT_SEPARATOR.len() == start
-                            && &map[span.end..start] == EVENT_SEPARATOR =>
-                    {
-                        span.end = end;
-                        *n += 1;
-                    }
-                    _ => {
-                        if let Some(done) = run.take() {
-                            batch.input_bytes += done.0.len() as u64;
-                            batch.runs.push(done);
-                        }
-                        if batch.input_bytes >= limit as u64 {
-                            let next = new_batch(free);
-                            tx.send(Msg::Batch(std::mem::replace(&mut batch, next)))
-                                .ok()?;
-                        }
-                        run = Some((start..end, 1));
-                    }
-                }
-                if let Some((span, _)) = &run {
-                    // Long runs are cut so that batches stay bounded.
-                    if span.len() >= limit {
-                        let done = run.take().expect("a run");
-                        batch.input_bytes += done.0.len() as u64;
-                        batch.runs.push(done);
-                        let next = new_batch(free);
-                        tx.send(Msg::Batch(std::mem::replace(&mut batch, next)))
-                            .ok()?;
-                    }
-                }
-            }
-            Ok(None) => break Ok(reader.summary().clone()),
-            Err(e) => break Err(e),
-        }
-    };
-    if let Some(done) = run.take() {
-        batch.input_bytes += done.0.len() as u64;
-        batch.runs.push(done);
-    }
-    if !batch.runs.is_empty() {
-        tx.send(Msg::Batch(batch)).ok()?;
-    }
-    Some(result)
+/// Whether a scan failed because its input changed while it was read.
+fn changed_while_read(e: &TraceError) -> bool {
+    matches!(&e.kind, unitrace_core::trace::TraceErrorKind::Io(io)
+        if unitrace_core::watched_file::ChangedWhileRead::of(io).is_some())
 }
 
 /// What the output puts between two events.
@@ -469,15 +349,11 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let (free_tx, free_rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT + 2);
         let plans = self.plans;
         let max_event = self.opts.max_event_bytes;
-        let needs_events: Vec<bool> = (0..plans.len())
-            .map(|i| !self.passes_through(i) || self.opts.stats.is_some())
-            .collect();
         let mut summarizer = self.opts.stats.as_ref().map(Summarizer::new);
         let mut outcome = MergeOutcome::default();
         let mut done_bytes = 0u64;
         let result: Result<()> = std::thread::scope(|scope| {
-            let needs_events = &needs_events;
-            scope.spawn(move || scan_inputs(plans, needs_events, max_event, tx, free_rx));
+            scope.spawn(move || scan_inputs(plans, max_event, tx, free_rx));
             let mut state: Option<FileState> = None;
             for msg in rx {
                 match msg {
@@ -516,16 +392,8 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             }
                         }
                         if whole {
-                            match &batch.map {
-                                Some(map) => {
-                                    for (span, n) in &batch.runs {
-                                        self.out.events_joined(&map[span.clone()], *n)?;
-                                    }
-                                }
-                                None => self
-                                    .out
-                                    .events_joined(&batch.data, batch.events.len() as u64)?,
-                            }
+                            self.out
+                                .events_joined(&batch.data, batch.events.len() as u64)?;
                         }
                         if let Some(pb) = &self.progress {
                             pb.inc(batch.input_bytes);
@@ -540,7 +408,13 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                         match result {
                             Ok(summary) => report_summary(&plan.path, &summary),
                             Err(e) => {
+                                let changed = changed_while_read(&e);
                                 let e = e.into_input_error(&plan.path);
+                                if changed {
+                                    // Never merged in part, whatever
+                                    // the options (docs/robustness.md#changed-inputs).
+                                    return Err(e.into());
+                                }
                                 if self.opts.skip_invalid {
                                     warn(TOOL, format!("{e}; skipping the rest of this file"));
                                 } else if i + 1 < plans.len() {

@@ -42,8 +42,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{
     patch_record, patch_view_flows, rewrite_packet, varint_len, view_flow_ids, AnnotationValue,
-    EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError, PftraceSummary,
-    Record, RewriteBuffers, TrackEvent, ViewKind,
+    EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError, PftraceErrorKind,
+    PftraceSummary, Record, RewriteBuffers, TrackEvent, ViewKind,
 };
 use unitrace_core::trace::decimal::Decimal;
 
@@ -532,8 +532,13 @@ fn write_edited(
 /// A bad input: with `--skip-invalid` a warning (its complete packets
 /// before the problem are kept), else the error.
 fn fail(e: PftraceError, path: &Path, opts: &MergeOptions, index: usize, n: usize) -> Result<()> {
+    let changed = matches!(&e.kind, PftraceErrorKind::Io(io)
+        if unitrace_core::watched_file::ChangedWhileRead::of(io).is_some());
     let e = e.into_input_error(path);
-    if opts.skip_invalid {
+    if changed {
+        // Never merged in part (docs/robustness.md#changed-inputs).
+        Err(e.into())
+    } else if opts.skip_invalid {
         warn(TOOL, format!("{e}; skipping the rest of this file"));
         Ok(())
     } else if index + 1 < n {

@@ -4,7 +4,7 @@
 
 mod cli;
 mod kineto;
-mod mapped;
+mod large_inputs;
 mod pftrace;
 mod schema;
 mod stats;

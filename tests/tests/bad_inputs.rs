@@ -227,6 +227,14 @@ const CASES: &[(&str, Expect)] = &[
     // A gzipped Kineto trace cut in its gzip stream (writer killed): read
     // as a cut trace, the complete events kept.
     ("trace_json/kineto_gzip_cut.json", Expect::Warn),
+    // gzip of nothing: read as an empty file is.
+    ("trace_json/gzip_empty.json", Expect::Warn),
+    // A complete gzip member of a valid trace, then bytes that are no
+    // gzip member: an error naming the file, never a partial read kept.
+    ("trace_json/gzip_trailing_garbage.json", Expect::Fail(None)),
+    // A Kineto kernel at ts 1e300 with a negative duration: left out as
+    // implausible, with a warning (docs/tracestat.md#implausible-events).
+    ("trace_json/kineto_times_out_of_range.json", Expect::Warn),
     ("device_config/crlf_nan.csv", Expect::Fail(None)),
     ("device_config/inf_bandwidth.csv", Expect::Fail(None)),
     ("device_config/missing_row.csv", Expect::Fail(None)),
@@ -392,6 +400,12 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
         Expect::Fail(None),
     ),
     ("tracestat", "trace_json/empty.json", Expect::Fail(None)),
+    (
+        "tracestat",
+        "trace_json/gzip_empty.json",
+        Expect::Fail(None),
+    ),
+    ("uniview", "trace_json/gzip_empty.json", Expect::Fail(None)),
     // A plain merge copies events byte for byte and never reads `ts` or
     // `dur` (only --stats, --align, --time-window do).
     (
@@ -402,6 +416,11 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
     (
         "mergetrace",
         "trace_json/negative_duration.json",
+        Expect::Accept("a plain merge passes events through unread"),
+    ),
+    (
+        "mergetrace",
+        "trace_json/kineto_times_out_of_range.json",
         Expect::Accept("a plain merge passes events through unread"),
     ),
     // Charts draw one device section (-d, default 0) and follow the
@@ -482,6 +501,11 @@ const OVERRIDES: &[(&str, &str, Expect)] = &[
     (
         "compare traces",
         "trace_json/empty.json",
+        Expect::Fail(None),
+    ),
+    (
+        "compare traces",
+        "trace_json/gzip_empty.json",
         Expect::Fail(None),
     ),
     (

@@ -4,12 +4,14 @@
 
 mod bad_inputs;
 mod bounded_options;
+mod changed_inputs;
 mod fuzz_regressions;
 mod hardening;
 mod interrupts;
 mod mergetrace_stats;
 mod output_is_input;
 mod parquet_tables;
+mod rank_folders;
 mod repository_rules;
 mod sample_script;
 mod walked_folders;

@@ -174,6 +174,17 @@ fn tracestat_skips_what_it_cannot_read_and_follows_the_link_out() {
     // Rank 0 in the tree and rank 4 through the link.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("tracestat: 2 ranks\n"), "{stdout}");
+    // The events dataset walks the same tree the same way.
+    let out = tree.run(
+        "tracestat",
+        &["--events", "out/ev", "--result-dir", "results"],
+    );
+    assert_ran(&out, "tracestat --events");
+    assert_eq!(walk_lines(&out.stderr), tree.warnings("tracestat"));
+    for rank in [0, 4] {
+        let marker = tree.top().join(format!("out/ev/rank={rank}/_SUCCESS"));
+        assert!(marker.is_file(), "{}", marker.display());
+    }
 }
 
 #[test]

@@ -13,11 +13,12 @@
 //! and cut into parts of [`PART_ROWS`] rows. [`Passes::Two`] reads the file
 //! a second time instead of replaying: the reference the single pass is
 //! tested against.
-//! Every part is an `AtomicFile` (temporary name, renamed when complete);
-//! the rank's `_SUCCESS` marker is written last, so a rank is complete
-//! exactly when its marker exists. A re-run skips complete ranks (the
-//! marker names the input's size and the options) and redoes the others
-//! from scratch.
+//! A rank's parts and its `_SUCCESS` marker are written into a folder of
+//! the run's hidden staging folder beside `DIR` ([`Staging`]), renamed to
+//! `DIR/rank=N` once complete, so a reader of `DIR` sees a rank whole or
+//! not at all (docs/robustness.md#datasets). A re-run skips
+//! complete ranks (the marker names the input's size and modification
+//! time and the options) and redoes the others from scratch.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,9 @@ use std::sync::Mutex;
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unitrace_core::atomic::{write_atomic, AtomicFile};
+use unitrace_core::atomic::{
+    publish_dir, remove_stale_temp_files, write_atomic, AtomicFile, CreatedDir, TempDir,
+};
 use unitrace_core::category_schema::CategorySchema;
 use unitrace_core::summary_text::normalize_kernel_name;
 use unitrace_core::InputError;
@@ -49,8 +52,9 @@ pub const PART_ROWS: u64 = 1 << 20;
 /// The marker of a complete rank partition, written after its parts.
 pub const MARKER: &str = "_SUCCESS";
 const MARKER_FORMAT: &str = "tracestat-events";
-/// Bumped when the columns change: older partitions are then redone.
-const MARKER_VERSION: u32 = 1;
+/// Bumped when the columns or the marker change: older partitions are then
+/// redone (version 2: the marker keys on the input's modification time too).
+const MARKER_VERSION: u32 = 2;
 
 /// The columns of a row, in file order (docs/tracestat.md#events-columns).
 /// `rank` is not among them: it is the partition (`rank=N`), as Hive
@@ -182,6 +186,10 @@ pub struct Marker {
     pub source: String,
     /// Size of the input when it was exported: a changed input is redone.
     pub source_bytes: u64,
+    /// Modification time of the input when it was exported, nanoseconds
+    /// since the Unix epoch: a rewritten input of the same size is redone.
+    #[serde(default)]
+    pub source_modified_ns: Option<i128>,
     pub schema: Option<String>,
     pub rows: u64,
     pub parts: u64,
@@ -195,8 +203,33 @@ fn part_name(n: u64) -> String {
     format!("part-{n:05}.parquet")
 }
 
+/// What a partition's marker keys on: the input's size and modification
+/// time when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SourceStamp {
+    bytes: u64,
+    modified_ns: Option<i128>,
+}
+
+impl SourceStamp {
+    fn of(path: &Path) -> Result<SourceStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, &e))?;
+        let modified_ns =
+            meta.modified()
+                .ok()
+                .map(|t| match t.duration_since(std::time::UNIX_EPOCH) {
+                    Ok(d) => d.as_nanos() as i128,
+                    Err(e) => -(e.duration().as_nanos() as i128),
+                });
+        Ok(SourceStamp {
+            bytes: meta.len(),
+            modified_ns,
+        })
+    }
+}
+
 /// Whether `rank`'s partition is complete for this input and options.
-fn complete(out: &Path, rank: u32, source_bytes: u64, schema: &Option<String>) -> bool {
+fn complete(out: &Path, rank: u32, source: SourceStamp, schema: &Option<String>) -> bool {
     let Ok(text) = std::fs::read(rank_dir(out, rank).join(MARKER)) else {
         return false;
     };
@@ -204,46 +237,31 @@ fn complete(out: &Path, rank: u32, source_bytes: u64, schema: &Option<String>) -
         Ok(m) => {
             m.format == MARKER_FORMAT
                 && m.version == MARKER_VERSION
-                && m.source_bytes == source_bytes
+                && m.source_bytes == source.bytes
+                && m.source_modified_ns.is_some()
+                && m.source_modified_ns == source.modified_ns
                 && &m.schema == schema
         }
         Err(_) => false,
     }
 }
 
-/// Removes what an interrupted run left in a rank directory (its marker
-/// and parts), so that the redone partition holds only new parts.
-fn clear_rank_dir(dir: &Path) -> Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir).map_err(|e| InputError::io(dir, &e))?;
-            return Ok(());
-        }
-        Err(e) => return Err(InputError::io(dir, &e).into()),
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name == MARKER || (name.starts_with("part-") && name.ends_with(".parquet")) {
-            let p = entry.path();
-            std::fs::remove_file(&p).map_err(|e| InputError::io(&p, &e))?;
-        }
-    }
-    Ok(())
-}
-
-/// Exports every input (in parallel, in the current rayon pool).
+/// Exports every input (in parallel, in the current rayon pool). A run
+/// that fails leaves the ranks it completed, no part of the others, and
+/// no `DIR` when it created `DIR` and completed nothing
+/// (docs/robustness.md#datasets).
 pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
-    std::fs::create_dir_all(plan.out).map_err(|e| InputError::io(plan.out, &e))?;
+    let created = CreatedDir::create_all(plan.out).map_err(|e| InputError::io(plan.out, &e))?;
+    let staging = Staging::create(plan.out)?;
     let claims: Mutex<HashMap<u32, String>> = Mutex::new(HashMap::new());
     let several = plan.inputs.len() > 1;
     let results: Vec<Result<ExportStats>> = plan
         .inputs
         .par_iter()
         .enumerate()
-        .map(|(i, path)| export_file(plan, path, i, several, &claims))
+        .map(|(i, path)| export_file(plan, &staging, path, i, several, &claims))
         .collect();
+    drop(staging);
     let mut total = ExportStats::default();
     for r in results {
         let s = r?;
@@ -253,19 +271,77 @@ pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
         total.parts += s.parts;
         total.dropped += s.dropped;
     }
+    created.keep();
     Ok(total)
+}
+
+/// Where a run writes its ranks before each is published: a hidden
+/// temporary folder `.DIR.unitrace-tmp.HOST.PID.RANDOM` beside `DIR`, so
+/// that no glob under `DIR` (`DIR/*/*.parquet`, `DIR/**`) ever reaches a
+/// part of an unfinished rank, whatever the reader does with hidden names
+/// (DuckDB's and polars' globs match them). When `DIR`'s parent cannot
+/// take it (not writable, another file system: the rename must stay on
+/// one), it is `DIR/.staging.unitrace-tmp...` instead, whose parts only a
+/// recursive glob of a reader that reads hidden folders could reach
+/// (docs/robustness.md#datasets). Removed with what it holds when the run
+/// ends, fails or is interrupted; the next run removes the one of a
+/// killed run.
+pub struct Staging {
+    root: TempDir,
+}
+
+impl Staging {
+    fn create(out: &Path) -> Result<Staging> {
+        // What killed runs left: staging folders beside and inside `DIR`.
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let _ = remove_stale_temp_files(&parent);
+        let _ = remove_stale_temp_files(out);
+        if let Ok(root) = TempDir::create(out) {
+            if same_file_system(root.path(), out) {
+                return Ok(Staging { root });
+            }
+        }
+        let inside = out.join("staging");
+        let root = TempDir::create(&inside).map_err(|e| InputError::io(out, &e))?;
+        Ok(Staging { root })
+    }
+
+    /// A new folder for `rank`'s parts.
+    fn rank_dir(&self, rank: u32) -> Result<PathBuf> {
+        let dir = rank_dir(self.root.path(), rank);
+        std::fs::create_dir(&dir).map_err(|e| InputError::io(&dir, &e))?;
+        Ok(dir)
+    }
+}
+
+fn same_file_system(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
+    }
 }
 
 fn export_file(
     plan: &EventsPlan<'_>,
+    staging: &Staging,
     path: &Path,
     input_index: usize,
     several: bool,
     claims: &Mutex<HashMap<u32, String>>,
 ) -> Result<ExportStats> {
-    let source_bytes = std::fs::metadata(path)
-        .map_err(|e| InputError::io(path, &e))?
-        .len();
+    let source = SourceStamp::of(path)?;
     let path_rank = rank_from_path(path).map(|r| r.0);
     let mut stats = ExportStats::default();
     if let Some(r) = path_rank {
@@ -274,7 +350,7 @@ fn export_file(
         }
         // The common case, one rank per file: known complete without
         // reading it.
-        if complete(plan.out, r, source_bytes, &plan.schema_name) {
+        if complete(plan.out, r, source, &plan.schema_name) {
             stats.ranks_skipped += 1;
             return Ok(stats);
         }
@@ -315,7 +391,7 @@ fn export_file(
                 );
             }
         }
-        if complete(plan.out, rank, source_bytes, &plan.schema_name) {
+        if complete(plan.out, rank, source, &plan.schema_name) {
             stats.ranks_skipped += 1;
         } else {
             todo[slot] = true;
@@ -327,11 +403,10 @@ fn export_file(
     let mut sinks: Vec<Option<RankSink>> = Vec::with_capacity(todo.len());
     for (slot, &t) in todo.iter().enumerate() {
         sinks.push(match (t, slot_rank[slot]) {
-            (true, Some(rank)) => {
-                let dir = rank_dir(plan.out, rank);
-                clear_rank_dir(&dir)?;
-                Some(RankSink::new(dir))
-            }
+            (true, Some(rank)) => Some(RankSink::new(
+                staging.rank_dir(rank)?,
+                rank_dir(plan.out, rank),
+            )),
             _ => None,
         });
     }
@@ -369,7 +444,8 @@ fn export_file(
             format: MARKER_FORMAT.to_string(),
             version: MARKER_VERSION,
             source: path.display().to_string(),
-            source_bytes,
+            source_bytes: source.bytes,
+            source_modified_ns: source.modified_ns,
             schema: plan.schema_name.clone(),
             rows: 0,
             parts: 0,
@@ -437,7 +513,11 @@ fn exported_ranks(
 
 /// The parts of one rank being written.
 struct RankSink {
-    dir: PathBuf,
+    /// Where the parts are written: the rank's folder in the run's
+    /// [`Staging`], renamed to `dest` once the rank is complete.
+    staging: PathBuf,
+    /// `DIR/rank=N`, which errors name.
+    dest: PathBuf,
     writer: Option<ParquetWriter<AtomicFile>>,
     part: u64,
     rows: u64,
@@ -445,9 +525,10 @@ struct RankSink {
 }
 
 impl RankSink {
-    fn new(dir: PathBuf) -> RankSink {
+    fn new(staging: PathBuf, dest: PathBuf) -> RankSink {
         RankSink {
-            dir,
+            staging,
+            dest,
             writer: None,
             part: 0,
             rows: 0,
@@ -460,8 +541,9 @@ impl RankSink {
             self.close_part()?;
         }
         if self.writer.is_none() {
-            let path = self.dir.join(part_name(self.part));
-            let file = AtomicFile::create(&path).map_err(|e| InputError::io(&path, &e))?;
+            let path = self.dest.join(part_name(self.part));
+            let file = AtomicFile::create(&self.staging.join(part_name(self.part)))
+                .map_err(|e| InputError::io(&path, &e))?;
             let w = ParquetWriter::new(file, &schema()).map_err(|e| InputError::io(&path, &e))?;
             self.writer = Some(w);
         }
@@ -471,7 +553,7 @@ impl RankSink {
     fn end_row(&mut self) -> Result<()> {
         if let Some(w) = &mut self.writer {
             if let Err(e) = w.end_row() {
-                let path = self.dir.join(part_name(self.part));
+                let path = self.dest.join(part_name(self.part));
                 return Err(InputError::io(&path, &e).into());
             }
         }
@@ -482,7 +564,7 @@ impl RankSink {
 
     fn close_part(&mut self) -> Result<()> {
         if let Some(w) = self.writer.take() {
-            let path = self.dir.join(part_name(self.part));
+            let path = self.dest.join(part_name(self.part));
             let file = w.finish().map_err(|e| InputError::io(&path, &e))?;
             file.commit().map_err(|e| InputError::io(&path, &e))?;
             self.part += 1;
@@ -491,7 +573,8 @@ impl RankSink {
         Ok(())
     }
 
-    /// Commits the last part, then the marker; returns (rows, parts).
+    /// Commits the last part and the marker, then publishes the rank's
+    /// folder; returns (rows, parts).
     fn finish(mut self, marker: &Marker) -> Result<(u64, u64)> {
         self.close_part()?;
         let marker = Marker {
@@ -499,10 +582,11 @@ impl RankSink {
             parts: self.part,
             ..marker.clone()
         };
-        let path = self.dir.join(MARKER);
         let mut text = serde_json::to_vec_pretty(&marker)?;
         text.push(b'\n');
-        write_atomic(&path, &text).map_err(|e| InputError::io(&path, &e))?;
+        write_atomic(&self.staging.join(MARKER), &text)
+            .map_err(|e| InputError::io(&self.dest.join(MARKER), &e))?;
+        publish_dir(&self.staging, &self.dest).map_err(|e| InputError::io(&self.dest, &e))?;
         Ok((self.rows, self.part))
     }
 }

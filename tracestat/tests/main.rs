@@ -14,7 +14,7 @@ mod kineto;
 mod known_answers;
 mod launchers;
 mod many_ranks;
-mod mapped;
+mod padded_traces;
 mod partial_and_errors;
 mod pftrace_collectives;
 mod steps;

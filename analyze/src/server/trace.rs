@@ -87,7 +87,9 @@ impl TracePlan {
                 format: TraceFormat::Pftrace,
             });
         }
-        let file = File::open(path)
+        // Watched: a trace that changes while it is checked is an error
+        // naming it (docs/robustness.md#changed-inputs).
+        let file = unitrace_core::watched_file::WatchedFile::open(path)
             .map_err(|e| anyhow::anyhow!("{shown}: trace file cannot be read: {e}"))?;
         let summary = scan_plan(path, BufReader::with_capacity(1 << 20, file))?;
         if summary.empty {
@@ -225,6 +227,11 @@ fn scan_plan(
     src: impl std::io::Read,
 ) -> anyhow::Result<unitrace_core::trace::TraceSummary> {
     scan(src).map_err(|e: TraceError| {
+        if let unitrace_core::trace::TraceErrorKind::Io(io) = &e.kind {
+            if unitrace_core::watched_file::ChangedWhileRead::of(io).is_some() {
+                return anyhow::anyhow!("{}: {io}", path.display());
+            }
+        }
         let at = match e.line {
             Some(line) => format!("{}:{line}", path.display()),
             None => path.display().to_string(),

@@ -16,9 +16,11 @@
 //! trace's events for another purpose (mergetrace copies their bytes) feed
 //! the same interpreters event by event ([`EventInterpreter`]).
 //!
-//! Reading: a plain file is streamed through one bounded buffer
-//! (docs/formats.md#timeline-reading says when a file is mapped instead);
-//! gzip is inflated on the fly (flate2 with zlib-rs), never to disk.
+//! Reading: a file is streamed through one bounded buffer, never mapped,
+//! and watched while it is read ([`crate::watched_file`]: a file that
+//! changes under the tool is an error naming it,
+//! docs/robustness.md#changed-inputs); gzip is inflated on the fly (flate2
+//! with zlib-rs), never to disk.
 
 pub mod chrome_json;
 pub mod collective;
@@ -31,7 +33,6 @@ pub mod rank;
 pub mod time;
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -39,6 +40,7 @@ use crate::error::InputError;
 use crate::pftrace::{Packet, PacketReader};
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use crate::walk::{walk, Depth, Skipped, Walk};
+use crate::watched_file::{ChangedWhileRead, WatchedFile};
 
 use chrome_json::{JsonEvents, UnitraceVocabulary};
 use detect::{JsonDialect, Sniffed, HEAD_BYTES};
@@ -259,9 +261,8 @@ pub struct Opened {
 }
 
 enum Input {
-    /// A plain file, rewound to its start: mapped or streamed by the rule
-    /// of docs/formats.md#timeline-reading.
-    File(File),
+    /// A plain file, rewound to its start, watched while read.
+    File(WatchedFile),
     /// Bytes already consumed by detection, then the rest.
     Stream(Box<dyn Read + Send>),
 }
@@ -279,7 +280,10 @@ impl Opened {
     /// A JSON event reader over the input.
     pub fn json_reader(self) -> TraceReader<Box<dyn Read + Send>> {
         match self.input {
-            Input::File(f) => TraceReader::open_file_boxed(f, DEFAULT_MAX_EVENT_BYTES),
+            Input::File(f) => TraceReader::with_max_event_bytes(
+                Box::new(f) as Box<dyn Read + Send>,
+                DEFAULT_MAX_EVENT_BYTES,
+            ),
             Input::Stream(s) => TraceReader::with_max_event_bytes(s, DEFAULT_MAX_EVENT_BYTES),
         }
     }
@@ -295,8 +299,8 @@ fn read_head(src: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
 /// Opens a trace file and detects its format by content; a file that is
 /// not a trace is an error saying what it looks like.
 pub fn open(path: &Path) -> Result<Opened, InputError> {
-    let mut file = File::open(path).map_err(|e| InputError::io(path, &e))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    let mut file = WatchedFile::open(path).map_err(|e| InputError::io(path, &e))?;
+    if file.get_ref().metadata().is_ok_and(|m| m.is_dir()) {
         return Err(InputError::at_file(
             path,
             "is a directory, not a trace file",
@@ -324,14 +328,19 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         clock_base = kineto::find_clock_base(&head);
         run_info = kineto::find_run_info(&head);
         if (clock_base.is_none() || run_info.is_none()) && head.len() == HEAD_BYTES {
-            let tail = kineto::file_tail(&file).map_err(|e| InputError::io(path, &e))?;
+            let tail = kineto::file_tail(file.get_ref()).map_err(|e| InputError::io(path, &e))?;
             clock_base = clock_base.or_else(|| kineto::find_clock_base(&tail));
             run_info = run_info.or_else(|| kineto::find_run_info(&tail));
         }
     }
-    let input = match crate::trace::rewound(file) {
-        Ok(f) => Input::File(f),
-        Err(unseekable) => Input::Stream(Box::new(io::Cursor::new(head).chain(unseekable))),
+    let input = if file.is_regular() {
+        use std::io::Seek;
+        file.rewind().map_err(|e| InputError::io(path, &e))?;
+        Input::File(file)
+    } else {
+        // A pipe (a FIFO named on the command line): what detection read,
+        // then the rest.
+        Input::Stream(Box::new(io::Cursor::new(head).chain(file)))
     };
     Ok(Opened {
         sniffed,
@@ -345,11 +354,20 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
 /// The end of a gzipped trace's content: the file is inflated once just to
 /// read it (a Kineto clock base written after the events).
 fn gzip_tail(path: &Path) -> Result<Vec<u8>, InputError> {
-    let file = File::open(path).map_err(|e| InputError::io(path, &e))?;
+    let file = WatchedFile::open(path).map_err(|e| InputError::io(path, &e))?;
     let gz = EndAtCut(flate2::read::MultiGzDecoder::new(
         io::BufReader::with_capacity(1 << 16, file),
     ));
-    kineto::stream_tail(gz).map_err(|e| InputError::at_file(path, format!("gzip: {e}")))
+    kineto::stream_tail(gz).map_err(|e| gzip_error(path, &e))
+}
+
+/// An error of inflating `path`: a change of the file under the reader in
+/// its own words, anything else as gzip's.
+fn gzip_error(path: &Path, e: &io::Error) -> InputError {
+    match ChangedWhileRead::of(e) {
+        Some(_) => InputError::io(path, e),
+        None => InputError::at_file(path, format!("gzip: {e}")),
+    }
 }
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
@@ -391,8 +409,7 @@ fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputErro
     let mut gz = EndAtCut(flate2::read::MultiGzDecoder::new(
         io::BufReader::with_capacity(1 << 16, raw),
     ));
-    let inner = read_head(&mut gz, HEAD_BYTES)
-        .map_err(|e| InputError::at_file(path, format!("gzip: {e}")))?;
+    let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| gzip_error(path, &e))?;
     let sniffed = match detect::sniff(&inner) {
         Sniffed::Gzip => Sniffed::Other("gzip inside gzip"),
         s => s,

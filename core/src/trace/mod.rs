@@ -47,7 +47,7 @@
 //! (the byte parser, which decides every error; [`object_members`]), `keys.rs` (short keys
 //! read as one word, and the slots of the walkers' guesses), `token_walk.rs`
 //! (stage 2: the token walker), `direct_walk.rs` (the direct walk),
-//! `reader.rs` ([`TraceReader`]: buffer or mapped window, top-level state
+//! `reader.rs` ([`TraceReader`]: the buffer, top-level state
 //! machine, truncation), `repair.rs` ([`repaired_bytes`], [`repair_to`]),
 //! `decimal.rs` (exact decimal timestamps, [`decimal::Decimal`]).
 
@@ -70,9 +70,6 @@ pub use blocks::ScanKernel;
 pub use byte_parser::object_members;
 pub use error::{TraceError, TraceErrorKind};
 pub use event::{Event, EventFields, Field, Span};
-pub use reader::{
-    rewound, scan, TraceForm, TraceReader, TraceSummary, Truncation, DEFAULT_MAX_EVENT_BYTES,
-    NO_MAP_VARIABLE,
-};
+pub use reader::{scan, TraceForm, TraceReader, TraceSummary, Truncation, DEFAULT_MAX_EVENT_BYTES};
 pub use repair::{repair_to, repaired_bytes, RepairReport, Repaired};
 pub use value::{decode_string_content, parse_u64};

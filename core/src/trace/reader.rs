@@ -1,13 +1,9 @@
-//! [`TraceReader`]: the buffer (or the mapped window of a file), the
+//! [`TraceReader`]: the buffer, the
 //! top-level state machine around the events (`{"traceEvents": [` ... `]}`
 //! or `[...]`), truncation and the [`TraceSummary`]; [`scan`] reads a
 //! whole trace.
 
-use std::fs::File;
 use std::io::{self, Read};
-use std::sync::Arc;
-
-use memmap2::Mmap;
 
 use super::blocks::ScanKernel;
 use super::byte_parser::{
@@ -100,17 +96,7 @@ pub struct TraceSummary {
 pub struct TraceReader<R> {
     src: R,
     pub(super) buf: Vec<u8>,
-    /// The whole input when it is a mapped file ([`TraceReader::open_file`]):
-    /// then `buf` stays empty, `base` stays 0 and `len` is the end of the
-    /// bytes the parser may look at (see [`TraceReader::refill`]).
-    map: Option<Arc<Mmap>>,
-    /// Bytes of `map` from its start whose pages were handed back
-    /// ([`TraceReader::refill`]).
-    map_released: usize,
-    /// The size the buffer would have when streaming: the mapped window
-    /// ends where a read into that buffer would end.
-    map_window: usize,
-    /// Valid bytes in `buf` (or the window of `map`).
+    /// Valid bytes in `buf`.
     pub(super) len: usize,
     /// Parse cursor in `buf`.
     pos: usize,
@@ -141,84 +127,6 @@ pub struct TraceReader<R> {
     top_level_bytes: usize,
 }
 
-/// The bytes the parser may look at: the mapped window or the buffer.
-/// (A function of the fields it needs, so that the parser can borrow them
-/// while it updates the others.)
-#[inline(always)]
-fn visible<'a>(map: &'a Option<Arc<Mmap>>, buf: &'a [u8], len: usize) -> &'a [u8] {
-    match map {
-        Some(map) => &map[..len],
-        None => &buf[..len],
-    }
-}
-
-/// Smallest file [`TraceReader::open_file`] maps: below it, reading costs
-/// less than setting up a mapping.
-const MAP_MIN_BYTES: u64 = 1 << 20;
-
-/// How far behind the parser a mapped file's pages are handed back (room
-/// for what callers still hold: mergetrace's batches in flight), in steps
-/// of whole 64 KiB units (any page size divides them).
-const MAP_KEEP_BEHIND: usize = 16 << 20;
-const MAP_RELEASE_STEP: usize = 8 << 20;
-const MAP_RELEASE_ALIGN: usize = 64 << 10;
-
-/// Set (to anything), trace files are streamed, never mapped.
-pub const NO_MAP_VARIABLE: &str = "UNITRACE_NO_MMAP";
-
-impl TraceReader<File> {
-    /// A reader of a trace file: a regular file of 1 MiB or more is mapped
-    /// into memory and read in place (no copy into a buffer, no newline
-    /// counting until an error asks for a line: docs/benchmarks.md#the-json-trace-scanner),
-    /// anything else (a pipe, a small or empty file, a failed mapping) is
-    /// streamed. Events, errors and summaries are the same either way.
-    ///
-    /// A mapped file that another process truncates while it is read makes
-    /// the kernel stop this process with SIGBUS (docs/robustness.md#mapped-inputs);
-    /// the environment variable `UNITRACE_NO_MMAP` (any value) makes every
-    /// file streamed.
-    pub fn open_file(file: File, max_event: usize) -> TraceReader<File> {
-        let map = map_file(&file);
-        let reader = TraceReader::with_max_event_bytes(file, max_event);
-        match map {
-            Some(map) => reader.with_map(map),
-            None => reader,
-        }
-    }
-}
-
-impl TraceReader<Box<dyn Read + Send>> {
-    /// [`TraceReader::open_file`] behind the boxed stream type, so one
-    /// reader type serves mapped files, plain streams and gzip.
-    pub fn open_file_boxed(file: File, max_event: usize) -> Self {
-        let map = map_file(&file);
-        let reader =
-            TraceReader::with_max_event_bytes(Box::new(file) as Box<dyn Read + Send>, max_event);
-        match map {
-            Some(map) => reader.with_map(map),
-            None => reader,
-        }
-    }
-}
-
-/// The mapping of a trace file when [`TraceReader::open_file`]'s rule maps
-/// it.
-fn map_file(file: &File) -> Option<Arc<Mmap>> {
-    let map = file
-        .metadata()
-        .ok()
-        .filter(|m| m.is_file() && m.len() >= MAP_MIN_BYTES)
-        .filter(|_| std::env::var_os(NO_MAP_VARIABLE).is_none())
-        .and_then(|_| {
-            // SAFETY: the mapping is only read; a concurrent truncation
-            // is the documented SIGBUS case above.
-            unsafe { Mmap::map(file) }.ok()
-        })?;
-    #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
-    Some(Arc::new(map))
-}
-
 /// A top-level member of the trace object: raw key (no quotes), raw value.
 pub type TopLevelMember = (Box<[u8]>, Box<[u8]>);
 
@@ -230,24 +138,6 @@ fn keep_top_level((kept, bytes): (&mut Vec<TopLevelMember>, &mut usize), key: &[
     if value.len() <= ONE && *bytes + value.len() <= ALL {
         *bytes += value.len();
         kept.push((key.into(), value.into()));
-    }
-}
-
-/// `file` rewound to its start, for [`TraceReader::open_file`] after a
-/// caller read its first bytes to tell the format; `Err(file)` when it
-/// cannot seek (a pipe): the caller streams what it read and the rest.
-pub fn rewound(mut file: File) -> Result<File, File> {
-    use std::io::Seek;
-    match file.rewind() {
-        Ok(()) => Ok(file),
-        Err(_) => Err(file),
-    }
-}
-
-impl TraceReader<io::Empty> {
-    /// A reader of bytes already in a mapping (tests map anonymous memory).
-    pub fn from_map(map: Arc<Mmap>, max_event: usize, kernel: ScanKernel) -> Self {
-        TraceReader::with_kernel(io::empty(), max_event, kernel).with_map(map)
     }
 }
 
@@ -276,9 +166,6 @@ impl<R: Read> TraceReader<R> {
         TraceReader {
             src,
             buf: Vec::new(),
-            map: None,
-            map_released: 0,
-            map_window: 0,
             len: 0,
             pos: 0,
             keep: 0,
@@ -299,17 +186,6 @@ impl<R: Read> TraceReader<R> {
             top_level: Vec::new(),
             top_level_bytes: 0,
         }
-    }
-
-    fn with_map(mut self, map: Arc<Mmap>) -> Self {
-        self.map = Some(map);
-        self
-    }
-
-    /// The mapped input, when the reader reads one in place
-    /// ([`TraceReader::open_file`]); event offsets index it.
-    pub fn mapped(&self) -> Option<&Arc<Mmap>> {
-        self.map.as_ref()
     }
 
     /// Bytes consumed from the source so far.
@@ -366,7 +242,7 @@ impl<R: Read> TraceReader<R> {
                     self.summary.events += 1;
                     self.last_event_end = self.base + end as u64;
                     return Ok(Some(Event {
-                        raw: &visible(&self.map, &self.buf, self.len)[start..end],
+                        raw: &self.buf[..self.len][start..end],
                         fields: self.fields,
                         index,
                         offset: self.base + start as u64,
@@ -411,7 +287,7 @@ impl<R: Read> TraceReader<R> {
 
     fn line_at(&self, at: usize) -> u64 {
         let at = at.min(self.len);
-        let b = visible(&self.map, &self.buf, self.len);
+        let b = &self.buf[..self.len];
         self.lines_before + memchr::memchr_iter(b'\n', &b[..at]).count() as u64 + 1
     }
 
@@ -431,7 +307,7 @@ impl<R: Read> TraceReader<R> {
                     self.array_open_end.unwrap_or(0)
                 };
                 let from = (kept.saturating_sub(self.base) as usize).min(self.len);
-                let dropped = &visible(&self.map, &self.buf, self.len)[from..];
+                let dropped = &self.buf[..self.len][from..];
                 self.summary.truncation = Some(Truncation {
                     kept_bytes: kept,
                     dropped_bytes: self.bytes_read() - kept,
@@ -450,56 +326,6 @@ impl<R: Read> TraceReader<R> {
     fn refill(&mut self) -> Result<(), TraceError> {
         // Buffer indices change (and the bytes after the end arrive).
         self.structurals.invalidate();
-        if let Some(map) = &self.map {
-            // Nothing is copied or counted (lines are counted when an error
-            // asks): the window grows as the buffer would fill from a
-            // reader that hands out whole reads (its size included), so
-            // that events, errors, the event limit and the bytes read are
-            // exactly those of streaming.
-            let unit = self.len - self.keep;
-            if unit >= self.max_event {
-                return Err(self.error_at(
-                    self.pos,
-                    TraceErrorKind::TooLong {
-                        limit: self.max_event,
-                    },
-                ));
-            }
-            if self.len == map.len() {
-                // What a read returning 0 bytes says.
-                self.eof = true;
-                return Ok(());
-            }
-            let want = (unit + self.read_size.min(self.max_event)).min(self.max_event + 1);
-            self.read_size = (self.read_size * 2).min(CHUNK);
-            if self.map_window < want {
-                self.map_window = want.max(self.map_window * 2).min(self.max_event + 1);
-            }
-            // One read fills the buffer from the kept bytes on.
-            self.len = map.len().min(self.keep + self.map_window);
-            // Pages read long ago leave this process's mapping (they stay
-            // in the page cache), so that its resident size stays bounded
-            // like a buffer's instead of growing to the file's size.
-            #[cfg(unix)]
-            let release_to = self.keep.saturating_sub(MAP_KEEP_BEHIND) & !(MAP_RELEASE_ALIGN - 1);
-            #[cfg(unix)]
-            if release_to >= self.map_released + MAP_RELEASE_STEP {
-                // SAFETY: the mapping is file-backed and never written, so
-                // a dropped page reads back the same file bytes when
-                // touched again (a batch still in flight, say); only a
-                // concurrent truncation, the documented SIGBUS case of
-                // `open_file`, changes what is there.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        self.map_released,
-                        release_to - self.map_released,
-                    )
-                };
-                self.map_released = release_to;
-            }
-            return Ok(());
-        }
         if self.keep > 0 {
             self.lines_before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
             self.buf.copy_within(self.keep..self.len, 0);
@@ -561,7 +387,7 @@ impl<R: Read> TraceReader<R> {
     }
 
     fn step(&mut self) -> PResult<Step> {
-        let b = visible(&self.map, &self.buf, self.len);
+        let b = &self.buf[..self.len];
         match self.state {
             State::Start => {
                 let mut i = self.pos;
