@@ -19,7 +19,8 @@
 #   * with --baseline, that other tracestat binary (e.g. main's, built
 #     apart) on one core, and the ratio of the two CPU times;
 # then, for the JSON traces:
-#   * tracestat with every output (--json, --csv, --html) on all cores;
+#   * tracestat with every output (--json, --csv, --html) on all cores, and
+#     on one core with two --what-if rules besides (docs/tracestat.md#what-if);
 #   * mergetrace --stats (one pass, merged output to /dev/null) on one core
 #     (taskset -c 0) and on two (taskset -c 0,1; it is a two-thread
 #     pipeline, scanner -> writer), and the scaling between them.
@@ -112,6 +113,7 @@ done
 mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
 bytes=$(cat "${files[@]}" | wc -c)
 run "tracestat --json --csv --html ($cores cores)" "$bytes" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
+run "tracestat every output + 2 --what-if (1 core)" "$bytes" taskset -c 0 "$bin" -q --jobs 1 --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" --what-if 'kernel:*gemm*=-20%' --what-if comm=0 "${files[@]}"
 run "mergetrace --stats (1 core)" "$bytes" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
 read -r mone _ < "$work/last"
 run "mergetrace --stats (2 cores)" "$bytes" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"

@@ -24,36 +24,9 @@ impl MatchLevel {
     }
 }
 
-/// The name without unitrace's launch shape: a trailing `[SIMD32 {..} {..}]`
-/// or `[1024]` (bytes of a memory command), and trailing `{..}` groups
-/// (docs/formats.md#metric-csv-kernel-name).
-pub fn strip_shape(name: &str) -> &str {
-    let mut s = name.trim_end();
-    loop {
-        let before = s.len();
-        if s.ends_with(']') {
-            if let Some(open) = s.rfind('[') {
-                let inner = &s[open + 1..s.len() - 1];
-                let shape = inner.starts_with("SIMD")
-                    || inner.contains('{')
-                    || (!inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()));
-                if shape && open > 0 {
-                    s = s[..open].trim_end();
-                }
-            }
-        }
-        if s.ends_with('}') {
-            if let Some(open) = s.rfind('{') {
-                if open > 0 {
-                    s = s[..open].trim_end();
-                }
-            }
-        }
-        if s.len() == before {
-            return s;
-        }
-    }
-}
+/// The name without its launch shape: one rule for every tool that
+/// matches kernels across runs (docs/compare.md#matching).
+pub use unitrace_core::timeline::names::strip_shape;
 
 /// The name without its shape and with every template argument list
 /// replaced by `<>`: `gemm<float, 128>` and `gemm<half, 64>` are one kernel.

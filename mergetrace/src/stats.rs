@@ -77,6 +77,8 @@ impl StatsPlan {
             schema: self.schema_name.clone(),
             window: None,
             steps: Default::default(),
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 }
@@ -322,6 +324,7 @@ impl MergeStats {
             plan.rank_options(),
             &ReportOptions {
                 bins: 200,
+                heat_rows: tracestat::analyzers::heatmap::MAX_HEAT_ROWS,
                 align: Align::Collectives,
             },
         );

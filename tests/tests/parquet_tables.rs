@@ -179,6 +179,7 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "outliers",
         "slowest_rank",
         "busiest_rank",
+        "end_rank",
     ];
     let ints: &[&str] = match file {
         "breakdown" => &["launches"],
@@ -205,13 +206,18 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "steps" => &["step", "kernels", "launches"],
         "step_ranks" => &["steps_found", "warmup_dropped", "steps", "max_step"],
         "step_spread" => &["step", "ranks"],
+        "critical_path" => &["seq"],
+        "critical_path_steps" => &["ranks_on_path", "rank_changes"],
+        "critical_path_kinds" => &["items"],
+        "critical_path_names" => &["items", "steps"],
         _ => &[],
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
-    // `findings` names its step as text (`3`, `all`); the step tables
-    // number theirs.
-    if LABELS.contains(&col) || (file == "findings" && col == "step") {
+    // `findings` and the critical path name their step as text (`3`,
+    // `all`: the whole run); the step tables number theirs.
+    let text_step = matches!(file, "findings" | "critical_path" | "critical_path_steps");
+    if LABELS.contains(&col) || (text_step && col == "step") {
         VARCHAR
     } else if col == "consistent" || col == "outlier" {
         BOOLEAN
@@ -272,6 +278,10 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "steps",
         "step_ranks",
         "step_spread",
+        "critical_path",
+        "critical_path_kinds",
+        "critical_path_names",
+        "critical_path_steps",
     ];
     // Tables these traces leave without rows (no set-up call, no finding):
     // their headers and types are checked.

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::analyzers::heatmap::MAX_HEAT_ROWS;
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "tracestat",
@@ -57,8 +59,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["combine", "partial"])]
     pub events: Option<PathBuf>,
 
-    /// Write a mergeable partial (per-rank summaries) instead of a report.
-    #[arg(long, value_name = "OUT.json", conflicts_with_all = ["combine", "csv", "parquet", "json", "html"])]
+    /// Write a mergeable partial (per-rank summaries) instead of a report;
+    /// with --combine, one partial holding every rank of the partials given
+    /// (a combine of combines).
+    #[arg(long, value_name = "OUT.json", conflicts_with_all = ["csv", "parquet", "json", "html"])]
     pub partial: Option<PathBuf>,
 
     /// The inputs are partials written by --partial: reduce them to one report.
@@ -66,9 +70,15 @@ pub struct Args {
     pub combine: bool,
 
     /// Time bins of the heatmap (1 to 4096: a column per pixel of a 4K
-    /// screen; the heatmap holds ranks x bins cells).
+    /// screen).
     #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=MAX_BINS as i64))]
     pub bins: u32,
+
+    /// Rows of the heatmap table at most (1 to 4096): with more ranks,
+    /// consecutive ranks share a row (their mean). The table also keeps
+    /// to 1,048,576 cells (rows x bins).
+    #[arg(long, value_name = "N", default_value_t = MAX_HEAT_ROWS as u32, value_parser = clap::value_parser!(u32).range(1..=MAX_HEAT_ROWS as i64))]
+    pub heat_rows: u32,
 
     /// Only from this time on, since each rank's first event (ns, us, ms,
     /// s; bare = us): every analysis sees the stretch --from..--to.
@@ -129,6 +139,19 @@ pub struct Args {
     #[arg(long)]
     pub findings: bool,
 
+    /// Replay every step with changed durations (docs/tracestat.md#what-if),
+    /// repeatable: `kernel:GLOB=-20%` (or `=5us`, `=-3us`; GLOB matches the
+    /// name without its launch shape), `range:GLOB=-30%`, `rank:N=median`,
+    /// `comm=0`, `launch=0`.
+    #[arg(long = "what-if", value_name = "RULE", value_parser = check_what_if)]
+    pub what_if: Vec<String>,
+
+    /// Write the input timeline with tracks added: the steps, the critical
+    /// path, and per engine its queue depth (docs/tracestat.md#annotated-trace).
+    /// `.json` from Chrome/Kineto JSON inputs, `.pftrace` from `.pftrace` ones.
+    #[arg(long, value_name = "OUT.json|OUT.pftrace", conflicts_with_all = ["combine", "partial"])]
+    pub annotate: Option<PathBuf>,
+
     /// Do not print the console report.
     #[arg(short, long)]
     pub quiet: bool,
@@ -159,6 +182,13 @@ fn check_short_kernel(s: &str) -> Result<String, String> {
     if ns as u64 > MAX_SHORT_KERNEL_NS {
         return Err(format!("`{s}` is longer than 1 hour"));
     }
+    Ok(s.to_string())
+}
+
+/// `--what-if`: a rule of docs/tracestat.md#what-if, checked here so that
+/// a bad one is a usage error; kept as written.
+fn check_what_if(s: &str) -> Result<String, String> {
+    crate::analyzers::critical_path::rules::parse_rule(s)?;
     Ok(s.to_string())
 }
 

@@ -12,12 +12,31 @@ use unitrace_render::axis::linear_ticks;
 use unitrace_render::palette::{self, Rgb};
 use unitrace_render::svg::{Markup, FONT_FAMILY};
 
-/// The data of the heatmap: `(rank, utilisation 0..1 per bin)`, the bins
-/// and their width.
+/// The data of the heatmap: the rows of its table (ranks, or groups of
+/// consecutive ranks), the straggler's own row, the bins and their width.
 pub struct HeatData<'a> {
-    pub rows: &'a [(String, Vec<f64>)],
+    pub rows: Vec<HeatItem<'a>>,
+    /// `(rank, utilisation per bin)` of the straggler, if one is named.
+    pub straggler: Option<(&'a str, &'a [f64])>,
     pub bins: usize,
     pub bin_us: f64,
+}
+
+/// One row of the heatmap table: the ranks it stands for (the first and
+/// last label, how many) and their mean utilisation 0..1 per bin.
+pub struct HeatItem<'a> {
+    pub first: &'a str,
+    pub last: &'a str,
+    pub ranks: usize,
+    pub util: &'a [f64],
+}
+
+/// One drawn heatmap row: its label, whether it is the straggler's own
+/// row set apart in front, and its utilisation per bin.
+struct HeatLine {
+    label: String,
+    apart: bool,
+    util: Vec<f64>,
 }
 
 /// One bar of the breakdown: the rank and its shares of its active window
@@ -229,25 +248,56 @@ fn svg_open(m: &mut Markup, w: f64, h: f64) {
     );
 }
 
-/// The heatmap as drawn: its rows (ranks or groups), each row's
-/// utilisation per bin (a group's mean), and the largest of them, which
-/// the colour scale ends at. Scaling to the busiest cell keeps a run whose
-/// GPUs are busy 0.3% of the time readable; the colour bar says what the
-/// darkest blue stands for.
-fn heat_grid(hm: &HeatData<'_>, straggler: Option<&str>) -> (Vec<Row>, Vec<Vec<f64>>, f64) {
-    let labels: Vec<&str> = hm.rows.iter().map(|(l, _)| l.as_str()).collect();
-    let rows = rows_with_straggler(&labels, MAX_ROWS, straggler);
-    let cells: Vec<Vec<f64>> = rows
-        .iter()
+/// The heatmap's drawn rows: one per table row, or when there are more
+/// than `max`, groups of consecutive table rows (their mean over ranks,
+/// labelled with the rank range); whenever a drawn row stands for several
+/// ranks, the straggler's own row comes first (as
+/// [`rows_with_straggler`] does for bars).
+fn heat_lines(hm: &HeatData<'_>, max: usize) -> Vec<HeatLine> {
+    let ranks: usize = hm.rows.iter().map(|r| r.ranks).sum();
+    let straggler = hm.straggler.map(|s| s.0);
+    let mut lines: Vec<HeatLine> = groups(hm.rows.len(), max)
+        .into_iter()
         .map(|g| {
-            let n = g.ranks.len() as f64;
-            (0..hm.bins)
-                .map(|b| g.ranks.clone().map(|i| hm.rows[i].1[b]).sum::<f64>() / n)
-                .collect()
+            let items = &hm.rows[g];
+            let (first, last) = (items[0].first, items[items.len() - 1].last);
+            let n: usize = items.iter().map(|r| r.ranks).sum();
+            let label = if n > 1 {
+                format!("ranks {first}-{last}")
+            } else if ranks > 1 && straggler == Some(first) {
+                format!("rank {first} (straggler)")
+            } else {
+                format!("rank {first}")
+            };
+            let util = (0..hm.bins)
+                .map(|b| {
+                    items
+                        .iter()
+                        .map(|r| r.util[b] * r.ranks as f64)
+                        .sum::<f64>()
+                        / n.max(1) as f64
+                })
+                .collect();
+            HeatLine {
+                label,
+                apart: false,
+                util,
+            }
         })
         .collect();
-    let top = cells.iter().flatten().copied().fold(0.0, f64::max);
-    (rows, cells, top)
+    if lines.len() < ranks {
+        if let Some((rank, util)) = hm.straggler {
+            lines.insert(
+                0,
+                HeatLine {
+                    label: format!("rank {rank} (straggler)"),
+                    apart: true,
+                    util: util.to_vec(),
+                },
+            );
+        }
+    }
+    lines
 }
 
 /// The utilisation the colour scale ends at: the busiest cell, or 100%
@@ -263,8 +313,9 @@ pub fn heat_scale(top: f64) -> f64 {
 /// The rank x time heatmap: a row per rank (or group), a cell per bin
 /// coloured by busy share (hover: rank, time, share), time ticks at round
 /// values, and a colour bar.
-pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
-    let (gs, cells, top) = heat_grid(hm, straggler);
+pub fn heatmap_svg(hm: &HeatData<'_>) -> String {
+    let gs = heat_lines(hm, MAX_ROWS);
+    let top = gs.iter().flat_map(|g| &g.util).copied().fold(0.0, f64::max);
     let scale = heat_scale(top);
     let (left, width) = (LABEL_WIDTH, 1000.0);
     // The straggler's own row (when ranks are grouped) is at least 12 px
@@ -308,7 +359,7 @@ pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
         }
         let mut b = 0;
         while b < hm.bins {
-            let u = |b: usize| cells[j][b] / scale;
+            let u = |b: usize| g.util[b] / scale;
             let (level, color) = palette::sequential(u(b));
             let mut e = b + 1;
             while e < hm.bins && palette::sequential(u(e)).0 == level {
@@ -334,7 +385,7 @@ pub fn heatmap_svg(hm: &HeatData<'_>, straggler: Option<&str>) -> String {
                     &format!(
                         "{}: {t0:.3}-{t1:.3} {unit}: {:.1}% busy",
                         g.label,
-                        100.0 * cells[j][b]
+                        100.0 * g.util[b]
                     ),
                 );
                 m.close("rect");
@@ -460,27 +511,21 @@ fn colour_bar(m: &mut Markup, scale: f64, (x0, y0): (f64, f64)) {
 /// The heatmap as text: one line per rank (or group of ranks, the
 /// straggler on its own line first, as on the page), one character per
 /// column of bins; and the caption saying what a character stands for.
-pub fn heatmap_text(hm: &HeatData<'_>, straggler: Option<&str>) -> Option<(String, String)> {
+pub fn heatmap_text(hm: &HeatData<'_>) -> Option<(String, String)> {
     if hm.rows.is_empty() || hm.bins == 0 {
         return None;
     }
     // `per` bins to a column (the last one may have fewer).
     let per = hm.bins.div_ceil(HEAT_COLUMNS);
     let cols = hm.bins.div_ceil(per);
-    let labels: Vec<&str> = hm.rows.iter().map(|(l, _)| l.as_str()).collect();
-    let rows = rows_with_straggler(&labels, HEAT_ROWS, straggler);
+    let rows = heat_lines(hm, HEAT_ROWS);
     let grid: Vec<Vec<f64>> = rows
         .iter()
         .map(|g| {
             (0..cols)
                 .map(|c| {
                     let (b0, b1) = (c * per, ((c + 1) * per).min(hm.bins));
-                    let cells = (g.ranks.len() * (b1 - b0)).max(1) as f64;
-                    g.ranks
-                        .clone()
-                        .flat_map(|i| hm.rows[i].1[b0..b1].iter())
-                        .sum::<f64>()
-                        / cells
+                    g.util[b0..b1].iter().sum::<f64>() / (b1 - b0).max(1) as f64
                 })
                 .collect()
         })
@@ -513,6 +558,136 @@ pub fn heatmap_text(hm: &HeatData<'_>, straggler: Option<&str>) -> Option<(Strin
         text.push_str(&format!("{:>width$} |{line}|\n", g.label));
     }
     Some((caption, text))
+}
+
+/// The kinds of the critical path and their colours (tab10; idle grey), in
+/// the order of its kinds (docs/tracestat.md#critical-path).
+pub const PATH_KINDS: [(&str, Rgb); 7] = [
+    ("compute", palette::TAB10[0]),
+    ("communication", palette::TAB10[1]),
+    ("memory", palette::TAB10[2]),
+    ("launch", palette::TAB10[3]),
+    ("host", palette::TAB10[4]),
+    ("sync-wait", palette::TAB10[5]),
+    ("idle", palette::FAINT_GRID),
+];
+
+/// A Gantt chart of one step's critical path over the ranks
+/// (docs/tracestat.md#html-page): a row per rank the path visits, each
+/// stretch a bar coloured by kind, a vertical line where the path moves to
+/// another rank. `items`: `(rank index, kind index into [`PATH_KINDS`],
+/// name, start us since the step's start, length us)`, in path order.
+pub fn path_gantt_svg(labels: &[String], items: &[(usize, usize, String, f64, f64)]) -> String {
+    let mut ranks: Vec<usize> = items.iter().map(|i| i.0).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let row_of = |r: usize| ranks.iter().position(|&x| x == r).unwrap_or(0);
+    let span = items
+        .iter()
+        .map(|i| i.3 + i.4)
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let (left, width, bar, gap) = (LABEL_WIDTH, 900.0, 16.0, 6.0);
+    let top = 30.0;
+    let height = top + ranks.len() as f64 * (bar + gap) + 40.0;
+    let w = left + width + 40.0;
+    let x_of = |t: f64| left + width * t / span;
+    let mut m = Markup::new();
+    svg_open(&mut m, w, height);
+    for (i, (name, color)) in PATH_KINDS.iter().enumerate() {
+        let x = left + i as f64 * 125.0;
+        m.empty(
+            "rect",
+            &[
+                ("x", x.into()),
+                ("y", 6.0.into()),
+                ("width", 12.0.into()),
+                ("height", 12.0.into()),
+                ("fill", color.hex().into()),
+            ],
+        );
+        m.element(
+            "text",
+            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
+            name,
+        );
+    }
+    for (row, r) in ranks.iter().enumerate() {
+        let y = top + row as f64 * (bar + gap);
+        let label = format!("rank {}", labels.get(*r).map_or("?", String::as_str));
+        m.element(
+            "text",
+            &[
+                ("class", "row-label".into()),
+                ("x", (left - 6.0).into()),
+                ("y", (y + bar - 3.0).into()),
+                ("text-anchor", "end".into()),
+            ],
+            &label,
+        );
+    }
+    let (unit, scale) = time_unit(span);
+    let mut prev: Option<(usize, f64)> = None;
+    for (r, kind, name, start, dur) in items {
+        let row = row_of(*r);
+        let y = top + row as f64 * (bar + gap);
+        let k = (*kind).min(PATH_KINDS.len() - 1);
+        if let Some((prow, px)) = prev {
+            if prow != row {
+                let (y0, y1) = (top + prow as f64 * (bar + gap) + bar / 2.0, y + bar / 2.0);
+                m.empty(
+                    "line",
+                    &[
+                        ("x1", px.into()),
+                        ("x2", px.into()),
+                        ("y1", y0.into()),
+                        ("y2", y1.into()),
+                        ("stroke", "#333333".into()),
+                        ("stroke-dasharray", "3,2".into()),
+                    ],
+                );
+            }
+        }
+        let (x0, x1) = (x_of(*start), x_of(start + dur));
+        m.open(
+            "rect",
+            &[
+                ("x", x0.into()),
+                ("y", y.into()),
+                ("width", (x1 - x0).max(0.5).into()),
+                ("height", bar.into()),
+                ("fill", PATH_KINDS[k].1.hex().into()),
+            ],
+        );
+        m.element(
+            "title",
+            &[],
+            &format!(
+                "rank {}: {} {name}: {} at {}",
+                labels.get(*r).map_or("?", String::as_str),
+                PATH_KINDS[k].0,
+                tick_label(dur / scale, dur / scale / 10.0, unit),
+                tick_label(start / scale, span / scale / 1000.0, unit)
+            ),
+        );
+        m.close("rect");
+        prev = Some((row, x1));
+    }
+    let axis_y = top + ranks.len() as f64 * (bar + gap) + 14.0;
+    let (ticks, step) = linear_ticks(0.0, span / scale, 6, false);
+    for t in ticks {
+        m.element(
+            "text",
+            &[
+                ("x", x_of(t * scale).into()),
+                ("y", axis_y.into()),
+                ("text-anchor", "middle".into()),
+            ],
+            &tick_label(t, step, unit),
+        );
+    }
+    m.close("svg");
+    m.into_string()
 }
 
 #[cfg(test)]

@@ -165,6 +165,11 @@ pub struct CollectiveCall {
     pub end: Ns,
     pub bytes: Option<u64>,
     pub comm: Option<String>,
+    /// The host thread of the call.
+    pub tid: u64,
+    /// The rank arrives when the device work it launched starts: `start`
+    /// and `end` are that work's span (docs/tracestat.md#collectives).
+    pub on_device: bool,
 }
 
 /// A device (process of device events) of one rank, split per tile when
@@ -215,6 +220,9 @@ pub struct RankTrace {
     pub kernels: Vec<KernelRun>,
     /// Host ranges, for the projection onto the GPU.
     pub host: Vec<HostCall>,
+    /// Host API calls (launches, synchronisations, other runtime calls):
+    /// the host side of the critical path (docs/tracestat.md#critical-path).
+    pub api: Vec<HostCall>,
     /// Where the host was busy, per `HostKind` (index `kind as usize`):
     /// every host call, overlapping neighbours merged as they come (a
     /// parent range is written after its children), for the gap causes.
@@ -260,6 +268,7 @@ impl RankTrace {
 struct RankParts {
     kernels: Vec<KernelRun>,
     host: Vec<HostCall>,
+    api: Vec<HostCall>,
     host_cover: [Vec<(Ns, Ns)>; 3],
     host_first: Ns,
     host_last: Ns,
@@ -321,13 +330,16 @@ impl RankParts {
             }
             _ => cover.push((start, end)),
         }
+        let call = HostCall {
+            tid,
+            start,
+            end,
+            name,
+        };
         if range {
-            self.host.push(HostCall {
-                tid,
-                start,
-                end,
-                name,
-            });
+            self.host.push(call);
+        } else {
+            self.api.push(call);
         }
     }
 
@@ -491,6 +503,8 @@ impl TraceSink for FileCollector {
                 end: s.end,
                 bytes: c.bytes,
                 comm: c.comm.clone(),
+                tid: s.tid,
+                on_device: false,
             });
         }
         Ok(())
@@ -652,6 +666,7 @@ fn collectives_on_device(p: &mut RankParts) {
         if let Some((start, end)) = span {
             c.start = start;
             c.end = end;
+            c.on_device = true;
         }
     }
 }
@@ -670,6 +685,7 @@ fn rank_trace(
         names: Arc::clone(names),
         kernels: p.kernels,
         host: p.host,
+        api: p.api,
         host_cover: p.host_cover,
         host_first: p.host_first,
         host_last: p.host_last,

@@ -13,6 +13,7 @@
 //! the per-rank step and `--combine` starts at it.
 
 pub mod analyzers;
+pub mod annotate;
 pub mod args;
 pub mod classify;
 pub mod console;
@@ -232,7 +233,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let (ranks, options) = match &plan.source {
+    let (mut ranks, options) = match &plan.source {
         Source::Partials(paths) => combine(paths, &plan)?,
         Source::Traces(paths) => {
             let schema = plan.schema.as_ref().map(|(_, s)| s);
@@ -250,8 +251,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         write_partial(path, ranks, options)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let marks = plan
+        .outputs
+        .annotate
+        .is_some()
+        .then(|| annotate::collect(&mut ranks));
     let report = analyzers::build(ranks, options, &plan.report);
-    write_report(&plan, &report)?;
+    write_report(&plan, &report, marks.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -342,18 +348,22 @@ fn write_partial(path: &Path, mut ranks: Vec<RankSummary>, options: RankOptions)
 /// The report's sections for the screens.
 pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Section>) {
     let st = &report.out.stragglers;
+    // One look-up per rank: a search of the breakdown per rank would be
+    // quadratic in the ranks (docs/tracestat.md#many-ranks).
+    let busy_of: std::collections::HashMap<&str, f64> = report
+        .out
+        .breakdown
+        .breakdown
+        .iter()
+        .filter(|b| b.device == "all")
+        .map(|b| (b.rank.as_str(), b.busy_us))
+        .collect();
     let facts = rank_rows::RankFacts {
         labels: st.stragglers.iter().map(|s| s.rank.as_str()).collect(),
         busy: st
             .stragglers
             .iter()
-            .map(|s| {
-                report
-                    .out
-                    .breakdown
-                    .rank_row(&s.rank)
-                    .map_or(0.0, |b| b.busy_us)
-            })
+            .map(|s| busy_of.get(s.rank.as_str()).copied().unwrap_or(0.0))
             .collect(),
         wait: st.stragglers.iter().map(|s| s.own_wait_us).collect(),
         straggler: st.straggler.as_ref().map(|s| s.rank.as_str()),
@@ -377,10 +387,8 @@ pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Secti
 
 /// Writes every output of the report: files first (temporary names),
 /// committed together, then the console.
-fn write_report(plan: &Plan, report: &Report) -> Result<()> {
+fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMarks]>) -> Result<()> {
     let out = &plan.outputs;
-    // Files hold every rank: the sections without a screen cap.
-    let (_, all) = sections(report, None);
     let output_set = OutputSet::begin();
     let mut pending: Vec<(PathBuf, AtomicFile)> = Vec::new();
     if let Some(path) = &out.json {
@@ -397,6 +405,15 @@ fn write_report(plan: &Plan, report: &Report) -> Result<()> {
         html::write(&mut f, report, &shown)?;
         pending.push((path.clone(), f));
     }
+    if let (Some(path), Some(marks)) = (&out.annotate, marks) {
+        pending.push((path.clone(), annotate::write(path, marks, report)?));
+    }
+    // Files hold every rank: the sections without a screen cap (built only
+    // for table files: they hold every rank's rows).
+    let all = match out.tables.is_empty() {
+        true => Vec::new(),
+        false => sections(report, None).1,
+    };
     for (dir, format) in &out.tables {
         let tables = all.iter().flat_map(|s| &s.tables);
         unitrace_render::sections::write_dir(dir, tables, *format)
@@ -459,12 +476,15 @@ pub fn table_files() -> Vec<String> {
         schema: None,
         window: None,
         steps: Default::default(),
+        what_if: Vec::new(),
+        annotate: false,
     };
     let empty = analyzers::build(
         Vec::new(),
         options,
         &ReportOptions {
             bins: 1,
+            heat_rows: analyzers::heatmap::MAX_HEAT_ROWS,
             align: analyzers::clocks::Align::Collectives,
         },
     );

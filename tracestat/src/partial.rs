@@ -14,11 +14,13 @@ pub const FORMAT: &str = "tracestat-partial";
 /// 3: one part per analyzer (docs/tracestat.md#analyzers), the file's rank
 /// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
 /// set-up calls analyzers' parts, the gaps the findings read; 5: the steps
-/// (docs/tracestat.md#steps) and their options.
-pub const VERSION: u32 = 5;
+/// (docs/tracestat.md#steps) and their options; 6: the critical path's
+/// reduced steps (docs/tracestat.md#critical-path).
+pub const VERSION: u32 = 6;
 
-/// Versions `--combine` still reads: a version 4 partial is a version 5
-/// one without steps (its ranks' steps read as not recorded).
+/// Versions `--combine` still reads: a version 4 or 5 partial is a version
+/// 6 one without what it lacks (its ranks' steps read as not recorded, no
+/// critical path).
 pub const READABLE: std::ops::RangeInclusive<u32> = 4..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]

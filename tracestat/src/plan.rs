@@ -38,6 +38,8 @@ pub struct Outputs {
     pub tables: Vec<(PathBuf, TableFormat)>,
     pub partial: Option<PathBuf>,
     pub events: Option<PathBuf>,
+    /// `--annotate`: the input timeline with the analysis' tracks.
+    pub annotate: Option<PathBuf>,
     /// The console report, showing at most this many ranks per table
     /// (`Some(None)`: all); `None` with `--quiet`.
     pub console: Option<Option<usize>>,
@@ -48,7 +50,10 @@ pub struct Outputs {
 impl Outputs {
     /// Whether anything but the events dataset is asked for.
     pub fn wants_report(&self) -> bool {
-        self.json.is_some() || self.html.is_some() || !self.tables.is_empty()
+        self.json.is_some()
+            || self.html.is_some()
+            || !self.tables.is_empty()
+            || self.annotate.is_some()
     }
 }
 
@@ -118,6 +123,18 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         None => None,
     };
     let window = window(&args)?;
+    if args.combine && !args.what_if.is_empty() {
+        bail!("--what-if is chosen when the partials are made, not at --combine");
+    }
+    if let Some(a) = &args.annotate {
+        let name = a.to_string_lossy();
+        if !(name.ends_with(".json") || name.ends_with(".pftrace")) {
+            bail!(
+                "--annotate {}: name it OUT.json or OUT.pftrace",
+                a.display()
+            );
+        }
+    }
     if args.combine && window.is_some() {
         bail!("--from and --to are chosen when the partials are made, not at --combine");
     }
@@ -133,6 +150,8 @@ pub fn plan(mut args: Args) -> Result<Plan> {
             .map(|n| n.to_string_lossy().into_owned()),
         window,
         steps,
+        what_if: args.what_if.clone(),
+        annotate: args.annotate.is_some(),
     };
     let mut tables = Vec::new();
     tables.extend(args.csv.clone().map(|d| (d, TableFormat::Csv)));
@@ -143,6 +162,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         tables,
         partial: args.partial.clone(),
         events: args.events.clone(),
+        annotate: args.annotate.clone(),
         console: (!args.quiet).then_some(args.rank_rows.0),
         findings_only: args.findings,
     };
@@ -157,6 +177,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         rank_options,
         report: ReportOptions {
             bins: args.bins as usize,
+            heat_rows: args.heat_rows as usize,
             align: args.align,
         },
         outputs,
@@ -241,10 +262,15 @@ fn load_schema(path: &Path) -> Result<CategorySchema> {
 fn check_outputs(plan: &Plan) -> Result<()> {
     let inputs = plan.inputs();
     let o = &plan.outputs;
-    let files: Vec<&Path> = [o.json.as_deref(), o.html.as_deref(), o.partial.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
+    let files: Vec<&Path> = [
+        o.json.as_deref(),
+        o.html.as_deref(),
+        o.partial.as_deref(),
+        o.annotate.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     for (i, f) in files.iter().enumerate() {
         ensure_not_input(f, &inputs)?;
         for p in &files[..i] {
@@ -257,6 +283,7 @@ fn check_outputs(plan: &Plan) -> Result<()> {
         (o.json.as_deref(), OutputKind::Report),
         (o.html.as_deref(), OutputKind::Page),
         (o.partial.as_deref(), OutputKind::Report),
+        (o.annotate.as_deref(), OutputKind::Report),
     ];
     for (path, kind) in kinds {
         if let Some(path) = path {

@@ -459,10 +459,12 @@ pub fn clip_to_window(mut t: RankTrace, (from, to): (Ns, Ns)) -> RankTrace {
         (k.start, k.end) = clip(k.start, k.end);
         k.end > k.start
     });
-    t.host.retain_mut(|h| {
-        (h.start, h.end) = clip(h.start, h.end);
-        h.end >= h.start && h.start < hi && h.end > lo
-    });
+    for calls in [&mut t.host, &mut t.api] {
+        calls.retain_mut(|h| {
+            (h.start, h.end) = clip(h.start, h.end);
+            h.end >= h.start && h.start < hi && h.end > lo
+        });
+    }
     for cover in &mut t.host_cover {
         cover.retain_mut(|c| {
             *c = clip(c.0, c.1);

@@ -148,8 +148,20 @@ impl StepOptions {
         self.pattern.as_deref().unwrap_or(DEFAULT_STEP_PATTERN)
     }
 
+    /// The marker pattern compiled: once per pattern and process, not
+    /// once per rank (compiling it was about half of the per-rank cost of
+    /// small ranks: docs/tracestat.md#many-ranks); a clone shares the
+    /// compiled program.
     pub fn regex(&self) -> Result<Regex, regex::Error> {
-        Regex::new(self.pattern_text())
+        static COMPILED: std::sync::Mutex<Option<(String, Regex)>> = std::sync::Mutex::new(None);
+        let pattern = self.pattern_text();
+        let mut cached = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = cached.as_ref().filter(|(p, _)| p == pattern) {
+            return Ok(r.clone());
+        }
+        let compiled = Regex::new(pattern)?;
+        *cached = Some((pattern.to_string(), compiled.clone()));
+        Ok(compiled)
     }
 
     /// Whether the other analyses see only the kept steps.

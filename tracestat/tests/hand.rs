@@ -311,6 +311,10 @@ fn csv_writes_one_file_per_table() {
             "collective_waits.csv",
             "collectives.csv",
             "copies.csv",
+            "critical_path.csv",
+            "critical_path_kinds.csv",
+            "critical_path_names.csv",
+            "critical_path_steps.csv",
             "findings.csv",
             "heatmap.csv",
             "host_ranges.csv",
@@ -346,8 +350,8 @@ fn html_page_is_offline_and_has_both_pictures() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert_eq!(
         page.matches("<svg").count(),
-        2,
-        "breakdown bars and heatmap"
+        3,
+        "breakdown bars, heatmap and the critical path's Gantt chart"
     );
     assert!(!page.contains("<script"));
     // Nothing fetched from elsewhere: the only URL is the SVG namespace.

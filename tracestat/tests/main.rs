@@ -4,6 +4,7 @@
 
 mod common;
 mod console_rows;
+mod critical_path;
 mod engines;
 mod events;
 mod events_single_pass;

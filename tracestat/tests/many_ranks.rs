@@ -219,3 +219,397 @@ fn page_for_one_rank() {
     assert!(!page.contains("(straggler)"));
     assert!(!page.contains("Straggler: rank"));
 }
+
+/// Rank `r` of the heatmap's known answers: a host call at 0 and one
+/// ending at 409.6 us (the wall of every rank: four bins of 102.4 us,
+/// each 200 fine bins of 512 ns, so nothing spreads across a bin edge),
+/// and one kernel of `(r + 1) x 10.24 us` at the start of bin `r % 4`:
+/// rank `r` is `(r + 1) / 10` busy in that bin and idle in the others.
+fn busy_rank_file(dir: &Path, r: u32) -> PathBuf {
+    // Times in ns, written as exact decimals of us (an f64 of the absolute
+    // time in us holds only quarters of a microsecond).
+    let us = |ns: u64| format!("{}.{:03}", ns / 1000, ns % 1000);
+    let ts = |ns: u64| us(T as u64 * 1000 + ns);
+    let (pid, dev) = (20_000 + r, 30_000 + r);
+    let (start, dur) = (102_400 * (r as u64 % 4), 10_240 * (r as u64 + 1));
+    let events = [
+        format!("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {pid}, \"ts\": {}, \"args\": {{\"name\": \"RANK {r} HOST<n>\"}}}}", ts(0)),
+        format!("{{\"ph\": \"X\", \"tid\": {pid}, \"pid\": {pid}, \"name\": \"zeInit\", \"cat\": \"cpu_op\", \"ts\": {}, \"dur\": 1.000}}", ts(0)),
+        format!("{{\"ph\": \"X\", \"tid\": {dev}, \"pid\": {dev}, \"name\": \"gemm\", \"cat\": \"gpu_op\", \"ts\": {}, \"dur\": {}}}", ts(start), us(dur)),
+        format!("{{\"ph\": \"X\", \"tid\": {pid}, \"pid\": {pid}, \"name\": \"zeFinish\", \"cat\": \"cpu_op\", \"ts\": {}, \"dur\": 1.000}}", ts(408_600)),
+    ];
+    let path = dir.join(format!("app.{pid}.{r}.json"));
+    std::fs::write(
+        &path,
+        format!("{{ \"traceEvents\":[\n{}\n]\n}}\n", events.join(",\n")),
+    )
+    .unwrap();
+    path
+}
+
+/// `(label, utilisation per bin)` of every heatmap row of a report.
+fn heat_rows(doc: &serde_json::Value) -> Vec<(String, Vec<f64>)> {
+    doc["heatmap"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let util = r[1].as_array().unwrap().iter().map(f).collect();
+            (r[0].as_str().unwrap().to_string(), util)
+        })
+        .collect()
+}
+
+fn assert_rows(got: &[(String, Vec<f64>)], expected: &[(&str, [f64; 4])]) {
+    assert_eq!(got.len(), expected.len(), "{got:?}");
+    for ((label, util), (want_label, want)) in got.iter().zip(expected) {
+        assert_eq!(label, want_label);
+        for (b, (g, w)) in util.iter().zip(want).enumerate() {
+            assert!((g - w).abs() < 1e-9, "row {label} bin {b}: {g} != {w}");
+        }
+    }
+}
+
+#[test]
+fn heatmap_groups_ten_ranks_into_rows_of_their_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..10).map(|r| busy_rank_file(dir.path(), r)).collect();
+    let csv = dir.path().join("csv");
+    let (doc, stdout, _) = report(
+        &files,
+        &[
+            "--bins",
+            "4",
+            "--heat-rows",
+            "5",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    close(f(&doc["heatmap"]["bin_us"]), 102.4, "bin width");
+    assert_eq!(doc["heatmap"]["ranks_per_row"], 2);
+    // Ranks 2i and 2i+1 share row i: rank r is (r+1)/10 busy in bin r % 4.
+    assert_rows(
+        &heat_rows(&doc),
+        &[
+            ("0-1", [0.05, 0.10, 0.0, 0.0]),
+            ("2-3", [0.0, 0.0, 0.15, 0.20]),
+            ("4-5", [0.25, 0.30, 0.0, 0.0]),
+            ("6-7", [0.0, 0.0, 0.35, 0.40]),
+            ("8-9", [0.45, 0.50, 0.0, 0.0]),
+        ],
+    );
+    // No rank stands out: no straggler row of its own.
+    assert!(doc["straggler"].is_null());
+    assert!(doc["heatmap"].get("straggler_row").is_none());
+    let text = std::fs::read_to_string(csv.join("heatmap.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "rank,0.000,102.400,204.800,307.200");
+    assert_eq!(lines[1], "0-1,0.0500,0.1000,0.0000,0.0000");
+    assert_eq!(lines[5], "8-9,0.4500,0.5000,0.0000,0.0000");
+    assert_eq!(lines.len(), 6);
+    // The console draws the table's rows, scaled to the busiest cell
+    // (50%): 0.05 and 0.10 are a tenth and a fifth of it.
+    assert!(
+        stdout.contains("@' 50.000% busy, the busiest cell)\nranks 0-1 |.:  |\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nranks 8-9 |%@  |\n"), "{stdout}");
+
+    // Groups of 3 when at most 4 rows: the last group is rank 9 alone.
+    let (doc, _, _) = report(&files, &["--bins", "4", "--heat-rows", "4"]);
+    assert_eq!(doc["heatmap"]["ranks_per_row"], 3);
+    let third = 1.0 / 3.0;
+    assert_rows(
+        &heat_rows(&doc),
+        &[
+            ("0-2", [0.1 * third, 0.2 * third, 0.3 * third, 0.0]),
+            ("3-5", [0.5 * third, 0.6 * third, 0.0, 0.4 * third]),
+            ("6-8", [0.9 * third, 0.0, 0.7 * third, 0.8 * third]),
+            ("9", [0.0, 1.0, 0.0, 0.0]),
+        ],
+    );
+
+    // By default (up to 4096 rows) a row per rank.
+    let (doc, _, _) = report(&files, &["--bins", "4"]);
+    assert_eq!(doc["heatmap"]["ranks_per_row"], 1);
+    let rows = heat_rows(&doc);
+    assert_eq!(rows.len(), 10);
+    for (r, (label, util)) in rows.iter().enumerate() {
+        assert_eq!(label, &r.to_string());
+        let mut want = [0.0; 4];
+        want[r % 4] = (r + 1) as f64 / 10.0;
+        assert_rows(&[(label.clone(), util.clone())], &[(label, want)]);
+    }
+}
+
+#[test]
+fn absurd_bins_and_heat_rows_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = busy_rank_file(dir.path(), 0);
+    for (option, value, bound) in [
+        ("--bins", "100000", "1..=4096"),
+        ("--bins", "0", "1..=4096"),
+        ("--heat-rows", "5000", "1..=4096"),
+        ("--heat-rows", "0", "1..=4096"),
+    ] {
+        let out = run(&[file.as_os_str(), option.as_ref(), value.as_ref()]);
+        assert_eq!(out.status.code(), Some(2), "{option} {value}");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.lines().next().unwrap(),
+            format!("error: invalid value '{value}' for '{option} <N>': {value} is not in {bound}")
+        );
+    }
+}
+
+/// Runs tracestat with at most `files` open file descriptors (stdin,
+/// stdout and stderr included).
+fn run_with_open_files(files: u32, args: &[&OsStr]) -> std::process::Output {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_tracestat"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `unitrace-gen --seed 1 trace DIR --ranks N --events 40`: the smallest
+/// ranks of the generator (one step of one layer, about 8 KB each), with
+/// collectives that line up.
+fn generate_ranks(dir: &Path, ranks: usize) {
+    use clap::Parser;
+    let cli = unitrace_gen::cli::Cli::try_parse_from([
+        "unitrace-gen",
+        "--seed",
+        "1",
+        "trace",
+        dir.to_str().unwrap(),
+        "--ranks",
+        &ranks.to_string(),
+        "--events",
+        "40",
+        "-q",
+    ])
+    .unwrap();
+    let unitrace_gen::cli::Command::Trace(args) = &cli.command else {
+        unreachable!()
+    };
+    unitrace_gen::trace::run(args, cli.seed).unwrap();
+}
+
+/// Ranks of the test below: 8192 by default (two ranks per heatmap row,
+/// about 10 s here); `TRACESTAT_MANY_RANKS=65536` runs it at the scale of
+/// benches/ranks.sh (docs/tracestat.md#many-ranks).
+fn many_ranks() -> usize {
+    std::env::var("TRACESTAT_MANY_RANKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8192)
+}
+
+#[test]
+fn many_ranks_give_one_report_from_one_run_partials_and_combines_of_combines() {
+    let n = many_ranks();
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    generate_ranks(&traces, n);
+    let out = |name: &str| dir.path().join(name);
+    let os = |p: &Path| p.as_os_str().to_owned();
+    // Every run with at most 256 open files, far fewer than the inputs:
+    // each worker reads one file at a time, partials are read one by one.
+    let one = out("one.json");
+    let console = run_with_open_files(
+        256,
+        &[traces.as_os_str(), "--json".as_ref(), one.as_os_str()],
+    );
+    // 16 partials of consecutive rank blocks, over the same file paths.
+    let block = n.div_ceil(16);
+    let mut partials = Vec::new();
+    for i in 0..16 {
+        let p = out(&format!("part.{i}.json"));
+        let ranks = format!("{}-{}", i * block, ((i + 1) * block).min(n) - 1);
+        run_with_open_files(
+            256,
+            &[
+                traces.as_os_str(),
+                "--ranks".as_ref(),
+                ranks.as_ref(),
+                "--partial".as_ref(),
+                p.as_os_str(),
+            ],
+        );
+        partials.push(p);
+    }
+    let combine = |inputs: &[PathBuf], output: &[&str], to: &Path| {
+        let mut args = vec![OsStr::new("--combine").to_owned(), "-q".into()];
+        args.extend(output.iter().map(|o| OsStr::new(o).to_owned()));
+        args.push(os(to));
+        args.extend(inputs.iter().map(|p| os(p)));
+        let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        run_with_open_files(256, &args);
+    };
+    let combined = out("combined.json");
+    combine(&partials, &["--json"], &combined);
+    // A combine of combines: 4 partials of 4 partials each, then one
+    // combine of those.
+    let mut middles = Vec::new();
+    for (j, four) in partials.chunks(4).enumerate() {
+        let m = out(&format!("middle.{j}.json"));
+        combine(four, &["--partial"], &m);
+        middles.push(m);
+    }
+    let twice = out("twice.json");
+    combine(&middles, &["--json"], &twice);
+    let one_bytes = std::fs::read(&one).unwrap();
+    assert!(
+        std::fs::read(&combined).unwrap() == one_bytes,
+        "partials + combine differ from one run"
+    );
+    assert!(
+        std::fs::read(&twice).unwrap() == one_bytes,
+        "a combine of combines differs from one run"
+    );
+
+    let doc: serde_json::Value = serde_json::from_slice(&one_bytes).unwrap();
+    assert_eq!(doc["ranks"], n);
+    // The heatmap: at most 4096 rows of consecutive ranks, each the mean
+    // of its ranks; the straggler (rank n/2, which arrives last) keeps a
+    // row of its own.
+    let h = &doc["heatmap"];
+    let per = n.div_ceil(4096);
+    assert_eq!(h["ranks_per_row"], per);
+    let rows = heat_rows(&doc);
+    assert_eq!(rows.len(), n.div_ceil(per));
+    let label = |first: usize| match per {
+        1 => first.to_string(),
+        _ => format!("{first}-{}", (first + per).min(n) - 1),
+    };
+    assert_eq!(rows[0].0, label(0));
+    assert_eq!(rows.last().unwrap().0, label((rows.len() - 1) * per));
+    let straggler = doc["straggler"]["rank"].as_str().unwrap().to_string();
+    if per > 1 {
+        assert_eq!(h["straggler_row"][0], straggler.as_str());
+    }
+    // Group means keep busy time: a row's mean x its ranks x the bin width,
+    // summed, is every rank's busy time.
+    let bin_us = f(&h["bin_us"]);
+    let heat_busy: f64 = rows
+        .iter()
+        .enumerate()
+        .map(|(i, (_, util))| util.iter().sum::<f64>() * bin_us * per.min(n - i * per) as f64)
+        .sum();
+    let busy: f64 = doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["device"] == "all")
+        .map(|b| f(&b["busy_us"]))
+        .sum();
+    near(heat_busy, busy, 1e-6, "busy time in the heatmap");
+    // The console stays a few hundred lines, its heatmap 17.
+    let stdout = String::from_utf8(console.stdout).unwrap();
+    assert!(
+        stdout.lines().count() < 400,
+        "{} lines",
+        stdout.lines().count()
+    );
+    assert!(stdout.contains(&format!("\nPer-rank tables show 32 of {n} ranks ")));
+    let heat: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("GPU utilisation over time"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(heat.len(), 17, "{stdout}");
+    assert!(heat[0]
+        .trim_start()
+        .starts_with(&format!("rank {straggler} (straggler) |")));
+    assert!(heat[1]
+        .trim_start()
+        .starts_with(&format!("ranks 0-{} |", n / 16 - 1)));
+}
+
+#[test]
+fn combine_reads_more_partials_than_files_may_be_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..4).map(|r| busy_rank_file(dir.path(), r)).collect();
+    let partial = dir.path().join("p.json");
+    let mut args: Vec<&OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    args.extend([OsStr::new("--partial"), partial.as_os_str()]);
+    assert!(run(&args).status.success());
+    // 300 partials (each rank then 300 times: a warning each, all kept)
+    // under a limit of 64 open files.
+    let copies: Vec<PathBuf> = (0..300)
+        .map(|i| {
+            let p = dir.path().join(format!("p.{i}.json"));
+            std::fs::copy(&partial, &p).unwrap();
+            p
+        })
+        .collect();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<&OsStr> = vec![
+        "--combine".as_ref(),
+        "-q".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ];
+    args.extend(copies.iter().map(|p| p.as_os_str()));
+    run_with_open_files(64, &args);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["ranks"], 1200);
+}
+
+#[test]
+fn a_partial_grows_with_ranks_and_tables_not_with_events() {
+    // Two ranks of two steps, 400 and 100,000 events per rank: the same
+    // kernels, ranges and collectives, 250 times the events.
+    let dir = tempfile::tempdir().unwrap();
+    let mut sizes = Vec::new();
+    for events in ["400", "100000"] {
+        use clap::Parser;
+        let traces = dir.path().join(events);
+        let cli = unitrace_gen::cli::Cli::try_parse_from([
+            "unitrace-gen",
+            "trace",
+            traces.to_str().unwrap(),
+            "--ranks",
+            "2",
+            "--steps",
+            "2",
+            "--events",
+            events,
+            "-q",
+        ])
+        .unwrap();
+        let unitrace_gen::cli::Command::Trace(args) = &cli.command else {
+            unreachable!()
+        };
+        unitrace_gen::trace::run(args, cli.seed).unwrap();
+        let partial = dir.path().join(format!("{events}.partial.json"));
+        let out = run(&[
+            traces.as_os_str(),
+            "--partial".as_ref(),
+            partial.as_os_str(),
+        ]);
+        assert!(out.status.success());
+        let trace_bytes: u64 = std::fs::read_dir(&traces)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        sizes.push((trace_bytes, std::fs::metadata(&partial).unwrap().len()));
+    }
+    let (small, large) = (sizes[0], sizes[1]);
+    assert!(large.0 > 200 * small.0, "{sizes:?}");
+    // What grows is bounded per table: the duration sketches' 1% buckets
+    // (more distinct durations) and the fine heatmap bins (at most 1024).
+    assert!(large.1 < 4 * small.1, "{sizes:?}");
+}

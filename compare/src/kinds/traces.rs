@@ -49,6 +49,8 @@ pub fn report(path: &Path) -> Result<Report> {
         schema: None,
         window: None,
         steps: Default::default(),
+        what_if: Vec::new(),
+        annotate: false,
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {
@@ -83,6 +85,7 @@ pub fn report(path: &Path) -> Result<Report> {
         opts,
         &ReportOptions {
             bins: 1,
+            heat_rows: tracestat::analyzers::heatmap::MAX_HEAT_ROWS,
             align: tracestat::analyzers::clocks::Align::Collectives,
         },
     ))

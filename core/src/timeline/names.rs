@@ -239,6 +239,37 @@ pub fn host_kind(name: &str) -> HostKind {
     }
 }
 
+/// The name without unitrace's launch shape: a trailing `[SIMD32 {..} {..}]`
+/// or `[1024]` (bytes of a memory command), and trailing `{..}` groups
+/// (docs/formats.md#metric-csv-kernel-name).
+pub fn strip_shape(name: &str) -> &str {
+    let mut s = name.trim_end();
+    loop {
+        let before = s.len();
+        if s.ends_with(']') {
+            if let Some(open) = s.rfind('[') {
+                let inner = &s[open + 1..s.len() - 1];
+                let shape = inner.starts_with("SIMD")
+                    || inner.contains('{')
+                    || (!inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()));
+                if shape && open > 0 {
+                    s = s[..open].trim_end();
+                }
+            }
+        }
+        if s.ends_with('}') {
+            if let Some(open) = s.rfind('{') {
+                if open > 0 {
+                    s = s[..open].trim_end();
+                }
+            }
+        }
+        if s.len() == before {
+            return s;
+        }
+    }
+}
+
 /// A host range in the sense of the projection onto the device: ITT tasks,
 /// PyTorch ops, oneDNN primitives, oneCCL and MPI calls all carry a `::`
 /// (docs/formats.md#trace-json-events); plain API calls do not.

@@ -79,15 +79,6 @@ pub struct BreakdownOut {
     pub breakdown: Vec<BreakdownRow>,
 }
 
-impl BreakdownOut {
-    /// The `all` row of a rank.
-    pub fn rank_row(&self, label: &str) -> Option<&BreakdownRow> {
-        self.breakdown
-            .iter()
-            .find(|b| b.rank == label && b.device == "all")
-    }
-}
-
 pub struct Breakdown;
 
 impl Analyzer for Breakdown {

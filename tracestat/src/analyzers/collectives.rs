@@ -12,6 +12,7 @@ use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 use super::clocks::{align, ClockAlignment, Matched};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
 use crate::classify::bus_factor;
+use crate::ingest::CollectiveCall;
 use crate::rank_model::RankModel;
 use crate::time::{us, Ns};
 
@@ -96,20 +97,19 @@ impl Analyzer for Collectives {
     type Output = CollectivesOut;
 
     fn observe(m: &RankModel<'_>, _: &RankOptions) -> Self::Rank {
-        let mut out: Vec<CollectiveOcc> = m
-            .trace
-            .collectives
-            .iter()
-            .map(|c| CollectiveOcc {
-                name: c.name.to_string(),
-                comm: c.comm.clone(),
-                bytes: c.bytes,
-                start: c.start,
-                end: c.end,
+        call_order(&m.trace.collectives)
+            .into_iter()
+            .map(|i| {
+                let c = &m.trace.collectives[i];
+                CollectiveOcc {
+                    name: c.name.to_string(),
+                    comm: c.comm.clone(),
+                    bytes: c.bytes,
+                    start: c.start,
+                    end: c.end,
+                }
             })
-            .collect();
-        out.sort_by(|a, b| (a.start, a.end, &a.name).cmp(&(b.start, b.end, &b.name)));
-        out
+            .collect()
     }
 
     fn part(rank: &RankSummary) -> &Self::Rank {
@@ -158,24 +158,65 @@ type Key = (String, Option<String>, Option<u64>);
 /// `(rank index, start, end)` of each rank's n-th call, per occurrence.
 type Calls = Vec<Vec<(usize, Ns, Ns)>>;
 
-/// The matched instances, in time order, and each rank's tally.
-fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, ClockAlignment) {
-    let n = ranks.ranks.len();
-    // key -> occurrence -> [(rank index, start, end)]
-    let mut occ: BTreeMap<Key, Calls> = BTreeMap::new();
+/// The order of a rank's collective calls in its part (by start, end and
+/// name; calls alike keep their order in the trace): the n-th call of a
+/// kind is counted in this order. Other analyses that refer to a call by
+/// its position in the part ([`CollectiveIndex`]) sort the same way.
+pub fn call_order(calls: &[CollectiveCall]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..calls.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&calls[a], &calls[b]);
+        (a.start, a.end, &a.name).cmp(&(b.start, b.end, &b.name))
+    });
+    order
+}
+
+/// A call of one rank: `(rank index, position in the rank's part)`.
+pub type CollectiveIndex = (usize, usize);
+
+/// The calls of every rank grouped into operations: per kind, per
+/// occurrence, the calls of the ranks that took part (the matching of
+/// docs/tracestat.md#collectives).
+pub fn group_calls(ranks: &Ranks<'_>) -> BTreeMap<Key, Vec<Vec<CollectiveIndex>>> {
+    let mut occ: BTreeMap<Key, Vec<Vec<CollectiveIndex>>> = BTreeMap::new();
     for (i, r) in ranks.ranks.iter().enumerate() {
         let mut nth: HashMap<Key, usize> = HashMap::new();
-        for c in Collectives::part(r) {
+        for (j, c) in Collectives::part(r).iter().enumerate() {
             let key = (c.name.clone(), c.comm.clone(), c.bytes);
             let k = nth.entry(key.clone()).or_default();
             let list = occ.entry(key).or_default();
             if list.len() <= *k {
                 list.push(Vec::new());
             }
-            list[*k].push((i, c.start, c.end));
+            list[*k].push((i, j));
             *k += 1;
         }
     }
+    occ
+}
+
+/// The matched instances, in time order, and each rank's tally.
+fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, ClockAlignment) {
+    let n = ranks.ranks.len();
+    // key -> occurrence -> [(rank index, start, end)]
+    let occ: BTreeMap<Key, Calls> = group_calls(ranks)
+        .into_iter()
+        .map(|(key, list)| {
+            let list = list
+                .into_iter()
+                .map(|calls| {
+                    calls
+                        .into_iter()
+                        .map(|(i, j)| {
+                            let c = &Collectives::part(&ranks.ranks[i])[j];
+                            (i, c.start, c.end)
+                        })
+                        .collect()
+                })
+                .collect();
+            (key, list)
+        })
+        .collect();
     // Seen on one rank only: nothing to match it with.
     let matched: Vec<&Matched> = occ
         .values()

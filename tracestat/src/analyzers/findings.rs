@@ -106,6 +106,16 @@ pub struct Context<'a> {
     pub lateness: Vec<Lateness>,
     pub median_active: f64,
     pub median_compute: f64,
+    /// Every rank's compute time, sorted: the median of the others in
+    /// O(log ranks) ([`median_without`]).
+    pub sorted_compute: Vec<f64>,
+    /// The origin of report times on the aligned clocks, found once (a
+    /// pass over the ranks per finding would be quadratic).
+    pub origin: Ns,
+    /// Per compute kernel, every rank's total of it (0 where absent),
+    /// sorted; made once, when the imbalance rule first needs it, rather
+    /// than per rank (quadratic in the ranks: docs/tracestat.md#many-ranks).
+    pub kernel_totals: std::sync::OnceLock<std::collections::HashMap<&'a str, Vec<f64>>>,
 }
 
 /// How late a rank was at the collectives where it arrived last: the sum
@@ -323,7 +333,7 @@ fn straggler_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
         .get(i)
         .copied()
         .unwrap_or(0);
-    let base = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns) + off;
+    let base = c.origin + off;
     Some(Evidence {
         name: String::new(),
         count: late.count,
@@ -350,36 +360,33 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     {
         return None;
     }
-    let others: Vec<f64> = (0..c.compute.len())
-        .filter(|&j| j != i)
-        .map(|j| c.compute[j] as f64)
-        .collect();
-    let med = median(&mut others.clone());
+    let med = median_without(&c.sorted_compute, c.compute[i] as f64);
     let excess = c.compute[i] as f64 - med;
     if excess <= 0.0 {
         return None;
     }
     // The kernels that make the excess: the rank's total per compute
     // kernel against the median of the other ranks' (0 where absent).
-    let totals = compute_kernel_totals(c.ranks);
+    let totals = c
+        .kernel_totals
+        .get_or_init(|| compute_kernel_totals(c.ranks));
+    let compute_kernels = || {
+        c.part(i)
+            .parts
+            .kernels
+            .iter()
+            .filter(|k| k.class == Class::Compute)
+    };
     let mut by_kernel: Vec<(String, f64)> = Vec::new();
-    for k in c
-        .part(i)
-        .parts
-        .kernels
-        .iter()
-        .filter(|k| k.class == Class::Compute)
-    {
-        let Some(per_rank) = totals.get(k.name.as_str()) else {
+    for k in compute_kernels() {
+        let Some(sorted) = totals.get(k.name.as_str()) else {
             continue;
         };
-        let mut theirs: Vec<f64> = per_rank
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &t)| t as f64)
-            .collect();
-        let d = k.total_ns as f64 - median(&mut theirs);
+        let own: Ns = compute_kernels()
+            .filter(|x| x.name == k.name)
+            .map(|x| x.total_ns)
+            .sum();
+        let d = k.total_ns as f64 - median_without(sorted, own as f64);
         if d > 0.0 {
             by_kernel.push((k.name.clone(), d));
         }
@@ -414,7 +421,8 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
 pub const IMBALANCE_SHARE: f64 = 0.10;
 
 /// Per compute kernel name, each rank's total time (0 where absent).
-fn compute_kernel_totals<'a>(ranks: &'a Ranks<'_>) -> std::collections::HashMap<&'a str, Vec<Ns>> {
+/// Per compute kernel, every rank's total of it (0 where absent), sorted.
+fn compute_kernel_totals<'a>(ranks: &'a Ranks<'_>) -> std::collections::HashMap<&'a str, Vec<f64>> {
     let n = ranks.ranks.len();
     let mut out: std::collections::HashMap<&str, Vec<Ns>> = Default::default();
     for (j, r) in ranks.ranks.iter().enumerate() {
@@ -422,7 +430,30 @@ fn compute_kernel_totals<'a>(ranks: &'a Ranks<'_>) -> std::collections::HashMap<
             out.entry(k.name.as_str()).or_insert_with(|| vec![0; n])[j] += k.total_ns;
         }
     }
-    out
+    out.into_iter()
+        .map(|(name, totals)| {
+            let mut sorted: Vec<f64> = totals.into_iter().map(|t| t as f64).collect();
+            sorted.sort_by(f64::total_cmp);
+            (name, sorted)
+        })
+        .collect()
+}
+
+/// The median of `sorted` without one of its elements equal to `value`
+/// (a rank's own): the median of the other ranks, as [`median`] of them
+/// gives it, without copying and sorting them per rank.
+fn median_without(sorted: &[f64], value: f64) -> f64 {
+    let m = sorted.len().saturating_sub(1);
+    if m == 0 {
+        return 0.0;
+    }
+    let skip = sorted.partition_point(|&x| x < value).min(m);
+    let at = |k: usize| if k < skip { sorted[k] } else { sorted[k + 1] };
+    if m % 2 == 1 {
+        at(m / 2)
+    } else {
+        (at(m / 2 - 1) + at(m / 2)) / 2.0
+    }
 }
 
 fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> Option<Evidence> {
@@ -677,7 +708,9 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         vec![Lateness::default(); ranks.ranks.len()]
     };
     let median_active = median(&mut active.iter().map(|&a| a as f64).collect::<Vec<_>>());
-    let median_compute = median(&mut compute.iter().map(|&a: &Ns| a as f64).collect::<Vec<_>>());
+    let mut sorted_compute: Vec<f64> = compute.iter().map(|&a| a as f64).collect();
+    sorted_compute.sort_by(f64::total_cmp);
+    let median_compute = median(&mut sorted_compute.clone());
     Context {
         ranks,
         collectives,
@@ -688,6 +721,9 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         lateness: late,
         median_active,
         median_compute,
+        sorted_compute,
+        origin: aligned_origin(ranks, &collectives.clock_alignment.offset_ns),
+        kernel_totals: std::sync::OnceLock::new(),
     }
 }
 
@@ -706,7 +742,7 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
         .get(hit.rank)
         .copied()
         .unwrap_or(0);
-    let origin = aligned_origin(c.ranks, &c.collectives.clock_alignment.offset_ns);
+    let origin = c.origin;
     let at = |t: Ns| us(t - off - origin);
     let e = &hit.evidence;
     let (rank, ranks, savings, wall, text) = match all {
@@ -897,4 +933,26 @@ fn section(rows: &[Finding]) -> Section {
     t.notes.push("(saves: the time a fix would save, a stated bound per rule; from/to: where to look, since the report's start)".to_string());
     s.tables.push(t);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_without_one_rank_is_the_median_of_the_others() {
+        let values = [5.0, 1.0, 9.0, 5.0, 3.0, 7.0, 2.0];
+        for n in 1..=values.len() {
+            let mut sorted = values[..n].to_vec();
+            sorted.sort_by(f64::total_cmp);
+            for i in 0..n {
+                let mut others: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| values[j]).collect();
+                assert_eq!(
+                    median_without(&sorted, values[i]),
+                    median(&mut others),
+                    "{n} values, without #{i}"
+                );
+            }
+        }
+    }
 }

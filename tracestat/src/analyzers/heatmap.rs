@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
 
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
-use crate::figures::{heatmap_svg, heatmap_text, HeatData, MAX_ROWS};
+use crate::figures::{heatmap_svg, heatmap_text, HeatData, HeatItem, MAX_ROWS};
 use crate::rank_model::RankModel;
 use crate::time::{us, Ns};
 
@@ -21,13 +21,55 @@ pub struct HeatRow {
     pub busy_ns: Vec<Ns>,
 }
 
+/// Largest number of rows of the heatmap table (docs/tracestat.md#heatmap).
+pub const MAX_HEAT_ROWS: usize = 4096;
+/// Largest number of cells (rows x bins) of the heatmap table: it bounds
+/// the table's memory and its CSV and JSON size whatever the ranks and
+/// `--bins` (docs/tracestat.md#heatmap).
+pub const MAX_HEAT_CELLS: usize = 1 << 20;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct HeatmapTable {
     pub bins: usize,
     pub start_us: f64,
     pub bin_us: f64,
-    /// `(rank, utilisation 0..1 per bin)`, ranks sorted by id.
+    /// Consecutive ranks per row: 1 (a row per rank), or when there are
+    /// more ranks than [`heat_row_limit`] rows, the size of the groups (the
+    /// last group may be smaller).
+    pub ranks_per_row: usize,
+    /// `(rank, utilisation 0..1 per bin)` in rank order; with groups
+    /// `(first-last, the group's mean utilisation per bin)`.
     pub rows: Vec<(String, Vec<f64>)>,
+    /// With groups, the straggler's own row (the page and the console draw
+    /// it apart, so that a group mean cannot hide it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub straggler_row: Option<(String, Vec<f64>)>,
+    /// The ranks each row stands for (first and last label, how many).
+    #[serde(skip)]
+    pub spans: Vec<RankSpan>,
+}
+
+/// The ranks one heatmap row stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankSpan {
+    pub first: String,
+    pub last: String,
+    pub ranks: usize,
+}
+
+/// The most rows the heatmap table has with `bins` bins and `--heat-rows
+/// rows`: at most `rows` (at most [`MAX_HEAT_ROWS`]), and at most
+/// [`MAX_HEAT_CELLS`] cells.
+pub fn heat_row_limit(bins: usize, rows: usize) -> usize {
+    (MAX_HEAT_CELLS / bins.max(1))
+        .min(rows)
+        .clamp(1, MAX_HEAT_ROWS)
+}
+
+/// Ranks per row of the heatmap table: one, or the fewest consecutive
+/// ranks per row that keep the rows within [`heat_row_limit`].
+pub fn ranks_per_row(ranks: usize, bins: usize, rows: usize) -> usize {
+    ranks.div_ceil(heat_row_limit(bins, rows)).max(1)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,8 +102,13 @@ impl Analyzer for Heatmap {
             .as_ref()
             .map(|c| c.clock_alignment.offset_ns.clone())
             .unwrap_or_else(|| vec![0; ranks.ranks.len()]);
+        let straggler = done
+            .stragglers
+            .as_ref()
+            .and_then(|s| s.straggler.as_ref())
+            .map(|s| s.rank.as_str());
         HeatmapOut {
-            heatmap: heatmap(ranks, &offsets),
+            heatmap: heatmap(ranks, &offsets, straggler),
         }
     }
 
@@ -69,24 +116,20 @@ impl Analyzer for Heatmap {
         let h = &r.out.heatmap;
         let straggler = r.out.stragglers.straggler.as_ref().map(|s| s.rank.as_str());
         let mut s = Section::new("heatmap", "GPU utilisation per rank over time");
-        let data = HeatData {
-            rows: &h.heatmap.rows,
-            bins: h.heatmap.bins,
-            bin_us: h.heatmap.bin_us,
-        };
-        let text = heatmap_text(&data, straggler);
+        let data = heat_data(&h.heatmap, straggler);
+        let text = heatmap_text(&data);
         let mut caption =
             "Time since the earliest rank's first event; colour: GPU busy share of the bin."
                 .to_string();
-        if h.heatmap.rows.len() > MAX_ROWS {
+        let ranks: usize = h.heatmap.spans.iter().map(|s| s.ranks).sum();
+        if h.heatmap.rows.len() > MAX_ROWS || h.heatmap.ranks_per_row > 1 {
+            let per = h.heatmap.rows.len().div_ceil(MAX_ROWS) * h.heatmap.ranks_per_row;
             caption.push_str(&format!(
-                " {} ranks in groups of {}: each row is the group's mean utilisation; the straggler's own row comes first.",
-                h.heatmap.rows.len(),
-                h.heatmap.rows.len().div_ceil(MAX_ROWS)
+                " {ranks} ranks in groups of {per}: each row is the group's mean utilisation; the straggler's own row comes first."
             ));
         }
         s.figures.push(Figure {
-            svg: Some(heatmap_svg(&data, straggler)),
+            svg: Some(heatmap_svg(&data)),
             text: None,
             caption,
         });
@@ -165,15 +208,111 @@ fn heat_row(first: Ns, last: Ns, segments: &[(Ns, Ns)], resolution: u32) -> Heat
             t = upto;
         }
     }
+    // Idle bins before the first and after the last busy one are left out
+    // (they hold nothing): a rank busy for a short stretch of a long run
+    // keeps a few numbers, not ~1024 (docs/tracestat.md#many-ranks).
+    let Some(lead) = busy.iter().position(|&b| b != 0) else {
+        return HeatRow {
+            width_ns: width,
+            first_bin,
+            busy_ns: Vec::new(),
+        };
+    };
+    let end = busy.iter().rposition(|&b| b != 0).map_or(lead, |i| i + 1);
+    busy.truncate(end);
+    busy.drain(..lead);
+    busy.shrink_to_fit();
     HeatRow {
         width_ns: width,
-        first_bin,
+        first_bin: first_bin + lead as i64,
         busy_ns: busy,
     }
 }
 
-/// Utilisation per rank per bin over the whole run.
-fn heatmap(ranks: &Ranks<'_>, offsets: &[Ns]) -> HeatmapTable {
+/// What the figures draw from the table: its rows with the ranks each
+/// stands for, and the straggler's own row (its row in the table when
+/// rows are ranks).
+fn heat_data<'a>(h: &'a HeatmapTable, straggler: Option<&'a str>) -> HeatData<'a> {
+    let rows: Vec<HeatItem<'a>> = h
+        .rows
+        .iter()
+        .zip(&h.spans)
+        .map(|((_, util), span)| HeatItem {
+            first: &span.first,
+            last: &span.last,
+            ranks: span.ranks,
+            util,
+        })
+        .collect();
+    let own = match &h.straggler_row {
+        Some((label, util)) => Some((label.as_str(), util.as_slice())),
+        None => straggler.and_then(|s| {
+            rows.iter()
+                .find(|r| r.ranks == 1 && r.first == s)
+                .map(|r| (r.first, r.util))
+        }),
+    };
+    HeatData {
+        rows,
+        straggler: own,
+        bins: h.bins,
+        bin_us: h.bin_us,
+    }
+}
+
+/// The report's time bins: `bins` of `bin` ns over `span` ns from `g0`.
+struct Grid {
+    g0: Ns,
+    span: f64,
+    bin: f64,
+    bins: usize,
+}
+
+impl Grid {
+    /// One rank's utilisation per bin into `util` (overwritten).
+    fn rank_row(&self, h: &HeatRow, off: Ns, util: &mut [f64]) {
+        util.fill(0.0);
+        let (bin, bins, span) = (self.bin, self.bins, self.span);
+        if bin <= 0.0 || h.width_ns <= 0 {
+            return;
+        }
+        for (i, &busy) in h.busy_ns.iter().enumerate() {
+            if busy == 0 {
+                continue;
+            }
+            // Spread the fine bin's busy time evenly over the coarse bins
+            // it overlaps, within the run: a fine bin sticking out before
+            // the earliest start or after the latest end holds no busy
+            // time there, and none may be lost.
+            let s0 = ((h.first_bin + i as i64) * h.width_ns - off - self.g0) as f64;
+            let (s, e) = (s0.max(0.0), (s0 + h.width_ns as f64).min(span));
+            if e <= s {
+                continue;
+            }
+            let mut j = ((s / bin).floor() as usize).min(bins - 1);
+            while j < bins {
+                let bs = j as f64 * bin;
+                let be = bs + bin;
+                if bs >= e {
+                    break;
+                }
+                let ov = e.min(be) - s.max(bs);
+                if ov > 0.0 {
+                    util[j] += busy as f64 * ov / (e - s);
+                }
+                j += 1;
+            }
+        }
+        for u in util.iter_mut() {
+            *u = (*u / bin).min(1.0);
+        }
+    }
+}
+
+/// Utilisation per bin over the whole run: a row per rank, or per group
+/// of [`ranks_per_row`] consecutive ranks (the mean of their rows), plus
+/// then the straggler's own row.
+fn heatmap(ranks: &Ranks<'_>, offsets: &[Ns], straggler: Option<&str>) -> HeatmapTable {
     let live: Vec<(&RankSummary, Ns)> = ranks
         .ranks
         .iter()
@@ -184,50 +323,56 @@ fn heatmap(ranks: &Ranks<'_>, offsets: &[Ns]) -> HeatmapTable {
     let g1 = live.iter().map(|(r, o)| r.last_ns - o).max().unwrap_or(0);
     let bins = ranks.options.bins.max(1);
     let span = (g1 - g0).max(0) as f64;
-    let bin = span / bins as f64;
-    let mut rows = Vec::with_capacity(ranks.ranks.len());
-    for ((r, label), off) in ranks.ranks.iter().zip(&ranks.labels).zip(offsets) {
+    let grid = Grid {
+        g0,
+        span,
+        bin: span / bins as f64,
+        bins,
+    };
+    let n = ranks.ranks.len();
+    let per = ranks_per_row(n, bins, ranks.options.heat_rows);
+    let mut rows = Vec::with_capacity(n.div_ceil(per));
+    let mut spans = Vec::with_capacity(n.div_ceil(per));
+    let mut one = vec![0.0; bins];
+    for start in (0..n).step_by(per) {
+        let end = (start + per).min(n);
         let mut util = vec![0.0; bins];
-        let h = Heatmap::part(r);
-        if bin > 0.0 && h.width_ns > 0 {
-            for (i, &busy) in h.busy_ns.iter().enumerate() {
-                if busy == 0 {
-                    continue;
-                }
-                // Spread the fine bin's busy time evenly over the coarse
-                // bins it overlaps, within the run: a fine bin sticking out
-                // before the earliest start or after the latest end holds
-                // no busy time there, and none may be lost.
-                let s0 = ((h.first_bin + i as i64) * h.width_ns - off - g0) as f64;
-                let (s, e) = (s0.max(0.0), (s0 + h.width_ns as f64).min(span));
-                if e <= s {
-                    continue;
-                }
-                let mut j = ((s / bin).floor() as usize).min(bins - 1);
-                while j < bins {
-                    let bs = j as f64 * bin;
-                    let be = bs + bin;
-                    if bs >= e {
-                        break;
-                    }
-                    let ov = e.min(be) - s.max(bs);
-                    if ov > 0.0 {
-                        util[j] += busy as f64 * ov / (e - s);
-                    }
-                    j += 1;
-                }
-            }
-            for u in &mut util {
-                *u = (*u / bin).min(1.0);
-            }
+        for (rank, &off) in ranks.ranks[start..end].iter().zip(&offsets[start..end]) {
+            grid.rank_row(Heatmap::part(rank), off, &mut one);
+            util.iter_mut().zip(&one).for_each(|(u, x)| *u += x);
         }
-        rows.push((label.clone(), util));
+        let count = end - start;
+        if count > 1 {
+            util.iter_mut().for_each(|u| *u /= count as f64);
+        }
+        let span = RankSpan {
+            first: ranks.labels[start].clone(),
+            last: ranks.labels[end - 1].clone(),
+            ranks: count,
+        };
+        let label = if count == 1 {
+            span.first.clone()
+        } else {
+            format!("{}-{}", span.first, span.last)
+        };
+        rows.push((label, util));
+        spans.push(span);
     }
+    let straggler_row = match (per > 1, straggler) {
+        (true, Some(s)) => ranks.labels.iter().position(|l| l == s).map(|i| {
+            grid.rank_row(Heatmap::part(&ranks.ranks[i]), offsets[i], &mut one);
+            (s.to_string(), one.clone())
+        }),
+        _ => None,
+    };
     HeatmapTable {
         bins,
         start_us: us(g0),
-        bin_us: bin / 1e3,
+        bin_us: grid.bin / 1e3,
+        ranks_per_row: per,
         rows,
+        straggler_row,
+        spans,
     }
 }
 
@@ -241,6 +386,30 @@ mod tests {
         assert_eq!(row.width_ns, 256);
         assert_eq!(row.first_bin, 0);
         assert_eq!(row.busy_ns, vec![100, 0, 68, 32]);
+    }
+
+    #[test]
+    fn rows_keep_to_4096_and_to_a_million_cells() {
+        assert_eq!(heat_row_limit(200, MAX_HEAT_ROWS), 4096);
+        assert_eq!(heat_row_limit(4096, MAX_HEAT_ROWS), 256);
+        assert_eq!(heat_row_limit(4, 5), 5);
+        assert_eq!(ranks_per_row(4096, 200, MAX_HEAT_ROWS), 1);
+        assert_eq!(ranks_per_row(65_536, 200, MAX_HEAT_ROWS), 16);
+        assert_eq!(ranks_per_row(65_536, 4096, MAX_HEAT_ROWS), 256);
+        assert_eq!(ranks_per_row(10, 4, 5), 2);
+        assert_eq!(ranks_per_row(10, 4, 4), 3);
+        assert_eq!(ranks_per_row(0, 4, 4), 1);
+    }
+
+    #[test]
+    fn idle_bins_at_either_end_are_left_out() {
+        // Busy 300-400 of 0-1024: bin 1 only.
+        let row = heat_row(0, 1024, &[(300, 400)], 4);
+        assert_eq!((row.width_ns, row.first_bin), (256, 1));
+        assert_eq!(row.busy_ns, vec![100]);
+        // Never busy: nothing kept.
+        let row = heat_row(0, 1024, &[], 4);
+        assert!(row.busy_ns.is_empty());
     }
 
     #[test]

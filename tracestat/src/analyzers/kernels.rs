@@ -395,12 +395,15 @@ mod tests {
             schema: None,
             window: None,
             steps: Default::default(),
+            what_if: Vec::new(),
+            annotate: false,
         }
     }
 
     fn report_options() -> ReportOptions {
         ReportOptions {
             bins: 1,
+            heat_rows: super::super::heatmap::MAX_HEAT_ROWS,
             align: super::super::clocks::Align::None,
         }
     }

@@ -14,6 +14,7 @@ pub mod breakdown;
 pub mod clocks;
 pub mod collectives;
 pub mod copies;
+pub mod critical_path;
 pub mod findings;
 pub mod gaps;
 pub mod heatmap;
@@ -54,6 +55,13 @@ pub struct RankOptions {
     /// `--step`, `--steps`, `--skip-warmup` (docs/tracestat.md#steps).
     #[serde(default)]
     pub steps: StepOptions,
+    /// `--what-if` rules, as written (docs/tracestat.md#what-if): each
+    /// rank's reduced steps carry the chain lengths under them.
+    #[serde(default)]
+    pub what_if: Vec<String>,
+    /// `--annotate`: keep each engine's queue depth (never in a partial).
+    #[serde(skip)]
+    pub annotate: bool,
 }
 
 /// Options of the cross-rank step.
@@ -61,6 +69,9 @@ pub struct RankOptions {
 pub struct ReportOptions {
     /// Heatmap columns (`--bins`).
     pub bins: usize,
+    /// Most rows of the heatmap table (`--heat-rows`): more ranks are
+    /// grouped (docs/tracestat.md#heatmap).
+    pub heat_rows: usize,
     /// How ranks' clocks are lined up (`--align`).
     pub align: clocks::Align,
 }
@@ -71,6 +82,7 @@ pub struct Ranks<'a> {
     pub ranks: &'a [RankSummary],
     pub labels: Vec<String>,
     pub options: &'a ReportOptions,
+    pub rank_options: &'a RankOptions,
 }
 
 impl Ranks<'_> {
@@ -173,6 +185,7 @@ registry! {
     copies: copies::Copies,
     setup_calls: setup_calls::SetupCalls,
     heatmap: heatmap::Heatmap,
+    critical_path: critical_path::CriticalPath,
     inputs: inputs::Inputs,
     steps: steps::Steps,
     findings: findings::Findings,
@@ -252,6 +265,7 @@ pub fn build(mut ranks: Vec<RankSummary>, options: RankOptions, report: &ReportO
         ranks: &ranks,
         labels,
         options: report,
+        rank_options: &options,
     };
     let out = finish_all(&view);
     Report {

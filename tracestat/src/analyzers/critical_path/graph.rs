@@ -1,0 +1,1623 @@
+//! One rank's dependency graph and its reduction per step
+//! (docs/tracestat.md#critical-path).
+//!
+//! Nodes are the rank's work with the times it ran: kernels, the host
+//! threads' time cut at the moments other work depends on (launches,
+//! synchronisations, collective calls, step ends), synchronisation calls,
+//! and the arrival at and the end of each collective call. A node waits for
+//! its predecessors: a kernel for its launch (the submission link), the
+//! command before it on its engine (in-order queues) and, when neither
+//! explains its start, the work of another engine of its device that ended
+//! last before it; host time for the thread's time before it; a
+//! synchronisation call for the device work that ended last before the call
+//! returned. The predecessor that ended last *binds* the node; the gap from
+//! its end to the node's start is the node's delay (launch latency, a queue
+//! gap). Following the binding predecessors back from a point tiles the time
+//! from where the walk stops to the point exactly.
+//!
+//! Each step is then reduced to its *sinks* (every collective arrival in it,
+//! then its end), each with the chain that set its time, back to its
+//! *source*: the step's start or the end of a collective call of the rank,
+//! whose time only the other ranks decide. This is all a rank keeps: the
+//! cross-rank solve (`solve.rs`) joins the sinks through the collectives.
+//! With `--what-if` rules each sink also keeps, per source, the chain's
+//! length under every rule (the [`KEEP`] sources that come latest in the
+//! run as recorded), so the steps can be replayed across ranks.
+
+use rustc_hash::FxHashMap as FastMap;
+use serde::{Deserialize, Serialize};
+use unitrace_core::timeline::NameId;
+
+use super::rules::{Rule, Target};
+use super::steps::step_windows;
+use crate::analyzers::collectives::call_order;
+use crate::classify::{Class, HostKind};
+use crate::rank_model::RankModel;
+use crate::time::Ns;
+
+const NONE: u32 = u32::MAX;
+/// A kernel that starts this much later than its launch and its queue
+/// allow waited for something else: the other engines' work is looked at.
+const ENGINE_WAIT_NS: Ns = 1_000;
+/// A command may end this much after the blocking call that waited for it
+/// returned: host and device clocks apart (docs/tracestat.md#critical-path).
+const CLOCK_SLACK_NS: Ns = 50_000;
+/// Stretches a sink's chain keeps at most; a longer chain's neighbours are
+/// joined (its totals stay exact), so that a rank's part stays small.
+pub const MAX_ITEMS: usize = 256;
+/// Sources kept per node for the what-if replay.
+pub const KEEP: usize = 4;
+
+/// What a stretch of the path is (the `kind` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Compute,
+    Communication,
+    Memory,
+    Launch,
+    Host,
+    SyncWait,
+    Idle,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Compute,
+        Kind::Communication,
+        Kind::Memory,
+        Kind::Launch,
+        Kind::Host,
+        Kind::SyncWait,
+        Kind::Idle,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Compute => "compute",
+            Kind::Communication => "communication",
+            Kind::Memory => "memory",
+            Kind::Launch => "launch",
+            Kind::Host => "host",
+            Kind::SyncWait => "sync-wait",
+            Kind::Idle => "idle",
+        }
+    }
+
+    fn of_class(c: Class) -> Kind {
+        match c {
+            Class::Compute => Kind::Compute,
+            Class::Communication => Kind::Communication,
+            Class::Memory => Kind::Memory,
+        }
+    }
+}
+
+/// One stretch of a path on one rank (the rank's clock).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub start: Ns,
+    pub dur: Ns,
+    pub kind: Kind,
+    /// Index into [`RankPath::names`].
+    pub name: u32,
+}
+
+/// A point of a step whose time the cross-rank solve needs: a collective
+/// arrival, or the step's end (the last sink of a step).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Sink {
+    pub time: Ns,
+    /// Where the chain that set its time starts: `None` at the step's
+    /// start, `Some(j)` at the end of the rank's collective call `j`.
+    pub source: Option<u32>,
+    /// That chain, in time order, tiling `source..time`; a chain of more
+    /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]).
+    pub items: Vec<Item>,
+    /// When the chain was coarsened: its time per kind and name, exact,
+    /// `(kind, name, stretches, time)` (otherwise its items are exact).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub totals: Vec<Total>,
+    /// With `--what-if`: per source, the longest chain to this sink as
+    /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lens: Vec<(Option<u32>, Vec<Ns>)>,
+}
+
+/// A chain's time of one kind and name: `(kind, name, stretches, time)`.
+pub type Total = (Kind, u32, u64, Ns);
+
+/// One step of one rank, reduced.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StepGraph {
+    /// The step's number; `None` for the whole run as one step.
+    pub id: Option<i64>,
+    pub start: Ns,
+    pub end: Ns,
+    pub sinks: Vec<Sink>,
+    /// Kernel time in the step (the `rank:N=median` rule's measure).
+    pub kernel_ns: Ns,
+}
+
+/// A collective call of the rank, in the order of the collectives
+/// analyzer's part (its position is the call's index there).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CollPoint {
+    pub name: u32,
+    pub arrival: Ns,
+    pub end: Ns,
+    /// `(step, sink)` of its arrival, when the call is in a step's graph.
+    pub sink: Option<(u32, u32)>,
+}
+
+/// Commands submitted to one engine and not finished, over time
+/// (`--annotate` only).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EngineDepth {
+    pub label: String,
+    /// `(time, depth from then on)`.
+    pub points: Vec<(Ns, u32)>,
+}
+
+/// What the critical path keeps of one rank (its `--partial` part).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RankPath {
+    pub names: Vec<String>,
+    pub steps: Vec<StepGraph>,
+    pub colls: Vec<CollPoint>,
+    /// Queue depth per engine, for `--annotate` (never in a partial).
+    #[serde(skip)]
+    pub queue_depth: Vec<EngineDepth>,
+}
+
+/// How a node waits for a predecessor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    Launch,
+    Queue,
+    Engine,
+    Chain,
+    Device,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum What {
+    Kernel {
+        kind: Kind,
+        name: u32,
+        full: NameId,
+    },
+    /// Host time of a thread (index into `Graph::threads`).
+    Piece {
+        thread: u32,
+    },
+    /// A call that waits for the device: a synchronisation, or a launch
+    /// call that returned only after its command finished (a blocking
+    /// copy); `kernel` is that command (index into the trace's kernels).
+    Sync {
+        name: u32,
+        kernel: u32,
+    },
+    Arrival,
+    End {
+        coll: u32,
+    },
+    /// A step's end.
+    Mark,
+}
+
+impl What {
+    /// Order of nodes that end at the same time: what others wait for
+    /// first (a collective's end, a command a blocking call waited for),
+    /// arrivals and step ends last.
+    fn rank(&self) -> u8 {
+        match self {
+            What::End { .. } => 0,
+            What::Kernel { .. } => 1,
+            What::Piece { .. } => 2,
+            What::Sync { .. } => 3,
+            What::Arrival => 4,
+            What::Mark => 5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    start: Ns,
+    end: Ns,
+    preds: [(u32, Edge); 3],
+    what: What,
+}
+
+impl Node {
+    fn new(start: Ns, end: Ns, what: What) -> Node {
+        Node {
+            start,
+            end,
+            preds: [(NONE, Edge::Chain); 3],
+            what,
+        }
+    }
+
+    fn add_pred(&mut self, p: u32, e: Edge) {
+        if p == NONE {
+            return;
+        }
+        if let Some(slot) = self.preds.iter_mut().find(|s| s.0 == NONE) {
+            *slot = (p, e);
+        }
+    }
+}
+
+/// Disjoint labelled stretches of one host thread: what it was doing.
+#[derive(Debug, Default)]
+struct Thread {
+    /// `(start, end, kind, name)`, sorted, disjoint.
+    segments: Vec<(Ns, Ns, Kind, u32)>,
+    /// Per range rule (in rule order, `None` for other rules) and for
+    /// launches (last): the time covered, for the what-if durations.
+    cover: Vec<Option<Coverage>>,
+}
+
+/// Sorted disjoint intervals with prefix sums: overlap with a stretch.
+#[derive(Debug, Default)]
+struct Coverage {
+    starts: Vec<Ns>,
+    ends: Vec<Ns>,
+    /// `sum[i]`: length of intervals before `i`.
+    sum: Vec<Ns>,
+}
+
+impl Coverage {
+    fn new(mut v: Vec<(Ns, Ns)>) -> Coverage {
+        v.sort_unstable();
+        let mut c = Coverage::default();
+        for (s, e) in v {
+            match c.ends.last_mut() {
+                Some(last) if s <= *last => *last = (*last).max(e),
+                _ => {
+                    c.starts.push(s);
+                    c.ends.push(e);
+                }
+            }
+        }
+        let mut acc = 0;
+        for (s, e) in c.starts.iter().zip(&c.ends) {
+            c.sum.push(acc);
+            acc += e - s;
+        }
+        c.sum.push(acc);
+        c
+    }
+
+    /// Length covered up to `t`.
+    fn upto(&self, t: Ns) -> Ns {
+        let i = self.starts.partition_point(|&s| s < t);
+        if i == 0 {
+            return 0;
+        }
+        self.sum[i - 1] + (t.min(self.ends[i - 1]) - self.starts[i - 1])
+    }
+
+    fn overlap(&self, a: Ns, b: Ns) -> Ns {
+        if b <= a {
+            0
+        } else {
+            self.upto(b) - self.upto(a)
+        }
+    }
+}
+
+/// Item names of one rank, interned.
+#[derive(Default)]
+struct Interner {
+    map: FastMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl Interner {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.map.get(name) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(name.to_string());
+        self.map.insert(name.to_string(), i);
+        i
+    }
+}
+
+/// Whether a host API call submits work (its time is launch overhead).
+fn is_launch_call(name: &str) -> bool {
+    ["Launch", "Append", "Enqueue", "Memcpy", "Memset", "Submit"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
+/// What a host thread's chain is cut at: a launch (kernel), a step's end
+/// (window), a call that waits for the device (its end, name and the
+/// command it waits for, or `NONE`), a collective call (its end and
+/// position).
+#[derive(Clone, Copy)]
+enum Ev {
+    Launch(usize),
+    StepEnd(usize),
+    Sync(Ns, NameId, u32),
+    Coll(Ns, usize),
+}
+
+/// A host call or range of one thread: `(start, end, kind, API call, name)`.
+type Call = (Ns, Ns, Kind, bool, NameId);
+
+/// The rank's graph, built once.
+struct Graph<'m, 'a> {
+    m: &'m RankModel<'a>,
+    names: Interner,
+    nodes: Vec<Node>,
+    /// Per node: its binding predecessor and the edge to it.
+    bind: Vec<(u32, Edge)>,
+    threads: Vec<Thread>,
+    /// Per node: the engine (index into `engines`) of device work, or
+    /// `NONE`.
+    engine: Vec<u32>,
+    /// `(device, engine thread)` of each engine.
+    engines: Vec<(u32, u64)>,
+    /// Per name id: its item name, interned (`NONE` until seen).
+    name_of: Vec<u32>,
+    /// Per name id: the kind of a host call of that name.
+    call_kind: Vec<Option<Kind>>,
+    coll_arrival: Vec<u32>,
+    coll_end: Vec<u32>,
+    /// With `--what-if`: the nodes in link order, and each node's place in it.
+    order: Vec<u32>,
+    pos: Vec<u32>,
+    /// Per step window: its end's node.
+    step_end: Vec<u32>,
+    launch_node: Vec<u32>,
+    /// Per kernel: the latest end its node may have (a blocking call's
+    /// return, see `blocking_calls`).
+    end_at: Vec<Ns>,
+    /// Per kernel: its node (or its collective's end).
+    kernel_node: Vec<u32>,
+    rules: &'m [Rule],
+    /// Per rule: kernels (by name id) it changes.
+    kernel_rule: Vec<Vec<bool>>,
+    /// This rank is the one of a `rank:N=median` rule.
+    median_rank: Vec<bool>,
+}
+
+/// Builds one rank's graph and reduces its steps.
+pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
+    let windows = step_windows(m.trace);
+    let mut g = Graph::new(m, rules, windows.len());
+    let order = call_order(&m.trace.collectives);
+    let colls = g.chains(&order, &windows);
+    g.kernels(&order, &colls);
+    g.step_tails(&windows);
+    g.waits();
+    let whole_run = windows.first().is_some_and(|w| w.id.is_none());
+    if whole_run {
+        g.whole_run_end();
+    }
+    g.bind_all();
+    if !rules.is_empty() {
+        g.order = g.in_order();
+        g.pos = vec![0; g.nodes.len()];
+        for (i, &v) in g.order.iter().enumerate() {
+            g.pos[v as usize] = i as u32;
+        }
+    }
+    let mut points: Vec<CollPoint> = order
+        .iter()
+        .map(|&i| {
+            let c = &m.trace.collectives[i];
+            CollPoint {
+                name: g.names.id(&c.name),
+                arrival: c.start,
+                end: c.end,
+                sink: None,
+            }
+        })
+        .collect();
+    let mut arrivals: Vec<(Ns, u32, usize)> = g
+        .coll_arrival
+        .iter()
+        .enumerate()
+        .filter(|(_, &a)| a != NONE)
+        .map(|(pos, &a)| (g.nodes[a as usize].end, a, pos))
+        .collect();
+    arrivals.sort_unstable();
+    // (window, id, start, end, end node) of each step with an end.
+    let spans: Vec<(Option<i64>, Ns, Ns, u32)> = windows
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| g.step_end[*k] != NONE)
+        .map(|(k, w)| {
+            let start = if w.id.is_none() {
+                m.first.min(w.start)
+            } else {
+                w.start
+            };
+            let end_node = g.step_end[k];
+            (w.id, start, g.nodes[end_node as usize].end, end_node)
+        })
+        .collect();
+    let kernel_ns = g.kernel_time(&spans);
+    let mut steps = Vec::with_capacity(spans.len());
+    for (&(id, start, end, end_node), kernel_ns) in spans.iter().zip(kernel_ns) {
+        let index = steps.len() as u32;
+        let mut step = g.step(index, (start, end), end_node, &arrivals, &mut points);
+        step.id = id;
+        step.kernel_ns = kernel_ns;
+        steps.push(step);
+    }
+    let queue_depth = if annotate {
+        g.queue_depth()
+    } else {
+        Vec::new()
+    };
+    RankPath {
+        names: std::mem::take(&mut g.names.list),
+        steps,
+        colls: points,
+        queue_depth,
+    }
+}
+
+impl<'m, 'a> Graph<'m, 'a> {
+    fn new(m: &'m RankModel<'a>, rules: &'m [Rule], windows: usize) -> Self {
+        let t = m.trace;
+        let kernel_rule = rules
+            .iter()
+            .map(|r| match r.target {
+                Target::Kernel(_) => (0..t.names.len())
+                    .map(|i| r.matches_kernel(t.name(NameId(i as u32))))
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let median_rank = rules
+            .iter()
+            .map(|r| matches!(r.target, Target::RankMedian(n) if t.rank == Some(n)))
+            .collect();
+        let mut names = Interner::default();
+        for n in GAP_NAMES {
+            names.id(n);
+        }
+        Graph {
+            m,
+            names,
+            nodes: Vec::with_capacity(2 * t.kernels.len() + 16),
+            bind: Vec::new(),
+            threads: Vec::new(),
+            engine: Vec::with_capacity(2 * t.kernels.len() + 16),
+            engines: Vec::new(),
+            name_of: vec![NONE; t.names.len()],
+            call_kind: vec![None; t.names.len()],
+            coll_arrival: vec![NONE; t.collectives.len()],
+            coll_end: vec![NONE; t.collectives.len()],
+            step_end: vec![NONE; windows],
+            order: Vec::new(),
+            pos: Vec::new(),
+            launch_node: vec![NONE; t.kernels.len()],
+            kernel_node: vec![NONE; t.kernels.len()],
+            end_at: vec![Ns::MAX; t.kernels.len()],
+            rules,
+            kernel_rule,
+            median_rank,
+        }
+    }
+
+    fn push(&mut self, n: Node) -> u32 {
+        self.nodes.push(n);
+        self.engine.push(NONE);
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// The host threads' chains: per thread, its time cut at launches,
+    /// synchronisation calls, collective calls and step ends. Returns, per
+    /// collective position, whether it is a host call kept in a chain.
+    fn chains(&mut self, order: &[usize], windows: &[super::steps::StepWindow]) -> Vec<bool> {
+        let t = self.m.trace;
+        // Per thread: (time, tag, payload): tag 0 launch point (kernel),
+        // 1 step end (window), 2 interval start (sync call / collective).
+        let mut per_tid: FastMap<u64, Vec<(Ns, u8, Ev)>> = FastMap::default();
+        for (k, sub) in self.m.submissions.iter().enumerate() {
+            if let Some((tid, ts)) = *sub {
+                per_tid.entry(tid).or_default().push((ts, 0, Ev::Launch(k)));
+            }
+        }
+        for (w, win) in windows.iter().enumerate() {
+            if let Some(tid) = win.tid {
+                per_tid
+                    .entry(tid)
+                    .or_default()
+                    .push((win.end, 1, Ev::StepEnd(w)));
+            }
+        }
+        let mut host_coll = vec![false; order.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            let c = &t.collectives[i];
+            if !c.on_device && c.end >= c.start {
+                per_tid
+                    .entry(c.tid)
+                    .or_default()
+                    .push((c.start, 2, Ev::Coll(c.end, pos)));
+            }
+        }
+        for a in &t.api {
+            if t.names.info(a.name).host_kind == HostKind::Sync && per_tid.contains_key(&a.tid) {
+                per_tid
+                    .entry(a.tid)
+                    .or_default()
+                    .push((a.start, 3, Ev::Sync(a.end, a.name, NONE)));
+            }
+        }
+        let mut tids: Vec<u64> = per_tid.keys().copied().collect();
+        tids.sort_unstable();
+        let mut calls_by_tid: FastMap<u64, Vec<Call>> = FastMap::default();
+        for a in &t.api {
+            if per_tid.contains_key(&a.tid) {
+                let kind = self.call_kind(a.name);
+                calls_by_tid
+                    .entry(a.tid)
+                    .or_default()
+                    .push((a.start, a.end, kind, true, a.name));
+            }
+        }
+        for h in &t.host {
+            if per_tid.contains_key(&h.tid) {
+                calls_by_tid.entry(h.tid).or_default().push((
+                    h.start,
+                    h.end,
+                    Kind::Host,
+                    false,
+                    h.name,
+                ));
+            }
+        }
+        for tid in tids {
+            let mut evs = per_tid.remove(&tid).unwrap_or_default();
+            evs.sort_by_key(|e| (e.0, e.1));
+            let mut calls = calls_by_tid.remove(&tid).unwrap_or_default();
+            calls.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            if self.blocking_calls(&calls, &mut evs) {
+                evs.sort_by_key(|e| (e.0, e.1));
+            }
+            let thread = self.thread(calls);
+            let first = thread
+                .segments
+                .first()
+                .map(|s| s.0)
+                .unwrap_or(Ns::MAX)
+                .min(evs.first().map_or(Ns::MAX, |e| e.0));
+            let index = self.threads.len() as u32;
+            self.threads.push(thread);
+            // The chain's last node and the time it ends at.
+            let mut cursor: (Ns, u32) = (first, NONE);
+            // The node a point inside the current interval maps to.
+            let mut inside: u32 = NONE;
+            for (ts, _, ev) in evs {
+                if ts < cursor.0 {
+                    // Inside the last interval (or out of order): the
+                    // interval stands for it.
+                    match ev {
+                        Ev::Launch(k) => self.launch_node[k] = inside,
+                        Ev::StepEnd(w) => self.step_end[w] = self.mark(cursor.1, cursor.0),
+                        Ev::Sync(..) | Ev::Coll(..) => {}
+                    }
+                    continue;
+                }
+                let p = self.piece_to(&mut cursor, ts, index);
+                match ev {
+                    Ev::Launch(k) => self.launch_node[k] = p,
+                    Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
+                    Ev::Sync(end, name, kernel) => {
+                        let name = self.item_name(name, false);
+                        let mut n = Node::new(ts, end, What::Sync { name, kernel });
+                        n.add_pred(p, Edge::Chain);
+                        let s = self.push(n);
+                        inside = s;
+                        cursor = (end, s);
+                    }
+                    Ev::Coll(end, pos) => {
+                        let mut a = Node::new(ts, ts, What::Arrival);
+                        a.add_pred(p, Edge::Chain);
+                        let a = self.push(a);
+                        let e = self.push(Node::new(end, end, What::End { coll: pos as u32 }));
+                        self.coll_arrival[pos] = a;
+                        self.coll_end[pos] = e;
+                        host_coll[pos] = true;
+                        inside = a;
+                        cursor = (end, e);
+                    }
+                }
+            }
+        }
+        host_coll
+    }
+
+    /// Launch calls that returned only after their command finished (a
+    /// copy to pageable memory, `cudaMemcpy`): they wait for the device
+    /// like a synchronisation, for that command. `calls` and `evs` are one
+    /// thread's, in time order; whether any was found.
+    fn blocking_calls(&mut self, calls: &[Call], evs: &mut Vec<(Ns, u8, Ev)>) -> bool {
+        let t = self.m.trace;
+        // (call start, end, name, the latest-ending command it waited for)
+        let mut waited: Vec<(Ns, Ns, NameId, usize)> = Vec::new();
+        let mut i = 0;
+        let mut last_api: Option<usize> = None;
+        for &(ts, _, ev) in evs.iter() {
+            let Ev::Launch(k) = ev else { continue };
+            while i < calls.len() && calls[i].0 <= ts {
+                if calls[i].3 {
+                    last_api = Some(i);
+                }
+                i += 1;
+            }
+            let Some(&(s, e, _, _, name)) = last_api.map(|j| &calls[j]) else {
+                continue;
+            };
+            let kr = &t.kernels[k];
+            let waits = kr.start < e && kr.end <= e + CLOCK_SLACK_NS;
+            if e < ts || !waits || t.names.info(name).host_kind == HostKind::Sync {
+                continue;
+            }
+            match waited.last_mut() {
+                Some(w) if w.0 == s => {
+                    if t.kernels[w.3].end < kr.end {
+                        w.3 = k;
+                    }
+                }
+                _ => waited.push((s, e, name, k)),
+            }
+        }
+        for &(s, e, name, k) in &waited {
+            // Host and device clocks a little apart: the command ends
+            // when the call returns (docs/tracestat.md#critical-path).
+            self.end_at[k] = self.end_at[k].min(e);
+            evs.push((s, 3, Ev::Sync(e, name, k as u32)));
+        }
+        !waited.is_empty()
+    }
+
+    /// The item name of a trace name (a kernel's without its launch
+    /// shape), interned once per name.
+    fn item_name(&mut self, name: NameId, kernel: bool) -> u32 {
+        let i = name.index();
+        if self.name_of[i] == NONE {
+            let text = if kernel {
+                self.m.kinds[i].short_name.as_str()
+            } else {
+                self.m.trace.name(name)
+            };
+            self.name_of[i] = self.names.id(text);
+        }
+        self.name_of[i]
+    }
+
+    /// The kind of a host API call's time, by its name (cached).
+    fn call_kind(&mut self, name: NameId) -> Kind {
+        if let Some(k) = self.call_kind[name.index()] {
+            return k;
+        }
+        let t = self.m.trace;
+        let k = if t.names.info(name).host_kind == HostKind::Sync {
+            Kind::SyncWait
+        } else if is_launch_call(t.name(name)) {
+            Kind::Launch
+        } else {
+            Kind::Host
+        };
+        self.call_kind[name.index()] = Some(k);
+        k
+    }
+
+    /// A step end at `t` after node `p`.
+    fn mark(&mut self, p: u32, t: Ns) -> u32 {
+        let mut n = Node::new(t, t, What::Mark);
+        n.add_pred(p, Edge::Chain);
+        self.push(n)
+    }
+
+    /// The chain node ending at `t` (host time since the cursor).
+    fn piece_to(&mut self, cursor: &mut (Ns, u32), t: Ns, thread: u32) -> u32 {
+        if cursor.0 == t && cursor.1 != NONE {
+            return cursor.1;
+        }
+        let mut n = Node::new(cursor.0.min(t), t, What::Piece { thread });
+        n.add_pred(cursor.1, Edge::Chain);
+        let p = self.push(n);
+        *cursor = (t, p);
+        p
+    }
+
+    /// A thread's calls and ranges as disjoint stretches labelled by the
+    /// innermost one, and the coverage the what-if rules need.
+    fn thread(&mut self, calls: Vec<Call>) -> Thread {
+        let t = self.m.trace;
+        let mut segs: Vec<(Ns, Ns, Kind, u32)> = Vec::new();
+        let push = |segs: &mut Vec<(Ns, Ns, Kind, u32)>, s: Ns, e: Ns, k: Kind, n: u32| {
+            if e <= s {
+                return;
+            }
+            match segs.last_mut() {
+                Some(last) if last.1 == s && last.2 == k && last.3 == n => last.1 = e,
+                _ => segs.push((s, e, k, n)),
+            }
+        };
+        let mut stack: Vec<(Ns, Kind, u32)> = Vec::new();
+        let mut at = Ns::MIN;
+        for &(s, e, kind, _, name) in &calls {
+            while let Some(&(top_end, k, n)) = stack.last() {
+                if top_end > s {
+                    break;
+                }
+                push(&mut segs, at, top_end, k, n);
+                at = at.max(top_end);
+                stack.pop();
+            }
+            if let Some(&(_, k, n)) = stack.last() {
+                push(&mut segs, at, s, k, n);
+            }
+            at = at.max(s);
+            let e = stack.last().map_or(e, |top| e.min(top.0));
+            let name = self.item_name(name, false);
+            stack.push((e, kind, name));
+        }
+        while let Some((top_end, k, n)) = stack.pop() {
+            push(&mut segs, at, top_end, k, n);
+            at = at.max(top_end);
+        }
+        let mut cover: Vec<Option<Coverage>> = self
+            .rules
+            .iter()
+            .map(|r| match &r.target {
+                Target::Range(re) => Some(Coverage::new(
+                    calls
+                        .iter()
+                        .filter(|c| re.is_match(t.name(c.4)))
+                        .map(|c| (c.0, c.1))
+                        .collect(),
+                )),
+                _ => None,
+            })
+            .collect();
+        if !self.rules.is_empty() {
+            cover.push(Some(Coverage::new(
+                segs.iter()
+                    .filter(|s| s.2 == Kind::Launch)
+                    .map(|s| (s.0, s.1))
+                    .collect(),
+            )));
+        }
+        segs.shrink_to_fit();
+        Thread {
+            segments: segs,
+            cover,
+        }
+    }
+
+    /// Kernel nodes in their engines' order; communication kernels inside
+    /// a collective call are that call (its arrival and end).
+    fn kernels(&mut self, order: &[usize], host_coll: &[bool]) {
+        let t = self.m.trace;
+        let colls: Vec<(Ns, Ns, usize)> = order
+            .iter()
+            .enumerate()
+            .map(|(pos, &i)| (t.collectives[i].start, t.collectives[i].end, pos))
+            .collect();
+        let mut idx: Vec<usize> = (0..t.kernels.len()).collect();
+        idx.sort_by_key(|&k| (t.kernels[k].device, t.kernels[k].tid, t.kernels[k].start));
+        let mut last: Option<((u32, u64), u32)> = None;
+        for k in idx {
+            let kr = &t.kernels[k];
+            let key = (kr.device, kr.tid);
+            if self.engines.last() != Some(&key) {
+                self.engines.push(key);
+            }
+            let eng = (self.engines.len() - 1) as u32;
+            let mut queue = match last {
+                Some((e, n)) if e == key => n,
+                _ => NONE,
+            };
+            let class = self.m.classes[k];
+            let within = if class == Class::Communication {
+                let i = colls.partition_point(|c| c.0 <= kr.start);
+                colls[..i]
+                    .iter()
+                    .rev()
+                    .take(8)
+                    .find(|c| c.1 >= kr.end)
+                    .map(|c| c.2)
+            } else {
+                None
+            };
+            if let Some(pos) = within {
+                let on_device = t.collectives[order[pos]].on_device;
+                if on_device && self.coll_arrival[pos] == NONE {
+                    let c = &t.collectives[order[pos]];
+                    let mut a = Node::new(c.start, c.start, What::Arrival);
+                    a.add_pred(self.launch_node[k], Edge::Launch);
+                    a.add_pred(queue, Edge::Queue);
+                    let a = self.push(a);
+                    let e = self.push(Node::new(c.end, c.end, What::End { coll: pos as u32 }));
+                    self.engine[a as usize] = eng;
+                    self.engine[e as usize] = eng;
+                    self.coll_arrival[pos] = a;
+                    self.coll_end[pos] = e;
+                }
+                if on_device || host_coll[pos] {
+                    queue = self.coll_end[pos];
+                    self.kernel_node[k] = queue;
+                    last = Some((key, queue));
+                    continue;
+                }
+            }
+            let kind = Kind::of_class(class);
+            let name = self.item_name(kr.name, true);
+            let mut n = Node::new(
+                kr.start,
+                kr.end.min(self.end_at[k]).max(kr.start),
+                What::Kernel {
+                    kind,
+                    name,
+                    full: kr.name,
+                },
+            );
+            n.add_pred(self.launch_node[k], Edge::Launch);
+            n.add_pred(queue, Edge::Queue);
+            let v = self.push(n);
+            self.engine[v as usize] = eng;
+            self.kernel_node[k] = v;
+            last = Some((key, v));
+        }
+    }
+
+    /// A step ends when its marker range has ended and the device work
+    /// launched in it has finished (docs/tracestat.md#critical-path): its
+    /// end waits for the command launched in it that ended last.
+    fn step_tails(&mut self, windows: &[super::steps::StepWindow]) {
+        let t = self.m.trace;
+        let mut last: Vec<Option<(Ns, u32)>> = vec![None; windows.len()];
+        for (k, sub) in self.m.submissions.iter().enumerate() {
+            let Some((_, ts)) = *sub else { continue };
+            let w = windows.partition_point(|w| w.start <= ts);
+            let Some(w) = w.checked_sub(1) else { continue };
+            let node = self.kernel_node[k];
+            if windows[w].tid.is_none() || ts > windows[w].end || node == NONE {
+                continue;
+            }
+            let end = self.nodes[node as usize].end;
+            if last[w].is_none_or(|l| end > l.0) {
+                last[w] = Some((end, node));
+            }
+        }
+        let _ = t;
+        for (w, tail) in last.into_iter().enumerate() {
+            let mark = self.step_end[w];
+            if let (Some((end, node)), true) = (tail, mark != NONE) {
+                let m = &mut self.nodes[mark as usize];
+                if end > m.end {
+                    m.start = end;
+                    m.end = end;
+                }
+                m.add_pred(node, Edge::Device);
+            }
+        }
+    }
+
+    /// Waits the trace does not link: a kernel (or a device collective's
+    /// arrival) that starts later than its launch and queue allow waits for
+    /// the other engine of its device that finished last before it; a
+    /// synchronisation call waits for the device work that finished last
+    /// before it returned.
+    fn waits(&mut self) {
+        let mut ends: Vec<(Ns, u32)> = (0..self.nodes.len() as u32)
+            .filter(|&v| {
+                self.engine[v as usize] != NONE
+                    && !matches!(self.nodes[v as usize].what, What::Arrival)
+            })
+            .map(|v| (self.nodes[v as usize].end, v))
+            .collect();
+        ends.sort_unstable();
+        for v in 0..self.nodes.len() {
+            let n = self.nodes[v];
+            match n.what {
+                What::Kernel { .. } | What::Arrival => {
+                    let eng = self.engine[v];
+                    if eng == NONE {
+                        continue;
+                    }
+                    let dev = self.engines[eng as usize].0;
+                    let ready = n
+                        .preds
+                        .iter()
+                        .filter(|p| p.0 != NONE)
+                        .map(|p| self.nodes[p.0 as usize].end)
+                        .max();
+                    if ready.is_some_and(|r| n.start - r <= ENGINE_WAIT_NS) {
+                        continue;
+                    }
+                    let i = ends.partition_point(|e| e.0 <= n.start);
+                    let found = ends[..i]
+                        .iter()
+                        .rev()
+                        .take(16)
+                        .take_while(|e| ready.is_none_or(|r| e.0 > r))
+                        .find(|e| {
+                            let g = self.engine[e.1 as usize];
+                            g != NONE && g != eng && self.engines[g as usize].0 == dev
+                        });
+                    if let Some(&(_, p)) = found {
+                        self.nodes[v].add_pred(p, Edge::Engine);
+                    }
+                }
+                What::Sync { kernel, .. } if kernel != NONE => {
+                    let k = self.kernel_node[kernel as usize];
+                    self.nodes[v].add_pred(k, Edge::Device);
+                }
+                What::Sync { .. } => {
+                    let i = ends.partition_point(|e| e.0 <= n.end);
+                    if i > 0 {
+                        self.nodes[v].add_pred(ends[i - 1].1, Edge::Device);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The whole run as one step: it ends with the work that ends last.
+    fn whole_run_end(&mut self) {
+        let last = (0..self.nodes.len())
+            .filter(|&v| !matches!(self.nodes[v].what, What::Mark))
+            .max_by_key(|&v| (self.nodes[v].end, std::cmp::Reverse(v)));
+        if let Some(v) = last {
+            let t = self.nodes[v].end;
+            self.step_end[0] = self.mark(v as u32, t);
+        }
+    }
+
+    /// The order every link must go forward in: by end, then what waits
+    /// for what at the same time, then start (docs/tracestat.md#critical-path).
+    fn key(&self, v: u32) -> (Ns, u8, Ns, u32) {
+        let x = &self.nodes[v as usize];
+        (x.end, x.what.rank(), x.start, v)
+    }
+
+    /// Drops links that would go back in that order (clocks apart, bad
+    /// data: the graph stays acyclic) and finds each node's binding
+    /// predecessor, the one that ended last.
+    fn bind_all(&mut self) {
+        let n = self.nodes.len();
+        let mut bind = Vec::with_capacity(n);
+        for v in 0..n as u32 {
+            let own = self.key(v);
+            let mut node = self.nodes[v as usize];
+            let mut best = (NONE, Edge::Chain);
+            for p in node.preds.iter_mut() {
+                if p.0 == NONE {
+                    continue;
+                }
+                if self.key(p.0) >= own {
+                    p.0 = NONE;
+                    continue;
+                }
+                let pe = self.nodes[p.0 as usize].end;
+                if best.0 == NONE || pe > self.nodes[best.0 as usize].end {
+                    best = *p;
+                }
+            }
+            self.nodes[v as usize] = node;
+            bind.push(best);
+        }
+        self.bind = bind;
+    }
+
+    /// The nodes in link order (for the replay).
+    fn in_order(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        order.sort_unstable_by_key(|&v| self.key(v));
+        order
+    }
+
+    /// Where node `v`'s own work starts: its start, or its binding
+    /// predecessor's end when that is later.
+    fn eff_start(&self, v: u32) -> Ns {
+        let n = &self.nodes[v as usize];
+        match self.bind[v as usize].0 {
+            NONE => n.start,
+            b => n.start.max(self.nodes[b as usize].end),
+        }
+    }
+
+    /// The delay before `v`: from its binding predecessor's end to its
+    /// start, and how it is named.
+    fn gap(&self, v: u32) -> (Ns, Kind, &'static str) {
+        let n = &self.nodes[v as usize];
+        let (b, e) = self.bind[v as usize];
+        if b == NONE {
+            return (0, Kind::Idle, "(no earlier work)");
+        }
+        let g = (n.start - self.nodes[b as usize].end).max(0);
+        let (kind, name) = match e {
+            Edge::Launch => (Kind::Launch, "(launch latency)"),
+            Edge::Queue => (Kind::Idle, "(queue gap)"),
+            Edge::Engine => (Kind::Idle, "(wait for another engine)"),
+            Edge::Chain | Edge::Device => (Kind::Idle, "(gap)"),
+        };
+        (g, kind, name)
+    }
+
+    /// Reduces one step: the chain of every sink in it.
+    fn step(
+        &mut self,
+        index: u32,
+        (start, end): (Ns, Ns),
+        end_node: u32,
+        arrivals: &[(Ns, u32, usize)],
+        points: &mut [CollPoint],
+    ) -> StepGraph {
+        let from = arrivals.partition_point(|a| a.0 <= start);
+        let to = arrivals.partition_point(|a| a.0 <= end);
+        let mut sink_nodes: Vec<(u32, Option<usize>)> = arrivals[from..to]
+            .iter()
+            .filter(|a| points[a.2].sink.is_none())
+            .map(|a| (a.1, Some(a.2)))
+            .collect();
+        sink_nodes.sort_by_key(|s| s.0);
+        sink_nodes.push((end_node, None));
+        let lens = if self.rules.is_empty() {
+            None
+        } else {
+            Some(self.replay(start, end))
+        };
+        let mut sinks = Vec::with_capacity(sink_nodes.len());
+        for (v, pos) in sink_nodes {
+            let (source, items, totals) = self.chain(v, start);
+            if let Some(pos) = pos {
+                points[pos].sink = Some((index, sinks.len() as u32));
+            }
+            let lens = match &lens {
+                Some(l) => l.of(self.pos[v as usize]),
+                None => Vec::new(),
+            };
+            sinks.push(Sink {
+                time: self.nodes[v as usize].end,
+                source,
+                items,
+                totals,
+                lens,
+            });
+        }
+        StepGraph {
+            id: None,
+            start,
+            end,
+            sinks,
+            kernel_ns: 0,
+        }
+    }
+
+    /// Kernel time in each step (`(id, start, end, end node)`, by start).
+    fn kernel_time(&self, spans: &[(Option<i64>, Ns, Ns, u32)]) -> Vec<Ns> {
+        let mut out = vec![0; spans.len()];
+        for n in &self.nodes {
+            if !matches!(n.what, What::Kernel { .. }) {
+                continue;
+            }
+            // Steps are disjoint but for their device tails: a kernel
+            // meets the few steps that start before it ends.
+            let i = spans.partition_point(|s| s.1 < n.end);
+            for k in (0..i).rev().take(4) {
+                let s = &spans[k];
+                let overlap = n.end.min(s.2) - n.start.max(s.1);
+                if overlap > 0 {
+                    out[k] += overlap;
+                }
+            }
+        }
+        out
+    }
+
+    /// The binding chain from sink `v` back to its source, in time order.
+    fn walk(&self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>) {
+        let mut rev: Vec<Item> = Vec::new();
+        let mut v = sink;
+        let mut hint = (NONE, 0usize);
+        let source = loop {
+            let n = &self.nodes[v as usize];
+            if let What::End { coll } = n.what {
+                if v != sink {
+                    break Some(coll);
+                }
+            }
+            let es = self.eff_start(v);
+            self.own_items(v, es.max(s), n.end, &mut rev, &mut hint);
+            if es <= s {
+                break None;
+            }
+            let (b, _) = self.bind[v as usize];
+            let (g, kind, name) = self.gap(v);
+            if b == NONE {
+                push_rev(&mut rev, s, es, Kind::Idle, name, &self.names.map);
+                break None;
+            }
+            let be = self.nodes[b as usize].end;
+            if g > 0 {
+                push_rev(&mut rev, be.max(s), n.start, kind, name, &self.names.map);
+            }
+            if be <= s {
+                break None;
+            }
+            v = b;
+        };
+        rev.reverse();
+        (source, merge_items(rev))
+    }
+
+    /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
+    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<Total>) {
+        let (source, items) = self.walk(sink, s);
+        if items.len() <= MAX_ITEMS {
+            return (source, items, Vec::new());
+        }
+        let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
+        for it in &items {
+            let t = totals.entry((it.kind, it.name)).or_default();
+            t.0 += 1;
+            t.1 += it.dur;
+        }
+        let mut totals: Vec<Total> = totals
+            .into_iter()
+            .map(|((k, n), (c, d))| (k, n, c, d))
+            .collect();
+        totals.sort_unstable_by_key(|t| (t.0, t.1));
+        (source, coarsen(items, &mut self.names), totals)
+    }
+
+    /// Node `v`'s own work in `a..b`, pushed latest first.
+    fn own_items(&self, v: u32, a: Ns, b: Ns, rev: &mut Vec<Item>, hint: &mut (u32, usize)) {
+        if b <= a {
+            return;
+        }
+        let item = |kind, name| Item {
+            start: a,
+            dur: b - a,
+            kind,
+            name,
+        };
+        match self.nodes[v as usize].what {
+            What::Kernel { kind, name, .. } => rev.push(item(kind, name)),
+            What::Sync { name, .. } => rev.push(item(Kind::SyncWait, name)),
+            What::Piece { thread } => {
+                let segs = &self.threads[thread as usize].segments;
+                // The first segment ending after `a`: a walk goes back
+                // along a thread, so near the last one found there.
+                let i = if hint.0 == thread {
+                    first_after(segs, a, hint.1)
+                } else {
+                    segs.partition_point(|s| s.1 <= a)
+                };
+                *hint = (thread, i);
+                let mut fwd: Vec<Item> = Vec::new();
+                let mut at = a;
+                for &(s, e, kind, name) in &segs[i..] {
+                    if s >= b {
+                        break;
+                    }
+                    if s > at {
+                        fwd.push(self.idle(at, s));
+                    }
+                    let (s, e) = (s.max(at), e.min(b));
+                    fwd.push(Item {
+                        start: s,
+                        dur: e - s,
+                        kind,
+                        name,
+                    });
+                    at = e;
+                }
+                if at < b {
+                    fwd.push(self.idle(at, b));
+                }
+                rev.extend(fwd.into_iter().rev());
+            }
+            What::Arrival | What::End { .. } | What::Mark => {}
+        }
+    }
+
+    fn idle(&self, a: Ns, b: Ns) -> Item {
+        Item {
+            start: a,
+            dur: b - a,
+            kind: Kind::Idle,
+            name: self.names.map.get("(host idle)").copied().unwrap_or(NONE),
+        }
+    }
+
+    /// Commands submitted and not finished, per engine.
+    fn queue_depth(&self) -> Vec<EngineDepth> {
+        let t = self.m.trace;
+        let mut per: FastMap<(u32, u64), Vec<(Ns, i32)>> = FastMap::default();
+        for (k, kr) in t.kernels.iter().enumerate() {
+            let sub = self.m.submissions[k].map_or(kr.start, |s| s.1.min(kr.start));
+            let e = per.entry((kr.device, kr.tid)).or_default();
+            e.push((sub, 1));
+            e.push((kr.end, -1));
+        }
+        let mut keys: Vec<(u32, u64)> = per.keys().copied().collect();
+        keys.sort_unstable();
+        keys.into_iter()
+            .map(|key| {
+                let mut evs = per.remove(&key).unwrap_or_default();
+                evs.sort_unstable();
+                let mut depth = 0i32;
+                let mut points: Vec<(Ns, u32)> = Vec::new();
+                for (ts, d) in evs {
+                    depth += d;
+                    let v = depth.max(0) as u32;
+                    match points.last_mut() {
+                        Some(p) if p.0 == ts => p.1 = v,
+                        _ => points.push((ts, v)),
+                    }
+                }
+                EngineDepth {
+                    label: format!("{} engine {}", t.devices[key.0 as usize].label, key.1),
+                    points,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The first segment ending after `a`, searched from `near` outwards
+/// (doubling steps, then a binary search in the bracket found): a walk
+/// goes back along a thread, so the next segment is usually close.
+fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
+    let ends_after = |i: usize| segs[i].1 > a;
+    let n = segs.len();
+    let mut hi = near.min(n);
+    if hi < n && !ends_after(hi) {
+        // Forward: find a bracket (lo, hi] with segs[hi] ending after `a`.
+        let mut step = 1;
+        let mut lo = hi;
+        while hi < n && !ends_after(hi) {
+            lo = hi;
+            hi = (hi + step).min(n);
+            step *= 2;
+        }
+        return lo + segs[lo..hi].partition_point(|s| s.1 <= a);
+    }
+    let mut step = 1;
+    let mut lo = hi;
+    while lo > 0 && ends_after(lo - 1) {
+        hi = lo;
+        lo = lo.saturating_sub(step);
+        step *= 2;
+    }
+    lo + segs[lo..hi].partition_point(|s| s.1 <= a)
+}
+
+/// Pushes a named gap (latest first) when it has a length.
+fn push_rev(
+    rev: &mut Vec<Item>,
+    a: Ns,
+    b: Ns,
+    kind: Kind,
+    name: &str,
+    names: &FastMap<String, u32>,
+) {
+    if b > a {
+        rev.push(Item {
+            start: a,
+            dur: b - a,
+            kind,
+            name: names.get(name).copied().unwrap_or(NONE),
+        });
+    }
+}
+
+/// A chain of more than [`MAX_ITEMS`] stretches as at most that many:
+/// neighbours of one kind first, then runs of equal count, each named
+/// `(N stretches)` and of the kind with most time in it. The stretches
+/// still tile the chain.
+fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
+    let mut by_kind: Vec<(Item, u64)> = Vec::new();
+    for it in items {
+        match by_kind.last_mut() {
+            Some((l, n)) if l.kind == it.kind && l.start + l.dur == it.start => {
+                l.dur += it.dur;
+                *n += 1;
+            }
+            _ => by_kind.push((it, 1)),
+        }
+    }
+    let per = by_kind.len().div_ceil(MAX_ITEMS);
+    by_kind
+        .chunks(per)
+        .map(|group| {
+            let mut time: FastMap<Kind, Ns> = FastMap::default();
+            for (it, _) in group {
+                *time.entry(it.kind).or_default() += it.dur;
+            }
+            let kind = Kind::ALL
+                .into_iter()
+                .max_by_key(|k| (time.get(k).copied().unwrap_or(0), std::cmp::Reverse(*k)))
+                .unwrap_or(Kind::Idle);
+            let count: u64 = group.iter().map(|g| g.1).sum();
+            let name = if count == 1 {
+                group[0].0.name
+            } else {
+                names.id(&format!("({count} stretches)"))
+            };
+            let first = group[0].0;
+            let last = group[group.len() - 1].0;
+            Item {
+                start: first.start,
+                dur: last.start + last.dur - first.start,
+                kind,
+                name,
+            }
+        })
+        .collect()
+}
+
+/// Adjacent items of one kind and name as one.
+fn merge_items(items: Vec<Item>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    for it in items {
+        match out.last_mut() {
+            Some(l) if l.kind == it.kind && l.name == it.name && l.start + l.dur == it.start => {
+                l.dur += it.dur
+            }
+            _ => out.push(it),
+        }
+    }
+    out
+}
+
+/// The gap names, interned before any walk so items can refer to them.
+pub const GAP_NAMES: [&str; 7] = [
+    "(no earlier work)",
+    "(launch latency)",
+    "(queue gap)",
+    "(wait for another engine)",
+    "(gap)",
+    "(host idle)",
+    "(step start)",
+];
+
+/// The what-if replay of one step: per node, the longest chain from each
+/// of the latest sources, under every rule.
+struct Replay {
+    lo: u32,
+    /// Lens per entry: `[recorded, kernel part, rule...]`.
+    width: usize,
+    count: Vec<u8>,
+    src: Vec<u32>,
+    lens: Vec<Ns>,
+}
+
+/// The step's start as a source.
+const START: u32 = NONE - 1;
+
+impl Replay {
+    fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
+        let i = (at - self.lo) as usize;
+        (0..self.count[i] as usize)
+            .map(|e| {
+                let at = (i * KEEP + e) * self.width;
+                let s = self.src[i * KEEP + e];
+                let src = if s == START { None } else { Some(s) };
+                (src, self.lens[at..at + self.width].to_vec())
+            })
+            .collect()
+    }
+}
+
+impl Graph<'_, '_> {
+    /// Node `v`'s delay and own time under each rule: `[recorded, kernel
+    /// part, rule...]` (the delay counts in the recorded and rule values).
+    fn costs(&self, v: u32, out: &mut [Ns]) {
+        let n = &self.nodes[v as usize];
+        let es = self.eff_start(v);
+        let dur = n.end - es;
+        let (gap, gap_kind, _) = self.gap(v);
+        let rank_kernels_zero = |i: usize| self.median_rank[i];
+        out[0] = gap + dur;
+        out[1] = 0;
+        for (i, r) in self.rules.iter().enumerate() {
+            let mut g = gap;
+            let mut d = dur;
+            match (&r.target, n.what) {
+                (Target::Kernel(_), What::Kernel { full, .. })
+                    if self.kernel_rule[i][full.index()] =>
+                {
+                    d = r.change.apply(dur);
+                }
+                (
+                    Target::Comm,
+                    What::Kernel {
+                        kind: Kind::Communication,
+                        ..
+                    },
+                ) => {
+                    d = r.change.apply(dur);
+                }
+                (Target::RankMedian(_), What::Kernel { .. }) if rank_kernels_zero(i) => d = 0,
+                (Target::Range(_), What::Piece { thread }) => {
+                    if let Some(Some(c)) = self.threads[thread as usize].cover.get(i) {
+                        let f = r.change.factor().unwrap_or(1.0);
+                        let o = c.overlap(es, n.end);
+                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
+                    }
+                }
+                (Target::Launch, What::Piece { thread }) => {
+                    let th = &self.threads[thread as usize];
+                    if let Some(Some(c)) = th.cover.last() {
+                        let f = r.change.factor().unwrap_or(1.0);
+                        let o = c.overlap(es, n.end);
+                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
+                    }
+                }
+                _ => {}
+            }
+            if matches!(r.target, Target::Launch) && gap_kind == Kind::Launch {
+                g = r.change.apply(gap);
+            }
+            out[2 + i] = g + d.max(0);
+        }
+        if matches!(n.what, What::Kernel { .. }) {
+            out[1] = dur;
+        }
+    }
+
+    /// Replays the step `start..end` from its sources.
+    fn replay(&self, start: Ns, end: Ns) -> Replay {
+        let end_of = |v: &u32| self.nodes[*v as usize].end;
+        let lo = self.order.partition_point(|v| end_of(v) <= start) as u32;
+        let hi = self.order.partition_point(|v| end_of(v) <= end) as u32;
+        let width = 2 + self.rules.len();
+        let span = (hi - lo) as usize;
+        let mut r = Replay {
+            lo,
+            width,
+            count: vec![0; span],
+            src: vec![START; span * KEEP],
+            lens: vec![0; span * KEEP * width],
+        };
+        let mut cost = vec![0 as Ns; width];
+        let mut acc: Vec<(u32, Vec<Ns>)> = Vec::with_capacity(4 * KEEP);
+        for at_v in lo..hi {
+            let v = self.order[at_v as usize];
+            let n = &self.nodes[v as usize];
+            acc.clear();
+            if let What::End { coll } = n.what {
+                acc.push((coll, vec![0; width]));
+            } else {
+                self.costs(v, &mut cost);
+                let es = self.eff_start(v);
+                let mut outside: Option<Ns> = None;
+                let mut any = false;
+                for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
+                    any = true;
+                    let at_p = self.pos[p as usize];
+                    if at_p < lo {
+                        let pe = self.nodes[p as usize].end;
+                        outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
+                        continue;
+                    }
+                    let i = (at_p - lo) as usize;
+                    for e in 0..r.count[i] as usize {
+                        let at = (i * KEEP + e) * width;
+                        merge_entry(&mut acc, r.src[i * KEEP + e], &r.lens[at..at + width]);
+                    }
+                }
+                for (_, l) in acc.iter_mut() {
+                    for (x, c) in l.iter_mut().zip(&cost) {
+                        *x += c;
+                    }
+                }
+                if es < start {
+                    // Straddles the step's start: its part in the step.
+                    let part = n.end - start;
+                    let whole = (n.end - es).max(1);
+                    let mut l: Vec<Ns> = cost
+                        .iter()
+                        .map(|&c| ((c as f64) * part as f64 / whole as f64).round() as Ns)
+                        .collect();
+                    l[0] = part;
+                    merge_entry(&mut acc, START, &l);
+                } else if outside.is_some() || !any {
+                    let base = outside.unwrap_or(n.start) - start;
+                    let mut l: Vec<Ns> = cost.iter().map(|&c| base + c).collect();
+                    l[1] = cost[1];
+                    merge_entry(&mut acc, START, &l);
+                }
+            }
+            let key = |s: u32, l: &[Ns]| -> Ns {
+                let t = if s == START {
+                    start
+                } else {
+                    self.coll_end_time(s)
+                };
+                t + l[0]
+            };
+            acc.sort_by_key(|(s, l)| std::cmp::Reverse(key(*s, l)));
+            acc.truncate(KEEP);
+            let i = (at_v - lo) as usize;
+            r.count[i] = acc.len() as u8;
+            for (e, (s, l)) in acc.iter().enumerate() {
+                r.src[i * KEEP + e] = *s;
+                let at = (i * KEEP + e) * width;
+                r.lens[at..at + width].copy_from_slice(l);
+            }
+        }
+        r
+    }
+
+    fn coll_end_time(&self, pos: u32) -> Ns {
+        match self.coll_end.get(pos as usize) {
+            Some(&e) if e != NONE => self.nodes[e as usize].end,
+            _ => 0,
+        }
+    }
+}
+
+/// Adds one chain to the per-source maxima: the recorded length and its
+/// kernel part go together; every rule's length is its own maximum.
+fn merge_entry(acc: &mut Vec<(u32, Vec<Ns>)>, src: u32, l: &[Ns]) {
+    match acc.iter_mut().find(|(s, _)| *s == src) {
+        Some((_, have)) => {
+            if l[0] > have[0] {
+                have[0] = l[0];
+                have[1] = l[1];
+            }
+            for (h, x) in have.iter_mut().zip(l).skip(2) {
+                *h = (*h).max(*x);
+            }
+        }
+        None => acc.push((src, l.to_vec())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_after_searches_from_a_hint() {
+        let segs: Vec<(Ns, Ns, Kind, u32)> = (0..100)
+            .map(|i| (10 * i, 10 * i + 5, Kind::Host, 0))
+            .collect();
+        for a in [-1, 0, 4, 5, 6, 497, 995, 2000] {
+            let want = segs.partition_point(|s| s.1 <= a);
+            for near in [0, 1, 13, 50, 99, 100, 150] {
+                assert_eq!(first_after(&segs, a, near), want, "a {a} near {near}");
+            }
+        }
+    }
+
+    #[test]
+    fn coverage_overlap() {
+        let c = Coverage::new(vec![(10, 20), (15, 30), (40, 50)]);
+        assert_eq!(c.overlap(0, 100), 30);
+        assert_eq!(c.overlap(12, 45), 23);
+        assert_eq!(c.overlap(30, 40), 0);
+    }
+
+    #[test]
+    fn adjacent_items_merge() {
+        let it = |start, dur, name| Item {
+            start,
+            dur,
+            kind: Kind::Host,
+            name,
+        };
+        let m = merge_items(vec![it(0, 5, 1), it(5, 5, 1), it(10, 2, 2)]);
+        assert_eq!(m, vec![it(0, 10, 1), it(10, 2, 2)]);
+    }
+}

@@ -1,0 +1,544 @@
+//! The critical path of each step across ranks, and what a change would buy
+//! (docs/tracestat.md#critical-path, docs/tracestat.md#what-if): per step,
+//! the chain of work that set the step's end, through host time, launches,
+//! in-order queues, host synchronisations and collectives across ranks;
+//! summed per kind and per name; and with `--what-if` each step replayed
+//! with changed durations.
+//!
+//! `graph.rs` reduces each rank to small per-step graphs (all a partial
+//! carries), `solve.rs` joins them across ranks at the end, `steps.rs` says
+//! where the steps are and `rules.rs` reads the what-if rules.
+
+pub mod graph;
+pub mod rules;
+pub mod solve;
+pub mod steps;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
+
+use super::collectives::{aligned_origin, group_calls};
+use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::rank_model::RankModel;
+use crate::time::{pct, us, Ns};
+use graph::{Kind, RankPath};
+use solve::{Solver, StepPath};
+
+/// Rows of the slowest step's path on screen at most.
+const TOP_ITEMS: usize = 20;
+/// Names of the per-name summary on screen at most.
+const TOP_NAMES: usize = 15;
+/// Bars of the page's Gantt chart at most (about one per pixel).
+const GANTT_BARS: usize = 1500;
+/// Steps on screen at most (the slowest ones).
+const TOP_STEPS: usize = 20;
+
+/// One stretch of a step's path (`critical_path.csv`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PathRow {
+    pub step: String,
+    pub seq: u64,
+    pub rank: String,
+    pub kind: Kind,
+    pub name: String,
+    /// Since the report's origin (aligned clocks).
+    pub start_us: f64,
+    pub dur_us: f64,
+}
+
+/// One step: its length, where its path ends, its path per kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    pub step: String,
+    pub start_us: f64,
+    pub dur_us: f64,
+    pub end_rank: String,
+    /// Ranks the path goes through, and how often it changes rank.
+    pub ranks_on_path: u64,
+    pub rank_changes: u64,
+    /// Path time per kind, in [`Kind::ALL`] order.
+    pub kinds_us: Vec<(Kind, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KindRow {
+    pub kind: Kind,
+    pub items: u64,
+    pub dur_us: f64,
+    pub pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NameRow {
+    pub kind: Kind,
+    pub name: String,
+    /// Stretches of the paths with this name, and in how many steps.
+    pub items: u64,
+    pub steps: u64,
+    pub dur_us: f64,
+    pub pct: f64,
+}
+
+/// One step (or the total) replayed under one rule (`what_if.csv`).
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIfRow {
+    pub rule: String,
+    /// The step, or `total`.
+    pub step: String,
+    pub dur_us: f64,
+    pub what_if_dur_us: f64,
+    pub change_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CriticalPathOut {
+    pub critical_path_steps: Vec<StepRow>,
+    pub critical_path: Vec<PathRow>,
+    pub critical_path_kinds: Vec<KindRow>,
+    pub critical_path_names: Vec<NameRow>,
+    pub what_if: Vec<WhatIfRow>,
+    /// The slowest step (index into `critical_path_steps`).
+    pub slowest_step: Option<String>,
+    /// The slowest step's path for the page's Gantt chart: rank labels and
+    /// `(rank, kind, name, start_us since the step's start, dur_us)`.
+    #[serde(skip)]
+    pub gantt: Option<(Vec<String>, Vec<GanttBar>)>,
+}
+
+/// A bar of the Gantt chart: `(rank index, kind (its place in
+/// [`Kind::ALL`]), name, start us since the step's start, length us)`.
+pub type GanttBar = (usize, usize, String, f64, f64);
+
+pub struct CriticalPath;
+
+impl Analyzer for CriticalPath {
+    type Rank = RankPath;
+    type Output = CriticalPathOut;
+
+    fn observe(m: &RankModel<'_>, o: &RankOptions) -> RankPath {
+        let rules = rules::parse_rules(&o.what_if);
+        graph::observe(m, &rules, o.annotate)
+    }
+
+    fn part(rank: &RankSummary) -> &RankPath {
+        &rank.parts.critical_path
+    }
+
+    fn finish(ranks: &Ranks<'_>, done: &Finished) -> CriticalPathOut {
+        let n = ranks.ranks.len();
+        let zero = vec![0; n];
+        let off: &[Ns] = done
+            .collectives
+            .as_ref()
+            .map_or(&zero, |c| &c.clock_alignment.offset_ns);
+        let off = if off.len() == n { off } else { &zero };
+        let rules = rules::parse_rules(&ranks.rank_options.what_if);
+        let (op_of, ops) = operations(ranks);
+        let solver = Solver {
+            paths: ranks.ranks.iter().map(CriticalPath::part).collect(),
+            off,
+            op_of,
+            ops,
+            rules: &rules,
+            rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
+            sinks: ranks
+                .ranks
+                .iter()
+                .flat_map(|r| &CriticalPath::part(r).steps)
+                .map(|s| s.sinks.len())
+                .sum(),
+        };
+        let mut paths: Vec<StepPath> = Vec::new();
+        for (id, parts) in solver.steps() {
+            let mut p = solver.path(id, &parts);
+            p.what_if = (0..rules.len())
+                .map(|i| solver.replay(&parts, 2 + i))
+                .collect();
+            paths.push(p);
+        }
+        let origin = aligned_origin(ranks, off);
+        output(&paths, &ranks.labels, &rules, origin)
+    }
+
+    fn sections(r: &Report, _: &Screen) -> Vec<Section> {
+        sections(&r.out.critical_path)
+    }
+}
+
+/// The matched collective operations: `(rank, call)` -> operation, and
+/// each operation's calls.
+type Operations = (HashMap<(usize, usize), usize>, Vec<Vec<(usize, usize)>>);
+
+fn operations(ranks: &Ranks<'_>) -> Operations {
+    let mut op_of = HashMap::new();
+    let mut ops = Vec::new();
+    for list in group_calls(ranks).into_values() {
+        for calls in list {
+            if calls.len() < 2 {
+                continue;
+            }
+            for &c in &calls {
+                op_of.insert(c, ops.len());
+            }
+            ops.push(calls);
+        }
+    }
+    (op_of, ops)
+}
+
+fn step_label(id: Option<i64>) -> String {
+    id.map_or_else(|| "all".to_string(), |i| i.to_string())
+}
+
+/// The tables of the result.
+fn output(
+    paths: &[StepPath],
+    labels: &[String],
+    rules: &[rules::Rule],
+    origin: Ns,
+) -> CriticalPathOut {
+    let mut out = CriticalPathOut::default();
+    let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
+    let mut names: BTreeMap<(Kind, String), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
+    let mut total: Ns = 0;
+    for (si, p) in paths.iter().enumerate() {
+        let step = step_label(p.id);
+        let mut per_kind: BTreeMap<Kind, Ns> = BTreeMap::new();
+        let mut on_path = BTreeSet::new();
+        let mut changes = 0;
+        for ((kind, name), &(count, dur)) in &p.totals {
+            *per_kind.entry(*kind).or_default() += dur;
+            let k = kinds.entry(*kind).or_default();
+            k.0 += count;
+            k.1 += dur;
+            let nm = names.entry((*kind, name.clone())).or_default();
+            nm.0 += count;
+            nm.1.insert(si);
+            nm.2 += dur;
+            total += dur;
+        }
+        for (seq, it) in p.items.iter().enumerate() {
+            if seq > 0 && p.items[seq - 1].rank != it.rank {
+                changes += 1;
+            }
+            on_path.insert(it.rank);
+            out.critical_path.push(PathRow {
+                step: step.clone(),
+                seq: seq as u64,
+                rank: labels[it.rank].clone(),
+                kind: it.kind,
+                name: it.name.clone(),
+                start_us: us(it.start - origin),
+                dur_us: us(it.dur),
+            });
+        }
+        out.critical_path_steps.push(StepRow {
+            step: step.clone(),
+            start_us: us(p.start - origin),
+            dur_us: us(p.end - p.start),
+            end_rank: labels[p.end_rank].clone(),
+            ranks_on_path: on_path.len() as u64,
+            rank_changes: changes,
+            kinds_us: Kind::ALL
+                .iter()
+                .map(|k| (*k, us(per_kind.get(k).copied().unwrap_or(0))))
+                .collect(),
+        });
+        for (i, r) in rules.iter().enumerate() {
+            out.what_if
+                .push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
+        }
+    }
+    for (i, r) in rules.iter().enumerate() {
+        let before: Ns = paths.iter().map(|p| p.end - p.start).sum();
+        let after: Ns = paths.iter().map(|p| p.what_if[i]).sum();
+        out.what_if
+            .push(what_if_row(&r.text, "total", before, after));
+    }
+    out.critical_path_kinds = kinds
+        .into_iter()
+        .map(|(kind, (items, d))| KindRow {
+            kind,
+            items,
+            dur_us: us(d),
+            pct: pct(d as f64, total as f64),
+        })
+        .collect();
+    let mut by_name: Vec<NameRow> = names
+        .into_iter()
+        .map(|((kind, name), (items, steps, d))| NameRow {
+            kind,
+            name,
+            items,
+            steps: steps.len() as u64,
+            dur_us: us(d),
+            pct: pct(d as f64, total as f64),
+        })
+        .collect();
+    by_name.sort_by(|a, b| {
+        b.dur_us
+            .total_cmp(&a.dur_us)
+            .then_with(|| (a.kind, &a.name).cmp(&(b.kind, &b.name)))
+    });
+    out.critical_path_names = by_name;
+    let slowest = paths.iter().enumerate().max_by(|a, b| {
+        (a.1.end - a.1.start)
+            .cmp(&(b.1.end - b.1.start))
+            .then(b.0.cmp(&a.0))
+    });
+    if let Some((_, p)) = slowest {
+        out.slowest_step = Some(step_label(p.id));
+        let items = solve::join(p.items.clone(), GANTT_BARS)
+            .into_iter()
+            .map(|it| {
+                let kind = Kind::ALL.iter().position(|k| *k == it.kind).unwrap_or(6);
+                (it.rank, kind, it.name, us(it.start - p.start), us(it.dur))
+            })
+            .collect();
+        out.gantt = Some((labels.to_vec(), items));
+    }
+    out
+}
+
+fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
+    WhatIfRow {
+        rule: rule.to_string(),
+        step: step.to_string(),
+        dur_us: us(before),
+        what_if_dur_us: us(after),
+        change_pct: super::vs(after as f64, before as f64),
+    }
+}
+
+fn sections(out: &CriticalPathOut) -> Vec<Section> {
+    let mut s = Section::new("critical-path", "Critical path (per step, across ranks)");
+    if out.critical_path_steps.is_empty() {
+        s.lines.push("(no work to follow)".to_string());
+    }
+    if let Some(step) = &out.slowest_step {
+        if let Some(row) = out.critical_path_steps.iter().find(|r| &r.step == step) {
+            let parts: Vec<String> = row
+                .kinds_us
+                .iter()
+                .filter(|(_, v)| *v > 0.0)
+                .map(|(k, v)| format!("{} {:.1}%", k.name(), pct(*v, row.dur_us)))
+                .collect();
+            let which = if step == "all" {
+                "The run".to_string()
+            } else {
+                format!("Slowest step {step}")
+            };
+            s.lines.push(format!(
+                "{which}: {:.1} us, ends on rank {}, path through {} rank(s): {}",
+                row.dur_us,
+                row.end_rank,
+                row.ranks_on_path,
+                parts.join(", ")
+            ));
+        }
+    }
+    s.tables.push(steps_table(out));
+    s.tables.push(kinds_table(out));
+    s.tables.push(names_table(out));
+    s.tables.push(items_table(out));
+    if let Some((labels, items)) = &out.gantt {
+        if !items.is_empty() {
+            s.figures.push(Figure {
+                svg: Some(crate::figures::path_gantt_svg(labels, items)),
+                text: None,
+                caption: format!(
+                    "The critical path of step {} over the ranks: each bar a stretch of the path, coloured by kind; a vertical line where it crosses to another rank.",
+                    out.slowest_step.as_deref().unwrap_or("all")
+                ),
+            });
+        }
+    }
+    let mut sections = vec![s];
+    if !out.what_if.is_empty() {
+        let mut w = Section::new("what-if", "What if (steps replayed with changed durations)");
+        w.lines.push(
+            "A model: the recorded dependencies with changed durations, no contention (docs/tracestat.md#what-if).".to_string(),
+        );
+        w.tables.push(what_if_table(out));
+        sections.push(w);
+    }
+    sections
+}
+
+fn steps_table(out: &CriticalPathOut) -> Table {
+    let mut cols = vec![
+        Column::new("step", "step", Unit::Text),
+        Column::new("start_us", "start", Unit::Us).files_only(),
+        Column::new("dur_us", "length", Unit::Us),
+        Column::new("end_rank", "ends on", Unit::Text),
+        Column::new("ranks_on_path", "ranks", Unit::Count),
+        Column::new("rank_changes", "changes", Unit::Count).files_only(),
+    ];
+    for k in Kind::ALL {
+        let name = format!("{}_us", k.name().replace('-', "_"));
+        cols.push(Column::new(name, k.name(), Unit::Us));
+    }
+    let mut t = Table::new("critical_path_steps", "Steps and their path by kind", cols);
+    for r in &out.critical_path_steps {
+        let mut row: Vec<Value> = vec![
+            r.step.clone().into(),
+            r.start_us.into(),
+            r.dur_us.into(),
+            r.end_rank.clone().into(),
+            r.ranks_on_path.into(),
+            r.rank_changes.into(),
+        ];
+        row.extend(r.kinds_us.iter().map(|(_, v)| Value::from(*v)));
+        t.push(row);
+    }
+    if t.rows.len() > TOP_STEPS {
+        let mut idx: Vec<usize> = (0..t.rows.len()).collect();
+        let d = |i: usize| out.critical_path_steps[i].dur_us;
+        idx.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
+        idx.truncate(TOP_STEPS);
+        idx.sort_unstable();
+        let note = format!(
+            "({} slowest of {} steps shown; the files hold all)",
+            TOP_STEPS,
+            t.rows.len()
+        );
+        t.show_only(idx, note);
+    }
+    t
+}
+
+fn kinds_table(out: &CriticalPathOut) -> Table {
+    let mut t = Table::new(
+        "critical_path_kinds",
+        "On the path, per kind (all steps)",
+        vec![
+            Column::new("kind", "kind", Unit::Text),
+            Column::new("items", "stretches", Unit::Count),
+            Column::new("dur_us", "time", Unit::Us),
+            Column::new("pct", "share", Unit::Pct),
+        ],
+    );
+    for r in &out.critical_path_kinds {
+        t.push(vec![
+            r.kind.name().into(),
+            r.items.into(),
+            r.dur_us.into(),
+            r.pct.into(),
+        ]);
+    }
+    t
+}
+
+fn names_table(out: &CriticalPathOut) -> Table {
+    let mut t = Table::new(
+        "critical_path_names",
+        "On the path, per name (all steps)",
+        vec![
+            Column::new("kind", "kind", Unit::Text),
+            Column::new("name", "name", Unit::Text),
+            Column::new("items", "times", Unit::Count),
+            Column::new("steps", "steps", Unit::Count),
+            Column::new("dur_us", "time", Unit::Us),
+            Column::new("pct", "share", Unit::Pct),
+        ],
+    );
+    for r in &out.critical_path_names {
+        t.push(vec![
+            r.kind.name().into(),
+            r.name.clone().into(),
+            r.items.into(),
+            r.steps.into(),
+            r.dur_us.into(),
+            r.pct.into(),
+        ]);
+    }
+    if t.rows.len() > TOP_NAMES {
+        let n = t.rows.len();
+        t.show_only(
+            (0..TOP_NAMES).collect(),
+            format!("({TOP_NAMES} longest of {n} names shown; the files hold all)"),
+        );
+    }
+    t
+}
+
+fn items_table(out: &CriticalPathOut) -> Table {
+    let mut t = Table::new(
+        "critical_path",
+        "The slowest step's path (longest stretches, in order)",
+        vec![
+            Column::new("step", "step", Unit::Text),
+            Column::new("seq", "seq", Unit::Count),
+            Column::new("rank", "rank", Unit::Text),
+            Column::new("kind", "kind", Unit::Text),
+            Column::new("name", "name", Unit::Text),
+            Column::new("start_us", "start", Unit::Us),
+            Column::new("dur_us", "length", Unit::Us),
+        ],
+    );
+    let mut slowest: Vec<usize> = Vec::new();
+    for (i, r) in out.critical_path.iter().enumerate() {
+        if out.slowest_step.as_deref() == Some(r.step.as_str()) {
+            slowest.push(i);
+        }
+        t.push(vec![
+            r.step.clone().into(),
+            r.seq.into(),
+            r.rank.clone().into(),
+            r.kind.name().into(),
+            r.name.clone().into(),
+            r.start_us.into(),
+            r.dur_us.into(),
+        ]);
+    }
+    let all = slowest.len();
+    let mut shown = slowest.clone();
+    if shown.len() > TOP_ITEMS {
+        let d = |i: usize| out.critical_path[i].dur_us;
+        shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
+        shown.truncate(TOP_ITEMS);
+        shown.sort_unstable();
+    }
+    let note = format!(
+        "({} of the slowest step's {all} stretches shown; the files hold every step's)",
+        shown.len()
+    );
+    t.show_only(shown, note);
+    t
+}
+
+fn what_if_table(out: &CriticalPathOut) -> Table {
+    let mut t = Table::new(
+        "what_if",
+        "",
+        vec![
+            Column::new("rule", "rule", Unit::Text),
+            Column::new("step", "step", Unit::Text),
+            Column::new("dur_us", "length", Unit::Us),
+            Column::new("what_if_dur_us", "what if", Unit::Us),
+            Column::new("change_pct", "change", Unit::PctChange),
+        ],
+    );
+    let mut totals = Vec::new();
+    for (i, r) in out.what_if.iter().enumerate() {
+        if r.step == "total" {
+            totals.push(i);
+        }
+        t.push(vec![
+            r.rule.clone().into(),
+            r.step.clone().into(),
+            r.dur_us.into(),
+            r.what_if_dur_us.into(),
+            r.change_pct.into(),
+        ]);
+    }
+    if t.rows.len() > 2 * TOP_STEPS {
+        t.show_only(
+            totals,
+            "(the totals shown; the files hold every step)".to_string(),
+        );
+    }
+    t
+}

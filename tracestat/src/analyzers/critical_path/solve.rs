@@ -1,0 +1,441 @@
+//! The critical path across ranks (docs/tracestat.md#critical-path): each
+//! rank's reduced steps (`graph.rs`) joined through the collectives that
+//! the collectives analyzer matched, on the clocks it aligned.
+//!
+//! A step's path starts at the rank whose step ends last and follows the
+//! chain of each sink back to its source; at the end of a collective call
+//! it crosses to the rank that arrived last at that collective (the call
+//! ended its transfer time after that arrival) and goes on from that
+//! rank's arrival. Collectives whose ends come before their last arrival
+//! (clocks apart, docs/tracestat.md#clock-alignment) or that matched no
+//! other rank are taken as the rank's own work from its arrival.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::graph::{Item, Kind, RankPath};
+use super::rules::{Rule, Target};
+use crate::time::Ns;
+
+/// One stretch of a step's path, on aligned clocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathItem {
+    /// Rank index (report order).
+    pub rank: usize,
+    pub kind: Kind,
+    pub name: String,
+    pub start: Ns,
+    pub dur: Ns,
+}
+
+/// One step's path across ranks.
+#[derive(Debug, Clone)]
+pub struct StepPath {
+    pub id: Option<i64>,
+    /// Earliest start and latest end of the step over the ranks (aligned).
+    pub start: Ns,
+    pub end: Ns,
+    pub end_rank: usize,
+    pub items: Vec<PathItem>,
+    /// The path's time per (kind, name): `(stretches, time)`, exact even
+    /// where long chains were coarsened.
+    pub totals: BTreeMap<(Kind, String), (u64, Ns)>,
+    /// Per rule: the step's length replayed under it.
+    pub what_if: Vec<Ns>,
+}
+
+/// The ranks' reduced graphs and the matching of their collectives.
+pub struct Solver<'a> {
+    pub paths: Vec<&'a RankPath>,
+    /// Clock offsets subtracted from each rank's times.
+    pub off: &'a [Ns],
+    /// `(rank, call)` -> its operation.
+    pub op_of: HashMap<(usize, usize), usize>,
+    /// Per operation: its calls.
+    pub ops: Vec<Vec<(usize, usize)>>,
+    pub rules: &'a [Rule],
+    /// Each rank's id (report order).
+    pub rank_ids: Vec<Option<u32>>,
+    /// Sinks of every rank: a bound on any path's crossings.
+    pub sinks: usize,
+}
+
+/// One step of one rank taking part in a step.
+type Part = (usize, usize);
+
+impl Solver<'_> {
+    fn arrival(&self, r: usize, j: usize) -> Ns {
+        self.paths[r].colls[j].arrival - self.off[r]
+    }
+
+    fn coll_end(&self, r: usize, j: usize) -> Ns {
+        self.paths[r].colls[j].end - self.off[r]
+    }
+
+    /// The call that arrived last at `(r, j)`'s operation and its arrival:
+    /// the latest, the lowest rank on a tie (the collectives analyzer's
+    /// rule); the call itself when it matched nothing or ended before.
+    fn last_arrival(&self, r: usize, j: usize) -> (usize, usize, Ns) {
+        let own = (r, j, self.arrival(r, j));
+        let Some(&op) = self.op_of.get(&(r, j)) else {
+            return own;
+        };
+        let last = self.ops[op]
+            .iter()
+            .map(|&(rr, jj)| (rr, jj, self.arrival(rr, jj)))
+            .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
+            .unwrap_or(own);
+        if last.2 <= self.coll_end(r, j) {
+            last
+        } else {
+            own
+        }
+    }
+
+    /// Every step id with the ranks' steps of that id, in order.
+    pub fn steps(&self) -> Vec<(Option<i64>, Vec<Part>)> {
+        let mut by: BTreeMap<(bool, i64), Vec<Part>> = BTreeMap::new();
+        for (r, p) in self.paths.iter().enumerate() {
+            for (k, s) in p.steps.iter().enumerate() {
+                let key = (s.id.is_none(), s.id.unwrap_or(0));
+                by.entry(key).or_default().push((r, k));
+            }
+        }
+        by.into_iter()
+            .map(|((none, id), parts)| ((!none).then_some(id), parts))
+            .collect()
+    }
+
+    /// The path of one step.
+    pub fn path(&self, id: Option<i64>, parts: &[Part]) -> StepPath {
+        let start = parts
+            .iter()
+            .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
+            .min()
+            .unwrap_or(0);
+        let (end_rank, end_k, end) = parts
+            .iter()
+            .map(|&(r, k)| (r, k, self.paths[r].steps[k].end - self.off[r]))
+            .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
+            .unwrap_or((0, 0, 0));
+        let mut rev: Vec<PathItem> = Vec::new();
+        let mut totals: BTreeMap<(Kind, String), (u64, Ns)> = BTreeMap::new();
+        let total_sinks = self.sinks;
+        let mut cur = (
+            end_rank,
+            end_k,
+            self.paths[end_rank].steps[end_k].sinks.len() - 1,
+        );
+        for _ in 0..=total_sinks {
+            let (r, k, si) = cur;
+            let sink = &self.paths[r].steps[k].sinks[si];
+            for it in sink.items.iter().rev() {
+                rev.push(self.item(r, it));
+            }
+            let p = self.paths[r];
+            let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
+                sink.items
+                    .iter()
+                    .map(|i| (i.kind, i.name, 1, i.dur))
+                    .collect()
+            } else {
+                sink.totals.clone()
+            };
+            for &(kind, name, count, dur) in &exact {
+                let name = p.names.get(name as usize).cloned().unwrap_or_default();
+                let t = totals.entry((kind, name)).or_default();
+                t.0 += count;
+                t.1 += dur;
+            }
+            let Some(j) = sink.source else { break };
+            let j = j as usize;
+            let (lr, lj, la) = self.last_arrival(r, j);
+            let e = self.coll_end(r, j);
+            let p = self.paths[r];
+            let name = p.names[p.colls[j].name as usize].clone();
+            let t = totals
+                .entry((Kind::Communication, name.clone()))
+                .or_default();
+            t.0 += 1;
+            t.1 += e - la;
+            rev.push(PathItem {
+                rank: r,
+                kind: Kind::Communication,
+                name,
+                start: la,
+                dur: e - la,
+            });
+            match self.paths[lr].colls[lj].sink {
+                Some((k2, s2)) => cur = (lr, k2 as usize, s2 as usize),
+                None => break,
+            }
+        }
+        rev.reverse();
+        let items = clip(rev, start, end, end_rank);
+        if let Some(first) = items.first().filter(|i| i.name == "(step start)") {
+            let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
+            t.0 += 1;
+            t.1 += first.dur;
+        }
+        let sum: Ns = totals.values().map(|t| t.1).sum();
+        if sum != end - start {
+            // The walk went past the step's start (into another step of a
+            // rank): the clipped stretches are the totals.
+            totals.clear();
+            for it in &items {
+                let t = totals.entry((it.kind, it.name.clone())).or_default();
+                t.0 += 1;
+                t.1 += it.dur;
+            }
+        }
+        StepPath {
+            id,
+            start,
+            end,
+            end_rank,
+            items: join(items, MAX_STEP_ITEMS),
+            totals,
+            what_if: Vec::new(),
+        }
+    }
+
+    fn item(&self, r: usize, it: &Item) -> PathItem {
+        let p = self.paths[r];
+        PathItem {
+            rank: r,
+            kind: it.kind,
+            name: p.names.get(it.name as usize).cloned().unwrap_or_default(),
+            start: it.start - self.off[r],
+            dur: it.dur,
+        }
+    }
+
+    /// The step replayed with the durations of lens slot `slot` (0: as
+    /// recorded; `2 + i`: rule `i`): its new length.
+    pub fn replay(&self, parts: &[Part], slot: usize) -> Ns {
+        let rule = slot.checked_sub(2).map(|i| &self.rules[i]);
+        let index: HashMap<Part, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        let start = parts
+            .iter()
+            .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
+            .min()
+            .unwrap_or(0);
+        // rank:N=median: rank N's kernels scaled to the median rank's time.
+        let factor = match rule.map(|r| &r.target) {
+            Some(Target::RankMedian(_)) => self.median_factor(parts, rule),
+            _ => None,
+        };
+        let mut order: Vec<(Ns, usize, usize)> = Vec::new();
+        for (i, &(r, k)) in parts.iter().enumerate() {
+            for (si, s) in self.paths[r].steps[k].sinks.iter().enumerate() {
+                order.push((s.time - self.off[r], i, si));
+            }
+        }
+        order.sort_unstable();
+        const UNSET: Ns = Ns::MIN / 4;
+        let mut value: Vec<Vec<Ns>> = parts
+            .iter()
+            .map(|&(r, k)| vec![UNSET; self.paths[r].steps[k].sinks.len()])
+            .collect();
+        for _pass in 0..8 {
+            let mut changed = false;
+            for &(_, i, si) in &order {
+                let (r, k) = parts[i];
+                let step = &self.paths[r].steps[k];
+                let sink = &step.sinks[si];
+                let mut best = UNSET;
+                for (src, lens) in &sink.lens {
+                    let base = match src {
+                        None => step.start - self.off[r],
+                        Some(j) => self.end_after(r, *j as usize, &index, &value, rule),
+                    };
+                    let median_rule =
+                        matches!(rule.map(|x| &x.target), Some(Target::RankMedian(_)));
+                    let len = match factor {
+                        // The chain recorded with its kernel part scaled,
+                        // or the chain without kernels, whichever is longer
+                        // (docs/tracestat.md#what-if).
+                        Some((n, f)) if n == r => {
+                            let dev = lens[1] as f64;
+                            let scaled = (f * dev + (lens[0] as f64 - dev)).round() as Ns;
+                            scaled.max(lens[slot])
+                        }
+                        _ if median_rule => lens[0],
+                        _ => lens[slot],
+                    };
+                    best = best.max(base + len);
+                }
+                if sink.lens.is_empty() {
+                    best = sink.time - self.off[r];
+                }
+                if value[i][si] != best {
+                    value[i][si] = best;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let end = value
+            .iter()
+            .filter_map(|v| v.last().copied())
+            .max()
+            .unwrap_or(start);
+        end - start
+    }
+
+    /// The end of call `(r, j)` in a replay: the last (replayed) arrival of
+    /// its operation plus the rank's transfer (changed by a `comm` rule).
+    fn end_after(
+        &self,
+        r: usize,
+        j: usize,
+        index: &HashMap<Part, usize>,
+        value: &[Vec<Ns>],
+        rule: Option<&Rule>,
+    ) -> Ns {
+        let arrival_now = |rr: usize, jj: usize| -> Ns {
+            match self.paths[rr].colls[jj].sink {
+                Some((k, s)) => match index.get(&(rr, k as usize)) {
+                    Some(&i) => value[i][s as usize],
+                    None => self.arrival(rr, jj),
+                },
+                None => self.arrival(rr, jj),
+            }
+        };
+        let (lr, lj, la) = self.last_arrival(r, j);
+        let transfer = self.coll_end(r, j) - la;
+        let transfer = match rule {
+            Some(Rule {
+                target: Target::Comm,
+                change,
+                ..
+            }) => change.apply(transfer),
+            _ => transfer,
+        };
+        let arrived = if (lr, lj) == (r, j) {
+            arrival_now(r, j)
+        } else {
+            let op = self.op_of[&(r, j)];
+            self.ops[op]
+                .iter()
+                .map(|&(rr, jj)| arrival_now(rr, jj))
+                .max()
+                .unwrap_or(la)
+        };
+        arrived + transfer
+    }
+
+    /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
+    /// median kernel time of the step's ranks over rank N's.
+    fn median_factor(&self, parts: &[Part], rule: Option<&Rule>) -> Option<(usize, f64)> {
+        let Some(Target::RankMedian(n)) = rule.map(|r| &r.target) else {
+            return None;
+        };
+        let (who, _) = parts
+            .iter()
+            .find(|&&(r, _)| self.rank_ids.get(r).copied().flatten() == Some(*n))?;
+        let mut all: Vec<f64> = parts
+            .iter()
+            .map(|&(r, k)| self.paths[r].steps[k].kernel_ns as f64)
+            .collect();
+        let k = parts.iter().find(|p| p.0 == *who)?.1;
+        let own = self.paths[*who].steps[k].kernel_ns as f64;
+        let median = crate::analyzers::median(&mut all);
+        (own > 0.0).then_some((*who, median / own))
+    }
+}
+
+/// Stretches a step's path keeps at most, besides one per change of rank.
+pub const MAX_STEP_ITEMS: usize = 4096;
+
+/// A path of more than `max` stretches as about that many (never fewer
+/// than its changes of rank): neighbours on one rank of one kind joined
+/// first, then runs on one rank; a joined stretch is named
+/// `(N stretches)` and takes the kind with most time in it. The path
+/// still tiles its step; the totals per name are kept apart.
+pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
+    if items.len() <= max {
+        return items;
+    }
+    let mut runs: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+    for it in items {
+        let k = Kind::ALL.iter().position(|x| *x == it.kind).unwrap_or(6);
+        match runs.last_mut() {
+            Some((l, n, t)) if l.rank == it.rank && l.kind == it.kind => {
+                l.dur = it.start + it.dur - l.start;
+                *n += 1;
+                t[k] += it.dur;
+            }
+            _ => {
+                let mut t = [0; 7];
+                t[k] = it.dur;
+                runs.push((it, 1, t));
+            }
+        }
+    }
+    if runs.len() > max {
+        let per = runs.len().div_ceil(max);
+        let mut out: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+        let mut in_group = 0;
+        for (it, n, t) in runs {
+            match out.last_mut() {
+                Some((l, ln, lt)) if l.rank == it.rank && in_group < per => {
+                    l.dur = it.start + it.dur - l.start;
+                    *ln += n;
+                    for (a, b) in lt.iter_mut().zip(t) {
+                        *a += b;
+                    }
+                    in_group += 1;
+                }
+                _ => {
+                    out.push((it, n, t));
+                    in_group = 1;
+                }
+            }
+        }
+        runs = out;
+    }
+    runs.into_iter()
+        .map(|(mut it, n, t)| {
+            if n > 1 {
+                let k = (0..7)
+                    .max_by_key(|&k| (t[k], std::cmp::Reverse(k)))
+                    .unwrap_or(6);
+                it.kind = Kind::ALL[k];
+                it.name = format!("({n} stretches)");
+            }
+            it
+        })
+        .collect()
+}
+
+/// Items cut to `start..end`, with the time before the first one (the
+/// step had not begun on the rank the path reaches) as idle.
+fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
+    let mut out: Vec<PathItem> = Vec::with_capacity(items.len() + 1);
+    for mut it in items {
+        let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
+        if e <= s {
+            continue;
+        }
+        it.start = s;
+        it.dur = e - s;
+        out.push(it);
+    }
+    let first = out.first().map_or(end, |i| i.start);
+    if first > start {
+        let rank = out.first().map_or(end_rank, |i| i.rank);
+        out.insert(
+            0,
+            PathItem {
+                rank,
+                kind: Kind::Idle,
+                name: "(step start)".to_string(),
+                start,
+                dur: first - start,
+            },
+        );
+    }
+    out
+}

@@ -1,0 +1,349 @@
+//! `--annotate OUT.json|OUT.pftrace` (docs/tracestat.md#annotated-trace):
+//! the input timeline with the analysis added as tracks Perfetto shows —
+//! per rank its steps, its stretches of the critical path, and per engine
+//! a queue-depth counter (commands submitted and not finished).
+//!
+//! The inputs' events go through as they are (JSON events byte for byte
+//! through `core::trace`'s reader, `.pftrace` records through
+//! `core::pftrace`'s), then the added tracks follow, written with the same
+//! core: a JSON output takes Chrome/Kineto JSON inputs, a `.pftrace` output
+//! `.pftrace` inputs. Added times are on each rank's own clock, as its
+//! events are.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use unitrace_core::atomic::AtomicFile;
+use unitrace_core::pftrace::{PacketBuilder, PacketReader};
+use unitrace_core::timeline;
+use unitrace_core::timeline::detect::Sniffed;
+use unitrace_core::InputError;
+
+use crate::analyzers::critical_path::graph::EngineDepth;
+use crate::analyzers::{RankSummary, Report};
+use crate::time::Ns;
+
+/// What the added tracks of one rank need (report order).
+#[derive(Debug, Clone)]
+pub struct RankMarks {
+    pub file: String,
+    pub label: String,
+    /// `(step id, start, end)` on the rank's clock.
+    pub steps: Vec<(Option<i64>, Ns, Ns)>,
+    pub depth: Vec<EngineDepth>,
+    pub first_ns: Ns,
+    pub last_ns: Ns,
+}
+
+/// The marks of every rank, in report order.
+pub fn collect(ranks: &mut [RankSummary]) -> Vec<RankMarks> {
+    crate::analyzers::sort_ranks(ranks);
+    ranks
+        .iter_mut()
+        .map(|r| {
+            let label = r.label();
+            let p = &mut r.parts.critical_path;
+            RankMarks {
+                file: r.file.clone(),
+                label,
+                steps: p.steps.iter().map(|s| (s.id, s.start, s.end)).collect(),
+                depth: std::mem::take(&mut p.queue_depth),
+                first_ns: r.first_ns,
+                last_ns: r.last_ns,
+            }
+        })
+        .collect()
+}
+
+/// One added slice or counter value of one rank.
+enum Added {
+    /// `(track, start, end, name, category)`; track 0 steps, 1 the path.
+    Slice(u8, Ns, Ns, String, &'static str),
+    /// `(engine, time, depth)`.
+    Count(usize, Ns, u32),
+}
+
+/// Per rank: the slices and counter values to add, on its clock.
+fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
+    let off = &report.out.collectives.clock_alignment.offset_ns;
+    let off_of = |i: usize| off.get(i).copied().unwrap_or(0);
+    // The report's origin (docs/tracestat.md#critical-path): the earliest
+    // first event on aligned clocks.
+    let origin = marks
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.last_ns > m.first_ns)
+        .map(|(i, m)| m.first_ns - off_of(i))
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<Vec<Added>> = marks.iter().map(|_| Vec::new()).collect();
+    for (i, m) in marks.iter().enumerate() {
+        for &(id, s, e) in &m.steps {
+            let name = id.map_or_else(|| "run".to_string(), |n| format!("step {n}"));
+            out[i].push(Added::Slice(0, s, e, name, "step"));
+        }
+        for (k, eng) in m.depth.iter().enumerate() {
+            for &(t, d) in &eng.points {
+                out[i].push(Added::Count(k, t, d));
+            }
+        }
+    }
+    for row in &report.out.critical_path.critical_path {
+        let Some(i) = marks.iter().position(|m| m.label == row.rank) else {
+            continue;
+        };
+        let start = origin + (row.start_us * 1000.0).round() as Ns + off_of(i);
+        let end = start + (row.dur_us * 1000.0).round() as Ns;
+        let name = format!("{} (step {})", row.name, row.step);
+        out[i].push(Added::Slice(1, start, end, name, row.kind.name()));
+    }
+    out
+}
+
+/// Writes the annotated trace.
+pub fn write(path: &Path, marks: &[RankMarks], report: &Report) -> Result<AtomicFile> {
+    let name = path.to_string_lossy();
+    let mut files: Vec<&str> = Vec::new();
+    for m in marks {
+        if !files.contains(&m.file.as_str()) {
+            files.push(&m.file);
+        }
+    }
+    let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
+    {
+        let mut w = BufWriter::new(&mut f);
+        if name.ends_with(".pftrace") {
+            write_pftrace(&mut w, &files, marks, report)?;
+        } else {
+            write_json(&mut w, &files, marks, report)?;
+        }
+        w.flush()?;
+    }
+    Ok(f)
+}
+
+/// A JSON time: microseconds with the nanoseconds as decimals.
+fn json_us(ns: Ns) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// The process id of a rank's added tracks: far above real process ids.
+fn added_pid(i: usize) -> u64 {
+    0x7ac0_0000 + i as u64
+}
+
+fn write_json(
+    w: &mut impl Write,
+    files: &[&str],
+    marks: &[RankMarks],
+    report: &Report,
+) -> Result<()> {
+    w.write_all(b"{\"traceEvents\":[\n")?;
+    let mut first = true;
+    let mut bases: Vec<(String, Ns)> = Vec::new();
+    for file in files {
+        let p = Path::new(file);
+        let opened = timeline::open(p)?;
+        if !matches!(opened.sniffed, Sniffed::Json(_)) {
+            bail!("{file}: --annotate OUT.json takes JSON traces; write OUT.pftrace for .pftrace inputs");
+        }
+        bases.push((file.to_string(), opened.clock_base.unwrap_or(0)));
+        let mut reader = opened.json_reader();
+        while let Some(ev) = reader.next_event().map_err(|e| e.into_input_error(p))? {
+            if !first {
+                w.write_all(b",\n")?;
+            }
+            first = false;
+            w.write_all(ev.raw())?;
+        }
+    }
+    let mut sep = |w: &mut dyn Write| -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",\n")?;
+        }
+        first = false;
+        Ok(())
+    };
+    for (i, (m, adds)) in marks.iter().zip(added(marks, report)).enumerate() {
+        let base = bases.iter().find(|b| b.0 == m.file).map_or(0, |b| b.1);
+        let pid = added_pid(i);
+        let meta = |what: &str, tid: u64, name: &str| {
+            format!(
+                "{{\"ph\":\"M\",\"name\":\"{what}\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+                serde_json::to_string(name).unwrap_or_default()
+            )
+        };
+        sep(w)?;
+        w.write_all(meta("process_name", 0, &format!("tracestat rank {}", m.label)).as_bytes())?;
+        for (tid, name) in [(1, "steps"), (2, "critical path")] {
+            sep(w)?;
+            w.write_all(meta("thread_name", tid, name).as_bytes())?;
+        }
+        for a in adds {
+            sep(w)?;
+            let line = match a {
+                Added::Slice(track, s, e, name, cat) => format!(
+                    "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{},\"name\":{},\"cat\":\"{cat}\",\"ts\":{},\"dur\":{}}}",
+                    track + 1,
+                    serde_json::to_string(&name).unwrap_or_default(),
+                    json_us(s - base),
+                    json_us(e - s)
+                ),
+                Added::Count(k, t, d) => format!(
+                    "{{\"ph\":\"C\",\"pid\":{pid},\"tid\":0,\"name\":{},\"ts\":{},\"args\":{{\"depth\":{d}}}}}",
+                    serde_json::to_string(&format!("queue depth {}", m.depth[k].label))
+                        .unwrap_or_default(),
+                    json_us(t - base)
+                ),
+            };
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    w.write_all(b"\n]}\n")?;
+    Ok(())
+}
+
+// TracePacket and track fields (Perfetto's trace_packet.proto,
+// track_descriptor.proto, track_event.proto; docs/formats.md#pftrace).
+const PACKET_TIMESTAMP: u32 = 8;
+const PACKET_SEQUENCE_ID: u32 = 10;
+const PACKET_TRACK_EVENT: u32 = 11;
+const PACKET_SEQUENCE_FLAGS: u32 = 13;
+const PACKET_CLOCK_ID: u32 = 58;
+const PACKET_TRACK_DESCRIPTOR: u32 = 60;
+const TD_UUID: u32 = 1;
+const TD_NAME: u32 = 2;
+const TD_PARENT: u32 = 5;
+const TD_COUNTER: u32 = 8;
+const TE_TYPE: u32 = 9;
+const TE_TRACK: u32 = 11;
+const TE_CATEGORY: u32 = 22;
+const TE_NAME: u32 = 23;
+const TE_COUNTER_VALUE: u32 = 30;
+const SLICE_BEGIN: u64 = 1;
+const SLICE_END: u64 = 2;
+const COUNTER: u64 = 4;
+/// The added packets' sequence (one the inputs do not use).
+const SEQUENCE: u64 = 0x7ac0;
+
+/// The `timestamp_clock_id` of a packet, if it sets one.
+fn clock_id(packet: &[u8]) -> Option<u64> {
+    use unitrace_core::pftrace::read_varint;
+    let mut at = 0;
+    while at < packet.len() {
+        let (key, n) = read_varint(&packet[at..])?;
+        at += n;
+        let (field, wire) = ((key >> 3) as u32, key & 7);
+        match wire {
+            0 => {
+                let (v, n) = read_varint(&packet[at..])?;
+                at += n;
+                if field == PACKET_CLOCK_ID {
+                    return Some(v);
+                }
+            }
+            1 => at += 8,
+            2 => {
+                let (len, n) = read_varint(&packet[at..])?;
+                at += n + len as usize;
+            }
+            5 => at += 4,
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn write_pftrace(
+    w: &mut impl Write,
+    files: &[&str],
+    marks: &[RankMarks],
+    report: &Report,
+) -> Result<()> {
+    let mut clock: Option<u64> = None;
+    for file in files {
+        let p = Path::new(file);
+        let opened = timeline::open(p)?;
+        if !matches!(opened.sniffed, Sniffed::Pftrace) {
+            bail!("{file}: --annotate OUT.pftrace takes .pftrace traces; write OUT.json for JSON inputs");
+        }
+        let mut reader = PacketReader::new(opened.into_reader());
+        while let Some(rec) = reader.next_record().map_err(|e| e.into_input_error(p))? {
+            if clock.is_none() {
+                clock = clock_id(rec.packet);
+            }
+            w.write_all(rec.raw)?;
+        }
+    }
+    let mut first = true;
+    let mut packet = |w: &mut dyn Write,
+                      ts: Option<Ns>,
+                      field: u32,
+                      body: PacketBuilder|
+     -> std::io::Result<()> {
+        let mut p = PacketBuilder::new();
+        if let Some(ts) = ts {
+            p = p.varint(PACKET_TIMESTAMP, ts.max(0) as u64);
+            if let Some(c) = clock {
+                p = p.varint(PACKET_CLOCK_ID, c);
+            }
+        }
+        p = p.varint(PACKET_SEQUENCE_ID, SEQUENCE);
+        if first {
+            p = p.varint(PACKET_SEQUENCE_FLAGS, 1);
+            first = false;
+        }
+        w.write_all(&p.message(field, body).record())
+    };
+    for (i, (m, adds)) in marks.iter().zip(added(marks, report)).enumerate() {
+        let root = 0x7ac0_0000_0000 + ((i as u64) << 16);
+        let track = |k: u64| root + 1 + k;
+        let mut descriptor =
+            |w: &mut dyn Write, uuid: u64, name: &str, parent: Option<u64>, counter: bool| {
+                let mut td = PacketBuilder::new()
+                    .varint(TD_UUID, uuid)
+                    .bytes(TD_NAME, name.as_bytes());
+                if let Some(p) = parent {
+                    td = td.varint(TD_PARENT, p);
+                }
+                if counter {
+                    td = td.message(TD_COUNTER, PacketBuilder::new());
+                }
+                packet(w, None, PACKET_TRACK_DESCRIPTOR, td)
+            };
+        descriptor(w, root, &format!("tracestat rank {}", m.label), None, false)?;
+        descriptor(w, track(0), "steps", Some(root), false)?;
+        descriptor(w, track(1), "critical path", Some(root), false)?;
+        for (k, eng) in m.depth.iter().enumerate() {
+            let name = format!("queue depth {}", eng.label);
+            descriptor(w, track(2 + k as u64), &name, Some(root), true)?;
+        }
+        for a in adds {
+            match a {
+                Added::Slice(t, s, e, name, cat) => {
+                    let begin = PacketBuilder::new()
+                        .varint(TE_TYPE, SLICE_BEGIN)
+                        .varint(TE_TRACK, track(t as u64))
+                        .bytes(TE_CATEGORY, cat.as_bytes())
+                        .bytes(TE_NAME, name.as_bytes());
+                    packet(w, Some(s), PACKET_TRACK_EVENT, begin)?;
+                    let end = PacketBuilder::new()
+                        .varint(TE_TYPE, SLICE_END)
+                        .varint(TE_TRACK, track(t as u64));
+                    packet(w, Some(e), PACKET_TRACK_EVENT, end)?;
+                }
+                Added::Count(k, t, d) => {
+                    let ev = PacketBuilder::new()
+                        .varint(TE_TYPE, COUNTER)
+                        .varint(TE_TRACK, track(2 + k as u64))
+                        .varint(TE_COUNTER_VALUE, d as u64);
+                    packet(w, Some(t), PACKET_TRACK_EVENT, ev)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

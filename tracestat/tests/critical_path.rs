@@ -1,0 +1,725 @@
+//! The critical path and the what-if replay on hand-built ranks
+//! (docs/tracestat.md#critical-path): every number below is worked out by
+//! hand from the timelines written here.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+const T0_US: i64 = 1_700_000_000_000_000;
+
+/// One rank's unitrace trace, built event by event (times in us).
+struct Rank {
+    rank: i64,
+    events: Vec<String>,
+    next_id: i64,
+}
+
+impl Rank {
+    fn new(rank: i64) -> Rank {
+        let (host, dev) = (Rank::host(rank), Rank::dev(rank));
+        let meta = |pid: u64, what: &str, name: &str| {
+            format!("{{\"ph\": \"M\", \"name\": \"{what}\", \"pid\": {pid}, \"tid\": {pid}, \"ts\": {T0_US}.000000, \"args\": {{\"name\": \"{name}\"}}}}")
+        };
+        Rank {
+            rank,
+            events: vec![
+                meta(host, "process_name", &format!("RANK {rank} HOST<node0>")),
+                meta(
+                    dev,
+                    "process_name",
+                    &format!(
+                        "RANK {rank} DEVICE<node0>[Intel(R) Data Center GPU Max 1550] 0:18:0:0 #0"
+                    ),
+                ),
+                meta(
+                    dev,
+                    "thread_name",
+                    &format!("Thread {host} L0 Compute Engine<0,0>"),
+                ),
+            ],
+            next_id: 1,
+        }
+    }
+
+    fn host(rank: i64) -> u64 {
+        20_000 + rank as u64
+    }
+
+    fn dev(rank: i64) -> u64 {
+        4_294_967_295 - rank as u64
+    }
+
+    fn x(&mut self, pid: u64, name: &str, at: i64, dur: i64, args: &str) {
+        let cat = if pid == Rank::host(self.rank) {
+            "cpu_op"
+        } else {
+            "gpu_op"
+        };
+        self.events.push(format!(
+            "{{\"ph\": \"X\", \"tid\": {pid}, \"pid\": {pid}, \"name\": \"{name}\", \"cat\": \"{cat}\", \"ts\": {}.000000, \"dur\": {dur}.000000, \"args\": {{{args}}}}}",
+            T0_US + at
+        ));
+    }
+
+    /// A host call or range.
+    fn call(&mut self, name: &str, at: i64, dur: i64) {
+        self.x(Rank::host(self.rank), name, at, dur, "");
+    }
+
+    /// A launch call at `at` (2 us) of `kernel`, running `start..start+dur`.
+    fn launch(&mut self, kernel: &str, at: i64, start: i64, dur: i64) {
+        let (id, r) = (self.next_id, self.rank);
+        self.next_id += 1;
+        let host = Rank::host(r);
+        self.call("zeCommandListAppendLaunchKernel", at, 2);
+        self.events.push(format!(
+            "{{\"ph\": \"s\", \"tid\": {host}, \"pid\": {host}, \"name\": \"dep\", \"cat\": \"Flow_H2D_{id}_{r}\", \"ts\": {}.000000, \"id\": {id}}}",
+            T0_US + at
+        ));
+        let dev = Rank::dev(r);
+        self.x(dev, kernel, start, dur, &format!("\"id\": \"{id}\""));
+    }
+
+    fn allreduce(&mut self, at: i64, dur: i64) {
+        let host = Rank::host(self.rank);
+        self.x(
+            host,
+            "oneCCL::API::ALLREDUCE_SMALL",
+            at,
+            dur,
+            "\"send_size\":[4096]",
+        );
+    }
+
+    fn write(&self, dir: &Path) -> PathBuf {
+        let path = dir.join(format!("app.{}.{}.json", Rank::host(self.rank), self.rank));
+        let text = format!("{{ \"traceEvents\":[\n{}\n]\n}}\n", self.events.join(",\n"));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+/// Two ranks, one step (`PyTorch::ProfilerStep#1`, 0-500 us):
+/// each launches a gemm at 10 (running 20-120 on rank 0, 20-320 on the
+/// slow rank 1), waits for it in zeEventHostSynchronize from 30 until 5 us
+/// after it ends, arrives at an allreduce 5 us later (130, 330: rank 1
+/// last), which both leave at 400 (a 70 us transfer after the last
+/// arrival); then each launches a softmax at 410 (running 420-470), waits
+/// for it (420-475) and idles in the step until 500.
+fn two_ranks(dir: &Path) -> Vec<PathBuf> {
+    (0..2)
+        .map(|r| {
+            let mut t = Rank::new(r);
+            let g = if r == 0 { 100 } else { 300 };
+            t.call("PyTorch::ProfilerStep#1", 0, 500);
+            t.launch("gemm_kernel[SIMD16 {64; 1; 1} {256; 1; 1}]", 10, 20, g);
+            t.call("zeEventHostSynchronize", 30, g - 5);
+            t.allreduce(20 + g + 10, 400 - (20 + g + 10));
+            t.launch("softmax_kernel", 410, 420, 50);
+            t.call("zeEventHostSynchronize", 420, 55);
+            t.write(dir)
+        })
+        .collect()
+}
+
+fn rows<'a>(doc: &'a Value, table: &str) -> &'a Vec<Value> {
+    doc[table]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {table}"))
+}
+
+fn path_of<'a>(doc: &'a Value, step: &str) -> Vec<&'a Value> {
+    rows(doc, "critical_path")
+        .iter()
+        .filter(|r| r["step"] == step)
+        .collect()
+}
+
+/// `(rank, kind, name, start, dur)` of a step's path, in us.
+fn items(doc: &Value, step: &str) -> Vec<(String, String, String, f64, f64)> {
+    path_of(doc, step)
+        .iter()
+        .map(|r| {
+            (
+                r["rank"].as_str().unwrap().to_string(),
+                r["kind"].as_str().unwrap().to_string(),
+                r["name"].as_str().unwrap().to_string(),
+                f(&r["start_us"]),
+                f(&r["dur_us"]),
+            )
+        })
+        .collect()
+}
+
+fn what_if(doc: &Value, rule: &str, step: &str) -> f64 {
+    let r = rows(doc, "what_if")
+        .iter()
+        .find(|r| r["rule"] == rule && r["step"] == step)
+        .unwrap_or_else(|| panic!("no what-if row {rule} {step}"));
+    f(&r["what_if_dur_us"])
+}
+
+#[test]
+fn slow_kernel_and_late_rank_put_the_path_on_the_last_arriver() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let (doc, stdout, stderr) = report(&files, &["--align", "none"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(stdout.contains("Critical path"), "{stdout}");
+    let step = &rows(&doc, "critical_path_steps")[0];
+    assert_eq!(step["step"], "1");
+    close(f(&step["dur_us"]), 500.0, "step length");
+    assert_eq!(step["ranks_on_path"], 2);
+    // Worked back from rank 0's step end (both end at 500; the lower rank
+    // on a tie): host until 500, the softmax's sync wake-up, the softmax,
+    // its launch latency, host after the allreduce, the allreduce's
+    // transfer from rank 1's arrival (330) to its end (400); on rank 1:
+    // host before the arrival, the sync's wake-up, the slow gemm, its
+    // launch latency, host from the step's start.
+    let want = [
+        ("1", "host", "PyTorch::ProfilerStep#1", 0.0, 10.0),
+        ("1", "launch", "(launch latency)", 10.0, 10.0),
+        ("1", "compute", "gemm_kernel", 20.0, 300.0),
+        ("1", "sync-wait", "zeEventHostSynchronize", 320.0, 5.0),
+        ("1", "host", "PyTorch::ProfilerStep#1", 325.0, 5.0),
+        (
+            "0",
+            "communication",
+            "oneCCL::API::ALLREDUCE_SMALL",
+            330.0,
+            70.0,
+        ),
+        ("0", "host", "PyTorch::ProfilerStep#1", 400.0, 10.0),
+        ("0", "launch", "(launch latency)", 410.0, 10.0),
+        ("0", "compute", "softmax_kernel", 420.0, 50.0),
+        ("0", "sync-wait", "zeEventHostSynchronize", 470.0, 5.0),
+        ("0", "host", "PyTorch::ProfilerStep#1", 475.0, 25.0),
+    ];
+    let got = items(&doc, "1");
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(
+            (g.0.as_str(), g.1.as_str(), g.2.as_str()),
+            (w.0, w.1, w.2),
+            "{got:#?}"
+        );
+        close(g.3, w.3, "start");
+        close(g.4, w.4, "length");
+    }
+    let sum: f64 = got.iter().map(|i| i.4).sum();
+    close(sum, 500.0, "the path's stretches add up to the step");
+    let kind = |k: &str| {
+        rows(&doc, "critical_path_kinds")
+            .iter()
+            .find(|r| r["kind"] == k)
+            .map_or(0.0, |r| f(&r["dur_us"]))
+    };
+    close(kind("compute"), 350.0, "compute on the path");
+    close(kind("communication"), 70.0, "communication");
+    close(kind("launch"), 20.0, "launch");
+    close(kind("host"), 50.0, "host");
+    close(kind("sync-wait"), 10.0, "sync-wait");
+    let gemm = row(&doc, "critical_path_names", "name", "gemm_kernel");
+    assert_eq!(gemm["items"], 1);
+    assert_eq!(gemm["steps"], 1);
+    close(f(&gemm["pct"]), 60.0, "gemm share");
+}
+
+#[test]
+fn what_if_rules_replay_the_step_as_worked_out_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let rules = [
+        "kernel:gemm*=-20%",
+        "comm=0",
+        "launch=0",
+        "rank:1=median",
+        "kernel:gemm_kernel=50us",
+        "kernel:gemm*=-250us",
+    ];
+    let mut args = vec!["--align", "none"];
+    for r in &rules {
+        args.push("--what-if");
+        args.push(r);
+    }
+    let (doc, _, stderr) = report(&files, &args);
+    assert!(stderr.is_empty(), "{stderr}");
+    // gemms 80 and 240 us: rank 1 arrives at 10+10+240+5+5 = 270, the
+    // allreduce ends 70 us later (340), then 10+10+50+5+25 to the end.
+    close(what_if(&doc, "kernel:gemm*=-20%", "1"), 440.0, "gemm -20%");
+    // No transfer: the allreduce ends at rank 1's arrival, 330.
+    close(what_if(&doc, "comm=0", "1"), 430.0, "comm=0");
+    // No launch latency: rank 1's gemm 10-310, arrival 320, end 390; after
+    // it 10 + 0 + 50 + 5 + 25.
+    close(what_if(&doc, "launch=0", "1"), 480.0, "launch=0");
+    // Kernel time per rank: 150 (rank 0), 350 (rank 1); the median 250,
+    // so rank 1's kernels take 250/350 of their time: its arrival
+    // 30 + 300*250/350 = 244.286 (to the ns), the allreduce ends 70 later
+    // (314.286); rank 0 then needs 100 more (414.286), rank 1
+    // 50 + 50*250/350 = 85.714 (400).
+    close(
+        what_if(&doc, "rank:1=median", "1"),
+        414.286,
+        "rank:1=median",
+    );
+    // gemms of 50 us: rank 1 arrives at 20 + 50 + 5 + 5 = 80, rank 0 too:
+    // the allreduce ends at 150, the step at 250.
+    close(
+        what_if(&doc, "kernel:gemm_kernel=50us", "1"),
+        250.0,
+        "gemm = 50 us",
+    );
+    // 250 us less: rank 0's gemm 0 us (arrival 40: its sync 30-35),
+    // rank 1's 50 us (arrival 80): 80 + 70 + 100.
+    close(
+        what_if(&doc, "kernel:gemm*=-250us", "1"),
+        250.0,
+        "gemm -250 us",
+    );
+    let total = rows(&doc, "what_if")
+        .iter()
+        .find(|r| r["rule"] == "comm=0" && r["step"] == "total")
+        .unwrap();
+    close(f(&total["dur_us"]), 500.0, "total before");
+    close(f(&total["what_if_dur_us"]), 430.0, "total after");
+}
+
+/// One rank, no step marker: a launch at 0 (call 0-2) of a kernel at
+/// 5-15, a host range 2-200 (`PyTorch::aten::slow_op`), a launch at 200
+/// (call 200-202) of a kernel at 210-220. The device waits for the host.
+fn host_bound(dir: &Path) -> PathBuf {
+    let mut t = Rank::new(0);
+    t.launch("a_kernel", 0, 5, 10);
+    t.call("PyTorch::aten::slow_op", 2, 198);
+    t.launch("b_kernel", 200, 210, 10);
+    t.write(dir)
+}
+
+#[test]
+fn a_host_bound_gap_puts_host_and_launch_on_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = host_bound(dir.path());
+    let (doc, _, stderr) = report(
+        &[file],
+        &[
+            "--what-if",
+            "launch=0",
+            "--what-if",
+            "range:*slow_op=-50%",
+            "--what-if",
+            "kernel:b_*=-50%",
+        ],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let got = items(&doc, "all");
+    let want = [
+        ("launch", "zeCommandListAppendLaunchKernel", 0.0, 2.0),
+        ("host", "PyTorch::aten::slow_op", 2.0, 198.0),
+        ("launch", "(launch latency)", 200.0, 10.0),
+        ("compute", "b_kernel", 210.0, 10.0),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!((g.1.as_str(), g.2.as_str()), (w.0, w.1), "{got:#?}");
+        close(g.3, w.2, "start");
+        close(g.4, w.3, "length");
+    }
+    // Without launches: 198 us of host, then the kernel right away.
+    close(what_if(&doc, "launch=0", "all"), 208.0, "launch=0");
+    // Half the range's time: 2 + 99, then 10 + 10.
+    close(
+        what_if(&doc, "range:*slow_op=-50%", "all"),
+        121.0,
+        "range -50%",
+    );
+    close(
+        what_if(&doc, "kernel:b_*=-50%", "all"),
+        215.0,
+        "kernel -50%",
+    );
+}
+
+#[test]
+fn partials_combine_to_the_same_path_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let args = [
+        "--align",
+        "none",
+        "--what-if",
+        "comm=0",
+        "--what-if",
+        "rank:1=median",
+    ];
+    let (one, _, _) = report(&files, &args);
+    let mut partials = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let p = dir.path().join(format!("p{i}.json"));
+        let mut a: Vec<&std::ffi::OsStr> =
+            vec![file.as_os_str(), "--partial".as_ref(), p.as_os_str()];
+        for x in &args[2..] {
+            a.push(x.as_ref());
+        }
+        let out = run(&a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        partials.push(p);
+    }
+    let (combined, _, _) = report(&partials, &["--combine", "--align", "none"]);
+    for table in [
+        "critical_path",
+        "critical_path_steps",
+        "critical_path_kinds",
+        "critical_path_names",
+        "what_if",
+    ] {
+        assert_eq!(one[table], combined[table], "{table}");
+    }
+    assert!(!one["what_if"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn annotated_json_holds_the_input_and_the_added_tracks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let out = dir.path().join("annotated.json");
+    let (doc, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let inputs: usize = files
+        .iter()
+        .map(|f| {
+            let v: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+            v["traceEvents"].as_array().unwrap().len()
+        })
+        .sum();
+    let added: Vec<&Value> = events
+        .iter()
+        .filter(|e| {
+            e["pid"]
+                .as_u64()
+                .is_some_and(|p| (0x7ac0_0000..0x7ac0_1000).contains(&p))
+        })
+        .collect();
+    assert_eq!(events.len(), inputs + added.len(), "inputs pass through");
+    let slices = |tid: u64| -> Vec<&Value> {
+        added
+            .iter()
+            .copied()
+            .filter(|e| e["ph"] == "X" && e["tid"] == tid)
+            .collect()
+    };
+    assert_eq!(slices(1).len(), 2, "one step per rank");
+    let path = slices(2);
+    assert_eq!(path.len(), path_of(&doc, "1").len(), "a slice per stretch");
+    let us = |e: &Value| f(&e["ts"]) - (T0_US as f64);
+    // The slow gemm on rank 1 (pid of the second rank's tracks): 20-320.
+    let gemm = path
+        .iter()
+        .find(|e| e["name"] == "gemm_kernel (step 1)")
+        .unwrap();
+    assert_eq!(gemm["pid"], 0x7ac0_0001);
+    close(us(gemm), 20.0, "gemm start");
+    close(f(&gemm["dur"]), 300.0, "gemm length");
+    // Rank 0's queue: 1 from the gemm's launch (10) to its end (120), 1
+    // again from the softmax's launch (410) to its end (470).
+    let depth: Vec<(f64, u64)> = added
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["pid"] == 0x7ac0_0000)
+        .map(|e| (us(e), e["args"]["depth"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        depth,
+        vec![(10.0, 1), (120.0, 0), (410.0, 1), (470.0, 0)],
+        "queue depth"
+    );
+}
+
+#[test]
+fn annotated_pftrace_decodes_with_the_added_tracks() {
+    use unitrace_core::pftrace::{EventType, PacketData, PacketReader};
+    let dir = tempfile::tempdir().unwrap();
+    let root = data("../trace/pftrace/resultdir");
+    let inputs: Vec<PathBuf> = ["rank_0.python.100017", "rank_1.python.100059"]
+        .iter()
+        .map(|d| root.join(d).join("chrome_trace.pftrace"))
+        .collect();
+    let out = dir.path().join("annotated.pftrace");
+    let (doc, _, stderr) = report(&inputs, &["--annotate", out.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let bytes = std::fs::read(&out).unwrap();
+    let input: Vec<u8> = inputs
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(
+        &bytes[..input.len()],
+        &input[..],
+        "the inputs' records come first, as they were"
+    );
+    let mut reader = PacketReader::new(&bytes[..]);
+    let (mut names, mut begins, mut ends, mut counters) = (Vec::new(), 0, 0, 0);
+    while let Some(rec) = reader.next_record().unwrap() {
+        match rec.decode().unwrap().data {
+            PacketData::TrackDescriptor(td) => {
+                if let Some(n) = td.display_name() {
+                    names.push(n.into_owned());
+                }
+            }
+            PacketData::TrackEvent(te) if rec.offset as usize >= input.len() => match te.kind {
+                EventType::SliceBegin => begins += 1,
+                EventType::SliceEnd => ends += 1,
+                EventType::Counter => counters += 1,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    for n in [
+        "tracestat rank 0",
+        "tracestat rank 1",
+        "steps",
+        "critical path",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
+    }
+    assert!(
+        names.iter().any(|x| x.starts_with("queue depth")),
+        "{names:?}"
+    );
+    let stretches = rows(&doc, "critical_path").len();
+    let steps = 2;
+    assert_eq!(begins, stretches + steps);
+    assert_eq!(ends, begins);
+    assert!(counters > 0);
+    // The output is a trace tracestat reads again.
+    let again = run(&[out.as_os_str(), "-q".as_ref()]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+/// HTA's critical path (`testdata/kineto/expected/*.hta.json`, made by
+/// scripts/hta_reference.py) next to ours on the same steps; the
+/// differences are docs/compatibility.md#hta's.
+#[test]
+fn hta_critical_path_and_ours_on_the_same_steps() {
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    let hta = |case: &str, window: &str| -> Value {
+        let path = kineto.join("expected").join(format!("{case}.hta.json"));
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        doc["critical_path"][window].clone()
+    };
+    let ours = |case: &str| -> Value { report(&[kineto.join(case)], &[]).0 };
+    let step = |doc: &Value, id: &str| -> (f64, f64) {
+        let s = row(doc, "critical_path_steps", "step", id);
+        let compute = s["kinds_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k[0] == "compute")
+            .map_or(0.0, |k| f(&k[1]));
+        (f(&s["dur_us"]), compute)
+    };
+
+    // One step on one rank: HTA's path runs from the first to the last
+    // operation inside ProfilerStep#100, ours over the whole step (such as
+    // the 570 us of the step range before its first op); both find
+    // aten::empty's 2187 us and the 36 us spin kernel.
+    let h = hta("hta.critical_path.cuda_event_sync", "rank0:ProfilerStep:0");
+    close(f(&h["length"]), 2401.0, "HTA length");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        38.0,
+        "HTA GPU compute",
+    );
+    let d = ours("hta/critical_path/cuda_event_sync");
+    let (len, compute) = step(&d, "100");
+    close(len, 3154.0, "our length (the ProfilerStep#100 range)");
+    close(compute, 37.0, "our compute");
+    close(
+        f(&row(&d, "critical_path_names", "name", "aten::empty")["dur_us"]),
+        2187.0,
+        "aten::empty on both paths",
+    );
+
+    // A GPU-bound step: HTA follows the kernels launched in the window
+    // only; ours also the backlog of the step before on the same stream,
+    // which the step's kernels queue behind.
+    let h = hta("hta.ns_resolution_trace", "rank0:ProfilerStep:1");
+    close(f(&h["length"]), 96575.0, "HTA length");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        93597.0,
+        "HTA GPU",
+    );
+    let d = ours("hta/ns_resolution_trace");
+    let (len, compute) = step(&d, "102");
+    close(len, 161734.442, "our length");
+    close(compute, 158351.025, "our compute");
+
+    // Across ranks (recorded/planted, ProfilerStep#5: rank 2's planted
+    // 21.5 ms matmul): HTA looks at one rank at a time; our step's path
+    // crosses to rank 2 at the all-reduce and holds the matmul.
+    let h = hta("recorded.planted", "rank2:ProfilerStep:3");
+    close(f(&h["length"]), 26888.0, "HTA rank 2 length");
+    close(
+        f(&h["by_bound_by"]["gpu_compute_bound"]),
+        26598.0,
+        "HTA rank 2 GPU",
+    );
+    let d = ours("recorded/planted");
+    let (len, compute) = step(&d, "5");
+    close(len, 32975.477, "our step 5 across ranks");
+    close(compute, 27722.209, "our compute");
+    let s = row(&d, "critical_path_steps", "step", "5");
+    assert_eq!(s["end_rank"], "2");
+    assert_eq!(s["ranks_on_path"], 2);
+}
+
+/// On the recorded 4-rank run (testdata/kineto/recorded/README.md): every
+/// step's path tiles the step; step 3's straggler (rank 1 sleeps 50 ms
+/// before the first all-reduce) is where the path ends, with its host time.
+#[test]
+fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    let (doc, _, _) = report(&[kineto.join("recorded/planted")], &[]);
+    for s in rows(&doc, "critical_path_steps") {
+        let id = s["step"].as_str().unwrap();
+        let sum: f64 = path_of(&doc, id).iter().map(|r| f(&r["dur_us"])).sum();
+        assert!(
+            (sum - f(&s["dur_us"])).abs() < 1e-3,
+            "step {id}: {sum} vs {}",
+            s["dur_us"]
+        );
+        let by_kind: f64 = s["kinds_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| f(&k[1]))
+            .sum();
+        assert!((by_kind - f(&s["dur_us"])).abs() < 1e-3, "step {id} kinds");
+    }
+    let s3 = row(&doc, "critical_path_steps", "step", "3");
+    assert_eq!(s3["end_rank"], "1");
+    let rank1_host: f64 = path_of(&doc, "3")
+        .iter()
+        .filter(|r| r["rank"] == "1" && r["kind"] == "host")
+        .map(|r| f(&r["dur_us"]))
+        .sum();
+    assert!(
+        rank1_host > 50_000.0,
+        "rank 1's host time on step 3's path: {rank1_host}"
+    );
+}
+
+/// A chain longer than a rank keeps stretch by stretch (600 kernels back
+/// to back, launched ahead): its stretches are joined in the table, its
+/// totals per name stay exact, and the path still tiles the run.
+#[test]
+fn a_long_chain_is_joined_and_its_totals_stay_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 0..600 {
+        let name = if i % 2 == 0 { "a_kernel" } else { "b_kernel" };
+        t.launch(name, i, 1000 + 10 * i, 10);
+    }
+    let file = t.write(dir.path());
+    let (doc, _, stderr) = report(&[file], &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let items = items(&doc, "all");
+    assert!(items.len() <= 256, "{} stretches", items.len());
+    let sum: f64 = items.iter().map(|i| i.4).sum();
+    close(sum, 7000.0, "0 to the last kernel's end, 7000 us");
+    for name in ["a_kernel", "b_kernel"] {
+        let r = row(&doc, "critical_path_names", "name", name);
+        assert_eq!(r["items"], 300);
+        close(f(&r["dur_us"]), 3000.0, name);
+    }
+}
+
+/// The page draws the slowest step's path as a Gantt chart over the ranks
+/// it visits, with a line where it crosses to the last arriver.
+#[test]
+fn the_page_draws_the_slowest_steps_path_over_the_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let page = dir.path().join("r.html");
+    let mut args: Vec<&std::ffi::OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    for a in ["-q", "--align", "none", "--html"] {
+        args.push(a.as_ref());
+    }
+    args.push(page.as_os_str());
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("The critical path of step 1 over the ranks"),
+        "the caption"
+    );
+    let svg = html
+        .split("<svg")
+        .find(|s| s.contains("stroke-dasharray"))
+        .expect("the Gantt chart");
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(
+        svg.contains(">rank 0<") && svg.contains(">rank 1<"),
+        "a row per rank"
+    );
+    assert_eq!(svg.matches("stroke-dasharray").count(), 1, "one crossing");
+    assert!(
+        svg.contains("rank 1: compute gemm_kernel"),
+        "the slow gemm's bar"
+    );
+}
+
+/// A bad rule is a usage error; an annotated trace of the wrong kind is
+/// refused in one line and leaves no file behind.
+#[test]
+fn bad_rules_and_annotate_outputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let f0 = files[0].as_os_str();
+    for rule in [
+        "kernel:gemm",
+        "rank:x=median",
+        "range:a=5us",
+        "bogus=0",
+        "kernel:[a=1%",
+    ] {
+        let out = run(&[f0, "--what-if".as_ref(), rule.as_ref()]);
+        assert_eq!(out.status.code(), Some(2), "{rule}");
+    }
+    let txt = dir.path().join("out.txt");
+    let out = run(&[f0, "--annotate".as_ref(), txt.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OUT.json or OUT.pftrace"));
+    let pf = dir.path().join("out.pftrace");
+    let out = run(&[f0, "-q".as_ref(), "--annotate".as_ref(), pf.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("takes .pftrace traces"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("out"))
+        .collect();
+    assert!(left.is_empty(), "no output left: {left:?}");
+}
