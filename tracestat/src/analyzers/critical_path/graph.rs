@@ -1321,18 +1321,24 @@ fn push_rev(
 }
 
 /// A chain of more than [`MAX_ITEMS`] stretches as at most that many:
-/// neighbours of one kind first, then runs of equal count, each named
-/// `(N stretches)` and of the kind with most time in it. The stretches
-/// still tile the chain.
+/// neighbours of one kind first, then runs of equal count, each named by
+/// the name with most time in it (`NAME (most of N stretches)`, so that a
+/// long call stays visible) and of the kind with most time in it. The
+/// stretches still tile the chain.
 fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
-    let mut by_kind: Vec<(Item, u64)> = Vec::new();
+    // (joined item, stretches in it, time per name)
+    let mut by_kind: Vec<(Item, u64, FastMap<u32, Ns>)> = Vec::new();
     for it in items {
         match by_kind.last_mut() {
-            Some((l, n)) if l.kind == it.kind && l.start + l.dur == it.start => {
+            Some((l, n, per_name)) if l.kind == it.kind && l.start + l.dur == it.start => {
                 l.dur += it.dur;
                 *n += 1;
+                *per_name.entry(it.name).or_default() += it.dur;
             }
-            _ => by_kind.push((it, 1)),
+            _ => {
+                let per_name = FastMap::from_iter([(it.name, it.dur)]);
+                by_kind.push((it, 1, per_name))
+            }
         }
     }
     let per = by_kind.len().div_ceil(MAX_ITEMS);
@@ -1340,8 +1346,12 @@ fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
         .chunks(per)
         .map(|group| {
             let mut time: FastMap<Kind, Ns> = FastMap::default();
-            for (it, _) in group {
+            let mut per_name: FastMap<u32, Ns> = FastMap::default();
+            for (it, _, names_in) in group {
                 *time.entry(it.kind).or_default() += it.dur;
+                for (&name, &t) in names_in {
+                    *per_name.entry(name).or_default() += t;
+                }
             }
             let kind = Kind::ALL
                 .into_iter()
@@ -1351,7 +1361,13 @@ fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
             let name = if count == 1 {
                 group[0].0.name
             } else {
-                names.id(&format!("({count} stretches)"))
+                // Ties go to the smaller id, so the label is deterministic.
+                let most = per_name
+                    .iter()
+                    .max_by_key(|(&id, &t)| (t, std::cmp::Reverse(id)))
+                    .map_or(group[0].0.name, |(&id, _)| id);
+                let label = joined_label(&names.list[most as usize], count);
+                names.id(&label)
             };
             let first = group[0].0;
             let last = group[group.len() - 1].0;
@@ -1363,6 +1379,14 @@ fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
             }
         })
         .collect()
+}
+
+/// The name of joined stretches: the name with most time among them, and
+/// how many they are (a name that is itself a joined label keeps only its
+/// base name).
+pub fn joined_label(most: &str, count: u64) -> String {
+    let base = most.split(" (most of ").next().unwrap_or(most);
+    format!("{base} (most of {count} stretches)")
 }
 
 /// Adjacent items of one kind and name as one.

@@ -351,45 +351,53 @@ pub const MAX_STEP_ITEMS: usize = 4096;
 
 /// A path of more than `max` stretches as about that many (never fewer
 /// than its changes of rank): neighbours on one rank of one kind joined
-/// first, then runs on one rank; a joined stretch is named
-/// `(N stretches)` and takes the kind with most time in it. The path
+/// first, then runs on one rank; a joined stretch is named by the name
+/// with most time in it (`NAME (most of N stretches)`) and takes the kind
+/// with most time in it. The path
 /// still tiles its step; the totals per name are kept apart.
 pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
     if items.len() <= max {
         return items;
     }
-    let mut runs: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+    // (joined item, stretches in it, time per kind, time per name)
+    type Run = (PathItem, u64, [Ns; 7], BTreeMap<String, Ns>);
+    let mut runs: Vec<Run> = Vec::new();
     for it in items {
         let k = Kind::ALL.iter().position(|x| *x == it.kind).unwrap_or(6);
         match runs.last_mut() {
-            Some((l, n, t)) if l.rank == it.rank && l.kind == it.kind => {
+            Some((l, n, t, per_name)) if l.rank == it.rank && l.kind == it.kind => {
                 l.dur = it.start + it.dur - l.start;
                 *n += 1;
                 t[k] += it.dur;
+                *per_name.entry(it.name.clone()).or_default() += it.dur;
             }
             _ => {
                 let mut t = [0; 7];
                 t[k] = it.dur;
-                runs.push((it, 1, t));
+                let per_name = BTreeMap::from([(it.name.clone(), it.dur)]);
+                runs.push((it, 1, t, per_name));
             }
         }
     }
     if runs.len() > max {
         let per = runs.len().div_ceil(max);
-        let mut out: Vec<(PathItem, u64, [Ns; 7])> = Vec::new();
+        let mut out: Vec<Run> = Vec::new();
         let mut in_group = 0;
-        for (it, n, t) in runs {
+        for (it, n, t, per_name) in runs {
             match out.last_mut() {
-                Some((l, ln, lt)) if l.rank == it.rank && in_group < per => {
+                Some((l, ln, lt, lnames)) if l.rank == it.rank && in_group < per => {
                     l.dur = it.start + it.dur - l.start;
                     *ln += n;
                     for (a, b) in lt.iter_mut().zip(t) {
                         *a += b;
                     }
+                    for (name, d) in per_name {
+                        *lnames.entry(name).or_default() += d;
+                    }
                     in_group += 1;
                 }
                 _ => {
-                    out.push((it, n, t));
+                    out.push((it, n, t, per_name));
                     in_group = 1;
                 }
             }
@@ -397,13 +405,18 @@ pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
         runs = out;
     }
     runs.into_iter()
-        .map(|(mut it, n, t)| {
+        .map(|(mut it, n, t, per_name)| {
             if n > 1 {
                 let k = (0..7)
                     .max_by_key(|&k| (t[k], std::cmp::Reverse(k)))
                     .unwrap_or(6);
                 it.kind = Kind::ALL[k];
-                it.name = format!("({n} stretches)");
+                // Ties go to the first name in order: deterministic.
+                let most = per_name
+                    .iter()
+                    .max_by_key(|(name, &d)| (d, std::cmp::Reverse(name.as_str())))
+                    .map_or("", |(name, _)| name.as_str());
+                it.name = super::graph::joined_label(most, n);
             }
             it
         })
