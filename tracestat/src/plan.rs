@@ -283,7 +283,7 @@ fn check_outputs(plan: &Plan) -> Result<()> {
         (o.json.as_deref(), OutputKind::Report),
         (o.html.as_deref(), OutputKind::Page),
         (o.partial.as_deref(), OutputKind::Report),
-        (o.annotate.as_deref(), OutputKind::Report),
+        (o.annotate.as_deref(), OutputKind::Trace),
     ];
     for (path, kind) in kinds {
         if let Some(path) = path {

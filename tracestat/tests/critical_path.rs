@@ -394,6 +394,15 @@ fn annotated_json_holds_the_input_and_the_added_tracks() {
         &["--align", "none", "--annotate", out.to_str().unwrap()],
     );
     assert!(stderr.is_empty(), "{stderr}");
+    // Annotating again replaces the earlier annotated trace (a trace where
+    // a trace goes), with the same bytes.
+    let first = std::fs::read(&out).unwrap();
+    let (_, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), first);
     let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
     let inputs: usize = files
@@ -643,6 +652,25 @@ fn a_long_chain_is_joined_and_its_totals_stay_exact() {
     assert!(items.len() <= 256, "{} stretches", items.len());
     let sum: f64 = items.iter().map(|i| i.4).sum();
     close(sum, 7000.0, "0 to the last kernel's end, 7000 us");
+    // A joined stretch is named by the name with most time in it
+    // (docs/tracestat.md#critical-path), never a bare count.
+    let joined: Vec<&String> = items
+        .iter()
+        .map(|i| &i.2)
+        .filter(|n| n.ends_with(" stretches)"))
+        .collect();
+    assert!(!joined.is_empty(), "600 kernels join");
+    for name in joined {
+        let (base, count) = name.split_once(" (most of ").expect(name);
+        assert!(!base.is_empty(), "{name}: no name");
+        assert!(
+            count
+                .trim_end_matches(" stretches)")
+                .parse::<u32>()
+                .unwrap()
+                > 1
+        );
+    }
     for name in ["a_kernel", "b_kernel"] {
         let r = row(&doc, "critical_path_names", "name", name);
         assert_eq!(r["items"], 300);

@@ -139,7 +139,7 @@ impl Analyzer for SetupCalls {
         }
         limit_rows(&mut t, &shown, screen);
         t.files_only = rows.is_empty();
-        t.notes.push("(steady: inside the steady state, from the second ProfilerStep range to the end of the last, else the first to last device operation; name: the call with the most steady time, else the most time)".to_string());
+        t.notes.push("(steady: inside the steady state, from the second kept step (the steps table's) to the end of the last, else the first to last device operation; name: the call with the most steady time, else the most time)".to_string());
         s.tables.push(t);
         vec![s]
     }

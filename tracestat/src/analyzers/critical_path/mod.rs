@@ -331,8 +331,8 @@ fn sections(out: &CriticalPathOut) -> Vec<Section> {
                 format!("Slowest step {step}")
             };
             s.lines.push(format!(
-                "{which}: {:.1} us, ends on rank {}, path through {} rank(s): {}",
-                row.dur_us,
+                "{which}: {:.3} ms, ends on rank {}, path through {} rank(s): {}",
+                row.dur_us / 1000.0,
                 row.end_rank,
                 row.ranks_on_path,
                 parts.join(", ")
