@@ -154,24 +154,7 @@ pub fn breakdown_svg(rows: &[Bar<'_>], straggler: Option<&str>) -> String {
     let w = left + width + 40.0;
     let mut m = Markup::new();
     svg_open(&mut m, w, height);
-    for (i, (name, color)) in CLASSES.iter().enumerate() {
-        let x = left + i as f64 * 130.0;
-        m.empty(
-            "rect",
-            &[
-                ("x", x.into()),
-                ("y", 6.0.into()),
-                ("width", 12.0.into()),
-                ("height", 12.0.into()),
-                ("fill", color.hex().into()),
-            ],
-        );
-        m.element(
-            "text",
-            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
-            name,
-        );
-    }
+    legend(&mut m, left, 130.0, &CLASSES);
     for (j, g) in gs.iter().enumerate() {
         let y = 30.0 + j as f64 * (bar + gap);
         let n = g.ranks.len() as f64;
@@ -594,24 +577,7 @@ pub fn path_gantt_svg(labels: &[String], items: &[(usize, usize, String, f64, f6
     let x_of = |t: f64| left + width * t / span;
     let mut m = Markup::new();
     svg_open(&mut m, w, height);
-    for (i, (name, color)) in PATH_KINDS.iter().enumerate() {
-        let x = left + i as f64 * 125.0;
-        m.empty(
-            "rect",
-            &[
-                ("x", x.into()),
-                ("y", 6.0.into()),
-                ("width", 12.0.into()),
-                ("height", 12.0.into()),
-                ("fill", color.hex().into()),
-            ],
-        );
-        m.element(
-            "text",
-            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
-            name,
-        );
-    }
+    legend(&mut m, left, 125.0, &PATH_KINDS);
     for (row, r) in ranks.iter().enumerate() {
         let y = top + row as f64 * (bar + gap);
         let label = format!("rank {}", labels.get(*r).map_or("?", String::as_str));
@@ -716,5 +682,28 @@ mod tests {
         let g = groups(1000, 256);
         assert!(g.len() <= 256);
         assert_eq!(g.last().unwrap().end, 1000);
+    }
+}
+
+/// A legend row at the top of a figure: a swatch and a name per entry,
+/// `step` apart from `left` on.
+fn legend(m: &mut Markup, left: f64, step: f64, entries: &[(&str, Rgb)]) {
+    for (i, (name, color)) in entries.iter().enumerate() {
+        let x = left + i as f64 * step;
+        m.empty(
+            "rect",
+            &[
+                ("x", x.into()),
+                ("y", 6.0.into()),
+                ("width", 12.0.into()),
+                ("height", 12.0.into()),
+                ("fill", color.hex().into()),
+            ],
+        );
+        m.element(
+            "text",
+            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
+            name,
+        );
     }
 }
