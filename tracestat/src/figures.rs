@@ -656,6 +656,29 @@ pub fn path_gantt_svg(labels: &[String], items: &[(usize, usize, String, f64, f6
     m.into_string()
 }
 
+/// A legend row at the top of a figure: a swatch and a name per entry,
+/// `step` apart from `left` on.
+fn legend(m: &mut Markup, left: f64, step: f64, entries: &[(&str, Rgb)]) {
+    for (i, (name, color)) in entries.iter().enumerate() {
+        let x = left + i as f64 * step;
+        m.empty(
+            "rect",
+            &[
+                ("x", x.into()),
+                ("y", 6.0.into()),
+                ("width", 12.0.into()),
+                ("height", 12.0.into()),
+                ("fill", color.hex().into()),
+            ],
+        );
+        m.element(
+            "text",
+            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
+            name,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -682,28 +705,5 @@ mod tests {
         let g = groups(1000, 256);
         assert!(g.len() <= 256);
         assert_eq!(g.last().unwrap().end, 1000);
-    }
-}
-
-/// A legend row at the top of a figure: a swatch and a name per entry,
-/// `step` apart from `left` on.
-fn legend(m: &mut Markup, left: f64, step: f64, entries: &[(&str, Rgb)]) {
-    for (i, (name, color)) in entries.iter().enumerate() {
-        let x = left + i as f64 * step;
-        m.empty(
-            "rect",
-            &[
-                ("x", x.into()),
-                ("y", 6.0.into()),
-                ("width", 12.0.into()),
-                ("height", 12.0.into()),
-                ("fill", color.hex().into()),
-            ],
-        );
-        m.element(
-            "text",
-            &[("x", (x + 16.0).into()), ("y", 16.0.into())],
-            name,
-        );
     }
 }
