@@ -55,6 +55,12 @@ pub struct StepWindow {
     pub step: u64,
     pub start_ns: Ns,
     pub end_ns: Ns,
+    /// The host thread whose range marks the step (the marker and
+    /// top-level-range rules; of several instances, the one that ends
+    /// last): the critical path cuts that thread's time at the step's end
+    /// (docs/tracestat.md#critical-path). `None` for GPU-period steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u64>,
 }
 
 impl StepWindow {
@@ -248,29 +254,34 @@ fn by_marker(trace: &RankTrace, re: &Regex) -> Vec<StepWindow> {
     // Each name is matched once: `Some(Some(id))`, `Some(None)` (matches,
     // no id), `None` (no match).
     let mut verdicts: FastMap<NameId, Option<Option<u64>>> = FastMap::default();
-    let mut hits: Vec<(Ns, Ns, Option<u64>)> = Vec::new();
+    let mut hits: Vec<(Ns, Ns, u64, Option<u64>)> = Vec::new();
     for h in &trace.host {
         let v = *verdicts.entry(h.name).or_insert_with(|| {
             let caps = re.captures(trace.name(h.name))?;
             Some(caps.get(1).and_then(|g| g.as_str().parse::<u64>().ok()))
         });
         if let Some(id) = v {
-            hits.push((h.start, h.end, id));
+            hits.push((h.start, h.end, h.tid, id));
         }
     }
-    hits.sort_unstable_by_key(|h| (h.0, h.1));
-    let mut by_id: BTreeMap<u64, (Ns, Ns)> = BTreeMap::new();
-    for (i, (s, e, id)) in hits.into_iter().enumerate() {
-        let w = by_id.entry(id.unwrap_or(i as u64)).or_insert((s, e));
+    hits.sort_unstable_by_key(|h| (h.0, h.1, h.2));
+    // Per id: (start, end, thread of the instance that ends last).
+    let mut by_id: BTreeMap<u64, (Ns, Ns, u64)> = BTreeMap::new();
+    for (i, (s, e, tid, id)) in hits.into_iter().enumerate() {
+        let w = by_id.entry(id.unwrap_or(i as u64)).or_insert((s, e, tid));
         w.0 = w.0.min(s);
-        w.1 = w.1.max(e);
+        if e > w.1 {
+            w.1 = e;
+            w.2 = tid;
+        }
     }
     let mut steps: Vec<StepWindow> = by_id
         .into_iter()
-        .map(|(step, (start_ns, end_ns))| StepWindow {
+        .map(|(step, (start_ns, end_ns, tid))| StepWindow {
             step,
             start_ns,
             end_ns,
+            tid: Some(tid),
         })
         .collect();
     steps.sort_unstable_by_key(|s| (s.start_ns, s.step));
@@ -288,8 +299,8 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
     for h in &trace.host {
         by_tid.entry(h.tid).or_default().push(*h);
     }
-    // (time covered, instances, name, spans) of the best group so far.
-    type Group = (Ns, usize, String, Vec<(Ns, Ns)>);
+    // (time covered, instances, name, spans, thread) of the best group so far.
+    type Group = (Ns, usize, String, Vec<(Ns, Ns)>, u64);
     let mut best: Option<Group> = None;
     let mut tids: Vec<u64> = by_tid.keys().copied().collect();
     tids.sort_unstable();
@@ -317,17 +328,17 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             let name = trace.name(name).to_string();
             let better = match &best {
                 None => true,
-                Some((c, n, b, _)) => {
+                Some((c, n, b, _, _)) => {
                     (covered, spans.len(), std::cmp::Reverse(&name))
                         > (*c, *n, std::cmp::Reverse(b))
                 }
             };
             if better {
-                best = Some((covered, spans.len(), name, spans));
+                best = Some((covered, spans.len(), name, spans, tid));
             }
         }
     }
-    let (_, _, name, spans) = best?;
+    let (_, _, name, spans, tid) = best?;
     let steps = spans
         .into_iter()
         .enumerate()
@@ -335,6 +346,7 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             step: i as u64,
             start_ns,
             end_ns,
+            tid: Some(tid),
         })
         .collect();
     Some((name, steps))
@@ -389,6 +401,7 @@ fn by_gpu_period(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             step: steps.len() as u64,
             start_ns: ops[first].0,
             end_ns,
+            tid: None,
         });
         first = next;
     }

@@ -641,8 +641,14 @@ fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
 fn a_long_chain_is_joined_and_its_totals_stay_exact() {
     let dir = tempfile::tempdir().unwrap();
     let mut t = Rank::new(0);
-    for i in 0..600 {
-        let name = if i % 2 == 0 { "a_kernel" } else { "b_kernel" };
+    // Thue-Morse names: no period, so no fallback rule finds steps and the
+    // run is one step (docs/tracestat.md#steps); each pair holds one of each.
+    for i in 0..600_i64 {
+        let name = if i.count_ones() % 2 == 0 {
+            "a_kernel"
+        } else {
+            "b_kernel"
+        };
         t.launch(name, i, 1000 + 10 * i, 10);
     }
     let file = t.write(dir.path());
@@ -671,9 +677,15 @@ fn a_long_chain_is_joined_and_its_totals_stay_exact() {
                 > 1
         );
     }
-    for name in ["a_kernel", "b_kernel"] {
+    // Back-to-back kernels of one name make one stretch: a name's
+    // stretches are its runs in the sequence.
+    let parity = |i: i64| i.count_ones() % 2;
+    for (name, p) in [("a_kernel", 0), ("b_kernel", 1)] {
+        let runs = (0..600_i64)
+            .filter(|&i| parity(i) == p && (i == 0 || parity(i - 1) != p))
+            .count();
         let r = row(&doc, "critical_path_names", "name", name);
-        assert_eq!(r["items"], 300);
+        assert_eq!(r["items"], runs as u64, "{name}");
         close(f(&r["dur_us"]), 3000.0, name);
     }
 }

@@ -389,7 +389,7 @@ struct Graph<'m, 'a> {
 
 /// Builds one rank's graph and reduces its steps.
 pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
-    let windows = step_windows(m.trace);
+    let windows = step_windows(m.steps, m.trace);
     let mut g = Graph::new(m, rules, windows.len());
     let order = call_order(&m.trace.collectives);
     let colls = g.chains(&order, &windows);
@@ -399,6 +399,8 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
     let whole_run = windows.first().is_some_and(|w| w.id.is_none());
     if whole_run {
         g.whole_run_end();
+    } else {
+        g.device_step_ends(&windows);
     }
     g.bind_all();
     if !rules.is_empty() {
@@ -977,6 +979,32 @@ impl<'m, 'a> Graph<'m, 'a> {
         if let Some(v) = last {
             let t = self.nodes[v].end;
             self.step_end[0] = self.mark(v as u32, t);
+        }
+    }
+
+    /// Steps without a marker thread (found from the period of GPU work,
+    /// docs/tracestat.md#steps) end when the last work that ends in their
+    /// window ends: the step's end waits for it.
+    fn device_step_ends(&mut self, windows: &[super::steps::StepWindow]) {
+        if windows.iter().all(|w| w.tid.is_some()) {
+            return;
+        }
+        let mut ends: Vec<(Ns, std::cmp::Reverse<u32>)> = (0..self.nodes.len() as u32)
+            .filter(|&v| !matches!(self.nodes[v as usize].what, What::Mark))
+            .map(|v| (self.nodes[v as usize].end, std::cmp::Reverse(v)))
+            .collect();
+        ends.sort_unstable();
+        for (w, win) in windows.iter().enumerate() {
+            if win.tid.is_some() {
+                continue;
+            }
+            let i = ends.partition_point(|e| e.0 <= win.end);
+            let Some(&(t, std::cmp::Reverse(v))) = i.checked_sub(1).map(|i| &ends[i]) else {
+                continue;
+            };
+            if t > win.start {
+                self.step_end[w] = self.mark(v, t);
+            }
         }
     }
 
