@@ -763,3 +763,197 @@ fn bad_rules_and_annotate_outputs_are_refused() {
         .collect();
     assert!(left.is_empty(), "no output left: {left:?}");
 }
+
+/// One step's work at `b` us on a rank: the step range `range` (`b` to
+/// `b + len`), a launch at `b + 10` of `k_kernel` running `b + 20` to
+/// `b + 70`, and a wait for it from `b + 20` to `b + 75`. Its path, by
+/// hand: host 10, launch latency 10, the kernel 50, the sync's wake-up 5,
+/// then host to the range's end (`len - 75`).
+fn plain_step(t: &mut Rank, range: &str, b: i64, len: i64) {
+    t.call(range, b, len);
+    t.launch("k_kernel", b + 10, b + 20, 50);
+    t.call("zeEventHostSynchronize", b + 20, 55);
+}
+
+/// Checks a step's path against [`plain_step`]'s, from the step's start.
+fn check_plain_path(doc: &Value, step: &str, range: &str, len: f64) {
+    let got = items(doc, step);
+    let want = [
+        ("host", range, 10.0),
+        ("launch", "(launch latency)", 10.0),
+        ("compute", "k_kernel", 50.0),
+        ("sync-wait", "zeEventHostSynchronize", 5.0),
+        ("host", range, len - 75.0),
+    ];
+    assert_eq!(got.len(), want.len(), "step {step}: {got:#?}");
+    let start = got[0].3;
+    let mut at = start;
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!((g.1.as_str(), g.2.as_str()), (w.0, w.1), "step {step}");
+        close(g.3, at, "stretches tile the step");
+        close(g.4, w.2, &format!("step {step} {}", w.1));
+        at += w.2;
+    }
+    let row = row(doc, "critical_path_steps", "step", step);
+    close(f(&row["dur_us"]), len, "step length");
+    close(f(&row["start_us"]), start, "step start");
+}
+
+/// `--step REGEX` names the path's steps: ranges `app::iteration 7..9` are
+/// steps 7, 8, 9 of the critical path too (docs/tracestat.md#steps); the
+/// default marker finds none of them, and no fallback rule fits, so
+/// without it the run is one step.
+#[test]
+fn a_custom_step_regex_names_the_paths_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for (i, b) in [(7, 0), (8, 100), (9, 200)] {
+        plain_step(&mut t, &format!("app::iteration {i}"), b, 100);
+    }
+    let files = vec![t.write(dir.path())];
+    let (doc, _, stderr) = report(&files, &["--step", r"iteration (\d+)"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["7", "8", "9"]);
+    for i in ["7", "8", "9"] {
+        check_plain_path(&doc, i, &format!("app::iteration {i}"), 100.0);
+    }
+    let (doc, _, _) = report(&files, &[]);
+    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["all"]);
+}
+
+/// A CSV table as rows of fields (no quoted commas in these tables).
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// The values of column `name` of a CSV table.
+fn csv_column(rows: &[Vec<String>], name: &str) -> Vec<String> {
+    let at = rows[0].iter().position(|c| c == name).expect(name);
+    rows[1..].iter().map(|r| r[at].clone()).collect()
+}
+
+/// `--steps 3-5` keeps exactly those steps in `critical_path.csv` and
+/// `what_if.csv`. Seven steps of 100 us; the kernel 20% faster (40 us)
+/// moves the sync's return and the host time after it 10 us earlier: 90
+/// us a step, 270 for the three kept.
+#[test]
+fn kept_steps_are_the_paths_and_the_what_ifs_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 1..=7 {
+        plain_step(&mut t, &format!("PyTorch::ProfilerStep#{i}"), 100 * (i - 1), 100);
+    }
+    let files = vec![t.write(dir.path())];
+    let csv = dir.path().join("csv");
+    let (doc, _, stderr) = report(
+        &files,
+        &[
+            "--steps",
+            "3-5",
+            "--what-if",
+            "kernel:k_*=-20%",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    for i in ["3", "4", "5"] {
+        check_plain_path(&doc, i, &format!("PyTorch::ProfilerStep#{i}"), 100.0);
+    }
+    let path = csv_rows(&csv.join("critical_path.csv"));
+    assert_eq!(
+        path[0][..7],
+        ["step", "seq", "rank", "kind", "name", "start_us", "dur_us"]
+    );
+    let mut steps = csv_column(&path, "step");
+    assert_eq!(steps.len(), 15, "five stretches a step");
+    steps.dedup();
+    assert_eq!(steps, ["3", "4", "5"]);
+    let what_if = csv_rows(&csv.join("what_if.csv"));
+    assert_eq!(csv_column(&what_if, "step"), ["3", "4", "5", "total"]);
+    for i in ["3", "4", "5"] {
+        close(what_if_of(&doc, i), 90.0, "a step with the kernel -20%");
+    }
+    close(what_if_of(&doc, "total"), 270.0, "the kept steps");
+}
+
+fn what_if_of(doc: &Value, step: &str) -> f64 {
+    what_if(doc, "kernel:k_*=-20%", step)
+}
+
+/// Without step markers, the steps a fallback rule finds are the path's
+/// steps (docs/tracestat.md#steps): a repeated top-level range
+/// `app::train_iter` (steps 0-3, 90 us each, the thread's time cut at each
+/// range's end) ...
+#[test]
+fn top_level_range_steps_get_a_path_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 0..4 {
+        plain_step(&mut t, "app::train_iter", 100 * i, 90);
+    }
+    let files = vec![t.write(dir.path())];
+    let (doc, _, stderr) = report(&files, &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["0", "1", "2", "3"]);
+    for i in ["0", "1", "2", "3"] {
+        check_plain_path(&doc, i, "app::train_iter", 90.0);
+    }
+}
+
+/// ... and the period of GPU work, without host ranges: per period, a
+/// launch at `b` of `ka_kernel` (`b + 10` to `b + 30`) and one at `b + 5`
+/// of `kb_kernel`, queued after it (`b + 30` to `b + 60`). The quietest
+/// phase starts each step at `ka_kernel`; a step ends when its last device
+/// work ends: `ka_kernel` 20 then `kb_kernel` 30, 50 us.
+#[test]
+fn gpu_period_steps_get_a_path_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 0..4 {
+        let b = 100 * i;
+        t.launch("ka_kernel", b, b + 10, 20);
+        t.launch("kb_kernel", b + 5, b + 30, 30);
+    }
+    let files = vec![t.write(dir.path())];
+    let (doc, _, stderr) = report(&files, &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["0", "1", "2", "3"]);
+    for i in ["0", "1", "2", "3"] {
+        let got = items(&doc, i);
+        let names: Vec<(&str, &str)> = got
+            .iter()
+            .map(|g| (g.1.as_str(), g.2.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("compute", "ka_kernel"), ("compute", "kb_kernel")],
+            "step {i}"
+        );
+        close(got[0].4, 20.0, "ka_kernel");
+        close(got[1].4, 30.0, "kb_kernel");
+        close(got[1].3 - got[0].3, 20.0, "kb_kernel after ka_kernel");
+        let row = row(&doc, "critical_path_steps", "step", i);
+        close(f(&row["dur_us"]), 50.0, "step length");
+    }
+}

@@ -983,14 +983,19 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// Steps without a marker thread (found from the period of GPU work,
-    /// docs/tracestat.md#steps) end when the last work that ends in their
-    /// window ends: the step's end waits for it.
+    /// docs/tracestat.md#steps) end when the last device work that ends in
+    /// their window ends: the step's end waits for it. Host time is left
+    /// out: the window is the device's, and a host thread's time runs on
+    /// to the next step's launches.
     fn device_step_ends(&mut self, windows: &[super::steps::StepWindow]) {
         if windows.iter().all(|w| w.tid.is_some()) {
             return;
         }
         let mut ends: Vec<(Ns, std::cmp::Reverse<u32>)> = (0..self.nodes.len() as u32)
-            .filter(|&v| !matches!(self.nodes[v as usize].what, What::Mark))
+            .filter(|&v| {
+                self.engine[v as usize] != NONE
+                    && !matches!(self.nodes[v as usize].what, What::Arrival)
+            })
             .map(|v| (self.nodes[v as usize].end, std::cmp::Reverse(v)))
             .collect();
         ends.sort_unstable();
