@@ -490,10 +490,13 @@ impl<'m, 'a> Graph<'m, 'a> {
         Graph {
             m,
             names,
-            nodes: Vec::with_capacity(2 * t.kernels.len() + 16),
+            // Reserved exactly as each part of the graph is built
+            // (`reserve_nodes`): the node list is the largest thing a rank
+            // holds while it is reduced (docs/tracestat.md#scale).
+            nodes: Vec::new(),
             bind: Vec::new(),
             threads: Vec::new(),
-            engine: Vec::with_capacity(2 * t.kernels.len() + 16),
+            engine: Vec::new(),
             engines: Vec::new(),
             name_of: vec![NONE; t.names.len()],
             call_kind: vec![None; t.names.len()],
@@ -509,6 +512,13 @@ impl<'m, 'a> Graph<'m, 'a> {
             kernel_rule,
             median_rank,
         }
+    }
+
+    /// Room for `more` nodes, without the slack of amortised growth (a
+    /// doubling of the rank's largest list).
+    fn reserve_nodes(&mut self, more: usize) {
+        self.nodes.reserve_exact(more);
+        self.engine.reserve_exact(more);
     }
 
     fn push(&mut self, n: Node) -> u32 {
@@ -587,6 +597,17 @@ impl<'m, 'a> Graph<'m, 'a> {
             if self.blocking_calls(&calls, &mut evs) {
                 evs.sort_by_key(|e| (e.0, e.1));
             }
+            // Per event at most: a piece of host time, and a node of the
+            // call (a step end, a synchronisation) or two (a collective).
+            let more = evs
+                .iter()
+                .map(|e| match e.2 {
+                    Ev::Launch(_) => 1,
+                    Ev::StepEnd(_) | Ev::Sync(..) => 2,
+                    Ev::Coll(..) => 3,
+                })
+                .sum();
+            self.reserve_nodes(more);
             let thread = self.thread(calls);
             let first = thread
                 .segments
@@ -812,6 +833,10 @@ impl<'m, 'a> Graph<'m, 'a> {
             .collect();
         let mut idx: Vec<usize> = (0..t.kernels.len()).collect();
         idx.sort_by_key(|&k| (t.kernels[k].device, t.kernels[k].tid, t.kernels[k].start));
+        // A node per command, two per device collective, then the step
+        // ends of steps without a marker thread.
+        let device_colls = order.iter().filter(|&&i| t.collectives[i].on_device).count();
+        self.reserve_nodes(t.kernels.len() + 2 * device_colls + self.step_end.len() + 1);
         let mut last: Option<((u32, u64), u32)> = None;
         for k in idx {
             let kr = &t.kernels[k];
@@ -1193,8 +1218,10 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
     fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<Total>) {
-        let (source, items) = self.walk(sink, s);
+        let (source, mut items) = self.walk(sink, s);
         if items.len() <= MAX_ITEMS {
+            // Held until the cross-rank solve: no growth slack.
+            items.shrink_to_fit();
             return (source, items, Vec::new());
         }
         let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
