@@ -58,10 +58,68 @@ pub fn collect(ranks: &mut [RankSummary]) -> Vec<RankMarks> {
 
 /// One added slice or counter value of one rank.
 enum Added {
-    /// `(track, start, end, name, category)`; track 0 steps, 1 the path.
-    Slice(u8, Ns, Ns, String, &'static str),
+    /// `(track, start, end, name, category)`.
+    Slice(Lane, Ns, Ns, String, &'static str),
     /// `(engine, time, depth)`.
     Count(usize, Ns, u32),
+}
+
+/// A track of added slices: `(0 steps or 1 the critical path, lane)`.
+/// Slices of one track never partly overlap, which Perfetto needs to draw
+/// them (docs/tracestat.md#annotated-trace): a rank's steps, and the paths
+/// of different steps on one rank, may overlap in time (a step's device
+/// tail runs into the next step; a step of the run starts at its earliest
+/// rank), so each goes to the first lane of its track where it starts
+/// after the lane's last end.
+type Lane = (u8, u32);
+
+/// Lanes for groups of slices given as `(start, end)` spans, in the order
+/// given: the first lane free at each span's start (greedy interval
+/// partitioning, by start).
+fn lanes(spans: &[(Ns, Ns)]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| (spans[i], i));
+    let mut ends: Vec<Ns> = Vec::new();
+    let mut out = vec![0; spans.len()];
+    for i in order {
+        let (s, e) = spans[i];
+        let lane = match ends.iter().position(|&end| end <= s) {
+            Some(l) => l,
+            None => {
+                ends.push(Ns::MIN);
+                ends.len() - 1
+            }
+        };
+        ends[lane] = e.max(s);
+        out[i] = lane as u32;
+    }
+    out
+}
+
+/// The display name of a lane: `steps`, `critical path`, then `steps 2`,
+/// `critical path 2`, ...
+fn lane_name((track, lane): Lane) -> String {
+    let base = if track == 0 { "steps" } else { "critical path" };
+    if lane == 0 {
+        base.to_string()
+    } else {
+        format!("{base} {}", lane + 1)
+    }
+}
+
+/// The lanes a rank's slices use, in track then lane order (the first
+/// lane of each track always, so that the tracks are there when empty).
+fn used_lanes(adds: &[Added]) -> Vec<Lane> {
+    let mut used: Vec<Lane> = vec![(0, 0), (1, 0)];
+    for a in adds {
+        if let Added::Slice(l, ..) = a {
+            if !used.contains(l) {
+                used.push(*l);
+            }
+        }
+    }
+    used.sort_unstable();
+    used
 }
 
 /// Per rank: the slices and counter values to add, on its clock.
@@ -79,9 +137,10 @@ fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
         .unwrap_or(0);
     let mut out: Vec<Vec<Added>> = marks.iter().map(|_| Vec::new()).collect();
     for (i, m) in marks.iter().enumerate() {
-        for &(id, s, e) in &m.steps {
+        let spans: Vec<(Ns, Ns)> = m.steps.iter().map(|&(_, s, e)| (s, e)).collect();
+        for (&(id, s, e), lane) in m.steps.iter().zip(lanes(&spans)) {
             let name = id.map_or_else(|| "run".to_string(), |n| format!("step {n}"));
-            out[i].push(Added::Slice(0, s, e, name, "step"));
+            out[i].push(Added::Slice((0, lane), s, e, name, "step"));
         }
         for (k, eng) in m.depth.iter().enumerate() {
             for &(t, d) in &eng.points {
@@ -89,6 +148,11 @@ fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
             }
         }
     }
+    // Per rank, the path's stretches grouped by step (a step's stretches
+    // tile its time, so they never overlap): `(step, start, end, name,
+    // kind)`, in report order.
+    type Stretch = (String, Ns, Ns, String, &'static str);
+    let mut by_rank: Vec<Vec<Stretch>> = marks.iter().map(|_| Vec::new()).collect();
     for row in &report.out.critical_path.critical_path {
         let Some(i) = marks.iter().position(|m| m.label == row.rank) else {
             continue;
@@ -96,7 +160,26 @@ fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
         let start = origin + (row.start_us * 1000.0).round() as Ns + off_of(i);
         let end = start + (row.dur_us * 1000.0).round() as Ns;
         let name = format!("{} (step {})", row.name, row.step);
-        out[i].push(Added::Slice(1, start, end, name, row.kind.name()));
+        by_rank[i].push((row.step.clone(), start, end, name, row.kind.name()));
+    }
+    for (i, stretches) in by_rank.into_iter().enumerate() {
+        let mut steps: Vec<(&str, Ns, Ns)> = Vec::new();
+        for (step, s, e, ..) in &stretches {
+            match steps.iter_mut().find(|g| g.0 == step) {
+                Some(g) => (g.1, g.2) = (g.1.min(*s), g.2.max(*e)),
+                None => steps.push((step, *s, *e)),
+            }
+        }
+        let spans: Vec<(Ns, Ns)> = steps.iter().map(|g| (g.1, g.2)).collect();
+        let lane_of: Vec<(String, u32)> = steps
+            .iter()
+            .zip(lanes(&spans))
+            .map(|(g, l)| (g.0.to_string(), l))
+            .collect();
+        for (step, s, e, name, kind) in stretches {
+            let lane = lane_of.iter().find(|g| g.0 == step).map_or(0, |g| g.1);
+            out[i].push(Added::Slice((1, lane), s, e, name, kind));
+        }
     }
     out
 }
@@ -128,6 +211,12 @@ fn json_us(ns: Ns) -> String {
     let sign = if ns < 0 { "-" } else { "" };
     let a = ns.unsigned_abs();
     format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// The thread id of a lane in the JSON output: 1 the steps, 2 the path,
+/// then 3, 4 their second lanes, and so on.
+fn json_tid((track, lane): Lane) -> u64 {
+    1 + track as u64 + 2 * lane as u64
 }
 
 /// The process id of a rank's added tracks: far above real process ids.
@@ -178,16 +267,16 @@ fn write_json(
         };
         sep(w)?;
         w.write_all(meta("process_name", 0, &format!("tracestat rank {}", m.label)).as_bytes())?;
-        for (tid, name) in [(1, "steps"), (2, "critical path")] {
+        for lane in used_lanes(&adds) {
             sep(w)?;
-            w.write_all(meta("thread_name", tid, name).as_bytes())?;
+            w.write_all(meta("thread_name", json_tid(lane), &lane_name(lane)).as_bytes())?;
         }
         for a in adds {
             sep(w)?;
             let line = match a {
-                Added::Slice(track, s, e, name, cat) => format!(
+                Added::Slice(lane, s, e, name, cat) => format!(
                     "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{},\"name\":{},\"cat\":\"{cat}\",\"ts\":{},\"dur\":{}}}",
-                    track + 1,
+                    json_tid(lane),
                     serde_json::to_string(&name).unwrap_or_default(),
                     json_us(s - base),
                     json_us(e - s)
@@ -301,6 +390,11 @@ fn write_pftrace(
     for (i, (m, adds)) in marks.iter().zip(added(marks, report)).enumerate() {
         let root = 0x7ac0_0000_0000 + ((i as u64) << 16);
         let track = |k: u64| root + 1 + k;
+        // Lanes past the first of each track: above the engines' counters.
+        let lane_track = |(t, lane): Lane| match lane {
+            0 => track(t as u64),
+            _ => root + 0x8000 + 2 * lane as u64 + t as u64,
+        };
         let mut descriptor =
             |w: &mut dyn Write, uuid: u64, name: &str, parent: Option<u64>, counter: bool| {
                 let mut td = PacketBuilder::new()
@@ -315,24 +409,25 @@ fn write_pftrace(
                 packet(w, None, PACKET_TRACK_DESCRIPTOR, td)
             };
         descriptor(w, root, &format!("tracestat rank {}", m.label), None, false)?;
-        descriptor(w, track(0), "steps", Some(root), false)?;
-        descriptor(w, track(1), "critical path", Some(root), false)?;
+        for lane in used_lanes(&adds) {
+            descriptor(w, lane_track(lane), &lane_name(lane), Some(root), false)?;
+        }
         for (k, eng) in m.depth.iter().enumerate() {
             let name = format!("queue depth {}", eng.label);
             descriptor(w, track(2 + k as u64), &name, Some(root), true)?;
         }
         for a in adds {
             match a {
-                Added::Slice(t, s, e, name, cat) => {
+                Added::Slice(lane, s, e, name, cat) => {
                     let begin = PacketBuilder::new()
                         .varint(TE_TYPE, SLICE_BEGIN)
-                        .varint(TE_TRACK, track(t as u64))
+                        .varint(TE_TRACK, lane_track(lane))
                         .bytes(TE_CATEGORY, cat.as_bytes())
                         .bytes(TE_NAME, name.as_bytes());
                     packet(w, Some(s), PACKET_TRACK_EVENT, begin)?;
                     let end = PacketBuilder::new()
                         .varint(TE_TYPE, SLICE_END)
-                        .varint(TE_TRACK, track(t as u64));
+                        .varint(TE_TRACK, lane_track(lane));
                     packet(w, Some(e), PACKET_TRACK_EVENT, end)?;
                 }
                 Added::Count(k, t, d) => {

@@ -957,3 +957,165 @@ fn gpu_period_steps_get_a_path_each() {
         close(f(&row["dur_us"]), 50.0, "step length");
     }
 }
+
+/// `unitrace-gen trace OUT --ranks 4 --events 6000 --steps 6
+/// --clock-offset-us 20000 --format FORMAT` (seed 1): ranks whose clocks
+/// are 20 ms apart, read with `--align none`, so that the steps of the
+/// ranks, and the paths of different steps on one rank, overlap in time.
+fn skewed_ranks(out: &Path, format: &str) -> Vec<PathBuf> {
+    let args = [
+        "unitrace-gen",
+        "trace",
+        out.to_str().unwrap(),
+        "--ranks",
+        "4",
+        "--events",
+        "6000",
+        "--steps",
+        "6",
+        "--clock-offset-us",
+        "20000",
+        "--format",
+        format,
+        "-q",
+    ];
+    use clap::Parser;
+    let cli = unitrace_gen::cli::Cli::try_parse_from(args).unwrap();
+    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
+        unreachable!()
+    };
+    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Checks that no two slices of a track partly overlap (each slice either
+/// nests in the one open before it or starts after it ends), for slices
+/// `(track, start ns, end ns)`; returns the number of tracks.
+fn check_nesting(mut slices: Vec<(String, i64, i64)>) -> usize {
+    slices.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    let mut open: Vec<(i64, i64)> = Vec::new();
+    let mut track = String::new();
+    let mut tracks = 0;
+    for (t, s, e) in slices {
+        if t != track {
+            (track, tracks) = (t.clone(), tracks + 1);
+            open.clear();
+        }
+        while open.last().is_some_and(|o| o.1 <= s) {
+            open.pop();
+        }
+        if let Some(o) = open.last() {
+            assert!(e <= o.1, "{t}: {s}-{e} partly overlaps {}-{}", o.0, o.1);
+        }
+        open.push((s, e));
+    }
+    tracks
+}
+
+/// A JSON time in us with up to 3 decimals, in ns (exactly: f64 cannot
+/// hold today's epoch in ns).
+fn json_ns(text: &str) -> i64 {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    let frac = format!("{frac:0<3}");
+    int.parse::<i64>().unwrap() * 1000 + frac[..3].parse::<i64>().unwrap()
+}
+
+/// The annotated trace's tracks nest (docs/tracestat.md#annotated-trace):
+/// with steps of different ranks overlapping, a rank's paths of different
+/// steps go to more than one lane, and within a lane no slice partly
+/// overlaps another; in JSON and in .pftrace.
+#[test]
+fn annotated_tracks_nest_when_steps_overlap() {
+    use unitrace_core::pftrace::{EventType, PacketData, PacketReader};
+    let dir = tempfile::tempdir().unwrap();
+    // JSON: the added events, one a line, read as text for exact times.
+    let files = skewed_ranks(&dir.path().join("json"), "json");
+    let out = dir.path().join("annotated.json");
+    let (doc, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let field = |line: &str, key: &str| -> String {
+        let at = line.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+        line[at..]
+            .split([',', '}'])
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut slices = Vec::new();
+    let mut lanes = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches(',');
+        if !line.starts_with("{\"ph\":\"X\",\"pid\":") {
+            continue;
+        }
+        let (pid, tid) = (field(line, "pid"), field(line, "tid"));
+        let start = json_ns(&field(line, "ts"));
+        slices.push((format!("{pid}/{tid}"), start, start + json_ns(&field(line, "dur"))));
+        lanes.push(tid.parse::<u64>().unwrap());
+    }
+    // Threads 2, 4, ... hold the path, 1, 3, ... the steps.
+    let path = lanes.iter().filter(|&&t| t % 2 == 0).count();
+    assert_eq!(path, rows(&doc, "critical_path").len(), "every stretch");
+    assert!(lanes.len() - path >= 4, "the steps of every rank");
+    assert!(
+        lanes.iter().any(|&t| t >= 4),
+        "a second lane of the path (thread 4)"
+    );
+    assert!(check_nesting(slices) >= 6, "4 step tracks, 2 path lanes");
+    // .pftrace: begin/end pairs per track, after the inputs' records.
+    let files = skewed_ranks(&dir.path().join("pftrace"), "pftrace");
+    let out = dir.path().join("annotated.pftrace");
+    let (doc, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let bytes = std::fs::read(&out).unwrap();
+    let input: usize = files
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len() as usize)
+        .sum();
+    let mut reader = PacketReader::new(&bytes[..]);
+    let mut open: std::collections::HashMap<u64, i64> = Default::default();
+    let (mut slices, mut names, mut path) = (Vec::new(), Vec::new(), 0);
+    while let Some(rec) = reader.next_record().unwrap() {
+        let packet = rec.decode().unwrap();
+        match packet.data {
+            PacketData::TrackDescriptor(td) if rec.offset as usize >= input => {
+                names.extend(td.display_name().map(|n| n.into_owned()));
+            }
+            PacketData::TrackEvent(te) if rec.offset as usize >= input => {
+                let (track, ts) = (te.track_uuid.unwrap(), packet.timestamp.unwrap() as i64);
+                match te.kind {
+                    EventType::SliceBegin => {
+                        assert!(open.insert(track, ts).is_none(), "one open slice");
+                        let name = String::from_utf8_lossy(te.name.unwrap_or_default());
+                        path += usize::from(name.contains(" (step "));
+                    }
+                    EventType::SliceEnd => {
+                        let s = open.remove(&track).expect("a begin before the end");
+                        slices.push((track.to_string(), s, ts));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(path, rows(&doc, "critical_path").len(), "every stretch");
+    assert!(slices.len() - path >= 4, "the steps of every rank");
+    assert!(
+        names.iter().any(|n| n == "critical path 2"),
+        "a second lane of the path: {names:?}"
+    );
+    assert!(check_nesting(slices) >= 6, "4 step tracks, 2 path lanes");
+}
