@@ -1119,3 +1119,61 @@ fn annotated_tracks_nest_when_steps_overlap() {
     );
     assert!(check_nesting(slices) >= 6, "4 step tracks, 2 path lanes");
 }
+
+/// On screen and on the page the per-name and the stretch tables put the
+/// numbers first and the long name last (docs/tracestat.md#critical-path);
+/// the files keep their columns (`critical_path.csv`: `step, seq, rank,
+/// kind, name, start_us, dur_us`).
+#[test]
+fn names_come_last_on_screen_and_page_the_files_keep_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let (html, csv) = (dir.path().join("p.html"), dir.path().join("csv"));
+    let (_, stdout, stderr) = report(
+        &files,
+        &[
+            "--align",
+            "none",
+            "--html",
+            html.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let header_after = |title: &str| -> Vec<String> {
+        let at = stdout.find(title).unwrap_or_else(|| panic!("{title}"));
+        let line = stdout[at..].lines().nth(1).unwrap();
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    assert_eq!(
+        header_after("On the path, per name"),
+        ["times", "steps", "time_us", "share_%", "kind", "name"]
+    );
+    assert_eq!(
+        header_after("The slowest step's path"),
+        ["step", "seq", "rank", "kind", "start_us", "length_us", "name"]
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    let at = page.find("On the path, per name").unwrap();
+    let head = &page[at..page[at..].find("</tr>").unwrap() + at];
+    let cells: Vec<&str> = head
+        .split("<th>")
+        .skip(1)
+        .map(|c| c.split('<').next().unwrap())
+        .collect();
+    assert_eq!(cells.last(), Some(&"name"), "{head}");
+    assert_eq!(cells.first(), Some(&"times"), "{head}");
+    let first_line = |name: &str| -> String {
+        let text = std::fs::read_to_string(csv.join(name)).unwrap();
+        text.lines().next().unwrap().to_string()
+    };
+    assert_eq!(
+        first_line("critical_path.csv"),
+        "step,seq,rank,kind,name,start_us,dur_us"
+    );
+    assert_eq!(
+        first_line("critical_path_names.csv"),
+        "kind,name,items,steps,dur_us,pct"
+    );
+}

@@ -436,12 +436,16 @@ fn names_table(out: &CriticalPathOut) -> Table {
         "critical_path_names",
         "On the path, per name (all steps)",
         vec![
-            Column::new("kind", "kind", Unit::Text),
-            Column::new("name", "name", Unit::Text),
+            Column::new("kind", "kind", Unit::Text).files_only(),
+            Column::new("name", "name", Unit::Text).files_only(),
             Column::new("items", "times", Unit::Count),
             Column::new("steps", "steps", Unit::Count),
             Column::new("dur_us", "time", Unit::Us),
             Column::new("pct", "share", Unit::Pct),
+            // On screen the long name last, so that the numbers stay in
+            // view (as the kernels table; docs/tracestat.md#critical-path).
+            Column::new("kind_shown", "kind", Unit::Text).screen_only(),
+            Column::new("name_shown", "name", Unit::Text).screen_only(),
         ],
     );
     for r in &out.critical_path_names {
@@ -452,6 +456,8 @@ fn names_table(out: &CriticalPathOut) -> Table {
             r.steps.into(),
             r.dur_us.into(),
             r.pct.into(),
+            r.kind.name().into(),
+            r.name.clone().into(),
         ]);
     }
     if t.rows.len() > TOP_NAMES {
@@ -473,9 +479,12 @@ fn items_table(out: &CriticalPathOut) -> Table {
             Column::new("seq", "seq", Unit::Count),
             Column::new("rank", "rank", Unit::Text),
             Column::new("kind", "kind", Unit::Text),
-            Column::new("name", "name", Unit::Text),
+            Column::new("name", "name", Unit::Text).files_only(),
             Column::new("start_us", "start", Unit::Us),
             Column::new("dur_us", "length", Unit::Us),
+            // On screen the long name last (the file's columns are fixed:
+            // docs/tracestat.md#critical-path).
+            Column::new("name_shown", "name", Unit::Text).screen_only(),
         ],
     );
     let mut slowest: Vec<usize> = Vec::new();
@@ -491,6 +500,7 @@ fn items_table(out: &CriticalPathOut) -> Table {
             r.name.clone().into(),
             r.start_us.into(),
             r.dur_us.into(),
+            r.name.clone().into(),
         ]);
     }
     let all = slowest.len();
