@@ -308,10 +308,20 @@ pub fn summarize(
     classifier: &mut Classifier<'_>,
     opts: &RankOptions,
 ) -> RankSummary {
-    let trace = match opts.window {
+    let mut trace = match opts.window {
         Some(w) => crate::rank_model::clip_to_window(trace, w),
         None => trace,
     };
+    // The rank's intervals are held while every analysis looks at them:
+    // without the slack their growth left (up to half of each list), which
+    // counts towards the peak memory (docs/tracestat.md#scale).
+    trace.kernels.shrink_to_fit();
+    trace.host.shrink_to_fit();
+    trace.api.shrink_to_fit();
+    trace.flows.shrink_to_fit();
+    for cover in &mut trace.host_cover {
+        cover.shrink_to_fit();
+    }
     let (trace, steps) = steps::restrict(trace, &opts.steps);
     let (trace, (first, last, parts)) = with_model(trace, classifier, &steps, |m| {
         (m.first, m.last, observe_all(m, opts))

@@ -569,6 +569,17 @@ impl<'m, 'a> Graph<'m, 'a> {
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
         let mut calls_by_tid: FastMap<u64, Vec<Call>> = FastMap::default();
+        // Each thread's list sized exactly: the calls are the largest list
+        // of this stage (docs/tracestat.md#scale).
+        let mut counts: FastMap<u64, usize> = FastMap::default();
+        for c in t.api.iter().chain(&t.host) {
+            if per_tid.contains_key(&c.tid) {
+                *counts.entry(c.tid).or_default() += 1;
+            }
+        }
+        for (tid, n) in counts {
+            calls_by_tid.insert(tid, Vec::with_capacity(n));
+        }
         for a in &t.api {
             if per_tid.contains_key(&a.tid) {
                 let kind = self.call_kind(a.name);
