@@ -13,7 +13,9 @@ use crate::analyzers::Report;
 use crate::figures::{breakdown_svg, Bar, MAX_BARS};
 
 /// Writes the page.
-pub fn write(out: impl Write, r: &Report, sections: &[Section]) -> io::Result<()> {
+/// `sections` are taken, not copied: with many steps their tables hold
+/// hundreds of thousands of rows (docs/tracestat.md#scale).
+pub fn write(out: impl Write, r: &Report, sections: Vec<Section>) -> io::Result<()> {
     let mut doc = Document::new(out, "tracestat")?;
     doc.heading(
         1,
@@ -28,20 +30,12 @@ pub fn write(out: impl Write, r: &Report, sections: &[Section]) -> io::Result<()
         doc.paragraph(&format!("GPU time against the median: {comparison}"))?;
     }
     // The findings first (docs/findings.md#output), then the bars.
-    let mut all: Vec<Section> = Vec::new();
-    all.extend(
-        sections
-            .iter()
-            .filter(|s| s.id == crate::analyzers::findings::SECTION_ID)
-            .cloned(),
-    );
+    let (findings, rest): (Vec<Section>, Vec<Section>) = sections
+        .into_iter()
+        .partition(|s| s.id == crate::analyzers::findings::SECTION_ID);
+    let mut all: Vec<Section> = findings;
     all.push(bars(r));
-    all.extend(
-        sections
-            .iter()
-            .filter(|s| s.id != crate::analyzers::findings::SECTION_ID)
-            .cloned(),
-    );
+    all.extend(rest);
     write_page(&mut doc, &all)?;
     doc.finish()?;
     Ok(())

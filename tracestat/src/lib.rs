@@ -402,7 +402,7 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         let rank_rows = out.console.unwrap_or(Some(32));
         let (_, shown) = sections(report, rank_rows);
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        html::write(&mut f, report, &shown)?;
+        html::write(&mut f, report, shown)?;
         pending.push((path.clone(), f));
     }
     if let (Some(path), Some(marks)) = (&out.annotate, marks) {

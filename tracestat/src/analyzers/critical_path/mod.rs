@@ -200,6 +200,11 @@ fn output(
     origin: Ns,
 ) -> CriticalPathOut {
     let mut out = CriticalPathOut::default();
+    // A row per stretch of every step: sized exactly, as it is the largest
+    // table of a run of many steps (docs/tracestat.md#scale).
+    out.critical_path
+        .reserve_exact(paths.iter().map(|p| p.items.len()).sum());
+    out.critical_path_steps.reserve_exact(paths.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
     let mut names: BTreeMap<(Kind, String), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
     let mut total: Ns = 0;
@@ -500,7 +505,9 @@ fn items_table(out: &CriticalPathOut) -> Table {
             r.name.clone().into(),
             r.start_us.into(),
             r.dur_us.into(),
-            r.name.clone().into(),
+            // Filled in for the rows shown only (below): a run of many
+            // steps has hundreds of thousands of rows.
+            Value::Empty,
         ]);
     }
     let all = slowest.len();
@@ -510,6 +517,10 @@ fn items_table(out: &CriticalPathOut) -> Table {
         shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
         shown.truncate(TOP_ITEMS);
         shown.sort_unstable();
+    }
+    let shown_name = t.columns.len() - 1;
+    for &i in &shown {
+        t.rows[i][shown_name] = out.critical_path[i].name.clone().into();
     }
     let note = format!(
         "({} of the slowest step's {all} stretches shown; the files hold every step's)",
