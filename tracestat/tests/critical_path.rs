@@ -853,7 +853,12 @@ fn kept_steps_are_the_paths_and_the_what_ifs_steps() {
     let dir = tempfile::tempdir().unwrap();
     let mut t = Rank::new(0);
     for i in 1..=7 {
-        plain_step(&mut t, &format!("PyTorch::ProfilerStep#{i}"), 100 * (i - 1), 100);
+        plain_step(
+            &mut t,
+            &format!("PyTorch::ProfilerStep#{i}"),
+            100 * (i - 1),
+            100,
+        );
     }
     let files = vec![t.write(dir.path())];
     let csv = dir.path().join("csv");
@@ -941,10 +946,7 @@ fn gpu_period_steps_get_a_path_each() {
     assert_eq!(steps, ["0", "1", "2", "3"]);
     for i in ["0", "1", "2", "3"] {
         let got = items(&doc, i);
-        let names: Vec<(&str, &str)> = got
-            .iter()
-            .map(|g| (g.1.as_str(), g.2.as_str()))
-            .collect();
+        let names: Vec<(&str, &str)> = got.iter().map(|g| (g.1.as_str(), g.2.as_str())).collect();
         assert_eq!(
             names,
             [("compute", "ka_kernel"), ("compute", "kb_kernel")],
@@ -1044,11 +1046,7 @@ fn annotated_tracks_nest_when_steps_overlap() {
     let text = std::fs::read_to_string(&out).unwrap();
     let field = |line: &str, key: &str| -> String {
         let at = line.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
-        line[at..]
-            .split([',', '}'])
-            .next()
-            .unwrap()
-            .to_string()
+        line[at..].split([',', '}']).next().unwrap().to_string()
     };
     let mut slices = Vec::new();
     let mut lanes = Vec::new();
@@ -1059,7 +1057,11 @@ fn annotated_tracks_nest_when_steps_overlap() {
         }
         let (pid, tid) = (field(line, "pid"), field(line, "tid"));
         let start = json_ns(&field(line, "ts"));
-        slices.push((format!("{pid}/{tid}"), start, start + json_ns(&field(line, "dur"))));
+        slices.push((
+            format!("{pid}/{tid}"),
+            start,
+            start + json_ns(&field(line, "dur")),
+        ));
         lanes.push(tid.parse::<u64>().unwrap());
     }
     // Threads 2, 4, ... hold the path, 1, 3, ... the steps.
@@ -1152,7 +1154,15 @@ fn names_come_last_on_screen_and_page_the_files_keep_their_columns() {
     );
     assert_eq!(
         header_after("The slowest step's path"),
-        ["step", "seq", "rank", "kind", "start_us", "length_us", "name"]
+        [
+            "step",
+            "seq",
+            "rank",
+            "kind",
+            "start_us",
+            "length_us",
+            "name"
+        ]
     );
     let page = std::fs::read_to_string(&html).unwrap();
     let at = page.find("On the path, per name").unwrap();

@@ -846,7 +846,10 @@ impl<'m, 'a> Graph<'m, 'a> {
         idx.sort_by_key(|&k| (t.kernels[k].device, t.kernels[k].tid, t.kernels[k].start));
         // A node per command, two per device collective, then the step
         // ends of steps without a marker thread.
-        let device_colls = order.iter().filter(|&&i| t.collectives[i].on_device).count();
+        let device_colls = order
+            .iter()
+            .filter(|&&i| t.collectives[i].on_device)
+            .count();
         self.reserve_nodes(t.kernels.len() + 2 * device_colls + self.step_end.len() + 1);
         let mut last: Option<((u32, u64), u32)> = None;
         for k in idx {
