@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, CollectiveInstance, CollectivesOut};
+use super::critical_path::{rank_median_savings, ImplicitReplays};
 use super::gaps::GapStats;
 use super::stragglers::stands_out;
 use super::{median, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -56,6 +57,10 @@ pub struct Finding {
     pub to_us: f64,
     /// What a fix would save (docs/findings.md#savings).
     pub savings_us: f64,
+    /// How the savings were estimated: `replay` (the critical path's
+    /// what-if replay of the run) or `bound` (the rule's stated bound).
+    #[serde(default)]
+    pub savings_by: String,
     /// The savings as a share of the wall time (the rank's; the median
     /// rank's for `all`).
     pub savings_pct: f64,
@@ -116,6 +121,11 @@ pub struct Context<'a> {
     /// sorted; made once, when the imbalance rule first needs it, rather
     /// than per rank (quadratic in the ranks: docs/tracestat.md#many-ranks).
     pub kernel_totals: std::sync::OnceLock<std::collections::HashMap<&'a str, Vec<f64>>>,
+    /// The finished analyses (the per-rank replays read them).
+    pub done: &'a Finished,
+    /// The critical path's implicit `comm=0` and `launch=0` replays, where
+    /// its graphs allow them.
+    pub replays: Option<&'a ImplicitReplays>,
 }
 
 /// How late a rank was at the collectives where it arrived last: the sum
@@ -154,9 +164,25 @@ pub struct Rule {
     /// Whether that is a problem: the rule's threshold.
     pub fires: fn(&Context<'_>, usize, &Evidence) -> bool,
     /// The time a fix would save, ns: the rule's stated bound
-    /// (docs/findings.md#savings). The one place to switch to a what-if
-    /// replay of the run.
+    /// (docs/findings.md#savings), which also decides whether a finding
+    /// is worth a look.
     pub savings: fn(&Context<'_>, usize, &Evidence) -> Ns,
+    /// The what-if replay that expresses the fix, whose savings take the
+    /// bound's place where the graphs allow (docs/findings.md#savings).
+    pub replay: Option<Replay>,
+}
+
+/// A fix as a what-if rule of the critical path's replay
+/// (docs/tracestat.md#what-if).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// `comm=0`: no transfer time.
+    Comm,
+    /// `launch=0`: no launch calls or latencies.
+    Launch,
+    /// `rank:N=median`: the finding's rank's kernels at the median rank's
+    /// pace.
+    RankMedian,
 }
 
 /// Pinned host memory copies at least this many times faster than
@@ -528,6 +554,7 @@ pub const RULES: [Rule; 11] = [
         observe: pageable_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
         savings: |_, _, e| (e.time_ns as f64 * (1.0 - 1.0 / PINNED_SPEEDUP)) as Ns,
+        replay: None,
     },
     Rule {
         id: "small-copy",
@@ -536,6 +563,7 @@ pub const RULES: [Rule; 11] = [
         observe: small_observe,
         fires: |c, i, e| e.count >= SMALL_COPIES && at_least(c, i, e.time_ns, 0.02),
         savings: |_, _, e| (e.time_ns - (e.bytes as f64 / COPY_GBPS) as Ns).max(0),
+        replay: None,
     },
     Rule {
         id: "sync-wait",
@@ -544,6 +572,7 @@ pub const RULES: [Rule; 11] = [
         observe: sync_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
         savings: |_, _, e| e.time_ns,
+        replay: None,
     },
     Rule {
         id: "launch-bound",
@@ -556,6 +585,7 @@ pub const RULES: [Rule; 11] = [
                 && pct(l.short_count as f64, l.kernels as f64) >= SHORT_KERNEL_SHARE
         },
         savings: |_, _, e| e.time_ns,
+        replay: Some(Replay::Launch),
     },
     Rule {
         id: "host-bound",
@@ -564,6 +594,7 @@ pub const RULES: [Rule; 11] = [
         observe: host_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.15),
         savings: |_, _, e| e.time_ns,
+        replay: None,
     },
     Rule {
         id: "exposed-communication",
@@ -572,6 +603,7 @@ pub const RULES: [Rule; 11] = [
         observe: exposed_observe,
         fires: |c, i, e| at_least(c, i, exposed_savings(c, i, e), 0.20),
         savings: exposed_savings,
+        replay: Some(Replay::Comm),
     },
     Rule {
         id: "straggler",
@@ -580,6 +612,7 @@ pub const RULES: [Rule; 11] = [
         observe: straggler_observe,
         fires: |c, _, e| e.time_ns as f64 >= 0.02 * c.median_active,
         savings: |_, _, e| e.time_ns,
+        replay: Some(Replay::RankMedian),
     },
     Rule {
         id: "imbalance",
@@ -594,6 +627,7 @@ pub const RULES: [Rule; 11] = [
             stands_out(c.compute[i] as f64, &others, IMBALANCE_SHARE, 0.0)
         },
         savings: |_, _, e| e.time_ns,
+        replay: Some(Replay::RankMedian),
     },
     Rule {
         id: "alloc-churn",
@@ -602,6 +636,7 @@ pub const RULES: [Rule; 11] = [
         observe: |c, i| setup_observe(c, i, &[SetupKind::Alloc, SetupKind::Free], "allocation or free"),
         fires: |_, _, _| true,
         savings: |_, _, e| e.time_ns,
+        replay: None,
     },
     Rule {
         id: "jit",
@@ -610,6 +645,7 @@ pub const RULES: [Rule; 11] = [
         observe: |c, i| setup_observe(c, i, &[SetupKind::ModuleBuild], "module or program build"),
         fires: |_, _, _| true,
         savings: |_, _, e| e.time_ns,
+        replay: None,
     },
     Rule {
         id: "serialised-copy",
@@ -618,6 +654,7 @@ pub const RULES: [Rule; 11] = [
         observe: serialised_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
         savings: |_, _, e| e.time_ns,
+        replay: None,
     },
 ];
 
@@ -724,6 +761,8 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         sorted_compute,
         origin: aligned_origin(ranks, &collectives.clock_alignment.offset_ns),
         kernel_totals: std::sync::OnceLock::new(),
+        done,
+        replays: done.critical_path.as_ref().and_then(|p| p.replays.as_ref()),
     }
 }
 
@@ -734,7 +773,21 @@ struct Hit {
     savings: Ns,
 }
 
-fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>) -> Finding {
+/// A finding's savings and how they were estimated
+/// (docs/findings.md#savings).
+#[derive(Debug, Clone, Copy)]
+struct Savings {
+    ns: f64,
+    by: &'static str,
+}
+
+fn finding(
+    c: &Context<'_>,
+    rule: &Rule,
+    hit: &Hit,
+    all: Option<(u64, f64)>,
+    estimate: Savings,
+) -> Finding {
     let off = c
         .collectives
         .clock_alignment
@@ -745,18 +798,17 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
     let origin = c.origin;
     let at = |t: Ns| us(t - off - origin);
     let e = &hit.evidence;
-    let (rank, ranks, savings, wall, text) = match all {
+    let savings = estimate.ns;
+    let (rank, ranks, wall, text) = match all {
         None => (
             c.ranks.labels[hit.rank].clone(),
             1,
-            hit.savings as f64,
             c.wall[hit.rank] as f64,
             e.text.clone(),
         ),
-        Some((fired, savings, wall)) => (
+        Some((fired, wall)) => (
             "all".to_string(),
             fired,
-            savings,
             wall,
             format!(
                 "on {fired} of {} ranks; e.g. rank {}: {}",
@@ -777,6 +829,7 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
         from_us: at(e.from_ns),
         to_us: at(e.to_ns),
         savings_us: us(savings as Ns),
+        savings_by: estimate.by.to_string(),
         savings_pct: pct(savings, wall),
         evidence: text,
         fix: rule.fix.to_string(),
@@ -815,14 +868,24 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
                 .iter()
                 .max_by(|a, b| a.savings.cmp(&b.savings).then(b.rank.cmp(&a.rank)))
                 .expect("at least one hit");
+            let estimate = run_replay(c, rule).unwrap_or(Savings {
+                ns: savings,
+                by: "bound",
+            });
             out.push(finding(
                 c,
                 rule,
                 example,
-                Some((hits.len() as u64, savings, wall)),
+                Some((hits.len() as u64, wall)),
+                estimate,
             ));
         } else {
-            out.extend(hits.iter().map(|h| finding(c, rule, h, None)));
+            let estimates = per_rank_estimates(c, rule, &hits);
+            out.extend(
+                hits.iter()
+                    .zip(estimates)
+                    .map(|(h, e)| finding(c, rule, h, None, e)),
+            );
         }
     }
     // Ranked by savings; then by rule, then by rank label.
@@ -833,6 +896,49 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
             .then_with(|| a.rank.cmp(&b.rank))
     });
     out
+}
+
+/// The run's savings under the rule's replay, when it is one of the whole
+/// run (`comm=0`, `launch=0`) and the graphs carry it.
+fn run_replay(c: &Context<'_>, rule: &Rule) -> Option<Savings> {
+    let r = c.replays?;
+    let ns = match rule.replay? {
+        Replay::Comm => r.comm,
+        Replay::Launch => r.launch,
+        Replay::RankMedian => return None,
+    };
+    Some(Savings {
+        ns: ns as f64,
+        by: "replay",
+    })
+}
+
+/// The savings of per-rank findings: the rule's replay where the graphs
+/// allow (`rank:N=median` for the hit's rank; the run's replay otherwise),
+/// else each hit's bound.
+fn per_rank_estimates(c: &Context<'_>, rule: &Rule, hits: &[Hit]) -> Vec<Savings> {
+    let bound = |h: &Hit| Savings {
+        ns: h.savings as f64,
+        by: "bound",
+    };
+    if rule.replay == Some(Replay::RankMedian) {
+        let who: Vec<usize> = hits.iter().map(|h| h.rank).collect();
+        let replayed = rank_median_savings(c.ranks, c.done, &who);
+        return hits
+            .iter()
+            .zip(replayed)
+            .map(|(h, r)| match r {
+                Some(ns) => Savings {
+                    ns: ns as f64,
+                    by: "replay",
+                },
+                None => bound(h),
+            })
+            .collect();
+    }
+    hits.iter()
+        .map(|h| run_replay(c, rule).unwrap_or_else(|| bound(h)))
+        .collect()
 }
 
 fn rule_index(id: &str) -> usize {
@@ -888,6 +994,7 @@ fn section(rows: &[Finding]) -> Section {
             if steps { step } else { step.files_only() },
             Column::new("savings_us", "saves", Unit::Us),
             Column::new("savings_pct", "of wall", Unit::Pct),
+            Column::new("savings_by", "by", Unit::Text),
             Column::new("name", "name", Unit::Text).files_only(),
             Column::new("count", "count", Unit::Count).files_only(),
             Column::new("time_us", "time", Unit::Us).files_only(),
@@ -905,6 +1012,7 @@ fn section(rows: &[Finding]) -> Section {
             Value::from(&f.step),
             f.savings_us.into(),
             f.savings_pct.into(),
+            Value::from(&f.savings_by),
             Value::from(&f.name),
             f.count.into(),
             f.time_us.into(),
@@ -930,7 +1038,7 @@ fn section(rows: &[Finding]) -> Section {
             t.notes.push(format!("fix {}: {}", f.rule, f.fix));
         }
     }
-    t.notes.push("(saves: the time a fix would save, a stated bound per rule; from/to: where to look, since the report's start)".to_string());
+    t.notes.push("(saves: the time a fix would save, by the what-if replay of the run's steps or by a stated bound per rule (by: replay or bound, docs/findings.md#savings); from/to: where to look, since the report's start)".to_string());
     s.tables.push(t);
     s
 }
