@@ -564,3 +564,86 @@ fn strip_key(v: &mut Value, key: &str) -> usize {
         _ => 0,
     }
 }
+
+/// A hand-made Kineto trace of rank 0: 200 `cudaMemcpyAsync` calls (every
+/// 20 us, 5 us each), each copying `bytes` host to device from pinned
+/// memory in 8 us, 6 us after its call; the size is only in
+/// `args.bytes`, as Kineto writes it (docs/formats.md#kineto-json-events).
+fn kineto_copies(path: &Path, bytes: u64) -> PathBuf {
+    let mut events = Vec::new();
+    for i in 0..200u64 {
+        let (at, id) = (1_000 + i * 20, i + 1);
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 10, "tid": 10, "ts": {at}, "dur": 5, "args": {{"correlation": {id}}}}}"#
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": {}, "dur": 8, "args": {{"device": 0, "context": 1, "stream": 7, "correlation": {id}, "bytes": {bytes}, "memory bandwidth (GB/s)": 0.5}}}}"#,
+            at + 6
+        ));
+    }
+    let text = format!(
+        r#"{{"schemaVersion": 1, "distributedInfo": {{"rank": 0}}, "traceEvents": [{}]}}"#,
+        events.join(",\n")
+    );
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Kineto copies' sizes reach the copies table, the events dataset and
+/// the `small-copy` rule: 200 copies of 4 KiB are found with their count
+/// and bytes, 200 of 1 MiB are not small.
+#[test]
+fn kineto_small_copies_are_found_by_their_args_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = kineto_copies(&dir.path().join("small.pt.trace.json"), 4096);
+    let (doc, _, stderr) = report(std::slice::from_ref(&small), &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let c = &doc["copies"][0];
+    assert_eq!(c["copies"], 200, "{c}");
+    assert_eq!(c["small"], 200, "{c}");
+    assert_eq!(c["bytes"], 200 * 4096, "{c}");
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "small-copy")
+        .unwrap_or_else(|| panic!("no small-copy: {}", doc["findings"]))
+        .clone();
+    assert_eq!(f["rank"], "0");
+    assert_eq!(f["count"], 200);
+    assert_eq!(f["name"], "Memcpy HtoD (Pinned -> Device)");
+    assert!(close(f64_of(&f, "time_us"), 1600.0, 1e-9), "{f}");
+    assert!(
+        f["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("200 copies under 64 KiB (819200 bytes in all"),
+        "{f}"
+    );
+    // Their 1600 us less 819200 bytes at 20 GB/s (40.96 us).
+    assert_eq!(f["savings_by"], "bound");
+    assert!(close(f64_of(&f, "savings_us"), 1600.0 - 40.96, 1e-9), "{f}");
+    // The events dataset has each copy's size.
+    let events = dir.path().join("events");
+    let out = crate::events::export(std::slice::from_ref(&small), &events, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = crate::events::bytes_free::rows_of_dataset(&events);
+    let copies: Vec<_> = rows
+        .iter()
+        .filter(|r| crate::events::s(r, "name").as_deref() == Some("Memcpy HtoD (Pinned -> Device)"))
+        .collect();
+    assert_eq!(copies.len(), 200);
+    assert!(copies
+        .iter()
+        .all(|r| crate::events::n(r, "bytes") == Some(4096)));
+
+    let large = kineto_copies(&dir.path().join("large.pt.trace.json"), 1 << 20);
+    let (doc, _, _) = report(&[large], &[]);
+    assert_eq!(doc["copies"][0]["small"], 0);
+    assert_eq!(doc["copies"][0]["bytes"], 200u64 << 20);
+    assert!(
+        !rules(&doc).iter().any(|r| r.starts_with("small-copy")),
+        "{:?}",
+        rules(&doc)
+    );
+}
