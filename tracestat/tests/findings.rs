@@ -626,11 +626,17 @@ fn kineto_small_copies_are_found_by_their_args_bytes() {
     // The events dataset has each copy's size.
     let events = dir.path().join("events");
     let out = crate::events::export(std::slice::from_ref(&small), &events, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows = crate::events::bytes_free::rows_of_dataset(&events);
     let copies: Vec<_> = rows
         .iter()
-        .filter(|r| crate::events::s(r, "name").as_deref() == Some("Memcpy HtoD (Pinned -> Device)"))
+        .filter(|r| {
+            crate::events::s(r, "name").as_deref() == Some("Memcpy HtoD (Pinned -> Device)")
+        })
         .collect();
     assert_eq!(copies.len(), 200);
     assert!(copies
