@@ -5,29 +5,12 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use clap::Parser;
-
+/// The findings' 2-rank run (`unitrace_gen::cli::findings_run`) without
+/// a straggler.
 fn generate(out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "unitrace-gen",
-        "trace",
-        out.to_str().unwrap(),
-        "--ranks",
-        "2",
-        "--events",
-        "6000",
-        "--steps",
-        "4",
-        "--straggler",
-        "none",
-        "-q",
-    ];
+    let mut args = vec!["--straggler", "none"];
     args.extend(extra);
-    let cli = unitrace_gen::cli::Cli::try_parse_from(&args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    unitrace_gen::cli::findings_run(out, &args).unwrap();
 }
 
 fn compare(args: &[&std::ffi::OsStr]) -> Output {

@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use serde_json::Value;
 
 use crate::common::report;
@@ -18,27 +17,10 @@ fn kineto(dir: &str) -> PathBuf {
         .join(dir)
 }
 
-/// `unitrace-gen trace OUT --ranks 2 --events 6000 --steps 4 --straggler
-/// none [--plant P]` (seed 1), through the generator's own command line.
+/// The findings' 2-rank run (`unitrace_gen::cli::findings_run`), then
+/// `extra` (`--straggler none`, `--plant P`).
 fn generate(out: &Path, extra: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "unitrace-gen",
-        "trace",
-        out.to_str().unwrap(),
-        "--ranks",
-        "2",
-        "--events",
-        "6000",
-        "--steps",
-        "4",
-        "-q",
-    ];
-    args.extend(extra);
-    let cli = unitrace_gen::cli::Cli::try_parse_from(&args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    unitrace_gen::cli::findings_run(out, extra).unwrap();
     out.to_path_buf()
 }
 
@@ -110,19 +92,8 @@ fn runs_with_nothing_planted_give_no_finding() {
     // The generator's default 4-rank run (its straggler switched off), the
     // clean Kineto recording, a real 5-step training trace of HTA's.
     let four = dir.path().join("four");
-    let cli = unitrace_gen::cli::Cli::try_parse_from([
-        "unitrace-gen",
-        "trace",
-        four.to_str().unwrap(),
-        "--straggler",
-        "none",
-        "-q",
-    ])
-    .unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    let four_words = ["trace", four.to_str().unwrap(), "--straggler", "none", "-q"];
+    unitrace_gen::cli::run_args(&four_words).unwrap();
     for input in [
         clean,
         four,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, CollectiveInstance, CollectivesOut};
+use super::copies::{CopyTally, RankCopies};
 use super::critical_path::{rank_median_savings, ImplicitReplays};
 use super::gaps::GapStats;
 use super::stragglers::stands_out;
@@ -196,43 +197,58 @@ pub const SMALL_COPIES: u64 = 100;
 /// Share of kernels under `--short-kernel` for launch-bound.
 pub const SHORT_KERNEL_SHARE: f64 = 50.0;
 
-fn pageable_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let p = &c.part(i).parts.copies.pageable;
-    (p.count > 0).then(|| Evidence {
-        name: p.top_name.clone(),
-        count: p.count,
-        time_ns: p.ns,
-        bytes: p.bytes,
-        from_ns: p.first_ns,
-        to_ns: p.last_ns,
-        text: format!(
-            "{} copies from or to pageable host memory ({}), {} ({:.1}% of the active window)",
-            p.count,
-            p.top_name,
-            ms(p.ns),
-            c.share(p.ns, i)
-        ),
+/// The evidence of a copy rule: one of the rank's copy tallies
+/// (docs/tracestat.md#copies), described by `what` (given the tally and
+/// its share of the active window).
+fn copy_observe(
+    c: &Context<'_>,
+    i: usize,
+    tally: fn(&RankCopies) -> &CopyTally,
+    what: fn(&CopyTally, f64) -> String,
+) -> Option<Evidence> {
+    let t = tally(&c.part(i).parts.copies);
+    (t.count > 0).then(|| Evidence {
+        name: t.top_name.clone(),
+        count: t.count,
+        time_ns: t.ns,
+        bytes: t.bytes,
+        from_ns: t.first_ns,
+        to_ns: t.last_ns,
+        text: what(t, c.share(t.ns, i)),
     })
 }
 
+fn pageable_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    copy_observe(
+        c,
+        i,
+        |p| &p.pageable,
+        |p, share| {
+            format!(
+            "{} copies from or to pageable host memory ({}), {} ({share:.1}% of the active window)",
+            p.count,
+            p.top_name,
+            ms(p.ns)
+        )
+        },
+    )
+}
+
 fn small_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let s = &c.part(i).parts.copies.small;
-    (s.count > 0).then(|| Evidence {
-        name: s.top_name.clone(),
-        count: s.count,
-        time_ns: s.ns,
-        bytes: s.bytes,
-        from_ns: s.first_ns,
-        to_ns: s.last_ns,
-        text: format!(
-            "{} copies under 64 KiB ({} bytes in all, most time: {}), {} ({:.1}% of the active window)",
+    copy_observe(
+        c,
+        i,
+        |p| &p.small,
+        |s, share| {
+            format!(
+            "{} copies under 64 KiB ({} bytes in all, most time: {}), {} ({share:.1}% of the active window)",
             s.count,
             s.bytes,
             s.top_name,
-            ms(s.ns),
-            c.share(s.ns, i)
-        ),
-    })
+            ms(s.ns)
+        )
+        },
+    )
 }
 
 fn sync_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
@@ -517,27 +533,36 @@ fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> 
 }
 
 fn serialised_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let q = &c.part(i).parts.copies.on_compute_queue;
-    (q.count > 0).then(|| Evidence {
-        name: q.top_name.clone(),
-        count: q.count,
-        time_ns: q.ns,
-        bytes: q.bytes,
-        from_ns: q.first_ns,
-        to_ns: q.last_ns,
-        text: format!(
-            "{} copies on a compute queue ({}), {} of them while a copy engine of the device was free ({:.1}% of the active window)",
+    copy_observe(
+        c,
+        i,
+        |p| &p.on_compute_queue,
+        |q, share| {
+            format!(
+            "{} copies on a compute queue ({}), {} of them while a copy engine of the device was free ({share:.1}% of the active window)",
             q.count,
             q.top_name,
-            ms(q.ns),
-            c.share(q.ns, i)
-        ),
-    })
+            ms(q.ns)
+        )
+        },
+    )
 }
 
 /// `ns` as milliseconds with 3 decimals.
 fn ms(ns: Ns) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The bound of the rules whose problem's time is what a fix saves
+/// (docs/findings.md#rules).
+fn its_time(_: &Context<'_>, _: usize, e: &Evidence) -> Ns {
+    e.time_ns
+}
+
+/// The threshold of the rules that fire at 2% of the active window
+/// (docs/findings.md#rules).
+fn two_pct(c: &Context<'_>, i: usize, e: &Evidence) -> bool {
+    at_least(c, i, e.time_ns, 0.02)
 }
 
 /// Whether `ns` is at least `share` of rank `i`'s active window.
@@ -552,7 +577,7 @@ pub const RULES: [Rule; 11] = [
         fix: "allocate the host buffers pinned (zeMemAllocHost, sycl::malloc_host; PyTorch: pin_memory=True) so that copies go straight to the copy engine",
         per_rank_only: false,
         observe: pageable_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
+        fires: two_pct,
         savings: |_, _, e| (e.time_ns as f64 * (1.0 - 1.0 / PINNED_SPEEDUP)) as Ns,
         replay: None,
     },
@@ -570,8 +595,8 @@ pub const RULES: [Rule; 11] = [
         fix: "take the host synchronisation out of the loop, or queue more work before it (PyTorch: no .item(), .cpu() or synchronize() per step)",
         per_rank_only: false,
         observe: sync_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
-        savings: |_, _, e| e.time_ns,
+        fires: two_pct,
+        savings: its_time,
         replay: None,
     },
     Rule {
@@ -584,7 +609,7 @@ pub const RULES: [Rule; 11] = [
             at_least(c, i, e.time_ns, 0.05)
                 && pct(l.short_count as f64, l.kernels as f64) >= SHORT_KERNEL_SHARE
         },
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: Some(Replay::Launch),
     },
     Rule {
@@ -593,7 +618,7 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: host_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.15),
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: None,
     },
     Rule {
@@ -611,7 +636,7 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: true,
         observe: straggler_observe,
         fires: |c, _, e| e.time_ns as f64 >= 0.02 * c.median_active,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: Some(Replay::RankMedian),
     },
     Rule {
@@ -626,7 +651,7 @@ pub const RULES: [Rule; 11] = [
                 .collect();
             stands_out(c.compute[i] as f64, &others, IMBALANCE_SHARE, 0.0)
         },
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: Some(Replay::RankMedian),
     },
     Rule {
@@ -635,7 +660,7 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: |c, i| setup_observe(c, i, &[SetupKind::Alloc, SetupKind::Free], "allocation or free"),
         fires: |_, _, _| true,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: None,
     },
     Rule {
@@ -644,7 +669,7 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: |c, i| setup_observe(c, i, &[SetupKind::ModuleBuild], "module or program build"),
         fires: |_, _, _| true,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
         replay: None,
     },
     Rule {
@@ -652,8 +677,8 @@ pub const RULES: [Rule; 11] = [
         fix: "submit copies to a copy engine's queue (a separate queue or stream) so that they run beside compute",
         per_rank_only: false,
         observe: serialised_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
-        savings: |_, _, e| e.time_ns,
+        fires: two_pct,
+        savings: its_time,
         replay: None,
     },
 ];
