@@ -3,9 +3,10 @@
 //! its own over the events. Each [`Rule`] looks at one rank at a time
 //! ([`Rule::observe`]), decides whether what it saw is a problem
 //! ([`Rule::fires`], its threshold) and estimates the time a fix would
-//! save ([`Rule::savings`], the stated simple bound of
-//! docs/findings.md#savings: one function per rule, so that a what-if
-//! replay of the run can take its place). A rule that fires on at least
+//! save: with the critical path's what-if replay of the run where a
+//! what-if rule expresses the fix ([`Rule::replay`]) and the graphs allow,
+//! otherwise with the rule's stated simple bound ([`Rule::savings`],
+//! docs/findings.md#savings). A rule that fires on at least
 //! half the ranks gives one `all` finding, otherwise one finding per rank
 //! (docs/findings.md#ranks). Findings are ranked by their savings.
 
