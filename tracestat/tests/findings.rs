@@ -460,6 +460,12 @@ fn the_straggler_saves_by_replay_exactly_what_the_others_waited() {
         let f = finding(&doc, rule, "2");
         assert_eq!(f["savings_by"], "replay", "{f}");
         assert!(close(f64_of(f, "savings_us"), 3000.0, 1e-9), "{f}");
+        assert!(
+            f["evidence"].as_str().unwrap().ends_with(
+                "; savings by the what-if replay of the run's steps under rank:2=median"
+            ),
+            "{f}"
+        );
     }
     assert!(close(
         f64_of(finding(&doc, "straggler", "2"), "time_us"),

@@ -825,7 +825,7 @@ fn finding(
     let at = |t: Ns| us(t - off - origin);
     let e = &hit.evidence;
     let savings = estimate.ns;
-    let (rank, ranks, wall, text) = match all {
+    let (rank, ranks, wall, mut text) = match all {
         None => (
             c.ranks.labels[hit.rank].clone(),
             1,
@@ -844,6 +844,19 @@ fn finding(
             ),
         ),
     };
+    // What the replay changed, so that the savings read right (a straggler
+    // late by its host work saves little with its kernels at the median).
+    let replayed = match rule.replay.filter(|_| estimate.by == "replay") {
+        Some(Replay::Comm) => Some("comm=0".to_string()),
+        Some(Replay::Launch) => Some("launch=0".to_string()),
+        Some(Replay::RankMedian) => Some(format!("rank:{}=median", c.ranks.labels[hit.rank])),
+        None => None,
+    };
+    if let Some(r) = replayed {
+        text.push_str(&format!(
+            "; savings by the what-if replay of the run's steps under {r}"
+        ));
+    }
     Finding {
         rule: rule.id.to_string(),
         rank,
