@@ -569,7 +569,7 @@ mod tests {
         for k in 0..40 {
             let s = 10 + 20 * k;
             list.push(r(s, s + 15, 1));
-            list.push(r(s, s + 15, 2 + k % 2));
+            list.push(r(s, s + 15, 2 + (k % 2) as u32));
             list.push(r(s + 2, s + 5, 1));
         }
         list.push(r(10, 25, 1));
