@@ -253,7 +253,9 @@ impl FlowMap {
             *slot = Some(launch);
             return;
         }
-        let past = id.checked_sub(self.base).map(|i| i - self.dense.len() as u64);
+        let past = id
+            .checked_sub(self.base)
+            .map(|i| i - self.dense.len() as u64);
         match past {
             Some(p) if p as usize <= self.in_dense + Self::SLACK => {
                 let i = (id - self.base) as usize;
@@ -577,7 +579,13 @@ mod tests {
         let fresh = |q: &Range| RangeTree::build(list.clone()).parent_of(q.start, q.end, q.name);
         let mut orders = vec![list.clone()];
         orders.push(list.iter().rev().copied().collect());
-        orders.push(list.iter().step_by(7).chain(list.iter().step_by(3)).copied().collect());
+        orders.push(
+            list.iter()
+                .step_by(7)
+                .chain(list.iter().step_by(3))
+                .copied()
+                .collect(),
+        );
         for order in orders {
             for q in &order {
                 assert_eq!(t.parent_of(q.start, q.end, q.name), fresh(q), "{q:?}");
@@ -599,7 +607,12 @@ mod tests {
         };
         let mut ids: Vec<u64> = (1000..1100).collect();
         ids.extend((900..1000).rev());
-        ids.extend([5, 1_000_000_000, u64::MAX, 1100 + FlowMap::SLACK as u64 + 300]);
+        ids.extend([
+            5,
+            1_000_000_000,
+            u64::MAX,
+            1100 + FlowMap::SLACK as u64 + 300,
+        ]);
         ids.extend((1100..1200).step_by(3));
         let mut map = FlowMap::default();
         let mut reference = FastMap::default();
