@@ -301,6 +301,13 @@ fn range_names(m: &RankModel<'_>, host_gaps: &[(Ns, Ns)]) -> Vec<(String, Ns)> {
         .trace
         .host
         .iter()
+        // Only the ranges that overlap a gap count (`start < b`, `end > a`):
+        // the first gap ending after the start decides (the gaps are sorted
+        // and disjoint), and far fewer ranges are left to sort.
+        .filter(|h| {
+            let i = host_gaps.partition_point(|g| g.1 <= h.start);
+            host_gaps.get(i).is_some_and(|g| g.0 < h.end)
+        })
         .filter(|h| !is_step(h.name))
         .map(|h| (h.start, h.end, h.name))
         .collect();
