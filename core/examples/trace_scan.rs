@@ -13,77 +13,18 @@
 //! counts: the machine may be shared. Every kernel must find the same
 //! events, or the run fails.
 
-use std::fs::File;
-use std::io::Read;
-use std::time::Instant;
+mod scan_bench;
 
+use std::fs::File;
+
+use scan_bench::Bench;
 use unitrace_core::trace::{Field, ScanKernel, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(usage.ru_utime) + t(usage.ru_stime)
-}
-
-/// Runs `f` `repeat` times; returns the best wall and best CPU seconds and
-/// `f`'s (last) result.
-fn best<T>(repeat: usize, mut f: impl FnMut() -> T) -> (f64, f64, T) {
-    let (mut wall, mut cpu) = (f64::MAX, f64::MAX);
-    let mut out = None;
-    for _ in 0..repeat {
-        let (w0, c0) = (Instant::now(), cpu_seconds());
-        out = Some(f());
-        wall = wall.min(w0.elapsed().as_secs_f64());
-        cpu = cpu.min(cpu_seconds() - c0);
-    }
-    (wall, cpu, out.expect("at least one round"))
-}
-
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut repeat = 2;
-    let mut only: Option<String> = None;
-    while args.len() > 1 && args[0].starts_with("--") {
-        match args[0].as_str() {
-            "--repeat" => repeat = args[1].parse().expect("--repeat N"),
-            "--kernel" => only = Some(args[1].clone()),
-            other => panic!("unknown option {other}"),
-        }
-        args.drain(..2);
-    }
-    if args.is_empty() {
-        eprintln!("usage: trace_scan [--repeat R] FILE...");
-        std::process::exit(2);
-    }
-    let bytes: u64 = args
-        .iter()
-        .map(|p| std::fs::metadata(p).expect("input").len())
-        .sum();
-    let mb = bytes as f64 / 1e6;
-    let line = |label: &str, wall: f64, cpu: f64| {
-        println!(
-            "{label:<34} {wall:7.2} s {:8.1} MB/s | cpu {cpu:7.2} s {:8.1} MB/cpu-s",
-            mb / wall,
-            mb / cpu
-        )
-    };
-    println!(
-        "input: {} files, {:.0} MB; best of {repeat} rounds",
-        args.len(),
-        mb
-    );
-
-    let (wall, cpu, _) = best(repeat, || {
-        let mut buf = vec![0u8; 1 << 20];
-        for p in &args {
-            let mut f = File::open(p).expect("input");
-            while f.read(&mut buf).expect("read") > 0 {}
-        }
-    });
-    line("floor: read() into 1 MiB, dropped", wall, cpu);
-    let floor_wall = wall;
+    let (bench, options) = Bench::from_args("trace_scan", &["--kernel"]);
+    let only = options.into_iter().map(|(_, v)| v).next_back();
+    let (args, repeat) = (&bench.files, bench.repeat);
+    let floor_wall = bench.floor();
 
     let mut reference: Option<(u64, u64)> = None;
     let mut walks = (0u64, 0u64);
@@ -94,9 +35,9 @@ fn main() {
         {
             continue;
         }
-        let (wall, cpu, found) = best(repeat, || {
+        let (wall, cpu, found) = bench.best(|| {
             let (mut events, mut ts_digits) = (0u64, 0u64);
-            for p in &args {
+            for p in args {
                 let f = File::open(p).expect("input");
                 let mut r = TraceReader::with_kernel(f, DEFAULT_MAX_EVENT_BYTES, kernel);
                 loop {
@@ -121,7 +62,7 @@ fn main() {
             }
             (events, ts_digits)
         });
-        line(kernel.name(), wall, cpu);
+        bench.line(kernel.name(), wall, cpu);
         match reference {
             None => reference = Some(found),
             Some(want) => assert_eq!(found, want, "{} disagrees", kernel.name()),

@@ -35,7 +35,7 @@ use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{Packet, PftraceSummary};
 use unitrace_core::timeline::detect::{self, JsonDialect, Sniffed};
 use unitrace_core::timeline::pftrace_events::PftraceEvents;
-use unitrace_core::timeline::{Cut, EventInterpreter, RankRouter, TimelineFormat, TimelineRead};
+use unitrace_core::timeline::{Cut, EventInterpreter, RankRouter, TimelineRead};
 use unitrace_core::trace::{Event, TraceSummary};
 use unitrace_render::parquet::{Column, Schema};
 use unitrace_render::table::{TableFormat, TableWriter};
@@ -205,21 +205,7 @@ impl InputStats {
         let mut collector = self.collector;
         interp.finish(collector.sink())?;
         let PftraceEvents { names, router, .. } = interp;
-        let read = TimelineRead {
-            format: TimelineFormat::Pftrace,
-            gzipped: false,
-            names,
-            router,
-            run_info: None,
-            empty: summary.packets == 0 && summary.truncation.is_none(),
-            cut: summary.truncation.as_ref().map(|t| Cut {
-                dropped_bytes: t.dropped_bytes,
-                line: None,
-                partial_event: true,
-            }),
-            trailing_data_line: None,
-            events: summary.packets,
-        };
+        let read = TimelineRead::of_pftrace(names, router, summary);
         Ok(collector.finish(read, self.input_index))
     }
 }

@@ -205,7 +205,12 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
             warn(TOOL, format!("{}: {t}", r.file));
         }
     }
-    // Once per file (a merged file holds several ranks), in input order.
+    warn_trailing_data(TOOL, ranks);
+}
+
+/// Data after a trace's end is ignored, with a warning by `tool`: once per
+/// file (a merged file holds several ranks), in input order.
+pub fn warn_trailing_data(tool: &str, ranks: &[RankSummary]) {
     let mut trailing: Vec<(usize, &str, u64)> = ranks
         .iter()
         .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
@@ -214,7 +219,7 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
     trailing.dedup();
     for (_, file, line) in trailing {
         warn(
-            TOOL,
+            tool,
             format!("{file}:{line}: data after the end of the trace; ignored"),
         );
     }

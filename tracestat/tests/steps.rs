@@ -181,6 +181,13 @@ fn every_number_of_the_step_tables_on_two_hand_built_ranks() {
             close(f(&r["idle_us"]), 30.0, "idle");
             assert_eq!(r["kernels"], 3);
             assert_eq!(r["launches"], 3);
+            // Every operation is launched and runs in its step: compute
+            // and memory, 40 + 10 and 140 + 10.
+            close(
+                f(&r["launched_us"]),
+                if slow { 150.0 } else { 50.0 },
+                "launched",
+            );
             // Against the rank's median (100 us on both ranks).
             close(
                 f(&r["vs_median_pct"]),
@@ -521,10 +528,12 @@ fn step_tables_as_csv_and_parquet() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "rank,step,start_us,dur_us,compute_us,communication_us,memory_us,idle_us,kernels,launches,vs_median_pct,outlier"
+        "rank,step,start_us,dur_us,compute_us,communication_us,memory_us,idle_us,kernels,launches,launched_us,vs_median_pct,outlier"
     );
     assert!(
-        text.contains("\n1,2,200.000,200.000,140.000,20.000,10.000,30.000,3,3,100.0000,true\n"),
+        text.contains(
+            "\n1,2,200.000,200.000,140.000,20.000,10.000,30.000,3,3,150.000,100.0000,true\n"
+        ),
         "{text}"
     );
     for name in ["steps", "step_ranks", "step_spread"] {
@@ -585,6 +594,17 @@ fn kineto_recordings_show_the_planted_slow_step() {
     assert_eq!(s3["slowest_rank"], "1");
     assert_eq!(s3["ranks"], 4);
     assert_eq!(planted["step_time"]["max_step"], 3);
+    // The 21.5 ms matmul put into rank 2's step 5 runs after the host left
+    // the step (in step 6's window), and is step 5's by its launch: rank 2
+    // is step 5's busiest, though rank 3's pageable copies give it more
+    // device time inside step 5's window.
+    let s5 = spread_row(&planted, 5);
+    assert_eq!(s5["busiest_rank"], "2", "{s5}");
+    assert!(f(&s5["busiest_us"]) > 21_000.0, "{s5}");
+    let r2 = |step| step_row(&planted, "2", step);
+    assert!(f(&r2(5)["compute_us"]) < 21_000.0, "{}", r2(5));
+    assert!(f(&r2(6)["compute_us"]) > 21_000.0, "{}", r2(6));
+    assert!(f(&r2(6)["launched_us"]) < 21_000.0, "{}", r2(6));
     // Each step's device work adds up: its parts are no longer than it.
     for s in planted["steps"].as_array().unwrap() {
         let parts =

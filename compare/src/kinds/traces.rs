@@ -66,20 +66,8 @@ pub fn report(path: &Path) -> Result<Report> {
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
-    // Data after a trace's end is ignored, with tracestat's warning: once
-    // per file (a merged file holds several ranks), in input order.
-    let mut trailing: Vec<(usize, &str, u64)> = ranks
-        .iter()
-        .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
-        .collect();
-    trailing.sort();
-    trailing.dedup();
-    for (_, file, line) in trailing {
-        warn(
-            crate::TOOL,
-            format!("{file}:{line}: data after the end of the trace; ignored"),
-        );
-    }
+    // Data after a trace's end is ignored, with tracestat's warning.
+    tracestat::warn_trailing_data(crate::TOOL, &ranks);
     Ok(analyzers::build(
         ranks,
         opts,

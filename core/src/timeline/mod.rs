@@ -37,7 +37,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
-use crate::pftrace::{Packet, PacketReader};
+use crate::pftrace::{Packet, PacketReader, PftraceSummary};
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use crate::walk::{walk, Depth, Skipped, Walk};
 use crate::watched_file::{ChangedWhileRead, WatchedFile};
@@ -136,6 +136,28 @@ pub struct TimelineRead {
     pub trailing_data_line: Option<u64>,
     /// Events (JSON) or packets (`.pftrace`) read.
     pub events: u64,
+}
+
+impl TimelineRead {
+    /// What a `.pftrace` read found: its names, ranks and summary (a cut
+    /// one loses a partial packet; there is no line and no trailing data).
+    pub fn of_pftrace(names: Names, router: RankRouter, summary: &PftraceSummary) -> Self {
+        TimelineRead {
+            format: TimelineFormat::Pftrace,
+            gzipped: false,
+            names,
+            router,
+            run_info: None,
+            empty: summary.packets == 0 && summary.truncation.is_none(),
+            cut: summary.truncation.as_ref().map(|t| Cut {
+                dropped_bytes: t.dropped_bytes,
+                line: None,
+                partial_event: true,
+            }),
+            trailing_data_line: None,
+            events: summary.packets,
+        }
+    }
 }
 
 /// File names a directory's timelines end in: JSON and `.pftrace`,
@@ -602,21 +624,11 @@ fn read_pftrace<R: Read, S: TraceSink>(
     }
     interp.finish(sink).map_err(SourceError::Sink)?;
     let summary = reader.summary();
-    Ok(TimelineRead {
-        format: TimelineFormat::Pftrace,
-        gzipped: false,
-        names: interp.names,
-        router: interp.router,
-        run_info: None,
-        empty: summary.packets == 0 && summary.truncation.is_none(),
-        cut: summary.truncation.as_ref().map(|t| Cut {
-            dropped_bytes: t.dropped_bytes,
-            line: None,
-            partial_event: true,
-        }),
-        trailing_data_line: None,
-        events: summary.packets,
-    })
+    Ok(TimelineRead::of_pftrace(
+        interp.names,
+        interp.router,
+        &summary,
+    ))
 }
 
 /// The interpreter of one file for tools that walk its events themselves

@@ -64,6 +64,13 @@ pub struct StepTimes {
     pub kernels: u64,
     /// Device operations whose submission (launch call) is inside the step.
     pub launches: u64,
+    /// Compute and memory time of the device operations launched inside
+    /// the step (by their launch link, else by their start), wherever they
+    /// ran: a step's own work, which an asynchronous device runs after the
+    /// host has left the step (docs/tracestat.md#steps). Absent (0) in
+    /// partials of format 6 and older.
+    #[serde(default)]
+    pub launched_ns: Ns,
 }
 
 impl StepTimes {
@@ -96,6 +103,8 @@ pub struct StepRow {
     pub idle_us: f64,
     pub kernels: u64,
     pub launches: u64,
+    /// Compute and memory time of the work launched in the step.
+    pub launched_us: f64,
     /// Against the rank's median step.
     pub vs_median_pct: f64,
     pub outlier: bool,
@@ -202,6 +211,7 @@ impl Analyzer for Steps {
                     idle_us: us(t.dur_ns - t.busy_ns()),
                     kernels: t.kernels,
                     launches: t.launches,
+                    launched_us: us(t.launched_ns),
                     vs_median_pct: vs(us(t.dur_ns), stats.median_us),
                     outlier: out,
                 });
@@ -279,6 +289,14 @@ fn step_times(m: &RankModel<'_>, windows: &[StepWindow]) -> Vec<StepTimes> {
     for &(_, ts) in m.submissions.iter().flatten() {
         for i in holding(ts) {
             out[i].launches += 1;
+        }
+    }
+    for ((k, class), submission) in m.trace.kernels.iter().zip(&m.classes).zip(&m.submissions) {
+        if matches!(class, Class::Compute | Class::Memory) {
+            let at = submission.map_or(k.start, |(_, ts)| ts);
+            for i in holding(at) {
+                out[i].launched_ns += k.end - k.start;
+            }
         }
     }
     let segments = m
@@ -374,7 +392,16 @@ fn spread(rows: &[StepRow]) -> Vec<StepSpreadRow> {
                 .rev()
                 .max_by(|a, b| a.dur_us.total_cmp(&b.dur_us))
                 .expect("a step has a rank");
-            let own = |r: &StepRow| r.compute_us + r.memory_us;
+            // The work launched in the step where the partials carry it,
+            // else the work that ran inside it (docs/tracestat.md#steps).
+            let by_launch = list.iter().any(|r| r.launched_us > 0.0);
+            let own = |r: &StepRow| {
+                if by_launch {
+                    r.launched_us
+                } else {
+                    r.compute_us + r.memory_us
+                }
+            };
             let busiest = list
                 .iter()
                 .rev()
@@ -594,7 +621,7 @@ fn spread_table(out: &StepsOut) -> Table {
             ),
         );
     }
-    t.notes.push("(busiest: the rank with the most compute and memory time in the step; when ranks leave each step's collective together their step lengths agree, and the busiest is the one the others waited for)".to_string());
+    t.notes.push("(busiest: the rank whose work launched in the step has the most compute and memory time, wherever it ran; when ranks leave each step's collective together their step lengths agree, and the busiest is the one the others waited for)".to_string());
     t
 }
 
@@ -613,6 +640,7 @@ fn steps_table(out: &StepsOut) -> Table {
             Column::new("idle_us", "idle", Unit::Us),
             Column::new("kernels", "kernels", Unit::Count),
             Column::new("launches", "launches", Unit::Count),
+            Column::new("launched_us", "launched", Unit::Us),
             Column::new("vs_median_pct", "vs median", Unit::PctChange),
             Column::new("outlier", "outlier", Unit::Bool).files_only(),
         ],
@@ -629,6 +657,7 @@ fn steps_table(out: &StepsOut) -> Table {
             s.idle_us.into(),
             s.kernels.into(),
             s.launches.into(),
+            s.launched_us.into(),
             s.vs_median_pct.into(),
             s.outlier.into(),
         ]);
