@@ -11,10 +11,10 @@ use unitrace_render::html::{Cell, Document, Table};
 use unitrace_render::palette::{self, Rgb};
 use unitrace_render::svg::{Markup, FONT_FAMILY};
 
-use crate::delta::{Comparison, Row, SectionDelta};
+use crate::delta::{Comparison, FindingsDelta, Row, SectionDelta};
 use crate::output::{
-    collapse_templates, cut, fmt_us, match_line, rule_line, runs_word, section_table, short_name,
-    signed_pct, signed_us, significance_line, total_line, TOP_ROWS,
+    collapse_templates, cut, findings_line, fmt_us, match_line, rule_line, runs_word,
+    section_table, short_name, signed_pct, signed_us, significance_line, total_line, TOP_ROWS,
 };
 use crate::significance::Test;
 
@@ -348,6 +348,53 @@ pub fn delta_svg(s: &SectionDelta, rows: &[&Row], repeated: bool) -> String {
     m.into_string()
 }
 
+/// The findings new, resolved and in both, with their savings on each
+/// side (docs/compare.md#findings), as the console and `--markdown` list
+/// them; the document escapes every text.
+fn write_findings<W: Write>(doc: &mut Document<W>, f: &FindingsDelta) -> io::Result<()> {
+    doc.heading(2, "findings")?;
+    doc.paragraph(&format!("{}.", findings_line(f)))?;
+    let savings = |v: Option<f64>| match v {
+        Some(us) => Cell::Formatted(fmt_us(us)),
+        None => Cell::text(""),
+    };
+    let mut rows = Vec::new();
+    for (what, list) in [
+        ("new", &f.new),
+        ("resolved", &f.resolved),
+        ("in both", &f.kept),
+    ] {
+        for r in list {
+            rows.push(vec![
+                Cell::text(what),
+                Cell::text(r.rule.as_str()),
+                Cell::text(r.rank.as_str()),
+                Cell::text(short_name(&r.name, TABLE_NAME_CHARS)),
+                savings(r.baseline_savings_us),
+                savings(r.candidate_savings_us),
+                Cell::text(r.evidence.as_str()),
+            ]);
+        }
+    }
+    if !rows.is_empty() {
+        doc.table(&Table {
+            header: [
+                "finding",
+                "rule",
+                "rank",
+                "name",
+                "baseline saves",
+                "candidate saves",
+                "evidence",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        })?;
+    }
+    Ok(())
+}
+
 pub fn write<W: Write>(
     out: W,
     c: &Comparison,
@@ -384,6 +431,9 @@ pub fn write<W: Write>(
     if let Some(svg) = roofline_svg {
         // Already markup, drawn by the roofline crate (one arrow per kernel).
         doc.figure(svg)?;
+    }
+    if let Some(f) = &c.findings {
+        write_findings(&mut doc, f)?;
     }
     let repeated = c.significance.test != Test::ThresholdOnly;
     for s in c.sections.iter().filter(|s| !s.rows.is_empty()) {

@@ -5,29 +5,12 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use clap::Parser;
-
+/// The findings' 2-rank run (`unitrace_gen::cli::findings_run`) without
+/// a straggler.
 fn generate(out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "unitrace-gen",
-        "trace",
-        out.to_str().unwrap(),
-        "--ranks",
-        "2",
-        "--events",
-        "6000",
-        "--steps",
-        "4",
-        "--straggler",
-        "none",
-        "-q",
-    ];
+    let mut args = vec!["--straggler", "none"];
     args.extend(extra);
-    let cli = unitrace_gen::cli::Cli::try_parse_from(&args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    unitrace_gen::cli::findings_run(out, &args).unwrap();
 }
 
 fn compare(args: &[&std::ffi::OsStr]) -> Output {
@@ -158,5 +141,78 @@ fn a_findings_gate_on_inputs_without_findings_is_a_warning() {
     assert!(
         stderr.contains("'findings:new>0': these inputs have no findings"),
         "{stderr}"
+    );
+}
+
+/// `--html`: the page lists the findings new, resolved and in both with
+/// their savings, every text escaped (the planted Kineto recording's
+/// `<built-in function sleep>`), offline.
+#[test]
+fn the_html_page_shows_the_findings_escaped_and_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded");
+    let page = dir.path().join("p.html");
+    let out = compare(&[
+        kineto.join("clean").as_os_str(),
+        kineto.join("planted").as_os_str(),
+        "--html".as_ref(),
+        page.as_os_str(),
+        "-q".as_ref(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html.find("<h2>findings</h2>").expect(&html);
+    let end = at + html[at..].find("</table>").expect("a findings table");
+    let findings = &html[at..end];
+    let line = findings
+        .split("<p>")
+        .nth(1)
+        .and_then(|p| p.split("</p>").next())
+        .unwrap();
+    assert!(
+        line.starts_with("findings: ") && line.contains(" new, 0 resolved, 0 in both"),
+        "{line}"
+    );
+    for header in [
+        "finding",
+        "rule",
+        "rank",
+        "baseline saves",
+        "candidate saves",
+        "evidence",
+    ] {
+        assert!(findings.contains(&format!("<th>{header}</th>")), "{header}");
+    }
+    // One row per new finding, as the JSON has them, with its savings.
+    let json = dir.path().join("c.json");
+    let out = compare(&[
+        kineto.join("clean").as_os_str(),
+        kineto.join("planted").as_os_str(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "-q".as_ref(),
+    ]);
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let new = doc["findings"]["new"].as_array().unwrap();
+    assert!(new.len() >= 4, "{new:?}");
+    assert_eq!(findings.matches("<td>new</td>").count(), new.len());
+    for f in new {
+        let rule = f["rule"].as_str().unwrap();
+        assert!(findings.contains(&format!("<td>{rule}</td>")), "{rule}");
+    }
+    // The host-bound finding's evidence names the sleep, escaped.
+    assert!(findings.contains("&lt;built-in function sleep&gt;"));
+    assert!(!html.contains("<built-in"));
+    assert!(!html.contains("<script"));
+    assert_eq!(
+        html.replace("http://www.w3.org/2000/svg", "")
+            .matches("http")
+            .count(),
+        0
     );
 }

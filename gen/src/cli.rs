@@ -35,7 +35,31 @@ pub enum Command {
 }
 
 pub fn run() -> Result<()> {
-    let cli = Cli::parse();
+    dispatch(&Cli::parse())
+}
+
+/// Runs the generator on its command-line words (without the program's
+/// name), in-process, as the binary would: for the tests of other crates
+/// that write their inputs (tests/README.md).
+pub fn run_args(args: &[&str]) -> Result<()> {
+    let words = std::iter::once("unitrace-gen").chain(args.iter().copied());
+    dispatch(&Cli::try_parse_from(words)?)
+}
+
+/// The run the findings' tests plant their problems in, in tracestat's
+/// and compare's tests alike (docs/findings.md#tests): `trace OUT --ranks 2
+/// --events 6000 --steps 4 -q`, seed 1, then `extra` (`--plant RULE`,
+/// `--straggler none`, ...).
+pub fn findings_run(out: &std::path::Path, extra: &[&str]) -> Result<()> {
+    let out = out.to_string_lossy();
+    let mut args = vec![
+        "trace", &out, "--ranks", "2", "--events", "6000", "--steps", "4", "-q",
+    ];
+    args.extend(extra);
+    run_args(&args)
+}
+
+fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Trace(args) => trace::run(args, cli.seed),
         Command::Metrics(args) => metrics::run(args, cli.seed),

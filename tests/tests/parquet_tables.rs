@@ -174,6 +174,7 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "rule",
         "evidence",
         "fix",
+        "savings_by",
         "steady_state",
         "source",
         "outliers",

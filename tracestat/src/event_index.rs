@@ -51,7 +51,14 @@ pub struct RangeTree {
     /// The break of the last query: rows of a thread come nearly in time
     /// order, so the next answer is usually there or just after.
     hint: AtomicUsize,
+    /// The range of the last [`RangeTree::parent_of`], for the same reason.
+    range_hint: AtomicUsize,
 }
+
+/// How far before and after the previous answer [`RangeTree::parent_of`]
+/// looks before it searches.
+const RANGE_HINT_BACK: usize = 4;
+const RANGE_HINT_AHEAD: usize = 8;
 
 /// A thread without host ranges.
 pub static NO_RANGES: RangeTree = RangeTree {
@@ -60,6 +67,7 @@ pub static NO_RANGES: RangeTree = RangeTree {
     collective: Vec::new(),
     breaks: Vec::new(),
     hint: AtomicUsize::new(0),
+    range_hint: AtomicUsize::new(0),
 };
 
 impl RangeTree {
@@ -119,6 +127,7 @@ impl RangeTree {
             collective,
             breaks,
             hint: AtomicUsize::new(0),
+            range_hint: AtomicUsize::new(0),
         }
     }
 
@@ -146,9 +155,23 @@ impl RangeTree {
     /// The range around the range `name` from `start` to `end` itself
     /// (its parent).
     pub fn parent_of(&self, start: Ns, end: Ns, name: NameId) -> u32 {
-        let from = self.ranges.partition_point(|x| {
-            (x.start, std::cmp::Reverse(x.end)) < (start, std::cmp::Reverse(end))
-        });
+        let key = |x: &Range| (x.start, std::cmp::Reverse(x.end));
+        let wanted = (start, std::cmp::Reverse(end));
+        // A thread's ranges come to the row pass as they end: an inner
+        // range, then the one around it (just before it in start order),
+        // then the next inner one. Near the previous answer first, where
+        // the range is the first of its (start, end) (as the search finds).
+        let r = &self.ranges;
+        let h = self.range_hint.load(Ordering::Relaxed);
+        let near = h.saturating_sub(RANGE_HINT_BACK)..(h + RANGE_HINT_AHEAD).min(r.len());
+        if let Some(i) = near.into_iter().find(|&i| {
+            r[i].name == name && key(&r[i]) == wanted && (i == 0 || key(&r[i - 1]) < wanted)
+        }) {
+            self.range_hint.store(i, Ordering::Relaxed);
+            return self.parent[i];
+        }
+        let from = r.partition_point(|x| key(x) < wanted);
+        self.range_hint.store(from, Ordering::Relaxed);
         self.ranges[from..]
             .iter()
             .take_while(|x| x.start == start && x.end == end)
@@ -172,6 +195,79 @@ pub struct Launch {
     pub ts: Ns,
     /// The API call the flow starts in, when found.
     pub call: Option<NameId>,
+}
+
+/// The launches of one rank by flow id. Flow ids are correlation
+/// numbers, nearly consecutive in a file (docs/formats.md#trace-json-flows):
+/// they are kept in a vector indexed by `id - base`, so that the row
+/// pass, which asks for them in file order, reads memory in order instead
+/// of one cache miss per device command in a hash table. An id far from
+/// the others (below `base`, or past the vector by more than it holds)
+/// goes to a hash map: the vector never grows beyond twice the ids in it
+/// plus [`FlowMap::SLACK`].
+#[derive(Debug, Default)]
+pub struct FlowMap {
+    base: u64,
+    dense: Vec<Option<Launch>>,
+    /// Ids in `dense`.
+    in_dense: usize,
+    sparse: FastMap<u64, Launch>,
+}
+
+impl FlowMap {
+    /// Room the vector may take past its ids (a gap in the numbering).
+    const SLACK: usize = 1 << 16;
+
+    #[inline]
+    fn dense_index(&self, id: u64) -> Option<usize> {
+        let i = id.checked_sub(self.base)?;
+        (i < self.dense.len() as u64).then_some(i as usize)
+    }
+
+    #[inline]
+    pub fn get(&self, id: u64) -> Option<&Launch> {
+        match self.dense_index(id) {
+            Some(i) => self.dense[i].as_ref(),
+            None => self.sparse.get(&id),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: u64) -> Option<&mut Launch> {
+        match self.dense_index(id) {
+            Some(i) => self.dense[i].as_mut(),
+            None => self.sparse.get_mut(&id),
+        }
+    }
+
+    /// Sets the launch of `id` (the last one wins, as in a map).
+    pub fn insert(&mut self, id: u64, launch: Launch) {
+        if self.dense.is_empty() && self.sparse.is_empty() {
+            self.base = id;
+        }
+        if let Some(i) = self.dense_index(id) {
+            let slot = &mut self.dense[i];
+            if slot.is_none() {
+                self.in_dense += 1;
+            }
+            *slot = Some(launch);
+            return;
+        }
+        let past = id
+            .checked_sub(self.base)
+            .map(|i| i - self.dense.len() as u64);
+        match past {
+            Some(p) if p as usize <= self.in_dense + Self::SLACK => {
+                let i = (id - self.base) as usize;
+                self.dense.resize(i, None);
+                self.dense.push(Some(launch));
+                self.in_dense += 1;
+            }
+            _ => {
+                self.sparse.insert(id, launch);
+            }
+        }
+    }
 }
 
 /// Host calls remembered per thread to name the call a JSON flow starts
@@ -202,7 +298,7 @@ struct ThreadCalls {
 pub struct RankIndex {
     ranges: FastMap<u64, Vec<Range>>,
     pub trees: FastMap<u64, RangeTree>,
-    pub flows: FastMap<u64, Launch>,
+    pub flows: FlowMap,
     /// By thread: one lookup per call or flow.
     calls: FastMap<u64, ThreadCalls>,
     pub host_first: Ns,
@@ -217,7 +313,7 @@ impl Default for RankIndex {
         RankIndex {
             ranges: FastMap::default(),
             trees: FastMap::default(),
-            flows: FastMap::default(),
+            flows: FlowMap::default(),
             calls: FastMap::default(),
             host_first: Ns::MAX,
             host_last: Ns::MIN,
@@ -248,7 +344,7 @@ impl RankIndex {
         }
         thread.recent.push_back(r);
         if !thread.pending.is_empty() {
-            thread.pending.retain(|id| match self.flows.get_mut(id) {
+            thread.pending.retain(|id| match self.flows.get_mut(*id) {
                 Some(l) if r.start <= l.ts && l.ts <= r.end => {
                     l.call = Some(r.name);
                     false
@@ -459,5 +555,81 @@ mod tests {
         assert!(!t.in_collective(t.innermost(15)));
         assert_eq!(nm(t.parent_of(30, 35, NameId(3))), Some(2));
         assert_eq!(nm(t.parent_of(0, 100, NameId(0))), None);
+    }
+
+    /// `parent_of` near its previous answer agrees with the search: every
+    /// range asked in every order, with equal (start, end) pairs.
+    #[test]
+    fn parent_of_with_hint() {
+        let r = |start, end, name| Range {
+            start,
+            end,
+            name: NameId(name),
+            collective: false,
+        };
+        let mut list = vec![r(0, 1000, 0)];
+        for k in 0..40 {
+            let s = 10 + 20 * k;
+            list.push(r(s, s + 15, 1));
+            list.push(r(s, s + 15, 2 + (k % 2) as u32));
+            list.push(r(s + 2, s + 5, 1));
+        }
+        list.push(r(10, 25, 1));
+        let t = RangeTree::build(list.clone());
+        let fresh = |q: &Range| RangeTree::build(list.clone()).parent_of(q.start, q.end, q.name);
+        let mut orders = vec![list.clone()];
+        orders.push(list.iter().rev().copied().collect());
+        orders.push(
+            list.iter()
+                .step_by(7)
+                .chain(list.iter().step_by(3))
+                .copied()
+                .collect(),
+        );
+        for order in orders {
+            for q in &order {
+                assert_eq!(t.parent_of(q.start, q.end, q.name), fresh(q), "{q:?}");
+            }
+        }
+        assert_eq!(t.name(t.parent_of(10, 25, NameId(1))), Some(NameId(0)));
+        assert_eq!(t.parent_of(10, 25, NameId(9)), NO_RANGE);
+    }
+
+    /// The flow map answers as a hash map would, whatever the order and
+    /// spread of the ids: in order, backwards, with a gap past the slack,
+    /// and replaced.
+    #[test]
+    fn flow_map_is_a_map() {
+        let launch = |ts| Launch {
+            tid: 7,
+            ts,
+            call: None,
+        };
+        let mut ids: Vec<u64> = (1000..1100).collect();
+        ids.extend((900..1000).rev());
+        ids.extend([
+            5,
+            1_000_000_000,
+            u64::MAX,
+            1100 + FlowMap::SLACK as u64 + 300,
+        ]);
+        ids.extend((1100..1200).step_by(3));
+        let mut map = FlowMap::default();
+        let mut reference = FastMap::default();
+        for (n, &id) in ids.iter().enumerate() {
+            map.insert(id, launch(n as i64));
+            reference.insert(id, launch(n as i64));
+        }
+        map.insert(1050, launch(-1));
+        reference.insert(1050, launch(-1));
+        map.get_mut(1100).expect("present").call = Some(NameId(3));
+        reference.get_mut(&1100).expect("present").call = Some(NameId(3));
+        for id in (0..1400).chain([1_000_000_000, u64::MAX, 1100 + FlowMap::SLACK as u64 + 300]) {
+            let got = map.get(id).map(|l| (l.ts, l.call));
+            assert_eq!(got, reference.get(&id).map(|l| (l.ts, l.call)), "id {id}");
+        }
+        // The numbers below the first id and past the slack are in the hash map.
+        assert!(map.dense.len() < 400, "{}", map.dense.len());
+        assert_eq!(map.sparse.len(), 104);
     }
 }

@@ -43,10 +43,10 @@ use crate::time::Ns;
 /// (the default of [`crate::events::EventsPlan::spool_chunk`]).
 pub const SPOOL_CHUNK: usize = 4 << 20;
 
-/// The longest record: a flag byte and at most seven varints of ten bytes
-/// (track, name, category, start, duration, and two ids or the two
-/// collective arguments).
-const MAX_RECORD: usize = 1 + 7 * 10;
+/// The longest record: a flag byte and at most eight varints of ten bytes
+/// (track, name, category, start, duration, and two ids and a copy's size
+/// or the two collective arguments).
+const MAX_RECORD: usize = 1 + 8 * 10;
 
 /// Where a row's event ran, and what the trace source says it is
 /// (docs/formats.md#timeline-model).
@@ -99,7 +99,7 @@ impl Slice<'_> {
             closed: true,
             instance: op.instance,
             flow: op.flow,
-            bytes: None,
+            bytes: op.bytes,
             comm: None,
         }
     }
@@ -142,8 +142,9 @@ impl Slice<'_> {
     }
 }
 
-/// Flags of a record (its first byte). Device rows carry ids, host rows
-/// collective arguments, never both: bits 3 to 6 mean one or the other.
+/// Flags of a record (its first byte). Device rows carry ids (and a copy's
+/// size), host rows collective arguments, never both: bits 3 to 7 mean one
+/// or the other.
 mod flag {
     /// Bits 0-1: device, host or other.
     pub const SIDE: u8 = 0b11;
@@ -157,6 +158,8 @@ mod flag {
     pub const FLOW: u8 = 1 << 5;
     /// The flow id equals the instance id (always in JSON): not repeated.
     pub const FLOW_IS_INSTANCE: u8 = 1 << 6;
+    /// A copy's size follows the ids (Kineto's `args.bytes`).
+    pub const DEVICE_BYTES: u8 = 1 << 7;
     // Host rows.
     pub const RANGE: u8 = 1 << 3;
     pub const COLLECTIVE: u8 = 1 << 4;
@@ -252,7 +255,7 @@ impl Spool {
         };
         let mut flags = if s.closed { flag::CLOSED } else { 0 };
         // The two optional numbers after the times: ids or arguments.
-        let (mut first, mut second) = (None, None);
+        let (mut first, mut second, mut third) = (None, None, None);
         match s.side {
             Side::Device { memory } => {
                 flags |= flag::DEVICE;
@@ -273,6 +276,10 @@ impl Spool {
                     }
                     None => {}
                 }
+                if s.bytes.is_some() {
+                    flags |= flag::DEVICE_BYTES;
+                }
+                third = s.bytes;
             }
             Side::Host { range, collective } => {
                 flags |= flag::HOST;
@@ -305,6 +312,9 @@ impl Spool {
             put_varint(buf, v);
         }
         if let Some(v) = second {
+            put_varint(buf, v);
+        }
+        if let Some(v) = third {
             put_varint(buf, v);
         }
         Ok(())
@@ -430,6 +440,9 @@ impl Spool {
                         s.flow = s.instance;
                     } else if flags & flag::FLOW != 0 {
                         s.flow = Some(r.varint()?);
+                    }
+                    if flags & flag::DEVICE_BYTES != 0 {
+                        s.bytes = Some(r.varint()?);
                     }
                 }
                 flag::HOST => {

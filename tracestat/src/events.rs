@@ -873,7 +873,7 @@ fn context<'n>(
             } else {
                 RowKind::Kernel
             };
-            let l = s.flow.and_then(|id| rank.flows.get(&id)).copied();
+            let l = s.flow.and_then(|id| rank.flows.get(id)).copied();
             let (host_range, in_collective) = match l {
                 Some(l) => {
                     let tree = tree_of(l.tid);

@@ -235,6 +235,10 @@ pub struct RankTrace {
     pub devices: Vec<Device>,
     /// `(device pid, device tid)` of copy engines (thread names).
     pub copy_engines: HashSet<(u64, u64)>,
+    /// The size of the copies whose writer gives it apart from the name
+    /// (Kineto's `args.bytes`), by `(device, device tid, start)`: few,
+    /// beside the kernels rather than in each (docs/findings.md#small-copy).
+    pub copy_bytes: FastMap<(u32, u64, Ns), u64>,
     pub collectives: Vec<CollectiveCall>,
     /// Module builds, allocations and frees (few: kept one by one).
     pub setup_calls: Vec<SetupCall>,
@@ -277,6 +281,7 @@ struct RankParts {
     device_ids: FastMap<(u64, Option<u32>), u32>,
     device_labels: FastMap<u64, String>,
     copy_engines: HashSet<(u64, u64)>,
+    copy_bytes: FastMap<(u32, u64, Ns), u64>,
     collectives: Vec<CollectiveCall>,
     setup_calls: Vec<SetupCall>,
     implausible: Implausible,
@@ -456,6 +461,9 @@ impl TraceSink for FileCollector {
         let r = self.rank(op.rank);
         let device = r.device_id(op.pid, tile);
         r.touch(op.start, op.end);
+        if let Some(b) = op.bytes {
+            r.copy_bytes.insert((device, op.tid, op.start), b);
+        }
         r.kernels.push(KernelRun {
             start: op.start,
             end: op.end,
@@ -692,6 +700,7 @@ fn rank_trace(
         flows: p.flows,
         devices: p.devices,
         copy_engines: p.copy_engines,
+        copy_bytes: p.copy_bytes,
         collectives: p.collectives,
         setup_calls: p.setup_calls,
         implausible: p.implausible,

@@ -11,14 +11,14 @@ use crate::common::*;
 const T0_US: i64 = 1_700_000_000_000_000;
 
 /// One rank's unitrace trace, built event by event (times in us).
-struct Rank {
+pub(crate) struct Rank {
     rank: i64,
     events: Vec<String>,
     next_id: i64,
 }
 
 impl Rank {
-    fn new(rank: i64) -> Rank {
+    pub(crate) fn new(rank: i64) -> Rank {
         let (host, dev) = (Rank::host(rank), Rank::dev(rank));
         let meta = |pid: u64, what: &str, name: &str| {
             format!("{{\"ph\": \"M\", \"name\": \"{what}\", \"pid\": {pid}, \"tid\": {pid}, \"ts\": {T0_US}.000000, \"args\": {{\"name\": \"{name}\"}}}}")
@@ -65,12 +65,12 @@ impl Rank {
     }
 
     /// A host call or range.
-    fn call(&mut self, name: &str, at: i64, dur: i64) {
+    pub(crate) fn call(&mut self, name: &str, at: i64, dur: i64) {
         self.x(Rank::host(self.rank), name, at, dur, "");
     }
 
     /// A launch call at `at` (2 us) of `kernel`, running `start..start+dur`.
-    fn launch(&mut self, kernel: &str, at: i64, start: i64, dur: i64) {
+    pub(crate) fn launch(&mut self, kernel: &str, at: i64, start: i64, dur: i64) {
         let (id, r) = (self.next_id, self.rank);
         self.next_id += 1;
         let host = Rank::host(r);
@@ -83,7 +83,7 @@ impl Rank {
         self.x(dev, kernel, start, dur, &format!("\"id\": \"{id}\""));
     }
 
-    fn allreduce(&mut self, at: i64, dur: i64) {
+    pub(crate) fn allreduce(&mut self, at: i64, dur: i64) {
         let host = Rank::host(self.rank);
         self.x(
             host,
@@ -94,7 +94,7 @@ impl Rank {
         );
     }
 
-    fn write(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn write(&self, dir: &Path) -> PathBuf {
         let path = dir.join(format!("app.{}.{}.json", Rank::host(self.rank), self.rank));
         let text = format!("{{ \"traceEvents\":[\n{}\n]\n}}\n", self.events.join(",\n"));
         std::fs::write(&path, text).unwrap();

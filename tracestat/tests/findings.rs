@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use serde_json::Value;
 
 use crate::common::report;
@@ -18,27 +17,10 @@ fn kineto(dir: &str) -> PathBuf {
         .join(dir)
 }
 
-/// `unitrace-gen trace OUT --ranks 2 --events 6000 --steps 4 --straggler
-/// none [--plant P]` (seed 1), through the generator's own command line.
+/// The findings' 2-rank run (`unitrace_gen::cli::findings_run`), then
+/// `extra` (`--straggler none`, `--plant P`).
 fn generate(out: &Path, extra: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "unitrace-gen",
-        "trace",
-        out.to_str().unwrap(),
-        "--ranks",
-        "2",
-        "--events",
-        "6000",
-        "--steps",
-        "4",
-        "-q",
-    ];
-    args.extend(extra);
-    let cli = unitrace_gen::cli::Cli::try_parse_from(&args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    unitrace_gen::cli::findings_run(out, extra).unwrap();
     out.to_path_buf()
 }
 
@@ -75,7 +57,22 @@ fn check_columns(doc: &Value) {
             assert!(f[key].is_string(), "{key} of {f}");
         }
         assert_eq!(f["step"], "", "no steps yet: {f}");
-        assert!(f64_of(&f, "savings_us") > 0.0);
+        // A replay may find that the problem, as measured, holds no step
+        // up (docs/findings.md#savings): 0 then, never less.
+        let savings = f64_of(&f, "savings_us");
+        match f["savings_by"].as_str() {
+            Some("bound") => assert!(savings > 0.0, "{f}"),
+            Some("replay") => assert!(savings >= 0.0, "{f}"),
+            _ => panic!("savings_by of {f}"),
+        }
+        // Never more than the run's time.
+        let wall = doc["breakdown"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| f64_of(b, "wall_us"))
+            .fold(0.0, f64::max);
+        assert!(savings <= wall, "{f}: wall {wall}");
         assert!(f64_of(&f, "to_us") >= f64_of(&f, "from_us"), "{f}");
     }
     let s: Vec<f64> = findings(doc)
@@ -95,19 +92,8 @@ fn runs_with_nothing_planted_give_no_finding() {
     // The generator's default 4-rank run (its straggler switched off), the
     // clean Kineto recording, a real 5-step training trace of HTA's.
     let four = dir.path().join("four");
-    let cli = unitrace_gen::cli::Cli::try_parse_from([
-        "unitrace-gen",
-        "trace",
-        four.to_str().unwrap(),
-        "--straggler",
-        "none",
-        "-q",
-    ])
-    .unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    let four_words = ["trace", four.to_str().unwrap(), "--straggler", "none", "-q"];
+    unitrace_gen::cli::run_args(&four_words).unwrap();
     for input in [
         clean,
         four,
@@ -164,6 +150,15 @@ fn each_rule_finds_its_planted_problem() {
             .find(|f| f["rule"] == rule)
             .unwrap();
         assert_eq!(f["ranks"], 2, "{f}");
+        // The rules a what-if rule expresses are replayed; the replay saves
+        // no more than their bound, the time measured (which, for
+        // exposed-communication, is more than its bound).
+        let replayed = ["launch-bound", "exposed-communication"].contains(&rule);
+        let by = if replayed { "replay" } else { "bound" };
+        assert_eq!(f["savings_by"], by, "{f}");
+        if replayed {
+            assert!(f64_of(&f, "savings_us") <= f64_of(&f, "time_us"), "{f}");
+        }
         check_evidence(rule, &f, &doc);
     }
 }
@@ -306,9 +301,23 @@ fn a_slow_rank_is_the_straggler_and_its_compute_the_imbalance() {
         .map(|k| f64_of(k, "rank_max_us") - f64_of(k, "rank_min_us"))
         .collect();
     let excess: f64 = compute.iter().sum();
+    // The bound is that excess; the replay (rank 1's kernels at the median
+    // of the two ranks, their mean) saves some of it, not more.
+    assert_eq!(imbalance["savings_by"], "replay");
+    let saved = f64_of(&imbalance, "savings_us");
     assert!(
-        close(f64_of(&imbalance, "savings_us"), excess, 1e-6),
-        "{imbalance}"
+        saved > 0.0 && saved <= excess,
+        "{imbalance}: excess {excess}"
+    );
+    let straggler = findings(&doc)
+        .into_iter()
+        .find(|f| f["rule"] == "straggler")
+        .unwrap();
+    assert_eq!(straggler["savings_by"], "replay");
+    let saved = f64_of(&straggler, "savings_us");
+    assert!(
+        saved > 0.0 && saved <= f64_of(&straggler, "time_us"),
+        "{straggler}"
     );
 }
 
@@ -337,7 +346,11 @@ fn the_planted_kineto_recording_gives_its_problems_on_the_right_ranks() {
     // The sleep: the others waited at the all-reduce of step 3 about 50 ms
     // for rank 1 (44.4 ms after the rank before it, the most).
     let s = by("straggler");
-    assert!(f64_of(&s, "savings_us") > 44_000.0, "{s}");
+    assert!(f64_of(&s, "time_us") > 44_000.0, "{s}");
+    // Its kernels are not what made it late: at the median pace they save
+    // the run next to nothing (the sleep is `host-bound`'s).
+    assert_eq!(s["savings_by"], "replay");
+    assert!(f64_of(&s, "savings_us") < 1_000.0, "{s}");
     assert!(by("host-bound")["evidence"]
         .as_str()
         .unwrap()
@@ -355,6 +368,10 @@ fn the_planted_kineto_recording_gives_its_problems_on_the_right_ranks() {
         i["evidence"].as_str().unwrap().contains("+21.521 ms"),
         "{i}"
     );
+    // Replayed at the median rank's pace: part of that matmul's time.
+    assert_eq!(i["savings_by"], "replay");
+    let saved = f64_of(&i, "savings_us");
+    assert!(saved > 5_000.0 && saved <= 21_521.0, "{i}");
     // Pageable: 2 copies per step in 5 steps, savings half their time.
     let p = by("pageable-copy");
     assert_eq!(p["count"], 10);
@@ -393,9 +410,223 @@ fn findings_are_a_table_and_the_console_can_show_only_them() {
     assert!(stdout.contains("fix jit: build the modules before the loop"));
     let text = std::fs::read_to_string(csv.join("findings.csv")).unwrap();
     assert!(text.starts_with(
-        "rule,rank,ranks,step,savings_us,savings_pct,name,count,time_us,from_us,to_us,evidence,fix\n"
+        "rule,rank,ranks,step,savings_us,savings_pct,savings_by,name,count,time_us,from_us,to_us,evidence,fix\n"
     ), "{text}");
     assert!(text.contains("\njit,all,2,,"), "{text}");
     assert!(parquet.join("findings.parquet").is_file());
     assert!(csv.join("copies.csv").is_file() && csv.join("setup_calls.csv").is_file());
+}
+
+/// Three ranks, one step (`PyTorch::ProfilerStep#1`, 0-5000 us), one
+/// allreduce: each launches a gemm at 10 (running 20-120 on ranks 0 and 1,
+/// 20-3120 on rank 2: 3 ms longer), waits for it until 5 us after it ends,
+/// arrives at the allreduce 5 us later (130, 130, 3130), which all leave at
+/// 3200 (70 us after the last arrival); the host then works until 5000.
+fn three_ranks_one_slow(dir: &Path) -> Vec<PathBuf> {
+    (0..3)
+        .map(|r| {
+            let mut t = crate::critical_path::Rank::new(r);
+            let g = if r == 2 { 3100 } else { 100 };
+            t.call("PyTorch::ProfilerStep#1", 0, 5000);
+            t.launch("gemm_kernel", 10, 20, g);
+            t.call("zeEventHostSynchronize", 30, g - 5);
+            t.allreduce(20 + g + 10, 3200 - (20 + g + 10));
+            t.write(dir)
+        })
+        .collect()
+}
+
+fn finding<'a>(doc: &'a Value, rule: &str, rank: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule && f["rank"] == rank)
+        .unwrap_or_else(|| panic!("no {rule} on rank {rank}: {}", doc["findings"]))
+}
+
+/// Worked out by hand: rank 2's kernels at the median rank's pace (100 of
+/// its 3100 us) bring its arrival to 130 like the others', the allreduce
+/// ends at 200 and the step at 200 + 1800 = 2000: 3000 us saved, exactly
+/// what ranks 0 and 1 waited for it (which is also the straggler's bound,
+/// its arrival less the one before it).
+#[test]
+fn the_straggler_saves_by_replay_exactly_what_the_others_waited() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = three_ranks_one_slow(dir.path());
+    let (doc, _, stderr) = report(&files, &["--align", "none"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    for rule in ["straggler", "imbalance"] {
+        let f = finding(&doc, rule, "2");
+        assert_eq!(f["savings_by"], "replay", "{f}");
+        assert!(close(f64_of(f, "savings_us"), 3000.0, 1e-9), "{f}");
+        assert!(
+            f["evidence"].as_str().unwrap().ends_with(
+                "; savings by the what-if replay of the run's steps under rank:2=median"
+            ),
+            "{f}"
+        );
+    }
+    assert!(close(
+        f64_of(finding(&doc, "straggler", "2"), "time_us"),
+        3000.0,
+        1e-9
+    ));
+    // The implicit replays are no what-if rows.
+    assert_eq!(doc["what_if"], Value::Array(vec![]), "{}", doc["what_if"]);
+}
+
+/// `--partial` per rank then `--combine` gives the one run's findings,
+/// replayed savings included; partials without the replay's slots (as an
+/// older version wrote them) give the stated bound, said so.
+#[test]
+fn replayed_savings_survive_partials_and_older_partials_fall_back_to_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = three_ranks_one_slow(dir.path());
+    let (one, _, _) = report(&files, &["--align", "none"]);
+    let mut partials = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let p = dir.path().join(format!("p{i}.json"));
+        let out = crate::common::run(&[file.as_os_str(), "--partial".as_ref(), p.as_os_str()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        partials.push(p);
+    }
+    let (combined, _, _) = report(&partials, &["--combine", "--align", "none"]);
+    assert_eq!(one["findings"], combined["findings"]);
+    assert_eq!(one["what_if"], combined["what_if"]);
+    // The same partials without the chain lengths of the replay.
+    let mut older = Vec::new();
+    for (i, p) in partials.iter().enumerate() {
+        let mut doc: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        let stripped = strip_key(&mut doc, "lens");
+        assert!(stripped > 0, "the partial has chain lengths");
+        let q = dir.path().join(format!("old{i}.json"));
+        std::fs::write(&q, serde_json::to_vec(&doc).unwrap()).unwrap();
+        older.push(q);
+    }
+    let (old, _, _) = report(&older, &["--combine", "--align", "none"]);
+    for rule in ["straggler", "imbalance"] {
+        let f = finding(&old, rule, "2");
+        assert_eq!(f["savings_by"], "bound", "{f}");
+    }
+    // The bounds: the straggler's lateness, the compute excess over the
+    // median of the other ranks (3100 - 100).
+    assert!(close(
+        f64_of(finding(&old, "straggler", "2"), "savings_us"),
+        3000.0,
+        1e-9
+    ));
+    assert!(close(
+        f64_of(finding(&old, "imbalance", "2"), "savings_us"),
+        3000.0,
+        1e-9
+    ));
+}
+
+/// Removes every member `key` of every object in `v`; how many.
+fn strip_key(v: &mut Value, key: &str) -> usize {
+    match v {
+        Value::Object(m) => {
+            let mut n = usize::from(m.remove(key).is_some());
+            for x in m.values_mut() {
+                n += strip_key(x, key);
+            }
+            n
+        }
+        Value::Array(a) => a.iter_mut().map(|x| strip_key(x, key)).sum(),
+        _ => 0,
+    }
+}
+
+/// A hand-made Kineto trace of rank 0: 200 `cudaMemcpyAsync` calls (every
+/// 20 us, 5 us each), each copying `bytes` host to device from pinned
+/// memory in 8 us, 6 us after its call; the size is only in
+/// `args.bytes`, as Kineto writes it (docs/formats.md#kineto-json-events).
+fn kineto_copies(path: &Path, bytes: u64) -> PathBuf {
+    let mut events = Vec::new();
+    for i in 0..200u64 {
+        let (at, id) = (1_000 + i * 20, i + 1);
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 10, "tid": 10, "ts": {at}, "dur": 5, "args": {{"correlation": {id}}}}}"#
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": {}, "dur": 8, "args": {{"device": 0, "context": 1, "stream": 7, "correlation": {id}, "bytes": {bytes}, "memory bandwidth (GB/s)": 0.5}}}}"#,
+            at + 6
+        ));
+    }
+    let text = format!(
+        r#"{{"schemaVersion": 1, "distributedInfo": {{"rank": 0}}, "traceEvents": [{}]}}"#,
+        events.join(",\n")
+    );
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Kineto copies' sizes reach the copies table, the events dataset and
+/// the `small-copy` rule: 200 copies of 4 KiB are found with their count
+/// and bytes, 200 of 1 MiB are not small.
+#[test]
+fn kineto_small_copies_are_found_by_their_args_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = kineto_copies(&dir.path().join("small.pt.trace.json"), 4096);
+    let (doc, _, stderr) = report(std::slice::from_ref(&small), &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let c = &doc["copies"][0];
+    assert_eq!(c["copies"], 200, "{c}");
+    assert_eq!(c["small"], 200, "{c}");
+    assert_eq!(c["bytes"], 200 * 4096, "{c}");
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "small-copy")
+        .unwrap_or_else(|| panic!("no small-copy: {}", doc["findings"]))
+        .clone();
+    assert_eq!(f["rank"], "0");
+    assert_eq!(f["count"], 200);
+    assert_eq!(f["name"], "Memcpy HtoD (Pinned -> Device)");
+    assert!(close(f64_of(&f, "time_us"), 1600.0, 1e-9), "{f}");
+    assert!(
+        f["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("200 copies under 64 KiB (819200 bytes in all"),
+        "{f}"
+    );
+    // Their 1600 us less 819200 bytes at 20 GB/s (40.96 us).
+    assert_eq!(f["savings_by"], "bound");
+    assert!(close(f64_of(&f, "savings_us"), 1600.0 - 40.96, 1e-9), "{f}");
+    // The events dataset has each copy's size.
+    let events = dir.path().join("events");
+    let out = crate::events::export(std::slice::from_ref(&small), &events, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = crate::events::bytes_free::rows_of_dataset(&events);
+    let copies: Vec<_> = rows
+        .iter()
+        .filter(|r| {
+            crate::events::s(r, "name").as_deref() == Some("Memcpy HtoD (Pinned -> Device)")
+        })
+        .collect();
+    assert_eq!(copies.len(), 200);
+    assert!(copies
+        .iter()
+        .all(|r| crate::events::n(r, "bytes") == Some(4096)));
+
+    let large = kineto_copies(&dir.path().join("large.pt.trace.json"), 1 << 20);
+    let (doc, _, _) = report(&[large], &[]);
+    assert_eq!(doc["copies"][0]["small"], 0);
+    assert_eq!(doc["copies"][0]["bytes"], 200u64 << 20);
+    assert!(
+        !rules(&doc).iter().any(|r| r.starts_with("small-copy")),
+        "{:?}",
+        rules(&doc)
+    );
 }

@@ -386,9 +386,7 @@ fn run_with_open_files(files: u32, args: &[&OsStr]) -> std::process::Output {
 /// ranks of the generator (one step of one layer, about 8 KB each), with
 /// collectives that line up.
 fn generate_ranks(dir: &Path, ranks: usize) {
-    use clap::Parser;
-    let cli = unitrace_gen::cli::Cli::try_parse_from([
-        "unitrace-gen",
+    unitrace_gen::cli::run_args(&[
         "--seed",
         "1",
         "trace",
@@ -400,10 +398,6 @@ fn generate_ranks(dir: &Path, ranks: usize) {
         "-q",
     ])
     .unwrap();
-    let unitrace_gen::cli::Command::Trace(args) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(args, cli.seed).unwrap();
 }
 
 /// Ranks of the test below: 8192 by default (two ranks per heatmap row,
@@ -575,10 +569,8 @@ fn a_partial_grows_with_ranks_and_tables_not_with_events() {
     let dir = tempfile::tempdir().unwrap();
     let mut sizes = Vec::new();
     for events in ["400", "100000"] {
-        use clap::Parser;
         let traces = dir.path().join(events);
-        let cli = unitrace_gen::cli::Cli::try_parse_from([
-            "unitrace-gen",
+        unitrace_gen::cli::run_args(&[
             "trace",
             traces.to_str().unwrap(),
             "--ranks",
@@ -590,10 +582,6 @@ fn a_partial_grows_with_ranks_and_tables_not_with_events() {
             "-q",
         ])
         .unwrap();
-        let unitrace_gen::cli::Command::Trace(args) = &cli.command else {
-            unreachable!()
-        };
-        unitrace_gen::trace::run(args, cli.seed).unwrap();
         let partial = dir.path().join(format!("{events}.partial.json"));
         let out = run(&[
             traces.as_os_str(),

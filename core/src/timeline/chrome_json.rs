@@ -63,6 +63,11 @@ pub trait JsonVocabulary {
     fn launch_link(&mut self, _cat: &[u8], _tid: u64, _args: Option<&[u8]>) -> Option<u64> {
         None
     }
+    /// A device command's size in bytes when its `args` say it (a copy);
+    /// `None` for writers that put it in the name (unitrace).
+    fn device_bytes(&self, _kind: DeviceOpKind, _args: Option<&[u8]>) -> Option<u64> {
+        None
+    }
     /// The collective arguments of a host slice, `None` when it is not a
     /// collective call.
     fn collective(
@@ -383,11 +388,13 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                 if !has_name {
                     return Ok(());
                 }
-                let (name, (instance, flow)) = match name {
+                let (name, (instance, flow), bytes) = match name {
                     Some(n) if sink.device_details() => {
-                        (n, self.vocabulary.device_ids(args_object(ev)))
+                        let args = args_object(ev);
+                        let ids = self.vocabulary.device_ids(args);
+                        (n, ids, self.vocabulary.device_bytes(kind, args))
                     }
-                    _ => (NameId::NONE, (None, None)),
+                    _ => (NameId::NONE, (None, None), None),
                 };
                 let op = DeviceOp {
                     rank,
@@ -400,6 +407,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                     end,
                     instance,
                     flow,
+                    bytes,
                 };
                 sink.device_op(&self.names, &op)
             }
@@ -569,6 +577,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                     end: ts,
                     instance: None,
                     flow: None,
+                    bytes: None,
                 };
                 sink.device_op(&self.names, &op)
             }

@@ -110,6 +110,15 @@ impl JsonVocabulary for KinetoVocabulary {
         (id, id)
     }
 
+    fn device_bytes(&self, kind: DeviceOpKind, args: Option<&[u8]>) -> Option<u64> {
+        // Kineto's copies carry their size in `args.bytes` (its CUPTI and
+        // XPU writers alike), never in the name.
+        match kind {
+            DeviceOpKind::Copy { .. } => args.and_then(|a| args_uint(a, b"bytes")),
+            _ => None,
+        }
+    }
+
     fn submission_flow(&self, _cat: &[u8]) -> bool {
         // `ac2g` (and the older `async_gpu`) flows only draw the link that
         // `correlation` already makes: traces without flows (sampled or

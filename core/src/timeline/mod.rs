@@ -627,7 +627,7 @@ fn read_pftrace<R: Read, S: TraceSink>(
     Ok(TimelineRead::of_pftrace(
         interp.names,
         interp.router,
-        &summary,
+        summary,
     ))
 }
 

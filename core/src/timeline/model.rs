@@ -71,6 +71,10 @@ pub struct DeviceOp {
     /// The id of the submission link to the host call that launched it
     /// (docs/formats.md#trace-json-flows).
     pub flow: Option<u64>,
+    /// A copy's size when the writer gives it apart from the name (Kineto's
+    /// `args.bytes`, docs/formats.md#kineto-json-events); unitrace's is in
+    /// the name (`[4096]`).
+    pub bytes: Option<u64>,
 }
 
 /// A host call or range. `closed` is false for a range still open at the

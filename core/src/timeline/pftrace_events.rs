@@ -248,6 +248,7 @@ impl PftraceEvents {
                 end: ts,
                 instance: s.instance.filter(|_| details),
                 flow: s.flow.filter(|_| details),
+                bytes: None,
             };
             return sink.device_op(&self.names, &op);
         }

@@ -53,7 +53,8 @@ impl CopyTally {
 pub struct RankCopies {
     /// Every copy (fills are not copies).
     pub all: CopyTally,
-    /// Copies whose size is known (unitrace names end in `[bytes]`).
+    /// Copies whose size is known (unitrace names end in `[bytes]`, Kineto
+    /// copies carry `args.bytes`).
     pub sized: u64,
     /// From or to pageable host memory.
     pub pageable: CopyTally,
@@ -284,7 +285,8 @@ fn observe(m: &RankModel<'_>) -> RankCopies {
         }
         let name = t.name(k.name);
         let short = m.kinds[k.name.index()].short_name.as_str();
-        let bytes = copy_bytes(name);
+        let bytes =
+            copy_bytes(name).or_else(|| t.copy_bytes.get(&(k.device, k.tid, k.start)).copied());
         let ns = k.end - k.start;
         out.all.add(k.start, k.end, ns, bytes);
         *names[0].entry(short).or_default() += ns;

@@ -3,9 +3,10 @@
 //! its own over the events. Each [`Rule`] looks at one rank at a time
 //! ([`Rule::observe`]), decides whether what it saw is a problem
 //! ([`Rule::fires`], its threshold) and estimates the time a fix would
-//! save ([`Rule::savings`], the stated simple bound of
-//! docs/findings.md#savings: one function per rule, so that a what-if
-//! replay of the run can take its place). A rule that fires on at least
+//! save: with the critical path's what-if replay of the run where a
+//! what-if rule expresses the fix ([`Rule::replay`]) and the graphs allow,
+//! otherwise with the rule's stated simple bound ([`Rule::savings`],
+//! docs/findings.md#savings). A rule that fires on at least
 //! half the ranks gives one `all` finding, otherwise one finding per rank
 //! (docs/findings.md#ranks). Findings are ranked by their savings.
 
@@ -13,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, CollectiveInstance, CollectivesOut};
+use super::copies::{CopyTally, RankCopies};
+use super::critical_path::{rank_median_savings, ImplicitReplays};
 use super::gaps::GapStats;
 use super::stragglers::stands_out;
 use super::{median, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -56,6 +59,10 @@ pub struct Finding {
     pub to_us: f64,
     /// What a fix would save (docs/findings.md#savings).
     pub savings_us: f64,
+    /// How the savings were estimated: `replay` (the critical path's
+    /// what-if replay of the run) or `bound` (the rule's stated bound).
+    #[serde(default)]
+    pub savings_by: String,
     /// The savings as a share of the wall time (the rank's; the median
     /// rank's for `all`).
     pub savings_pct: f64,
@@ -116,6 +123,11 @@ pub struct Context<'a> {
     /// sorted; made once, when the imbalance rule first needs it, rather
     /// than per rank (quadratic in the ranks: docs/tracestat.md#many-ranks).
     pub kernel_totals: std::sync::OnceLock<std::collections::HashMap<&'a str, Vec<f64>>>,
+    /// The finished analyses (the per-rank replays read them).
+    pub done: &'a Finished,
+    /// The critical path's implicit `comm=0` and `launch=0` replays, where
+    /// its graphs allow them.
+    pub replays: Option<&'a ImplicitReplays>,
 }
 
 /// How late a rank was at the collectives where it arrived last: the sum
@@ -154,9 +166,25 @@ pub struct Rule {
     /// Whether that is a problem: the rule's threshold.
     pub fires: fn(&Context<'_>, usize, &Evidence) -> bool,
     /// The time a fix would save, ns: the rule's stated bound
-    /// (docs/findings.md#savings). The one place to switch to a what-if
-    /// replay of the run.
+    /// (docs/findings.md#savings), which also decides whether a finding
+    /// is worth a look.
     pub savings: fn(&Context<'_>, usize, &Evidence) -> Ns,
+    /// The what-if replay that expresses the fix, whose savings take the
+    /// bound's place where the graphs allow (docs/findings.md#savings).
+    pub replay: Option<Replay>,
+}
+
+/// A fix as a what-if rule of the critical path's replay
+/// (docs/tracestat.md#what-if).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// `comm=0`: no transfer time.
+    Comm,
+    /// `launch=0`: no launch calls or latencies.
+    Launch,
+    /// `rank:N=median`: the finding's rank's kernels at the median rank's
+    /// pace.
+    RankMedian,
 }
 
 /// Pinned host memory copies at least this many times faster than
@@ -170,43 +198,58 @@ pub const SMALL_COPIES: u64 = 100;
 /// Share of kernels under `--short-kernel` for launch-bound.
 pub const SHORT_KERNEL_SHARE: f64 = 50.0;
 
-fn pageable_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let p = &c.part(i).parts.copies.pageable;
-    (p.count > 0).then(|| Evidence {
-        name: p.top_name.clone(),
-        count: p.count,
-        time_ns: p.ns,
-        bytes: p.bytes,
-        from_ns: p.first_ns,
-        to_ns: p.last_ns,
-        text: format!(
-            "{} copies from or to pageable host memory ({}), {} ({:.1}% of the active window)",
-            p.count,
-            p.top_name,
-            ms(p.ns),
-            c.share(p.ns, i)
-        ),
+/// The evidence of a copy rule: one of the rank's copy tallies
+/// (docs/tracestat.md#copies), described by `what` (given the tally and
+/// its share of the active window).
+fn copy_observe(
+    c: &Context<'_>,
+    i: usize,
+    tally: fn(&RankCopies) -> &CopyTally,
+    what: fn(&CopyTally, f64) -> String,
+) -> Option<Evidence> {
+    let t = tally(&c.part(i).parts.copies);
+    (t.count > 0).then(|| Evidence {
+        name: t.top_name.clone(),
+        count: t.count,
+        time_ns: t.ns,
+        bytes: t.bytes,
+        from_ns: t.first_ns,
+        to_ns: t.last_ns,
+        text: what(t, c.share(t.ns, i)),
     })
 }
 
+fn pageable_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
+    copy_observe(
+        c,
+        i,
+        |p| &p.pageable,
+        |p, share| {
+            format!(
+            "{} copies from or to pageable host memory ({}), {} ({share:.1}% of the active window)",
+            p.count,
+            p.top_name,
+            ms(p.ns)
+        )
+        },
+    )
+}
+
 fn small_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let s = &c.part(i).parts.copies.small;
-    (s.count > 0).then(|| Evidence {
-        name: s.top_name.clone(),
-        count: s.count,
-        time_ns: s.ns,
-        bytes: s.bytes,
-        from_ns: s.first_ns,
-        to_ns: s.last_ns,
-        text: format!(
-            "{} copies under 64 KiB ({} bytes in all, most time: {}), {} ({:.1}% of the active window)",
+    copy_observe(
+        c,
+        i,
+        |p| &p.small,
+        |s, share| {
+            format!(
+            "{} copies under 64 KiB ({} bytes in all, most time: {}), {} ({share:.1}% of the active window)",
             s.count,
             s.bytes,
             s.top_name,
-            ms(s.ns),
-            c.share(s.ns, i)
-        ),
-    })
+            ms(s.ns)
+        )
+        },
+    )
 }
 
 fn sync_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
@@ -491,27 +534,36 @@ fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> 
 }
 
 fn serialised_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let q = &c.part(i).parts.copies.on_compute_queue;
-    (q.count > 0).then(|| Evidence {
-        name: q.top_name.clone(),
-        count: q.count,
-        time_ns: q.ns,
-        bytes: q.bytes,
-        from_ns: q.first_ns,
-        to_ns: q.last_ns,
-        text: format!(
-            "{} copies on a compute queue ({}), {} of them while a copy engine of the device was free ({:.1}% of the active window)",
+    copy_observe(
+        c,
+        i,
+        |p| &p.on_compute_queue,
+        |q, share| {
+            format!(
+            "{} copies on a compute queue ({}), {} of them while a copy engine of the device was free ({share:.1}% of the active window)",
             q.count,
             q.top_name,
-            ms(q.ns),
-            c.share(q.ns, i)
-        ),
-    })
+            ms(q.ns)
+        )
+        },
+    )
 }
 
 /// `ns` as milliseconds with 3 decimals.
 fn ms(ns: Ns) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The bound of the rules whose problem's time is what a fix saves
+/// (docs/findings.md#rules).
+fn its_time(_: &Context<'_>, _: usize, e: &Evidence) -> Ns {
+    e.time_ns
+}
+
+/// The threshold of the rules that fire at 2% of the active window
+/// (docs/findings.md#rules).
+fn two_pct(c: &Context<'_>, i: usize, e: &Evidence) -> bool {
+    at_least(c, i, e.time_ns, 0.02)
 }
 
 /// Whether `ns` is at least `share` of rank `i`'s active window.
@@ -526,8 +578,9 @@ pub const RULES: [Rule; 11] = [
         fix: "allocate the host buffers pinned (zeMemAllocHost, sycl::malloc_host; PyTorch: pin_memory=True) so that copies go straight to the copy engine",
         per_rank_only: false,
         observe: pageable_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
+        fires: two_pct,
         savings: |_, _, e| (e.time_ns as f64 * (1.0 - 1.0 / PINNED_SPEEDUP)) as Ns,
+        replay: None,
     },
     Rule {
         id: "small-copy",
@@ -536,14 +589,16 @@ pub const RULES: [Rule; 11] = [
         observe: small_observe,
         fires: |c, i, e| e.count >= SMALL_COPIES && at_least(c, i, e.time_ns, 0.02),
         savings: |_, _, e| (e.time_ns - (e.bytes as f64 / COPY_GBPS) as Ns).max(0),
+        replay: None,
     },
     Rule {
         id: "sync-wait",
         fix: "take the host synchronisation out of the loop, or queue more work before it (PyTorch: no .item(), .cpu() or synchronize() per step)",
         per_rank_only: false,
         observe: sync_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
-        savings: |_, _, e| e.time_ns,
+        fires: two_pct,
+        savings: its_time,
+        replay: None,
     },
     Rule {
         id: "launch-bound",
@@ -555,7 +610,8 @@ pub const RULES: [Rule; 11] = [
             at_least(c, i, e.time_ns, 0.05)
                 && pct(l.short_count as f64, l.kernels as f64) >= SHORT_KERNEL_SHARE
         },
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: Some(Replay::Launch),
     },
     Rule {
         id: "host-bound",
@@ -563,7 +619,8 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: host_observe,
         fires: |c, i, e| at_least(c, i, e.time_ns, 0.15),
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: None,
     },
     Rule {
         id: "exposed-communication",
@@ -572,6 +629,7 @@ pub const RULES: [Rule; 11] = [
         observe: exposed_observe,
         fires: |c, i, e| at_least(c, i, exposed_savings(c, i, e), 0.20),
         savings: exposed_savings,
+        replay: Some(Replay::Comm),
     },
     Rule {
         id: "straggler",
@@ -579,7 +637,8 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: true,
         observe: straggler_observe,
         fires: |c, _, e| e.time_ns as f64 >= 0.02 * c.median_active,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: Some(Replay::RankMedian),
     },
     Rule {
         id: "imbalance",
@@ -593,7 +652,8 @@ pub const RULES: [Rule; 11] = [
                 .collect();
             stands_out(c.compute[i] as f64, &others, IMBALANCE_SHARE, 0.0)
         },
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: Some(Replay::RankMedian),
     },
     Rule {
         id: "alloc-churn",
@@ -601,7 +661,8 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: |c, i| setup_observe(c, i, &[SetupKind::Alloc, SetupKind::Free], "allocation or free"),
         fires: |_, _, _| true,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: None,
     },
     Rule {
         id: "jit",
@@ -609,15 +670,17 @@ pub const RULES: [Rule; 11] = [
         per_rank_only: false,
         observe: |c, i| setup_observe(c, i, &[SetupKind::ModuleBuild], "module or program build"),
         fires: |_, _, _| true,
-        savings: |_, _, e| e.time_ns,
+        savings: its_time,
+        replay: None,
     },
     Rule {
         id: "serialised-copy",
         fix: "submit copies to a copy engine's queue (a separate queue or stream) so that they run beside compute",
         per_rank_only: false,
         observe: serialised_observe,
-        fires: |c, i, e| at_least(c, i, e.time_ns, 0.02),
-        savings: |_, _, e| e.time_ns,
+        fires: two_pct,
+        savings: its_time,
+        replay: None,
     },
 ];
 
@@ -724,6 +787,8 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         sorted_compute,
         origin: aligned_origin(ranks, &collectives.clock_alignment.offset_ns),
         kernel_totals: std::sync::OnceLock::new(),
+        done,
+        replays: done.critical_path.as_ref().and_then(|p| p.replays.as_ref()),
     }
 }
 
@@ -734,7 +799,21 @@ struct Hit {
     savings: Ns,
 }
 
-fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>) -> Finding {
+/// A finding's savings and how they were estimated
+/// (docs/findings.md#savings).
+#[derive(Debug, Clone, Copy)]
+struct Savings {
+    ns: f64,
+    by: &'static str,
+}
+
+fn finding(
+    c: &Context<'_>,
+    rule: &Rule,
+    hit: &Hit,
+    all: Option<(u64, f64)>,
+    estimate: Savings,
+) -> Finding {
     let off = c
         .collectives
         .clock_alignment
@@ -745,18 +824,17 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
     let origin = c.origin;
     let at = |t: Ns| us(t - off - origin);
     let e = &hit.evidence;
-    let (rank, ranks, savings, wall, text) = match all {
+    let savings = estimate.ns;
+    let (rank, ranks, wall, mut text) = match all {
         None => (
             c.ranks.labels[hit.rank].clone(),
             1,
-            hit.savings as f64,
             c.wall[hit.rank] as f64,
             e.text.clone(),
         ),
-        Some((fired, savings, wall)) => (
+        Some((fired, wall)) => (
             "all".to_string(),
             fired,
-            savings,
             wall,
             format!(
                 "on {fired} of {} ranks; e.g. rank {}: {}",
@@ -766,6 +844,19 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
             ),
         ),
     };
+    // What the replay changed, so that the savings read right (a straggler
+    // late by its host work saves little with its kernels at the median).
+    let replayed = match rule.replay.filter(|_| estimate.by == "replay") {
+        Some(Replay::Comm) => Some("comm=0".to_string()),
+        Some(Replay::Launch) => Some("launch=0".to_string()),
+        Some(Replay::RankMedian) => Some(format!("rank:{}=median", c.ranks.labels[hit.rank])),
+        None => None,
+    };
+    if let Some(r) = replayed {
+        text.push_str(&format!(
+            "; savings by the what-if replay of the run's steps under {r}"
+        ));
+    }
     Finding {
         rule: rule.id.to_string(),
         rank,
@@ -777,6 +868,7 @@ fn finding(c: &Context<'_>, rule: &Rule, hit: &Hit, all: Option<(u64, f64, f64)>
         from_us: at(e.from_ns),
         to_us: at(e.to_ns),
         savings_us: us(savings as Ns),
+        savings_by: estimate.by.to_string(),
         savings_pct: pct(savings, wall),
         evidence: text,
         fix: rule.fix.to_string(),
@@ -815,14 +907,24 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
                 .iter()
                 .max_by(|a, b| a.savings.cmp(&b.savings).then(b.rank.cmp(&a.rank)))
                 .expect("at least one hit");
+            let estimate = run_replay(c, rule).unwrap_or(Savings {
+                ns: savings,
+                by: "bound",
+            });
             out.push(finding(
                 c,
                 rule,
                 example,
-                Some((hits.len() as u64, savings, wall)),
+                Some((hits.len() as u64, wall)),
+                estimate,
             ));
         } else {
-            out.extend(hits.iter().map(|h| finding(c, rule, h, None)));
+            let estimates = per_rank_estimates(c, rule, &hits);
+            out.extend(
+                hits.iter()
+                    .zip(estimates)
+                    .map(|(h, e)| finding(c, rule, h, None, e)),
+            );
         }
     }
     // Ranked by savings; then by rule, then by rank label.
@@ -833,6 +935,49 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
             .then_with(|| a.rank.cmp(&b.rank))
     });
     out
+}
+
+/// The run's savings under the rule's replay, when it is one of the whole
+/// run (`comm=0`, `launch=0`) and the graphs carry it.
+fn run_replay(c: &Context<'_>, rule: &Rule) -> Option<Savings> {
+    let r = c.replays?;
+    let ns = match rule.replay? {
+        Replay::Comm => r.comm,
+        Replay::Launch => r.launch,
+        Replay::RankMedian => return None,
+    };
+    Some(Savings {
+        ns: ns as f64,
+        by: "replay",
+    })
+}
+
+/// The savings of per-rank findings: the rule's replay where the graphs
+/// allow (`rank:N=median` for the hit's rank; the run's replay otherwise),
+/// else each hit's bound.
+fn per_rank_estimates(c: &Context<'_>, rule: &Rule, hits: &[Hit]) -> Vec<Savings> {
+    let bound = |h: &Hit| Savings {
+        ns: h.savings as f64,
+        by: "bound",
+    };
+    if rule.replay == Some(Replay::RankMedian) {
+        let who: Vec<usize> = hits.iter().map(|h| h.rank).collect();
+        let replayed = rank_median_savings(c.ranks, c.done, &who);
+        return hits
+            .iter()
+            .zip(replayed)
+            .map(|(h, r)| match r {
+                Some(ns) => Savings {
+                    ns: ns as f64,
+                    by: "replay",
+                },
+                None => bound(h),
+            })
+            .collect();
+    }
+    hits.iter()
+        .map(|h| run_replay(c, rule).unwrap_or_else(|| bound(h)))
+        .collect()
 }
 
 fn rule_index(id: &str) -> usize {
@@ -888,6 +1033,7 @@ fn section(rows: &[Finding]) -> Section {
             if steps { step } else { step.files_only() },
             Column::new("savings_us", "saves", Unit::Us),
             Column::new("savings_pct", "of wall", Unit::Pct),
+            Column::new("savings_by", "by", Unit::Text),
             Column::new("name", "name", Unit::Text).files_only(),
             Column::new("count", "count", Unit::Count).files_only(),
             Column::new("time_us", "time", Unit::Us).files_only(),
@@ -905,6 +1051,7 @@ fn section(rows: &[Finding]) -> Section {
             Value::from(&f.step),
             f.savings_us.into(),
             f.savings_pct.into(),
+            Value::from(&f.savings_by),
             Value::from(&f.name),
             f.count.into(),
             f.time_us.into(),
@@ -930,7 +1077,7 @@ fn section(rows: &[Finding]) -> Section {
             t.notes.push(format!("fix {}: {}", f.rule, f.fix));
         }
     }
-    t.notes.push("(saves: the time a fix would save, a stated bound per rule; from/to: where to look, since the report's start)".to_string());
+    t.notes.push("(saves: the time a fix would save, by the what-if replay of the run's steps or by a stated bound per rule (by: replay or bound, docs/findings.md#savings); from/to: where to look, since the report's start)".to_string());
     s.tables.push(t);
     s
 }

@@ -287,17 +287,39 @@ fn range_names(m: &RankModel<'_>, host_gaps: &[(Ns, Ns)]) -> Vec<(String, Ns)> {
     if host_gaps.is_empty() {
         return Vec::new();
     }
+    // Whether a name is a step's, once per name rather than once per host
+    // event (a trace has far fewer names than calls).
+    let mut step_name: Vec<Option<bool>> = Vec::new();
+    let mut is_step = |id: unitrace_core::timeline::NameId| {
+        let i = id.index();
+        if step_name.len() <= i {
+            step_name.resize(i + 1, None);
+        }
+        *step_name[i].get_or_insert_with(|| crate::rank_model::is_step_range(m.name(id)))
+    };
     let mut ranges: Vec<(Ns, Ns, unitrace_core::timeline::NameId)> = m
         .trace
         .host
         .iter()
-        .filter(|h| !crate::rank_model::is_step_range(m.name(h.name)))
+        // Only the ranges that overlap a gap count (`start < b`, `end > a`):
+        // the first gap ending after the start decides (the gaps are sorted
+        // and disjoint), and far fewer ranges are left to sort.
+        .filter(|h| {
+            let i = host_gaps.partition_point(|g| g.1 <= h.start);
+            host_gaps.get(i).is_some_and(|g| g.0 < h.end)
+        })
+        .filter(|h| !is_step(h.name))
         .map(|h| (h.start, h.end, h.name))
         .collect();
     ranges.sort_unstable_by_key(|r| (r.0, r.1));
-    let mut time: std::collections::BTreeMap<&str, Ns> = Default::default();
+    // Gap time by name id (`None`: outside every range), named at the end.
+    let mut by_id: rustc_hash::FxHashMap<Option<unitrace_core::timeline::NameId>, Ns> =
+        Default::default();
     let mut active: Vec<(Ns, Ns, unitrace_core::timeline::NameId)> = Vec::new();
     let mut next = 0;
+    // One buffer of each for every gap.
+    let mut here: Vec<(Ns, Ns, unitrace_core::timeline::NameId)> = Vec::new();
+    let mut cuts: Vec<Ns> = Vec::new();
     // Gaps are sorted and disjoint: one forward sweep.
     for &(a, b) in host_gaps {
         while next < ranges.len() && ranges[next].0 < b {
@@ -305,8 +327,10 @@ fn range_names(m: &RankModel<'_>, host_gaps: &[(Ns, Ns)]) -> Vec<(String, Ns)> {
             next += 1;
         }
         active.retain(|r| r.1 > a);
-        let here: Vec<_> = active.iter().filter(|r| r.0 < b).copied().collect();
-        let mut cuts: Vec<Ns> = vec![a, b];
+        here.clear();
+        here.extend(active.iter().filter(|r| r.0 < b).copied());
+        cuts.clear();
+        cuts.extend([a, b]);
         for r in &here {
             cuts.extend([r.0.max(a), r.1.min(b)]);
         }
@@ -318,9 +342,14 @@ fn range_names(m: &RankModel<'_>, host_gaps: &[(Ns, Ns)]) -> Vec<(String, Ns)> {
                 .iter()
                 .filter(|r| r.0 <= s && r.1 >= e)
                 .min_by_key(|r| (r.1 - r.0, r.2));
-            let name = inner.map_or(NO_RANGE, |r| m.name(r.2));
-            *time.entry(name).or_default() += e - s;
+            *by_id.entry(inner.map(|r| r.2)).or_default() += e - s;
         }
+    }
+    let mut time: std::collections::BTreeMap<&str, Ns> = Default::default();
+    for (id, t) in by_id {
+        *time
+            .entry(id.map_or(NO_RANGE, |id| m.name(id)))
+            .or_default() += t;
     }
     let mut named: Vec<(String, Ns)> = time.into_iter().map(|(n, t)| (n.to_string(), t)).collect();
     named.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));

@@ -5,7 +5,9 @@
 //! range), its calls and host time; with `--tree N`, the range paths down
 //! to each kernel.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as FastMap;
 
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
@@ -81,12 +83,15 @@ impl Analyzer for HostRanges {
     type Output = HostRangesOut;
 
     fn observe(m: &RankModel<'_>, o: &RankOptions) -> Self::Rank {
-        let mut ranges: HashMap<NameId, RangeAgg> = HashMap::new();
-        let mut tree: HashMap<(Vec<NameId>, String), (u64, Ns)> = HashMap::new();
+        // Keyed by what the model holds (borrowed, hashed with Fx): no
+        // allocation per kernel or host call.
+        let mut ranges: FastMap<NameId, RangeAgg> = FastMap::default();
+        let mut tree: FastMap<(&[NameId], &str), (u64, Ns)> = FastMap::default();
+        let mut seen: Vec<NameId> = Vec::new();
         for (k, path) in m.trace.kernels.iter().zip(&m.enclosing) {
             let Some(path) = path else { continue };
             let d = k.end - k.start;
-            let mut seen: Vec<NameId> = Vec::with_capacity(path.len());
+            seen.clear();
             for &r in path {
                 if seen.contains(&r) {
                     continue;
@@ -102,15 +107,15 @@ impl Analyzer for HostRanges {
                 a.self_ns += d;
             }
             if o.tree_depth > 0 {
-                let p: Vec<NameId> = path.iter().take(o.tree_depth).copied().collect();
+                let p = &path[..path.len().min(o.tree_depth)];
                 let e = tree
-                    .entry((p, m.kinds[k.name.index()].short_name.clone()))
+                    .entry((p, m.kinds[k.name.index()].short_name.as_str()))
                     .or_default();
                 e.0 += 1;
                 e.1 += d;
             }
         }
-        let mut host_time: HashMap<NameId, (u64, Vec<(Ns, Ns)>)> = HashMap::new();
+        let mut host_time: FastMap<NameId, (u64, Vec<(Ns, Ns)>)> = FastMap::default();
         for h in &m.trace.host {
             let e = host_time.entry(h.name).or_default();
             e.0 += 1;
@@ -133,7 +138,7 @@ impl Analyzer for HostRanges {
             .into_iter()
             .map(|((p, kernel), (launches, gpu_ns))| TreeRow {
                 path: p.iter().map(|&r| m.name(r).to_string()).collect(),
-                kernel,
+                kernel: kernel.to_string(),
                 launches,
                 gpu_ns,
             })

@@ -105,6 +105,11 @@ pub struct CriticalPathOut {
     /// `(rank, kind, name, start_us since the step's start, dur_us)`.
     #[serde(skip)]
     pub gantt: Option<(Vec<String>, Vec<GanttBar>)>,
+    /// The replays the findings estimate their savings with, where every
+    /// rank's graph carries the implicit rules' slots
+    /// (docs/findings.md#savings); never a table.
+    #[serde(skip)]
+    pub replays: Option<ImplicitReplays>,
 }
 
 /// A bar of the Gantt chart: `(rank index, kind (its place in
@@ -118,7 +123,8 @@ impl Analyzer for CriticalPath {
     type Output = CriticalPathOut;
 
     fn observe(m: &RankModel<'_>, o: &RankOptions) -> RankPath {
-        let rules = rules::parse_rules(&o.what_if);
+        let mut rules = rules::parse_rules(&o.what_if);
+        rules.extend(implicit_rules(m.trace.rank));
         graph::observe(m, &rules, o.annotate)
     }
 
@@ -127,29 +133,13 @@ impl Analyzer for CriticalPath {
     }
 
     fn finish(ranks: &Ranks<'_>, done: &Finished) -> CriticalPathOut {
-        let n = ranks.ranks.len();
-        let zero = vec![0; n];
-        let off: &[Ns] = done
-            .collectives
-            .as_ref()
-            .map_or(&zero, |c| &c.clock_alignment.offset_ns);
-        let off = if off.len() == n { off } else { &zero };
+        let off = offsets(ranks, done);
+        let off = &off[..];
         let rules = rules::parse_rules(&ranks.rank_options.what_if);
-        let (op_of, ops) = operations(ranks);
-        let solver = Solver {
-            paths: ranks.ranks.iter().map(CriticalPath::part).collect(),
-            off,
-            op_of,
-            ops,
-            rules: &rules,
-            rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
-            sinks: ranks
-                .ranks
-                .iter()
-                .flat_map(|r| &CriticalPath::part(r).steps)
-                .map(|s| s.sinks.len())
-                .sum(),
-        };
+        // The user's rules, then the implicit ones of the findings.
+        let mut all_rules = rules.clone();
+        all_rules.extend(implicit_rules(None));
+        let solver = solver(ranks, off, &all_rules);
         let mut paths: Vec<StepPath> = Vec::new();
         for (id, parts) in solver.steps() {
             let mut p = solver.path(id, &parts);
@@ -159,7 +149,13 @@ impl Analyzer for CriticalPath {
             paths.push(p);
         }
         let origin = aligned_origin(ranks, off);
-        output(&paths, &ranks.labels, &rules, origin)
+        let mut out = output(&paths, &ranks.labels, &rules, origin);
+        let u = rules.len();
+        out.replays = has_implicit_slots(&solver, u).then(|| ImplicitReplays {
+            comm: saved_under(&solver, 2 + u),
+            launch: saved_under(&solver, 2 + u + 1),
+        });
+        out
     }
 
     fn sections(r: &Report, _: &Screen) -> Vec<Section> {
@@ -562,4 +558,139 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
         );
     }
     t
+}
+
+/// How many [`implicit_rules`] there are.
+const IMPLICIT_RULES: usize = 3;
+
+/// The what-if rules every rank's graph keeps a slot for besides the
+/// user's, after them, for the findings' savings (docs/findings.md#savings):
+/// `comm=0`, `launch=0`, and the rank's own kernels taken away (the slot
+/// `rank:N=median` needs on rank N, so that any rank can be replayed at
+/// the median after the fact). Never in `what_if.csv`.
+fn implicit_rules(rank: Option<u32>) -> Vec<rules::Rule> {
+    let own = rules::Rule {
+        text: "rank:SELF=median".to_string(),
+        // A rank without an id is no `rank:N` target: no rank matches.
+        target: rules::Target::RankMedian(rank.unwrap_or(u32::MAX)),
+        change: rules::Change::Scale(1.0),
+    };
+    let mut out: Vec<rules::Rule> = ["comm=0", "launch=0"]
+        .iter()
+        .filter_map(|t| rules::parse_rule(t).ok())
+        .collect();
+    out.push(own);
+    out
+}
+
+/// The savings of the implicit `comm=0` and `launch=0` over the run, ns
+/// (docs/findings.md#savings).
+#[derive(Debug, Clone, Default)]
+pub struct ImplicitReplays {
+    pub comm: Ns,
+    pub launch: Ns,
+}
+
+/// Whether every rank's graph carries the implicit rules' slots after the
+/// `user` rules', and some step has a replay (not so in a partial of an
+/// older format, or without any step).
+fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
+    let width = 2 + user + IMPLICIT_RULES;
+    let mut any = false;
+    for p in &solver.paths {
+        for sink in p.steps.iter().flat_map(|s| &s.sinks) {
+            if sink.lens.iter().any(|(_, l)| l.len() < width) {
+                return false;
+            }
+            any |= !sink.lens.is_empty();
+        }
+    }
+    any
+}
+
+/// What a replay with lens slot `slot` saves over the run: per step, its
+/// length less its replayed length, summed (never below 0).
+fn saved_under(solver: &Solver<'_>, slot: usize) -> Ns {
+    let mut saved: Ns = 0;
+    for (_, parts) in solver.steps() {
+        let start = parts
+            .iter()
+            .map(|&(r, k)| solver.paths[r].steps[k].start - solver.off[r])
+            .min()
+            .unwrap_or(0);
+        let end = parts
+            .iter()
+            .map(|&(r, k)| solver.paths[r].steps[k].end - solver.off[r])
+            .max()
+            .unwrap_or(start);
+        saved += end - start - solver.replay(&parts, slot);
+    }
+    saved.max(0)
+}
+
+/// The clock offsets the critical path subtracts: the collectives
+/// analyzer's, or none.
+fn offsets(ranks: &Ranks<'_>, done: &Finished) -> Vec<Ns> {
+    let n = ranks.ranks.len();
+    match done.collectives.as_ref() {
+        Some(c) if c.clock_alignment.offset_ns.len() == n => c.clock_alignment.offset_ns.clone(),
+        _ => vec![0; n],
+    }
+}
+
+fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns], rules: &'a [rules::Rule]) -> Solver<'a> {
+    let (op_of, ops) = operations(ranks);
+    Solver {
+        paths: ranks.ranks.iter().map(CriticalPath::part).collect(),
+        off,
+        op_of,
+        ops,
+        rules,
+        rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
+        sinks: ranks
+            .ranks
+            .iter()
+            .flat_map(|r| &CriticalPath::part(r).steps)
+            .map(|s| s.sinks.len())
+            .sum(),
+    }
+}
+
+/// What `rank:N=median` saves over the run for each rank index of `who`
+/// (docs/findings.md#savings): `None` where the graphs lack the implicit
+/// slots or the rank has no id. For the few ranks the findings name, after
+/// the critical path finished (the whole run's replays per rank would be
+/// quadratic in the ranks).
+pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) -> Vec<Option<Ns>> {
+    if who.is_empty() {
+        return Vec::new();
+    }
+    let user = rules::parse_rules(&ranks.rank_options.what_if);
+    let off = offsets(ranks, done);
+    let mut rules = user.clone();
+    rules.extend(implicit_rules(None));
+    // Per rank asked for: the user's rules, then the implicit ones with
+    // `rank:N=median` for that rank's id.
+    let per_rank: Vec<Option<Vec<rules::Rule>>> = who
+        .iter()
+        .map(|&i| {
+            let id = ranks.ranks[i].rank?;
+            let mut with = user.clone();
+            with.extend(implicit_rules(Some(id)));
+            Some(with)
+        })
+        .collect();
+    let mut s = solver(ranks, &off, &rules);
+    if !has_implicit_slots(&s, user.len()) {
+        return vec![None; who.len()];
+    }
+    let slot = 2 + user.len() + IMPLICIT_RULES - 1;
+    per_rank
+        .iter()
+        .map(|with| {
+            let with = with.as_ref()?;
+            s.rules = with;
+            Some(saved_under(&s, slot))
+        })
+        .collect()
 }
