@@ -922,6 +922,31 @@ fn top_level_range_steps_get_a_path_each() {
     }
 }
 
+/// Consecutive step ranges whose times were rounded apart overlap by a
+/// tick (each `PyTorch::ProfilerStep#i` range here runs 1 us into the next): every
+/// step keeps its path, the later one starting where the earlier ended
+/// (docs/tracestat.md#critical-path). Step 0 runs 0 to 101 us; steps 1-3
+/// from 100 i + 1 to 100 i + 101: 100 us each.
+#[test]
+fn steps_overlapping_by_a_tick_each_keep_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Rank::new(0);
+    for i in 0..4 {
+        plain_step(&mut t, &format!("PyTorch::ProfilerStep#{i}"), 100 * i, 101);
+    }
+    let files = vec![t.write(dir.path())];
+    let (doc, _, stderr) = report(&files, &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let steps: Vec<(&str, f64)> = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|r| (r["step"].as_str().unwrap(), r["dur_us"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        steps,
+        [("0", 101.0), ("1", 100.0), ("2", 100.0), ("3", 100.0)]
+    );
+}
+
 /// ... and the period of GPU work, without host ranges: per period, a
 /// launch at `b` of `ka_kernel` (`b + 10` to `b + 30`) and one at `b + 5`
 /// of `kb_kernel`, queued after it (`b + 30` to `b + 60`). The quietest

@@ -24,8 +24,8 @@ pub struct StepWindow {
 }
 
 /// The steps the path follows on a rank, in time order: the kept steps,
-/// less any that overlaps an earlier one (a step holds no other step) or
-/// is empty; the whole run when no rule found steps. A rank whose steps
+/// less any that an earlier one holds (a step holds no other step) or that
+/// is empty, each starting no earlier than the one before it ends; the whole run when no rule found steps. A rank whose steps
 /// the selection (`--steps`, `--skip-warmup`) all dropped has none.
 pub fn step_windows(steps: &RankSteps, trace: &RankTrace) -> Vec<StepWindow> {
     if matches!(steps.rule, StepRule::None | StepRule::NotRecorded) {
@@ -51,8 +51,18 @@ pub fn step_windows(steps: &RankSteps, trace: &RankTrace) -> Vec<StepWindow> {
         .collect();
     kept.sort_by_key(|s| (s.start, s.end, s.id));
     let mut out: Vec<StepWindow> = Vec::with_capacity(kept.len());
-    for s in kept {
-        if out.last().is_none_or(|p| s.start >= p.end) && s.end > s.start {
+    for mut s in kept {
+        if let Some(p) = out.last() {
+            if s.end <= p.end {
+                // Held by the step before it.
+                continue;
+            }
+            // Steps that follow each other may overlap by a clock tick
+            // (a range's end and the next one's start rounded apart): the
+            // later one starts where the earlier ends.
+            s.start = s.start.max(p.end);
+        }
+        if s.end > s.start {
             out.push(s);
         }
     }
