@@ -154,13 +154,13 @@ fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
     type Stretch = (String, Ns, Ns, String, &'static str);
     let mut by_rank: Vec<Vec<Stretch>> = marks.iter().map(|_| Vec::new()).collect();
     for row in &report.out.critical_path.critical_path {
-        let Some(i) = marks.iter().position(|m| m.label == row.rank) else {
+        let Some(i) = marks.iter().position(|m| *m.label == *row.rank) else {
             continue;
         };
         let start = origin + (row.start_us * 1000.0).round() as Ns + off_of(i);
         let end = start + (row.dur_us * 1000.0).round() as Ns;
         let name = format!("{} (step {})", row.name, row.step);
-        by_rank[i].push((row.step.clone(), start, end, name, row.kind.name()));
+        by_rank[i].push((row.step.to_string(), start, end, name, row.kind.name()));
     }
     for (i, stretches) in by_rank.into_iter().enumerate() {
         let mut steps: Vec<(&str, Ns, Ns)> = Vec::new();

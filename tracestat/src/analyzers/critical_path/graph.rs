@@ -1588,13 +1588,17 @@ impl Graph<'_, '_> {
             lens: vec![0; span * KEEP * width],
         };
         let mut cost = vec![0 as Ns; width];
-        let mut acc: Vec<(u32, Vec<Ns>)> = Vec::with_capacity(4 * KEEP);
+        // One node's chains per source, reused from node to node: no
+        // allocation per node (docs/tracestat.md#scale).
+        let mut acc = Chains::new(width);
+        let mut line = vec![0 as Ns; width];
         for at_v in lo..hi {
             let v = self.order[at_v as usize];
             let n = &self.nodes[v as usize];
             acc.clear();
             if let What::End { coll } = n.what {
-                acc.push((coll, vec![0; width]));
+                line.fill(0);
+                acc.merge(coll, &line);
             } else {
                 self.costs(v, &mut cost);
                 let es = self.eff_start(v);
@@ -1611,29 +1615,26 @@ impl Graph<'_, '_> {
                     let i = (at_p - lo) as usize;
                     for e in 0..r.count[i] as usize {
                         let at = (i * KEEP + e) * width;
-                        merge_entry(&mut acc, r.src[i * KEEP + e], &r.lens[at..at + width]);
+                        acc.merge(r.src[i * KEEP + e], &r.lens[at..at + width]);
                     }
                 }
-                for (_, l) in acc.iter_mut() {
-                    for (x, c) in l.iter_mut().zip(&cost) {
-                        *x += c;
-                    }
-                }
+                acc.add(&cost);
                 if es < start {
                     // Straddles the step's start: its part in the step.
                     let part = n.end - start;
                     let whole = (n.end - es).max(1);
-                    let mut l: Vec<Ns> = cost
-                        .iter()
-                        .map(|&c| ((c as f64) * part as f64 / whole as f64).round() as Ns)
-                        .collect();
-                    l[0] = part;
-                    merge_entry(&mut acc, START, &l);
+                    for (l, &c) in line.iter_mut().zip(&cost) {
+                        *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
+                    }
+                    line[0] = part;
+                    acc.merge(START, &line);
                 } else if outside.is_some() || !any {
                     let base = outside.unwrap_or(n.start) - start;
-                    let mut l: Vec<Ns> = cost.iter().map(|&c| base + c).collect();
-                    l[1] = cost[1];
-                    merge_entry(&mut acc, START, &l);
+                    for (l, &c) in line.iter_mut().zip(&cost) {
+                        *l = base + c;
+                    }
+                    line[1] = cost[1];
+                    acc.merge(START, &line);
                 }
             }
             let key = |s: u32, l: &[Ns]| -> Ns {
@@ -1644,14 +1645,13 @@ impl Graph<'_, '_> {
                 };
                 t + l[0]
             };
-            acc.sort_by_key(|(s, l)| std::cmp::Reverse(key(*s, l)));
-            acc.truncate(KEEP);
             let i = (at_v - lo) as usize;
-            r.count[i] = acc.len() as u8;
-            for (e, (s, l)) in acc.iter().enumerate() {
-                r.src[i * KEEP + e] = *s;
+            acc.keep_latest(KEEP, key);
+            r.count[i] = acc.order.len() as u8;
+            for (e, &j) in acc.order.iter().enumerate() {
+                r.src[i * KEEP + e] = acc.src[j];
                 let at = (i * KEEP + e) * width;
-                r.lens[at..at + width].copy_from_slice(l);
+                r.lens[at..at + width].copy_from_slice(acc.lens(j));
             }
         }
         r
@@ -1665,20 +1665,73 @@ impl Graph<'_, '_> {
     }
 }
 
-/// Adds one chain to the per-source maxima: the recorded length and its
-/// kernel part go together; every rule's length is its own maximum.
-fn merge_entry(acc: &mut Vec<(u32, Vec<Ns>)>, src: u32, l: &[Ns]) {
-    match acc.iter_mut().find(|(s, _)| *s == src) {
-        Some((_, have)) => {
-            if l[0] > have[0] {
-                have[0] = l[0];
-                have[1] = l[1];
+/// A node's chains per source during the replay: `src[j]` with its
+/// lengths `lens(j)` (`width` values each).
+struct Chains {
+    width: usize,
+    src: Vec<u32>,
+    flat: Vec<Ns>,
+    order: Vec<usize>,
+}
+
+impl Chains {
+    fn new(width: usize) -> Self {
+        Chains {
+            width,
+            src: Vec::with_capacity(4 * KEEP),
+            flat: Vec::with_capacity(4 * KEEP * width),
+            order: Vec::with_capacity(4 * KEEP),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.src.clear();
+        self.flat.clear();
+    }
+
+    fn lens(&self, j: usize) -> &[Ns] {
+        &self.flat[j * self.width..(j + 1) * self.width]
+    }
+
+    /// Adds one chain to the per-source maxima: the recorded length and
+    /// its kernel part go together; every rule's length is its own maximum.
+    fn merge(&mut self, src: u32, l: &[Ns]) {
+        match self.src.iter().position(|&s| s == src) {
+            Some(j) => {
+                let have = &mut self.flat[j * self.width..(j + 1) * self.width];
+                if l[0] > have[0] {
+                    have[0] = l[0];
+                    have[1] = l[1];
+                }
+                for (h, x) in have.iter_mut().zip(l).skip(2) {
+                    *h = (*h).max(*x);
+                }
             }
-            for (h, x) in have.iter_mut().zip(l).skip(2) {
-                *h = (*h).max(*x);
+            None => {
+                self.src.push(src);
+                self.flat.extend_from_slice(l);
             }
         }
-        None => acc.push((src, l.to_vec())),
+    }
+
+    /// Adds the node's own cost to every chain.
+    fn add(&mut self, cost: &[Ns]) {
+        for l in self.flat.chunks_exact_mut(self.width) {
+            for (x, c) in l.iter_mut().zip(cost) {
+                *x += c;
+            }
+        }
+    }
+
+    /// Puts in `order` the indices of the `keep` chains that end latest by
+    /// `key` (ties in the order they came).
+    fn keep_latest(&mut self, keep: usize, key: impl Fn(u32, &[Ns]) -> Ns) {
+        self.order.clear();
+        self.order.extend(0..self.src.len());
+        let (src, flat, w) = (&self.src, &self.flat, self.width);
+        self.order
+            .sort_by_key(|&j| std::cmp::Reverse(key(src[j], &flat[j * w..(j + 1) * w])));
+        self.order.truncate(keep);
     }
 }
 

@@ -38,11 +38,11 @@ const TOP_STEPS: usize = 20;
 /// One stretch of a step's path (`critical_path.csv`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PathRow {
-    pub step: String,
+    pub step: solve::Label,
     pub seq: u64,
-    pub rank: String,
+    pub rank: solve::Label,
     pub kind: Kind,
-    pub name: String,
+    pub name: solve::Label,
     /// Since the report's origin (aligned clocks).
     pub start_us: f64,
     pub dur_us: f64,
@@ -202,10 +202,12 @@ fn output(
         .reserve_exact(paths.iter().map(|p| p.items.len()).sum());
     out.critical_path_steps.reserve_exact(paths.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
-    let mut names: BTreeMap<(Kind, String), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
+    let mut names: BTreeMap<(Kind, solve::Label), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
+    let rank_labels: Vec<solve::Label> = labels.iter().map(|l| l.as_str().into()).collect();
     let mut total: Ns = 0;
     for (si, p) in paths.iter().enumerate() {
         let step = step_label(p.id);
+        let step_row_label: solve::Label = step.as_str().into();
         let mut per_kind: BTreeMap<Kind, Ns> = BTreeMap::new();
         let mut on_path = BTreeSet::new();
         let mut changes = 0;
@@ -226,9 +228,9 @@ fn output(
             }
             on_path.insert(it.rank);
             out.critical_path.push(PathRow {
-                step: step.clone(),
+                step: step_row_label.clone(),
                 seq: seq as u64,
-                rank: labels[it.rank].clone(),
+                rank: rank_labels[it.rank].clone(),
                 kind: it.kind,
                 name: it.name.clone(),
                 start_us: us(it.start - origin),
@@ -271,7 +273,7 @@ fn output(
         .into_iter()
         .map(|((kind, name), (items, steps, d))| NameRow {
             kind,
-            name,
+            name: name.to_string(),
             items,
             steps: steps.len() as u64,
             dur_us: us(d),
@@ -295,7 +297,13 @@ fn output(
             .into_iter()
             .map(|it| {
                 let kind = Kind::ALL.iter().position(|k| *k == it.kind).unwrap_or(6);
-                (it.rank, kind, it.name, us(it.start - p.start), us(it.dur))
+                (
+                    it.rank,
+                    kind,
+                    it.name.to_string(),
+                    us(it.start - p.start),
+                    us(it.dur),
+                )
             })
             .collect();
         out.gantt = Some((labels.to_vec(), items));
@@ -384,7 +392,7 @@ fn steps_table(out: &CriticalPathOut) -> Table {
     let mut t = Table::new("critical_path_steps", "Steps and their path by kind", cols);
     for r in &out.critical_path_steps {
         let mut row: Vec<Value> = vec![
-            r.step.clone().into(),
+            Value::from(&*r.step),
             r.start_us.into(),
             r.dur_us.into(),
             r.end_rank.clone().into(),
@@ -452,13 +460,13 @@ fn names_table(out: &CriticalPathOut) -> Table {
     for r in &out.critical_path_names {
         t.push(vec![
             r.kind.name().into(),
-            r.name.clone().into(),
+            Value::from(&*r.name),
             r.items.into(),
             r.steps.into(),
             r.dur_us.into(),
             r.pct.into(),
             r.kind.name().into(),
-            r.name.clone().into(),
+            Value::from(&*r.name),
         ]);
     }
     if t.rows.len() > TOP_NAMES {
@@ -490,15 +498,15 @@ fn items_table(out: &CriticalPathOut) -> Table {
     );
     let mut slowest: Vec<usize> = Vec::new();
     for (i, r) in out.critical_path.iter().enumerate() {
-        if out.slowest_step.as_deref() == Some(r.step.as_str()) {
+        if out.slowest_step.as_deref() == Some(&*r.step) {
             slowest.push(i);
         }
         t.push(vec![
-            r.step.clone().into(),
+            Value::from(&*r.step),
             r.seq.into(),
-            r.rank.clone().into(),
+            Value::from(&*r.rank),
             r.kind.name().into(),
-            r.name.clone().into(),
+            Value::from(&*r.name),
             r.start_us.into(),
             r.dur_us.into(),
             // Filled in for the rows shown only (below): a run of many
@@ -516,7 +524,7 @@ fn items_table(out: &CriticalPathOut) -> Table {
     }
     let shown_name = t.columns.len() - 1;
     for &i in &shown {
-        t.rows[i][shown_name] = out.critical_path[i].name.clone().into();
+        t.rows[i][shown_name] = Value::from(&*out.critical_path[i].name);
     }
     let note = format!(
         "({} of the slowest step's {all} stretches shown; the files hold every step's)",
@@ -545,7 +553,7 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
         }
         t.push(vec![
             r.rule.clone().into(),
-            r.step.clone().into(),
+            Value::from(&*r.step),
             r.dur_us.into(),
             r.what_if_dur_us.into(),
             r.change_pct.into(),
@@ -653,6 +661,17 @@ fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns], rules: &'a [rules::Rule]) -> 
             .flat_map(|r| &CriticalPath::part(r).steps)
             .map(|s| s.sinks.len())
             .sum(),
+        labels: ranks
+            .ranks
+            .iter()
+            .map(|r| {
+                let names = &CriticalPath::part(r).names;
+                names
+                    .iter()
+                    .map(|n| solve::Label::from(n.as_str()))
+                    .collect()
+            })
+            .collect(),
     }
 }
 

@@ -11,10 +11,15 @@
 //! other rank are taken as the rank's own work from its arrival.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::graph::{Item, Kind, RankPath};
 use super::rules::{Rule, Target};
 use crate::time::Ns;
+
+/// A name on the path: shared, not copied, by the many stretches and
+/// rows that carry it (docs/tracestat.md#scale).
+pub type Label = Arc<str>;
 
 /// One stretch of a step's path, on aligned clocks.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +27,7 @@ pub struct PathItem {
     /// Rank index (report order).
     pub rank: usize,
     pub kind: Kind,
-    pub name: String,
+    pub name: Label,
     pub start: Ns,
     pub dur: Ns,
 }
@@ -38,7 +43,7 @@ pub struct StepPath {
     pub items: Vec<PathItem>,
     /// The path's time per (kind, name): `(stretches, time)`, exact even
     /// where long chains were coarsened.
-    pub totals: BTreeMap<(Kind, String), (u64, Ns)>,
+    pub totals: BTreeMap<(Kind, Label), (u64, Ns)>,
     /// Per rule: the step's length replayed under it.
     pub what_if: Vec<Ns>,
 }
@@ -57,6 +62,8 @@ pub struct Solver<'a> {
     pub rank_ids: Vec<Option<u32>>,
     /// Sinks of every rank: a bound on any path's crossings.
     pub sinks: usize,
+    /// Each rank's names ([`RankPath::names`]) as labels, made once.
+    pub labels: Vec<Vec<Label>>,
 }
 
 /// One step of one rank taking part in a step.
@@ -69,6 +76,14 @@ impl Solver<'_> {
 
     fn coll_end(&self, r: usize, j: usize) -> Ns {
         self.paths[r].colls[j].end - self.off[r]
+    }
+
+    /// Rank `r`'s name `id` (empty for an id out of range).
+    fn label(&self, r: usize, id: u32) -> Label {
+        self.labels[r]
+            .get(id as usize)
+            .cloned()
+            .unwrap_or_else(|| "".into())
     }
 
     /// The call that arrived last at `(r, j)`'s operation and its arrival:
@@ -118,7 +133,7 @@ impl Solver<'_> {
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
         let mut rev: Vec<PathItem> = Vec::new();
-        let mut totals: BTreeMap<(Kind, String), (u64, Ns)> = BTreeMap::new();
+        let mut totals: BTreeMap<(Kind, Label), (u64, Ns)> = BTreeMap::new();
         let total_sinks = self.sinks;
         let mut cur = (
             end_rank,
@@ -131,7 +146,6 @@ impl Solver<'_> {
             for it in sink.items.iter().rev() {
                 rev.push(self.item(r, it));
             }
-            let p = self.paths[r];
             let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
                 sink.items
                     .iter()
@@ -141,7 +155,7 @@ impl Solver<'_> {
                 sink.totals.clone()
             };
             for &(kind, name, count, dur) in &exact {
-                let name = p.names.get(name as usize).cloned().unwrap_or_default();
+                let name = self.label(r, name);
                 let t = totals.entry((kind, name)).or_default();
                 t.0 += count;
                 t.1 += dur;
@@ -151,7 +165,7 @@ impl Solver<'_> {
             let (lr, lj, la) = self.last_arrival(r, j);
             let e = self.coll_end(r, j);
             let p = self.paths[r];
-            let name = p.names[p.colls[j].name as usize].clone();
+            let name = self.label(r, p.colls[j].name);
             let t = totals
                 .entry((Kind::Communication, name.clone()))
                 .or_default();
@@ -171,7 +185,7 @@ impl Solver<'_> {
         }
         rev.reverse();
         let items = clip(rev, start, end, end_rank);
-        if let Some(first) = items.first().filter(|i| i.name == "(step start)") {
+        if let Some(first) = items.first().filter(|i| &*i.name == "(step start)") {
             let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
             t.0 += 1;
             t.1 += first.dur;
@@ -199,11 +213,10 @@ impl Solver<'_> {
     }
 
     fn item(&self, r: usize, it: &Item) -> PathItem {
-        let p = self.paths[r];
         PathItem {
             rank: r,
             kind: it.kind,
-            name: p.names.get(it.name as usize).cloned().unwrap_or_default(),
+            name: self.label(r, it.name),
             start: it.start - self.off[r],
             dur: it.dur,
         }
@@ -360,7 +373,7 @@ pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
         return items;
     }
     // (joined item, stretches in it, time per kind, time per name)
-    type Run = (PathItem, u64, [Ns; 7], BTreeMap<String, Ns>);
+    type Run = (PathItem, u64, [Ns; 7], BTreeMap<Label, Ns>);
     let mut runs: Vec<Run> = Vec::new();
     for it in items {
         let k = Kind::ALL.iter().position(|x| *x == it.kind).unwrap_or(6);
@@ -414,9 +427,9 @@ pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
                 // Ties go to the first name in order: deterministic.
                 let most = per_name
                     .iter()
-                    .max_by_key(|(name, &d)| (d, std::cmp::Reverse(name.as_str())))
-                    .map_or("", |(name, _)| name.as_str());
-                it.name = super::graph::joined_label(most, n);
+                    .max_by_key(|(name, &d)| (d, std::cmp::Reverse(&**name)))
+                    .map_or("", |(name, _)| &**name);
+                it.name = super::graph::joined_label(most, n).into();
             }
             it
         })
@@ -444,7 +457,7 @@ fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathIt
             PathItem {
                 rank,
                 kind: Kind::Idle,
-                name: "(step start)".to_string(),
+                name: "(step start)".into(),
                 start,
                 dur: first - start,
             },
