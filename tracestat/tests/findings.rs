@@ -151,13 +151,30 @@ fn each_rule_finds_its_planted_problem() {
             .unwrap();
         assert_eq!(f["ranks"], 2, "{f}");
         // The rules a what-if rule expresses are replayed; the replay saves
-        // no more than their bound, the time measured (which, for
-        // exposed-communication, is more than its bound).
+        // no more than the time measured: for launch-bound the example
+        // rank's; for exposed-communication the most any rank has (the
+        // replay is the run's, whose path crosses to the rank with more
+        // communication than the example rank).
         let replayed = ["launch-bound", "exposed-communication"].contains(&rule);
         let by = if replayed { "replay" } else { "bound" };
         assert_eq!(f["savings_by"], by, "{f}");
-        if replayed {
+        if rule == "launch-bound" {
             assert!(f64_of(&f, "savings_us") <= f64_of(&f, "time_us"), "{f}");
+        }
+        if rule == "exposed-communication" {
+            let most = doc["breakdown"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["exposed_communication_us"].as_f64().unwrap())
+                .fold(0.0, f64::max);
+            assert!(f64_of(&f, "savings_us") <= most, "{f} most {most}");
+            // Every step's communication is on its path: the replay
+            // saves most of it.
+            assert!(
+                f64_of(&f, "savings_us") >= 0.9 * f64_of(&f, "time_us"),
+                "{f}"
+            );
         }
         check_evidence(rule, &f, &doc);
     }
@@ -273,7 +290,9 @@ fn check_evidence(rule: &str, f: &Value, doc: &Value) {
                 .unwrap()
                 .clone();
             assert!(close(time, f64_of(&b, "exposed_communication_us"), 1e-9));
-            assert!(savings <= time);
+            // The replay's bound is checked against every rank's time by
+            // the caller (the run's replay may exceed this rank's).
+            assert!(savings > 0.0);
         }
         _ => unreachable!(),
     }
