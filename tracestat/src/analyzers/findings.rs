@@ -638,7 +638,11 @@ pub const RULES: [Rule; 11] = [
         observe: straggler_observe,
         fires: |c, _, e| e.time_ns as f64 >= 0.02 * c.median_active,
         savings: its_time,
-        replay: Some(Replay::RankMedian),
+        // What delays a straggler is as often host work (data loading, a
+        // sleep, a synchronisation) as its kernels, which is all
+        // `rank:N=median` changes: its lateness is the estimate, and the
+        // kernel-speed replay is imbalance's (docs/findings.md#savings).
+        replay: None,
     },
     Rule {
         id: "imbalance",
@@ -844,8 +848,7 @@ fn finding(
             ),
         ),
     };
-    // What the replay changed, so that the savings read right (a straggler
-    // late by its host work saves little with its kernels at the median).
+    // What the replay changed, so that the savings read right.
     let replayed = match rule.replay.filter(|_| estimate.by == "replay") {
         Some(Replay::Comm) => Some("comm=0".to_string()),
         Some(Replay::Launch) => Some("launch=0".to_string()),
