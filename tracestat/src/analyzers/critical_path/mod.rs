@@ -14,7 +14,9 @@ pub mod rules;
 pub mod solve;
 pub mod steps;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
 use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
@@ -168,7 +170,7 @@ impl Analyzer for CriticalPath {
 type Operations = (HashMap<(usize, usize), usize>, Vec<Vec<(usize, usize)>>);
 
 fn operations(ranks: &Ranks<'_>) -> Operations {
-    let mut op_of = HashMap::new();
+    let mut op_of = HashMap::default();
     let mut ops = Vec::new();
     for list in group_calls(ranks).into_values() {
         for calls in list {

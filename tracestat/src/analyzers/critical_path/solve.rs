@@ -10,8 +10,10 @@
 //! (clocks apart, docs/tracestat.md#clock-alignment) or that matched no
 //! other rank are taken as the rank's own work from its arrival.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::graph::{Item, Kind, RankPath};
 use super::rules::{Rule, Target};
