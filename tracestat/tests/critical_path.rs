@@ -355,22 +355,7 @@ fn partials_combine_to_the_same_path_and_replay() {
         "rank:1=median",
     ];
     let (one, _, _) = report(&files, &args);
-    let mut partials = Vec::new();
-    for (i, file) in files.iter().enumerate() {
-        let p = dir.path().join(format!("p{i}.json"));
-        let mut a: Vec<&std::ffi::OsStr> =
-            vec![file.as_os_str(), "--partial".as_ref(), p.as_os_str()];
-        for x in &args[2..] {
-            a.push(x.as_ref());
-        }
-        let out = run(&a);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        partials.push(p);
-    }
+    let partials = crate::common::partial_per_file(&files, dir.path(), &args[2..]);
     let (combined, _, _) = report(&partials, &["--combine", "--align", "none"]);
     for table in [
         "critical_path",
@@ -775,6 +760,14 @@ fn plain_step(t: &mut Rank, range: &str, b: i64, len: i64) {
     t.call("zeEventHostSynchronize", b + 20, 55);
 }
 
+/// The ids of the steps the path has, in order.
+fn path_steps(doc: &Value) -> Vec<&str> {
+    rows(doc, "critical_path_steps")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap())
+        .collect()
+}
+
 /// Checks a step's path against [`plain_step`]'s, from the step's start.
 fn check_plain_path(doc: &Value, step: &str, range: &str, len: f64) {
     let got = items(doc, step);
@@ -813,19 +806,13 @@ fn a_custom_step_regex_names_the_paths_steps() {
     let files = vec![t.write(dir.path())];
     let (doc, _, stderr) = report(&files, &["--step", r"iteration (\d+)"]);
     assert!(stderr.is_empty(), "{stderr}");
-    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
-        .iter()
-        .map(|r| r["step"].as_str().unwrap())
-        .collect();
+    let steps = path_steps(&doc);
     assert_eq!(steps, ["7", "8", "9"]);
     for i in ["7", "8", "9"] {
         check_plain_path(&doc, i, &format!("app::iteration {i}"), 100.0);
     }
     let (doc, _, _) = report(&files, &[]);
-    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
-        .iter()
-        .map(|r| r["step"].as_str().unwrap())
-        .collect();
+    let steps = path_steps(&doc);
     assert_eq!(steps, ["all"]);
 }
 
@@ -912,10 +899,7 @@ fn top_level_range_steps_get_a_path_each() {
     let files = vec![t.write(dir.path())];
     let (doc, _, stderr) = report(&files, &[]);
     assert!(stderr.is_empty(), "{stderr}");
-    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
-        .iter()
-        .map(|r| r["step"].as_str().unwrap())
-        .collect();
+    let steps = path_steps(&doc);
     assert_eq!(steps, ["0", "1", "2", "3"]);
     for i in ["0", "1", "2", "3"] {
         check_plain_path(&doc, i, "app::train_iter", 90.0);
@@ -964,10 +948,7 @@ fn gpu_period_steps_get_a_path_each() {
     let files = vec![t.write(dir.path())];
     let (doc, _, stderr) = report(&files, &[]);
     assert!(stderr.is_empty(), "{stderr}");
-    let steps: Vec<&str> = rows(&doc, "critical_path_steps")
-        .iter()
-        .map(|r| r["step"].as_str().unwrap())
-        .collect();
+    let steps = path_steps(&doc);
     assert_eq!(steps, ["0", "1", "2", "3"]);
     for i in ["0", "1", "2", "3"] {
         let got = items(&doc, i);

@@ -512,17 +512,7 @@ fn replayed_savings_survive_partials_and_older_partials_fall_back_to_the_bound()
     let dir = tempfile::tempdir().unwrap();
     let files = three_ranks_one_slow(dir.path());
     let (one, _, _) = report(&files, &["--align", "none"]);
-    let mut partials = Vec::new();
-    for (i, file) in files.iter().enumerate() {
-        let p = dir.path().join(format!("p{i}.json"));
-        let out = crate::common::run(&[file.as_os_str(), "--partial".as_ref(), p.as_os_str()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        partials.push(p);
-    }
+    let partials = crate::common::partial_per_file(&files, dir.path(), &[]);
     let (combined, _, _) = report(&partials, &["--combine", "--align", "none"]);
     assert_eq!(one["findings"], combined["findings"]);
     assert_eq!(one["what_if"], combined["what_if"]);

@@ -429,15 +429,7 @@ fn partial_and_combine_carry_the_steps() {
     let files = two_ranks(dir.path(), Marker::ProfilerStep);
     for extra in [vec![], vec!["--steps", "1-3", "--skip-warmup"]] {
         let (whole, _, _) = report(&files, &extra);
-        let mut parts = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            let p = dir.path().join(format!("part{i}.json"));
-            let mut args: Vec<&OsStr> = vec![f.as_os_str(), "--partial".as_ref(), p.as_os_str()];
-            args.extend(extra.iter().map(OsStr::new));
-            let o = run(&args);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            parts.push(p);
-        }
+        let parts = crate::common::partial_per_file(&files, dir.path(), &extra);
         let json = dir.path().join("c.json");
         let mut args: Vec<&OsStr> = vec!["--combine".as_ref()];
         args.extend(parts.iter().map(|p| p.as_os_str()));
@@ -457,7 +449,7 @@ fn partial_and_combine_carry_the_steps() {
     }
     // A partial of version 4 (before steps) still combines; its ranks.
     // steps read as not recorded.
-    let p = dir.path().join("part0.json");
+    let p = dir.path().join("p0.json");
     let mut old: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
     old["version"] = 4.into();
     old["options"].as_object_mut().unwrap().remove("steps");

@@ -66,6 +66,28 @@ pub fn run(args: &[&std::ffi::OsStr]) -> Output {
         .expect("run tracestat")
 }
 
+/// One `--partial` per input file, written into `dir` as `p<i>.json`, with
+/// `extra` options; their paths.
+pub fn partial_per_file(files: &[PathBuf], dir: &std::path::Path, extra: &[&str]) -> Vec<PathBuf> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            let p = dir.join(format!("p{i}.json"));
+            let mut args: Vec<&std::ffi::OsStr> =
+                vec![file.as_os_str(), "--partial".as_ref(), p.as_os_str()];
+            args.extend(extra.iter().map(std::ffi::OsStr::new));
+            let out = run(&args);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            p
+        })
+        .collect()
+}
+
 /// Runs tracestat with `--json` into a temp dir and returns the document,
 /// stdout and stderr.
 pub fn report(inputs: &[PathBuf], extra: &[&str]) -> (Value, String, String) {
