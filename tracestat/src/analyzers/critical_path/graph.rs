@@ -1494,7 +1494,10 @@ struct Replay {
     lo: u32,
     /// Lens per entry: `[recorded, kernel part, rule...]`.
     width: usize,
-    count: Vec<u8>,
+    /// Node `lo + i`'s entries are `first[i]..first[i + 1]`: most nodes
+    /// have one source, so entries are packed rather than [`KEEP`] slots
+    /// per node (docs/tracestat.md#scale).
+    first: Vec<u32>,
     src: Vec<u32>,
     lens: Vec<Ns>,
 }
@@ -1505,10 +1508,10 @@ const START: u32 = NONE - 1;
 impl Replay {
     fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
         let i = (at - self.lo) as usize;
-        (0..self.count[i] as usize)
+        (self.first[i] as usize..self.first[i + 1] as usize)
             .map(|e| {
-                let at = (i * KEEP + e) * self.width;
-                let s = self.src[i * KEEP + e];
+                let at = e * self.width;
+                let s = self.src[e];
                 let src = if s == START { None } else { Some(s) };
                 (src, self.lens[at..at + self.width].to_vec())
             })
@@ -1583,10 +1586,11 @@ impl Graph<'_, '_> {
         let mut r = Replay {
             lo,
             width,
-            count: vec![0; span],
-            src: vec![START; span * KEEP],
-            lens: vec![0; span * KEEP * width],
+            first: Vec::with_capacity(span + 1),
+            src: Vec::with_capacity(span),
+            lens: Vec::with_capacity(span * width),
         };
+        r.first.push(0);
         let mut cost = vec![0 as Ns; width];
         // One node's chains per source, reused from node to node: no
         // allocation per node (docs/tracestat.md#scale).
@@ -1613,9 +1617,9 @@ impl Graph<'_, '_> {
                         continue;
                     }
                     let i = (at_p - lo) as usize;
-                    for e in 0..r.count[i] as usize {
-                        let at = (i * KEEP + e) * width;
-                        acc.merge(r.src[i * KEEP + e], &r.lens[at..at + width]);
+                    for e in r.first[i] as usize..r.first[i + 1] as usize {
+                        let at = e * width;
+                        acc.merge(r.src[e], &r.lens[at..at + width]);
                     }
                 }
                 acc.add(&cost);
@@ -1645,14 +1649,12 @@ impl Graph<'_, '_> {
                 };
                 t + l[0]
             };
-            let i = (at_v - lo) as usize;
             acc.keep_latest(KEEP, key);
-            r.count[i] = acc.order.len() as u8;
-            for (e, &j) in acc.order.iter().enumerate() {
-                r.src[i * KEEP + e] = acc.src[j];
-                let at = (i * KEEP + e) * width;
-                r.lens[at..at + width].copy_from_slice(acc.lens(j));
+            for &j in &acc.order {
+                r.src.push(acc.src[j]);
+                r.lens.extend_from_slice(acc.lens(j));
             }
+            r.first.push(r.src.len() as u32);
         }
         r
     }
