@@ -157,9 +157,13 @@ fn bash(dir: &Path, path: &str, script: &str) {
         .envs(OPEN_MPI_AS_ROOT)
         .output()
         .unwrap();
+    // The status and both streams: a launcher may report a failed process
+    // on stdout only (MPICH's "BAD TERMINATION").
     assert!(
         o.status.success(),
-        "{script}\n{}",
+        "{script}\n{}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
 }
