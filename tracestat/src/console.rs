@@ -17,12 +17,7 @@ pub fn write(
     shown: &Shown,
     sections: &[Section],
 ) -> io::Result<()> {
-    writeln!(
-        out,
-        "tracestat: {} rank{}",
-        r.ranks,
-        if r.ranks == 1 { "" } else { "s" }
-    )?;
+    header(out, r)?;
     if let Some((straggler, comparison)) = straggler_lines(r) {
         let esc = unitrace_core::cli::escape_controls;
         writeln!(out, "straggler: {}", esc(&straggler))?;
@@ -32,14 +27,19 @@ pub fn write(
     write_console(out, sections)
 }
 
-/// `--findings`: the header line and the findings only.
-pub fn write_findings(out: &mut impl Write, r: &Report, sections: &[Section]) -> io::Result<()> {
+/// The first line: how many ranks.
+fn header(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
         "tracestat: {} rank{}",
         r.ranks,
         if r.ranks == 1 { "" } else { "s" }
-    )?;
+    )
+}
+
+/// `--findings`: the header line and the findings only.
+pub fn write_findings(out: &mut impl Write, r: &Report, sections: &[Section]) -> io::Result<()> {
+    header(out, r)?;
     write_console(out, sections)
 }
 

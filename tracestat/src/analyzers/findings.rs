@@ -16,7 +16,7 @@ use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 use super::collectives::{aligned_origin, CollectiveInstance, CollectivesOut};
 use super::copies::{CopyTally, RankCopies};
 use super::critical_path::{rank_median_savings, ImplicitReplays};
-use super::gaps::GapStats;
+use super::gaps::{GapStats, GapTally};
 use super::stragglers::stands_out;
 use super::{median, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
 use crate::classify::Class;
@@ -254,21 +254,30 @@ fn small_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
 
 fn sync_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     let g = c.all_gaps(i).sync_gaps;
-    (g.count > 0).then(|| Evidence {
-        name: String::new(),
-        count: g.count,
-        time_ns: g.ns,
-        bytes: 0,
-        from_ns: g.longest_start_ns,
-        to_ns: g.longest_start_ns + g.longest_ns,
-        text: format!(
+    (g.count > 0).then(|| {
+        let text = format!(
             "{} device idle gaps with the host in a synchronisation call, {} ({:.1}% of the active window), the longest {}",
             g.count,
             ms(g.ns),
             c.share(g.ns, i),
             ms(g.longest_ns)
-        ),
+        );
+        gap_evidence(&g, String::new(), text)
     })
+}
+
+/// The evidence of a kind of idle gap: its count and time, the longest
+/// gap as the range to look at.
+fn gap_evidence(g: &GapTally, name: String, text: String) -> Evidence {
+    Evidence {
+        name,
+        count: g.count,
+        time_ns: g.ns,
+        bytes: 0,
+        from_ns: g.longest_start_ns,
+        to_ns: g.longest_start_ns + g.longest_ns,
+        text,
+    }
 }
 
 fn launch_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
@@ -313,26 +322,20 @@ fn host_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
             .iter()
             .map(|(n, t)| format!("{n} {}", ms(*t)))
             .collect();
-        Evidence {
-            name: all
-                .host_gap_ranges
-                .first()
-                .map(|r| r.0.clone())
-                .unwrap_or_default(),
-            count: g.count,
-            time_ns: g.ns,
-            bytes: 0,
-            from_ns: g.longest_start_ns,
-            to_ns: g.longest_start_ns + g.longest_ns,
-            text: format!(
-                "{} device idle gaps of 100 us or more with the host busy elsewhere, {} ({:.1}% of the active window), the longest {}; in {}",
-                g.count,
-                ms(g.ns),
-                c.share(g.ns, i),
-                ms(g.longest_ns),
-                names.join(", ")
-            ),
-        }
+        let name = all
+            .host_gap_ranges
+            .first()
+            .map(|r| r.0.clone())
+            .unwrap_or_default();
+        let text = format!(
+            "{} device idle gaps of 100 us or more with the host busy elsewhere, {} ({:.1}% of the active window), the longest {}; in {}",
+            g.count,
+            ms(g.ns),
+            c.share(g.ns, i),
+            ms(g.longest_ns),
+            names.join(", ")
+        );
+        gap_evidence(g, name, text)
     })
 }
 
