@@ -300,6 +300,22 @@ pub fn write_dir<'a>(
     tables: impl IntoIterator<Item = &'a Table>,
     format: TableFormat,
 ) -> io::Result<()> {
+    write_dir_with_rows(dir, tables, format, |_| None)
+}
+
+/// The rows of a table made one at a time as its file is written.
+pub type RowSource<'a> = Box<dyn Iterator<Item = Vec<Value>> + 'a>;
+
+/// [`write_dir`], where `rows_of` may give a table's rows as they are
+/// written instead of the rows it holds: a table of hundreds of thousands
+/// of rows is then never held whole. Rows are converted to the file's text
+/// one at a time either way.
+pub fn write_dir_with_rows<'a, 'r>(
+    dir: &Path,
+    tables: impl IntoIterator<Item = &'a Table>,
+    format: TableFormat,
+    rows_of: impl Fn(&Table) -> Option<RowSource<'r>>,
+) -> io::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
     let mut pending = Vec::new();
@@ -307,11 +323,20 @@ pub fn write_dir<'a>(
         let path = file_path(dir, table, format);
         let file = AtomicFile::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let (_, rows) = file_rows(table);
+        let keep: Vec<usize> = (0..table.columns.len())
+            .filter(|&i| table.columns[i].in_files())
+            .collect();
         let written = (|| {
             let mut w = TableWriter::new(file, format, &schema(table))?;
-            for row in rows {
-                w.write_record(&row)?;
+            let mut write = |row: &[Value]| {
+                w.write_record(
+                    keep.iter()
+                        .map(|&i| file_text(table.columns[i].unit, &row[i])),
+                )
+            };
+            match rows_of(table) {
+                Some(rows) => rows.into_iter().try_for_each(|r| write(&r))?,
+                None => table.rows.iter().try_for_each(|r| write(r))?,
             }
             w.finish()
         })();

@@ -28,6 +28,7 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
+use super::chain_items::ChainItems;
 use super::rules::{Rule, Target};
 use super::steps::step_windows;
 use crate::analyzers::collectives::call_order;
@@ -112,8 +113,9 @@ pub struct Sink {
     /// start, `Some(j)` at the end of the rank's collective call `j`.
     pub source: Option<u32>,
     /// That chain, in time order, tiling `source..time`; a chain of more
-    /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]).
-    pub items: Vec<Item>,
+    /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]). Packed:
+    /// every rank's chains are held until the cross-rank solve.
+    pub items: ChainItems,
     /// When the chain was coarsened: its time per kind and name, exact,
     /// `(kind, name, stretches, time)` (otherwise its items are exact).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1231,12 +1233,10 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
-    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>, Vec<Total>) {
-        let (source, mut items) = self.walk(sink, s);
+    fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, ChainItems, Vec<Total>) {
+        let (source, items) = self.walk(sink, s);
         if items.len() <= MAX_ITEMS {
-            // Held until the cross-rank solve: no growth slack.
-            items.shrink_to_fit();
-            return (source, items, Vec::new());
+            return (source, ChainItems::new(&items), Vec::new());
         }
         let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
         for it in &items {
@@ -1249,7 +1249,8 @@ impl<'m, 'a> Graph<'m, 'a> {
             .map(|((k, n), (c, d))| (k, n, c, d))
             .collect();
         totals.sort_unstable_by_key(|t| (t.0, t.1));
-        (source, coarsen(items, &mut self.names), totals)
+        let items = coarsen(items, &mut self.names);
+        (source, ChainItems::new(&items), totals)
     }
 
     /// Node `v`'s own work in `a..b`, pushed latest first.

@@ -145,9 +145,11 @@ impl Solver<'_> {
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
             let sink = &self.paths[r].steps[k].sinks[si];
-            for it in sink.items.iter().rev() {
-                rev.push(self.item(r, it));
-            }
+            // The chain in time order, reversed in place (it is packed:
+            // read forwards only).
+            let from = rev.len();
+            rev.extend(sink.items.iter().map(|it| self.item(r, &it)));
+            rev[from..].reverse();
             let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
                 sink.items
                     .iter()
