@@ -609,6 +609,27 @@ mod tests {
     }
 
     #[test]
+    fn rows_made_as_the_file_is_written_equal_rows_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = dir.path().join("held");
+        let made = dir.path().join("made");
+        write_dir(&held, [&table()], TableFormat::Csv).unwrap();
+        // The same table holding no rows, its rows given as it is written.
+        let mut empty = table();
+        let rows = std::mem::take(&mut empty.rows);
+        write_dir_with_rows(&made, [&empty], TableFormat::Csv, |t| {
+            (t.file == "t").then(|| Box::new(rows.clone().into_iter()) as RowSource<'_>)
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(made.join("t.csv")).unwrap();
+        assert_eq!(
+            text,
+            "rank,busy_us,busy_pct,bytes,name\n0,12345.600,50.0000,,a\n1,20.000,1.2500,7,bb\n"
+        );
+        assert_eq!(std::fs::read_to_string(held.join("t.csv")).unwrap(), text);
+    }
+
+    #[test]
     fn the_screen_shows_one_time_unit_per_table() {
         let mut out = Vec::new();
         let mut s = Section::new("x", "Section");

@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
-use super::chain_items::ChainItems;
+use super::packed::{ChainItems, SinkLens};
 use super::rules::{Rule, Target};
 use super::steps::step_windows;
 use crate::analyzers::collectives::call_order;
@@ -122,8 +122,8 @@ pub struct Sink {
     pub totals: Vec<Total>,
     /// With `--what-if`: per source, the longest chain to this sink as
     /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lens: Vec<(Option<u32>, Vec<Ns>)>,
+    #[serde(default, skip_serializing_if = "SinkLens::is_empty")]
+    pub lens: SinkLens,
 }
 
 /// A chain's time of one kind and name: `(kind, name, stretches, time)`.
@@ -1155,8 +1155,8 @@ impl<'m, 'a> Graph<'m, 'a> {
                 points[pos].sink = Some((index, sinks.len() as u32));
             }
             let lens = match &lens {
-                Some(l) => l.of(self.pos[v as usize]),
-                None => Vec::new(),
+                Some(l) => SinkLens::from(l.of(self.pos[v as usize])),
+                None => SinkLens::default(),
             };
             sinks.push(Sink {
                 time: self.nodes[v as usize].end,

@@ -9,8 +9,8 @@
 //! carries), `solve.rs` joins them across ranks at the end, `steps.rs` says
 //! where the steps are and `rules.rs` reads the what-if rules.
 
-pub mod chain_items;
 pub mod graph;
+pub mod packed;
 pub mod rules;
 pub mod solve;
 pub mod steps;

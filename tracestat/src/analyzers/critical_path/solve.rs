@@ -260,10 +260,10 @@ impl Solver<'_> {
                 let step = &self.paths[r].steps[k];
                 let sink = &step.sinks[si];
                 let mut best = UNSET;
-                for (src, lens) in &sink.lens {
+                for (src, lens) in sink.lens.iter() {
                     let base = match src {
                         None => step.start - self.off[r],
-                        Some(j) => self.end_after(r, *j as usize, &index, &value, rule),
+                        Some(j) => self.end_after(r, j as usize, &index, &value, rule),
                     };
                     let median_rule =
                         matches!(rule.map(|x| &x.target), Some(Target::RankMedian(_)));

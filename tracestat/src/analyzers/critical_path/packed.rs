@@ -1,11 +1,15 @@
-//! A sink's chain as it is kept until the cross-rank solve: its stretches
-//! packed as variable-length integers instead of 24-byte [`Item`]s
-//! (docs/tracestat.md#scale). Every rank's chains are held at once, and a
-//! chain tiles its time: each stretch starts where the one before ended,
-//! so its start costs one byte, and most lengths and name ids two or three.
+//! What a sink keeps until the cross-rank solve, packed: every rank's sinks
+//! are held at once (docs/tracestat.md#scale).
 //!
-//! The packing is exact (any `i64` times, any `u32` name id) and a partial
-//! carries the stretches as before (a list of `{start, dur, kind, name}`).
+//! [`ChainItems`]: its chain's stretches as variable-length integers
+//! instead of 24-byte [`Item`]s. A chain tiles its time: each stretch starts
+//! where the one before ended, so its start costs one byte, and most
+//! lengths and name ids two or three. [`SinkLens`]: its what-if lengths in
+//! one list instead of a list per source.
+//!
+//! Both are exact (any `i64` times, any `u32` name id) and a partial
+//! carries them as before (a list of `{start, dur, kind, name}`, a list of
+//! `[source, [length, ...]]`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -134,6 +138,58 @@ impl<'de> Deserialize<'de> for ChainItems {
     }
 }
 
+/// A sink's what-if lengths per source (`[recorded, its kernel part,
+/// under rule 1, ...]`, graph.rs): per source its id (`-1`: the step's
+/// start), the count of lengths, the lengths, all in one list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SinkLens {
+    data: Box<[Ns]>,
+}
+
+impl SinkLens {
+    /// `(source, lengths)` in the order given.
+    pub fn iter(&self) -> impl Iterator<Item = (Option<u32>, &[Ns])> + '_ {
+        let mut rest = &self.data[..];
+        std::iter::from_fn(move || {
+            let (&src, tail) = rest.split_first()?;
+            let (&n, tail) = tail.split_first()?;
+            let (lens, tail) = tail.split_at(n as usize);
+            rest = tail;
+            Some((u32::try_from(src).ok(), lens))
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+impl From<Vec<(Option<u32>, Vec<Ns>)>> for SinkLens {
+    fn from(entries: Vec<(Option<u32>, Vec<Ns>)>) -> SinkLens {
+        let mut data = Vec::with_capacity(entries.iter().map(|e| 2 + e.1.len()).sum());
+        for (src, lens) in entries {
+            data.push(src.map_or(-1, Ns::from));
+            data.push(lens.len() as Ns);
+            data.extend(lens);
+        }
+        SinkLens {
+            data: data.into_boxed_slice(),
+        }
+    }
+}
+
+impl Serialize for SinkLens {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for SinkLens {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SinkLens, D::Error> {
+        Vec::<(Option<u32>, Vec<Ns>)>::deserialize(d).map(SinkLens::from)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +226,26 @@ mod tests {
         assert_eq!(json, serde_json::to_string(&items).unwrap());
         let back: ChainItems = serde_json::from_str(&json).unwrap();
         assert_eq!(back, packed);
+    }
+
+    #[test]
+    fn sink_lens_come_back_exactly_in_order() {
+        let entries: Vec<(Option<u32>, Vec<Ns>)> = vec![
+            (None, vec![5, 0, 3]),
+            (Some(0), vec![]),
+            (Some(u32::MAX), vec![i64::MAX, i64::MIN, -1]),
+            (Some(7), vec![1, 2]),
+        ];
+        let packed = SinkLens::from(entries.clone());
+        let back: Vec<(Option<u32>, Vec<Ns>)> =
+            packed.iter().map(|(s, l)| (s, l.to_vec())).collect();
+        assert_eq!(back, entries);
+        assert!(SinkLens::from(Vec::new()).is_empty());
+        assert_eq!(SinkLens::from(Vec::new()).iter().count(), 0);
+        // A partial carries them as before.
+        let json = serde_json::to_string(&packed).unwrap();
+        assert_eq!(json, serde_json::to_string(&entries).unwrap());
+        let read: SinkLens = serde_json::from_str(&json).unwrap();
+        assert_eq!(read, packed);
     }
 }
