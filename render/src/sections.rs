@@ -300,22 +300,6 @@ pub fn write_dir<'a>(
     tables: impl IntoIterator<Item = &'a Table>,
     format: TableFormat,
 ) -> io::Result<()> {
-    write_dir_with_rows(dir, tables, format, |_| None)
-}
-
-/// The rows of a table made one at a time as its file is written.
-pub type RowSource<'a> = Box<dyn Iterator<Item = Vec<Value>> + 'a>;
-
-/// [`write_dir`], where `rows_of` may give a table's rows as they are
-/// written instead of the rows it holds: a table of hundreds of thousands
-/// of rows is then never held whole. Rows are converted to the file's text
-/// one at a time either way.
-pub fn write_dir_with_rows<'a, 'r>(
-    dir: &Path,
-    tables: impl IntoIterator<Item = &'a Table>,
-    format: TableFormat,
-    rows_of: impl Fn(&Table) -> Option<RowSource<'r>>,
-) -> io::Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
     let mut pending = Vec::new();
@@ -323,20 +307,11 @@ pub fn write_dir_with_rows<'a, 'r>(
         let path = file_path(dir, table, format);
         let file = AtomicFile::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let keep: Vec<usize> = (0..table.columns.len())
-            .filter(|&i| table.columns[i].in_files())
-            .collect();
+        let (_, rows) = file_rows(table);
         let written = (|| {
             let mut w = TableWriter::new(file, format, &schema(table))?;
-            let mut write = |row: &[Value]| {
-                w.write_record(
-                    keep.iter()
-                        .map(|&i| file_text(table.columns[i].unit, &row[i])),
-                )
-            };
-            match rows_of(table) {
-                Some(rows) => rows.into_iter().try_for_each(|r| write(&r))?,
-                None => table.rows.iter().try_for_each(|r| write(r))?,
+            for row in rows {
+                w.write_record(&row)?;
             }
             w.finish()
         })();
@@ -606,27 +581,6 @@ mod tests {
         assert_eq!(head, ["rank", "busy_us", "busy_pct", "bytes", "name"]);
         assert_eq!(rows[0], ["0", "12345.600", "50.0000", "", "a"]);
         assert_eq!(rows[1], ["1", "20.000", "1.2500", "7", "bb"]);
-    }
-
-    #[test]
-    fn rows_made_as_the_file_is_written_equal_rows_held() {
-        let dir = tempfile::tempdir().unwrap();
-        let held = dir.path().join("held");
-        let made = dir.path().join("made");
-        write_dir(&held, [&table()], TableFormat::Csv).unwrap();
-        // The same table holding no rows, its rows given as it is written.
-        let mut empty = table();
-        let rows = std::mem::take(&mut empty.rows);
-        write_dir_with_rows(&made, [&empty], TableFormat::Csv, |t| {
-            (t.file == "t").then(|| Box::new(rows.clone().into_iter()) as RowSource<'_>)
-        })
-        .unwrap();
-        let text = std::fs::read_to_string(made.join("t.csv")).unwrap();
-        assert_eq!(
-            text,
-            "rank,busy_us,busy_pct,bytes,name\n0,12345.600,50.0000,,a\n1,20.000,1.2500,7,bb\n"
-        );
-        assert_eq!(std::fs::read_to_string(held.join("t.csv")).unwrap(), text);
     }
 
     #[test]

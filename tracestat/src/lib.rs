@@ -350,10 +350,8 @@ fn write_partial(path: &Path, mut ranks: Vec<RankSummary>, options: RankOptions)
     Ok(())
 }
 
-/// The report's sections for the screens, or with `files` for the table
-/// files (every rank, every row: rows may come from
-/// [`analyzers::file_rows`]).
-pub fn sections(report: &Report, rank_rows: Option<usize>, files: bool) -> (Screen, Vec<Section>) {
+/// The report's sections for the screens.
+pub fn sections(report: &Report, rank_rows: Option<usize>) -> (Screen, Vec<Section>) {
     let st = &report.out.stragglers;
     // One look-up per rank: a search of the breakdown per rank would be
     // quadratic in the ranks (docs/tracestat.md#many-ranks).
@@ -379,7 +377,6 @@ pub fn sections(report: &Report, rank_rows: Option<usize>, files: bool) -> (Scre
     let screen = Screen {
         ranks: rank_rows::choose(&facts, rank_rows),
         rank_rows,
-        files,
     };
     let mut sections = analyzers::sections_all(report, &screen);
     // The findings open the report (docs/findings.md#output).
@@ -408,7 +405,7 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
     if let Some(path) = &out.html {
         // The page shows what the console shows (capped per-rank tables).
         let rank_rows = out.console.unwrap_or(Some(32));
-        let (_, shown) = sections(report, rank_rows, false);
+        let (_, shown) = sections(report, rank_rows);
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
         html::write(&mut f, report, shown)?;
         pending.push((path.clone(), f));
@@ -420,21 +417,19 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
     // for table files: they hold every rank's rows).
     let all = match out.tables.is_empty() {
         true => Vec::new(),
-        false => sections(report, None, true).1,
+        false => sections(report, None).1,
     };
     for (dir, format) in &out.tables {
         let tables = all.iter().flat_map(|s| &s.tables);
-        unitrace_render::sections::write_dir_with_rows(dir, tables, *format, |t| {
-            analyzers::file_rows(report, t)
-        })
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        unitrace_render::sections::write_dir(dir, tables, *format)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     for (path, f) in pending {
         f.commit().map_err(|e| InputError::io(&path, &e))?;
     }
     output_set.commit()?;
     if let Some(rank_rows) = out.console {
-        let (screen, mut shown) = sections(report, rank_rows, false);
+        let (screen, mut shown) = sections(report, rank_rows);
         if out.findings_only {
             shown.retain(|s| s.id == analyzers::findings::SECTION_ID);
         }
@@ -498,7 +493,7 @@ pub fn table_files() -> Vec<String> {
             align: analyzers::clocks::Align::Collectives,
         },
     );
-    let (_, all) = sections(&empty, None, true);
+    let (_, all) = sections(&empty, None);
     let mut files: Vec<String> = all
         .iter()
         .flat_map(|s| &s.tables)

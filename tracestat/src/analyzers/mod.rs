@@ -126,20 +126,6 @@ pub struct Screen {
     pub ranks: crate::rank_rows::Shown,
     /// `--rank-rows` (`None`: all).
     pub rank_rows: Option<usize>,
-    /// The sections are for the table files: every row (a table of very
-    /// many rows may hold none and make them as its file is written,
-    /// [`file_rows`]); otherwise a table may hold only the rows shown.
-    pub files: bool,
-}
-
-/// The rows of a table of the files that are made as its file is written
-/// rather than held (docs/tracestat.md#scale); `None` for a table that
-/// holds its rows.
-pub fn file_rows<'a>(
-    report: &'a Report,
-    table: &unitrace_render::sections::Table,
-) -> Option<unitrace_render::sections::RowSource<'a>> {
-    critical_path::file_rows(&report.out.critical_path, table)
 }
 
 /// Declares the analyses: the per-rank parts, the results, and the steps

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
-use unitrace_render::sections::{Column, Figure, RowSource, Section, Table, Unit, Value};
+use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, group_calls};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -161,8 +161,8 @@ impl Analyzer for CriticalPath {
         out
     }
 
-    fn sections(r: &Report, screen: &Screen) -> Vec<Section> {
-        sections(&r.out.critical_path, screen.files)
+    fn sections(r: &Report, _: &Screen) -> Vec<Section> {
+        sections(&r.out.critical_path)
     }
 }
 
@@ -324,7 +324,7 @@ fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
     }
 }
 
-fn sections(out: &CriticalPathOut, files: bool) -> Vec<Section> {
+fn sections(out: &CriticalPathOut) -> Vec<Section> {
     let mut s = Section::new("critical-path", "Critical path (per step, across ranks)");
     if out.critical_path_steps.is_empty() {
         s.lines.push("(no work to follow)".to_string());
@@ -354,7 +354,7 @@ fn sections(out: &CriticalPathOut, files: bool) -> Vec<Section> {
     s.tables.push(steps_table(out));
     s.tables.push(kinds_table(out));
     s.tables.push(names_table(out));
-    s.tables.push(items_table(out, files));
+    s.tables.push(items_table(out));
     if let Some((labels, items)) = &out.gantt {
         if !items.is_empty() {
             s.figures.push(Figure {
@@ -482,13 +482,9 @@ fn names_table(out: &CriticalPathOut) -> Table {
     t
 }
 
-/// The path table: a row per stretch of every step, hundreds of thousands
-/// in a run of many steps, so never held whole (docs/tracestat.md#scale):
-/// for the files it holds no rows and [`file_rows`] makes them as they are
-/// written; for the screens it holds the rows shown only.
-fn items_table(out: &CriticalPathOut, files: bool) -> Table {
+fn items_table(out: &CriticalPathOut) -> Table {
     let mut t = Table::new(
-        ITEMS_FILE,
+        "critical_path",
         "The slowest step's path (longest stretches, in order)",
         vec![
             Column::new("step", "step", Unit::Text),
@@ -503,61 +499,42 @@ fn items_table(out: &CriticalPathOut, files: bool) -> Table {
             Column::new("name_shown", "name", Unit::Text).screen_only(),
         ],
     );
-    if files {
-        return t;
+    let mut slowest: Vec<usize> = Vec::new();
+    for (i, r) in out.critical_path.iter().enumerate() {
+        if out.slowest_step.as_deref() == Some(&*r.step) {
+            slowest.push(i);
+        }
+        t.push(vec![
+            Value::from(&*r.step),
+            r.seq.into(),
+            Value::from(&*r.rank),
+            r.kind.name().into(),
+            Value::from(&*r.name),
+            r.start_us.into(),
+            r.dur_us.into(),
+            // Filled in for the rows shown only (below): a run of many
+            // steps has hundreds of thousands of rows.
+            Value::Empty,
+        ]);
     }
-    let slowest: Vec<usize> = (0..out.critical_path.len())
-        .filter(|&i| out.slowest_step.as_deref() == Some(&*out.critical_path[i].step))
-        .collect();
     let all = slowest.len();
-    let mut shown = slowest;
+    let mut shown = slowest.clone();
     if shown.len() > TOP_ITEMS {
         let d = |i: usize| out.critical_path[i].dur_us;
         shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
         shown.truncate(TOP_ITEMS);
         shown.sort_unstable();
     }
+    let shown_name = t.columns.len() - 1;
     for &i in &shown {
-        let r = &out.critical_path[i];
-        let mut row = path_row(r);
-        row.push(Value::from(&*r.name));
-        t.push(row);
+        t.rows[i][shown_name] = Value::from(&*out.critical_path[i].name);
     }
     let note = format!(
         "({} of the slowest step's {all} stretches shown; the files hold every step's)",
         shown.len()
     );
-    t.show_only((0..shown.len()).collect(), note);
+    t.show_only(shown, note);
     t
-}
-
-/// The file stem of the path table.
-const ITEMS_FILE: &str = "critical_path";
-
-/// A path row's values in the path table's columns, but the screen's name.
-fn path_row(r: &PathRow) -> Vec<Value> {
-    vec![
-        Value::from(&*r.step),
-        r.seq.into(),
-        Value::from(&*r.rank),
-        r.kind.name().into(),
-        Value::from(&*r.name),
-        r.start_us.into(),
-        r.dur_us.into(),
-    ]
-}
-
-/// The rows of the path table's file, made as it is written (the table of
-/// the files holds none, see [`items_table`]); `None` for other tables.
-pub fn file_rows<'a>(out: &'a CriticalPathOut, table: &Table) -> Option<RowSource<'a>> {
-    (table.file == ITEMS_FILE).then(|| {
-        Box::new(out.critical_path.iter().map(|r| {
-            let mut row = path_row(r);
-            // The screen-only column: empty in the files.
-            row.push(Value::Empty);
-            row
-        })) as RowSource<'a>
-    })
 }
 
 fn what_if_table(out: &CriticalPathOut) -> Table {
