@@ -12,6 +12,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use unitrace_core::atomic::AtomicFile;
 
@@ -61,7 +62,9 @@ pub enum Value {
     Empty,
     Int(i64),
     Num(f64),
-    Text(String),
+    /// Shared: a table of a million rows repeats a few thousand names,
+    /// each held once (docs/tracestat.md#scale).
+    Text(Arc<str>),
     Bool(bool),
 }
 
@@ -87,17 +90,27 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Value {
-        Value::Text(v.to_string())
+        Value::Text(Arc::from(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Value {
-        Value::Text(v)
+        Value::Text(Arc::from(v))
     }
 }
 impl From<&String> for Value {
     fn from(v: &String) -> Value {
-        Value::Text(v.clone())
+        Value::Text(Arc::from(v.as_str()))
+    }
+}
+impl From<Arc<str>> for Value {
+    fn from(v: Arc<str>) -> Value {
+        Value::Text(v)
+    }
+}
+impl From<&Arc<str>> for Value {
+    fn from(v: &Arc<str>) -> Value {
+        Value::Text(Arc::clone(v))
     }
 }
 impl From<bool> for Value {
@@ -244,7 +257,7 @@ pub fn file_text(unit: Unit, v: &Value) -> String {
     match v {
         Value::Empty => String::new(),
         Value::Int(i) => i.to_string(),
-        Value::Text(t) => t.clone(),
+        Value::Text(t) => t.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Num(x) => match unit {
             Unit::Us => format!("{x:.3}"),
@@ -271,11 +284,16 @@ pub fn file_path(dir: &Path, table: &Table, format: TableFormat) -> PathBuf {
     dir.join(format!("{}.{}", table.file, format.extension()))
 }
 
+/// The columns of a table that its file holds.
+fn file_columns(table: &Table) -> Vec<usize> {
+    (0..table.columns.len())
+        .filter(|&i| table.columns[i].in_files())
+        .collect()
+}
+
 /// The header and rows of a table as its file holds them.
 pub fn file_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
-    let keep: Vec<usize> = (0..table.columns.len())
-        .filter(|&i| table.columns[i].in_files())
-        .collect();
+    let keep = file_columns(table);
     let head = keep
         .iter()
         .map(|&i| table.columns[i].name.clone())
@@ -307,11 +325,19 @@ pub fn write_dir<'a>(
         let path = file_path(dir, table, format);
         let file = AtomicFile::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let (_, rows) = file_rows(table);
         let written = (|| {
             let mut w = TableWriter::new(file, format, &schema(table))?;
-            for row in rows {
-                w.write_record(&row)?;
+            // Row by row into one reused record: a table of a million rows
+            // is never held a second time as texts (docs/tracestat.md#scale).
+            let keep = file_columns(table);
+            let mut record: Vec<String> = Vec::with_capacity(keep.len());
+            for r in &table.rows {
+                record.clear();
+                record.extend(
+                    keep.iter()
+                        .map(|&i| file_text(table.columns[i].unit, &r[i])),
+                );
+                w.write_record(&record)?;
             }
             w.finish()
         })();

@@ -499,16 +499,19 @@ fn items_table(out: &CriticalPathOut) -> Table {
         ],
     );
     let mut slowest: Vec<usize> = Vec::new();
+    // The rows share their names (a run of many steps has hundreds of
+    // thousands of rows, docs/tracestat.md#scale).
+    let kinds: Vec<Value> = Kind::ALL.iter().map(|k| k.name().into()).collect();
     for (i, r) in out.critical_path.iter().enumerate() {
         if out.slowest_step.as_deref() == Some(&*r.step) {
             slowest.push(i);
         }
         t.push(vec![
-            Value::from(&*r.step),
+            Value::from(&r.step),
             r.seq.into(),
-            Value::from(&*r.rank),
-            r.kind.name().into(),
-            Value::from(&*r.name),
+            Value::from(&r.rank),
+            kinds[r.kind as usize].clone(),
+            Value::from(&r.name),
             r.start_us.into(),
             r.dur_us.into(),
             // Filled in for the rows shown only (below): a run of many
