@@ -6,8 +6,9 @@
 //! with changed durations.
 //!
 //! `graph.rs` reduces each rank to small per-step graphs (all a partial
-//! carries), `solve.rs` joins them across ranks at the end, `steps.rs` says
-//! where the steps are and `rules.rs` reads the what-if rules.
+//! carries), `packed.rs` keeps their sinks packed until `solve.rs` joins
+//! them across ranks at the end, `steps.rs` says where the steps are and
+//! `rules.rs` reads the what-if rules.
 
 pub mod graph;
 pub mod packed;
