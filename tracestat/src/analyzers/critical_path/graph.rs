@@ -291,20 +291,23 @@ impl Coverage {
         c
     }
 
-    /// Length covered up to `t`.
-    fn upto(&self, t: Ns) -> Ns {
-        let i = self.starts.partition_point(|&s| s < t);
+    /// Length covered up to `t`; `near` is where the last search ended
+    /// (the replay goes forward along a thread), updated.
+    fn upto(&self, t: Ns, near: &mut usize) -> Ns {
+        let i = partition_point_near(&self.starts, *near, |&s| s < t);
+        *near = i;
         if i == 0 {
             return 0;
         }
         self.sum[i - 1] + (t.min(self.ends[i - 1]) - self.starts[i - 1])
     }
 
-    fn overlap(&self, a: Ns, b: Ns) -> Ns {
+    fn overlap(&self, a: Ns, b: Ns, near: &mut usize) -> Ns {
         if b <= a {
             0
         } else {
-            self.upto(b) - self.upto(a)
+            let before = self.upto(a, near);
+            self.upto(b, near) - before
         }
     }
 }
@@ -1091,7 +1094,11 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// The nodes in link order (for the replay).
     fn in_order(&self) -> Vec<u32> {
         let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
-        order.sort_unstable_by_key(|&v| self.key(v));
+        // The nodes are built a thread's or an engine's at a time, each
+        // list in time order: a few sorted runs, which the stable sort
+        // finds and merges (the keys are unique: the same order as any
+        // sort).
+        order.sort_by_key(|&v| self.key(v));
         order
     }
 
@@ -1347,32 +1354,37 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 }
 
-/// The first segment ending after `a`, searched from `near` outwards
-/// (doubling steps, then a binary search in the bracket found): a walk
-/// goes back along a thread, so the next segment is usually close.
+/// The first segment ending after `a`, searched from `near` outwards: a
+/// walk goes back along a thread, so the next segment is usually close.
 fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
-    let ends_after = |i: usize| segs[i].1 > a;
-    let n = segs.len();
+    partition_point_near(segs, near, |s| s.1 <= a)
+}
+
+/// [`slice::partition_point`] searched from `near` outwards (doubling
+/// steps, then a binary search in the bracket found): for searches that
+/// move a little at a time along a sorted list.
+fn partition_point_near<T>(v: &[T], near: usize, before: impl Fn(&T) -> bool) -> usize {
+    let n = v.len();
     let mut hi = near.min(n);
-    if hi < n && !ends_after(hi) {
-        // Forward: find a bracket (lo, hi] with segs[hi] ending after `a`.
+    if hi < n && before(&v[hi]) {
+        // Forward: find a bracket (lo, hi] with v[hi] not before.
         let mut step = 1;
         let mut lo = hi;
-        while hi < n && !ends_after(hi) {
+        while hi < n && before(&v[hi]) {
             lo = hi;
             hi = (hi + step).min(n);
             step *= 2;
         }
-        return lo + segs[lo..hi].partition_point(|s| s.1 <= a);
+        return lo + v[lo..hi].partition_point(&before);
     }
     let mut step = 1;
     let mut lo = hi;
-    while lo > 0 && ends_after(lo - 1) {
+    while lo > 0 && !before(&v[lo - 1]) {
         hi = lo;
         lo = lo.saturating_sub(step);
         step *= 2;
     }
-    lo + segs[lo..hi].partition_point(|s| s.1 <= a)
+    lo + v[lo..hi].partition_point(&before)
 }
 
 /// Pushes a named gap (latest first) when it has a length.
@@ -1522,14 +1534,28 @@ impl Replay {
 impl Graph<'_, '_> {
     /// Node `v`'s delay and own time under each rule: `[recorded, kernel
     /// part, rule...]` (the delay counts in the recorded and rule values).
-    fn costs(&self, v: u32, out: &mut [Ns]) {
+    /// Returns where its own work starts ([`Graph::eff_start`]). `near`:
+    /// per thread and coverage, where its last search ended.
+    fn costs(&self, v: u32, out: &mut [Ns], near: &mut [usize]) -> Ns {
         let n = &self.nodes[v as usize];
-        let es = self.eff_start(v);
+        // `eff_start` and `gap` from one look at the binding predecessor.
+        let (b, edge) = self.bind[v as usize];
+        let (es, gap) = match b {
+            NONE => (n.start, 0),
+            b => {
+                let be = self.nodes[b as usize].end;
+                (n.start.max(be), (n.start - be).max(0))
+            }
+        };
+        let launch_gap = b != NONE && edge == Edge::Launch;
         let dur = n.end - es;
-        let (gap, gap_kind, _) = self.gap(v);
-        let rank_kernels_zero = |i: usize| self.median_rank[i];
+        let covers = self.rules.len() + 1;
         out[0] = gap + dur;
-        out[1] = 0;
+        out[1] = if matches!(n.what, What::Kernel { .. }) {
+            dur
+        } else {
+            0
+        };
         for (i, r) in self.rules.iter().enumerate() {
             let mut g = gap;
             let mut d = dur;
@@ -1548,11 +1574,11 @@ impl Graph<'_, '_> {
                 ) => {
                     d = r.change.apply(dur);
                 }
-                (Target::RankMedian(_), What::Kernel { .. }) if rank_kernels_zero(i) => d = 0,
+                (Target::RankMedian(_), What::Kernel { .. }) if self.median_rank[i] => d = 0,
                 (Target::Range(_), What::Piece { thread }) => {
                     if let Some(Some(c)) = self.threads[thread as usize].cover.get(i) {
                         let f = r.change.factor().unwrap_or(1.0);
-                        let o = c.overlap(es, n.end);
+                        let o = c.overlap(es, n.end, &mut near[thread as usize * covers + i]);
                         d = dur - ((1.0 - f) * o as f64).round() as Ns;
                     }
                 }
@@ -1560,20 +1586,19 @@ impl Graph<'_, '_> {
                     let th = &self.threads[thread as usize];
                     if let Some(Some(c)) = th.cover.last() {
                         let f = r.change.factor().unwrap_or(1.0);
-                        let o = c.overlap(es, n.end);
+                        let at = &mut near[thread as usize * covers + covers - 1];
+                        let o = c.overlap(es, n.end, at);
                         d = dur - ((1.0 - f) * o as f64).round() as Ns;
                     }
                 }
                 _ => {}
             }
-            if matches!(r.target, Target::Launch) && gap_kind == Kind::Launch {
+            if matches!(r.target, Target::Launch) && launch_gap {
                 g = r.change.apply(gap);
             }
             out[2 + i] = g + d.max(0);
         }
-        if matches!(n.what, What::Kernel { .. }) {
-            out[1] = dur;
-        }
+        es
     }
 
     /// Replays the step `start..end` from its sources.
@@ -1596,50 +1621,71 @@ impl Graph<'_, '_> {
         // allocation per node (docs/tracestat.md#scale).
         let mut acc = Chains::new(width);
         let mut line = vec![0 as Ns; width];
+        let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
         for at_v in lo..hi {
             let v = self.order[at_v as usize];
             let n = &self.nodes[v as usize];
-            acc.clear();
             if let What::End { coll } = n.what {
-                line.fill(0);
-                acc.merge(coll, &line);
-            } else {
-                self.costs(v, &mut cost);
-                let es = self.eff_start(v);
-                let mut outside: Option<Ns> = None;
-                let mut any = false;
-                for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
-                    any = true;
-                    let at_p = self.pos[p as usize];
-                    if at_p < lo {
-                        let pe = self.nodes[p as usize].end;
-                        outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
-                        continue;
-                    }
-                    let i = (at_p - lo) as usize;
-                    for e in r.first[i] as usize..r.first[i + 1] as usize {
-                        let at = e * width;
-                        acc.merge(r.src[e], &r.lens[at..at + width]);
+                r.src.push(coll);
+                r.lens.extend(std::iter::repeat_n(0, width));
+                r.first.push(r.src.len() as u32);
+                continue;
+            }
+            let es = self.costs(v, &mut cost, &mut near);
+            // Its predecessors replayed in this step (by their place in
+            // it), and the latest end of those before the step.
+            let mut inside = [0usize; 3];
+            let mut count = 0;
+            let mut outside: Option<Ns> = None;
+            for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
+                let at_p = self.pos[p as usize];
+                if at_p < lo {
+                    let pe = self.nodes[p as usize].end;
+                    outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
+                    continue;
+                }
+                inside[count] = (at_p - lo) as usize;
+                count += 1;
+            }
+            if count == 1 && outside.is_none() && es >= start {
+                // Most nodes: one predecessor's chains, each longer by the
+                // node's cost; still the latest first, the merge and the
+                // choice of the latest below would change nothing.
+                let i = inside[0];
+                for e in r.first[i] as usize..r.first[i + 1] as usize {
+                    r.src.push(r.src[e]);
+                    for (j, &c) in cost.iter().enumerate() {
+                        let x = r.lens[e * width + j] + c;
+                        r.lens.push(x);
                     }
                 }
-                acc.add(&cost);
-                if es < start {
-                    // Straddles the step's start: its part in the step.
-                    let part = n.end - start;
-                    let whole = (n.end - es).max(1);
-                    for (l, &c) in line.iter_mut().zip(&cost) {
-                        *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
-                    }
-                    line[0] = part;
-                    acc.merge(START, &line);
-                } else if outside.is_some() || !any {
-                    let base = outside.unwrap_or(n.start) - start;
-                    for (l, &c) in line.iter_mut().zip(&cost) {
-                        *l = base + c;
-                    }
-                    line[1] = cost[1];
-                    acc.merge(START, &line);
+                r.first.push(r.src.len() as u32);
+                continue;
+            }
+            acc.clear();
+            for &i in &inside[..count] {
+                for e in r.first[i] as usize..r.first[i + 1] as usize {
+                    let at = e * width;
+                    acc.merge(r.src[e], &r.lens[at..at + width]);
                 }
+            }
+            acc.add(&cost);
+            if es < start {
+                // Straddles the step's start: its part in the step.
+                let part = n.end - start;
+                let whole = (n.end - es).max(1);
+                for (l, &c) in line.iter_mut().zip(&cost) {
+                    *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
+                }
+                line[0] = part;
+                acc.merge(START, &line);
+            } else if outside.is_some() || count == 0 {
+                let base = outside.unwrap_or(n.start) - start;
+                for (l, &c) in line.iter_mut().zip(&cost) {
+                    *l = base + c;
+                }
+                line[1] = cost[1];
+                acc.merge(START, &line);
             }
             let key = |s: u32, l: &[Ns]| -> Ns {
                 let t = if s == START {
@@ -1757,9 +1803,11 @@ mod tests {
     #[test]
     fn coverage_overlap() {
         let c = Coverage::new(vec![(10, 20), (15, 30), (40, 50)]);
-        assert_eq!(c.overlap(0, 100), 30);
-        assert_eq!(c.overlap(12, 45), 23);
-        assert_eq!(c.overlap(30, 40), 0);
+        for near in [0, 1, 2, 3, 9] {
+            assert_eq!(c.overlap(0, 100, &mut near.clone()), 30);
+            assert_eq!(c.overlap(12, 45, &mut near.clone()), 23);
+            assert_eq!(c.overlap(30, 40, &mut near.clone()), 0);
+        }
     }
 
     #[test]
