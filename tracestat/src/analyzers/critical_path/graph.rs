@@ -1151,7 +1151,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         let lens = if self.rules.is_empty() {
             None
         } else {
-            Some(self.replay(start, end))
+            Some(self.replay(start, end, end_node))
         };
         let mut sinks = Vec::with_capacity(sink_nodes.len());
         for (v, pos) in sink_nodes {
@@ -1518,6 +1518,56 @@ struct Replay {
 const START: u32 = NONE - 1;
 
 impl Replay {
+    /// The common cases of a node whose chains all come from its
+    /// predecessors `inside` (their places in the step), done without the
+    /// general merge ([`Chains`]), to the same result: one predecessor's
+    /// chains, each longer by the node's `cost` (still the latest first);
+    /// or predecessors with one chain each, all from one source (their
+    /// merge, longer by the cost). Whether the node was one of them.
+    fn carry(&mut self, inside: &[usize], cost: &[Ns]) -> bool {
+        let w = self.width;
+        let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
+        let at = self.lens.len();
+        match inside {
+            [] => return false,
+            &[i] => {
+                for e in entries(i) {
+                    self.src.push(self.src[e]);
+                    self.lens.extend_from_within(e * w..(e + 1) * w);
+                }
+            }
+            &[i, ref more @ ..] => {
+                let e = self.first[i] as usize;
+                let single = |j: usize| entries(j).len() == 1;
+                let src = self.src[e];
+                if !single(i) || more.iter().any(|&j| !single(j) || self.src[self.first[j] as usize] != src) {
+                    return false;
+                }
+                self.src.push(src);
+                self.lens.extend_from_within(e * w..(e + 1) * w);
+                for &j in more {
+                    // As `Chains::merge`: the recorded length with its
+                    // kernel part, every rule's length its own maximum.
+                    let from = self.first[j] as usize * w;
+                    if self.lens[from] > self.lens[at] {
+                        self.lens[at] = self.lens[from];
+                        self.lens[at + 1] = self.lens[from + 1];
+                    }
+                    for k in 2..w {
+                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k]);
+                    }
+                }
+            }
+        }
+        for l in self.lens[at..].chunks_exact_mut(w) {
+            for (x, c) in l.iter_mut().zip(cost) {
+                *x += c;
+            }
+        }
+        self.first.push(self.src.len() as u32);
+        true
+    }
+
     fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
         let i = (at - self.lo) as usize;
         (self.first[i] as usize..self.first[i + 1] as usize)
@@ -1601,11 +1651,16 @@ impl Graph<'_, '_> {
         es
     }
 
-    /// Replays the step `start..end` from its sources.
-    fn replay(&self, start: Ns, end: Ns) -> Replay {
+    /// Replays the step `start..end` (ending with node `end_node`) from
+    /// its sources.
+    fn replay(&self, start: Ns, end: Ns, end_node: u32) -> Replay {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
-        let lo = self.order.partition_point(|v| end_of(v) <= start) as u32;
-        let hi = self.order.partition_point(|v| end_of(v) <= end) as u32;
+        // Searched from the step's end node: only nodes near it, which
+        // the replay then reads, rather than a search of the whole run.
+        let at_end = self.pos[end_node as usize] as usize;
+        let hi = partition_point_near(&self.order, at_end, |v| end_of(v) <= end);
+        let lo = partition_point_near(&self.order[..hi], at_end, |v| end_of(v) <= start);
+        let (lo, hi) = (lo as u32, hi as u32);
         let width = 2 + self.rules.len();
         let span = (hi - lo) as usize;
         let mut r = Replay {
@@ -1647,19 +1702,7 @@ impl Graph<'_, '_> {
                 inside[count] = (at_p - lo) as usize;
                 count += 1;
             }
-            if count == 1 && outside.is_none() && es >= start {
-                // Most nodes: one predecessor's chains, each longer by the
-                // node's cost; still the latest first, the merge and the
-                // choice of the latest below would change nothing.
-                let i = inside[0];
-                for e in r.first[i] as usize..r.first[i + 1] as usize {
-                    r.src.push(r.src[e]);
-                    for (j, &c) in cost.iter().enumerate() {
-                        let x = r.lens[e * width + j] + c;
-                        r.lens.push(x);
-                    }
-                }
-                r.first.push(r.src.len() as u32);
+            if outside.is_none() && es >= start && r.carry(&inside[..count], &cost) {
                 continue;
             }
             acc.clear();
