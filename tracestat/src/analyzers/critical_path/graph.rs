@@ -1540,7 +1540,11 @@ impl Replay {
                 let e = self.first[i] as usize;
                 let single = |j: usize| entries(j).len() == 1;
                 let src = self.src[e];
-                if !single(i) || more.iter().any(|&j| !single(j) || self.src[self.first[j] as usize] != src) {
+                if !single(i)
+                    || more
+                        .iter()
+                        .any(|&j| !single(j) || self.src[self.first[j] as usize] != src)
+                {
                     return false;
                 }
                 self.src.push(src);
@@ -1850,6 +1854,90 @@ mod tests {
             assert_eq!(c.overlap(0, 100, &mut near.clone()), 30);
             assert_eq!(c.overlap(12, 45, &mut near.clone()), 23);
             assert_eq!(c.overlap(30, 40, &mut near.clone()), 0);
+        }
+    }
+
+    /// The replay's node-by-node state with the general merge: the
+    /// chains of `preds` (each a list of `(source, lens)`), merged, longer
+    /// by `cost`, the latest [`KEEP`] (a source's time is 10 x its id).
+    fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
+        let mut acc = Chains::new(5);
+        for chains in preds {
+            for (src, lens) in chains.iter() {
+                acc.merge(*src, lens);
+            }
+        }
+        acc.add(cost);
+        acc.keep_latest(KEEP, |s, l| 10 * s as Ns + l[0]);
+        acc.order
+            .iter()
+            .map(|&j| (acc.src[j], acc.lens(j).to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn carried_chains_are_the_general_merge() {
+        // Nodes as the replay leaves them (merged from nothing, so in the
+        // order the general merge keeps): several sources, or one.
+        let nodes: Vec<Vec<(u32, Vec<Ns>)>> = vec![
+            merged(
+                &[&[
+                    (3, [50, 10, 40, 50, 0]),
+                    (1, [90, 0, 90, 80, 70]),
+                    (2, [70, 5, 60, 70, 70]),
+                ]],
+                &[0; 5],
+            ),
+            merged(&[&[(7, [30, 10, 20, 30, 25])]], &[0; 5]),
+            merged(&[&[(7, [40, 2, 10, 40, 35])]], &[0; 5]),
+            merged(&[&[(7, [30, 20, 25, 10, 30])]], &[0; 5]),
+            merged(&[&[(8, [30, 10, 20, 30, 25])]], &[0; 5]),
+        ];
+        let mut r = Replay {
+            lo: 0,
+            width: 5,
+            first: vec![0],
+            src: Vec::new(),
+            lens: Vec::new(),
+        };
+        for node in &nodes {
+            for (src, lens) in node {
+                r.src.push(*src);
+                r.lens.extend_from_slice(lens);
+            }
+            r.first.push(r.src.len() as u32);
+        }
+        let as_array = |l: &[Ns]| -> [Ns; 5] { l.try_into().unwrap() };
+        let chains = |i: usize| -> Vec<(u32, [Ns; 5])> {
+            nodes[i].iter().map(|(s, l)| (*s, as_array(l))).collect()
+        };
+        let cost = [7, 3, 0, 7, 2];
+        for (inside, carried) in [
+            (vec![0], true),
+            (vec![1], true),
+            (vec![1, 2], true),
+            (vec![2, 1, 3], true),
+            (vec![1, 4], false),
+            (vec![0, 1], false),
+            (vec![], false),
+        ] {
+            let mut after = Replay {
+                lo: 0,
+                width: 5,
+                first: r.first.clone(),
+                src: r.src.clone(),
+                lens: r.lens.clone(),
+            };
+            assert_eq!(after.carry(&inside, &cost), carried, "{inside:?}");
+            if !carried {
+                continue;
+            }
+            let preds: Vec<Vec<(u32, [Ns; 5])>> = inside.iter().map(|&i| chains(i)).collect();
+            let preds: Vec<&[(u32, [Ns; 5])]> = preds.iter().map(|p| &p[..]).collect();
+            let want: Vec<(Option<u32>, Vec<Ns>)> = (merged(&preds, &cost).into_iter())
+                .map(|(s, l)| (Some(s), l))
+                .collect();
+            assert_eq!(after.of(nodes.len() as u32), want, "{inside:?}");
         }
     }
 

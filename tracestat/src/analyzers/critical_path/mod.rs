@@ -151,7 +151,8 @@ impl Analyzer for CriticalPath {
             let mut p = solver.path(id, &parts);
             // Prepared once for every replay of the step.
             let plan = solver.prepare(&parts);
-            let replay = |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
+            let replay =
+                |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
             p.what_if = (0..u).map(|i| replay(2 + i)).collect();
             if implicit {
                 let length = step_length(&solver, &parts);
