@@ -12,6 +12,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use unitrace_core::atomic::AtomicFile;
 
@@ -61,7 +62,9 @@ pub enum Value {
     Empty,
     Int(i64),
     Num(f64),
-    Text(String),
+    /// Shared: a table of a million rows repeats a few thousand names,
+    /// each held once (docs/tracestat.md#scale).
+    Text(Arc<str>),
     Bool(bool),
 }
 
@@ -87,17 +90,27 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Value {
-        Value::Text(v.to_string())
+        Value::Text(Arc::from(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Value {
-        Value::Text(v)
+        Value::Text(Arc::from(v))
     }
 }
 impl From<&String> for Value {
     fn from(v: &String) -> Value {
-        Value::Text(v.clone())
+        Value::Text(Arc::from(v.as_str()))
+    }
+}
+impl From<Arc<str>> for Value {
+    fn from(v: Arc<str>) -> Value {
+        Value::Text(v)
+    }
+}
+impl From<&Arc<str>> for Value {
+    fn from(v: &Arc<str>) -> Value {
+        Value::Text(Arc::clone(v))
     }
 }
 impl From<bool> for Value {
@@ -177,6 +190,34 @@ pub struct Table {
     pub notes: Vec<String>,
     /// Written to its file only, never shown (detail rows).
     pub files_only: bool,
+    /// Where the file's rows come from when `rows` holds only the rows
+    /// shown: a table of a million rows is made one row at a time while
+    /// its file is written, never held as values (docs/tracestat.md#scale).
+    pub file_rows: Option<FileRows>,
+}
+
+/// The rows of a table's file, made on demand: each row holds a value for
+/// every column, as [`Table::rows`] does.
+pub trait RowSource: Send + Sync {
+    fn count(&self) -> usize;
+    /// Row `i` into `out` (cleared first).
+    fn row(&self, i: usize, out: &mut Vec<Value>);
+}
+
+/// A shared [`RowSource`]; two are equal when they are the same source.
+#[derive(Clone)]
+pub struct FileRows(pub Arc<dyn RowSource>);
+
+impl std::fmt::Debug for FileRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileRows({} rows)", self.0.count())
+    }
+}
+
+impl PartialEq for FileRows {
+    fn eq(&self, other: &FileRows) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Table {
@@ -197,6 +238,26 @@ impl Table {
     /// Shows only `rows` on screen, with `note` saying why.
     pub fn show_only(&mut self, rows: Vec<usize>, note: String) {
         self.screen_rows = Some((rows, note));
+    }
+
+    /// Calls `each` with every row of the table's file, in order.
+    pub fn for_each_file_row<E>(
+        &self,
+        mut each: impl FnMut(&[Value]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match &self.file_rows {
+            Some(FileRows(source)) => {
+                let mut row = Vec::with_capacity(self.columns.len());
+                for i in 0..source.count() {
+                    row.clear();
+                    source.row(i, &mut row);
+                    debug_assert_eq!(row.len(), self.columns.len(), "{}", self.file);
+                    each(&row)?;
+                }
+                Ok(())
+            }
+            None => self.rows.iter().try_for_each(|r| each(r)),
+        }
     }
 
     fn screen_row_indices(&self) -> Vec<usize> {
@@ -244,7 +305,7 @@ pub fn file_text(unit: Unit, v: &Value) -> String {
     match v {
         Value::Empty => String::new(),
         Value::Int(i) => i.to_string(),
-        Value::Text(t) => t.clone(),
+        Value::Text(t) => t.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Num(x) => match unit {
             Unit::Us => format!("{x:.3}"),
@@ -271,24 +332,29 @@ pub fn file_path(dir: &Path, table: &Table, format: TableFormat) -> PathBuf {
     dir.join(format!("{}.{}", table.file, format.extension()))
 }
 
+/// The columns of a table that its file holds.
+fn file_columns(table: &Table) -> Vec<usize> {
+    (0..table.columns.len())
+        .filter(|&i| table.columns[i].in_files())
+        .collect()
+}
+
 /// The header and rows of a table as its file holds them.
 pub fn file_rows(table: &Table) -> (Vec<String>, Vec<Vec<String>>) {
-    let keep: Vec<usize> = (0..table.columns.len())
-        .filter(|&i| table.columns[i].in_files())
-        .collect();
+    let keep = file_columns(table);
     let head = keep
         .iter()
         .map(|&i| table.columns[i].name.clone())
         .collect();
-    let rows = table
-        .rows
-        .iter()
-        .map(|r| {
+    let mut rows = Vec::new();
+    let _ = table.for_each_file_row(|r| {
+        rows.push(
             keep.iter()
                 .map(|&i| file_text(table.columns[i].unit, &r[i]))
-                .collect()
-        })
-        .collect();
+                .collect(),
+        );
+        Ok::<(), ()>(())
+    });
     (head, rows)
 }
 
@@ -307,12 +373,20 @@ pub fn write_dir<'a>(
         let path = file_path(dir, table, format);
         let file = AtomicFile::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let (_, rows) = file_rows(table);
         let written = (|| {
             let mut w = TableWriter::new(file, format, &schema(table))?;
-            for row in rows {
-                w.write_record(&row)?;
-            }
+            // Row by row into one reused record: a table of a million rows
+            // is never held a second time as texts (docs/tracestat.md#scale).
+            let keep = file_columns(table);
+            let mut record: Vec<String> = Vec::with_capacity(keep.len());
+            table.for_each_file_row(|r| {
+                record.clear();
+                record.extend(
+                    keep.iter()
+                        .map(|&i| file_text(table.columns[i].unit, &r[i])),
+                );
+                w.write_record(&record)
+            })?;
             w.finish()
         })();
         let file =
@@ -581,6 +655,49 @@ mod tests {
         assert_eq!(head, ["rank", "busy_us", "busy_pct", "bytes", "name"]);
         assert_eq!(rows[0], ["0", "12345.600", "50.0000", "", "a"]);
         assert_eq!(rows[1], ["1", "20.000", "1.2500", "7", "bb"]);
+    }
+
+    /// Three rows made on demand, the second of them also held as shown.
+    struct Made;
+
+    impl RowSource for Made {
+        fn count(&self) -> usize {
+            3
+        }
+
+        fn row(&self, i: usize, out: &mut Vec<Value>) {
+            out.clear();
+            out.extend([
+                i.to_string().into(),
+                (i as f64).into(),
+                1.0.into(),
+                (i as u64).into(),
+                "m".into(),
+            ]);
+        }
+    }
+
+    #[test]
+    fn a_file_of_made_rows_holds_them_all_and_the_screen_its_own() {
+        let mut t = table();
+        t.rows.remove(0);
+        t.file_rows = Some(FileRows(Arc::new(Made)));
+        let dir = tempfile::tempdir().unwrap();
+        write_dir(dir.path(), [&t], TableFormat::Csv).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("t.csv")).unwrap(),
+            "rank,busy_us,busy_pct,bytes,name\n0,0.000,1.0000,0,m\n1,1.000,1.0000,1,m\n2,2.000,1.0000,2,m\n"
+        );
+        assert_eq!(file_rows(&t).1.len(), 3);
+        let mut out = Vec::new();
+        let mut s = Section::new("x", "Section");
+        s.tables.push(t);
+        write_console(&mut out, &[s]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "\nSection\n\nA table\n  rank  busy_us  busy_%  name\n  1      20.000    1.25  bb\n"
+        );
     }
 
     #[test]

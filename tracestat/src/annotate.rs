@@ -153,7 +153,7 @@ fn added(marks: &[RankMarks], report: &Report) -> Vec<Vec<Added>> {
     // kind)`, in report order.
     type Stretch = (String, Ns, Ns, String, &'static str);
     let mut by_rank: Vec<Vec<Stretch>> = marks.iter().map(|_| Vec::new()).collect();
-    for row in &report.out.critical_path.critical_path {
+    for row in report.out.critical_path.critical_path.iter() {
         let Some(i) = marks.iter().position(|m| *m.label == *row.rank) else {
             continue;
         };

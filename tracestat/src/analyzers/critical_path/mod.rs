@@ -19,7 +19,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
-use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
+use std::sync::Arc;
+
+use unitrace_render::sections::{Column, Figure, FileRows, RowSource, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, group_calls};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -97,7 +99,8 @@ pub struct WhatIfRow {
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CriticalPathOut {
     pub critical_path_steps: Vec<StepRow>,
-    pub critical_path: Vec<PathRow>,
+    /// Shared with the table of its file, made row by row from it.
+    pub critical_path: Arc<Vec<PathRow>>,
     pub critical_path_kinds: Vec<KindRow>,
     pub critical_path_names: Vec<NameRow>,
     pub what_if: Vec<WhatIfRow>,
@@ -210,8 +213,7 @@ fn output(
     let mut out = CriticalPathOut::default();
     // A row per stretch of every step: sized exactly, as it is the largest
     // table of a run of many steps (docs/tracestat.md#scale).
-    out.critical_path
-        .reserve_exact(paths.iter().map(|p| p.items.len()).sum());
+    let mut path_rows = Vec::with_capacity(paths.iter().map(|p| p.items.len()).sum());
     out.critical_path_steps.reserve_exact(paths.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
     let mut names: BTreeMap<(Kind, solve::Label), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
@@ -239,7 +241,7 @@ fn output(
                 changes += 1;
             }
             on_path.insert(it.rank);
-            out.critical_path.push(PathRow {
+            path_rows.push(PathRow {
                 step: step_row_label.clone(),
                 seq: seq as u64,
                 rank: rank_labels[it.rank].clone(),
@@ -266,6 +268,7 @@ fn output(
                 .push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
         }
     }
+    out.critical_path = Arc::new(path_rows);
     for (i, r) in rules.iter().enumerate() {
         let before: Ns = paths.iter().map(|p| p.end - p.start).sum();
         let after: Ns = paths.iter().map(|p| p.what_if[i]).sum();
@@ -513,37 +516,70 @@ fn items_table(out: &CriticalPathOut) -> Table {
         if out.slowest_step.as_deref() == Some(&*r.step) {
             slowest.push(i);
         }
-        t.push(vec![
-            Value::from(&*r.step),
-            r.seq.into(),
-            Value::from(&*r.rank),
-            r.kind.name().into(),
-            Value::from(&*r.name),
-            r.start_us.into(),
-            r.dur_us.into(),
-            // Filled in for the rows shown only (below): a run of many
-            // steps has hundreds of thousands of rows.
-            Value::Empty,
-        ]);
     }
     let all = slowest.len();
-    let mut shown = slowest.clone();
+    let mut shown = slowest;
     if shown.len() > TOP_ITEMS {
         let d = |i: usize| out.critical_path[i].dur_us;
         shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
         shown.truncate(TOP_ITEMS);
         shown.sort_unstable();
     }
-    let shown_name = t.columns.len() - 1;
+    // Only the rows shown are values; the file's (a row per stretch of
+    // every step: hundreds of thousands) are made while it is written
+    // (docs/tracestat.md#scale).
+    let source = PathRows::new(Arc::clone(&out.critical_path));
+    let mut row = Vec::with_capacity(t.columns.len());
     for &i in &shown {
-        t.rows[i][shown_name] = Value::from(&*out.critical_path[i].name);
+        source.row(i, &mut row);
+        let shown_name = row.len() - 1;
+        row[shown_name] = Value::from(&out.critical_path[i].name);
+        t.push(std::mem::take(&mut row));
     }
+    t.file_rows = Some(FileRows(Arc::new(source)));
     let note = format!(
         "({} of the slowest step's {all} stretches shown; the files hold every step's)",
         shown.len()
     );
+    let shown = (0..t.rows.len()).collect();
     t.show_only(shown, note);
     t
+}
+
+/// The rows of `critical_path.csv`, made one at a time from the path.
+struct PathRows {
+    rows: Arc<Vec<PathRow>>,
+    /// The kinds' names, shared by every row.
+    kinds: Vec<Value>,
+}
+
+impl PathRows {
+    fn new(rows: Arc<Vec<PathRow>>) -> PathRows {
+        let kinds = Kind::ALL.iter().map(|k| k.name().into()).collect();
+        PathRows { rows, kinds }
+    }
+}
+
+impl RowSource for PathRows {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        let r = &self.rows[i];
+        out.clear();
+        out.extend([
+            Value::from(&r.step),
+            r.seq.into(),
+            Value::from(&r.rank),
+            self.kinds[r.kind as usize].clone(),
+            Value::from(&r.name),
+            r.start_us.into(),
+            r.dur_us.into(),
+            // The screen's name column: filled in for the rows shown only.
+            Value::Empty,
+        ]);
+    }
 }
 
 fn what_if_table(out: &CriticalPathOut) -> Table {
