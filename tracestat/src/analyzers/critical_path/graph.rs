@@ -293,20 +293,23 @@ impl Coverage {
         c
     }
 
-    /// Length covered up to `t`.
-    fn upto(&self, t: Ns) -> Ns {
-        let i = self.starts.partition_point(|&s| s < t);
+    /// Length covered up to `t`; `near` is where the last search ended
+    /// (the replay goes forward along a thread), updated.
+    fn upto(&self, t: Ns, near: &mut usize) -> Ns {
+        let i = partition_point_near(&self.starts, *near, |&s| s < t);
+        *near = i;
         if i == 0 {
             return 0;
         }
         self.sum[i - 1] + (t.min(self.ends[i - 1]) - self.starts[i - 1])
     }
 
-    fn overlap(&self, a: Ns, b: Ns) -> Ns {
+    fn overlap(&self, a: Ns, b: Ns, near: &mut usize) -> Ns {
         if b <= a {
             0
         } else {
-            self.upto(b) - self.upto(a)
+            let before = self.upto(a, near);
+            self.upto(b, near) - before
         }
     }
 }
@@ -1093,7 +1096,11 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// The nodes in link order (for the replay).
     fn in_order(&self) -> Vec<u32> {
         let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
-        order.sort_unstable_by_key(|&v| self.key(v));
+        // The nodes are built a thread's or an engine's at a time, each
+        // list in time order: a few sorted runs, which the stable sort
+        // finds and merges (the keys are unique: the same order as any
+        // sort).
+        order.sort_by_key(|&v| self.key(v));
         order
     }
 
@@ -1146,7 +1153,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         let lens = if self.rules.is_empty() {
             None
         } else {
-            Some(self.replay(start, end))
+            Some(self.replay(start, end, end_node))
         };
         let mut sinks = Vec::with_capacity(sink_nodes.len());
         for (v, pos) in sink_nodes {
@@ -1348,32 +1355,37 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 }
 
-/// The first segment ending after `a`, searched from `near` outwards
-/// (doubling steps, then a binary search in the bracket found): a walk
-/// goes back along a thread, so the next segment is usually close.
+/// The first segment ending after `a`, searched from `near` outwards: a
+/// walk goes back along a thread, so the next segment is usually close.
 fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
-    let ends_after = |i: usize| segs[i].1 > a;
-    let n = segs.len();
+    partition_point_near(segs, near, |s| s.1 <= a)
+}
+
+/// [`slice::partition_point`] searched from `near` outwards (doubling
+/// steps, then a binary search in the bracket found): for searches that
+/// move a little at a time along a sorted list.
+fn partition_point_near<T>(v: &[T], near: usize, before: impl Fn(&T) -> bool) -> usize {
+    let n = v.len();
     let mut hi = near.min(n);
-    if hi < n && !ends_after(hi) {
-        // Forward: find a bracket (lo, hi] with segs[hi] ending after `a`.
+    if hi < n && before(&v[hi]) {
+        // Forward: find a bracket (lo, hi] with v[hi] not before.
         let mut step = 1;
         let mut lo = hi;
-        while hi < n && !ends_after(hi) {
+        while hi < n && before(&v[hi]) {
             lo = hi;
             hi = (hi + step).min(n);
             step *= 2;
         }
-        return lo + segs[lo..hi].partition_point(|s| s.1 <= a);
+        return lo + v[lo..hi].partition_point(&before);
     }
     let mut step = 1;
     let mut lo = hi;
-    while lo > 0 && ends_after(lo - 1) {
+    while lo > 0 && !before(&v[lo - 1]) {
         hi = lo;
         lo = lo.saturating_sub(step);
         step *= 2;
     }
-    lo + segs[lo..hi].partition_point(|s| s.1 <= a)
+    lo + v[lo..hi].partition_point(&before)
 }
 
 /// Pushes a named gap (latest first) when it has a length.
@@ -1507,6 +1519,60 @@ struct Replay {
 const START: u32 = NONE - 1;
 
 impl Replay {
+    /// The common cases of a node whose chains all come from its
+    /// predecessors `inside` (their places in the step), done without the
+    /// general merge ([`Chains`]), to the same result: one predecessor's
+    /// chains, each longer by the node's `cost` (still the latest first);
+    /// or predecessors with one chain each, all from one source (their
+    /// merge, longer by the cost). Whether the node was one of them.
+    fn carry(&mut self, inside: &[usize], cost: &[Ns]) -> bool {
+        let w = self.width;
+        let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
+        let at = self.lens.len();
+        match inside {
+            [] => return false,
+            &[i] => {
+                for e in entries(i) {
+                    self.src.push(self.src[e]);
+                    self.lens.extend_from_within(e * w..(e + 1) * w);
+                }
+            }
+            &[i, ref more @ ..] => {
+                let e = self.first[i] as usize;
+                let single = |j: usize| entries(j).len() == 1;
+                let src = self.src[e];
+                if !single(i)
+                    || more
+                        .iter()
+                        .any(|&j| !single(j) || self.src[self.first[j] as usize] != src)
+                {
+                    return false;
+                }
+                self.src.push(src);
+                self.lens.extend_from_within(e * w..(e + 1) * w);
+                for &j in more {
+                    // As `Chains::merge`: the recorded length with its
+                    // kernel part, every rule's length its own maximum.
+                    let from = self.first[j] as usize * w;
+                    if self.lens[from] > self.lens[at] {
+                        self.lens[at] = self.lens[from];
+                        self.lens[at + 1] = self.lens[from + 1];
+                    }
+                    for k in 2..w {
+                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k]);
+                    }
+                }
+            }
+        }
+        for l in self.lens[at..].chunks_exact_mut(w) {
+            for (x, c) in l.iter_mut().zip(cost) {
+                *x += c;
+            }
+        }
+        self.first.push(self.src.len() as u32);
+        true
+    }
+
     fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
         let i = (at - self.lo) as usize;
         (self.first[i] as usize..self.first[i + 1] as usize)
@@ -1523,14 +1589,28 @@ impl Replay {
 impl Graph<'_, '_> {
     /// Node `v`'s delay and own time under each rule: `[recorded, kernel
     /// part, rule...]` (the delay counts in the recorded and rule values).
-    fn costs(&self, v: u32, out: &mut [Ns]) {
+    /// Returns where its own work starts ([`Graph::eff_start`]). `near`:
+    /// per thread and coverage, where its last search ended.
+    fn costs(&self, v: u32, out: &mut [Ns], near: &mut [usize]) -> Ns {
         let n = &self.nodes[v as usize];
-        let es = self.eff_start(v);
+        // `eff_start` and `gap` from one look at the binding predecessor.
+        let (b, edge) = self.bind[v as usize];
+        let (es, gap) = match b {
+            NONE => (n.start, 0),
+            b => {
+                let be = self.nodes[b as usize].end;
+                (n.start.max(be), (n.start - be).max(0))
+            }
+        };
+        let launch_gap = b != NONE && edge == Edge::Launch;
         let dur = n.end - es;
-        let (gap, gap_kind, _) = self.gap(v);
-        let rank_kernels_zero = |i: usize| self.median_rank[i];
+        let covers = self.rules.len() + 1;
         out[0] = gap + dur;
-        out[1] = 0;
+        out[1] = if matches!(n.what, What::Kernel { .. }) {
+            dur
+        } else {
+            0
+        };
         for (i, r) in self.rules.iter().enumerate() {
             let mut g = gap;
             let mut d = dur;
@@ -1549,11 +1629,11 @@ impl Graph<'_, '_> {
                 ) => {
                     d = r.change.apply(dur);
                 }
-                (Target::RankMedian(_), What::Kernel { .. }) if rank_kernels_zero(i) => d = 0,
+                (Target::RankMedian(_), What::Kernel { .. }) if self.median_rank[i] => d = 0,
                 (Target::Range(_), What::Piece { thread }) => {
                     if let Some(Some(c)) = self.threads[thread as usize].cover.get(i) {
                         let f = r.change.factor().unwrap_or(1.0);
-                        let o = c.overlap(es, n.end);
+                        let o = c.overlap(es, n.end, &mut near[thread as usize * covers + i]);
                         d = dur - ((1.0 - f) * o as f64).round() as Ns;
                     }
                 }
@@ -1561,27 +1641,31 @@ impl Graph<'_, '_> {
                     let th = &self.threads[thread as usize];
                     if let Some(Some(c)) = th.cover.last() {
                         let f = r.change.factor().unwrap_or(1.0);
-                        let o = c.overlap(es, n.end);
+                        let at = &mut near[thread as usize * covers + covers - 1];
+                        let o = c.overlap(es, n.end, at);
                         d = dur - ((1.0 - f) * o as f64).round() as Ns;
                     }
                 }
                 _ => {}
             }
-            if matches!(r.target, Target::Launch) && gap_kind == Kind::Launch {
+            if matches!(r.target, Target::Launch) && launch_gap {
                 g = r.change.apply(gap);
             }
             out[2 + i] = g + d.max(0);
         }
-        if matches!(n.what, What::Kernel { .. }) {
-            out[1] = dur;
-        }
+        es
     }
 
-    /// Replays the step `start..end` from its sources.
-    fn replay(&self, start: Ns, end: Ns) -> Replay {
+    /// Replays the step `start..end` (ending with node `end_node`) from
+    /// its sources.
+    fn replay(&self, start: Ns, end: Ns, end_node: u32) -> Replay {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
-        let lo = self.order.partition_point(|v| end_of(v) <= start) as u32;
-        let hi = self.order.partition_point(|v| end_of(v) <= end) as u32;
+        // Searched from the step's end node: only nodes near it, which
+        // the replay then reads, rather than a search of the whole run.
+        let at_end = self.pos[end_node as usize] as usize;
+        let hi = partition_point_near(&self.order, at_end, |v| end_of(v) <= end);
+        let lo = partition_point_near(&self.order[..hi], at_end, |v| end_of(v) <= start);
+        let (lo, hi) = (lo as u32, hi as u32);
         let width = 2 + self.rules.len();
         let span = (hi - lo) as usize;
         let mut r = Replay {
@@ -1597,50 +1681,59 @@ impl Graph<'_, '_> {
         // allocation per node (docs/tracestat.md#scale).
         let mut acc = Chains::new(width);
         let mut line = vec![0 as Ns; width];
+        let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
         for at_v in lo..hi {
             let v = self.order[at_v as usize];
             let n = &self.nodes[v as usize];
-            acc.clear();
             if let What::End { coll } = n.what {
-                line.fill(0);
-                acc.merge(coll, &line);
-            } else {
-                self.costs(v, &mut cost);
-                let es = self.eff_start(v);
-                let mut outside: Option<Ns> = None;
-                let mut any = false;
-                for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
-                    any = true;
-                    let at_p = self.pos[p as usize];
-                    if at_p < lo {
-                        let pe = self.nodes[p as usize].end;
-                        outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
-                        continue;
-                    }
-                    let i = (at_p - lo) as usize;
-                    for e in r.first[i] as usize..r.first[i + 1] as usize {
-                        let at = e * width;
-                        acc.merge(r.src[e], &r.lens[at..at + width]);
-                    }
+                r.src.push(coll);
+                r.lens.extend(std::iter::repeat_n(0, width));
+                r.first.push(r.src.len() as u32);
+                continue;
+            }
+            let es = self.costs(v, &mut cost, &mut near);
+            // Its predecessors replayed in this step (by their place in
+            // it), and the latest end of those before the step.
+            let mut inside = [0usize; 3];
+            let mut count = 0;
+            let mut outside: Option<Ns> = None;
+            for &(p, _) in n.preds.iter().filter(|p| p.0 != NONE) {
+                let at_p = self.pos[p as usize];
+                if at_p < lo {
+                    let pe = self.nodes[p as usize].end;
+                    outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
+                    continue;
                 }
-                acc.add(&cost);
-                if es < start {
-                    // Straddles the step's start: its part in the step.
-                    let part = n.end - start;
-                    let whole = (n.end - es).max(1);
-                    for (l, &c) in line.iter_mut().zip(&cost) {
-                        *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
-                    }
-                    line[0] = part;
-                    acc.merge(START, &line);
-                } else if outside.is_some() || !any {
-                    let base = outside.unwrap_or(n.start) - start;
-                    for (l, &c) in line.iter_mut().zip(&cost) {
-                        *l = base + c;
-                    }
-                    line[1] = cost[1];
-                    acc.merge(START, &line);
+                inside[count] = (at_p - lo) as usize;
+                count += 1;
+            }
+            if outside.is_none() && es >= start && r.carry(&inside[..count], &cost) {
+                continue;
+            }
+            acc.clear();
+            for &i in &inside[..count] {
+                for e in r.first[i] as usize..r.first[i + 1] as usize {
+                    let at = e * width;
+                    acc.merge(r.src[e], &r.lens[at..at + width]);
                 }
+            }
+            acc.add(&cost);
+            if es < start {
+                // Straddles the step's start: its part in the step.
+                let part = n.end - start;
+                let whole = (n.end - es).max(1);
+                for (l, &c) in line.iter_mut().zip(&cost) {
+                    *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
+                }
+                line[0] = part;
+                acc.merge(START, &line);
+            } else if outside.is_some() || count == 0 {
+                let base = outside.unwrap_or(n.start) - start;
+                for (l, &c) in line.iter_mut().zip(&cost) {
+                    *l = base + c;
+                }
+                line[1] = cost[1];
+                acc.merge(START, &line);
             }
             let key = |s: u32, l: &[Ns]| -> Ns {
                 let t = if s == START {
@@ -1758,9 +1851,95 @@ mod tests {
     #[test]
     fn coverage_overlap() {
         let c = Coverage::new(vec![(10, 20), (15, 30), (40, 50)]);
-        assert_eq!(c.overlap(0, 100), 30);
-        assert_eq!(c.overlap(12, 45), 23);
-        assert_eq!(c.overlap(30, 40), 0);
+        for near in [0, 1, 2, 3, 9] {
+            assert_eq!(c.overlap(0, 100, &mut near.clone()), 30);
+            assert_eq!(c.overlap(12, 45, &mut near.clone()), 23);
+            assert_eq!(c.overlap(30, 40, &mut near.clone()), 0);
+        }
+    }
+
+    /// The replay's node-by-node state with the general merge: the
+    /// chains of `preds` (each a list of `(source, lens)`), merged, longer
+    /// by `cost`, the latest [`KEEP`] (a source's time is 10 x its id).
+    fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
+        let mut acc = Chains::new(5);
+        for chains in preds {
+            for (src, lens) in chains.iter() {
+                acc.merge(*src, lens);
+            }
+        }
+        acc.add(cost);
+        acc.keep_latest(KEEP, |s, l| 10 * s as Ns + l[0]);
+        acc.order
+            .iter()
+            .map(|&j| (acc.src[j], acc.lens(j).to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn carried_chains_are_the_general_merge() {
+        // Nodes as the replay leaves them (merged from nothing, so in the
+        // order the general merge keeps): several sources, or one.
+        let nodes: Vec<Vec<(u32, Vec<Ns>)>> = vec![
+            merged(
+                &[&[
+                    (3, [50, 10, 40, 50, 0]),
+                    (1, [90, 0, 90, 80, 70]),
+                    (2, [70, 5, 60, 70, 70]),
+                ]],
+                &[0; 5],
+            ),
+            merged(&[&[(7, [30, 10, 20, 30, 25])]], &[0; 5]),
+            merged(&[&[(7, [40, 2, 10, 40, 35])]], &[0; 5]),
+            merged(&[&[(7, [30, 20, 25, 10, 30])]], &[0; 5]),
+            merged(&[&[(8, [30, 10, 20, 30, 25])]], &[0; 5]),
+        ];
+        let mut r = Replay {
+            lo: 0,
+            width: 5,
+            first: vec![0],
+            src: Vec::new(),
+            lens: Vec::new(),
+        };
+        for node in &nodes {
+            for (src, lens) in node {
+                r.src.push(*src);
+                r.lens.extend_from_slice(lens);
+            }
+            r.first.push(r.src.len() as u32);
+        }
+        let as_array = |l: &[Ns]| -> [Ns; 5] { l.try_into().unwrap() };
+        let chains = |i: usize| -> Vec<(u32, [Ns; 5])> {
+            nodes[i].iter().map(|(s, l)| (*s, as_array(l))).collect()
+        };
+        let cost = [7, 3, 0, 7, 2];
+        for (inside, carried) in [
+            (vec![0], true),
+            (vec![1], true),
+            (vec![1, 2], true),
+            (vec![2, 1, 3], true),
+            (vec![1, 4], false),
+            (vec![0, 1], false),
+            (vec![], false),
+        ] {
+            let mut after = Replay {
+                lo: 0,
+                width: 5,
+                first: r.first.clone(),
+                src: r.src.clone(),
+                lens: r.lens.clone(),
+            };
+            assert_eq!(after.carry(&inside, &cost), carried, "{inside:?}");
+            if !carried {
+                continue;
+            }
+            let preds: Vec<Vec<(u32, [Ns; 5])>> = inside.iter().map(|&i| chains(i)).collect();
+            let preds: Vec<&[(u32, [Ns; 5])]> = preds.iter().map(|p| &p[..]).collect();
+            let want: Vec<(Option<u32>, Vec<Ns>)> = (merged(&preds, &cost).into_iter())
+                .map(|(s, l)| (Some(s), l))
+                .collect();
+            assert_eq!(after.of(nodes.len() as u32), want, "{inside:?}");
+        }
     }
 
     #[test]

@@ -146,21 +146,31 @@ impl Analyzer for CriticalPath {
         // The user's rules, then the implicit ones of the findings.
         let mut all_rules = rules.clone();
         all_rules.extend(implicit_rules(None));
-        let solver = solver(ranks, off, &all_rules);
+        let solver = solver(ranks, off);
+        let u = rules.len();
+        let implicit = has_implicit_slots(&solver, u);
+        // Saved by the implicit comm=0 and launch=0 replays.
+        let mut saved = [0 as Ns; 2];
         let mut paths: Vec<StepPath> = Vec::new();
         for (id, parts) in solver.steps() {
             let mut p = solver.path(id, &parts);
-            p.what_if = (0..rules.len())
-                .map(|i| solver.replay(&parts, 2 + i))
-                .collect();
+            // Prepared once for every replay of the step.
+            let plan = solver.prepare(&parts);
+            let replay =
+                |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
+            p.what_if = (0..u).map(|i| replay(2 + i)).collect();
+            if implicit {
+                let length = step_length(&solver, &parts);
+                saved[0] += length - replay(2 + u);
+                saved[1] += length - replay(2 + u + 1);
+            }
             paths.push(p);
         }
         let origin = aligned_origin(ranks, off);
         let mut out = output(&paths, &ranks.labels, &rules, origin);
-        let u = rules.len();
-        out.replays = has_implicit_slots(&solver, u).then(|| ImplicitReplays {
-            comm: saved_under(&solver, 2 + u),
-            launch: saved_under(&solver, 2 + u + 1),
+        out.replays = implicit.then(|| ImplicitReplays {
+            comm: saved[0].max(0),
+            launch: saved[1].max(0),
         });
         out
     }
@@ -656,24 +666,20 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     any
 }
 
-/// What a replay with lens slot `slot` saves over the run: per step, its
-/// length less its replayed length, summed (never below 0).
-fn saved_under(solver: &Solver<'_>, slot: usize) -> Ns {
-    let mut saved: Ns = 0;
-    for (_, parts) in solver.steps() {
-        let start = parts
-            .iter()
-            .map(|&(r, k)| solver.paths[r].steps[k].start - solver.off[r])
-            .min()
-            .unwrap_or(0);
-        let end = parts
-            .iter()
-            .map(|&(r, k)| solver.paths[r].steps[k].end - solver.off[r])
-            .max()
-            .unwrap_or(start);
-        saved += end - start - solver.replay(&parts, slot);
-    }
-    saved.max(0)
+/// A step's length, from the earliest start of its ranks to the latest
+/// end (aligned): what a replay's savings are measured from.
+fn step_length(solver: &Solver<'_>, parts: &[(usize, usize)]) -> Ns {
+    let start = parts
+        .iter()
+        .map(|&(r, k)| solver.paths[r].steps[k].start - solver.off[r])
+        .min()
+        .unwrap_or(0);
+    let end = parts
+        .iter()
+        .map(|&(r, k)| solver.paths[r].steps[k].end - solver.off[r])
+        .max()
+        .unwrap_or(start);
+    end - start
 }
 
 /// The clock offsets the critical path subtracts: the collectives
@@ -686,14 +692,13 @@ fn offsets(ranks: &Ranks<'_>, done: &Finished) -> Vec<Ns> {
     }
 }
 
-fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns], rules: &'a [rules::Rule]) -> Solver<'a> {
+fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns]) -> Solver<'a> {
     let (op_of, ops) = operations(ranks);
     Solver {
         paths: ranks.ranks.iter().map(CriticalPath::part).collect(),
         off,
         op_of,
         ops,
-        rules,
         rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
         sinks: ranks
             .ranks
@@ -726,30 +731,33 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
     }
     let user = rules::parse_rules(&ranks.rank_options.what_if);
     let off = offsets(ranks, done);
-    let mut rules = user.clone();
-    rules.extend(implicit_rules(None));
-    // Per rank asked for: the user's rules, then the implicit ones with
-    // `rank:N=median` for that rank's id.
-    let per_rank: Vec<Option<Vec<rules::Rule>>> = who
+    // Per rank asked for: the last implicit rule, `rank:N=median` for that
+    // rank's id.
+    let per_rank: Vec<Option<rules::Rule>> = who
         .iter()
-        .map(|&i| {
-            let id = ranks.ranks[i].rank?;
-            let mut with = user.clone();
-            with.extend(implicit_rules(Some(id)));
-            Some(with)
-        })
+        .map(|&i| implicit_rules(Some(ranks.ranks[i].rank?)).pop())
         .collect();
-    let mut s = solver(ranks, &off, &rules);
+    let s = solver(ranks, &off);
     if !has_implicit_slots(&s, user.len()) {
         return vec![None; who.len()];
     }
     let slot = 2 + user.len() + IMPLICIT_RULES - 1;
+    // Per rank, what its replay saves: per step, the step's length less
+    // its replayed length, summed (never below 0).
+    let mut saved: Vec<Ns> = vec![0; who.len()];
+    for (_, parts) in s.steps() {
+        // Prepared once for every rank's replay of the step.
+        let plan = s.prepare(&parts);
+        let length = step_length(&s, &parts);
+        for (rule, saved) in per_rank.iter().zip(&mut saved) {
+            if let Some(rule) = rule {
+                *saved += length - s.replay_prepared(&plan, slot, Some(rule));
+            }
+        }
+    }
     per_rank
         .iter()
-        .map(|with| {
-            let with = with.as_ref()?;
-            s.rules = with;
-            Some(saved_under(&s, slot))
-        })
+        .zip(saved)
+        .map(|(rule, saved)| rule.as_ref().map(|_| saved.max(0)))
         .collect()
 }

@@ -59,7 +59,6 @@ pub struct Solver<'a> {
     pub op_of: HashMap<(usize, usize), usize>,
     /// Per operation: its calls.
     pub ops: Vec<Vec<(usize, usize)>>,
-    pub rules: &'a [Rule],
     /// Each rank's id (report order).
     pub rank_ids: Vec<Option<u32>>,
     /// Sinks of every rank: a bound on any path's crossings.
@@ -71,7 +70,55 @@ pub struct Solver<'a> {
 /// One step of one rank taking part in a step.
 type Part = (usize, usize);
 
-impl Solver<'_> {
+/// A step's replay prepared for any rule ([`Solver::prepare`]); the
+/// values of its sinks are indexed part by part (`first`).
+pub struct StepReplay<'a> {
+    parts: Vec<Part>,
+    start: Ns,
+    /// Part `i`'s sinks are values `first[i]..first[i + 1]`.
+    first: Vec<usize>,
+    /// In time order.
+    sinks: Vec<PlannedSink>,
+    /// Each sink's chains: where their source's time comes from, and
+    /// their lengths per slot.
+    chains: Vec<(Base, &'a [Ns])>,
+    arrivals: Vec<Arrival>,
+}
+
+struct PlannedSink {
+    /// Its value's index.
+    at: usize,
+    rank: usize,
+    /// Its chains in [`StepReplay::chains`].
+    chains: (usize, usize),
+    /// Its time as recorded (aligned), for a sink without chains.
+    recorded: Ns,
+}
+
+/// Where a chain of a replay starts.
+#[derive(Clone, Copy)]
+enum Base {
+    /// The rank's step start (aligned).
+    Start(Ns),
+    /// The end of a collective call of the rank: the latest of the
+    /// arrivals `arrivals` of its operation (or `last`, the one that
+    /// arrived last as recorded, when none), plus the rank's `transfer`.
+    Coll {
+        transfer: Ns,
+        last: Ns,
+        arrivals: (usize, usize),
+    },
+}
+
+/// An arrival at a collective in a replay: the value of a sink of the
+/// step, or the time recorded (a call in no step of the replay).
+#[derive(Clone, Copy)]
+enum Arrival {
+    Replayed(usize),
+    Recorded(Ns),
+}
+
+impl<'a> Solver<'a> {
     fn arrival(&self, r: usize, j: usize) -> Ns {
         self.paths[r].colls[j].arrival - self.off[r]
     }
@@ -226,21 +273,22 @@ impl Solver<'_> {
         }
     }
 
-    /// The step replayed with the durations of lens slot `slot` (0: as
-    /// recorded; `2 + i`: rule `i`): its new length.
-    pub fn replay(&self, parts: &[Part], slot: usize) -> Ns {
-        let rule = slot.checked_sub(2).map(|i| &self.rules[i]);
-        let index: HashMap<Part, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    /// What a step's replay needs under any rule, found once for all the
+    /// rules it is replayed with: its sinks in time order, and where the
+    /// source of each of their chains takes its time from.
+    pub fn prepare(&self, parts: &[Part]) -> StepReplay<'a> {
         let start = parts
             .iter()
             .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
             .min()
             .unwrap_or(0);
-        // rank:N=median: rank N's kernels scaled to the median rank's time.
-        let factor = match rule.map(|r| &r.target) {
-            Some(Target::RankMedian(_)) => self.median_factor(parts, rule),
-            _ => None,
-        };
+        // Each part's sinks' place in the values.
+        let mut first = Vec::with_capacity(parts.len() + 1);
+        first.push(0);
+        for &(r, k) in parts {
+            first.push(first[first.len() - 1] + self.paths[r].steps[k].sinks.len());
+        }
+        let index: HashMap<Part, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
         let mut order: Vec<(Ns, usize, usize)> = Vec::new();
         for (i, &(r, k)) in parts.iter().enumerate() {
             for (si, s) in self.paths[r].steps[k].sinks.iter().enumerate() {
@@ -248,30 +296,119 @@ impl Solver<'_> {
             }
         }
         order.sort_unstable();
+        // Where call `(rr, jj)`'s arrival comes from in the replay.
+        let arrival_now = |rr: usize, jj: usize| -> Arrival {
+            let replayed = self.paths[rr].colls[jj]
+                .sink
+                .and_then(|(k, s)| Some(first[*index.get(&(rr, k as usize))?] + s as usize));
+            match replayed {
+                Some(at) => Arrival::Replayed(at),
+                None => Arrival::Recorded(self.arrival(rr, jj)),
+            }
+        };
+        let mut sinks = Vec::with_capacity(order.len());
+        let mut chains = Vec::new();
+        let mut arrivals = Vec::new();
+        for &(_, i, si) in &order {
+            let (r, k) = parts[i];
+            let path: &'a RankPath = self.paths[r];
+            let step = &path.steps[k];
+            let sink = &step.sinks[si];
+            let from = chains.len();
+            for (src, lens) in sink.lens.iter() {
+                let base = match src {
+                    None => Base::Start(step.start - self.off[r]),
+                    Some(j) => {
+                        // The end of call `(r, j)`: the last (replayed)
+                        // arrival of its operation plus the rank's
+                        // transfer.
+                        let j = j as usize;
+                        let (lr, lj, la) = self.last_arrival(r, j);
+                        let at = arrivals.len();
+                        if (lr, lj) == (r, j) {
+                            arrivals.push(arrival_now(r, j));
+                        } else {
+                            let op = self.op_of[&(r, j)];
+                            let calls = self.ops[op].iter();
+                            arrivals.extend(calls.map(|&(rr, jj)| arrival_now(rr, jj)));
+                        }
+                        Base::Coll {
+                            transfer: self.coll_end(r, j) - la,
+                            last: la,
+                            arrivals: (at, arrivals.len()),
+                        }
+                    }
+                };
+                chains.push((base, lens));
+            }
+            sinks.push(PlannedSink {
+                at: first[i] + si,
+                rank: r,
+                chains: (from, chains.len()),
+                recorded: sink.time - self.off[r],
+            });
+        }
+        StepReplay {
+            parts: parts.to_vec(),
+            start,
+            first,
+            sinks,
+            chains,
+            arrivals,
+        }
+    }
+
+    /// A prepared step replayed with the durations of lens slot `slot`
+    /// (0: as recorded; `2 + i`: rule `i`) under `rule`, the rule of that
+    /// slot: its new length.
+    pub fn replay_prepared(&self, plan: &StepReplay<'_>, slot: usize, rule: Option<&Rule>) -> Ns {
+        // rank:N=median: rank N's kernels scaled to the median rank's time.
+        let median_rule = matches!(rule.map(|r| &r.target), Some(Target::RankMedian(_)));
+        let factor = if median_rule {
+            self.median_factor(&plan.parts, rule)
+        } else {
+            None
+        };
+        // A comm rule changes the transfers.
+        let comm = match rule {
+            Some(Rule {
+                target: Target::Comm,
+                change,
+                ..
+            }) => Some(*change),
+            _ => None,
+        };
         const UNSET: Ns = Ns::MIN / 4;
-        let mut value: Vec<Vec<Ns>> = parts
-            .iter()
-            .map(|&(r, k)| vec![UNSET; self.paths[r].steps[k].sinks.len()])
-            .collect();
+        let mut value: Vec<Ns> = vec![UNSET; plan.first[plan.first.len() - 1]];
         for _pass in 0..8 {
             let mut changed = false;
-            for &(_, i, si) in &order {
-                let (r, k) = parts[i];
-                let step = &self.paths[r].steps[k];
-                let sink = &step.sinks[si];
+            for sink in &plan.sinks {
                 let mut best = UNSET;
-                for (src, lens) in sink.lens.iter() {
-                    let base = match src {
-                        None => step.start - self.off[r],
-                        Some(j) => self.end_after(r, j as usize, &index, &value, rule),
+                for &(base, lens) in &plan.chains[sink.chains.0..sink.chains.1] {
+                    let base = match base {
+                        Base::Start(t) => t,
+                        Base::Coll {
+                            transfer,
+                            last,
+                            arrivals,
+                        } => {
+                            let transfer = comm.map_or(transfer, |c| c.apply(transfer));
+                            let arrived = plan.arrivals[arrivals.0..arrivals.1]
+                                .iter()
+                                .map(|a| match *a {
+                                    Arrival::Replayed(at) => value[at],
+                                    Arrival::Recorded(t) => t,
+                                })
+                                .max()
+                                .unwrap_or(last);
+                            arrived + transfer
+                        }
                     };
-                    let median_rule =
-                        matches!(rule.map(|x| &x.target), Some(Target::RankMedian(_)));
                     let len = match factor {
                         // The chain recorded with its kernel part scaled,
                         // or the chain without kernels, whichever is longer
                         // (docs/tracestat.md#what-if).
-                        Some((n, f)) if n == r => {
+                        Some((n, f)) if n == sink.rank => {
                             let dev = lens[1] as f64;
                             let scaled = (f * dev + (lens[0] as f64 - dev)).round() as Ns;
                             scaled.max(lens[slot])
@@ -281,11 +418,11 @@ impl Solver<'_> {
                     };
                     best = best.max(base + len);
                 }
-                if sink.lens.is_empty() {
-                    best = sink.time - self.off[r];
+                if sink.chains.0 == sink.chains.1 {
+                    best = sink.recorded;
                 }
-                if value[i][si] != best {
-                    value[i][si] = best;
+                if value[sink.at] != best {
+                    value[sink.at] = best;
                     changed = true;
                 }
             }
@@ -293,54 +430,13 @@ impl Solver<'_> {
                 break;
             }
         }
-        let end = value
-            .iter()
-            .filter_map(|v| v.last().copied())
+        // Each part's last sink: its step's end.
+        let end = (plan.first.windows(2))
+            .filter(|w| w[1] > w[0])
+            .map(|w| value[w[1] - 1])
             .max()
-            .unwrap_or(start);
-        end - start
-    }
-
-    /// The end of call `(r, j)` in a replay: the last (replayed) arrival of
-    /// its operation plus the rank's transfer (changed by a `comm` rule).
-    fn end_after(
-        &self,
-        r: usize,
-        j: usize,
-        index: &HashMap<Part, usize>,
-        value: &[Vec<Ns>],
-        rule: Option<&Rule>,
-    ) -> Ns {
-        let arrival_now = |rr: usize, jj: usize| -> Ns {
-            match self.paths[rr].colls[jj].sink {
-                Some((k, s)) => match index.get(&(rr, k as usize)) {
-                    Some(&i) => value[i][s as usize],
-                    None => self.arrival(rr, jj),
-                },
-                None => self.arrival(rr, jj),
-            }
-        };
-        let (lr, lj, la) = self.last_arrival(r, j);
-        let transfer = self.coll_end(r, j) - la;
-        let transfer = match rule {
-            Some(Rule {
-                target: Target::Comm,
-                change,
-                ..
-            }) => change.apply(transfer),
-            _ => transfer,
-        };
-        let arrived = if (lr, lj) == (r, j) {
-            arrival_now(r, j)
-        } else {
-            let op = self.op_of[&(r, j)];
-            self.ops[op]
-                .iter()
-                .map(|&(rr, jj)| arrival_now(rr, jj))
-                .max()
-                .unwrap_or(la)
-        };
-        arrived + transfer
+            .unwrap_or(plan.start);
+        end - plan.start
     }
 
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
