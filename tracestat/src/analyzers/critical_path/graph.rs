@@ -31,6 +31,7 @@ use unitrace_core::timeline::NameId;
 use super::packed::{ChainItems, SinkLens};
 use super::rules::{Rule, Target};
 use super::steps::step_windows;
+pub use super::stretch::{Item, Kind};
 use crate::analyzers::collectives::call_order;
 use crate::classify::{Class, HostKind};
 use crate::rank_model::RankModel;
@@ -48,61 +49,6 @@ const CLOCK_SLACK_NS: Ns = 50_000;
 pub const MAX_ITEMS: usize = 256;
 /// Sources kept per node for the what-if replay.
 pub const KEEP: usize = 4;
-
-/// What a stretch of the path is (the `kind` column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    Compute,
-    Communication,
-    Memory,
-    Launch,
-    Host,
-    SyncWait,
-    Idle,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 7] = [
-        Kind::Compute,
-        Kind::Communication,
-        Kind::Memory,
-        Kind::Launch,
-        Kind::Host,
-        Kind::SyncWait,
-        Kind::Idle,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Compute => "compute",
-            Kind::Communication => "communication",
-            Kind::Memory => "memory",
-            Kind::Launch => "launch",
-            Kind::Host => "host",
-            Kind::SyncWait => "sync-wait",
-            Kind::Idle => "idle",
-        }
-    }
-
-    fn of_class(c: Class) -> Kind {
-        match c {
-            Class::Compute => Kind::Compute,
-            Class::Communication => Kind::Communication,
-            Class::Memory => Kind::Memory,
-        }
-    }
-}
-
-/// One stretch of a path on one rank (the rank's clock).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Item {
-    pub start: Ns,
-    pub dur: Ns,
-    pub kind: Kind,
-    /// Index into [`RankPath::names`].
-    pub name: u32,
-}
 
 /// A point of a step whose time the cross-rank solve needs: a collective
 /// arrival, or the step's end (the last sink of a step).

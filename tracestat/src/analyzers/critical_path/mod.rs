@@ -15,6 +15,7 @@ pub mod packed;
 pub mod rules;
 pub mod solve;
 pub mod steps;
+pub mod stretch;
 
 use std::collections::{BTreeMap, BTreeSet};
 

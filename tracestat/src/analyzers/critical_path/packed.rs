@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::graph::{Item, Kind};
+use super::stretch::{Item, Kind};
 use crate::time::Ns;
 
 /// Stretches packed: per stretch, the start's distance from the previous
