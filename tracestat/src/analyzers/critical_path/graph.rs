@@ -336,6 +336,9 @@ struct Graph<'m, 'a> {
     kernel_rule: Vec<Vec<bool>>,
     /// This rank is the one of a `rank:N=median` rule.
     median_rank: Vec<bool>,
+    /// Per thread: where the last walk found its stretches. Sinks are
+    /// walked in time order, so the next search starts near there.
+    walk_hint: Vec<usize>,
 }
 
 /// Builds one rank's graph and reduces its steps.
@@ -462,6 +465,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             rules,
             kernel_rule,
             median_rank,
+            walk_hint: Vec::new(),
         }
     }
 
@@ -1150,10 +1154,9 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// The binding chain from sink `v` back to its source, in time order.
-    fn walk(&self, sink: u32, s: Ns) -> (Option<u32>, Vec<Item>) {
+    fn walk(&self, sink: u32, s: Ns, hint: &mut [usize]) -> (Option<u32>, Vec<Item>) {
         let mut rev: Vec<Item> = Vec::new();
         let mut v = sink;
-        let mut hint = (NONE, 0usize);
         let source = loop {
             let n = &self.nodes[v as usize];
             if let What::End { coll } = n.what {
@@ -1162,7 +1165,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
             let es = self.eff_start(v);
-            self.own_items(v, es.max(s), n.end, &mut rev, &mut hint);
+            self.own_items(v, es.max(s), n.end, &mut rev, hint);
             if es <= s {
                 break None;
             }
@@ -1187,7 +1190,10 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
     fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, ChainItems, Vec<Total>) {
-        let (source, items) = self.walk(sink, s);
+        let mut hint = std::mem::take(&mut self.walk_hint);
+        hint.resize(self.threads.len(), 0);
+        let (source, items) = self.walk(sink, s, &mut hint);
+        self.walk_hint = hint;
         if items.len() <= MAX_ITEMS {
             return (source, ChainItems::new(&items), Vec::new());
         }
@@ -1207,7 +1213,7 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 
     /// Node `v`'s own work in `a..b`, pushed latest first.
-    fn own_items(&self, v: u32, a: Ns, b: Ns, rev: &mut Vec<Item>, hint: &mut (u32, usize)) {
+    fn own_items(&self, v: u32, a: Ns, b: Ns, rev: &mut Vec<Item>, hint: &mut [usize]) {
         if b <= a {
             return;
         }
@@ -1223,14 +1229,13 @@ impl<'m, 'a> Graph<'m, 'a> {
             What::Piece { thread } => {
                 let segs = &self.threads[thread as usize].segments;
                 // The first segment ending after `a`: a walk goes back
-                // along a thread, so near the last one found there.
-                let i = if hint.0 == thread {
-                    first_after(segs, a, hint.1)
-                } else {
-                    segs.partition_point(|s| s.1 <= a)
-                };
-                *hint = (thread, i);
-                let mut fwd: Vec<Item> = Vec::new();
+                // along a thread, and the next sink's walk comes later, so
+                // near the last one found there.
+                let i = first_after(segs, a, hint[thread as usize]);
+                hint[thread as usize] = i;
+                // Pushed in time order, then turned (`rev` is latest first).
+                let from = rev.len();
+                let fwd = rev;
                 let mut at = a;
                 for &(s, e, kind, name) in &segs[i..] {
                     if s >= b {
@@ -1251,7 +1256,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 if at < b {
                     fwd.push(self.idle(at, b));
                 }
-                rev.extend(fwd.into_iter().rev());
+                fwd[from..].reverse();
             }
             What::Arrival | What::End { .. } | What::Mark => {}
         }
