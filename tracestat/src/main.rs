@@ -16,11 +16,16 @@ fn main() -> ExitCode {
 /// MiB), after which a rank's large lists live in the shared heap and their
 /// freed space is kept: one 500 MB rank peaked at 349 MB of memory instead
 /// of 310 MB (docs/tracestat.md#scale).
+/// The heap keeps 32 MiB free at its top instead of giving back every page
+/// (which the next rank's smaller lists then fault in again, zeroed): on 8 x
+/// 500 MB, one core, 13% fewer page faults and about 2.5% less CPU for the
+/// same peak memory (64 MiB: 4%, but 16 MB more memory).
 fn fixed_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any
+    // SAFETY: mallopt only sets allocator parameters; called before any
     // other thread exists.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 32 << 20);
     }
 }
