@@ -55,15 +55,60 @@ pub fn class_index(c: Class) -> usize {
     }
 }
 
+/// Interval edges `(time, +1 | -1, kind)` in the order of the tuples (by
+/// time, ends before starts, then by kind), sorted as one integer each: a
+/// rank has millions, and a sort of 8-byte keys takes a fraction of one of
+/// 24-byte tuples.
+fn sorted_edges(edges: impl Iterator<Item = (Ns, i32, usize)> + Clone) -> SortedEdges {
+    let origin = edges.clone().map(|e| e.0).min().unwrap_or(0);
+    let span = edges
+        .clone()
+        .map(|e| e.0)
+        .max()
+        .unwrap_or(0)
+        .saturating_sub(origin);
+    if span >= 1 << 60 {
+        // Times more than 36 years apart: the tuples themselves.
+        let mut v: Vec<_> = edges.collect();
+        v.sort_unstable();
+        return SortedEdges::Tuples(v.into_iter());
+    }
+    let mut keys: Vec<u64> = edges
+        .map(|(t, delta, k)| {
+            debug_assert!(k < 4 && (delta == 1 || delta == -1));
+            ((t - origin) as u64) << 3 | u64::from(delta > 0) << 2 | k as u64
+        })
+        .collect();
+    keys.sort_unstable();
+    SortedEdges::Keys(keys.into_iter(), origin)
+}
+
+/// The edges of [`sorted_edges`], decoded one at a time.
+enum SortedEdges {
+    Keys(std::vec::IntoIter<u64>, Ns),
+    Tuples(std::vec::IntoIter<(Ns, i32, usize)>),
+}
+
+impl Iterator for SortedEdges {
+    type Item = (Ns, i32, usize);
+
+    fn next(&mut self) -> Option<(Ns, i32, usize)> {
+        match self {
+            SortedEdges::Keys(keys, origin) => keys.next().map(|key| {
+                let delta = if key & 4 != 0 { 1 } else { -1 };
+                (*origin + (key >> 3) as Ns, delta, (key & 3) as usize)
+            }),
+            SortedEdges::Tuples(v) => v.next(),
+        }
+    }
+}
+
 /// The sweep of some kernel intervals.
 pub fn sweep(pieces: &[Piece]) -> Sweep {
-    let mut edges: Vec<(Ns, i32, usize)> = Vec::with_capacity(pieces.len() * 2);
-    for p in pieces {
+    let edges = sorted_edges(pieces.iter().flat_map(|p| {
         let c = class_index(p.class);
-        edges.push((p.start, 1, c));
-        edges.push((p.end, -1, c));
-    }
-    edges.sort_unstable();
+        [(p.start, 1, c), (p.end, -1, c)]
+    }));
     let mut counts = [0i64; 3];
     let mut out = Sweep::default();
     let mut prev: Option<Ns> = None;
@@ -99,17 +144,11 @@ pub fn sweep(pieces: &[Piece]) -> Sweep {
 /// Host activity as disjoint segments labelled with the kind of highest
 /// precedence active there.
 fn host_segments(cover: &[Vec<(Ns, Ns)>; 3]) -> Vec<(Ns, Ns, HostKind)> {
-    let mut edges: Vec<(Ns, i32, usize)> =
-        Vec::with_capacity(cover.iter().map(|c| 2 * c.len()).sum());
-    for (k, list) in cover.iter().enumerate() {
-        for &(s, e) in list {
-            if e > s {
-                edges.push((s, 1, k));
-                edges.push((e, -1, k));
-            }
-        }
-    }
-    edges.sort_unstable();
+    let edges = sorted_edges(cover.iter().enumerate().flat_map(|(k, list)| {
+        list.iter()
+            .filter(|&&(s, e)| e > s)
+            .flat_map(move |&(s, e)| [(s, 1, k), (e, -1, k)])
+    }));
     let order = HostKind::ALL;
     let mut counts = [0i64; 3];
     let mut out: Vec<(Ns, Ns, HostKind)> = Vec::new();
@@ -521,6 +560,29 @@ pub fn union_len(mut v: Vec<(Ns, Ns)>) -> Ns {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edges_sorted_as_keys_come_in_the_order_of_the_tuples() {
+        let near = 1_700_000_000_000_000_000;
+        for base in [near, -5, 0] {
+            let mut edges = Vec::new();
+            for i in 0..200i64 {
+                let t = base + (i * 7919) % 61;
+                edges.push((t, if i % 3 == 0 { -1 } else { 1 }, (i % 3) as usize));
+            }
+            let mut want = edges.clone();
+            want.sort_unstable();
+            let got: Vec<_> = sorted_edges(edges.iter().copied()).collect();
+            assert_eq!(got, want, "base {base}");
+        }
+        // Times too far apart for one key: the tuples' own sort.
+        let far = vec![(Ns::MAX, 1, 0), (Ns::MIN, -1, 2), (0, 1, 1), (0, -1, 1)];
+        let mut want = far.clone();
+        want.sort_unstable();
+        let got: Vec<_> = sorted_edges(far.iter().copied()).collect();
+        assert_eq!(got, want);
+        assert_eq!(sorted_edges(std::iter::empty()).count(), 0);
+    }
 
     fn p(start: Ns, end: Ns, class: Class) -> Piece {
         Piece { start, end, class }
