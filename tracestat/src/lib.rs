@@ -27,6 +27,7 @@ pub mod partial;
 pub mod plan;
 pub mod rank_model;
 pub mod rank_rows;
+pub mod search;
 pub mod sketch;
 pub mod step_windows;
 pub mod time;

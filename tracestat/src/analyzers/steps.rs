@@ -18,6 +18,7 @@ use super::{median, vs, Analyzer, Finished, RankOptions, RankSummary, Ranks, Rep
 use crate::classify::Class;
 use crate::ingest::RankTrace;
 use crate::rank_model::{class_index, clip_to_window, RankModel};
+use crate::search::partition_point_near;
 use crate::step_windows::{self, RankSteps, StepOptions, StepRule, StepWindow};
 use crate::time::{us, Ns};
 
@@ -261,13 +262,18 @@ fn step_times(m: &RankModel<'_>, windows: &[StepWindow]) -> Vec<StepTimes> {
     // `at` is found directly.
     let disjoint = windows.windows(2).all(|p| p[0].end_ns <= p[1].start_ns);
     // Indices of the steps holding the moment `at`: starts sorted (`kept`
-    // is in time order), none longer than `longest`.
+    // is in time order), none longer than `longest`. Kernels and launches
+    // come in time order, so each search starts where the last one ended.
+    let near = std::cell::Cell::new(0);
     let holding = |at: Ns| {
         let from = if disjoint {
-            windows.partition_point(|w| w.end_ns <= at)
+            partition_point_near(windows, near.get(), |w| w.end_ns <= at)
         } else {
-            windows.partition_point(|w| w.start_ns.saturating_add(longest) <= at)
+            partition_point_near(windows, near.get(), |w| {
+                w.start_ns.saturating_add(longest) <= at
+            })
         };
+        near.set(from);
         (from..windows.len())
             .take_while(move |&i| windows[i].start_ns <= at)
             .filter(move |&i| windows[i].end_ns > at)

@@ -35,6 +35,7 @@ pub use super::stretch::{Item, Kind};
 use crate::analyzers::collectives::call_order;
 use crate::classify::{Class, HostKind};
 use crate::rank_model::RankModel;
+use crate::search::partition_point_near;
 use crate::time::Ns;
 
 const NONE: u32 = u32::MAX;
@@ -1310,33 +1311,6 @@ impl<'m, 'a> Graph<'m, 'a> {
 /// walk goes back along a thread, so the next segment is usually close.
 fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
     partition_point_near(segs, near, |s| s.1 <= a)
-}
-
-/// [`slice::partition_point`] searched from `near` outwards (doubling
-/// steps, then a binary search in the bracket found): for searches that
-/// move a little at a time along a sorted list.
-fn partition_point_near<T>(v: &[T], near: usize, before: impl Fn(&T) -> bool) -> usize {
-    let n = v.len();
-    let mut hi = near.min(n);
-    if hi < n && before(&v[hi]) {
-        // Forward: find a bracket (lo, hi] with v[hi] not before.
-        let mut step = 1;
-        let mut lo = hi;
-        while hi < n && before(&v[hi]) {
-            lo = hi;
-            hi = (hi + step).min(n);
-            step *= 2;
-        }
-        return lo + v[lo..hi].partition_point(&before);
-    }
-    let mut step = 1;
-    let mut lo = hi;
-    while lo > 0 && !before(&v[lo - 1]) {
-        hi = lo;
-        lo = lo.saturating_sub(step);
-        step *= 2;
-    }
-    lo + v[lo..hi].partition_point(&before)
 }
 
 /// Pushes a named gap (latest first) when it has a length.
