@@ -545,6 +545,9 @@ impl<'m, 'a> Graph<'m, 'a> {
                     .push((a.start, a.end, kind, true, a.name));
             }
         }
+        // Where each thread's host ranges start in its list.
+        let api_calls: FastMap<u64, usize> =
+            calls_by_tid.iter().map(|(&t, c)| (t, c.len())).collect();
         for h in &t.host {
             if per_tid.contains_key(&h.tid) {
                 calls_by_tid.entry(h.tid).or_default().push((
@@ -560,7 +563,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             let mut evs = per_tid.remove(&tid).unwrap_or_default();
             evs.sort_by_key(|e| (e.0, e.1));
             let mut calls = calls_by_tid.remove(&tid).unwrap_or_default();
-            calls.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            sort_calls(&mut calls, api_calls.get(&tid).copied().unwrap_or(0));
             if self.blocking_calls(&calls, &mut evs) {
                 evs.sort_by_key(|e| (e.0, e.1));
             }
@@ -1313,6 +1316,38 @@ fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
     partition_point_near(segs, near, |s| s.1 <= a)
 }
 
+/// A thread's calls by start, the longer first at one start, in a stable
+/// order (its API calls, the first `api` of the list, before its host
+/// ranges at the same times). Each part is usually in that order already
+/// (the trace lists them by time): then the two are merged, not sorted.
+fn sort_calls(calls: &mut Vec<Call>, api: usize) {
+    let key = |c: &Call| (c.0, std::cmp::Reverse(c.1));
+    let in_order = |part: &[Call]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+    let (a, h) = calls.split_at(api.min(calls.len()));
+    if !(in_order(a) && in_order(h)) {
+        calls.sort_by_key(key);
+        return;
+    }
+    if a.is_empty() || h.is_empty() || key(&a[a.len() - 1]) <= key(&h[0]) {
+        return;
+    }
+    let mut merged = Vec::with_capacity(calls.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < h.len() {
+        // At equal keys the API call first, as a stable sort keeps it.
+        if key(&h[j]) < key(&a[i]) {
+            merged.push(h[j]);
+            j += 1;
+        } else {
+            merged.push(a[i]);
+            i += 1;
+        }
+    }
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&h[j..]);
+    *calls = merged;
+}
+
 /// Pushes a named gap (latest first) when it has a length.
 fn push_rev(
     rev: &mut Vec<Item>,
@@ -1759,6 +1794,33 @@ impl Chains {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_merged_come_in_the_order_of_a_stable_sort() {
+        let call = |s: Ns, e: Ns, api: bool, n: u32| (s, e, Kind::Host, api, NameId(n));
+        // API calls then host ranges, each in order, with equal keys
+        // across the two; then a part out of order (sorted, not merged).
+        let api: Vec<Call> = (0..40)
+            .map(|i| call(i / 2 * 10, 100 - i % 3, true, i as u32))
+            .collect();
+        let host: Vec<Call> = (0..30)
+            .map(|i| call(i / 3 * 10 + 5 * (i % 2), 100 - i % 3, false, 100 + i as u32))
+            .collect();
+        let mut host_sorted = host.clone();
+        host_sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        for (a, h) in [
+            (&api, &host_sorted),
+            (&api, &host),
+            (&api, &Vec::new()),
+            (&Vec::new(), &host),
+        ] {
+            let mut calls: Vec<Call> = a.iter().chain(h.iter()).copied().collect();
+            let mut want = calls.clone();
+            want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            sort_calls(&mut calls, a.len());
+            assert_eq!(calls, want);
+        }
+    }
 
     #[test]
     fn first_after_searches_from_a_hint() {
