@@ -51,5 +51,27 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
             ),
         ));
     }
+    if p.version >= 6 {
+        check_paths(&p).map_err(|problem| InputError::at_file(path, problem))?;
+    }
     Ok(p)
+}
+
+/// A partial's critical path parts agree with its collectives parts and
+/// with themselves: an edited or cut partial is an error, not a wrong
+/// path (docs/tracestat.md#partial-and-combine).
+fn check_paths(p: &Partial) -> Result<(), String> {
+    use crate::analyzers::{collectives::Collectives, critical_path, Analyzer};
+    let user_rules = p.options.what_if.len();
+    for r in &p.ranks {
+        let calls = Collectives::part(r).len();
+        let path = critical_path::CriticalPath::part(r);
+        if let Some(problem) = critical_path::part_problem(path, calls, user_rules) {
+            return Err(format!(
+                "rank {}: not a tracestat partial as --partial writes it: {problem}",
+                r.label()
+            ));
+        }
+    }
+    Ok(())
 }

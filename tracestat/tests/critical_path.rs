@@ -369,6 +369,86 @@ fn partials_combine_to_the_same_path_and_replay() {
     assert!(!one["what_if"].as_array().unwrap().is_empty());
 }
 
+/// A partial whose critical path part was edited or cut is one error naming
+/// the file and the rank, with no output; one written before the critical
+/// path (version 5) combines, without a path.
+#[test]
+fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = two_ranks(dir.path());
+    let args = ["--align", "none", "--what-if", "comm=0"];
+    let partials = crate::common::partial_per_file(&files, dir.path(), &args[2..]);
+    let good: Value = serde_json::from_slice(&std::fs::read(&partials[0]).unwrap()).unwrap();
+    let path_of_rank = |v: &mut Value| v["ranks"][0]["critical_path"].take();
+    assert!(!good["ranks"][0]["critical_path"]["colls"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit, &str); 4] = [
+        (
+            "short-lens",
+            |p| p["steps"][0]["sinks"][0]["lens"][0][1] = Value::Array(vec![1.into()]),
+            "fewer what-if lengths",
+        ),
+        (
+            "source",
+            |p| p["steps"][0]["sinks"][0]["source"] = 9_999.into(),
+            "collective call that is not there",
+        ),
+        (
+            "colls",
+            |p| p["colls"] = Value::Array(Vec::new()),
+            "holds 0 collective calls",
+        ),
+        (
+            "sink",
+            |p| p["colls"][0]["sink"] = serde_json::json!([99, 0]),
+            "names a sink that is not there",
+        ),
+    ];
+    for (name, edit, says) in edits {
+        let mut doc = good.clone();
+        let mut cp = path_of_rank(&mut doc);
+        edit(&mut cp);
+        doc["ranks"][0]["critical_path"] = cp;
+        let bad = dir.path().join(format!("{name}.part.json"));
+        std::fs::write(&bad, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let out = dir.path().join(format!("{name}.out.json"));
+        let o = run(&[
+            "--combine".as_ref(),
+            bad.as_os_str(),
+            partials[1].as_os_str(),
+            "--json".as_ref(),
+            out.as_os_str(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        let head = format!("tracestat: {}: rank ", bad.display());
+        assert!(
+            err.starts_with(&head) && err.contains(says),
+            "{name}: {err}"
+        );
+        assert!(!out.exists(), "{name}");
+    }
+    // Version 5: no critical path part at all.
+    let mut old = good.clone();
+    old["version"] = 5.into();
+    for r in old["ranks"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("critical_path");
+    }
+    let p5 = dir.path().join("v5.part.json");
+    std::fs::write(&p5, serde_json::to_vec(&old).unwrap()).unwrap();
+    let (doc, _, stderr) = report(
+        &[p5, partials[1].clone()],
+        &["--combine", "--align", "none"],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(doc["critical_path"], Value::Array(Vec::new()));
+    assert!(doc["breakdown"][0]["busy_us"].as_f64().unwrap() > 0.0);
+}
+
 #[test]
 fn annotated_json_holds_the_input_and_the_added_tracks() {
     let dir = tempfile::tempdir().unwrap();

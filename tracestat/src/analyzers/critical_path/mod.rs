@@ -141,6 +141,9 @@ impl Analyzer for CriticalPath {
     }
 
     fn finish(ranks: &Ranks<'_>, done: &Finished) -> CriticalPathOut {
+        if !solvable(ranks) {
+            return CriticalPathOut::default();
+        }
         let off = offsets(ranks, done);
         let off = &off[..];
         let rules = rules::parse_rules(&ranks.rank_options.what_if);
@@ -693,6 +696,60 @@ fn offsets(ranks: &Ranks<'_>, done: &Finished) -> Vec<Ns> {
     }
 }
 
+/// What makes a rank's part unusable by the cross-rank solve, if anything:
+/// its collective calls not those of the collectives analyzer's part (`calls`
+/// of them), an index past its lists, or fewer what-if lengths than the
+/// `user_rules` need. A partial written before the critical path has none of
+/// it; one edited or mixed from two runs gets an error when read
+/// (docs/tracestat.md#partial-and-combine).
+pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<String> {
+    if path.colls.len() != calls {
+        return Some(format!(
+            "its critical path holds {} collective calls, its collectives {calls}",
+            path.colls.len()
+        ));
+    }
+    let bad_call = |j: Option<u32>| j.is_some_and(|j| j as usize >= calls);
+    for (i, c) in path.colls.iter().enumerate() {
+        let in_steps = |(s, k): (u32, u32)| {
+            path.steps
+                .get(s as usize)
+                .is_some_and(|st| (k as usize) < st.sinks.len())
+        };
+        if c.sink.is_some_and(|at| !in_steps(at)) {
+            return Some(format!(
+                "collective call {i} names a sink that is not there"
+            ));
+        }
+    }
+    let width = 2 + user_rules;
+    for (i, step) in path.steps.iter().enumerate() {
+        for sink in &step.sinks {
+            if bad_call(sink.source) || sink.lens.iter().any(|(src, _)| bad_call(src)) {
+                return Some(format!(
+                    "step {i} names a collective call that is not there"
+                ));
+            }
+            if sink.lens.iter().any(|(_, l)| l.len() < width) {
+                return Some(format!(
+                    "step {i} has fewer what-if lengths than its {user_rules} rules need"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether every rank's part can be solved: otherwise (partials written
+/// before the critical path) the run has no critical path.
+fn solvable(ranks: &Ranks<'_>) -> bool {
+    let user = ranks.rank_options.what_if.len();
+    ranks.ranks.iter().all(|r| {
+        let calls = super::collectives::Collectives::part(r).len();
+        part_problem(CriticalPath::part(r), calls, user).is_none()
+    })
+}
+
 fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns]) -> Solver<'a> {
     let (op_of, ops) = operations(ranks);
     Solver {
@@ -729,6 +786,9 @@ fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns]) -> Solver<'a> {
 pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) -> Vec<Option<Ns>> {
     if who.is_empty() {
         return Vec::new();
+    }
+    if !solvable(ranks) {
+        return vec![None; who.len()];
     }
     let user = rules::parse_rules(&ranks.rank_options.what_if);
     let off = offsets(ranks, done);
