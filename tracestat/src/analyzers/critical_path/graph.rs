@@ -302,6 +302,12 @@ enum Ev {
 /// A host call or range of one thread: `(start, end, kind, API call, name)`.
 type Call = (Ns, Ns, Kind, bool, NameId);
 
+/// A call by reference into the trace: an API call's index, or the number
+/// of API calls plus a host range's index. A thread's calls are the
+/// largest list of the graph's build; as references they take 4 bytes a
+/// call instead of a 24-byte [`Call`] (docs/tracestat.md#scale).
+type CallRef = u32;
+
 /// The rank's graph, built once.
 struct Graph<'m, 'a> {
     m: &'m RankModel<'a>,
@@ -524,7 +530,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
-        let mut calls_by_tid: FastMap<u64, Vec<Call>> = FastMap::default();
+        let mut calls_by_tid: FastMap<u64, Vec<CallRef>> = FastMap::default();
         // Each thread's list sized exactly: the calls are the largest list
         // of this stage (docs/tracestat.md#scale).
         let mut counts: FastMap<u64, usize> = FastMap::default();
@@ -536,34 +542,31 @@ impl<'m, 'a> Graph<'m, 'a> {
         for (tid, n) in counts {
             calls_by_tid.insert(tid, Vec::with_capacity(n));
         }
-        for a in &t.api {
+        for (i, a) in t.api.iter().enumerate() {
             if per_tid.contains_key(&a.tid) {
-                let kind = self.call_kind(a.name);
-                calls_by_tid
-                    .entry(a.tid)
-                    .or_default()
-                    .push((a.start, a.end, kind, true, a.name));
+                // Cached here, read by `call`.
+                self.call_kind(a.name);
+                calls_by_tid.entry(a.tid).or_default().push(i as CallRef);
             }
         }
         // Where each thread's host ranges start in its list.
         let api_calls: FastMap<u64, usize> =
             calls_by_tid.iter().map(|(&t, c)| (t, c.len())).collect();
-        for h in &t.host {
+        for (i, h) in t.host.iter().enumerate() {
             if per_tid.contains_key(&h.tid) {
-                calls_by_tid.entry(h.tid).or_default().push((
-                    h.start,
-                    h.end,
-                    Kind::Host,
-                    false,
-                    h.name,
-                ));
+                let r = (t.api.len() + i) as CallRef;
+                calls_by_tid.entry(h.tid).or_default().push(r);
             }
         }
         for tid in tids {
             let mut evs = per_tid.remove(&tid).unwrap_or_default();
             evs.sort_by_key(|e| (e.0, e.1));
             let mut calls = calls_by_tid.remove(&tid).unwrap_or_default();
-            sort_calls(&mut calls, api_calls.get(&tid).copied().unwrap_or(0));
+            let api = api_calls.get(&tid).copied().unwrap_or(0);
+            sort_calls(&mut calls, api, |r| {
+                let c = self.call(r);
+                (c.0, std::cmp::Reverse(c.1))
+            });
             if self.blocking_calls(&calls, &mut evs) {
                 evs.sort_by_key(|e| (e.0, e.1));
             }
@@ -635,21 +638,24 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// copy to pageable memory, `cudaMemcpy`): they wait for the device
     /// like a synchronisation, for that command. `calls` and `evs` are one
     /// thread's, in time order; whether any was found.
-    fn blocking_calls(&mut self, calls: &[Call], evs: &mut Vec<(Ns, u8, Ev)>) -> bool {
+    fn blocking_calls(&mut self, calls: &[CallRef], evs: &mut Vec<(Ns, u8, Ev)>) -> bool {
         let t = self.m.trace;
         // (call start, end, name, the latest-ending command it waited for)
         let mut waited: Vec<(Ns, Ns, NameId, usize)> = Vec::new();
         let mut i = 0;
-        let mut last_api: Option<usize> = None;
+        let mut last_api: Option<Call> = None;
         for &(ts, _, ev) in evs.iter() {
             let Ev::Launch(k) = ev else { continue };
-            while i < calls.len() && calls[i].0 <= ts {
-                if calls[i].3 {
-                    last_api = Some(i);
+            while let Some(c) = calls.get(i).map(|&r| self.call(r)) {
+                if c.0 > ts {
+                    break;
+                }
+                if c.3 {
+                    last_api = Some(c);
                 }
                 i += 1;
             }
-            let Some(&(s, e, _, _, name)) = last_api.map(|j| &calls[j]) else {
+            let Some((s, e, _, _, name)) = last_api else {
                 continue;
             };
             let kr = &t.kernels[k];
@@ -673,6 +679,22 @@ impl<'m, 'a> Graph<'m, 'a> {
             evs.push((s, 3, Ev::Sync(e, name, k as u32)));
         }
         !waited.is_empty()
+    }
+
+    /// The call `r` refers to; an API call's kind was cached by `chains`.
+    fn call(&self, r: CallRef) -> Call {
+        let t = self.m.trace;
+        let r = r as usize;
+        match t.api.get(r) {
+            Some(a) => {
+                let kind = self.call_kind[a.name.index()].unwrap_or(Kind::Host);
+                (a.start, a.end, kind, true, a.name)
+            }
+            None => {
+                let h = &t.host[r - t.api.len()];
+                (h.start, h.end, Kind::Host, false, h.name)
+            }
+        }
     }
 
     /// The item name of a trace name (a kernel's without its launch
@@ -728,7 +750,7 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// A thread's calls and ranges as disjoint stretches labelled by the
     /// innermost one, and the coverage the what-if rules need.
-    fn thread(&mut self, calls: Vec<Call>) -> Thread {
+    fn thread(&mut self, calls: Vec<CallRef>) -> Thread {
         let t = self.m.trace;
         let mut segs: Vec<(Ns, Ns, Kind, u32)> = Vec::new();
         let push = |segs: &mut Vec<(Ns, Ns, Kind, u32)>, s: Ns, e: Ns, k: Kind, n: u32| {
@@ -742,7 +764,8 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         let mut stack: Vec<(Ns, Kind, u32)> = Vec::new();
         let mut at = Ns::MIN;
-        for &(s, e, kind, _, name) in &calls {
+        for &r in &calls {
+            let (s, e, kind, _, name) = self.call(r);
             while let Some(&(top_end, k, n)) = stack.last() {
                 if top_end > s {
                     break;
@@ -770,6 +793,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 Target::Range(re) => Some(Coverage::new(
                     calls
                         .iter()
+                        .map(|&r| self.call(r))
                         .filter(|c| re.is_match(t.name(c.4)))
                         .map(|c| (c.0, c.1))
                         .collect(),
@@ -1320,9 +1344,9 @@ fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
 /// order (its API calls, the first `api` of the list, before its host
 /// ranges at the same times). Each part is usually in that order already
 /// (the trace lists them by time): then the two are merged, not sorted.
-fn sort_calls(calls: &mut Vec<Call>, api: usize) {
-    let key = |c: &Call| (c.0, std::cmp::Reverse(c.1));
-    let in_order = |part: &[Call]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef) -> K) {
+    let key = |c: &CallRef| key(*c);
+    let in_order = |part: &[CallRef]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
     let (a, h) = calls.split_at(api.min(calls.len()));
     if !(in_order(a) && in_order(h)) {
         calls.sort_by_key(key);
@@ -1814,11 +1838,16 @@ mod tests {
             (&api, &Vec::new()),
             (&Vec::new(), &host),
         ] {
-            let mut calls: Vec<Call> = a.iter().chain(h.iter()).copied().collect();
-            let mut want = calls.clone();
+            let all: Vec<Call> = a.iter().chain(h.iter()).copied().collect();
+            let mut want = all.clone();
             want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            sort_calls(&mut calls, a.len());
-            assert_eq!(calls, want);
+            let mut refs: Vec<CallRef> = (0..all.len() as CallRef).collect();
+            sort_calls(&mut refs, a.len(), |r| {
+                let c = all[r as usize];
+                (c.0, std::cmp::Reverse(c.1))
+            });
+            let got: Vec<Call> = refs.iter().map(|&r| all[r as usize]).collect();
+            assert_eq!(got, want);
         }
     }
 
