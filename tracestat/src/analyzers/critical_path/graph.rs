@@ -32,6 +32,7 @@ use super::packed::{ChainItems, SinkLens};
 use super::rules::{Rule, Target};
 use super::steps::step_windows;
 pub use super::stretch::{Item, Kind};
+use super::sweep::{self, Stretch, Stretches, SweepCall};
 use crate::analyzers::collectives::call_order;
 use crate::classify::{Class, HostKind};
 use crate::rank_model::RankModel;
@@ -199,11 +200,13 @@ impl Node {
     }
 }
 
-/// Disjoint labelled stretches of one host thread: what it was doing.
+/// One host thread: its calls, and as disjoint labelled stretches what it
+/// was doing in the step being walked.
 #[derive(Debug, Default)]
 struct Thread {
-    /// `(start, end, kind, name)`, sorted, disjoint.
-    segments: Vec<(Ns, Ns, Kind, u32)>,
+    /// Its calls and ranges, by start (the longer first at one start).
+    calls: Vec<CallRef>,
+    stretches: Stretches,
     /// Per range rule (in rule order, `None` for other rules) and for
     /// launches (last): the time covered, for the what-if durations.
     cover: Vec<Option<Coverage>>,
@@ -581,11 +584,8 @@ impl<'m, 'a> Graph<'m, 'a> {
                 })
                 .sum();
             self.reserve_nodes(more);
-            let thread = self.thread(calls);
-            let first = thread
-                .segments
-                .first()
-                .map(|s| s.0)
+            let (thread, first) = self.thread(calls);
+            let first = first
                 .unwrap_or(Ns::MAX)
                 .min(evs.first().map_or(Ns::MAX, |e| e.0));
             let index = self.threads.len() as u32;
@@ -748,43 +748,14 @@ impl<'m, 'a> Graph<'m, 'a> {
         p
     }
 
-    /// A thread's calls and ranges as disjoint stretches labelled by the
-    /// innermost one, and the coverage the what-if rules need.
-    fn thread(&mut self, calls: Vec<CallRef>) -> Thread {
+    /// A thread's calls and the coverage the what-if rules need, and where
+    /// its first stretch starts (docs/tracestat.md#critical-path).
+    fn thread(&mut self, calls: Vec<CallRef>) -> (Thread, Option<Ns>) {
         let t = self.m.trace;
-        let mut segs: Vec<(Ns, Ns, Kind, u32)> = Vec::new();
-        let push = |segs: &mut Vec<(Ns, Ns, Kind, u32)>, s: Ns, e: Ns, k: Kind, n: u32| {
-            if e <= s {
-                return;
-            }
-            match segs.last_mut() {
-                Some(last) if last.1 == s && last.2 == k && last.3 == n => last.1 = e,
-                _ => segs.push((s, e, k, n)),
-            }
-        };
-        let mut stack: Vec<(Ns, Kind, u32)> = Vec::new();
-        let mut at = Ns::MIN;
+        // Item names interned in call order, before the sweep reads them.
         for &r in &calls {
-            let (s, e, kind, _, name) = self.call(r);
-            while let Some(&(top_end, k, n)) = stack.last() {
-                if top_end > s {
-                    break;
-                }
-                push(&mut segs, at, top_end, k, n);
-                at = at.max(top_end);
-                stack.pop();
-            }
-            if let Some(&(_, k, n)) = stack.last() {
-                push(&mut segs, at, s, k, n);
-            }
-            at = at.max(s);
-            let e = stack.last().map_or(e, |top| e.min(top.0));
-            let name = self.item_name(name, false);
-            stack.push((e, kind, name));
-        }
-        while let Some((top_end, k, n)) = stack.pop() {
-            push(&mut segs, at, top_end, k, n);
-            at = at.max(top_end);
+            let name = self.call(r).4;
+            self.item_name(name, false);
         }
         let mut cover: Vec<Option<Coverage>> = self
             .rules
@@ -802,18 +773,46 @@ impl<'m, 'a> Graph<'m, 'a> {
             })
             .collect();
         if !self.rules.is_empty() {
-            cover.push(Some(Coverage::new(
-                segs.iter()
-                    .filter(|s| s.2 == Kind::Launch)
-                    .map(|s| (s.0, s.1))
-                    .collect(),
-            )));
+            let mut launches = Vec::new();
+            sweep::each(calls.len(), &|i| self.sweep_call(calls[i]), |s| {
+                if s.2 == Kind::Launch {
+                    launches.push((s.0, s.1));
+                }
+                true
+            });
+            cover.push(Some(Coverage::new(launches)));
         }
-        segs.shrink_to_fit();
-        Thread {
-            segments: segs,
+        let mut stretches = Stretches::default();
+        let first = stretches.first(calls.len(), &|i| self.sweep_call(calls[i]));
+        let thread = Thread {
+            calls,
+            stretches,
             cover,
+        };
+        (thread, first)
+    }
+
+    /// A call as the stretches' sweep reads it (its name interned by
+    /// `thread`).
+    fn sweep_call(&self, r: CallRef) -> SweepCall {
+        let (s, e, kind, _, name) = self.call(r);
+        (s, e, kind, self.name_of[name.index()])
+    }
+
+    /// Every thread's stretches of `a..b` held for the walks (the rest
+    /// dropped), the walks' hints moved with them.
+    fn hold_stretches(&mut self, a: Ns, b: Ns) {
+        let mut threads = std::mem::take(&mut self.threads);
+        for (i, th) in threads.iter_mut().enumerate() {
+            let Thread {
+                calls, stretches, ..
+            } = th;
+            let gone = stretches.hold(a, b, calls.len(), &|i| self.sweep_call(calls[i]));
+            if let Some(h) = self.walk_hint.get_mut(i) {
+                *h = h.saturating_sub(gone);
+            }
         }
+        self.threads = threads;
     }
 
     /// Kernel nodes in their engines' order; communication kernels inside
@@ -1128,6 +1127,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .collect();
         sink_nodes.sort_by_key(|s| s.0);
         sink_nodes.push((end_node, None));
+        self.hold_stretches(start, end);
         let lens = if self.rules.is_empty() {
             None
         } else {
@@ -1255,7 +1255,17 @@ impl<'m, 'a> Graph<'m, 'a> {
             What::Kernel { kind, name, .. } => rev.push(item(kind, name)),
             What::Sync { name, .. } => rev.push(item(Kind::SyncWait, name)),
             What::Piece { thread } => {
-                let segs = &self.threads[thread as usize].segments;
+                let th = &self.threads[thread as usize];
+                let rest: Vec<Stretch>;
+                let segs = match th.stretches.serving(a, b) {
+                    Some(held) => held,
+                    None => {
+                        // Outside the step's stretches (not met on the
+                        // traces tried): swept again, from the start.
+                        rest = self.stretches_of(th, a, b);
+                        &rest
+                    }
+                };
                 // The first segment ending after `a`: a walk goes back
                 // along a thread, and the next sink's walk comes later, so
                 // near the last one found there.
@@ -1288,6 +1298,18 @@ impl<'m, 'a> Graph<'m, 'a> {
             }
             What::Arrival | What::End { .. } | What::Mark => {}
         }
+    }
+
+    /// A thread's stretches that meet `a..b`, from a sweep of its calls.
+    fn stretches_of(&self, th: &Thread, a: Ns, b: Ns) -> Vec<Stretch> {
+        let mut out = Vec::new();
+        sweep::each(th.calls.len(), &|i| self.sweep_call(th.calls[i]), |s| {
+            if s.1 > a && s.0 < b {
+                out.push(s);
+            }
+            s.0 < b
+        });
+        out
     }
 
     fn idle(&self, a: Ns, b: Ns) -> Item {
@@ -1336,7 +1358,7 @@ impl<'m, 'a> Graph<'m, 'a> {
 
 /// The first segment ending after `a`, searched from `near` outwards: a
 /// walk goes back along a thread, so the next segment is usually close.
-fn first_after(segs: &[(Ns, Ns, Kind, u32)], a: Ns, near: usize) -> usize {
+fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
     partition_point_near(segs, near, |s| s.1 <= a)
 }
 

@@ -16,6 +16,7 @@ pub mod rules;
 pub mod solve;
 pub mod steps;
 pub mod stretch;
+pub mod sweep;
 
 use std::collections::{BTreeMap, BTreeSet};
 
