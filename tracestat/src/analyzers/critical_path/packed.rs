@@ -5,7 +5,7 @@
 //! instead of 24-byte [`Item`]s. A chain tiles its time: each stretch starts
 //! where the one before ended, so its start costs one byte, and most
 //! lengths and name ids two or three. [`SinkLens`]: its what-if lengths in
-//! one list instead of a list per source.
+//! one packed list instead of a list of 8-byte lengths per source.
 //!
 //! Both are exact (any `i64` times, any `u32` name id) and a partial
 //! carries them as before (a list of `{start, dur, kind, name}`, a list of
@@ -63,7 +63,8 @@ impl From<Vec<Item>> for ChainItems {
     }
 }
 
-/// The stretches of a [`ChainItems`], decoded in order.
+/// The stretches of a [`ChainItems`], decoded in order (and the reader of
+/// a [`SinkLens`]).
 pub struct Iter<'a> {
     bytes: &'a [u8],
     end: Ns,
@@ -101,8 +102,9 @@ impl Iter<'_> {
             }
             shift += 7;
         }
-        // Only `ChainItems::new` writes the bytes: always complete.
-        unreachable!("a packed chain ends within a number")
+        // Only `ChainItems::new` and `SinkLens::from` write the bytes:
+        // always complete.
+        unreachable!("a packed list ends within a number")
     }
 }
 
@@ -139,41 +141,84 @@ impl<'de> Deserialize<'de> for ChainItems {
 }
 
 /// A sink's what-if lengths per source (`[recorded, its kernel part,
-/// under rule 1, ...]`, graph.rs): per source its id (`-1`: the step's
-/// start), the count of lengths, the lengths, all in one list.
+/// under rule 1, ...]`, graph.rs), packed: per source its id plus one (0:
+/// the step's start), the count of lengths, the first length zigzag, then
+/// each other length's distance from the first, zigzag (a rule moves a
+/// length a little, so most take a byte or two), each as a LEB128 unsigned
+/// integer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SinkLens {
-    data: Box<[Ns]>,
+    bytes: Box<[u8]>,
 }
 
 impl SinkLens {
     /// `(source, lengths)` in the order given.
-    pub fn iter(&self) -> impl Iterator<Item = (Option<u32>, &[Ns])> + '_ {
-        let mut rest = &self.data[..];
+    pub fn iter(&self) -> impl Iterator<Item = (Option<u32>, Vec<Ns>)> + '_ {
+        let mut rest = Iter {
+            bytes: &self.bytes,
+            end: 0,
+        };
         std::iter::from_fn(move || {
-            let (&src, tail) = rest.split_first()?;
-            let (&n, tail) = tail.split_first()?;
-            let (lens, tail) = tail.split_at(n as usize);
-            rest = tail;
-            Some((u32::try_from(src).ok(), lens))
+            let mut lens = Vec::new();
+            let src = rest.lens_into(&mut lens)?;
+            Some((src, lens))
         })
     }
 
+    /// Each source's lengths appended to `out`: `(source, where they lie
+    /// in out)`, without a list per source.
+    pub fn decode_into(&self, out: &mut Vec<Ns>, each: &mut Vec<(Option<u32>, usize, usize)>) {
+        let mut rest = Iter {
+            bytes: &self.bytes,
+            end: 0,
+        };
+        let mut at = out.len();
+        while let Some(src) = rest.lens_into(out) {
+            each.push((src, at, out.len()));
+            at = out.len();
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.bytes.is_empty()
+    }
+}
+
+impl Iter<'_> {
+    /// One source's lengths appended to `out`; its source (`None` when
+    /// none is left, and for the step's start: see `lens_source`).
+    fn lens_into(&mut self, out: &mut Vec<Ns>) -> Option<Option<u32>> {
+        if self.bytes.is_empty() {
+            return None;
+        }
+        let src = self.take();
+        let n = self.take();
+        if n > 0 {
+            let first = unzigzag(self.take());
+            out.push(first);
+            for _ in 1..n {
+                out.push(first.wrapping_add(unzigzag(self.take())));
+            }
+        }
+        Some(src.checked_sub(1).map(|s| s as u32))
     }
 }
 
 impl From<Vec<(Option<u32>, Vec<Ns>)>> for SinkLens {
     fn from(entries: Vec<(Option<u32>, Vec<Ns>)>) -> SinkLens {
-        let mut data = Vec::with_capacity(entries.iter().map(|e| 2 + e.1.len()).sum());
+        let mut bytes = Vec::new();
         for (src, lens) in entries {
-            data.push(src.map_or(-1, Ns::from));
-            data.push(lens.len() as Ns);
-            data.extend(lens);
+            put(&mut bytes, src.map_or(0, |s| u64::from(s) + 1));
+            put(&mut bytes, lens.len() as u64);
+            if let Some(&first) = lens.first() {
+                put(&mut bytes, zigzag(first));
+                for &l in &lens[1..] {
+                    put(&mut bytes, zigzag(l.wrapping_sub(first)));
+                }
+            }
         }
         SinkLens {
-            data: data.into_boxed_slice(),
+            bytes: bytes.into_boxed_slice(),
         }
     }
 }
@@ -237,9 +282,20 @@ mod tests {
             (Some(7), vec![1, 2]),
         ];
         let packed = SinkLens::from(entries.clone());
-        let back: Vec<(Option<u32>, Vec<Ns>)> =
-            packed.iter().map(|(s, l)| (s, l.to_vec())).collect();
+        let back: Vec<(Option<u32>, Vec<Ns>)> = packed.iter().collect();
         assert_eq!(back, entries);
+        let mut flat = vec![42];
+        let mut each = Vec::new();
+        packed.decode_into(&mut flat, &mut each);
+        let ranged: Vec<(Option<u32>, Vec<Ns>)> = each
+            .iter()
+            .map(|&(s, a, b)| (s, flat[a..b].to_vec()))
+            .collect();
+        assert_eq!(ranged, entries);
+        assert_eq!(flat[0], 42);
+        // Lengths near the first take a byte each.
+        let near = SinkLens::from(vec![(Some(3), vec![1_000_000, 999_990, 1_000_020])]);
+        assert_eq!(near.bytes.len(), 1 + 1 + 3 + 1 + 1);
         assert!(SinkLens::from(Vec::new()).is_empty());
         assert_eq!(SinkLens::from(Vec::new()).iter().count(), 0);
         // A partial carries them as before.

@@ -72,7 +72,7 @@ type Part = (usize, usize);
 
 /// A step's replay prepared for any rule ([`Solver::prepare`]); the
 /// values of its sinks are indexed part by part (`first`).
-pub struct StepReplay<'a> {
+pub struct StepReplay {
     parts: Vec<Part>,
     start: Ns,
     /// Part `i`'s sinks are values `first[i]..first[i + 1]`.
@@ -81,7 +81,10 @@ pub struct StepReplay<'a> {
     sinks: Vec<PlannedSink>,
     /// Each sink's chains: where their source's time comes from, and
     /// their lengths per slot.
-    chains: Vec<(Base, &'a [Ns])>,
+    chains: Vec<(Base, usize)>,
+    /// The chains' lengths (`chains`' second value: where a chain's
+    /// `[recorded, kernel part, rule...]` start).
+    lens: Vec<Ns>,
     arrivals: Vec<Arrival>,
 }
 
@@ -276,7 +279,7 @@ impl<'a> Solver<'a> {
     /// What a step's replay needs under any rule, found once for all the
     /// rules it is replayed with: its sinks in time order, and where the
     /// source of each of their chains takes its time from.
-    pub fn prepare(&self, parts: &[Part]) -> StepReplay<'a> {
+    pub fn prepare(&self, parts: &[Part]) -> StepReplay {
         let start = parts
             .iter()
             .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
@@ -308,6 +311,8 @@ impl<'a> Solver<'a> {
         };
         let mut sinks = Vec::with_capacity(order.len());
         let mut chains = Vec::new();
+        let mut lens = Vec::new();
+        let mut entries = Vec::new();
         let mut arrivals = Vec::new();
         for &(_, i, si) in &order {
             let (r, k) = parts[i];
@@ -315,7 +320,9 @@ impl<'a> Solver<'a> {
             let step = &path.steps[k];
             let sink = &step.sinks[si];
             let from = chains.len();
-            for (src, lens) in sink.lens.iter() {
+            entries.clear();
+            sink.lens.decode_into(&mut lens, &mut entries);
+            for &(src, at_lens, _) in &entries {
                 let base = match src {
                     None => Base::Start(step.start - self.off[r]),
                     Some(j) => {
@@ -339,7 +346,7 @@ impl<'a> Solver<'a> {
                         }
                     }
                 };
-                chains.push((base, lens));
+                chains.push((base, at_lens));
             }
             sinks.push(PlannedSink {
                 at: first[i] + si,
@@ -354,6 +361,7 @@ impl<'a> Solver<'a> {
             first,
             sinks,
             chains,
+            lens,
             arrivals,
         }
     }
@@ -361,7 +369,7 @@ impl<'a> Solver<'a> {
     /// A prepared step replayed with the durations of lens slot `slot`
     /// (0: as recorded; `2 + i`: rule `i`) under `rule`, the rule of that
     /// slot: its new length.
-    pub fn replay_prepared(&self, plan: &StepReplay<'_>, slot: usize, rule: Option<&Rule>) -> Ns {
+    pub fn replay_prepared(&self, plan: &StepReplay, slot: usize, rule: Option<&Rule>) -> Ns {
         // rank:N=median: rank N's kernels scaled to the median rank's time.
         let median_rule = matches!(rule.map(|r| &r.target), Some(Target::RankMedian(_)));
         let factor = if median_rule {
@@ -384,7 +392,8 @@ impl<'a> Solver<'a> {
             let mut changed = false;
             for sink in &plan.sinks {
                 let mut best = UNSET;
-                for &(base, lens) in &plan.chains[sink.chains.0..sink.chains.1] {
+                for &(base, at_lens) in &plan.chains[sink.chains.0..sink.chains.1] {
+                    let lens = &plan.lens[at_lens..];
                     let base = match base {
                         Base::Start(t) => t,
                         Base::Coll {
