@@ -96,6 +96,7 @@ pub fn summarize_files(
                 })
                 .map(|t| analyzers::summarize(t, &mut classifier, opts))
                 .collect();
+            give_back_freed_pages();
             Ok((kept, seen, empty))
         })
         .collect();
@@ -263,6 +264,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .is_some()
         .then(|| annotate::collect(&mut ranks));
     let report = analyzers::build(ranks, options, &plan.report);
+    give_back_freed_pages();
     write_report(&plan, &report, marks.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -503,4 +505,17 @@ pub fn table_files() -> Vec<String> {
         .collect();
     files.push("host_tree".to_string());
     files
+}
+
+/// Gives the pages of freed memory back to the system. A rank's lists
+/// under the mmap threshold are freed among the summaries kept of earlier
+/// ranks, where glibc keeps them (it trims only the top of its heap): on 8
+/// x 500 MB with every output, one core, the peak was 70 MB higher
+/// without this, for no measurable CPU (docs/tracestat.md#scale).
+pub fn give_back_freed_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
