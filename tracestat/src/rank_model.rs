@@ -172,10 +172,7 @@ fn host_segments(cover: &[Vec<(Ns, Ns)>; 3]) -> Vec<(Ns, Ns, HostKind)> {
 
 /// For each kernel with a known submission, the host ranges (innermost
 /// last) enclosing the submission on the submitting thread.
-fn enclosing_ranges(
-    trace: &RankTrace,
-    submissions: &[Option<(u64, Ns)>],
-) -> Vec<Option<Vec<NameId>>> {
+fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> EnclosingPaths {
     let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
     for h in &trace.host {
         by_tid.entry(h.tid).or_default().push(*h);
@@ -186,7 +183,13 @@ fn enclosing_ranges(
             queries.entry(tid).or_default().push((ts, i));
         }
     }
-    let mut out: Vec<Option<Vec<NameId>>> = vec![None; trace.kernels.len()];
+    let mut out = EnclosingPaths {
+        of_kernel: vec![NO_PATH; trace.kernels.len()],
+        ..EnclosingPaths::default()
+    };
+    let mut ids: FastMap<Vec<NameId>, u32> = FastMap::default();
+    let mut path: Vec<NameId> = Vec::new();
+    let mut last: Option<u32> = None;
     for (tid, mut qs) in queries {
         qs.sort_unstable();
         let mut ranges = by_tid.remove(&tid).unwrap_or_default();
@@ -205,10 +208,48 @@ fn enclosing_ranges(
             // Ranges of one thread nest: whatever ended before `ts` is on
             // top of those still open.
             stack.retain(|r| r.end >= ts);
-            out[k] = Some(stack.iter().map(|r| r.name).collect());
+            path.clear();
+            path.extend(stack.iter().map(|r| r.name));
+            // Kernels in time order: mostly the path of the one before.
+            let id = match last {
+                Some(l) if out.paths[l as usize][..] == path[..] => l,
+                _ => match ids.get(&path) {
+                    Some(&id) => id,
+                    None => {
+                        let id = out.paths.len() as u32;
+                        out.paths.push(path.as_slice().into());
+                        ids.insert(path.clone(), id);
+                        id
+                    }
+                },
+            };
+            last = Some(id);
+            out.of_kernel[k] = id;
         }
     }
     out
+}
+
+const NO_PATH: u32 = u32::MAX;
+
+/// Per kernel, the host ranges enclosing its submission (outermost first),
+/// each distinct path held once: the kernels of a step share a few paths,
+/// and a list per kernel took 19 MB of a 500 MB rank
+/// (docs/tracestat.md#scale).
+#[derive(Debug, Default)]
+pub struct EnclosingPaths {
+    paths: Vec<Box<[NameId]>>,
+    /// Index into `paths`, or `NO_PATH` for a kernel without a submission.
+    of_kernel: Vec<u32>,
+}
+
+impl EnclosingPaths {
+    /// In kernel order: the path, `None` for a kernel without a submission.
+    pub fn iter(&self) -> impl Iterator<Item = Option<&[NameId]>> + '_ {
+        self.of_kernel
+            .iter()
+            .map(|&i| self.paths.get(i as usize).map(|p| &p[..]))
+    }
 }
 
 /// One scope of the breakdown: the whole rank, or one of its devices.
@@ -236,7 +277,7 @@ pub struct RankModel<'a> {
     /// Per kernel: its submission (host thread, time), from its flow.
     pub submissions: Vec<Option<(u64, Ns)>>,
     /// Per kernel: the host ranges enclosing its submission.
-    pub enclosing: Vec<Option<Vec<NameId>>>,
+    pub enclosing: EnclosingPaths,
     /// Host activity as disjoint segments, labelled by kind.
     pub host_segments: Vec<(Ns, Ns, HostKind)>,
     /// `[0]` the whole rank; then one per device when it has several.
@@ -370,11 +411,7 @@ fn submissions(trace: &mut RankTrace) -> Vec<Option<(u64, Ns)>> {
 /// Each kernel's class (docs/tracestat.md#classification): the schema's,
 /// else by name, a copy engine's work is memory, and whatever a collective
 /// call launches is communication.
-fn classes(
-    trace: &RankTrace,
-    kinds: &[KernelKind],
-    enclosing: &[Option<Vec<NameId>>],
-) -> Vec<Class> {
+fn classes(trace: &RankTrace, kinds: &[KernelKind], enclosing: &EnclosingPaths) -> Vec<Class> {
     let builtin: Vec<Class> = kinds
         .iter()
         .enumerate()
@@ -386,7 +423,7 @@ fn classes(
     trace
         .kernels
         .iter()
-        .zip(enclosing)
+        .zip(enclosing.iter())
         .map(|(k, path)| {
             let kind = &kinds[k.name.index()];
             if let Some(c) = kind.class {
@@ -397,9 +434,8 @@ fn classes(
             if c != Class::Communication && trace.copy_engines.contains(&(device_pid, k.tid)) {
                 c = Class::Memory;
             }
-            let in_collective = path
-                .as_ref()
-                .is_some_and(|p| p.iter().any(|&r| trace.names.info(r).collective));
+            let in_collective =
+                path.is_some_and(|p| p.iter().any(|&r| trace.names.info(r).collective));
             if in_collective {
                 c = Class::Communication;
             }

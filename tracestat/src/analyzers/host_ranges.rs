@@ -88,7 +88,7 @@ impl Analyzer for HostRanges {
         let mut ranges: FastMap<NameId, RangeAgg> = FastMap::default();
         let mut tree: FastMap<(&[NameId], &str), (u64, Ns)> = FastMap::default();
         let mut seen: Vec<NameId> = Vec::new();
-        for (k, path) in m.trace.kernels.iter().zip(&m.enclosing) {
+        for (k, path) in m.trace.kernels.iter().zip(m.enclosing.iter()) {
             let Some(path) = path else { continue };
             let d = k.end - k.start;
             seen.clear();

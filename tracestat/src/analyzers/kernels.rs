@@ -87,7 +87,13 @@ impl Analyzer for Kernels {
         let mut aggs: Vec<(KernelAgg, Vec<Ns>)> = Vec::new();
         // (row, innermost range) -> device time.
         let mut by_range: FastMap<(usize, Option<NameId>), Ns> = FastMap::default();
-        for ((k, &class), path) in m.trace.kernels.iter().zip(&m.classes).zip(&m.enclosing) {
+        for ((k, &class), path) in m
+            .trace
+            .kernels
+            .iter()
+            .zip(&m.classes)
+            .zip(m.enclosing.iter())
+        {
             let kind = &m.kinds[k.name.index()];
             let j = match agg_by_id.get(&(k.name, class)) {
                 Some(&j) => j,
@@ -116,7 +122,7 @@ impl Analyzer for Kernels {
             aggs[j].0.count += 1;
             aggs[j].0.total_ns += k.end - k.start;
             aggs[j].1.push(k.end - k.start);
-            let innermost = path.as_ref().and_then(|p| p.last().copied());
+            let innermost = path.and_then(|p| p.last().copied());
             *by_range.entry((j, innermost)).or_default() += k.end - k.start;
         }
         for ((j, range), ns) in by_range {
