@@ -401,8 +401,13 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
     let mut pending: Vec<(PathBuf, AtomicFile)> = Vec::new();
     if let Some(path) = &out.json {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-        serde_json::to_writer_pretty(&mut f, report)?;
-        f.write_all(b"\n")?;
+        // The serializer's many small writes buffered here, where the
+        // copy is inlined, not through the file's writer.
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut f);
+        serde_json::to_writer_pretty(&mut w, report)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+        drop(w);
         pending.push((path.clone(), f));
     }
     if let Some(path) = &out.html {
