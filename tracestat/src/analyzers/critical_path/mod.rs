@@ -662,7 +662,7 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     let mut any = false;
     for p in &solver.paths {
         for sink in p.steps.iter().flat_map(|s| &s.sinks) {
-            if sink.lens.iter().any(|(_, l)| l.len() < width) {
+            if sink.lens.shape().any(|(_, n)| n < width) {
                 return false;
             }
             any |= !sink.lens.is_empty();
@@ -726,12 +726,12 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
     let width = 2 + user_rules;
     for (i, step) in path.steps.iter().enumerate() {
         for sink in &step.sinks {
-            if bad_call(sink.source) || sink.lens.iter().any(|(src, _)| bad_call(src)) {
+            if bad_call(sink.source) || sink.lens.shape().any(|(src, _)| bad_call(src)) {
                 return Some(format!(
                     "step {i} names a collective call that is not there"
                 ));
             }
-            if sink.lens.iter().any(|(_, l)| l.len() < width) {
+            if sink.lens.shape().any(|(_, n)| n < width) {
                 return Some(format!(
                     "step {i} has fewer what-if lengths than its {user_rules} rules need"
                 ));

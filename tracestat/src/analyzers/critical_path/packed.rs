@@ -77,9 +77,9 @@ impl Iterator for Iter<'_> {
         if self.bytes.is_empty() {
             return None;
         }
-        let start = self.end.wrapping_add(unzigzag(self.take()));
-        let dur = unzigzag(self.take());
-        let packed = self.take();
+        let start = self.end.wrapping_add(unzigzag(self.number()));
+        let dur = unzigzag(self.number());
+        let packed = self.number();
         self.end = start.wrapping_add(dur);
         Some(Item {
             start,
@@ -91,7 +91,14 @@ impl Iterator for Iter<'_> {
 }
 
 impl Iter<'_> {
-    fn take(&mut self) -> u64 {
+    fn number(&mut self) -> u64 {
+        // Most numbers are one byte.
+        if let Some((&b, rest)) = self.bytes.split_first() {
+            if b < 0x80 {
+                self.bytes = rest;
+                return u64::from(b);
+            }
+        }
         let mut v = 0u64;
         let mut shift = 0;
         for (i, &b) in self.bytes.iter().enumerate() {
@@ -179,25 +186,55 @@ impl SinkLens {
         }
     }
 
+    /// `(source, count of lengths)` in the order given, without decoding
+    /// the lengths.
+    pub fn shape(&self) -> impl Iterator<Item = (Option<u32>, usize)> + '_ {
+        let mut rest = Iter {
+            bytes: &self.bytes,
+            end: 0,
+        };
+        std::iter::from_fn(move || {
+            if rest.bytes.is_empty() {
+                return None;
+            }
+            let src = rest.number();
+            let n = rest.number() as usize;
+            for _ in 0..n {
+                rest.skip_number();
+            }
+            Some((src.checked_sub(1).map(|s| s as u32), n))
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 }
 
 impl Iter<'_> {
+    /// Steps over one number.
+    fn skip_number(&mut self) {
+        let n = self
+            .bytes
+            .iter()
+            .position(|&b| b < 0x80)
+            .map_or(self.bytes.len(), |i| i + 1);
+        self.bytes = &self.bytes[n..];
+    }
+
     /// One source's lengths appended to `out`; its source (`None` when
     /// none is left, and for the step's start: see `lens_source`).
     fn lens_into(&mut self, out: &mut Vec<Ns>) -> Option<Option<u32>> {
         if self.bytes.is_empty() {
             return None;
         }
-        let src = self.take();
-        let n = self.take();
+        let src = self.number();
+        let n = self.number();
         if n > 0 {
-            let first = unzigzag(self.take());
+            let first = unzigzag(self.number());
             out.push(first);
             for _ in 1..n {
-                out.push(first.wrapping_add(unzigzag(self.take())));
+                out.push(first.wrapping_add(unzigzag(self.number())));
             }
         }
         Some(src.checked_sub(1).map(|s| s as u32))
@@ -293,6 +330,9 @@ mod tests {
             .collect();
         assert_eq!(ranged, entries);
         assert_eq!(flat[0], 42);
+        let shape: Vec<(Option<u32>, usize)> = packed.shape().collect();
+        let want: Vec<(Option<u32>, usize)> = entries.iter().map(|(s, l)| (*s, l.len())).collect();
+        assert_eq!(shape, want);
         // Lengths near the first take a byte each.
         let near = SinkLens::from(vec![(Some(3), vec![1_000_000, 999_990, 1_000_020])]);
         assert_eq!(near.bytes.len(), 1 + 1 + 3 + 1 + 1);
