@@ -160,6 +160,19 @@ impl Stretches {
         gone
     }
 
+    /// The held stretches that are final (all but the last generated,
+    /// until the sweep is done), and where the first stretch not among
+    /// them starts (`Ns::MAX`: none is left).
+    pub fn final_held(&self) -> (&[Stretch], Ns) {
+        if self.sweep.done {
+            return (&self.held[..], Ns::MAX);
+        }
+        match self.held.split_last() {
+            Some((last, rest)) => (rest, last.0),
+            None => (&[], Ns::MIN),
+        }
+    }
+
     /// True when every stretch that starts before `b` is held and final.
     fn serves_to(&self, b: Ns) -> bool {
         self.sweep.done || self.held.last().is_some_and(|l| l.0 >= b)
