@@ -1273,3 +1273,42 @@ fn names_come_last_on_screen_and_page_the_files_keep_their_columns() {
         "kind,name,items,steps,dur_us,pct"
     );
 }
+
+/// The stretches of host time a walk reads are generated step by step; a
+/// walk that leaves them sweeps its thread's calls again. Both ways give
+/// the same report (`UNITRACE_TEST_SWEEP_AGAIN` makes every walk sweep
+/// again), on hand-built ranks, recorded ranks with steps, and with the
+/// what-if rules that read host time (`launch=`, `range:`).
+#[test]
+fn stretches_held_per_step_are_those_of_a_sweep_of_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    std::fs::create_dir_all(dir.path().join("hb")).unwrap();
+    let inputs = [
+        two_ranks(dir.path()),
+        vec![host_bound(&dir.path().join("hb"))],
+        vec![kineto.join("recorded/planted")],
+    ];
+    let rules = ["--what-if", "launch=-50%", "--what-if", "range:*=-30%"];
+    for files in &inputs {
+        let json = |again: bool, name: &str| {
+            let out = dir.path().join(name);
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
+            cmd.args(files).arg("--json").arg(&out).args(rules);
+            if again {
+                cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
+            }
+            let run = cmd.output().unwrap();
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            std::fs::read_to_string(&out).unwrap()
+        };
+        let held = json(false, "held.json");
+        let swept = json(true, "swept.json");
+        assert!(held.contains("\"critical_path\""), "{files:?}");
+        assert_eq!(held, swept, "{files:?}");
+    }
+}

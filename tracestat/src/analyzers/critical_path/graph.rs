@@ -388,6 +388,16 @@ struct Graph<'m, 'a> {
     /// Per thread: where the last walk found its stretches. Sinks are
     /// walked in time order, so the next search starts near there.
     walk_hint: Vec<usize>,
+    /// The tests' hook: every stretch found by a sweep of its thread's
+    /// calls, as when a walk leaves the stretches generated.
+    sweep_again: bool,
+}
+
+/// With `UNITRACE_TEST_SWEEP_AGAIN` set, walks read no generated stretch:
+/// the tests compare the two ways (`tracestat/tests/critical_path.rs`).
+fn sweep_again() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("UNITRACE_TEST_SWEEP_AGAIN").is_some())
 }
 
 /// Builds one rank's graph and reduces its steps.
@@ -515,6 +525,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             kernel_rule,
             median_rank,
             walk_hint: Vec::new(),
+            sweep_again: sweep_again(),
         }
     }
 
@@ -1305,7 +1316,8 @@ impl<'m, 'a> Graph<'m, 'a> {
             What::Piece { thread } => {
                 let th = &self.threads[thread as usize];
                 let rest: Vec<Stretch>;
-                let segs = match th.stretches.serving(a, b) {
+                let held = th.stretches.serving(a, b).filter(|_| !self.sweep_again);
+                let segs = match held {
                     Some(held) => held,
                     None => {
                         // Outside the step's stretches (not met on the
@@ -1356,7 +1368,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         (a, b): (Ns, Ns),
         near: &mut usize,
     ) -> Ns {
-        if b <= l.complete_to {
+        if b <= l.complete_to && !self.sweep_again {
             return l.cover.overlap(a, b, near);
         }
         // Past the stretches generated (not met on the traces tried).
@@ -1967,6 +1979,22 @@ mod tests {
             assert_eq!(c.overlap(0, 100, &mut near.clone()), 30);
             assert_eq!(c.overlap(12, 45, &mut near.clone()), 23);
             assert_eq!(c.overlap(30, 40, &mut near.clone()), 0);
+        }
+    }
+
+    #[test]
+    fn coverage_pushed_in_order_is_the_coverage_of_the_list() {
+        let v = vec![(10, 20), (15, 30), (30, 35), (40, 50), (45, 48), (60, 61)];
+        let whole = Coverage::new(v.clone());
+        let mut pushed = Coverage::default();
+        for &(s, e) in &v {
+            pushed.push(s, e);
+        }
+        assert_eq!(pushed.starts, whole.starts);
+        assert_eq!(pushed.ends, whole.ends);
+        assert_eq!(pushed.sum, whole.sum);
+        for (a, b) in [(0, 100), (12, 45), (33, 41), (61, 70)] {
+            assert_eq!(pushed.overlap(a, b, &mut 0), whole.overlap(a, b, &mut 0));
         }
     }
 
