@@ -11,11 +11,13 @@ fn main() -> ExitCode {
     unitrace_core::cli::finish(tracestat::TOOL, tracestat::run(args))
 }
 
-/// Lists of 1 MiB or more get pages of their own, given back when freed.
+/// Lists of 8 MiB or more get pages of their own, given back when freed.
 /// glibc's default threshold rises to the largest block freed (up to 32
 /// MiB), after which a rank's large lists live in the shared heap and their
-/// freed space is kept: one 500 MB rank peaked at 349 MB of memory instead
-/// of 310 MB (docs/tracestat.md#scale).
+/// freed space is kept. Smaller lists live in the heap, whose free pages are
+/// given back after each rank (`give_back_freed_pages`): on 8 x 500 MB, one
+/// core, 8 MiB took 1.3-1.8% less CPU than 1 MiB (fewer page faults) for 2
+/// MB more memory; 16 MiB and more kept 30-70 MB more (docs/tracestat.md#scale).
 /// The heap keeps 32 MiB free at its top instead of giving back every page
 /// (which the next rank's smaller lists then fault in again, zeroed): on 8 x
 /// 500 MB, one core, 13% fewer page faults and about 2.5% less CPU for the
@@ -25,7 +27,7 @@ fn fixed_mmap_threshold() {
     // SAFETY: mallopt only sets allocator parameters; called before any
     // other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
         libc::mallopt(libc::M_TOP_PAD, 32 << 20);
     }
 }
