@@ -347,8 +347,12 @@ fn write_partial(path: &Path, mut ranks: Vec<RankSummary>, options: RankOptions)
         ranks,
     };
     let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-    serde_json::to_writer(&mut f, &p)?;
-    f.write_all(b"\n")?;
+    // As the report: the serializer's small writes buffered here.
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut f);
+    serde_json::to_writer(&mut w, &p)?;
+    w.write_all(b"\n")?;
+    w.flush()?;
+    drop(w);
     f.commit().map_err(|e| InputError::io(path, &e))?;
     Ok(())
 }
