@@ -51,8 +51,15 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
             ),
         ));
     }
+    let mut p = p;
     if p.version >= 6 {
         check_paths(&p).map_err(|problem| InputError::at_file(path, problem))?;
+    } else {
+        // Written before the critical path: whatever path one holds (an
+        // edit) is not read (docs/tracestat.md#partial-and-combine).
+        for r in &mut p.ranks {
+            r.parts.critical_path = Default::default();
+        }
     }
     Ok(p)
 }

@@ -744,10 +744,12 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
 /// Whether every rank's part can be solved: otherwise (partials written
 /// before the critical path) the run has no critical path.
 fn solvable(ranks: &Ranks<'_>) -> bool {
-    let user = ranks.rank_options.what_if.len();
+    // A part made in this run is whole; a partial's was checked whole when
+    // it was read (`part_problem`), one written before the path has none:
+    // its calls are then missing from it.
     ranks.ranks.iter().all(|r| {
         let calls = super::collectives::Collectives::part(r).len();
-        part_problem(CriticalPath::part(r), calls, user).is_none()
+        CriticalPath::part(r).colls.len() == calls
     })
 }
 
