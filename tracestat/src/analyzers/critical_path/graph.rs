@@ -1199,7 +1199,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 points[pos].sink = Some((index, sinks.len() as u32));
             }
             let lens = match &lens {
-                Some(l) => SinkLens::from(l.of(self.pos[v as usize])),
+                Some(l) => SinkLens::from_entries(l.of(self.pos[v as usize])),
                 None => SinkLens::default(),
             };
             sinks.push(Sink {
@@ -1659,16 +1659,15 @@ impl Replay {
         true
     }
 
-    fn of(&self, at: u32) -> Vec<(Option<u32>, Vec<Ns>)> {
+    /// Node `at`'s chains: `(source, lengths)`.
+    fn of(&self, at: u32) -> impl Iterator<Item = (Option<u32>, &[Ns])> + '_ {
         let i = (at - self.lo) as usize;
-        (self.first[i] as usize..self.first[i + 1] as usize)
-            .map(|e| {
-                let at = e * self.width;
-                let s = self.src[e];
-                let src = if s == START { None } else { Some(s) };
-                (src, self.lens[at..at + self.width].to_vec())
-            })
-            .collect()
+        (self.first[i] as usize..self.first[i + 1] as usize).map(|e| {
+            let at = e * self.width;
+            let s = self.src[e];
+            let src = if s == START { None } else { Some(s) };
+            (src, &self.lens[at..at + self.width])
+        })
     }
 }
 
@@ -2078,7 +2077,11 @@ mod tests {
             let want: Vec<(Option<u32>, Vec<Ns>)> = (merged(&preds, &cost).into_iter())
                 .map(|(s, l)| (Some(s), l))
                 .collect();
-            assert_eq!(after.of(nodes.len() as u32), want, "{inside:?}");
+            let got: Vec<(Option<u32>, Vec<Ns>)> = after
+                .of(nodes.len() as u32)
+                .map(|(s, l)| (s, l.to_vec()))
+                .collect();
+            assert_eq!(got, want, "{inside:?}");
         }
     }
 

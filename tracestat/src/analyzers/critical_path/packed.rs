@@ -241,8 +241,11 @@ impl Iter<'_> {
     }
 }
 
-impl From<Vec<(Option<u32>, Vec<Ns>)>> for SinkLens {
-    fn from(entries: Vec<(Option<u32>, Vec<Ns>)>) -> SinkLens {
+impl SinkLens {
+    /// Packs `(source, lengths)` in the order given.
+    pub fn from_entries<'a>(
+        entries: impl IntoIterator<Item = (Option<u32>, &'a [Ns])>,
+    ) -> SinkLens {
         let mut bytes = Vec::new();
         for (src, lens) in entries {
             put(&mut bytes, src.map_or(0, |s| u64::from(s) + 1));
@@ -257,6 +260,12 @@ impl From<Vec<(Option<u32>, Vec<Ns>)>> for SinkLens {
         SinkLens {
             bytes: bytes.into_boxed_slice(),
         }
+    }
+}
+
+impl From<Vec<(Option<u32>, Vec<Ns>)>> for SinkLens {
+    fn from(entries: Vec<(Option<u32>, Vec<Ns>)>) -> SinkLens {
+        SinkLens::from_entries(entries.iter().map(|(s, l)| (*s, &l[..])))
     }
 }
 
