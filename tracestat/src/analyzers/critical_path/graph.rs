@@ -883,8 +883,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .enumerate()
             .map(|(pos, &i)| (t.collectives[i].start, t.collectives[i].end, pos))
             .collect();
-        let mut idx: Vec<usize> = (0..t.kernels.len()).collect();
-        idx.sort_by_key(|&k| (t.kernels[k].device, t.kernels[k].tid, t.kernels[k].start));
+        let idx = engine_order(&t.kernels);
         // A node per command, two per device collective, then the step
         // ends of steps without a marker thread.
         let device_colls = order
@@ -1436,6 +1435,30 @@ impl<'m, 'a> Graph<'m, 'a> {
     }
 }
 
+/// The kernels by `(device, engine thread, start)`, in trace order at equal
+/// keys (a stable sort's order). Grouped per engine first: a few engines,
+/// each already in time order in the trace, so each group's sort finds one
+/// run instead of the whole list being sorted.
+fn engine_order(kernels: &[crate::ingest::KernelRun]) -> Vec<usize> {
+    let mut group_of: FastMap<(u32, u64), usize> = FastMap::default();
+    let mut groups: Vec<((u32, u64), Vec<usize>)> = Vec::new();
+    for (k, kr) in kernels.iter().enumerate() {
+        let key = (kr.device, kr.tid);
+        let g = *group_of.entry(key).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push(k);
+    }
+    groups.sort_unstable_by_key(|g| g.0);
+    let mut out = Vec::with_capacity(kernels.len());
+    for (_, mut list) in groups {
+        list.sort_by_key(|&k| kernels[k].start);
+        out.extend(list);
+    }
+    out
+}
+
 /// The first segment ending after `a`, searched from `near` outwards: a
 /// walk goes back along a thread, so the next segment is usually close.
 fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
@@ -1950,6 +1973,25 @@ mod tests {
             let got: Vec<Call> = refs.iter().map(|&r| all[r as usize]).collect();
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn engine_order_is_a_stable_sort_by_engine_and_start() {
+        let kr = |device: u32, tid: u64, start: Ns| crate::ingest::KernelRun {
+            start,
+            end: start + 1,
+            name: NameId(0),
+            device,
+            tid,
+            flow: None,
+        };
+        let kernels: Vec<_> = (0..200)
+            .map(|i: i64| kr((i % 3) as u32, (i % 5) as u64 * 7, (i * 37) % 50))
+            .collect();
+        let mut want: Vec<usize> = (0..kernels.len()).collect();
+        want.sort_by_key(|&k| (kernels[k].device, kernels[k].tid, kernels[k].start));
+        assert_eq!(engine_order(&kernels), want);
+        assert!(engine_order(&[]).is_empty());
     }
 
     #[test]
