@@ -827,11 +827,10 @@ impl<'m, 'a> Graph<'m, 'a> {
             complete_to: Ns::MIN,
             ..LaunchCover::default()
         });
-        let mut stretches = Stretches::default();
-        let first = stretches.first(calls.len(), &|i| self.sweep_call(calls[i]));
+        let first = sweep::first_start(calls.len(), &|i| self.sweep_call(calls[i]));
         let thread = Thread {
             calls,
-            stretches,
+            stretches: Stretches::default(),
             cover,
             launches,
         };

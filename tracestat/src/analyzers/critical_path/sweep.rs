@@ -128,13 +128,17 @@ impl Default for Stretches {
     }
 }
 
-impl Stretches {
-    /// Where the first stretch starts.
-    pub fn first(&mut self, calls: usize, call: &impl Fn(usize) -> SweepCall) -> Option<Ns> {
-        while self.held.is_empty() && self.sweep.advance(calls, call, &mut self.held) {}
-        self.held.first().map(|s| s.0)
-    }
+/// Where the first stretch starts, from a sweep of its own: what a
+/// [`Stretches`] holds is only ever what `hold` generated, so every
+/// stretch it drops was seen by [`Stretches::final_held`] first.
+pub fn first_start(calls: usize, call: &impl Fn(usize) -> SweepCall) -> Option<Ns> {
+    let mut sweep = Sweep::default();
+    let mut out = Vec::new();
+    while out.is_empty() && sweep.advance(calls, call, &mut out) {}
+    out.first().map(|s| s.0)
+}
 
+impl Stretches {
     /// Holds what walks of `a..b` read, dropping the stretches that end
     /// by `a` (but the last generated). Returns how many were dropped from
     /// the front (0 when it started over, for a time before the last).
@@ -253,7 +257,7 @@ mod tests {
         // Windows forward, overlapping, then one back in time (starts over).
         let windows = [(0, 250), (180, 700), (650, 655), (700, 5200), (300, 900)];
         let mut st = Stretches::default();
-        assert_eq!(st.first(c.len(), &call), Some(all[0].0));
+        assert_eq!(first_start(c.len(), &call), Some(all[0].0));
         for (a, b) in windows {
             if a == 300 {
                 assert!(
@@ -271,5 +275,37 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "window {a}..{b}");
         }
+    }
+
+    /// What `final_held` shows after each hold, gathered once each (as the
+    /// launch coverage is), is every stretch up to where it is complete:
+    /// none is dropped unseen, even when the first window starts late.
+    #[test]
+    fn every_stretch_is_shown_final_before_it_is_dropped() {
+        // First a call with a shorter one at its start: the first sweep
+        // step that gives stretches gives two.
+        let mut c = vec![(-500, -400, Kind::Host, 9), (-500, -450, Kind::Launch, 8)];
+        c.extend(calls());
+        let all = whole(&c);
+        let call = |i: usize| c[i];
+        let mut st = Stretches::default();
+        let (mut gathered, mut gathered_to, mut complete_to) = (Vec::new(), Ns::MIN, Ns::MIN);
+        for (a, b) in [(700, 900), (900, 2500), (2600, 2610), (4000, 6000)] {
+            st.hold(a, b, c.len(), &call);
+            let (done, next) = st.final_held();
+            let from = done.partition_point(|s| s.0 < gathered_to);
+            for s in &done[from..] {
+                gathered.push(*s);
+                gathered_to = s.1;
+            }
+            complete_to = complete_to.max(next);
+        }
+        let want: Vec<Stretch> = all.iter().filter(|s| s.0 < complete_to).copied().collect();
+        assert_eq!(gathered, want);
+        assert_eq!(
+            complete_to,
+            Ns::MAX,
+            "the last window reaches past the calls"
+        );
     }
 }
