@@ -447,6 +447,21 @@ fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(doc["critical_path"], Value::Array(Vec::new()));
     assert!(doc["breakdown"][0]["busy_us"].as_f64().unwrap() > 0.0);
+    // Version 5 with a path part edited in (cut): the part is not read.
+    let mut edited = good.clone();
+    edited["version"] = 5.into();
+    edited["ranks"][0]["critical_path"]["colls"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    let p5e = dir.path().join("v5e.part.json");
+    std::fs::write(&p5e, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let (doc, _, stderr) = report(
+        &[p5e, partials[1].clone()],
+        &["--combine", "--align", "none"],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(doc["critical_path"], Value::Array(Vec::new()));
 }
 
 #[test]
