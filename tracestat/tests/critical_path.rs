@@ -432,36 +432,34 @@ fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
         );
         assert!(!out.exists(), "{name}");
     }
-    // Version 5: no critical path part at all.
-    let mut old = good.clone();
-    old["version"] = 5.into();
-    for r in old["ranks"].as_array_mut().unwrap() {
-        r.as_object_mut().unwrap().remove("critical_path");
-    }
-    let p5 = dir.path().join("v5.part.json");
-    std::fs::write(&p5, serde_json::to_vec(&old).unwrap()).unwrap();
-    let (doc, _, stderr) = report(
-        &[p5, partials[1].clone()],
-        &["--combine", "--align", "none"],
-    );
-    assert!(stderr.is_empty(), "{stderr}");
-    assert_eq!(doc["critical_path"], Value::Array(Vec::new()));
+    // Version 5 partials combine without a path: one without a critical
+    // path part at all, and one with a part edited in (cut), not read.
+    let combined_as_v5 = |name: &str, edit: Edit| {
+        let mut old = good.clone();
+        old["version"] = 5.into();
+        edit(&mut old);
+        let p5 = dir.path().join(name);
+        std::fs::write(&p5, serde_json::to_vec(&old).unwrap()).unwrap();
+        let (doc, _, stderr) = report(
+            &[p5, partials[1].clone()],
+            &["--combine", "--align", "none"],
+        );
+        assert!(stderr.is_empty(), "{name}: {stderr}");
+        assert_eq!(doc["critical_path"], Value::Array(Vec::new()), "{name}");
+        doc
+    };
+    let doc = combined_as_v5("v5.part.json", |old| {
+        for r in old["ranks"].as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("critical_path");
+        }
+    });
     assert!(doc["breakdown"][0]["busy_us"].as_f64().unwrap() > 0.0);
-    // Version 5 with a path part edited in (cut): the part is not read.
-    let mut edited = good.clone();
-    edited["version"] = 5.into();
-    edited["ranks"][0]["critical_path"]["colls"]
-        .as_array_mut()
-        .unwrap()
-        .truncate(1);
-    let p5e = dir.path().join("v5e.part.json");
-    std::fs::write(&p5e, serde_json::to_vec(&edited).unwrap()).unwrap();
-    let (doc, _, stderr) = report(
-        &[p5e, partials[1].clone()],
-        &["--combine", "--align", "none"],
-    );
-    assert!(stderr.is_empty(), "{stderr}");
-    assert_eq!(doc["critical_path"], Value::Array(Vec::new()));
+    combined_as_v5("v5e.part.json", |old| {
+        old["ranks"][0]["critical_path"]["colls"]
+            .as_array_mut()
+            .unwrap()
+            .truncate(1);
+    });
 }
 
 #[test]
