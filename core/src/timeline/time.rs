@@ -6,7 +6,7 @@
 //! kept as `i64` nanoseconds parsed from the text: sums, unions and
 //! differences are exact and the same on every machine.
 
-use crate::trace::decimal::eight_digits;
+use crate::trace::decimal::{eight_digits, four_ascii_digits};
 
 pub use super::model::Ns;
 
@@ -101,7 +101,7 @@ fn short_fraction_ns(frac: &[u8]) -> Option<Option<u64>> {
         4..=8 => {
             let head = u32::from_le_bytes(*frac.first_chunk::<4>()?);
             let tail = u32::from_le_bytes(*frac.last_chunk::<4>()?);
-            if !four_digits(head) || !four_digits(tail) {
+            if !four_ascii_digits(head) || !four_ascii_digits(tail) {
                 return Some(None);
             }
             let [a, b, c, d] = (head & 0x0F0F_0F0F).to_le_bytes();
@@ -124,15 +124,6 @@ fn short_fraction_ns(frac: &[u8]) -> Option<Option<u64>> {
         }
         _ => None,
     }
-}
-
-/// Whether the four bytes of a little-endian word are ASCII digits.
-#[inline(always)]
-fn four_digits(w: u32) -> bool {
-    // Each byte 0x30..=0x39: high nibble 3, and adding 6 keeps it 3.
-    let high = w & 0xF0F0_F0F0;
-    let carried = (w.wrapping_add(0x0606_0606) & 0xF0F0_F0F0) >> 4;
-    high | carried == 0x3333_3333
 }
 
 /// [`us_text_to_ns`] for any text.

@@ -35,6 +35,27 @@ pub fn eight_digits(bytes: &[u8]) -> Option<u64> {
     Some((w & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32)
 }
 
+/// The value of four ASCII digits, `None` if one byte is not a digit (as
+/// [`eight_digits`], on a four-byte word).
+#[inline(always)]
+pub fn four_digits(bytes: &[u8; 4]) -> Option<u32> {
+    let w = u32::from_le_bytes(*bytes);
+    if !four_ascii_digits(w) {
+        return None;
+    }
+    let w = (w & 0x0F0F_0F0F).wrapping_mul(2561) >> 8;
+    Some((w & 0x00FF_00FF).wrapping_mul(6_553_601) >> 16)
+}
+
+/// Whether the four bytes of a little-endian word are ASCII digits.
+#[inline(always)]
+pub fn four_ascii_digits(w: u32) -> bool {
+    // Each byte 0x30..=0x39: high nibble 3, and adding 6 keeps it 3.
+    let high = w & 0xF0F0_F0F0;
+    let carried = (w.wrapping_add(0x0606_0606) & 0xF0F0_F0F0) >> 4;
+    high | carried == 0x3333_3333
+}
+
 /// Largest scale accepted (more decimals than any trace writer prints; keeps
 /// the mantissa far from i128 overflow for realistic magnitudes).
 const MAX_SCALE: u32 = 18;
@@ -329,6 +350,22 @@ mod tests {
             let mut t = *b"12345678";
             t[3] = c;
             assert_eq!(eight_digits(&t).is_some(), c.is_ascii_digit(), "{c}");
+        }
+    }
+
+    #[test]
+    fn four_digits_agrees_with_a_digit_loop() {
+        for n in 0..10_000u32 {
+            let text = format!("{n:04}");
+            let t: [u8; 4] = text.as_bytes().try_into().unwrap();
+            assert_eq!(four_digits(&t), Some(n));
+        }
+        for at in 0..4 {
+            for c in 0..=255u8 {
+                let mut t = *b"1234";
+                t[at] = c;
+                assert_eq!(four_digits(&t).is_some(), c.is_ascii_digit(), "{t:?}");
+            }
         }
     }
 

@@ -16,6 +16,15 @@ pub fn parse_u64(digits: &[u8]) -> Option<u64> {
             Some((eight, rest)) => (super::decimal::eight_digits(eight)?, rest),
             None => (0, digits),
         };
+        // Then four at once: pids and tids are mostly five to seven digits,
+        // whose digit-by-digit loop mispredicted on every length change.
+        let rest = match rest.split_first_chunk::<4>() {
+            Some((four, rest)) => {
+                v = v * 10_000 + u64::from(super::decimal::four_digits(four)?);
+                rest
+            }
+            None => rest,
+        };
         for &c in rest {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
@@ -130,7 +139,9 @@ mod tests {
                 .map(|k| (b'0' + ((x >> (k * 3 % 61)) % 10) as u8) as char)
                 .collect();
             if x.is_multiple_of(7) && !t.is_empty() {
-                t.replace_range(0..1, ":");
+                // A non-digit anywhere: in the eight, the four or the rest.
+                let at = (x >> 40) as usize % t.len();
+                t.replace_range(at..at + 1, if x.is_multiple_of(2) { ":" } else { "/" });
             }
             cases.push(t);
         }
