@@ -16,8 +16,11 @@
 #   * the floor: `cat` of the inputs into a file;
 #   * tracestat on one core (taskset + --jobs 1) and on all cores, the
 #     scaling between them, and the one-core run's time over the floor's;
+#   * tracestat --no-critical-path on one core (the analyses of a build
+#     before the critical path: a like-for-like baseline for such a build);
 #   * with --baseline, that other tracestat binary (e.g. main's, built
-#     apart) on one core, and the ratio of the two CPU times;
+#     apart) on one core, and this build's CPU time with and without the
+#     critical path against it, in percent;
 # then, for the JSON traces:
 #   * tracestat with every output (--json, --csv, --html) on all cores, and
 #     on one core with two --what-if rules besides (docs/tracestat.md#what-if);
@@ -101,11 +104,14 @@ for format in ${formats//,/ }; do
     read -r all _ < "$work/last"
     awk -v a="$one" -v b="$all" -v n="$cores" -v f="$floor" -v fm="$format" 'BEGIN {
         printf "%s: scaling %.2fx on %d cores against 1; 1 core takes %.2fx the floor'"'"'s time\n", fm, a / (b > 0 ? b : 0.01), n, a / (f > 0 ? f : 0.01) }'
+    run "tracestat --no-critical-path, $format (1 core)" "$bytes" taskset -c 0 "$bin" -q --jobs 1 --no-critical-path "${files[@]}"
+    read -r _ nopath_cpu < "$work/last"
     if [ -n "$baseline" ]; then
         run "baseline tracestat, $format (1 core)" "$bytes" taskset -c 0 "$baseline" -q --jobs 1 "${files[@]}"
         read -r _ base_cpu < "$work/last"
-        awk -v a="$base_cpu" -v b="$one_cpu" -v fm="$format" 'BEGIN {
-            printf "%s: baseline %.2f CPU s, this build %.2f CPU s: %.2fx fewer\n", fm, a, b, a / (b > 0 ? b : 0.01) }'
+        awk -v a="$base_cpu" -v b="$one_cpu" -v c="$nopath_cpu" -v fm="$format" 'BEGIN {
+            printf "%s: baseline %.2f CPU s; this build %.2f CPU s (%+.1f%%), with --no-critical-path %.2f CPU s (%+.1f%%)\n",
+                fm, a, b, 100 * (b - a) / (a > 0 ? a : 0.01), c, 100 * (c - a) / (a > 0 ? a : 0.01) }'
     fi
 done
 

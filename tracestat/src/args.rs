@@ -146,6 +146,13 @@ pub struct Args {
     #[arg(long = "what-if", value_name = "RULE", value_parser = check_what_if)]
     pub what_if: Vec<String>,
 
+    /// Leave out the critical path and its replays (docs/tracestat.md#no-critical-path):
+    /// about a third less time on runs of many short steps. The steps, the
+    /// findings (their savings then estimated without replays) and every
+    /// other analysis are kept. Chosen when partials are made.
+    #[arg(long, conflicts_with_all = ["what_if", "annotate", "combine"])]
+    pub no_critical_path: bool,
+
     /// Write the input timeline with tracks added: the steps, the critical
     /// path, and per engine its queue depth (docs/tracestat.md#annotated-trace).
     /// `.json` from Chrome/Kineto JSON inputs, `.pftrace` from `.pftrace` ones.

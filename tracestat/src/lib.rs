@@ -495,6 +495,7 @@ pub fn table_files() -> Vec<String> {
         steps: Default::default(),
         what_if: Vec::new(),
         annotate: false,
+        no_critical_path: false,
     };
     let empty = analyzers::build(
         Vec::new(),

@@ -73,7 +73,15 @@ fn check_paths(p: &Partial) -> Result<(), String> {
     for r in &p.ranks {
         let calls = Collectives::part(r).len();
         let path = critical_path::CriticalPath::part(r);
-        if let Some(problem) = critical_path::part_problem(path, calls, user_rules) {
+        // Made with --no-critical-path: no rank has a path part at all.
+        let problem = if p.options.no_critical_path {
+            (*path != Default::default()).then(|| {
+                "a critical path part in a partial made with --no-critical-path".to_string()
+            })
+        } else {
+            critical_path::part_problem(path, calls, user_rules)
+        };
+        if let Some(problem) = problem {
             return Err(format!(
                 "rank {}: not a tracestat partial as --partial writes it: {problem}",
                 r.label()

@@ -152,6 +152,7 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         steps,
         what_if: args.what_if.clone(),
         annotate: args.annotate.is_some(),
+        no_critical_path: args.no_critical_path,
     };
     let mut tables = Vec::new();
     tables.extend(args.csv.clone().map(|d| (d, TableFormat::Csv)));

@@ -712,6 +712,125 @@ fn recorded_ranks_paths_tile_their_steps_and_find_the_straggler() {
     );
 }
 
+/// `--no-critical-path` (docs/tracestat.md#no-critical-path) on the
+/// recorded 4-rank run: the path's tables are empty and say why, every
+/// other table is the one of the run with the path, the findings are the
+/// same rules on the same ranks with no savings by replay; its partials
+/// combine to the same report and refuse to mix with ones that have paths;
+/// with `--what-if` or `--annotate` it is a usage error.
+#[test]
+fn no_critical_path_leaves_out_only_the_path() {
+    let planted = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/planted");
+    let (with, _, _) = report(std::slice::from_ref(&planted), &[]);
+    let (without, stdout, _) = report(std::slice::from_ref(&planted), &["--no-critical-path"]);
+    assert!(
+        stdout.contains("(not computed: --no-critical-path)"),
+        "{stdout}"
+    );
+    assert!(
+        with["options"].get("no_critical_path").is_none(),
+        "unchanged without it"
+    );
+    assert_eq!(without["options"]["no_critical_path"], true);
+    let path_keys = [
+        "critical_path",
+        "critical_path_steps",
+        "critical_path_kinds",
+        "critical_path_names",
+        "what_if",
+    ];
+    for k in path_keys {
+        assert!(without[k].as_array().unwrap().is_empty(), "{k}");
+    }
+    assert!(!with["critical_path_steps"].as_array().unwrap().is_empty());
+    assert!(without["slowest_step"].is_null());
+    let mut compared = 0;
+    for (k, v) in with.as_object().unwrap() {
+        if path_keys.contains(&k.as_str())
+            || ["slowest_step", "options", "findings"].contains(&k.as_str())
+        {
+            continue;
+        }
+        assert_eq!(&without[k], v, "{k}");
+        compared += 1;
+    }
+    assert!(compared > 20, "{compared} tables compared");
+    let rules = |d: &Value| {
+        let mut v: Vec<(String, String)> = rows(d, "findings")
+            .iter()
+            .map(|f| (f["rule"].to_string(), f["rank"].to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(rules(&with), rules(&without));
+    assert!(rows(&without, "findings")
+        .iter()
+        .all(|f| f["savings_by"] != "replay"));
+    // Partials carry the choice; a mix is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&planted)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    };
+    let partials = crate::common::partial_per_file(&files, dir.path(), &["--no-critical-path"]);
+    let (combined, _, _) = report(&partials, &["--combine"]);
+    for (k, v) in without.as_object().unwrap() {
+        assert_eq!(&combined[k], v, "{k}");
+    }
+    let with_path = dir.path().join("with.json");
+    let out = run(&[
+        files[0].as_os_str(),
+        "--partial".as_ref(),
+        with_path.as_os_str(),
+    ]);
+    assert!(out.status.success());
+    let r = dir.path().join("r.json");
+    let out = run(&[
+        partials[1].as_os_str(),
+        with_path.as_os_str(),
+        "--combine".as_ref(),
+        "--json".as_ref(),
+        r.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("made with other options"));
+    assert!(!r.exists());
+    // A path part edited into a partial made without one is an error.
+    let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+    let mut edited = read(&partials[0]);
+    assert!(edited["ranks"][0]["critical_path"].is_object());
+    edited["ranks"][0]["critical_path"] = read(&with_path)["ranks"][0]["critical_path"].clone();
+    let edited_path = dir.path().join("edited.json");
+    std::fs::write(&edited_path, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let out = run(&[
+        edited_path.as_os_str(),
+        "--combine".as_ref(),
+        "--json".as_ref(),
+        r.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("made with --no-critical-path") && err.contains("edited.json"),
+        "{err}"
+    );
+    assert!(!r.exists());
+    for extra in [["--what-if", "comm=0"], ["--annotate", "a.json"]] {
+        let out = run(&[
+            files[0].as_os_str(),
+            "--no-critical-path".as_ref(),
+            extra[0].as_ref(),
+            extra[1].as_ref(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+    }
+}
+
 /// A chain longer than a rank keeps stretch by stretch (600 kernels back
 /// to back, launched ahead): its stretches are joined in the table, its
 /// totals per name stay exact, and the path still tiles the run.

@@ -403,6 +403,7 @@ mod tests {
             steps: Default::default(),
             what_if: Vec::new(),
             annotate: false,
+            no_critical_path: false,
         }
     }
 

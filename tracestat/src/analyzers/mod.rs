@@ -62,6 +62,10 @@ pub struct RankOptions {
     /// `--annotate`: keep each engine's queue depth (never in a partial).
     #[serde(skip)]
     pub annotate: bool,
+    /// `--no-critical-path`: no rank's graph is built, the run has no path
+    /// (written only when set, so reports without it are as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_critical_path: bool,
 }
 
 /// Options of the cross-rank step.

@@ -132,6 +132,9 @@ impl Analyzer for CriticalPath {
     type Output = CriticalPathOut;
 
     fn observe(m: &RankModel<'_>, o: &RankOptions) -> RankPath {
+        if o.no_critical_path {
+            return RankPath::default();
+        }
         let mut rules = rules::parse_rules(&o.what_if);
         rules.extend(implicit_rules(m.trace.rank));
         graph::observe(m, &rules, o.annotate)
@@ -181,7 +184,7 @@ impl Analyzer for CriticalPath {
     }
 
     fn sections(r: &Report, _: &Screen) -> Vec<Section> {
-        sections(&r.out.critical_path)
+        sections(&r.out.critical_path, r.options.no_critical_path)
     }
 }
 
@@ -343,9 +346,12 @@ fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
     }
 }
 
-fn sections(out: &CriticalPathOut) -> Vec<Section> {
+fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
     let mut s = Section::new("critical-path", "Critical path (per step, across ranks)");
-    if out.critical_path_steps.is_empty() {
+    if left_out {
+        s.lines
+            .push("(not computed: --no-critical-path)".to_string());
+    } else if out.critical_path_steps.is_empty() {
         s.lines.push("(no work to follow)".to_string());
     }
     if let Some(step) = &out.slowest_step {
@@ -744,6 +750,9 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
 /// Whether every rank's part can be solved: otherwise (partials written
 /// before the critical path) the run has no critical path.
 fn solvable(ranks: &Ranks<'_>) -> bool {
+    if ranks.rank_options.no_critical_path {
+        return false;
+    }
     // A part made in this run is whole; a partial's was checked whole when
     // it was read (`part_problem`), one written before the path has none:
     // its calls are then missing from it.
