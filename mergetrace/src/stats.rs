@@ -68,7 +68,10 @@ impl StatsPlan {
 
     /// tracestat's per-rank options at its defaults: none of the numbers
     /// mergetrace prints depends on them, and with them the summaries are
-    /// those `tracestat` makes of the same files.
+    /// those `tracestat` makes of the same files. Nothing it prints comes
+    /// from the critical path, which is left out (`--no-critical-path`,
+    /// docs/tracestat.md#no-critical-path): its graph was most of the time
+    /// and memory of `--stats` beyond the merge.
     fn rank_options(&self) -> RankOptions {
         RankOptions {
             short_kernel_ns: 10_000,
@@ -79,6 +82,7 @@ impl StatsPlan {
             steps: Default::default(),
             what_if: Vec::new(),
             annotate: false,
+            no_critical_path: true,
         }
     }
 }

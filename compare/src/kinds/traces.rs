@@ -51,6 +51,8 @@ pub fn report(path: &Path) -> Result<Report> {
         steps: Default::default(),
         what_if: Vec::new(),
         annotate: false,
+        // The findings' savings come from the path's replays.
+        no_critical_path: false,
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
     for empty in &found.empty {
