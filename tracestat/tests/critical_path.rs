@@ -728,6 +728,10 @@ fn no_critical_path_leaves_out_only_the_path() {
         "{stdout}"
     );
     assert!(
+        !stdout.contains("Steps and their path by kind"),
+        "no empty tables shown"
+    );
+    assert!(
         with["options"].get("no_critical_path").is_none(),
         "unchanged without it"
     );

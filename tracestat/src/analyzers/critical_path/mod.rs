@@ -380,6 +380,14 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
     s.tables.push(kinds_table(out));
     s.tables.push(names_table(out));
     s.tables.push(items_table(out));
+    if left_out {
+        // Its files are still written (empty), as every run's; the screens
+        // show the line alone.
+        for t in &mut s.tables {
+            t.files_only = true;
+            t.notes.clear();
+        }
+    }
     if let Some((labels, items)) = &out.gantt {
         if !items.is_empty() {
             s.figures.push(Figure {
