@@ -57,6 +57,12 @@ pub fn inspect(path: &Path) -> Result<InputInfo, InputError> {
 /// A plain file is streamed and watched: one that changes while it is read
 /// fails the read with `changed while read` (docs/robustness.md#changed-inputs).
 pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    open_stream_telling(path).map(|(stream, _)| stream)
+}
+
+/// [`open_stream`], and whether the stream is the plain file itself (which
+/// can be read again, e.g. for a line number).
+pub fn open_stream_telling(path: &Path) -> io::Result<(Box<dyn Read + Send>, bool)> {
     let mut file = WatchedFile::open(path)?;
     let mut magic = Vec::with_capacity(2);
     (&mut file).take(2).read_to_end(&mut magic)?;
@@ -67,16 +73,16 @@ pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
         if gzipped {
             let opened =
                 timeline::open_stream(stream, path).map_err(|e| io::Error::other(e.problem))?;
-            return Ok(opened.into_reader());
+            return Ok((opened.into_reader(), false));
         }
-        return Ok(stream);
+        return Ok((stream, false));
     }
     if gzipped {
         let opened = timeline::open(path).map_err(|e| io::Error::other(e.problem))?;
-        return Ok(opened.into_reader());
+        return Ok((opened.into_reader(), false));
     }
     file.rewind()?;
-    Ok(Box::new(file))
+    Ok((Box::new(file), true))
 }
 
 /// The merged output: gzip (fast level) when its name ends in `.gz`

@@ -204,10 +204,14 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
 /// (docs/robustness.md#changed-inputs); a gzipped one is inflated on the
 /// fly (docs/mergetrace.md#usage).
 fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<dyn Read + Send>>> {
-    Ok(TraceReader::with_max_event_bytes(
-        crate::input::open_stream(path)?,
-        max_event,
-    ))
+    let (stream, plain) = crate::input::open_stream_telling(path)?;
+    let reader = TraceReader::with_max_event_bytes(stream, max_event);
+    if !plain {
+        return Ok(reader);
+    }
+    // Read again for a line number rather than every byte counted for one.
+    let path = path.to_path_buf();
+    Ok(reader.with_line_lookup(move |offset| unitrace_core::trace::line_of_offset(&path, offset)))
 }
 
 /// Whether a scan failed because its input changed while it was read.
@@ -640,6 +644,12 @@ impl<'a, W: Write + Send> Merger<'a, W> {
     }
 }
 
+/// `:LINE` when the line is known (the file read again to find it may be
+/// gone).
+fn at_line(line: Option<u64>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+}
+
 /// One-line warnings for what a finished scan found.
 pub fn report_summary(path: &Path, s: &TraceSummary) {
     let p = path.display();
@@ -656,9 +666,11 @@ pub fn report_summary(path: &Path, s: &TraceSummary) {
             warn(
                 TOOL,
                 format!(
-                    "{p}:{}: trace cut short (writer killed?): kept {} complete events, \
+                    "{p}{}: trace cut short (writer killed?): kept {} complete events, \
                      dropped {} bytes",
-                    t.line, s.events, t.dropped_bytes
+                    at_line(t.line),
+                    s.events,
+                    t.dropped_bytes
                 ),
             );
         } else if s.form == Some(unitrace_core::trace::TraceForm::Object) {
@@ -675,7 +687,10 @@ pub fn report_summary(path: &Path, s: &TraceSummary) {
     if let Some((line, _)) = s.trailing_data {
         warn(
             TOOL,
-            format!("{p}:{line}: ignoring data after the end of the trace"),
+            format!(
+                "{p}{}: ignoring data after the end of the trace",
+                at_line(line)
+            ),
         );
     }
 }

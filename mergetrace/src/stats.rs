@@ -192,10 +192,12 @@ impl InputStats {
             empty: summary.is_some_and(|s| s.empty),
             cut: summary.and_then(|s| s.truncation.as_ref()).map(|t| Cut {
                 dropped_bytes: t.dropped_bytes,
-                line: Some(t.line),
+                line: t.line,
                 partial_event: t.partial_event,
             }),
-            trailing_data_line: summary.and_then(|s| s.trailing_data).map(|(line, _)| line),
+            trailing_data_line: summary
+                .and_then(|s| s.trailing_data)
+                .and_then(|(line, _)| line),
             events: summary.map_or(0, |s| s.events),
         };
         Ok(collector.finish(read, self.input_index))

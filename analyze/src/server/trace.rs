@@ -137,8 +137,8 @@ impl TracePlan {
                 format: TraceFormat::Json,
             },
             Some(cut) => bail!(
-                "{shown}:{}: trace file is invalid: it ends before its event array starts",
-                cut.line
+                "{shown}{}: trace file is invalid: it ends before its event array starts",
+                cut.line.map(|l| format!(":{l}")).unwrap_or_default()
             ),
         };
         Ok(plan)
@@ -186,8 +186,8 @@ impl TracePlan {
                 (cut.kept_bytes, form.closing())
             }
             Some(cut) => bail!(
-                "{shown}:{}: trace file is invalid: it ends before its event array starts",
-                cut.line
+                "{shown}{}: trace file is invalid: it ends before its event array starts",
+                cut.line.map(|l| format!(":{l}")).unwrap_or_default()
             ),
         };
         let mut bytes = Vec::with_capacity(keep as usize + suffix.len());

@@ -283,8 +283,9 @@ pub struct Opened {
 }
 
 enum Input {
-    /// A plain file, rewound to its start, watched while read.
-    File(WatchedFile),
+    /// A plain file, rewound to its start, watched while read, and its
+    /// path (to find a line again when one is needed).
+    File(WatchedFile, PathBuf),
     /// Bytes already consumed by detection, then the rest.
     Stream(Box<dyn Read + Send>),
 }
@@ -294,7 +295,7 @@ impl Opened {
     /// e.g. mergetrace's byte-copying merge).
     pub fn into_reader(self) -> Box<dyn Read + Send> {
         match self.input {
-            Input::File(f) => Box::new(f),
+            Input::File(f, _) => Box::new(f),
             Input::Stream(s) => s,
         }
     }
@@ -302,10 +303,13 @@ impl Opened {
     /// A JSON event reader over the input.
     pub fn json_reader(self) -> TraceReader<Box<dyn Read + Send>> {
         match self.input {
-            Input::File(f) => TraceReader::with_max_event_bytes(
+            // A plain file is read again for a line number rather than
+            // every byte counted for one (docs/tracestat.md#scale).
+            Input::File(f, path) => TraceReader::with_max_event_bytes(
                 Box::new(f) as Box<dyn Read + Send>,
                 DEFAULT_MAX_EVENT_BYTES,
-            ),
+            )
+            .with_line_lookup(move |offset| crate::trace::line_of_offset(&path, offset)),
             Input::Stream(s) => TraceReader::with_max_event_bytes(s, DEFAULT_MAX_EVENT_BYTES),
         }
     }
@@ -358,7 +362,7 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
     let input = if file.is_regular() {
         use std::io::Seek;
         file.rewind().map_err(|e| InputError::io(path, &e))?;
-        Input::File(file)
+        Input::File(file, path.to_path_buf())
     } else {
         // A pipe (a FIFO named on the command line): what detection read,
         // then the rest.
@@ -492,7 +496,7 @@ pub fn read_opened_with_names<S: TraceSink>(
         },
         Sniffed::Pftrace => {
             let src = match opened.input {
-                Input::File(f) => {
+                Input::File(f, _) => {
                     Box::new(io::BufReader::with_capacity(1 << 20, f)) as Box<dyn Read + Send>
                 }
                 Input::Stream(s) => s,
@@ -568,7 +572,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
     }
     let cut = summary.truncation.as_ref().map(|t| Cut {
         dropped_bytes: t.dropped_bytes,
-        line: Some(t.line),
+        line: t.line,
         partial_event: t.partial_event,
     });
     Ok(TimelineRead {
@@ -579,7 +583,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
         router: interp.router,
         empty: summary.empty,
         cut,
-        trailing_data_line: summary.trailing_data.map(|(line, _)| line),
+        trailing_data_line: summary.trailing_data.and_then(|(line, _)| line),
         events: summary.events,
     })
 }

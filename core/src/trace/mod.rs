@@ -70,6 +70,8 @@ pub use blocks::ScanKernel;
 pub use byte_parser::object_members;
 pub use error::{TraceError, TraceErrorKind};
 pub use event::{Event, EventFields, Field, Span};
-pub use reader::{scan, TraceForm, TraceReader, TraceSummary, Truncation, DEFAULT_MAX_EVENT_BYTES};
+pub use reader::{
+    line_of_offset, scan, TraceForm, TraceReader, TraceSummary, Truncation, DEFAULT_MAX_EVENT_BYTES,
+};
 pub use repair::{repair_to, repaired_bytes, RepairReport, Repaired};
 pub use value::{decode_string_content, parse_u64};

@@ -69,14 +69,15 @@ pub struct Truncation {
     /// Whether the dropped bytes hold anything but blanks and commas (a
     /// partial event or header) rather than a clean stop between events.
     pub partial_event: bool,
-    /// 1-based line of the first dropped byte.
-    pub line: u64,
+    /// 1-based line of the first dropped byte (`None` when the file read
+    /// again to find it is gone).
+    pub line: Option<u64>,
     /// The `[` of the event array was read.
     pub array_opened: bool,
 }
 
 /// What a finished scan found.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceSummary {
     pub form: Option<TraceForm>,
     pub events: u64,
@@ -87,7 +88,7 @@ pub struct TraceSummary {
     pub has_trace_events: bool,
     pub truncation: Option<Truncation>,
     /// Non-blank bytes after the top-level value: `(line, offset)`.
-    pub trailing_data: Option<(u64, u64)>,
+    pub trailing_data: Option<(Option<u64>, u64)>,
     /// Offset just after the top-level value (complete traces).
     pub value_end: u64,
 }
@@ -106,8 +107,9 @@ pub struct TraceReader<R> {
     pending_keep: Option<usize>,
     /// Absolute offset of `buf[0]`.
     pub(super) base: u64,
-    /// Newlines in the discarded bytes before `buf[0]`.
-    lines_before: u64,
+    /// How line numbers are found: counted in the discarded bytes, or
+    /// looked up in the file when one is needed ([`TraceReader::with_line_lookup`]).
+    lines: Lines,
     eof: bool,
     state: State,
     max_event: usize,
@@ -125,6 +127,38 @@ pub struct TraceReader<R> {
     /// in file order: [`TraceReader::top_level_members`].
     top_level: Vec<TopLevelMember>,
     top_level_bytes: usize,
+}
+
+/// Where the reader's line numbers come from.
+enum Lines {
+    /// Newlines counted in the discarded bytes before `buf[0]`: a stream
+    /// that cannot be read again.
+    Counted(u64),
+    /// The 1-based line of an offset, read from the file again: line
+    /// numbers are only needed for an error, a cut or data after the
+    /// trace, and counting every byte for them was 2% of a report's time
+    /// (docs/benchmarks.md#tracestat). `None` when the file cannot be read.
+    Lookup(Box<dyn Fn(u64) -> Option<u64> + Send>),
+}
+
+/// The 1-based line of byte `offset` of the file at `path`: one plus the
+/// newlines before it; `None` when the file is gone or shorter.
+pub fn line_of_offset(path: &std::path::Path, offset: u64) -> Option<u64> {
+    let mut file = std::fs::File::open(path).ok()?.take(offset);
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut lines, mut read) = (1u64, 0u64);
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+                read += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    (read == offset).then_some(lines)
 }
 
 /// A top-level member of the trace object: raw key (no quotes), raw value.
@@ -171,7 +205,7 @@ impl<R: Read> TraceReader<R> {
             keep: 0,
             pending_keep: None,
             base: 0,
-            lines_before: 0,
+            lines: Lines::Counted(0),
             eof: false,
             state: State::Start,
             max_event: max_event.max(16),
@@ -186,6 +220,17 @@ impl<R: Read> TraceReader<R> {
             top_level: Vec::new(),
             top_level_bytes: 0,
         }
+    }
+
+    /// Line numbers by `lookup` (the 1-based line of a byte offset, e.g.
+    /// [`line_of_offset`] of the file read) instead of counted as the bytes
+    /// go by: for a source that can be read again.
+    pub fn with_line_lookup(
+        mut self,
+        lookup: impl Fn(u64) -> Option<u64> + Send + 'static,
+    ) -> Self {
+        self.lines = Lines::Lookup(Box::new(lookup));
+        self
     }
 
     /// Bytes consumed from the source so far.
@@ -280,15 +325,22 @@ impl<R: Read> TraceReader<R> {
     fn error_at(&self, at: usize, kind: TraceErrorKind) -> TraceError {
         TraceError {
             kind,
-            line: Some(self.line_at(at)),
+            line: self.line_at(at),
             offset: self.base + at as u64,
         }
     }
 
-    fn line_at(&self, at: usize) -> u64 {
+    /// The 1-based line of buffer index `at`; `None` only when a looked-up
+    /// file can no longer be read.
+    fn line_at(&self, at: usize) -> Option<u64> {
         let at = at.min(self.len);
-        let b = &self.buf[..self.len];
-        self.lines_before + memchr::memchr_iter(b'\n', &b[..at]).count() as u64 + 1
+        match &self.lines {
+            Lines::Counted(before) => {
+                let b = &self.buf[..self.len];
+                Some(before + memchr::memchr_iter(b'\n', &b[..at]).count() as u64 + 1)
+            }
+            Lines::Lookup(lookup) => lookup(self.base + at as u64),
+        }
     }
 
     fn finish(&mut self) {
@@ -327,7 +379,9 @@ impl<R: Read> TraceReader<R> {
         // Buffer indices change (and the bytes after the end arrive).
         self.structurals.invalidate();
         if self.keep > 0 {
-            self.lines_before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
+            if let Lines::Counted(before) = &mut self.lines {
+                *before += memchr::memchr_iter(b'\n', &self.buf[..self.keep]).count() as u64;
+            }
             self.buf.copy_within(self.keep..self.len, 0);
             self.len -= self.keep;
             self.pos -= self.keep;

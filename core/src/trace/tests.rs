@@ -218,3 +218,66 @@ fn event_over_the_limit_is_an_error() {
     // The default limit accepts it.
     assert_eq!(collect(&mut TraceReader::new(&big[..])).unwrap().len(), 1);
 }
+
+/// Line numbers read again from the file ([`TraceReader::with_line_lookup`])
+/// are those counted as the bytes go by: for errors on every line of a
+/// trace, for traces cut at every byte and for data after the trace, read
+/// in small pieces so that the line is often in bytes already discarded.
+#[test]
+fn looked_up_lines_are_the_counted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    for cut in 0..TRACE.len() {
+        cases.push(TRACE[..cut].to_vec());
+    }
+    for (at, _) in TRACE
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c == b':' || c == b',')
+    {
+        let mut bad = TRACE.to_vec();
+        bad[at] = b'?';
+        cases.push(bad);
+    }
+    let mut trailing = TRACE.to_vec();
+    trailing.extend_from_slice(b"\n\n  junk\n");
+    cases.push(trailing);
+    let read = |r: &mut TraceReader<Trickle<'_>>| {
+        let events = collect(r).map_err(|e| (e.line, e.offset, e.to_string()));
+        (events, r.summary().clone())
+    };
+    let mut with_lines = 0;
+    for case in &cases {
+        std::fs::write(&path, case).unwrap();
+        let counted = read(&mut TraceReader::new(Trickle { data: case, n: 7 }));
+        let p = path.clone();
+        let mut looked = TraceReader::new(Trickle { data: case, n: 7 })
+            .with_line_lookup(move |offset| line_of_offset(&p, offset));
+        let looked = read(&mut looked);
+        assert_eq!(looked, counted, "{:?}", String::from_utf8_lossy(case));
+        let line = match &counted {
+            (Err((line, _, _)), _) => *line,
+            (Ok(_), s) => s
+                .truncation
+                .as_ref()
+                .and_then(|t| t.line)
+                .or(s.trailing_data.and_then(|t| t.0)),
+        };
+        with_lines += usize::from(line.is_some_and(|l| l > 1));
+    }
+    assert!(
+        with_lines > 100,
+        "{with_lines} cases with a line past the first"
+    );
+    // The file gone: no line rather than a wrong one.
+    let gone = dir.path().join("gone.json");
+    let bad = b"{\"traceEvents\":[\n{\"ph\" \"X\"}]}";
+    let mut r = TraceReader::new(&bad[..]).with_line_lookup(move |o| line_of_offset(&gone, o));
+    let e = collect(&mut r).unwrap_err();
+    assert_eq!(e.line, None);
+    assert_eq!(
+        line_of_offset(dir.path().join("t.json").as_path(), u64::MAX),
+        None
+    );
+}
