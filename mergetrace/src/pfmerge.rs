@@ -402,47 +402,13 @@ fn merge_into(
                 Err(e) => break Err(e),
             };
             if shallow {
-                let view = match rec.view() {
-                    Ok(v) => v,
+                match write_shallow(&rec, &mut edit, &mut bufs, &mut rewritten, out)? {
+                    Ok(true) => {
+                        outcome.events_written += 1;
+                        continue;
+                    }
+                    Ok(false) => {}
                     Err(e) => break Err(e),
-                };
-                let shifted = edit.shift_ns != 0 && view.timestamp.is_some();
-                let change = match view.kind {
-                    ViewKind::TrackEvent {
-                        track_uuid,
-                        flows,
-                        old_flows: false,
-                    } => {
-                        let mut change = shifted;
-                        if let Some(u) = track_uuid {
-                            change |= edit.uuid(u) != u;
-                        }
-                        let flows_change = !flows.is_empty()
-                            && (edit.index > 0
-                                || view_flow_ids(flows).any(|id| id >= SMALL_FLOW_LIMIT));
-                        if flows_change && !change {
-                            // Only the flow ids: patch them where the view
-                            // found them.
-                            rewritten.clear();
-                            rewritten.extend_from_slice(rec.raw);
-                            patch_view_flows(rec.raw, flows, &mut rewritten, |id| edit.flow(id));
-                            out.write_all(&rewritten)?;
-                            outcome.events_written += 1;
-                            continue;
-                        }
-                        Some(change || flows_change)
-                    }
-                    ViewKind::Other => Some(shifted),
-                    _ => None,
-                };
-                if let Some(change) = change {
-                    if change {
-                        write_edited(&rec, &mut edit, &mut bufs, &mut rewritten, out)?;
-                    } else {
-                        out.write_all(rec.raw)?;
-                    }
-                    outcome.events_written += 1;
-                    continue;
                 }
             }
             let packet = match rec.decode() {
@@ -508,6 +474,54 @@ fn merge_into(
         }
     }
     Ok(outcome)
+}
+
+/// Writes `rec` read only as far as its edits need (`PacketView`: no
+/// filter, statistics or link tagging): copied, its flow ids patched where
+/// the view found them, or re-encoded with its edits. `Ok(false)`: a
+/// packet the full path takes (a descriptor, old-style flows).
+fn write_shallow(
+    rec: &Record<'_>,
+    edit: &mut InputEdit<'_>,
+    bufs: &mut RewriteBuffers,
+    rewritten: &mut Vec<u8>,
+    out: &mut ChunkWriter,
+) -> Result<Result<bool, PftraceError>> {
+    let view = match rec.view() {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let shifted = edit.shift_ns != 0 && view.timestamp.is_some();
+    let change = match view.kind {
+        ViewKind::TrackEvent {
+            track_uuid,
+            flows,
+            old_flows: false,
+        } => {
+            let mut change = shifted;
+            if let Some(u) = track_uuid {
+                change |= edit.uuid(u) != u;
+            }
+            let flows_change = !flows.is_empty()
+                && (edit.index > 0 || view_flow_ids(flows).any(|id| id >= SMALL_FLOW_LIMIT));
+            if flows_change && !change {
+                rewritten.clear();
+                rewritten.extend_from_slice(rec.raw);
+                patch_view_flows(rec.raw, flows, rewritten, |id| edit.flow(id));
+                out.write_all(rewritten)?;
+                return Ok(Ok(true));
+            }
+            change || flows_change
+        }
+        ViewKind::Other => shifted,
+        _ => return Ok(Ok(false)),
+    };
+    if change {
+        write_edited(rec, edit, bufs, rewritten, out)?;
+    } else {
+        out.write_all(rec.raw)?;
+    }
+    Ok(Ok(true))
 }
 
 /// Writes `rec` with the edits of `edit`: patched in place when every edit

@@ -440,90 +440,13 @@ impl<R: Read> TraceReader<R> {
         parse_object(b, i, 1, Some(fields))
     }
 
+    /// One move of the reader's state machine: an event, a move between
+    /// the trace's parts, or `Incomplete` when more bytes are needed.
     fn step(&mut self) -> PResult<Step> {
         let b = &self.buf[..self.len];
         match self.state {
-            State::Start => {
-                let mut i = self.pos;
-                if self.base == 0 && i == 0 && b.starts_with(b"\xEF\xBB\xBF") {
-                    i = 3;
-                } else if self.base == 0
-                    && i == 0
-                    && !b.is_empty()
-                    && b"\xEF\xBB\xBF".starts_with(b)
-                {
-                    // Only part of the BOM has arrived (a pipe may hand out
-                    // one or two bytes first): read on before judging it
-                    // (found by fuzzing, docs/benchmarks.md#fuzzing; the
-                    // input is fuzz/regressions/trace_json/bom-split-across-reads.json).
-                    return Err(PErr::Incomplete);
-                }
-                let i = skip_ws(b, i);
-                self.pos = i;
-                let Some(&c) = b.get(i) else {
-                    return Err(PErr::Incomplete);
-                };
-                match c {
-                    b'{' => {
-                        self.summary.form = Some(TraceForm::Object);
-                        self.state = State::ObjKey { first: true };
-                    }
-                    b'[' => {
-                        self.summary.form = Some(TraceForm::Array);
-                        self.summary.has_trace_events = true;
-                        self.array_open_end = Some(self.base + i as u64 + 1);
-                        self.state = State::Array { first: true };
-                    }
-                    _ => return Err(PErr::NotJson(i, describe(c))),
-                }
-                self.pos = i + 1;
-                Ok(Step::Continue)
-            }
-            State::ObjKey { first } => {
-                let (i, c) = ws_then(b, self.pos)?;
-                if c == b'}' && first {
-                    self.pos = i + 1;
-                    self.state = State::Done;
-                    return Ok(Step::Continue);
-                }
-                if c != b'"' {
-                    return Err(PErr::Invalid(
-                        i,
-                        format!("expected a key, found {}", describe(c)),
-                    ));
-                }
-                let (key_end, _) = parse_string(b, i)?;
-                let (k, c) = ws_then(b, key_end)?;
-                if c != b':' {
-                    return Err(PErr::Invalid(
-                        k,
-                        format!("expected ':', found {}", describe(c)),
-                    ));
-                }
-                let (v, c) = ws_then(b, k + 1)?;
-                if &b[i + 1..key_end - 1] == b"traceEvents" {
-                    if c != b'[' {
-                        // Make sure the value is valid JSON before calling it
-                        // "not an array" (a truncated value is truncation).
-                        parse_value(b, v, 1)?;
-                        return Err(PErr::NotArray(v));
-                    }
-                    self.summary.has_trace_events = true;
-                    self.array_open_end = Some(self.base + v as u64 + 1);
-                    self.pos = v + 1;
-                    self.state = State::Array { first: true };
-                } else {
-                    let end = parse_value(b, v, 1)?;
-                    keep_top_level(
-                        (&mut self.top_level, &mut self.top_level_bytes),
-                        &b[i + 1..key_end - 1],
-                        &b[v..end],
-                    );
-                    self.pos = end;
-                    self.state = State::ObjAfterValue;
-                }
-                Ok(Step::Continue)
-            }
+            State::Start => self.step_start(),
+            State::ObjKey { first } => self.step_object_key(first),
             State::ObjAfterValue => {
                 let (i, c) = ws_then(b, self.pos)?;
                 match c {
@@ -615,19 +538,109 @@ impl<R: Read> TraceReader<R> {
                 self.state = State::ArrayAfterEvent;
                 Ok(Step::Event(next, end))
             }
-            State::Done => {
-                if self.summary.value_end == 0 {
-                    self.summary.value_end = self.base + self.pos as u64;
-                }
-                let i = skip_ws(b, self.pos);
-                self.pos = i;
-                if i < b.len() {
-                    self.summary.trailing_data = Some((self.line_at(i), self.base + i as u64));
-                    return Ok(Step::Finished);
-                }
-                Err(PErr::Incomplete)
-            }
+            State::Done => self.step_done(),
         }
+    }
+
+    /// Before the trace's first value: a byte-order mark, then `{` (a
+    /// trace object) or `[` (a bare event array).
+    fn step_start(&mut self) -> PResult<Step> {
+        let b = &self.buf[..self.len];
+        let mut i = self.pos;
+        if self.base == 0 && i == 0 && b.starts_with(b"\xEF\xBB\xBF") {
+            i = 3;
+        } else if self.base == 0 && i == 0 && !b.is_empty() && b"\xEF\xBB\xBF".starts_with(b) {
+            // Only part of the BOM has arrived (a pipe may hand out
+            // one or two bytes first): read on before judging it
+            // (found by fuzzing, docs/benchmarks.md#fuzzing; the
+            // input is fuzz/regressions/trace_json/bom-split-across-reads.json).
+            return Err(PErr::Incomplete);
+        }
+        let i = skip_ws(b, i);
+        self.pos = i;
+        let Some(&c) = b.get(i) else {
+            return Err(PErr::Incomplete);
+        };
+        match c {
+            b'{' => {
+                self.summary.form = Some(TraceForm::Object);
+                self.state = State::ObjKey { first: true };
+            }
+            b'[' => {
+                self.summary.form = Some(TraceForm::Array);
+                self.summary.has_trace_events = true;
+                self.array_open_end = Some(self.base + i as u64 + 1);
+                self.state = State::Array { first: true };
+            }
+            _ => return Err(PErr::NotJson(i, describe(c))),
+        }
+        self.pos = i + 1;
+        Ok(Step::Continue)
+    }
+
+    /// A key of the trace object (`first`: right after its `{`):
+    /// `traceEvents` opens the event array, any other member is kept or
+    /// skipped whole.
+    fn step_object_key(&mut self, first: bool) -> PResult<Step> {
+        let b = &self.buf[..self.len];
+        let (i, c) = ws_then(b, self.pos)?;
+        if c == b'}' && first {
+            self.pos = i + 1;
+            self.state = State::Done;
+            return Ok(Step::Continue);
+        }
+        if c != b'"' {
+            return Err(PErr::Invalid(
+                i,
+                format!("expected a key, found {}", describe(c)),
+            ));
+        }
+        let (key_end, _) = parse_string(b, i)?;
+        let (k, c) = ws_then(b, key_end)?;
+        if c != b':' {
+            return Err(PErr::Invalid(
+                k,
+                format!("expected ':', found {}", describe(c)),
+            ));
+        }
+        let (v, c) = ws_then(b, k + 1)?;
+        if &b[i + 1..key_end - 1] == b"traceEvents" {
+            if c != b'[' {
+                // Make sure the value is valid JSON before calling it
+                // "not an array" (a truncated value is truncation).
+                parse_value(b, v, 1)?;
+                return Err(PErr::NotArray(v));
+            }
+            self.summary.has_trace_events = true;
+            self.array_open_end = Some(self.base + v as u64 + 1);
+            self.pos = v + 1;
+            self.state = State::Array { first: true };
+        } else {
+            let end = parse_value(b, v, 1)?;
+            keep_top_level(
+                (&mut self.top_level, &mut self.top_level_bytes),
+                &b[i + 1..key_end - 1],
+                &b[v..end],
+            );
+            self.pos = end;
+            self.state = State::ObjAfterValue;
+        }
+        Ok(Step::Continue)
+    }
+
+    /// After the trace's value: only blanks may follow.
+    fn step_done(&mut self) -> PResult<Step> {
+        let b = &self.buf[..self.len];
+        if self.summary.value_end == 0 {
+            self.summary.value_end = self.base + self.pos as u64;
+        }
+        let i = skip_ws(b, self.pos);
+        self.pos = i;
+        if i < b.len() {
+            self.summary.trailing_data = Some((self.line_at(i), self.base + i as u64));
+            return Ok(Step::Finished);
+        }
+        Err(PErr::Incomplete)
     }
 
     fn end_array(&mut self) {
