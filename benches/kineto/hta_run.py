@@ -3,7 +3,11 @@
 breakdown and the communication/computation overlap, print the phase times
 and the peak resident memory of HTA's whole process tree.
 
-    benches/kineto/hta_run.py DIR
+    benches/kineto/hta_run.py DIR [BACKEND]
+
+BACKEND is one of HTA's parser backends (`json`, its default, or
+`ijson_batch_and_compress`, the one its docs name as the memory-lean choice
+for large traces); it is set as HTA's default parser configuration.
 
 HTA parses the ranks in a pool of worker processes, so the peak RSS that
 /usr/bin/time reports (the largest single process) understates what the run
@@ -47,6 +51,13 @@ def main():
     warnings.simplefilter("ignore")
     from hta.trace_analysis import TraceAnalysis
 
+    if len(sys.argv) > 2:
+        from hta.configs.parser_config import ParserBackend, ParserConfig
+
+        cfg = ParserConfig.get_default_cfg()
+        cfg.set_parser_backend(ParserBackend(sys.argv[2]))
+        ParserConfig.set_default_cfg(cfg)
+
     t0 = time.perf_counter()
     ta = TraceAnalysis(trace_dir=folder)
     t1 = time.perf_counter()
@@ -56,7 +67,8 @@ def main():
     t3 = time.perf_counter()
     done.set()
     peak[0] = max(peak[0], tree_rss(me))
-    print(f"hta: load {t1 - t0:.1f} s, temporal breakdown {t2 - t1:.1f} s, overlap {t3 - t2:.1f} s, "
+    backend = sys.argv[2] if len(sys.argv) > 2 else "json"
+    print(f"hta ({backend}): load {t1 - t0:.1f} s, temporal breakdown {t2 - t1:.1f} s, overlap {t3 - t2:.1f} s, "
           f"total {t3 - t0:.1f} s; peak RSS of the process tree {peak[0] / 2**20:.0f} MiB")
     print(f"hta: ranks {sorted(ta.t.traces)}; idle % {list(tb['idle_time_pctg'])}; "
           f"overlap % {list(ov['comp_comm_overlap_pctg'])}")
