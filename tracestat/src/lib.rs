@@ -263,7 +263,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .annotate
         .is_some()
         .then(|| annotate::collect(&mut ranks));
-    let report = analyzers::build(ranks, options, &plan.report);
+    // In the pool: `--jobs` bounds the cross-rank part too.
+    let report = pool.install(|| analyzers::build(ranks, options, &plan.report));
     give_back_freed_pages();
     write_report(&plan, &report, marks.as_deref())?;
     Ok(ExitCode::SUCCESS)

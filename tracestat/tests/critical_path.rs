@@ -1448,3 +1448,30 @@ fn stretches_held_per_step_are_those_of_a_sweep_of_the_calls() {
         assert_eq!(held, swept, "{files:?}");
     }
 }
+
+/// The cross-rank solve takes the steps in parallel (docs/tracestat.md#scale):
+/// one thread or several, the report is the same, what-if replays and the
+/// findings' `rank:N=median` replay included.
+#[test]
+fn the_report_is_the_same_on_any_number_of_threads() {
+    let planted = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/planted");
+    let extra = ["--what-if", "kernel:*=-20%", "--what-if", "comm=0"];
+    let (one, _, _) = report(
+        std::slice::from_ref(&planted),
+        &[&["--jobs", "1"][..], &extra].concat(),
+    );
+    let (three, _, _) = report(
+        std::slice::from_ref(&planted),
+        &[&["--jobs", "3"][..], &extra].concat(),
+    );
+    assert!(one["critical_path_steps"].as_array().unwrap().len() >= 4);
+    assert!(!one["what_if"].as_array().unwrap().is_empty());
+    let replayed = one["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["savings_by"] == "replay")
+        .count();
+    assert!(replayed >= 1, "a finding estimated by a replay");
+    assert_eq!(one, three);
+}

@@ -20,6 +20,7 @@ pub mod sweep;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
@@ -157,21 +158,34 @@ impl Analyzer for CriticalPath {
         let solver = solver(ranks, off);
         let u = rules.len();
         let implicit = has_implicit_slots(&solver, u);
-        // Saved by the implicit comm=0 and launch=0 replays.
+        // Steps are solved apart, in parallel (the cross-rank part runs
+        // after every rank is read, so on many cores it would otherwise
+        // set the wall time, docs/tracestat.md#scale); the results keep
+        // the steps' order. Per step: its path, and what the implicit
+        // comm=0 and launch=0 replays saved.
+        let solved: Vec<(StepPath, [Ns; 2])> = solver
+            .steps()
+            .into_par_iter()
+            .map(|(id, parts)| {
+                let mut p = solver.path(id, &parts);
+                // Prepared once for every replay of the step.
+                let plan = solver.prepare(&parts);
+                let replay =
+                    |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
+                p.what_if = (0..u).map(|i| replay(2 + i)).collect();
+                let mut saved = [0 as Ns; 2];
+                if implicit {
+                    let length = step_length(&solver, &parts);
+                    saved = [length - replay(2 + u), length - replay(2 + u + 1)];
+                }
+                (p, saved)
+            })
+            .collect();
         let mut saved = [0 as Ns; 2];
-        let mut paths: Vec<StepPath> = Vec::new();
-        for (id, parts) in solver.steps() {
-            let mut p = solver.path(id, &parts);
-            // Prepared once for every replay of the step.
-            let plan = solver.prepare(&parts);
-            let replay =
-                |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
-            p.what_if = (0..u).map(|i| replay(2 + i)).collect();
-            if implicit {
-                let length = step_length(&solver, &parts);
-                saved[0] += length - replay(2 + u);
-                saved[1] += length - replay(2 + u + 1);
-            }
+        let mut paths: Vec<StepPath> = Vec::with_capacity(solved.len());
+        for (p, s) in solved {
+            saved[0] += s[0];
+            saved[1] += s[1];
             paths.push(p);
         }
         let origin = aligned_origin(ranks, off);
@@ -825,17 +839,33 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
     let slot = 2 + user.len() + IMPLICIT_RULES - 1;
     // Per rank, what its replay saves: per step, the step's length less
     // its replayed length, summed (never below 0).
-    let mut saved: Vec<Ns> = vec![0; who.len()];
-    for (_, parts) in s.steps() {
-        // Prepared once for every rank's replay of the step.
-        let plan = s.prepare(&parts);
-        let length = step_length(&s, &parts);
-        for (rule, saved) in per_rank.iter().zip(&mut saved) {
-            if let Some(rule) = rule {
-                *saved += length - s.replay_prepared(&plan, slot, Some(rule));
-            }
-        }
-    }
+    // Steps in parallel, as in `finish`; integer sums, so the order they
+    // are added in does not matter.
+    let saved: Vec<Ns> = s
+        .steps()
+        .into_par_iter()
+        .map(|(_, parts)| {
+            // Prepared once for every rank's replay of the step.
+            let plan = s.prepare(&parts);
+            let length = step_length(&s, &parts);
+            per_rank
+                .iter()
+                .map(|rule| {
+                    rule.as_ref().map_or(0, |rule| {
+                        length - s.replay_prepared(&plan, slot, Some(rule))
+                    })
+                })
+                .collect::<Vec<Ns>>()
+        })
+        .reduce(
+            || vec![0; who.len()],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
     per_rank
         .iter()
         .zip(saved)
