@@ -1521,41 +1521,43 @@ fn push_rev(
 /// long call stays visible) and of the kind with most time in it. The
 /// stretches still tile the chain.
 fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
-    // (joined item, stretches in it, time per name)
-    let mut by_kind: Vec<(Item, u64, FastMap<u32, Ns>)> = Vec::new();
-    for it in items {
-        match by_kind.last_mut() {
-            Some((l, n, per_name)) if l.kind == it.kind && l.start + l.dur == it.start => {
+    // Runs of one kind without a break: (joined item, its stretches, where
+    // its first stretch is in `items`). A run's names are read from `items`
+    // when its group is joined: a map per run cost an allocation per
+    // stretch on chains whose kinds alternate (host time and launches).
+    let mut runs: Vec<(Item, u64, usize)> = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        match runs.last_mut() {
+            Some((l, n, _)) if l.kind == it.kind && l.start + l.dur == it.start => {
                 l.dur += it.dur;
                 *n += 1;
-                *per_name.entry(it.name).or_default() += it.dur;
             }
-            _ => {
-                let per_name = FastMap::from_iter([(it.name, it.dur)]);
-                by_kind.push((it, 1, per_name))
-            }
+            _ => runs.push((*it, 1, i)),
         }
     }
-    let per = by_kind.len().div_ceil(MAX_ITEMS);
-    by_kind
-        .chunks(per)
-        .map(|group| {
-            let mut time: FastMap<Kind, Ns> = FastMap::default();
-            let mut per_name: FastMap<u32, Ns> = FastMap::default();
-            for (it, _, names_in) in group {
-                *time.entry(it.kind).or_default() += it.dur;
-                for (&name, &t) in names_in {
-                    *per_name.entry(name).or_default() += t;
-                }
+    let per = runs.len().div_ceil(MAX_ITEMS);
+    let mut per_name: FastMap<u32, Ns> = FastMap::default();
+    runs.chunks(per)
+        .enumerate()
+        .map(|(g, group)| {
+            let mut time = [0 as Ns; Kind::ALL.len()];
+            for (it, _, _) in group {
+                time[it.kind as usize] += it.dur;
             }
             let kind = Kind::ALL
                 .into_iter()
-                .max_by_key(|k| (time.get(k).copied().unwrap_or(0), std::cmp::Reverse(*k)))
+                .max_by_key(|&k| (time[k as usize], std::cmp::Reverse(k)))
                 .unwrap_or(Kind::Idle);
             let count: u64 = group.iter().map(|g| g.1).sum();
             let name = if count == 1 {
                 group[0].0.name
             } else {
+                let from = group[0].2;
+                let to = runs.get((g + 1) * per).map_or(items.len(), |r| r.2);
+                per_name.clear();
+                for it in &items[from..to] {
+                    *per_name.entry(it.name).or_default() += it.dur;
+                }
                 // Ties go to the smaller id, so the label is deterministic.
                 let most = per_name
                     .iter()
@@ -2136,5 +2138,103 @@ mod tests {
         };
         let m = merge_items(vec![it(0, 5, 1), it(5, 5, 1), it(10, 2, 2)]);
         assert_eq!(m, vec![it(0, 10, 1), it(10, 2, 2)]);
+    }
+
+    /// Coarsening as first written, a map of names per run of one kind:
+    /// the reference of [`coarsen`].
+    fn coarsen_by_maps(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
+        let mut by_kind: Vec<(Item, u64, FastMap<u32, Ns>)> = Vec::new();
+        for it in items {
+            match by_kind.last_mut() {
+                Some((l, n, per_name)) if l.kind == it.kind && l.start + l.dur == it.start => {
+                    l.dur += it.dur;
+                    *n += 1;
+                    *per_name.entry(it.name).or_default() += it.dur;
+                }
+                _ => by_kind.push((it, 1, FastMap::from_iter([(it.name, it.dur)]))),
+            }
+        }
+        let per = by_kind.len().div_ceil(MAX_ITEMS);
+        by_kind
+            .chunks(per)
+            .map(|group| {
+                let mut time: FastMap<Kind, Ns> = FastMap::default();
+                let mut per_name: FastMap<u32, Ns> = FastMap::default();
+                for (it, _, names_in) in group {
+                    *time.entry(it.kind).or_default() += it.dur;
+                    for (&name, &t) in names_in {
+                        *per_name.entry(name).or_default() += t;
+                    }
+                }
+                let kind = Kind::ALL
+                    .into_iter()
+                    .max_by_key(|k| (time.get(k).copied().unwrap_or(0), std::cmp::Reverse(*k)))
+                    .unwrap_or(Kind::Idle);
+                let count: u64 = group.iter().map(|g| g.1).sum();
+                let name = if count == 1 {
+                    group[0].0.name
+                } else {
+                    let most = per_name
+                        .iter()
+                        .max_by_key(|(&id, &t)| (t, std::cmp::Reverse(id)))
+                        .map_or(group[0].0.name, |(&id, _)| id);
+                    let label = joined_label(&names.list[most as usize], count);
+                    names.id(&label)
+                };
+                let (first, last) = (group[0].0, group[group.len() - 1].0);
+                Item {
+                    start: first.start,
+                    dur: last.start + last.dur - first.start,
+                    kind,
+                    name,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn coarsened_chains_are_those_of_the_reference() {
+        // Chains of 1 to 3000 stretches: kinds alternating in runs of 1 to
+        // 4, a break now and then, names from a small set (ties included).
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for len in [1usize, 2, 255, 256, 257, 513, 1000, 3000] {
+            let mut items = Vec::with_capacity(len);
+            let mut t: Ns = 0;
+            let mut kind = 0;
+            while items.len() < len {
+                for _ in 0..=next(4) {
+                    let dur = 1 + next(5) as Ns;
+                    items.push(Item {
+                        start: t,
+                        dur,
+                        kind: Kind::ALL[kind],
+                        name: next(6) as u32,
+                    });
+                    t += dur + (next(10) == 0) as Ns;
+                }
+                kind = (kind + 1 + next(2) as usize) % Kind::ALL.len();
+            }
+            items.truncate(len);
+            let interner = || {
+                let mut n = Interner::default();
+                for i in 0..6 {
+                    n.id(&format!("name {i}"));
+                }
+                n
+            };
+            let (mut a, mut b) = (interner(), interner());
+            assert_eq!(
+                coarsen(items.clone(), &mut a),
+                coarsen_by_maps(items, &mut b),
+                "{len}"
+            );
+            assert_eq!(a.list, b.list, "{len}");
+        }
     }
 }
