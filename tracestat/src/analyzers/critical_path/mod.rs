@@ -18,7 +18,7 @@ pub mod steps;
 pub mod stretch;
 pub mod sweep;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -227,6 +227,15 @@ fn step_label(id: Option<i64>) -> String {
     id.map_or_else(|| "all".to_string(), |i| i.to_string())
 }
 
+/// A name's totals over the paths (`critical_path_names`).
+#[derive(Default)]
+struct NameTotal {
+    items: u64,
+    steps: u64,
+    last_step: Option<usize>,
+    dur: Ns,
+}
+
 /// The tables of the result.
 fn output(
     paths: &[StepPath],
@@ -240,31 +249,44 @@ fn output(
     let mut path_rows = Vec::with_capacity(paths.iter().map(|p| p.items.len()).sum());
     out.critical_path_steps.reserve_exact(paths.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
-    let mut names: BTreeMap<(Kind, solve::Label), (u64, BTreeSet<usize>, Ns)> = BTreeMap::new();
+    // Per kind and name: stretches, steps (counted once each: the steps
+    // come in order, so the last one seen is enough), time. Hashed, not
+    // ordered: the rows are sorted below by a total order.
+    let mut names: HashMap<(Kind, solve::Label), NameTotal> = HashMap::default();
     let rank_labels: Vec<solve::Label> = labels.iter().map(|l| l.as_str().into()).collect();
     let mut total: Ns = 0;
+    // Ranks on the step's path, as flags reset after each step.
+    let mut on_path = vec![false; labels.len()];
+    let mut on_path_list: Vec<usize> = Vec::new();
     for (si, p) in paths.iter().enumerate() {
         let step = step_label(p.id);
         let step_row_label: solve::Label = step.as_str().into();
-        let mut per_kind: BTreeMap<Kind, Ns> = BTreeMap::new();
-        let mut on_path = BTreeSet::new();
+        let mut per_kind = [0 as Ns; Kind::ALL.len()];
         let mut changes = 0;
         for ((kind, name), &(count, dur)) in &p.totals {
-            *per_kind.entry(*kind).or_default() += dur;
+            per_kind[*kind as usize] += dur;
             let k = kinds.entry(*kind).or_default();
             k.0 += count;
             k.1 += dur;
             let nm = names.entry((*kind, name.clone())).or_default();
-            nm.0 += count;
-            nm.1.insert(si);
-            nm.2 += dur;
+            nm.items += count;
+            if nm.last_step != Some(si) {
+                nm.last_step = Some(si);
+                nm.steps += 1;
+            }
+            nm.dur += dur;
             total += dur;
         }
         for (seq, it) in p.items.iter().enumerate() {
             if seq > 0 && p.items[seq - 1].rank != it.rank {
                 changes += 1;
             }
-            on_path.insert(it.rank);
+            if let Some(seen) = on_path.get_mut(it.rank) {
+                if !*seen {
+                    *seen = true;
+                    on_path_list.push(it.rank);
+                }
+            }
             path_rows.push(PathRow {
                 step: step_row_label.clone(),
                 seq: seq as u64,
@@ -280,13 +302,16 @@ fn output(
             start_us: us(p.start - origin),
             dur_us: us(p.end - p.start),
             end_rank: labels[p.end_rank].clone(),
-            ranks_on_path: on_path.len() as u64,
+            ranks_on_path: on_path_list.len() as u64,
             rank_changes: changes,
             kinds_us: Kind::ALL
                 .iter()
-                .map(|k| (*k, us(per_kind.get(k).copied().unwrap_or(0))))
+                .map(|k| (*k, us(per_kind[*k as usize])))
                 .collect(),
         });
+        for r in on_path_list.drain(..) {
+            on_path[r] = false;
+        }
         for (i, r) in rules.iter().enumerate() {
             out.what_if
                 .push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
@@ -310,13 +335,13 @@ fn output(
         .collect();
     let mut by_name: Vec<NameRow> = names
         .into_iter()
-        .map(|((kind, name), (items, steps, d))| NameRow {
+        .map(|((kind, name), t)| NameRow {
             kind,
             name: name.to_string(),
-            items,
-            steps: steps.len() as u64,
-            dur_us: us(d),
-            pct: pct(d as f64, total as f64),
+            items: t.items,
+            steps: t.steps,
+            dur_us: us(t.dur),
+            pct: pct(t.dur as f64, total as f64),
         })
         .collect();
     by_name.sort_by(|a, b| {
