@@ -231,12 +231,19 @@ pub fn warn_trailing_data(tool: &str, ranks: &[RankSummary]) {
 /// freed at the end (the process exits right after).
 pub fn run(args: Args) -> Result<ExitCode> {
     let plan = plan::plan(args)?;
-    let pool = rayon::ThreadPoolBuilder::new()
+    // The process's one pool, of `--jobs` threads, reads the ranks and
+    // solves the steps across ranks. The cross-rank part is driven from
+    // this thread, not from a worker: from a worker, its allocations went
+    // to the arena glibc gives that thread, among the freed pages of the
+    // ranks it read, and the peak was 15 MB higher on 8 x 500 MB
+    // (docs/tracestat.md#scale). A pool set up earlier in the process
+    // (the tool sets up none) would be kept.
+    let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(plan.jobs.unwrap_or(0))
-        .build()?;
+        .build_global();
     if let Some(dir) = &plan.outputs.events {
         let dataset_only = !plan.outputs.wants_report();
-        pool.install(|| export_events(&plan, dir, dataset_only))?;
+        export_events(&plan, dir, dataset_only)?;
         // Alone, --events writes only the dataset: no report is computed.
         if dataset_only {
             return Ok(ExitCode::SUCCESS);
@@ -246,9 +253,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Source::Partials(paths) => combine(paths, &plan)?,
         Source::Traces(paths) => {
             let schema = plan.schema.as_ref().map(|(_, s)| s);
-            let found = pool.install(|| {
-                summarize_files(paths, schema, &plan.rank_options, plan.ranks.as_ref())
-            })?;
+            let found = summarize_files(paths, schema, &plan.rank_options, plan.ranks.as_ref())?;
             check_inputs(&found, paths.len())?;
             check_ranks(&found, plan.ranks.as_ref())?;
             (found.ranks, plan.rank_options.clone())
@@ -265,8 +270,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .annotate
         .is_some()
         .then(|| annotate::collect(&mut ranks));
-    // In the pool: `--jobs` bounds the cross-rank part too.
-    let report = pool.install(|| analyzers::build(ranks, options, &plan.report));
+    let report = analyzers::build(ranks, options, &plan.report);
     give_back_freed_pages();
     write_report(&plan, &report, marks.as_deref())?;
     // The process ends here: its memory goes back whole, so the report's
