@@ -112,17 +112,30 @@ fn interrupt(
     temps_expected: usize,
     mut start: impl FnMut(u64) -> Child,
 ) {
+    // What each try came to, for the message when none was caught.
+    let mut tries = Vec::new();
     for scale in [1u64, 2, 4, 8] {
         let mut child = start(scale);
         if !wait_mid_write(&mut child, dir, temps_expected) {
-            // Finished before the signal: clean up and try a bigger input.
-            let _ = child.wait();
+            // Finished before the signal: clean up and try a bigger input;
+            // a failure is the tool's, not the timing's.
+            let out = child.wait_with_output().expect("wait");
+            assert!(
+                out.status.success(),
+                "SIG{signal}, scale {scale}: the tool failed before any signal: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            tries.push(format!("scale {scale}: ended before its output had data"));
+            for entry in fs::read_dir(dir).unwrap().flatten() {
+                let _ = fs::remove_file(entry.path());
+            }
             continue;
         }
         send(&child, signal);
         let out = child.wait_with_output().expect("wait");
         if out.status.success() {
             // The signal came after the last rename: finished first.
+            tries.push(format!("scale {scale}: finished before the signal"));
             for entry in fs::read_dir(dir).unwrap().flatten() {
                 let _ = fs::remove_file(entry.path());
             }
@@ -137,7 +150,7 @@ fn interrupt(
         assert_eq!(temp_files(dir), Vec::<PathBuf>::new(), "after SIG{signal}");
         return;
     }
-    panic!("the tool always finished before it could be interrupted");
+    panic!("SIG{signal}: the tool always finished before it could be interrupted: {tries:?}");
 }
 
 #[test]
