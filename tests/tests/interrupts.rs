@@ -74,6 +74,32 @@ fn write_metric_csv(path: &Path, rows: usize) {
     f.flush().unwrap();
 }
 
+/// The tool as a child whose INT, TERM and HUP have their default
+/// disposition. A signal ignored by the test's own parent (`nohup`, a
+/// script's background job) stays ignored across `exec`, and the tools
+/// leave such a signal ignored on purpose (docs/robustness.md#outputs): run
+/// so, the test would see the tool finish instead of stopping.
+fn tool(name: &str) -> Command {
+    tool_with_hup(name, libc::SIG_DFL)
+}
+
+/// [`tool`], with SIGHUP's disposition `hup` (`SIG_IGN`: as under `nohup`).
+fn tool_with_hup(name: &str, hup: libc::sighandler_t) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(tool_binary(name));
+    // SAFETY: only async-signal-safe calls (signal) between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            libc::signal(libc::SIGHUP, hup);
+            Ok(())
+        });
+    }
+    c
+}
+
 fn send(child: &Child, signal: &str) {
     let status = Command::new("kill")
         .args(["-s", signal, &child.id().to_string()])
@@ -169,7 +195,7 @@ fn mergetrace_removes_its_temporary_files_on_each_signal() {
                 write_trace(&input, 900_000 * scale);
                 written_scale = scale;
             }
-            Command::new(tool_binary("mergetrace"))
+            tool("mergetrace")
                 .arg("-o")
                 .arg(out_dir.join("all.json"))
                 .arg("--stats")
@@ -200,7 +226,7 @@ fn analyze_removes_the_pdf_and_data_temporary_files() {
                 write_metric_csv(&input, 40_000 * scale as usize);
                 written_scale = scale;
             }
-            Command::new(tool_binary("analyze"))
+            tool("analyze")
                 .args(["-i", "0", "-m", "XVE_ACTIVE[%],XVE_STALL[%]", "-y", "pct"])
                 .arg("-o")
                 .arg(out_dir.join("x.pdf"))
@@ -231,7 +257,7 @@ fn a_later_run_removes_the_temporary_files_of_a_killed_run() {
             write_trace(&input, 900_000 * scale);
             written_scale = scale;
         }
-        let mut child = Command::new(tool_binary("mergetrace"))
+        let mut child = tool("mergetrace")
             .arg("-o")
             .arg(out_dir.join("all.json"))
             .arg(&input)
@@ -259,7 +285,7 @@ fn a_later_run_removes_the_temporary_files_of_a_killed_run() {
     fs::write(&mine, b"in use").unwrap();
     let small = dir.path().join("small.json");
     write_trace(&small, 10);
-    let status = Command::new(tool_binary("mergetrace"))
+    let status = tool("mergetrace")
         .arg("-o")
         .arg(out_dir.join("small-all.json"))
         .arg(&small)
@@ -269,4 +295,44 @@ fn a_later_run_removes_the_temporary_files_of_a_killed_run() {
     assert!(status.success());
     assert!(!left[0].exists(), "the stale temporary file was removed");
     assert!(mine.exists(), "a live process's file was kept");
+}
+
+/// A tool started with SIGHUP ignored (`nohup`) keeps it ignored
+/// (docs/robustness.md#outputs): a SIGHUP mid-write neither stops it nor
+/// removes its output, and the run completes.
+#[test]
+fn a_signal_inherited_as_ignored_stays_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rank.0.json");
+    let out_dir = dir.path().join("out");
+    fs::create_dir(&out_dir).unwrap();
+    for scale in [1u64, 2, 4, 8] {
+        write_trace(&input, 900_000 * scale);
+        let mut child = tool_with_hup("mergetrace", libc::SIG_IGN)
+            .arg("-o")
+            .arg(out_dir.join("all.json"))
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mergetrace");
+        let caught = wait_mid_write(&mut child, &out_dir, 1);
+        if caught {
+            send(&child, "HUP");
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "scale {scale}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out_dir.join("all.json").exists());
+        assert_eq!(temp_files(&out_dir), Vec::<PathBuf>::new());
+        if caught {
+            return;
+        }
+        fs::remove_file(out_dir.join("all.json")).unwrap();
+    }
+    panic!("mergetrace always finished before its output had data");
 }
