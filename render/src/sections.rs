@@ -9,7 +9,6 @@
 //! the console and the page show the times of one table in one unit chosen
 //! from its values (us, ms or s), named in the header.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -598,18 +597,13 @@ pub fn write_page<W: Write>(doc: &mut Document<W>, sections: &[Section]) -> io::
                 })
                 .collect();
             doc.table(&HtmlTable { header, rows })?;
-            let mut notes = String::new();
-            if let Some((_, note)) = &t.screen_rows {
-                notes.push_str(note);
-            }
-            for n in &t.notes {
-                if !notes.is_empty() {
-                    notes.push(' ');
+            // A paragraph per note, as the console gives each its line:
+            // joined, the findings' fixes ran into one block of text.
+            let shown = t.screen_rows.as_ref().map(|(_, note)| note.as_str());
+            for note in shown.into_iter().chain(t.notes.iter().map(|n| n.as_str())) {
+                if !note.is_empty() {
+                    doc.paragraph(note)?;
                 }
-                let _ = write!(notes, "{n}");
-            }
-            if !notes.is_empty() {
-                doc.paragraph(&notes)?;
             }
         }
     }
