@@ -100,6 +100,18 @@ fn tool_with_hup(name: &str, hup: libc::sighandler_t) -> Command {
     c
 }
 
+/// `mergetrace -o OUT_DIR/all.json INPUT` started from `mergetrace`.
+fn merge_into(mut mergetrace: Command, input: &Path, out_dir: &Path) -> Child {
+    mergetrace
+        .arg("-o")
+        .arg(out_dir.join("all.json"))
+        .arg(input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mergetrace")
+}
+
 fn send(child: &Child, signal: &str) {
     let status = Command::new("kill")
         .args(["-s", signal, &child.id().to_string()])
@@ -257,14 +269,7 @@ fn a_later_run_removes_the_temporary_files_of_a_killed_run() {
             write_trace(&input, 900_000 * scale);
             written_scale = scale;
         }
-        let mut child = tool("mergetrace")
-            .arg("-o")
-            .arg(out_dir.join("all.json"))
-            .arg(&input)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mergetrace");
+        let mut child = merge_into(tool("mergetrace"), &input, &out_dir);
         if wait_mid_write(&mut child, &out_dir, 1) {
             child.kill().expect("SIGKILL");
             child.wait().unwrap();
@@ -308,14 +313,7 @@ fn a_signal_inherited_as_ignored_stays_ignored() {
     fs::create_dir(&out_dir).unwrap();
     for scale in [1u64, 2, 4, 8] {
         write_trace(&input, 900_000 * scale);
-        let mut child = tool_with_hup("mergetrace", libc::SIG_IGN)
-            .arg("-o")
-            .arg(out_dir.join("all.json"))
-            .arg(&input)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mergetrace");
+        let mut child = merge_into(tool_with_hup("mergetrace", libc::SIG_IGN), &input, &out_dir);
         let caught = wait_mid_write(&mut child, &out_dir, 1);
         if caught {
             send(&child, "HUP");
