@@ -1698,9 +1698,10 @@ impl Replay {
 impl Graph<'_, '_> {
     /// Node `v`'s delay and own time under each rule: `[recorded, kernel
     /// part, rule...]` (the delay counts in the recorded and rule values).
-    /// Returns where its own work starts ([`Graph::eff_start`]). `near`:
-    /// per thread and coverage, where its last search ended.
-    fn costs(&self, v: u32, out: &mut [Ns], near: &mut [usize]) -> Ns {
+    /// Returns where its own work starts ([`Graph::eff_start`]) and the
+    /// delay per slot, which `out` counts in. `near`: per thread and
+    /// coverage, where its last search ended.
+    fn costs(&self, v: u32, out: &mut [Ns], gaps: &mut [Ns], near: &mut [usize]) -> Ns {
         let n = &self.nodes[v as usize];
         // `eff_start` and `gap` from one look at the binding predecessor.
         let (b, edge) = self.bind[v as usize];
@@ -1715,6 +1716,8 @@ impl Graph<'_, '_> {
         let dur = n.end - es;
         let covers = self.rules.len() + 1;
         out[0] = gap + dur;
+        gaps[0] = gap;
+        gaps[1] = 0;
         out[1] = if matches!(n.what, What::Kernel { .. }) {
             dur
         } else {
@@ -1761,6 +1764,7 @@ impl Graph<'_, '_> {
                 g = r.change.apply(gap);
             }
             out[2 + i] = g + d.max(0);
+            gaps[2 + i] = g;
         }
         es
     }
@@ -1786,6 +1790,7 @@ impl Graph<'_, '_> {
         };
         r.first.push(0);
         let mut cost = vec![0 as Ns; width];
+        let mut gaps = vec![0 as Ns; width];
         // One node's chains per source, reused from node to node: no
         // allocation per node (docs/tracestat.md#scale).
         let mut acc = Chains::new(width);
@@ -1800,7 +1805,7 @@ impl Graph<'_, '_> {
                 r.first.push(r.src.len() as u32);
                 continue;
             }
-            let es = self.costs(v, &mut cost, &mut near);
+            let es = self.costs(v, &mut cost, &mut gaps, &mut near);
             // Its predecessors replayed in this step (by their place in
             // it), and the latest end of those before the step.
             let mut inside = [0usize; 3];
@@ -1828,11 +1833,12 @@ impl Graph<'_, '_> {
             }
             acc.add(&cost);
             if es < start {
-                // Straddles the step's start: its part in the step.
+                // Straddles the step's start: the share of its own time
+                // (not its delay, which ended before `es`) in the step.
                 let part = n.end - start;
                 let whole = (n.end - es).max(1);
-                for (l, &c) in line.iter_mut().zip(&cost) {
-                    *l = ((c as f64) * part as f64 / whole as f64).round() as Ns;
+                for ((l, &c), &g) in line.iter_mut().zip(&cost).zip(&gaps) {
+                    *l = (((c - g) as f64) * part as f64 / whole as f64).round() as Ns;
                 }
                 line[0] = part;
                 acc.merge(START, &line);

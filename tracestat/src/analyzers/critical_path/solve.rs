@@ -110,6 +110,10 @@ enum Base {
         transfer: Ns,
         last: Ns,
         arrivals: (usize, usize),
+        /// The rank's step start: a step is replayed from its recorded
+        /// start, so no call's end moves before it (a call that began
+        /// before the step keeps its time there; docs/tracestat.md#what-if).
+        floor: Ns,
     },
 }
 
@@ -343,6 +347,7 @@ impl<'a> Solver<'a> {
                             transfer: self.coll_end(r, j) - la,
                             last: la,
                             arrivals: (at, arrivals.len()),
+                            floor: step.start - self.off[r],
                         }
                     }
                 };
@@ -400,6 +405,7 @@ impl<'a> Solver<'a> {
                             transfer,
                             last,
                             arrivals,
+                            floor,
                         } => {
                             let transfer = comm.map_or(transfer, |c| c.apply(transfer));
                             let arrived = plan.arrivals[arrivals.0..arrivals.1]
@@ -410,7 +416,7 @@ impl<'a> Solver<'a> {
                                 })
                                 .max()
                                 .unwrap_or(last);
-                            arrived + transfer
+                            (arrived + transfer).max(floor)
                         }
                     };
                     let len = match factor {
