@@ -532,7 +532,10 @@ pub fn select(found: FoundSteps, options: &StepOptions) -> RankSteps {
         source: found.source,
         found: total,
         warmup,
-        selecting: options.selects(),
+        // A rank without steps has no warm-up to drop: `--skip-warmup`
+        // alone leaves it whole (docs/tracestat.md#steps); `--steps`
+        // asks for steps by id, which such a rank does not have.
+        selecting: options.keep.is_some() || (options.skip_warmup && total > 0),
         kept,
     }
 }

@@ -359,6 +359,35 @@ fn skip_warmup_drops_the_steps_before_the_step_time_settles() {
     assert_eq!(ids(&doc["step_ranks"][0]["warmup"]), vec![1]);
 }
 
+/// A rank without steps has no warm-up to drop: `--skip-warmup` leaves it
+/// whole (every table as without it); `--steps` asks for ids it does not
+/// have, so it keeps nothing, and the console says so.
+#[test]
+fn skip_warmup_leaves_a_rank_without_steps_whole() {
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/tracestat/gen");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&gen)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let (whole, _, _) = report(&files, &[]);
+    assert_eq!(whole["step_ranks"][0]["rule"], "none");
+    let busy = f(&row(&whole, "breakdown", "rank", "0")["busy_us"]);
+    assert!(busy > 1000.0, "{busy}");
+    let (skipped, stdout, _) = report(&files, &["--skip-warmup"]);
+    for table in ["breakdown", "gaps", "launches", "kernels", "collectives"] {
+        assert_eq!(skipped[table], whole[table], "{table}");
+    }
+    assert!(!stdout.contains("Every other table holds only"), "{stdout}");
+    let (none, stdout, _) = report(&files, &["--steps", "1-3"]);
+    close(f(&row(&none, "breakdown", "rank", "0")["busy_us"]), 0.0, "busy");
+    assert!(
+        stdout.contains("No rank kept a step: every other table is empty"),
+        "{stdout}"
+    );
+}
+
 /// Without markers: a repeated top-level range, else the GPU period.
 #[test]
 fn steps_without_markers_by_a_repeated_range_or_the_gpu_period() {

@@ -521,6 +521,9 @@ fn summary_lines(out: &StepsOut) -> Vec<String> {
     }
     if out.steps_selected {
         lines.push("Every other table holds only the kept steps: on each rank, the stretch from its first kept step's start to its last kept step's end".to_string());
+        if out.steps.is_empty() {
+            lines.push("No rank kept a step: every other table is empty".to_string());
+        }
     }
     lines
 }
