@@ -327,16 +327,21 @@ fn export_events(plan: &Plan, dir: &Path, dataset_only: bool) -> Result<()> {
 fn combine(paths: &[PathBuf], plan: &Plan) -> Result<(Vec<RankSummary>, RankOptions)> {
     let mut all = Vec::new();
     let mut first: Option<(RankOptions, PathBuf)> = None;
+    let mut given = std::collections::HashSet::new();
     for path in paths {
+        // The same partial twice would count its ranks twice.
+        let same = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if !given.insert(same) {
+            bail!("{}: given twice to --combine", path.display());
+        }
         let p = partial::read(path)?;
         match &first {
             None => first = Some((p.options.clone(), path.clone())),
             Some((o, f)) if *o != p.options => bail!(
-                "{}: made with other options than {} ({:?} against {:?})",
+                "{}: made with other options than {} ({})",
                 path.display(),
                 f.display(),
-                p.options,
-                o
+                options_difference(&p.options, o)
             ),
             Some(_) => {}
         }
@@ -471,6 +476,33 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         }
     }
     Ok(())
+}
+
+/// The options two partials were made with that differ, as `name: this
+/// against that` (their names as a partial writes them), for the one-line
+/// error of `--combine`.
+fn options_difference(this: &RankOptions, that: &RankOptions) -> String {
+    let fields = |o: &RankOptions| match serde_json::to_value(o) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let (a, b) = (fields(this), fields(that));
+    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    names.sort();
+    names.dedup();
+    let null = serde_json::Value::Null;
+    let differ: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| {
+            let (x, y) = (a.get(n).unwrap_or(&null), b.get(n).unwrap_or(&null));
+            (x != y).then(|| format!("{n}: {x} against {y}"))
+        })
+        .collect();
+    if differ.is_empty() {
+        "options that differ in what a partial does not write".to_string()
+    } else {
+        differ.join("; ")
+    }
 }
 
 /// Two inputs with the same rank are both kept, with a warning. Files

@@ -52,6 +52,9 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
         ));
     }
     let mut p = p;
+    if let Some(problem) = p.ranks.iter().find_map(summary_problem) {
+        return Err(InputError::at_file(path, problem));
+    }
     if p.version >= 6 {
         check_paths(&p).map_err(|problem| InputError::at_file(path, problem))?;
     } else {
@@ -62,6 +65,41 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
         }
     }
     Ok(p)
+}
+
+/// What no rank summary that `--partial` writes can hold: a rank ending
+/// before it starts, a negative time, or no breakdown of the whole rank
+/// (every rank has one, devices or not). An edited or damaged partial is
+/// an error, not a report with negative walls or a rank gone
+/// (docs/tracestat.md#partial-and-combine).
+fn summary_problem(r: &crate::analyzers::RankSummary) -> Option<String> {
+    use crate::analyzers::{breakdown::Breakdown, Analyzer};
+    let scopes = Breakdown::part(r);
+    let problem = if r.first_ns > r.last_ns {
+        "its last event before its first".to_string()
+    } else if scopes.first().is_none_or(|s| s.device != "all") {
+        "no breakdown of the whole rank".to_string()
+    } else {
+        let negative = scopes.iter().find_map(|s| {
+            [
+                ("wall_ns", s.wall_ns),
+                ("busy_ns", s.busy_ns),
+                ("compute_ns", s.compute_ns),
+                ("communication_ns", s.communication_ns),
+                ("memory_ns", s.memory_ns),
+                ("idle_ns", s.idle_ns),
+                ("active_ns", s.active_ns),
+            ]
+            .into_iter()
+            .find(|f| f.1 < 0)
+            .map(|(name, v)| format!("breakdown {} {name} {v}", s.device))
+        });
+        negative?
+    };
+    Some(format!(
+        "rank {}: not a tracestat partial as --partial writes it: {problem}",
+        r.label()
+    ))
 }
 
 /// A partial's critical path parts agree with its collectives parts and

@@ -91,6 +91,11 @@ fn combine_refuses_partials_made_with_other_options() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("tracestat: "), "{err}");
     assert!(err.contains("made with other options"), "{err}");
+    // The line names the option that differs, as the partial writes it.
+    assert!(
+        err.contains("(short_kernel_ns: 10000 against 5000)"),
+        "{err}"
+    );
     assert!(!out_json.exists());
     // Per-rank options belong to the partials.
     let r = run(&["--combine".as_ref(), os(&pa), "--tree".as_ref()]);
@@ -440,4 +445,59 @@ fn result_dir_of_json_traces_equals_its_files() {
     let (some, _, _) = report(&[], &["--result-dir", root_s, "--ranks", "0", "2"]);
     let (same, _, _) = report(&[files[0].clone(), files[2].clone()], &[]);
     assert_eq!(strip(some), strip(same));
+}
+
+/// A partial given twice, or edited so that a rank ends before it starts,
+/// has a negative time or lost its breakdown, is a one-line error naming
+/// the file: not a report with ranks counted twice, negative walls or a
+/// rank gone.
+#[test]
+fn combine_refuses_partials_no_partial_run_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = coll_files();
+    let good = dir.path().join("good.json");
+    partial(&files[..1], &good, &[]);
+    let rest = dir.path().join("rest.json");
+    partial(&files[1..], &rest, &[]);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let edits: [(&str, fn(&mut serde_json::Value), &str); 3] = [
+        (
+            "wall",
+            |r| r["breakdown"][0]["wall_ns"] = (-5).into(),
+            "breakdown all wall_ns -5",
+        ),
+        (
+            "span",
+            |r| r["first_ns"] = (r["last_ns"].as_i64().unwrap() + 1).into(),
+            "its last event before its first",
+        ),
+        (
+            "breakdown",
+            |r| r["breakdown"] = serde_json::json!([]),
+            "no breakdown of the whole rank",
+        ),
+    ];
+    for (name, edit, problem) in edits {
+        let mut d = doc.clone();
+        edit(&mut d["ranks"][0]);
+        let bad = dir.path().join(format!("{name}.json"));
+        std::fs::write(&bad, serde_json::to_string(&d).unwrap()).unwrap();
+        let r = run(&["--combine".as_ref(), os(&rest), os(&bad), "-q".as_ref()]);
+        assert_eq!(r.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("tracestat: {}: rank ", bad.display())),
+            "{err}"
+        );
+        assert!(err.contains(problem), "{name}: {err}");
+    }
+    let r = run(&["--combine".as_ref(), os(&good), os(&rest), os(&good)]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(
+        err.trim_end(),
+        format!("tracestat: {}: given twice to --combine", good.display())
+    );
 }

@@ -381,7 +381,11 @@ fn skip_warmup_leaves_a_rank_without_steps_whole() {
     }
     assert!(!stdout.contains("Every other table holds only"), "{stdout}");
     let (none, stdout, _) = report(&files, &["--steps", "1-3"]);
-    close(f(&row(&none, "breakdown", "rank", "0")["busy_us"]), 0.0, "busy");
+    close(
+        f(&row(&none, "breakdown", "rank", "0")["busy_us"]),
+        0.0,
+        "busy",
+    );
     assert!(
         stdout.contains("No rank kept a step: every other table is empty"),
         "{stdout}"
