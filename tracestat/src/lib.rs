@@ -271,6 +271,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .is_some()
         .then(|| annotate::collect(&mut ranks));
     let report = analyzers::build(ranks, options, &plan.report);
+    for rule in &report.out.critical_path.unmatched_rules {
+        let why = analyzers::critical_path::UNMATCHED;
+        warn(TOOL, format!("--what-if {rule}: {why}"));
+    }
     give_back_freed_pages();
     write_report(&plan, &report, marks.as_deref())?;
     // The process ends here: its memory goes back whole, so the report's

@@ -943,10 +943,43 @@ fn bad_rules_and_annotate_outputs_are_refused() {
         "range:a=5us",
         "bogus=0",
         "kernel:[a=1%",
+        "kernel:=-20%",
+        "range:=-20%",
     ] {
         let out = run(&[f0, "--what-if".as_ref(), rule.as_ref()]);
         assert_eq!(out.status.code(), Some(2), "{rule}");
     }
+    // Rules that can change nothing in the run run, with a warning each,
+    // and the what-if section says so: a typo must not read as "no gain".
+    let out = run(&[
+        f0,
+        files[1].as_os_str(),
+        "--what-if".as_ref(),
+        "kernel:gemm_typo*=-20%".as_ref(),
+        "--what-if".as_ref(),
+        "rank:9=median".as_ref(),
+        "--what-if".as_ref(),
+        "rank:1=median".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = "matches nothing in the run: its steps are unchanged";
+    assert_eq!(
+        err.lines().collect::<Vec<_>>(),
+        vec![
+            format!("tracestat: warning: --what-if kernel:gemm_typo*=-20%: {said}"),
+            format!("tracestat: warning: --what-if rank:9=median: {said}"),
+        ]
+    );
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        console.contains(&format!("rank:9=median: {said}")),
+        "{console}"
+    );
+    assert!(
+        !console.contains(&format!("rank:1=median: {said}")),
+        "{console}"
+    );
     let txt = dir.path().join("out.txt");
     let out = run(&[f0, "--annotate".as_ref(), txt.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));

@@ -111,6 +111,11 @@ pub struct CriticalPathOut {
     pub what_if: Vec<WhatIfRow>,
     /// The slowest step (index into `critical_path_steps`).
     pub slowest_step: Option<String>,
+    /// The user's rules that can change nothing: a kernel rule that no
+    /// kernel of any rank matches, `rank:N` of a rank not in the run
+    /// (a typo would otherwise read as "no gain"); never a table.
+    #[serde(skip)]
+    pub unmatched_rules: Vec<String>,
     /// The slowest step's path for the page's Gantt chart: rank labels and
     /// `(rank, kind, name, start_us since the step's start, dur_us)`.
     #[serde(skip)]
@@ -190,6 +195,7 @@ impl Analyzer for CriticalPath {
         }
         let origin = aligned_origin(ranks, off);
         let mut out = output(&paths, &ranks.labels, &rules, origin);
+        out.unmatched_rules = unmatched_rules(ranks, &rules);
         out.replays = implicit.then(|| ImplicitReplays {
             comm: saved[0].max(0),
             launch: saved[1].max(0),
@@ -445,6 +451,9 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
         w.lines.push(
             "A model: the recorded dependencies with changed durations, no contention (docs/tracestat.md#what-if).".to_string(),
         );
+        for rule in &out.unmatched_rules {
+            w.lines.push(format!("{rule}: {}", UNMATCHED));
+        }
         w.tables.push(what_if_table(out));
         sections.push(w);
     }
@@ -640,6 +649,28 @@ impl RowSource for PathRows {
             Value::Empty,
         ]);
     }
+}
+
+/// What is said of a rule in [`CriticalPathOut::unmatched_rules`].
+pub const UNMATCHED: &str = "matches nothing in the run: its steps are unchanged";
+
+/// The user's rules that can change nothing in this run (see
+/// [`CriticalPathOut::unmatched_rules`]), as written.
+fn unmatched_rules(ranks: &Ranks<'_>, rules: &[rules::Rule]) -> Vec<String> {
+    use super::kernels::Kernels;
+    rules
+        .iter()
+        .filter(|r| match r.target {
+            rules::Target::Kernel(_) => !ranks.ranks.iter().any(|rank| {
+                Kernels::part(rank)
+                    .iter()
+                    .any(|k| r.matches_kernel(&k.name))
+            }),
+            rules::Target::RankMedian(n) => !ranks.ranks.iter().any(|rank| rank.rank == Some(n)),
+            _ => false,
+        })
+        .map(|r| r.text.clone())
+        .collect()
 }
 
 fn what_if_table(out: &CriticalPathOut) -> Table {

@@ -145,6 +145,11 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
     let (lhs, rhs) = text
         .rsplit_once('=')
         .ok_or_else(|| format!("`{text}`: RULE=CHANGE, e.g. kernel:gemm*=-20%"))?;
+    if let Some(("kernel" | "range", "")) = lhs.split_once(':') {
+        return Err(format!(
+            "`{text}`: a name pattern after the colon, e.g. kernel:gemm*"
+        ));
+    }
     let (target, change) = if let Some(g) = lhs.strip_prefix("kernel:") {
         (Target::Kernel(glob_regex(g)?), parse_change(rhs, true)?)
     } else if let Some(g) = lhs.strip_prefix("range:") {
@@ -204,6 +209,8 @@ mod tests {
         ));
         assert!(parse_rule("rank:x=median").is_err());
         assert!(parse_rule("bogus=1").is_err());
+        assert!(parse_rule("kernel:=-20%").is_err());
+        assert!(parse_rule("range:=-20%").is_err());
         assert!(glob_regex("a[b").is_err());
         assert!(glob_regex("f?o[!x].*").unwrap().is_match("foo1.rs"));
     }
