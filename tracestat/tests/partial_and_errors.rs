@@ -447,6 +447,9 @@ fn result_dir_of_json_traces_equals_its_files() {
     assert_eq!(strip(some), strip(same));
 }
 
+/// An edit of one rank of a partial.
+type Edit = fn(&mut serde_json::Value);
+
 /// A partial given twice, or edited so that a rank ends before it starts,
 /// has a negative time or lost its breakdown, is a one-line error naming
 /// the file: not a report with ranks counted twice, negative walls or a
@@ -461,7 +464,7 @@ fn combine_refuses_partials_no_partial_run_writes() {
     partial(&files[1..], &rest, &[]);
     let text = std::fs::read_to_string(&good).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let edits: [(&str, fn(&mut serde_json::Value), &str); 3] = [
+    let edits: [(&str, Edit, &str); 3] = [
         (
             "wall",
             |r| r["breakdown"][0]["wall_ns"] = (-5).into(),
