@@ -259,3 +259,40 @@ fn one_clean_error_per_mistake() {
         .contains("holds a Chrome/Perfetto trace; refusing to replace it with a report"));
     assert_eq!(std::fs::read(&keep).unwrap(), before);
 }
+
+/// Arrivals on clocks that do not line up are left off the screens: the
+/// committed generated ranks' collectives never line up, so the stragglers
+/// table shows no `last`, `caused` or `waited` (the files keep them); the
+/// ranks of `coll.*.json` line up and show them.
+#[test]
+fn arrivals_are_shown_only_where_the_clocks_line_up() {
+    let section = |stdout: &str| -> String {
+        let from = stdout.find("Stragglers (").unwrap();
+        let rest = &stdout[from..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+    };
+    let (doc, stdout, _) = report(&gen_files(), &[]);
+    let s = section(&stdout);
+    assert!(s.contains("(arrivals left out: "), "{s}");
+    let header = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("rank"))
+        .unwrap();
+    for gone in ["last", "caused", "waited"] {
+        assert!(
+            !header.split_whitespace().any(|w| w.starts_with(gone)),
+            "{header}"
+        );
+    }
+    assert!(doc["stragglers"][0].get("wait_caused_us").is_some());
+    let (_, stdout, _) = report(&coll_files(), &[]);
+    let s = section(&stdout);
+    assert!(!s.contains("(arrivals left out: "), "{s}");
+    let header = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("rank"))
+        .unwrap();
+    for shown in ["last", "caused_ms", "waited_ms"] {
+        assert!(header.split_whitespace().any(|w| w == shown), "{header}");
+    }
+}

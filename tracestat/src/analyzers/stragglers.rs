@@ -200,6 +200,21 @@ impl Analyzer for Stragglers {
                 x.own_wait_us.into(),
             ]);
         }
+        if !coll.clock_alignment.trusted && !coll.collectives.is_empty() {
+            // Who arrived last means nothing on clocks that do not line
+            // up (docs/tracestat.md#clock-alignment): the screens leave the
+            // arrival columns out, as the collectives section leaves out
+            // its skew and waits; the files keep them.
+            s.lines.push(format!(
+                "(arrivals left out: {})",
+                coll.clock_alignment.reason
+            ));
+            for c in &mut t.columns {
+                if ["arrived_last", "wait_caused_us", "own_wait_us"].contains(&c.name.as_str()) {
+                    c.shown = unitrace_render::sections::Shown::FilesOnly;
+                }
+            }
+        }
         limit_rows(&mut t, &shown, screen);
         s.tables.push(t);
         vec![s]
