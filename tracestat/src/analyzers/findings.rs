@@ -917,6 +917,11 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
                 ns: savings,
                 by: "bound",
             });
+            // The replay may find less than the bound: the threshold holds
+            // for the savings the finding states (docs/findings.md#thresholds).
+            if estimate.ns < MIN_SAVINGS_SHARE * c.median_active || estimate.ns <= 0.0 {
+                continue;
+            }
             out.push(finding(
                 c,
                 rule,
@@ -929,6 +934,9 @@ fn evaluate(c: &Context<'_>) -> Vec<Finding> {
             out.extend(
                 hits.iter()
                     .zip(estimates)
+                    .filter(|(h, e)| {
+                        e.ns >= MIN_SAVINGS_SHARE * c.active[h.rank] as f64 && e.ns > 0.0
+                    })
                     .map(|(h, e)| finding(c, rule, h, None, e)),
             );
         }
