@@ -108,6 +108,9 @@ fn runs_with_nothing_planted_give_no_finding() {
         let at = stdout.find("Findings: what to fix first").expect(&stdout);
         assert!(at < stdout.find("Where the time went").unwrap());
         assert!(stdout[at..].contains("(none: no rule found a problem"));
+        // ... once: no empty table or legend under the line.
+        let section = &stdout[at..at + stdout[at..].find("\n\n").unwrap()];
+        assert_eq!(section.lines().count(), 2, "{section}");
     }
 }
 

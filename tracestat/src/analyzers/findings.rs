@@ -1092,6 +1092,9 @@ fn section(rows: &[Finding]) -> Section {
         }
     }
     t.notes.push("(saves: the time a fix would save, by the what-if replay of the run's steps or by a stated bound per rule (by: replay or bound, docs/findings.md#savings); from/to: where to look, since the report's start)".to_string());
+    // Without findings the section's line says so: an empty table and its
+    // legend under it would only repeat it. Its file is still written.
+    t.files_only = rows.is_empty();
     s.tables.push(t);
     s
 }
