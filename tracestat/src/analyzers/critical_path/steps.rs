@@ -2,8 +2,8 @@
 //! (docs/tracestat.md#critical-path): the steps analyzer's kept steps
 //! (`RankModel::steps`, docs/tracestat.md#steps), so `--step`, `--steps`,
 //! `--skip-warmup` and the fallback rules reach the path as they reach
-//! every other table. Without steps found, the rank's whole active window
-//! is one step.
+//! every other table. Without steps found, the rank's whole run (its first
+//! to its last event) is one step.
 
 use crate::ingest::RankTrace;
 use crate::step_windows::{RankSteps, StepRule};
