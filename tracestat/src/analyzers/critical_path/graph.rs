@@ -1515,33 +1515,87 @@ fn push_rev(
     }
 }
 
-/// A chain of more than [`MAX_ITEMS`] stretches as at most that many:
+/// Stretches of a long chain kept whole when it is coarsened, at most.
+pub const KEEP_WHOLE: usize = MAX_ITEMS / 4;
+
+/// Which stretches of a chain [`coarsen`] keeps whole, in order: the [`KEEP_WHOLE`]
+/// longest (the earlier on a tie) of those at least as long as the
+/// chain's length over [`MAX_ITEMS`], so that a long stretch (a launch
+/// latency of seconds, one long kernel) stays on the path with its own
+/// kind and name instead of inside a joined one of another kind.
+fn kept_whole(items: &[Item]) -> Vec<usize> {
+    let total: Ns = items.iter().map(|i| i.dur).sum();
+    let floor = (total / MAX_ITEMS as Ns).max(1);
+    let mut long: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].dur >= floor)
+        .collect();
+    if long.len() > KEEP_WHOLE {
+        long.select_nth_unstable_by_key(KEEP_WHOLE - 1, |&i| (std::cmp::Reverse(items[i].dur), i));
+        long.truncate(KEEP_WHOLE);
+        long.sort_unstable();
+    }
+    long
+}
+
+/// The groups [`coarsen`] joins, as ranges of its `runs` (`kept(r)`: run
+/// `r` is one of the `whole` stretches kept whole, which stand alone): consecutive other runs, as
+/// many per group as keeps the chain at [`MAX_ITEMS`] at most. With `k`
+/// kept, the other runs fall in at most `k + 1` stretches between them,
+/// each cut into groups of `per`: at most `MAX_ITEMS - 2k + k` groups.
+fn join_groups(
+    runs: usize,
+    whole: usize,
+    kept: impl Fn(usize) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    let budget = MAX_ITEMS.saturating_sub(2 * whole).max(1);
+    let per = (runs - whole).div_ceil(budget).max(1);
+    let mut groups = Vec::with_capacity(MAX_ITEMS);
+    let mut at = 0;
+    while at < runs {
+        let mut end = at + 1;
+        if !kept(at) {
+            while end < runs && !kept(end) && end - at < per {
+                end += 1;
+            }
+        }
+        groups.push(at..end);
+        at = end;
+    }
+    groups
+}
+
+/// A chain of more than [`MAX_ITEMS`] stretches as at most that many: its
+/// longest stretches kept whole ([`kept_whole`]); of the others,
 /// neighbours of one kind first, then runs of equal count, each named by
 /// the name with most time in it (`NAME (most of N stretches)`, so that a
 /// long call stays visible) and of the kind with most time in it. The
 /// stretches still tile the chain.
 fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
+    let keep = kept_whole(&items);
     // Runs of one kind without a break: (joined item, its stretches, where
-    // its first stretch is in `items`). A run's names are read from `items`
-    // when its group is joined: a map per run cost an allocation per
-    // stretch on chains whose kinds alternate (host time and launches).
-    let mut runs: Vec<(Item, u64, usize)> = Vec::new();
+    // its first stretch is in `items`, kept whole). A run's names are read
+    // from `items` when its group is joined: a map per run cost an
+    // allocation per stretch on chains whose kinds alternate (host time and
+    // launches).
+    let mut runs: Vec<(Item, u64, usize, bool)> = Vec::new();
+    let mut next_kept = keep.iter().copied().peekable();
     for (i, it) in items.iter().enumerate() {
+        let kept = next_kept.next_if_eq(&i).is_some();
         match runs.last_mut() {
-            Some((l, n, _)) if l.kind == it.kind && l.start + l.dur == it.start => {
+            Some((l, n, _, false)) if !kept && l.kind == it.kind && l.start + l.dur == it.start => {
                 l.dur += it.dur;
                 *n += 1;
             }
-            _ => runs.push((*it, 1, i)),
+            _ => runs.push((*it, 1, i, kept)),
         }
     }
-    let per = runs.len().div_ceil(MAX_ITEMS);
     let mut per_name: FastMap<u32, Ns> = FastMap::default();
-    runs.chunks(per)
-        .enumerate()
-        .map(|(g, group)| {
+    join_groups(runs.len(), keep.len(), |r| runs[r].3)
+        .into_iter()
+        .map(|range| {
+            let group = &runs[range];
             let mut time = [0 as Ns; Kind::ALL.len()];
-            for (it, _, _) in group {
+            for (it, _, _, _) in group {
                 time[it.kind as usize] += it.dur;
             }
             let kind = Kind::ALL
@@ -1549,28 +1603,26 @@ fn coarsen(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
                 .max_by_key(|&k| (time[k as usize], std::cmp::Reverse(k)))
                 .unwrap_or(Kind::Idle);
             let count: u64 = group.iter().map(|g| g.1).sum();
+            let first = group[0];
+            let last = group[group.len() - 1];
             let name = if count == 1 {
-                group[0].0.name
+                first.0.name
             } else {
-                let from = group[0].2;
-                let to = runs.get((g + 1) * per).map_or(items.len(), |r| r.2);
                 per_name.clear();
-                for it in &items[from..to] {
+                for it in &items[first.2..last.2 + last.1 as usize] {
                     *per_name.entry(it.name).or_default() += it.dur;
                 }
                 // Ties go to the smaller id, so the label is deterministic.
                 let most = per_name
                     .iter()
                     .max_by_key(|(&id, &t)| (t, std::cmp::Reverse(id)))
-                    .map_or(group[0].0.name, |(&id, _)| id);
+                    .map_or(first.0.name, |(&id, _)| id);
                 let label = joined_label(&names.list[most as usize], count);
                 names.id(&label)
             };
-            let first = group[0].0;
-            let last = group[group.len() - 1].0;
             Item {
-                start: first.start,
-                dur: last.start + last.dur - first.start,
+                start: first.0.start,
+                dur: last.0.start + last.0.dur - first.0.start,
                 kind,
                 name,
             }
@@ -2149,24 +2201,28 @@ mod tests {
     /// Coarsening as first written, a map of names per run of one kind:
     /// the reference of [`coarsen`].
     fn coarsen_by_maps(items: Vec<Item>, names: &mut Interner) -> Vec<Item> {
-        let mut by_kind: Vec<(Item, u64, FastMap<u32, Ns>)> = Vec::new();
-        for it in items {
+        let keep = kept_whole(&items);
+        let mut by_kind: Vec<(Item, u64, FastMap<u32, Ns>, bool)> = Vec::new();
+        for (i, it) in items.into_iter().enumerate() {
+            let kept = keep.contains(&i);
             match by_kind.last_mut() {
-                Some((l, n, per_name)) if l.kind == it.kind && l.start + l.dur == it.start => {
+                Some((l, n, per_name, false))
+                    if !kept && l.kind == it.kind && l.start + l.dur == it.start =>
+                {
                     l.dur += it.dur;
                     *n += 1;
                     *per_name.entry(it.name).or_default() += it.dur;
                 }
-                _ => by_kind.push((it, 1, FastMap::from_iter([(it.name, it.dur)]))),
+                _ => by_kind.push((it, 1, FastMap::from_iter([(it.name, it.dur)]), kept)),
             }
         }
-        let per = by_kind.len().div_ceil(MAX_ITEMS);
-        by_kind
-            .chunks(per)
+        join_groups(by_kind.len(), keep.len(), |r| by_kind[r].3)
+            .into_iter()
+            .map(|range| &by_kind[range])
             .map(|group| {
                 let mut time: FastMap<Kind, Ns> = FastMap::default();
                 let mut per_name: FastMap<u32, Ns> = FastMap::default();
-                for (it, _, names_in) in group {
+                for (it, _, names_in, _) in group {
                     *time.entry(it.kind).or_default() += it.dur;
                     for (&name, &t) in names_in {
                         *per_name.entry(name).or_default() += t;
@@ -2196,6 +2252,60 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn a_long_stretch_stays_whole_with_its_kind_when_a_chain_is_joined() {
+        // 3000 stretches of host time and launches, 1 us each, and one
+        // launch latency of 3 s in the middle (as on HTA's alexnet trace).
+        let mut items = Vec::new();
+        let mut t: Ns = 0;
+        for i in 0..3000u32 {
+            let (kind, dur) = match i {
+                1500 => (Kind::Launch, 3_000_000_000),
+                _ if i % 2 == 0 => (Kind::Host, 1_000),
+                _ => (Kind::Launch, 1_000),
+            };
+            items.push(Item {
+                start: t,
+                dur,
+                kind,
+                name: i % 5 + u32::from(i == 1500) * 5,
+            });
+            t += dur;
+        }
+        let mut names = Interner::default();
+        for i in 0..6 {
+            names.id(&format!("name {i}"));
+        }
+        let out = coarsen(items.clone(), &mut names);
+        assert!(out.len() <= MAX_ITEMS, "{}", out.len());
+        let mut at = 0;
+        for it in &out {
+            assert_eq!(it.start, at);
+            at += it.dur;
+        }
+        assert_eq!(at, t);
+        assert!(out.contains(&items[1500]), "the long stretch whole");
+        // 100 long stretches among 5000 short ones: the KEEP_WHOLE
+        // longest (the earliest of equals) kept, the chain still at most
+        // MAX_ITEMS.
+        let mixed: Vec<Item> = (0..5100)
+            .map(|i| Item {
+                start: if i < 100 {
+                    i * 1000
+                } else {
+                    100_000 + (i - 100)
+                },
+                dur: if i < 100 { 1000 } else { 1 },
+                kind: Kind::ALL[i as usize % 3],
+                name: 0,
+            })
+            .collect();
+        let out = coarsen(mixed.clone(), &mut names);
+        assert!(out.len() <= MAX_ITEMS, "{}", out.len());
+        assert_eq!(&out[..KEEP_WHOLE], &mixed[..KEEP_WHOLE]);
+        assert!(!out.contains(&mixed[KEEP_WHOLE]));
     }
 
     #[test]
