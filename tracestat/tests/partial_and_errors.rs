@@ -504,3 +504,33 @@ fn combine_refuses_partials_no_partial_run_writes() {
         format!("tracestat: {}: given twice to --combine", good.display())
     );
 }
+
+/// Standard input is read as `/dev/stdin`, a pipe read as it comes
+/// (docs/robustness.md): the report of a trace piped in is that of the
+/// file.
+#[test]
+fn a_trace_piped_to_dev_stdin_is_read_as_its_file() {
+    let file = gen_files().remove(0);
+    let (whole, _, _) = report(std::slice::from_ref(&file), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
+        .args(["/dev/stdin", "-q", "--json"])
+        .arg(&json)
+        .stdin(std::process::Stdio::from(
+            std::fs::File::open(&file).unwrap(),
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let piped: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        piped["breakdown"][0]["busy_us"],
+        whole["breakdown"][0]["busy_us"]
+    );
+    assert_eq!(piped["kernels"], whole["kernels"]);
+}
