@@ -514,14 +514,22 @@ fn a_trace_piped_to_dev_stdin_is_read_as_its_file() {
     let (whole, _, _) = report(std::slice::from_ref(&file), &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
         .args(["/dev/stdin", "-q", "--json"])
         .arg(&json)
-        .stdin(std::process::Stdio::from(
-            std::fs::File::open(&file).unwrap(),
-        ))
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    // A pipe, written as the reader reads.
+    let mut pipe = child.stdin.take().unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        pipe.write_all(&bytes).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
     assert!(
         out.status.success(),
         "{}",
