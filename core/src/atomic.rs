@@ -460,36 +460,49 @@ pub struct CreatedDir {
     path: PathBuf,
     /// Registration of a folder this run created.
     id: Option<u64>,
+    /// The missing parent this run created for it, removed after it (a
+    /// field drops after the folder's own `drop`; the signal handler
+    /// removes the newest first).
+    parent: Option<Box<CreatedDir>>,
 }
 
 impl CreatedDir {
-    /// Creates `path` (and missing parents) unless it exists.
+    /// Creates `path` (and missing parents, each removed as it is) unless
+    /// it exists.
     pub fn create_all(path: &Path) -> io::Result<CreatedDir> {
-        let mut live = live_temp_files();
-        let id = match fs::create_dir(path) {
-            Ok(()) => {
-                let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
-                live.insert(id, (path.to_path_buf(), Leftover::EmptyDir));
-                Some(id)
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => None,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                drop(live);
-                fs::create_dir_all(parent_dir(path))?;
-                return CreatedDir::create_all(path);
-            }
-            Err(e) => return Err(e),
-        };
-        Ok(CreatedDir {
-            path: path.to_path_buf(),
-            id,
-        })
+        let mut parent = None;
+        loop {
+            let mut live = live_temp_files();
+            let id = match fs::create_dir(path) {
+                Ok(()) => {
+                    let id = NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed);
+                    live.insert(id, (path.to_path_buf(), Leftover::EmptyDir));
+                    Some(id)
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => None,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && parent.is_none() => {
+                    drop(live);
+                    parent = Some(Box::new(CreatedDir::create_all(&parent_dir(path))?));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            return Ok(CreatedDir {
+                path: path.to_path_buf(),
+                id,
+                parent,
+            });
+        }
     }
 
-    /// The run succeeded: the folder stays, empty or not.
+    /// The run succeeded: the folder stays, empty or not, and the parents
+    /// it created.
     pub fn keep(mut self) {
         if let Some(id) = self.id.take() {
             live_temp_files().remove(&id);
+        }
+        if let Some(p) = self.parent.take() {
+            p.keep();
         }
     }
 }

@@ -600,6 +600,14 @@ fn bad_input_is_one_line_and_leaves_no_partition() {
     );
     assert!(!out.exists(), "a failed run left {}", out.display());
     assert_eq!(hidden_entries(dir.path()), Vec::<String>::new());
+    // Nor the missing parents it created for DIR.
+    let deep = dir.path().join("no/such/ev");
+    let o = export(std::slice::from_ref(&bad), &deep, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        !dir.path().join("no").exists(),
+        "a failed run left its parents"
+    );
     // An events directory that is a file is refused.
     let o = export(&[data("hand.1000.0.json")], &bad, &[]);
     assert_eq!(o.status.code(), Some(1));
