@@ -164,6 +164,10 @@ pub struct EventsPlan<'a> {
     /// Bytes of recorded rows a file keeps in memory before they spill to
     /// a temporary file ([`crate::event_spool::SPOOL_CHUNK`]).
     pub spool_chunk: usize,
+    /// Whether a file cut short is warned about here: not when the run
+    /// reads the files again for its report, which warns (one warning per
+    /// file, docs/robustness.md).
+    pub warn_cuts: bool,
 }
 
 /// What an export did.
@@ -389,7 +393,7 @@ fn export_file(
         }
     };
     index.finish(&read.router);
-    if let Some(cut) = &read.cut {
+    if let Some(cut) = read.cut.as_ref().filter(|_| plan.warn_cuts) {
         let what = cut.describe(read.format);
         unitrace_core::cli::warn(crate::TOOL, format!("{}: {what}", path.display()));
     }

@@ -297,6 +297,7 @@ fn export_events(plan: &Plan, dir: &Path, dataset_only: bool) -> Result<()> {
         ranks: plan.ranks.as_ref(),
         passes: events::Passes::One,
         spool_chunk: event_spool::SPOOL_CHUNK,
+        warn_cuts: dataset_only,
     };
     let stats = events::export(&events_plan)?;
     if stats.dropped > 0 {

@@ -1140,3 +1140,38 @@ fn result_dir_and_ranks_select_the_partitions() {
         .any(|r| s(r, "kind").as_deref() == Some("memory")));
     assert!(rows.iter().all(|r| matches!(n(r, "rank"), Some(0 | 2))));
 }
+
+/// A file cut short is one warning per run, whether the run writes the
+/// dataset alone or reads the files again for a report beside it
+/// (docs/robustness.md).
+#[test]
+fn a_cut_file_is_one_warning_with_or_without_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("app.1.0.json");
+    let text = std::fs::read_to_string(data("hand.1000.0.json")).unwrap();
+    let last = text.rfind("{\"").unwrap();
+    std::fs::write(&cut, &text[..last + 10]).unwrap();
+    for (i, extra) in [vec![], vec!["--json", "r.json"]].into_iter().enumerate() {
+        let extra: Vec<String> = extra
+            .iter()
+            .map(|e| match *e {
+                "r.json" => dir.path().join("r.json").display().to_string(),
+                e => e.to_string(),
+            })
+            .collect();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let out = dir.path().join(format!("ev{i}"));
+        let o = export(
+            std::slice::from_ref(&cut),
+            &out,
+            &[&["-q"][..], &extra].concat(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            stderr.matches("cut short").count(),
+            1,
+            "{extra:?}: {stderr}"
+        );
+    }
+}

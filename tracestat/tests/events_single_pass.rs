@@ -43,6 +43,7 @@ fn export_with(inputs: &[PathBuf], out: &Path, passes: Passes, spool_chunk: usiz
         ranks: None,
         passes,
         spool_chunk,
+        warn_cuts: true,
     })
     .unwrap()
 }
