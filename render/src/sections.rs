@@ -365,8 +365,14 @@ pub fn write_dir<'a>(
     tables: impl IntoIterator<Item = &'a Table>,
     format: TableFormat,
 ) -> io::Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        // The OS says only "File exists" of a file where the folder goes.
+        let what = match dir.is_file() {
+            true => "a file, not a folder for the tables".to_string(),
+            false => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("{}: {what}", dir.display()))
+    })?;
     let mut pending = Vec::new();
     for table in tables.into_iter().filter(|t| !t.file.is_empty()) {
         let path = file_path(dir, table, format);

@@ -415,6 +415,27 @@ fn bad_input_leaves_no_output_of_any_kind() {
         format!("tracestat: {}", cut.display()),
         "not a tracestat partial",
     );
+
+    // A table folder that is a file: said as such, not as "File exists".
+    let file = dir.path().join("tables");
+    std::fs::write(&file, "").unwrap();
+    for flag in ["--csv", "--parquet"] {
+        let r = run(&[
+            good.as_os_str(),
+            "-q".as_ref(),
+            flag.as_ref(),
+            file.as_os_str(),
+        ]);
+        assert_eq!(r.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "tracestat: {}: a file, not a folder for the tables",
+                file.display()
+            )
+        );
+    }
 }
 
 /// `--result-dir` over a tree of JSON traces (`chrome_trace.json` in
