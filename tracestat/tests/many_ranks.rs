@@ -178,7 +178,7 @@ fn page_for_4096_ranks_groups_rows_and_keeps_the_straggler_apart() {
     // 500 us run (columns 1 to 11), the straggler until 410 us.
     let heat: Vec<&str> = stdout
         .lines()
-        .skip_while(|l| !l.starts_with("GPU utilisation over time"))
+        .skip_while(|l| !l.starts_with("(a column = "))
         .skip(1)
         .take_while(|l| !l.is_empty())
         .collect();
@@ -519,7 +519,7 @@ fn many_ranks_give_one_report_from_one_run_partials_and_combines_of_combines() {
     assert!(stdout.contains(&format!("\nPer-rank tables show 32 of {n} ranks ")));
     let heat: Vec<&str> = stdout
         .lines()
-        .skip_while(|l| !l.starts_with("GPU utilisation over time"))
+        .skip_while(|l| !l.starts_with("(a column = "))
         .skip(1)
         .take_while(|l| !l.is_empty())
         .collect();
