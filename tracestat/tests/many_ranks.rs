@@ -304,7 +304,10 @@ fn heatmap_groups_ten_ranks_into_rows_of_their_mean() {
     assert!(doc["heatmap"].get("straggler_row").is_none());
     let text = std::fs::read_to_string(csv.join("heatmap.csv")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "rank,0.000,102.400,204.800,307.200");
+    assert_eq!(
+        lines[0],
+        "rank,from_0.000_us,from_102.400_us,from_204.800_us,from_307.200_us"
+    );
     assert_eq!(lines[1], "0-1,0.0500,0.1000,0.0000,0.0000");
     assert_eq!(lines[5], "8-9,0.4500,0.5000,0.0000,0.0000");
     assert_eq!(lines.len(), 6);
