@@ -131,6 +131,58 @@ fn read_csvs(files: &[std::path::PathBuf]) -> serde_json::Value {
     crate::common::python_json(READ_CSVS, &args)
 }
 
+/// `what_if.csv` held its `total` rows in the `step` column: Dask guesses
+/// a column's dtype from the first rows, found `step` an integer and
+/// failed on `total` further down; polars and DuckDB read every step id as
+/// text. The totals are now `what_if_totals.csv`, and `step` is an integer
+/// to every reader, as in the other step tables (docs/tracestat.md#what-if).
+/// Five steps and three rules: 15 rows, past the rows Dask samples.
+#[test]
+fn step_tables_read_with_integer_steps_in_pandas_dask_polars_and_duckdb() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = csv_of(
+        &kineto("recorded/planted"),
+        dir.path(),
+        &[
+            "--what-if",
+            "comm=0",
+            "--what-if",
+            "launch=0",
+            "--what-if",
+            "kernel:*gemm*=-20%",
+        ],
+    );
+    let names = [
+        "what_if",
+        "steps",
+        "step_spread",
+        "critical_path_steps",
+        "critical_path",
+    ];
+    let files: Vec<_> = names.iter().map(|n| csv.join(format!("{n}.csv"))).collect();
+    let got = read_csvs(&files);
+    for n in names {
+        let t = &got[format!("{n}.csv")];
+        for (reader, int) in [
+            ("pandas", "int64"),
+            ("dask", "int64"),
+            ("polars", "Int64"),
+            ("duckdb", "BIGINT"),
+        ] {
+            assert_eq!(t[reader][1], int, "{n}.csv step read by {reader}: {t}");
+        }
+    }
+    assert_eq!(got["what_if.csv"]["rows"], 15);
+    let totals = std::fs::read_to_string(csv.join("what_if_totals.csv")).unwrap();
+    let lines: Vec<&str> = totals.lines().collect();
+    assert_eq!(
+        lines[0], "rule,steps,dur_us,what_if_dur_us,change_pct",
+        "{totals}"
+    );
+    assert_eq!(lines.len(), 4, "a row per rule: {totals}");
+    assert!(lines[1].starts_with("comm=0,5,"), "{totals}");
+}
+
 /// One rank (`#0`) of a Kineto trace: its heatmap row is a label DuckDB
 /// types as text and numbers, like the header was (`rank,0.000,...`), so
 /// the sniffer took the header for data (`column000`, ...). The bins'
