@@ -141,6 +141,10 @@ pub struct Column {
     pub label: String,
     pub unit: Unit,
     pub shown: Shown,
+    /// Its values are names that may run long (demangled kernels): the
+    /// page folds a long one to a few lines ([`crate::html::Cell::Name`]);
+    /// the console and the files keep it whole.
+    pub long_names: bool,
 }
 
 impl Column {
@@ -150,7 +154,13 @@ impl Column {
             label: label.into(),
             unit,
             shown: Shown::Everywhere,
+            long_names: false,
         }
+    }
+
+    pub fn long_names(mut self) -> Column {
+        self.long_names = true;
+        self
     }
 
     pub fn files_only(mut self) -> Column {
@@ -592,17 +602,21 @@ pub fn write_page<W: Write>(doc: &mut Document<W>, sections: &[Section]) -> io::
                 doc.heading(3, &t.title)?;
             }
             let (header, body, numeric) = screen_cells(t);
+            let names: Vec<bool> = t
+                .columns
+                .iter()
+                .filter(|c| c.on_screen())
+                .map(|c| c.long_names)
+                .collect();
             let rows = body
                 .into_iter()
                 .map(|row| {
                     row.into_iter()
-                        .zip(&numeric)
-                        .map(|(text, &num)| {
-                            if num {
-                                Cell::Formatted(text)
-                            } else {
-                                Cell::Text(text)
-                            }
+                        .zip(numeric.iter().zip(&names))
+                        .map(|(text, (&num, &name))| match (num, name) {
+                            (true, _) => Cell::Formatted(text),
+                            (false, true) => Cell::Name(text),
+                            (false, false) => Cell::Text(text),
                         })
                         .collect()
                 })

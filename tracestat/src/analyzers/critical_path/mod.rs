@@ -548,7 +548,9 @@ fn names_table(out: &CriticalPathOut) -> Table {
             // On screen the long name last, so that the numbers stay in
             // view (as the kernels table; docs/tracestat.md#critical-path).
             Column::new("kind_shown", "kind", Unit::Text).screen_only(),
-            Column::new("name_shown", "name", Unit::Text).screen_only(),
+            Column::new("name_shown", "name", Unit::Text)
+                .screen_only()
+                .long_names(),
         ],
     );
     for r in &out.critical_path_names {
@@ -587,7 +589,9 @@ fn items_table(out: &CriticalPathOut) -> Table {
             Column::new("dur_us", "length", Unit::Us),
             // On screen the long name last (the file's columns are fixed:
             // docs/tracestat.md#critical-path).
-            Column::new("name_shown", "name", Unit::Text).screen_only(),
+            Column::new("name_shown", "name", Unit::Text)
+                .screen_only()
+                .long_names(),
         ],
     );
     let mut slowest: Vec<usize> = Vec::new();
