@@ -202,3 +202,93 @@ fn a_one_rank_heatmap_csv_keeps_its_header_in_every_reader() {
     }
     assert_eq!(t["rows"], 1);
 }
+
+/// The names in backticks of a Markdown text.
+fn ticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether `column` is `documented`, or matches one of its patterns
+/// (`count_<bin>`, `<cause>_us`: anything in place of `<...>`).
+fn documented(column: &str, documented: &[&str]) -> bool {
+    documented.iter().any(|d| match (d.find('<'), d.find('>')) {
+        (Some(a), Some(b)) if a < b => {
+            let (pre, post) = (&d[..a], &d[b + 1..]);
+            column.len() > pre.len() + post.len()
+                && column.starts_with(pre)
+                && column.ends_with(post)
+        }
+        _ => column == *d,
+    })
+}
+
+/// docs/formats.md#parquet-tables-tracestat and the "CSV files" list of
+/// docs/tracestat.md name every table a run writes and each table's
+/// columns; they had left out the critical path's four tables, `what_if`,
+/// `clock_offsets` and the breakdown's active-window columns. The run:
+/// the generated ranks, whose clocks are aligned (`clock_offsets`), with
+/// `--tree` and a what-if rule, so that every table is written.
+#[test]
+fn the_documented_tables_are_the_ones_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = csv_of(
+        &crate::common::gen_files(),
+        dir.path(),
+        &["--tree=3", "--what-if", "comm=0"],
+    );
+    let mut written: Vec<(String, Vec<String>)> = std::fs::read_dir(&csv)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let header = text.lines().next().unwrap_or_default();
+            (
+                path.file_stem().unwrap().to_string_lossy().into_owned(),
+                header.split(',').map(str::to_owned).collect(),
+            )
+        })
+        .collect();
+    written.sort();
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let formats = std::fs::read_to_string(docs.join("formats.md")).unwrap();
+    let section = &formats[formats.find("### parquet-tables-tracestat").unwrap()..];
+    let section = &section[..section[4..].find("\n### ").unwrap() + 4];
+    // `| files | int64 | double | string, bool |`: the file names before the
+    // first `|` of a row, the columns after it.
+    let mut rows: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let (files, columns) = line[1..].split_once('|').unwrap();
+        for f in ticked(files).into_iter().filter(|f| !f.starts_with("--")) {
+            rows.push((f.to_string(), ticked(columns)));
+        }
+    }
+    rows.sort();
+    let files: Vec<&String> = written.iter().map(|w| &w.0).collect();
+    let in_formats: Vec<&String> = rows.iter().map(|r| &r.0).collect();
+    assert_eq!(in_formats, files, "docs/formats.md");
+    for ((file, header), (_, doc)) in written.iter().zip(&rows) {
+        if file == "heatmap" {
+            // One column per bin, described in words.
+            assert!(header[1..].iter().all(|c| c.starts_with("from_")));
+            continue;
+        }
+        for column in header {
+            assert!(
+                documented(column, doc),
+                "docs/formats.md: {file}.{column} missing"
+            );
+        }
+    }
+    let guide = std::fs::read_to_string(docs.join("tracestat.md")).unwrap();
+    let list = &guide[guide.find("\n## CSV files").unwrap()..];
+    let list = &list[..list[3..].find("\n## ").unwrap()];
+    let mut listed: Vec<String> = ticked(list)
+        .into_iter()
+        .filter_map(|n| n.strip_suffix(".csv"))
+        .map(str::to_owned)
+        .collect();
+    listed.sort();
+    listed.dedup();
+    let listed: Vec<&String> = listed.iter().collect();
+    assert_eq!(listed, files, "docs/tracestat.md#csv-files");
+}
