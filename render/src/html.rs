@@ -74,6 +74,11 @@ pub enum Cell {
     Number(f64),
     /// A number with its own spelling (rounded, with a unit), right-aligned.
     Formatted(String),
+    /// A name that may run long (a demangled kernel, a Python frame):
+    /// text that breaks anywhere (an identifier, not prose: its lines fill
+    /// up), whose first 4 lines show (the page style's `line-clamp`), and
+    /// all of it on hover, on focus and in its tooltip.
+    Name(String),
 }
 
 impl Cell {
@@ -85,6 +90,15 @@ impl Cell {
         Cell::Number(value)
     }
 }
+
+/// A text column with a value longer than this many characters wraps
+/// anywhere (long tokens too) and is at least `16em` wide.
+const LONG_TEXT: usize = 40;
+
+/// A name longer than this is folded to 4 lines until hovered or focused:
+/// demangled kernel names of 500 characters made rows 5 to 15 lines tall
+/// (docs/tracestat.md#html-page).
+const FOLDED_NAME: usize = 120;
 
 /// A table: a header row and rows of cells.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -102,12 +116,32 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.2em; } h3 { font-size: 1.05em; }
 p { overflow-wrap: anywhere; }
 figure { background: #ffffff; margin: 0 0 1em 0; max-width: 960px; box-shadow: 0 1px 3px rgba(0,0,0,0.3); }
 figure svg { display: block; width: 100%; height: auto; }
-table { border-collapse: collapse; background: #ffffff; margin: 0 0 1em 0; font-size: 0.9em; display: block; max-width: 100%; width: max-content; overflow-x: auto; }
+div.table { max-width: 100%; overflow-x: auto; margin: 0 0 1em 0; }
+table { border-collapse: collapse; background: #ffffff; font-size: 0.9em; }
 th, td { border: 1px solid #dddddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td { white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.long > div { min-width: 16em; white-space: normal; overflow-wrap: anywhere; }
+td.long > div.name { word-break: break-all; }
+td.long > div.fold { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 4; line-clamp: 4; overflow: hidden; }
+td.long > div.fold:hover, td.long > div.fold:focus { display: block; overflow: visible; }
+@media print { td.long > div.fold { display: block; overflow: visible; } }
 pre { background: #ffffff; padding: 0.5em 1em; overflow-x: auto; font-size: 0.8em; }
 ";
+
+/// Per column, whether it holds text longer than [`LONG_TEXT`] characters.
+fn long_columns(table: &Table) -> Vec<bool> {
+    let mut long = vec![false; table.header.len()];
+    for row in &table.rows {
+        for (c, cell) in row.iter().enumerate() {
+            if let (Cell::Text(t) | Cell::Name(t), Some(l)) = (cell, long.get_mut(c)) {
+                *l = *l || t.chars().count() > LONG_TEXT;
+            }
+        }
+    }
+    long
+}
 
 /// A report page written top to bottom into `W`: no scripts, no network
 /// resources, every text escaped.
@@ -145,24 +179,46 @@ impl<W: Write> Document<W> {
         writeln!(self.out, "<pre>{}</pre>", escape(text))
     }
 
+    /// A table inside the page's width: its long text columns wrap (a
+    /// column with a value over [`LONG_TEXT`] characters breaks long
+    /// tokens too), numbers and short labels never do, and a table that still does not fit
+    /// (many number columns) scrolls as a whole (docs/tracestat.md#html-page).
     pub fn table(&mut self, table: &Table) -> io::Result<()> {
-        self.out.write_all(b"<table>\n<thead><tr>")?;
+        let long = long_columns(table);
+        self.out
+            .write_all(b"<div class=\"table\"><table>\n<thead><tr>")?;
         for h in &table.header {
             write!(self.out, "<th>{}</th>", escape(h))?;
         }
         self.out.write_all(b"</tr></thead>\n<tbody>\n")?;
         for row in &table.rows {
             self.out.write_all(b"<tr>")?;
-            for cell in row {
+            for (c, cell) in row.iter().enumerate() {
+                let long = long.get(c).copied().unwrap_or(false);
                 match cell {
-                    Cell::Text(t) => write!(self.out, "<td>{}</td>", escape(t))?,
                     Cell::Number(v) => write!(self.out, "<td class=\"num\">{}</td>", shortest(*v))?,
                     Cell::Formatted(t) => write!(self.out, "<td class=\"num\">{}</td>", escape(t))?,
+                    Cell::Text(t) | Cell::Name(t) if !long => {
+                        write!(self.out, "<td>{}</td>", escape(t))?
+                    }
+                    Cell::Name(t) if t.chars().count() > FOLDED_NAME => write!(
+                        self.out,
+                        "<td class=\"long\"><div class=\"name fold\" tabindex=\"0\" title=\"{0}\">{0}</div></td>",
+                        escape(t)
+                    )?,
+                    Cell::Name(t) => write!(
+                        self.out,
+                        "<td class=\"long\"><div class=\"name\">{}</div></td>",
+                        escape(t)
+                    )?,
+                    Cell::Text(t) => {
+                        write!(self.out, "<td class=\"long\"><div>{}</div></td>", escape(t))?
+                    }
                 }
             }
             self.out.write_all(b"</tr>\n")?;
         }
-        self.out.write_all(b"</tbody>\n</table>\n")
+        self.out.write_all(b"</tbody>\n</table></div>\n")
     }
 
     /// A chart page (or a text page) as an inline SVG figure.
@@ -205,10 +261,53 @@ mod tests {
         assert!(html.contains("<title>a &lt;b&gt;</title>"));
         assert!(html.contains("<h6>h &amp; h</h6>"));
         assert!(html.contains("<td>x&quot;y</td><td class=\"num\">2</td>"));
+        assert!(html.contains("<div class=\"table\"><table>"));
         assert!(html.contains("<pre>a &lt; b</pre>"));
         assert!(html.ends_with("</html>\n"));
         assert!(
             !html.contains("<script") && !html.contains("http://") && !html.contains("https://")
         );
+    }
+
+    /// Short text as it was; a column with a long value wraps inside a
+    /// minimum width; a long name folds, its whole text in its tooltip.
+    #[test]
+    fn long_text_wraps_and_long_names_fold() {
+        let name = format!("void k<{}>(int)", "float, ".repeat(30));
+        let evidence = "a sentence of evidence longer than forty characters";
+        let mut doc = Document::new(Vec::new(), "t").unwrap();
+        doc.table(&Table {
+            header: vec![
+                "rule".into(),
+                "n".into(),
+                "evidence".into(),
+                "kernel".into(),
+            ],
+            rows: vec![
+                vec![
+                    Cell::text("host-bound"),
+                    Cell::number(1.0),
+                    Cell::text(evidence),
+                    Cell::Name(name.clone()),
+                ],
+                vec![
+                    Cell::text("x"),
+                    Cell::number(2.0),
+                    Cell::text("short"),
+                    Cell::Name("gemm".into()),
+                ],
+            ],
+        })
+        .unwrap();
+        let html = String::from_utf8(doc.finish().unwrap()).unwrap();
+        assert!(html.contains("<tr><td>host-bound</td><td class=\"num\">1</td>"));
+        assert!(html.contains(&format!("<td class=\"long\"><div>{evidence}</div></td>")));
+        assert!(html.contains("<td class=\"long\"><div>short</div></td>"));
+        let shown = escape(&name);
+        assert!(html.contains(&format!(
+            "<td class=\"long\"><div class=\"name fold\" tabindex=\"0\" title=\"{shown}\">{shown}</div></td>"
+        )));
+        assert!(html.contains("<td class=\"long\"><div class=\"name\">gemm</div></td>"));
+        assert!(html.contains("-webkit-line-clamp: 4;"));
     }
 }

@@ -141,6 +141,10 @@ pub struct Column {
     pub label: String,
     pub unit: Unit,
     pub shown: Shown,
+    /// Its values are names that may run long (demangled kernels): the
+    /// page folds a long one to a few lines ([`crate::html::Cell::Name`]);
+    /// the console and the files keep it whole.
+    pub long_names: bool,
 }
 
 impl Column {
@@ -150,7 +154,13 @@ impl Column {
             label: label.into(),
             unit,
             shown: Shown::Everywhere,
+            long_names: false,
         }
+    }
+
+    pub fn long_names(mut self) -> Column {
+        self.long_names = true;
+        self
     }
 
     pub fn files_only(mut self) -> Column {
@@ -436,12 +446,23 @@ fn screen_text(unit: Unit, v: &Value, scale: f64) -> String {
         Value::Num(x) => match unit {
             Unit::Us => format!("{:.3}", x / scale),
             Unit::Pct => format!("{x:.2}"),
-            Unit::PctChange => format!("{x:+.1}"),
+            Unit::PctChange => signed_change(*x),
             Unit::GBps => format!("{x:.2}"),
             Unit::Fraction => format!("{x:.3}"),
             Unit::Count | Unit::Bytes => format!("{x:.0}"),
             _ => format!("{x}"),
         },
+    }
+}
+
+/// A change in percent with its sign, to one decimal; a change that rounds
+/// to zero is `0.0`, as `-0.0` and `+0.0` read as a loss and a gain that
+/// are not there.
+fn signed_change(x: f64) -> String {
+    let text = format!("{x:+.1}");
+    match text.as_str() {
+        "+0.0" | "-0.0" => "0.0".to_string(),
+        _ => text,
     }
 }
 
@@ -587,17 +608,21 @@ pub fn write_page<W: Write>(doc: &mut Document<W>, sections: &[Section]) -> io::
                 doc.heading(3, &t.title)?;
             }
             let (header, body, numeric) = screen_cells(t);
+            let names: Vec<bool> = t
+                .columns
+                .iter()
+                .filter(|c| c.on_screen())
+                .map(|c| c.long_names)
+                .collect();
             let rows = body
                 .into_iter()
                 .map(|row| {
                     row.into_iter()
-                        .zip(&numeric)
-                        .map(|(text, &num)| {
-                            if num {
-                                Cell::Formatted(text)
-                            } else {
-                                Cell::Text(text)
-                            }
+                        .zip(numeric.iter().zip(&names))
+                        .map(|(text, (&num, &name))| match (num, name) {
+                            (true, _) => Cell::Formatted(text),
+                            (false, true) => Cell::Name(text),
+                            (false, false) => Cell::Text(text),
                         })
                         .collect()
                 })
@@ -697,6 +722,18 @@ mod tests {
         assert_eq!(
             text,
             "\nSection\n\nA table\n  rank  busy_us  busy_%  name\n  1      20.000    1.25  bb\n"
+        );
+    }
+
+    #[test]
+    fn a_change_that_rounds_to_zero_has_no_sign() {
+        let shown: Vec<String> = [0.0, -0.0, -0.04, 0.049, -0.05, 0.06, 12.34, -7.0]
+            .iter()
+            .map(|&x| screen_text(Unit::PctChange, &Value::Num(x), 1.0))
+            .collect();
+        assert_eq!(
+            shown,
+            ["0.0", "0.0", "0.0", "0.0", "-0.1", "+0.1", "+12.3", "-7.0"]
         );
     }
 

@@ -211,13 +211,17 @@ fn tracestat_type(file: &str, col: &str) -> &'static str {
         "critical_path_steps" => &["ranks_on_path", "rank_changes"],
         "critical_path_kinds" => &["items"],
         "critical_path_names" => &["items", "steps"],
+        "what_if_totals" => &["steps"],
         _ => &[],
     };
     let idle_gap_counts =
         file == "idle_gaps" && (col.starts_with("count_") || col.ends_with("_gaps"));
     // `findings` and the critical path name their step as text (`3`,
     // `all`: the whole run); the step tables number theirs.
-    let text_step = matches!(file, "findings" | "critical_path" | "critical_path_steps");
+    let text_step = matches!(
+        file,
+        "findings" | "critical_path" | "critical_path_steps" | "what_if"
+    );
     if LABELS.contains(&col) || (text_step && col == "step") {
         VARCHAR
     } else if col == "consistent" || col == "outlier" {
@@ -241,7 +245,16 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         let mut args = inputs.clone();
         // Each collective call a step, so that the step tables have rows
         // (docs/tracestat.md#steps); the other tables do not change.
-        args.extend(os(&["-q", "--tree=3", "--step", "oneCCL::|MPI::", option]));
+        // A what-if rule, for `what_if` and `what_if_totals`.
+        args.extend(os(&[
+            "-q",
+            "--tree=3",
+            "--step",
+            "oneCCL::|MPI::",
+            "--what-if",
+            "comm=0",
+            option,
+        ]));
         args.push(out.clone().into_os_string());
         run("tracestat", &args, dir);
     }
@@ -283,6 +296,8 @@ fn tracestat_tables(dir: &Path) -> Vec<Table> {
         "critical_path_kinds",
         "critical_path_names",
         "critical_path_steps",
+        "what_if",
+        "what_if_totals",
     ];
     // Tables these traces leave without rows (no set-up call, no finding):
     // their headers and types are checked.

@@ -517,7 +517,8 @@ pub fn heatmap_text(hm: &HeatData<'_>) -> Option<(String, String)> {
     // fully busy, so that a mostly idle run still shows its pattern.
     let scale = heat_scale(grid.iter().flatten().copied().fold(0.0, f64::max));
     let caption = format!(
-        "GPU utilisation over time (a column = {:.3} ms; ' ' idle, then .:-=+*#% to '@' {})",
+        // Under the section's heading, which names the figure already.
+        "(a column = {:.3} ms; ' ' idle, then .:-=+*#% to '@' {})",
         hm.bin_us * per as f64 / 1e3,
         if scale == 1.0 {
             "fully busy".to_string()

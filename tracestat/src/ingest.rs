@@ -235,6 +235,11 @@ pub struct RankTrace {
     pub devices: Vec<Device>,
     /// `(device pid, device tid)` of copy engines (thread names).
     pub copy_engines: HashSet<(u64, u64)>,
+    /// Thread names by `(pid, tid)`, the first one given, trimmed: what
+    /// `--annotate` names an engine's queue depth by, as the raw ids of
+    /// one engine differ between a JSON trace and its `.pftrace`
+    /// (docs/tracestat.md#annotated-trace).
+    pub thread_names: FastMap<(u64, u64), String>,
     /// The size of the copies whose writer gives it apart from the name
     /// (Kineto's `args.bytes`), by `(device, device tid, start)`: few,
     /// beside the kernels rather than in each (docs/findings.md#small-copy).
@@ -281,6 +286,7 @@ struct RankParts {
     device_ids: FastMap<(u64, Option<u32>), u32>,
     device_labels: FastMap<u64, String>,
     copy_engines: HashSet<(u64, u64)>,
+    thread_names: FastMap<(u64, u64), String>,
     copy_bytes: FastMap<(u32, u64, Ns), u64>,
     collectives: Vec<CollectiveCall>,
     setup_calls: Vec<SetupCall>,
@@ -447,9 +453,13 @@ impl TraceSink for FileCollector {
     }
 
     fn thread(&mut self, rank: RankSlot, pid: u64, tid: u64, label: &str) {
+        let r = self.rank(rank);
         if label.contains("Copy Engine") {
-            self.rank(rank).copy_engines.insert((pid, tid));
+            r.copy_engines.insert((pid, tid));
         }
+        r.thread_names
+            .entry((pid, tid))
+            .or_insert_with(|| label.trim().to_string());
     }
 
     fn device_op(&mut self, names: &Names, op: &DeviceOp) -> std::io::Result<()> {
@@ -700,6 +710,7 @@ fn rank_trace(
         flows: p.flows,
         devices: p.devices,
         copy_engines: p.copy_engines,
+        thread_names: p.thread_names,
         copy_bytes: p.copy_bytes,
         collectives: p.collectives,
         setup_calls: p.setup_calls,

@@ -260,3 +260,69 @@ fn truncated_inputs_are_capped_like_the_rank_tables() {
     let five = section(&run_with(&["--rank-rows", "5"]));
     assert_eq!(five.len(), 6);
 }
+
+/// The words of the console QA read on one Kineto rank (testdata/kineto/hta/
+/// triton_example: one step, nothing to compare with) and on the planted
+/// four-rank recording with what-if rules (docs/tracestat.md#console-report):
+/// no table has two headers of one name (the stragglers' two differences
+/// were both `vs_median_%`), a change that rounds to zero is `0.0`, the
+/// heatmap's heading is not said twice, and one step is `1 step`.
+#[test]
+fn console_headers_are_distinct_and_zero_changes_have_no_sign() {
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto");
+    let one = run(&[kineto.join("hta/triton_example").as_os_str()]);
+    let planted = run(&[
+        kineto.join("recorded/planted").as_os_str(),
+        OsStr::new("--what-if"),
+        OsStr::new("comm=0"),
+        OsStr::new("--what-if"),
+        OsStr::new("kernel:*gemm*=-20%"),
+    ]);
+    for out in [&one, &planted] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let headers = stdout.lines().filter(|l| {
+            let first = l.split_whitespace().next().unwrap_or("");
+            // Not the heatmap's lines (`rank 0 |...|`).
+            l.starts_with("  ")
+                && !l.contains(" |")
+                && ["rank", "rule", "step", "count"].contains(&first)
+        });
+        for h in headers {
+            let words: Vec<&str> = h.split_whitespace().collect();
+            let mut unique = words.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), words.len(), "repeated header: {h}");
+        }
+        for signed_zero in [" -0.0\n", " +0.0\n", " -0.0 ", " +0.0 "] {
+            assert!(!stdout.contains(signed_zero), "{signed_zero:?}:\n{stdout}");
+        }
+        assert_eq!(stdout.matches("GPU utilisation").count(), 1, "{stdout}");
+    }
+    let one = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        one.contains("\n  rank  gpu_us  gpu_vs_median_%  compute_us  compute_vs_median_%  comm_us"),
+        "{one}"
+    );
+    // One rank: its differences to itself are 0.
+    assert!(
+        one.contains("\n  #0     1.760              0.0       1.760                  0.0 "),
+        "{one}"
+    );
+    assert!(one.contains("(the slowest rank's, over 1 step):"), "{one}");
+    let planted = String::from_utf8_lossy(&planted.stdout);
+    // Step 2 under comm=0: no change.
+    assert!(
+        planted.contains("\n  comm=0              2        29.343      29.343       0.0\n"),
+        "{planted}"
+    );
+    assert!(
+        planted.contains("(the slowest rank's, over 5 steps):"),
+        "{planted}"
+    );
+}

@@ -279,10 +279,11 @@ fn what_if_rules_replay_the_step_as_worked_out_by_hand() {
         250.0,
         "gemm -250 us",
     );
-    let total = rows(&doc, "what_if")
+    let total = rows(&doc, "what_if_totals")
         .iter()
-        .find(|r| r["rule"] == "comm=0" && r["step"] == "total")
+        .find(|r| r["rule"] == "comm=0")
         .unwrap();
+    assert_eq!(total["steps"], 1);
     close(f(&total["dur_us"]), 500.0, "total before");
     close(f(&total["what_if_dur_us"]), 430.0, "total after");
 }
@@ -363,10 +364,12 @@ fn partials_combine_to_the_same_path_and_replay() {
         "critical_path_kinds",
         "critical_path_names",
         "what_if",
+        "what_if_totals",
     ] {
         assert_eq!(one[table], combined[table], "{table}");
     }
     assert!(!one["what_if"].as_array().unwrap().is_empty());
+    assert!(!one["what_if_totals"].as_array().unwrap().is_empty());
 }
 
 /// A partial whose critical path part was edited or cut is one error naming
@@ -742,6 +745,7 @@ fn no_critical_path_leaves_out_only_the_path() {
         "critical_path_kinds",
         "critical_path_names",
         "what_if",
+        "what_if_totals",
     ];
     for k in path_keys {
         assert!(without[k].as_array().unwrap().is_empty(), "{k}");
@@ -1123,11 +1127,17 @@ fn kept_steps_are_the_paths_and_the_what_ifs_steps() {
     steps.dedup();
     assert_eq!(steps, ["3", "4", "5"]);
     let what_if = csv_rows(&csv.join("what_if.csv"));
-    assert_eq!(csv_column(&what_if, "step"), ["3", "4", "5", "total"]);
+    assert_eq!(csv_column(&what_if, "step"), ["3", "4", "5"]);
     for i in ["3", "4", "5"] {
         close(what_if_of(&doc, i), 90.0, "a step with the kernel -20%");
     }
-    close(what_if_of(&doc, "total"), 270.0, "the kept steps");
+    let totals = csv_rows(&csv.join("what_if_totals.csv"));
+    assert_eq!(csv_column(&totals, "steps"), ["3"]);
+    close(
+        f(&rows(&doc, "what_if_totals")[0]["what_if_dur_us"]),
+        270.0,
+        "the kept steps",
+    );
 }
 
 fn what_if_of(doc: &Value, step: &str) -> f64 {
@@ -1600,4 +1610,101 @@ fn what_if_saves_at_most_what_the_rule_takes_off_the_path() {
         }
     }
     assert!(saved_by_comm > 100.0, "comm=0 saved {saved_by_comm} us");
+}
+
+/// The same two ranks as JSON and as `.pftrace` (testdata/trace/pftrace:
+/// `legacy_json/` and `legacy/`): `--annotate` names each engine's queue
+/// depth the same way in both, by the engine's thread name, where it was
+/// named by the raw thread id (`engine 4294967294` in the JSON,
+/// `engine 2147483646` in the `.pftrace`, docs/tracestat.md#annotated-trace).
+#[test]
+fn annotated_json_and_pftrace_name_an_engines_queue_depth_alike() {
+    use unitrace_core::pftrace::{PacketData, PacketReader};
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = |sub: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(data("../trace/pftrace").join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    };
+    let json_out = dir.path().join("a.json");
+    let pf_out = dir.path().join("a.pftrace");
+    let (_, _, stderr) = report(
+        &inputs("legacy_json"),
+        &["--annotate", json_out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let (_, _, stderr) = report(&inputs("legacy"), &["--annotate", pf_out.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let trace: Value = serde_json::from_slice(&std::fs::read(&json_out).unwrap()).unwrap();
+    let mut from_json: Vec<String> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    from_json.sort();
+    from_json.dedup();
+    let bytes = std::fs::read(&pf_out).unwrap();
+    let mut reader = PacketReader::new(&bytes[..]);
+    let mut from_pftrace = Vec::new();
+    while let Some(rec) = reader.next_record().unwrap() {
+        if let PacketData::TrackDescriptor(td) = rec.decode().unwrap().data {
+            if let Some(n) = td.display_name().filter(|n| n.starts_with("queue depth")) {
+                from_pftrace.push(n.into_owned());
+            }
+        }
+    }
+    from_pftrace.sort();
+    let device = "DEVICE<x1637c0s0b0n0>[Intel(R) Data Center GPU Max 1550] 0:18:0:0 #0";
+    assert_eq!(from_json.len(), 4, "{from_json:?}");
+    assert!(
+        from_json.contains(&format!(
+            "queue depth {device} Thread 100028 L0 Compute Engine<0,0>"
+        )),
+        "{from_json:?}"
+    );
+    assert!(
+        from_json.contains(&format!(
+            "queue depth {device} Thread 100028 L0 Copy Engine<1,0>"
+        )),
+        "{from_json:?}"
+    );
+    assert_eq!(from_json, from_pftrace);
+    // Without thread names: `engine N`, the engine's place on its device
+    // in thread-id order (the compute engine 4294967294, then the copy
+    // engine 4294967295).
+    let unnamed: Vec<PathBuf> = inputs("legacy_json")
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut doc: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+            doc["traceEvents"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|e| e["name"] != "thread_name");
+            let out = dir.path().join(format!("unnamed.{i}.json"));
+            std::fs::write(&out, serde_json::to_vec(&doc).unwrap()).unwrap();
+            out
+        })
+        .collect();
+    let out = dir.path().join("unnamed.json");
+    let (_, _, stderr) = report(&unnamed, &["--annotate", out.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let names: std::collections::BTreeSet<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(format!("queue depth {device} engine 0").as_str())
+            && names.contains(format!("queue depth {device} engine 1").as_str()),
+        "{names:?}"
+    );
 }

@@ -52,7 +52,7 @@ fn heatmap_bins_of_the_hand_trace() {
     // The console draws the same row: one character per bin.
     assert!(
         stdout.contains(
-            "\nGPU utilisation over time (a column = 0.100 ms; ' ' idle, then .:-=+*#% to '@' fully busy)\nrank 0 | @@@:   @  |\n"
+            "\nGPU utilisation per rank over time\n(a column = 0.100 ms; ' ' idle, then .:-=+*#% to '@' fully busy)\nrank 0 | @@@:   @  |\n"
         ),
         "{stdout}"
     );

@@ -15,6 +15,7 @@ mod known_answers;
 mod launchers;
 mod many_ranks;
 mod padded_traces;
+mod page;
 mod partial_and_errors;
 mod pftrace_collectives;
 mod steps;

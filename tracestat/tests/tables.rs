@@ -46,8 +46,14 @@ fn heatmap_columns_of_sub_nanosecond_bins_have_distinct_names() {
         .collect();
     assert_eq!(header.len(), 201);
     // More than 3 decimals, and the starts strictly increase: no repeats.
-    assert_eq!(header[1], "0.0000", "{header:?}");
-    let starts: Vec<f64> = header[1..].iter().map(|h| h.parse().unwrap()).collect();
+    assert_eq!(header[1], "from_0.0000_us", "{header:?}");
+    let starts: Vec<f64> = header[1..]
+        .iter()
+        .map(|h| {
+            let start = h.strip_prefix("from_").and_then(|h| h.strip_suffix("_us"));
+            start.unwrap_or_else(|| panic!("{h}")).parse().unwrap()
+        })
+        .collect();
     assert!(
         starts.windows(2).all(|w| w[0] < w[1]),
         "repeated names: {header:?}"
@@ -58,4 +64,231 @@ fn heatmap_columns_of_sub_nanosecond_bins_have_distinct_names() {
     assert!(schema.columns[1..]
         .iter()
         .all(|c| c.ty == unitrace_render::parquet::ColumnType::Float64));
+}
+
+fn kineto(dir: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto")
+        .join(dir);
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `tracestat INPUTS -q --csv DIR EXTRA...`; the folder.
+fn csv_of(
+    inputs: &[std::path::PathBuf],
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> std::path::PathBuf {
+    let csv = dir.join("csv");
+    let mut args: Vec<&std::ffi::OsStr> = inputs.iter().map(|p| p.as_os_str()).collect();
+    args.extend(["-q".as_ref(), "--csv".as_ref(), csv.as_os_str()]);
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    csv
+}
+
+/// Reads each CSV file named on the command line with pandas, Dask
+/// (`compute()`: every partition checked against the dtypes Dask guessed
+/// from the first rows), polars and DuckDB's sniffer; prints per file and
+/// reader the column names and the `step` column's type.
+const READ_CSVS: &str = r#"
+import json, sys
+import dask.dataframe as dd
+import duckdb
+import pandas as pd
+import polars as pl
+
+out = {}
+for path in sys.argv[1:]:
+    got = {}
+    df = pd.read_csv(path)
+    got["pandas"] = [list(df.columns), str(df.dtypes.get("step", ""))]
+    df = dd.read_csv(path).compute()
+    got["dask"] = [list(df.columns), str(df.dtypes.get("step", ""))]
+    df = pl.read_csv(path)
+    got["polars"] = [df.columns, str(df.schema.get("step", ""))]
+    rel = duckdb.sql(f"SELECT * FROM read_csv_auto('{path}')")
+    types = dict(zip(rel.columns, map(str, rel.types)))
+    got["duckdb"] = [rel.columns, types.get("step", "")]
+    got["rows"] = len(df)
+    out[path.rsplit("/", 1)[-1]] = got
+print(json.dumps(out))
+"#;
+
+fn read_csvs(files: &[std::path::PathBuf]) -> serde_json::Value {
+    let args: Vec<&std::ffi::OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    crate::common::python_json(READ_CSVS, &args)
+}
+
+/// `what_if.csv` held its `total` rows in the `step` column: Dask guesses
+/// a column's dtype from the first rows, found `step` an integer and
+/// failed on `total` further down; polars and DuckDB read every step id as
+/// text. The totals are now `what_if_totals.csv`, and `step` is an integer
+/// to every reader, as in the other step tables (docs/tracestat.md#what-if).
+/// Five steps and three rules: 15 rows, past the rows Dask samples.
+#[test]
+fn step_tables_read_with_integer_steps_in_pandas_dask_polars_and_duckdb() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = csv_of(
+        &kineto("recorded/planted"),
+        dir.path(),
+        &[
+            "--what-if",
+            "comm=0",
+            "--what-if",
+            "launch=0",
+            "--what-if",
+            "kernel:*gemm*=-20%",
+        ],
+    );
+    let names = [
+        "what_if",
+        "steps",
+        "step_spread",
+        "critical_path_steps",
+        "critical_path",
+    ];
+    let files: Vec<_> = names.iter().map(|n| csv.join(format!("{n}.csv"))).collect();
+    let got = read_csvs(&files);
+    for n in names {
+        let t = &got[format!("{n}.csv")];
+        for (reader, int) in [
+            ("pandas", "int64"),
+            ("dask", "int64"),
+            ("polars", "Int64"),
+            ("duckdb", "BIGINT"),
+        ] {
+            assert_eq!(t[reader][1], int, "{n}.csv step read by {reader}: {t}");
+        }
+    }
+    assert_eq!(got["what_if.csv"]["rows"], 15);
+    let totals = std::fs::read_to_string(csv.join("what_if_totals.csv")).unwrap();
+    let lines: Vec<&str> = totals.lines().collect();
+    assert_eq!(
+        lines[0], "rule,steps,dur_us,what_if_dur_us,change_pct",
+        "{totals}"
+    );
+    assert_eq!(lines.len(), 4, "a row per rule: {totals}");
+    assert!(lines[1].starts_with("comm=0,5,"), "{totals}");
+}
+
+/// One rank (`#0`) of a Kineto trace: its heatmap row is a label DuckDB
+/// types as text and numbers, like the header was (`rank,0.000,...`), so
+/// the sniffer took the header for data (`column000`, ...). The bins'
+/// names are no numbers now (docs/tracestat.md#heatmap).
+#[test]
+fn a_one_rank_heatmap_csv_keeps_its_header_in_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = csv_of(&kineto("hta/triton_example"), dir.path(), &[]);
+    let got = read_csvs(&[csv.join("heatmap.csv")]);
+    let t = &got["heatmap.csv"];
+    let header = std::fs::read_to_string(csv.join("heatmap.csv")).unwrap();
+    let header: Vec<&str> = header.lines().next().unwrap().split(',').collect();
+    assert_eq!(header.len(), 201);
+    assert_eq!(header[..3], ["rank", "from_0.000_us", "from_68450.684_us"]);
+    for reader in ["pandas", "dask", "polars", "duckdb"] {
+        assert_eq!(t[reader][0], serde_json::json!(header), "{reader}");
+    }
+    assert_eq!(t["rows"], 1);
+}
+
+/// The names in backticks of a Markdown text.
+fn ticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether `column` is `documented`, or matches one of its patterns
+/// (`count_<bin>`, `<cause>_us`: anything in place of `<...>`).
+fn documented(column: &str, documented: &[&str]) -> bool {
+    documented.iter().any(|d| match (d.find('<'), d.find('>')) {
+        (Some(a), Some(b)) if a < b => {
+            let (pre, post) = (&d[..a], &d[b + 1..]);
+            column.len() > pre.len() + post.len()
+                && column.starts_with(pre)
+                && column.ends_with(post)
+        }
+        _ => column == *d,
+    })
+}
+
+/// docs/formats.md#parquet-tables-tracestat and the "CSV files" list of
+/// docs/tracestat.md name every table a run writes and each table's
+/// columns; they had left out the critical path's four tables, `what_if`,
+/// `clock_offsets` and the breakdown's active-window columns. The run:
+/// the generated ranks, whose clocks are aligned (`clock_offsets`), with
+/// `--tree` and a what-if rule, so that every table is written.
+#[test]
+fn the_documented_tables_are_the_ones_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = csv_of(
+        &crate::common::gen_files(),
+        dir.path(),
+        &["--tree=3", "--what-if", "comm=0"],
+    );
+    let mut written: Vec<(String, Vec<String>)> = std::fs::read_dir(&csv)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let header = text.lines().next().unwrap_or_default();
+            (
+                path.file_stem().unwrap().to_string_lossy().into_owned(),
+                header.split(',').map(str::to_owned).collect(),
+            )
+        })
+        .collect();
+    written.sort();
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let formats = std::fs::read_to_string(docs.join("formats.md")).unwrap();
+    let section = &formats[formats.find("### parquet-tables-tracestat").unwrap()..];
+    let section = &section[..section[4..].find("\n### ").unwrap() + 4];
+    // `| files | int64 | double | string, bool |`: the file names before the
+    // first `|` of a row, the columns after it.
+    let mut rows: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let (files, columns) = line[1..].split_once('|').unwrap();
+        for f in ticked(files).into_iter().filter(|f| !f.starts_with("--")) {
+            rows.push((f.to_string(), ticked(columns)));
+        }
+    }
+    rows.sort();
+    let files: Vec<&String> = written.iter().map(|w| &w.0).collect();
+    let in_formats: Vec<&String> = rows.iter().map(|r| &r.0).collect();
+    assert_eq!(in_formats, files, "docs/formats.md");
+    for ((file, header), (_, doc)) in written.iter().zip(&rows) {
+        if file == "heatmap" {
+            // One column per bin, described in words.
+            assert!(header[1..].iter().all(|c| c.starts_with("from_")));
+            continue;
+        }
+        for column in header {
+            assert!(
+                documented(column, doc),
+                "docs/formats.md: {file}.{column} missing"
+            );
+        }
+    }
+    let guide = std::fs::read_to_string(docs.join("tracestat.md")).unwrap();
+    let list = &guide[guide.find("\n## CSV files").unwrap()..];
+    let list = &list[..list[3..].find("\n## ").unwrap()];
+    let mut listed: Vec<String> = ticked(list)
+        .into_iter()
+        .filter_map(|n| n.strip_suffix(".csv"))
+        .map(str::to_owned)
+        .collect();
+    listed.sort();
+    listed.dedup();
+    let listed: Vec<&String> = listed.iter().collect();
+    assert_eq!(listed, files, "docs/tracestat.md#csv-files");
 }

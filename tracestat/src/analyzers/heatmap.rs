@@ -163,21 +163,24 @@ fn table(h: &HeatmapTable) -> Table {
 }
 
 /// The heatmap's column names: each bin's start in us since the earliest
-/// start, with 3 decimals, or with as many more as it takes to tell the
-/// bins apart (bins under 1 ns), since Parquet readers refuse repeated
-/// column names (docs/tracestat.md#heatmap). A run without a time span has
-/// one start for every bin: its bins are named by index (`0`, `1`, ...).
+/// start, `from_12.500_us`, with 3 decimals, or with as many more as it
+/// takes to tell the bins apart (bins under 1 ns), since Parquet readers
+/// refuse repeated column names. A run without a time span has one start
+/// for every bin: its bins are named by index (`bin_0`, `bin_1`, ...). No
+/// name is a number: a CSV whose header and rows are all numbers (one
+/// rank, labelled `#0`) has its header read as a data row by the CSV
+/// sniffers (DuckDB's `read_csv_auto`), docs/tracestat.md#heatmap.
 pub fn heat_bin_names(bins: usize, bin_us: f64) -> Vec<String> {
     for decimals in 3..=12 {
         let names: Vec<String> = (0..bins)
-            .map(|j| format!("{:.*}", decimals, j as f64 * bin_us))
+            .map(|j| format!("from_{:.*}_us", decimals, j as f64 * bin_us))
             .collect();
         // Starts increase, so equal names can only be neighbours.
         if names.windows(2).all(|w| w[0] != w[1]) {
             return names;
         }
     }
-    (0..bins).map(|j| j.to_string()).collect()
+    (0..bins).map(|j| format!("bin_{j}")).collect()
 }
 
 /// Smallest power of two not below `wall / resolution`.
@@ -414,13 +417,21 @@ mod tests {
 
     #[test]
     fn heat_bin_names_are_distinct_at_any_width() {
-        assert_eq!(heat_bin_names(3, 1.5), ["0.000", "1.500", "3.000"]);
+        assert_eq!(
+            heat_bin_names(3, 1.5),
+            ["from_0.000_us", "from_1.500_us", "from_3.000_us"]
+        );
         // 0.7 ns bins: 3 decimals of us would repeat `0.001`.
         assert_eq!(
             heat_bin_names(4, 0.0007),
-            ["0.0000", "0.0007", "0.0014", "0.0021"]
+            [
+                "from_0.0000_us",
+                "from_0.0007_us",
+                "from_0.0014_us",
+                "from_0.0021_us"
+            ]
         );
-        assert_eq!(heat_bin_names(3, 0.0), ["0", "1", "2"]);
+        assert_eq!(heat_bin_names(3, 0.0), ["bin_0", "bin_1", "bin_2"]);
         for (bins, width) in [(100_000, 0.0001), (200, 1e-9), (7, 3.0)] {
             let names = heat_bin_names(bins, width);
             let mut unique = names.clone();

@@ -220,7 +220,9 @@ impl Analyzer for HostRanges {
                 Column::new("gpu_inclusive_us", "gpu incl", Unit::Us),
                 Column::new("self_launches", "self launches", Unit::Count).files_only(),
                 Column::new("gpu_self_us", "gpu self", Unit::Us),
-                Column::new("name", "range", Unit::Text).screen_only(),
+                Column::new("name", "range", Unit::Text)
+                    .screen_only()
+                    .long_names(),
             ],
         );
         for x in &out.host_ranges {
@@ -257,8 +259,8 @@ impl Analyzer for HostRanges {
                 "host_tree",
                 "",
                 vec![
-                    Column::new("path", "path", Unit::Text),
-                    Column::new("kernel", "kernel", Unit::Text),
+                    Column::new("path", "path", Unit::Text).long_names(),
+                    Column::new("kernel", "kernel", Unit::Text).long_names(),
                     Column::new("launches", "launches", Unit::Count),
                     Column::new("gpu_us", "gpu", Unit::Us),
                 ],

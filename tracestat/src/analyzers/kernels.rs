@@ -330,7 +330,13 @@ fn table(file: &str, rows: &[KernelRow], per_kernel: bool) -> Table {
     if per_kernel {
         columns.push(Column::new("host_range", "host range", Unit::Text).files_only());
         columns.push(Column::new("spread", "rank min/med/max (ms)", Unit::Text).screen_only());
-        columns.push(Column::new("label", "kernel [category]", Unit::Text).screen_only());
+        // Demangled names run to hundreds of characters: the page folds
+        // them (docs/tracestat.md#html-page).
+        columns.push(
+            Column::new("label", "kernel [category]", Unit::Text)
+                .screen_only()
+                .long_names(),
+        );
     } else {
         columns.push(Column::new("label", "category", Unit::Text).screen_only());
     }

@@ -502,8 +502,9 @@ fn summary_lines(out: &StepsOut) -> Vec<String> {
     }
     if let Some(t) = &out.step_time {
         lines.push(format!(
-            "step time (the slowest rank's, over {} steps): median {:.3} ms, p90 {:.3} ms, longest step {} {:.3} ms",
+            "step time (the slowest rank's, over {} step{}): median {:.3} ms, p90 {:.3} ms, longest step {} {:.3} ms",
             t.steps,
+            if t.steps == 1 { "" } else { "s" },
             t.median_us / 1e3,
             t.p90_us / 1e3,
             t.max_step,

@@ -174,9 +174,15 @@ impl Analyzer for Stragglers {
             vec![
                 Column::new("rank", "rank", Unit::Text),
                 Column::new("gpu_time_us", "gpu", Unit::Us),
-                Column::new("vs_median_pct", "vs median", Unit::PctChange),
+                // Each against its own median: two headers of one name
+                // could not tell which of the two a reader looks at.
+                Column::new("vs_median_pct", "gpu vs median", Unit::PctChange),
                 Column::new("compute_us", "compute", Unit::Us),
-                Column::new("compute_vs_median_pct", "vs median", Unit::PctChange),
+                Column::new(
+                    "compute_vs_median_pct",
+                    "compute vs median",
+                    Unit::PctChange,
+                ),
                 Column::new("communication_us", "comm", Unit::Us),
                 Column::new("busy_pct", "busy", Unit::Pct).files_only(),
                 Column::new("arrived_last", "last", Unit::Count),

@@ -1399,7 +1399,12 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
     }
 
-    /// Commands submitted and not finished, per engine.
+    /// Commands submitted and not finished, per engine, named by the
+    /// engine's thread name (`DEVICE Thread 100028 L0 Compute
+    /// Engine<0,0>`, Kineto's `DEVICE stream 7`), else by its place among
+    /// its device's engines (`DEVICE engine 0`): never by the raw thread
+    /// id, which differs between a JSON trace (4294967294) and its
+    /// `.pftrace` (2147483646) (docs/tracestat.md#annotated-trace).
     fn queue_depth(&self) -> Vec<EngineDepth> {
         let t = self.m.trace;
         let mut per: FastMap<(u32, u64), Vec<(Ns, i32)>> = FastMap::default();
@@ -1411,8 +1416,10 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
         let mut keys: Vec<(u32, u64)> = per.keys().copied().collect();
         keys.sort_unstable();
+        let labels = engine_labels(t, &keys);
         keys.into_iter()
-            .map(|key| {
+            .zip(labels)
+            .map(|(key, label)| {
                 let mut evs = per.remove(&key).unwrap_or_default();
                 evs.sort_unstable();
                 let mut depth = 0i32;
@@ -1425,13 +1432,44 @@ impl<'m, 'a> Graph<'m, 'a> {
                         _ => points.push((ts, v)),
                     }
                 }
-                EngineDepth {
-                    label: format!("{} engine {}", t.devices[key.0 as usize].label, key.1),
-                    points,
-                }
+                EngineDepth { label, points }
             })
             .collect()
     }
+}
+
+/// The labels of the engines `keys` (`(device, thread id)`, sorted): the
+/// device's label and the engine's thread name, else `engine N` (its place
+/// among the device's engines); a name two engines share gets ` #2`, ...
+/// after the first, as Perfetto joins the counters of one name.
+fn engine_labels(t: &crate::ingest::RankTrace, keys: &[(u32, u64)]) -> Vec<String> {
+    let mut named: Vec<String> = Vec::with_capacity(keys.len());
+    let mut place = 0;
+    for (i, &(device, tid)) in keys.iter().enumerate() {
+        place = if i > 0 && keys[i - 1].0 == device {
+            place + 1
+        } else {
+            0
+        };
+        let dev = &t.devices[device as usize];
+        let engine = t
+            .thread_names
+            .get(&(dev.pid, tid))
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("engine {place}"));
+        named.push(format!("{} {engine}", dev.label));
+    }
+    named
+        .iter()
+        .enumerate()
+        .map(
+            |(i, label)| match named[..i].iter().filter(|l| *l == label).count() {
+                0 => label.clone(),
+                n => format!("{label} #{}", n + 1),
+            },
+        )
+        .collect()
 }
 
 /// The kernels by `(device, engine thread, start)`, in trace order at equal

@@ -90,12 +90,24 @@ pub struct NameRow {
     pub pct: f64,
 }
 
-/// One step (or the total) replayed under one rule (`what_if.csv`).
+/// One step replayed under one rule (`what_if.csv`).
 #[derive(Debug, Clone, Serialize)]
 pub struct WhatIfRow {
     pub rule: String,
-    /// The step, or `total`.
+    /// The step, as in `critical_path_steps`.
     pub step: String,
+    pub dur_us: f64,
+    pub what_if_dur_us: f64,
+    pub change_pct: f64,
+}
+
+/// One rule over all the steps (`what_if_totals.csv`): a table of its own,
+/// not a row of `what_if`, so that `what_if`'s `step` holds step ids only
+/// and its sums are not counted twice (docs/tracestat.md#what-if).
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIfTotalRow {
+    pub rule: String,
+    pub steps: u64,
     pub dur_us: f64,
     pub what_if_dur_us: f64,
     pub change_pct: f64,
@@ -109,6 +121,7 @@ pub struct CriticalPathOut {
     pub critical_path_kinds: Vec<KindRow>,
     pub critical_path_names: Vec<NameRow>,
     pub what_if: Vec<WhatIfRow>,
+    pub what_if_totals: Vec<WhatIfTotalRow>,
     /// The slowest step (index into `critical_path_steps`).
     pub slowest_step: Option<String>,
     /// The user's rules that can change nothing: a kernel rule that no
@@ -327,8 +340,13 @@ fn output(
     for (i, r) in rules.iter().enumerate() {
         let before: Ns = paths.iter().map(|p| p.end - p.start).sum();
         let after: Ns = paths.iter().map(|p| p.what_if[i]).sum();
-        out.what_if
-            .push(what_if_row(&r.text, "total", before, after));
+        out.what_if_totals.push(WhatIfTotalRow {
+            rule: r.text.clone(),
+            steps: paths.len() as u64,
+            dur_us: us(before),
+            what_if_dur_us: us(after),
+            change_pct: super::vs(after as f64, before as f64),
+        });
     }
     out.critical_path_kinds = kinds
         .into_iter()
@@ -446,7 +464,7 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
         }
     }
     let mut sections = vec![s];
-    if !out.what_if.is_empty() {
+    if !out.what_if_totals.is_empty() {
         let mut w = Section::new("what-if", "What if (steps replayed with changed durations)");
         w.lines.push(
             "A model: the recorded dependencies with changed durations, no contention (docs/tracestat.md#what-if).".to_string(),
@@ -454,6 +472,7 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
         for rule in &out.unmatched_rules {
             w.lines.push(format!("{rule}: {}", UNMATCHED));
         }
+        w.tables.push(what_if_totals_table(out));
         w.tables.push(what_if_table(out));
         sections.push(w);
     }
@@ -538,7 +557,9 @@ fn names_table(out: &CriticalPathOut) -> Table {
             // On screen the long name last, so that the numbers stay in
             // view (as the kernels table; docs/tracestat.md#critical-path).
             Column::new("kind_shown", "kind", Unit::Text).screen_only(),
-            Column::new("name_shown", "name", Unit::Text).screen_only(),
+            Column::new("name_shown", "name", Unit::Text)
+                .screen_only()
+                .long_names(),
         ],
     );
     for r in &out.critical_path_names {
@@ -577,7 +598,9 @@ fn items_table(out: &CriticalPathOut) -> Table {
             Column::new("dur_us", "length", Unit::Us),
             // On screen the long name last (the file's columns are fixed:
             // docs/tracestat.md#critical-path).
-            Column::new("name_shown", "name", Unit::Text).screen_only(),
+            Column::new("name_shown", "name", Unit::Text)
+                .screen_only()
+                .long_names(),
         ],
     );
     let mut slowest: Vec<usize> = Vec::new();
@@ -673,10 +696,34 @@ fn unmatched_rules(ranks: &Ranks<'_>, rules: &[rules::Rule]) -> Vec<String> {
         .collect()
 }
 
+fn what_if_totals_table(out: &CriticalPathOut) -> Table {
+    let mut t = Table::new(
+        "what_if_totals",
+        "Over all steps",
+        vec![
+            Column::new("rule", "rule", Unit::Text),
+            Column::new("steps", "steps", Unit::Count),
+            Column::new("dur_us", "length", Unit::Us),
+            Column::new("what_if_dur_us", "what if", Unit::Us),
+            Column::new("change_pct", "change", Unit::PctChange),
+        ],
+    );
+    for r in &out.what_if_totals {
+        t.push(vec![
+            r.rule.clone().into(),
+            r.steps.into(),
+            r.dur_us.into(),
+            r.what_if_dur_us.into(),
+            r.change_pct.into(),
+        ]);
+    }
+    t
+}
+
 fn what_if_table(out: &CriticalPathOut) -> Table {
     let mut t = Table::new(
         "what_if",
-        "",
+        "Per step",
         vec![
             Column::new("rule", "rule", Unit::Text),
             Column::new("step", "step", Unit::Text),
@@ -685,11 +732,7 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
             Column::new("change_pct", "change", Unit::PctChange),
         ],
     );
-    let mut totals = Vec::new();
-    for (i, r) in out.what_if.iter().enumerate() {
-        if r.step == "total" {
-            totals.push(i);
-        }
+    for r in &out.what_if {
         t.push(vec![
             r.rule.clone().into(),
             Value::from(&*r.step),
@@ -698,10 +741,19 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
             r.change_pct.into(),
         ]);
     }
-    if t.rows.len() > 2 * TOP_STEPS {
+    if t.rows.len() > TOP_STEPS {
+        // The steps a rule shortens most, in table order.
+        let saved = |i: usize| out.what_if[i].dur_us - out.what_if[i].what_if_dur_us;
+        let mut shown: Vec<usize> = (0..t.rows.len()).collect();
+        shown.sort_by(|&a, &b| saved(b).total_cmp(&saved(a)).then(a.cmp(&b)));
+        shown.truncate(TOP_STEPS);
+        shown.sort_unstable();
         t.show_only(
-            totals,
-            "(the totals shown; the files hold every step)".to_string(),
+            shown,
+            format!(
+                "({TOP_STEPS} of {} rows shown: the steps shortened most; the files hold every step)",
+                out.what_if.len()
+            ),
         );
     }
     t
