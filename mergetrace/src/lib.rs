@@ -470,10 +470,7 @@ fn plan_inputs(
 /// The shift (µs, subtracted from `ts`) that puts each Kineto input with a
 /// clock base onto the earliest base (docs/formats.md#kineto-json-time).
 fn kineto_clock_shifts(plans: &[InputPlan]) -> Vec<Option<Decimal>> {
-    let bases: Vec<Option<i64>> = plans
-        .iter()
-        .map(|p| p.clock_base.filter(|_| p.kineto))
-        .collect();
+    let bases: Vec<Option<i64>> = plans.iter().map(InputPlan::kineto_clock_base).collect();
     unitrace_core::trace::merged_input::clock_shifts(&bases)
 }
 

@@ -19,7 +19,9 @@ use regex::Regex;
 use tracestat::analyzers::RankSummary;
 use unitrace_core::cli::warn;
 use unitrace_core::trace::decimal::Decimal;
-use unitrace_core::trace::merged_input::{EventEdits, InputIds, MergedIds};
+use unitrace_core::trace::merged_input::{
+    tagged_link, EventEdits, InputIds, MergedIds, METRIC_LINK_MARK,
+};
 use unitrace_core::trace::{
     object_members, Event, EventFields, Field, TraceError, TraceReader, TraceSummary,
 };
@@ -58,6 +60,14 @@ pub struct InputPlan {
     pub link_tag: Option<String>,
 }
 
+impl InputPlan {
+    /// The clock base a Kineto input's times count from (none for other
+    /// inputs, docs/formats.md#kineto-json-time).
+    pub fn kineto_clock_base(&self) -> Option<i64> {
+        self.clock_base.filter(|_| self.kineto)
+    }
+}
+
 /// What is done to the events.
 pub struct MergeOptions {
     pub remap_pids: bool,
@@ -68,24 +78,6 @@ pub struct MergeOptions {
     pub stats: Option<StatsPlan>,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
-}
-
-/// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
-pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
-
-/// `link` with `?<tag>` appended (`&<tag>` when it has a query already),
-/// when it is a metric link; `None` otherwise ([`InputPlan::link_tag`]).
-pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
-    let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
-    if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
-        return None;
-    }
-    let mut out = Vec::with_capacity(link.len() + 12);
-    out.extend_from_slice(link);
-    let sep = if link.contains(&b'?') { "&" } else { "?" };
-    out.extend_from_slice(sep.as_bytes());
-    out.extend_from_slice(tag.as_bytes());
-    Some(out)
 }
 
 #[derive(Debug, Default)]
@@ -215,17 +207,13 @@ fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<d
     Ok(reader.with_line_lookup(move |offset| unitrace_core::trace::line_of_offset(&path, offset)))
 }
 
-/// The clock base of a merge whose inputs are all PyTorch profiler traces
-/// with one: the earliest, onto which each input's times are shifted
-/// (docs/formats.md#kineto-json-time). Stated in the output, it puts the
-/// merged events on the inputs' own clock, so that tracestat reads the
-/// same times from the merged trace as from the ranks' files.
+/// The clock base the output states: the earliest of its inputs' when
+/// they are all PyTorch profiler traces with one (docs/mergetrace.md#kineto),
+/// so that tracestat reads the same times from the merge as from the
+/// ranks' files.
 fn merged_clock_base(plans: &[InputPlan]) -> Option<i64> {
-    if plans.is_empty() || !plans.iter().all(|p| p.kineto) {
-        return None;
-    }
-    let bases: Option<Vec<i64>> = plans.iter().map(|p| p.clock_base).collect();
-    bases?.into_iter().min()
+    let bases: Vec<Option<i64>> = plans.iter().map(InputPlan::kineto_clock_base).collect();
+    unitrace_core::trace::merged_input::merged_clock_base(&bases)
 }
 
 /// Whether a scan failed because its input changed while it was read.

@@ -255,6 +255,25 @@ impl InputIds {
     }
 }
 
+/// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
+pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
+
+/// `link` with `?<tag>` appended (`&<tag>` when it has a query already),
+/// when it is a metric link; `None` otherwise. uniview's in-memory merge
+/// tags each input's links with its rank (docs/uniview.md#result-dir).
+pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
+    let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
+    if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(link.len() + 12);
+    out.extend_from_slice(link);
+    let sep = if link.contains(&b'?') { "&" } else { "?" };
+    out.extend_from_slice(sep.as_bytes());
+    out.extend_from_slice(tag.as_bytes());
+    Some(out)
+}
+
 /// The shift (µs, subtracted from `ts`) that puts each input with a clock
 /// base (ns; Kineto's `baseTimeNanoseconds`) onto the earliest base:
 /// `ts + (base − earliest) / 1000` (docs/formats.md#kineto-json-time).
@@ -269,6 +288,16 @@ pub fn clock_shifts(bases: &[Option<i64>]) -> Vec<Option<Decimal>> {
             (b != e).then(|| Decimal::from_parts(i128::from(e) - i128::from(b), 3))
         })
         .collect()
+}
+
+/// The clock base (ns) a merge states: the earliest of its inputs',
+/// onto which [`clock_shifts`] puts them all, when every input has one
+/// (each a PyTorch profiler trace, docs/mergetrace.md#kineto); `None`
+/// otherwise. Stated in the merge, it keeps the merged events on the
+/// inputs' own clock.
+pub fn merged_clock_base(bases: &[Option<i64>]) -> Option<i64> {
+    let bases: Option<Vec<i64>> = bases.iter().copied().collect();
+    bases?.into_iter().min()
 }
 
 #[cfg(test)]
@@ -392,6 +421,9 @@ mod tests {
         assert_eq!(shifts[1], None);
         assert_eq!(shifts[2], None);
         assert_eq!(clock_shifts(&[Some(5), Some(5)]), [None, None]);
+        assert_eq!(merged_clock_base(&[Some(7), Some(5)]), Some(5));
+        assert_eq!(merged_clock_base(&[Some(7), None]), None);
+        assert_eq!(merged_clock_base(&[]), None);
         let json = r#"[{"ph": "X", "ts": 10.500000, "dur": 1}]"#;
         let mut reader = TraceReader::new(json.as_bytes());
         let ev = reader.next_event().unwrap().unwrap();
