@@ -340,12 +340,13 @@ fn gzip_of_something_else_is_one_line_and_no_output() {
     assert!(!dir.path().join("all.json").exists());
 }
 
-/// tracestat's `--json` report of `inputs` (run in-process), without the
-/// `file` of each rank.
-fn tracestat_report(inputs: &[PathBuf], json: &Path) -> Value {
+/// tracestat's `--json` report of `inputs` (run in-process, with `extra`
+/// options), without the `file` of each rank.
+fn tracestat_report(inputs: &[PathBuf], json: &Path, extra: &[&std::ffi::OsStr]) -> Value {
     use clap::Parser as _;
     let mut argv: Vec<std::ffi::OsString> = vec!["tracestat".into(), "-q".into()];
     argv.extend(["--json".into(), json.as_os_str().to_owned()]);
+    argv.extend(extra.iter().map(|&a| a.to_owned()));
     argv.extend(inputs.iter().map(|p| p.as_os_str().to_owned()));
     let args = tracestat::args::Args::try_parse_from(argv).unwrap();
     tracestat::run(args).unwrap();
@@ -368,7 +369,7 @@ fn tracestat_report(inputs: &[PathBuf], json: &Path) -> Value {
 #[test]
 fn tracestat_reads_a_merged_kineto_run_as_its_rank_files() {
     let dir = tempfile::tempdir().unwrap();
-    let files = tracestat_report(&planted(), &dir.path().join("files.json"));
+    let files = tracestat_report(&planted(), &dir.path().join("files.json"), &[]);
     // What the equality below carries, spelled out.
     assert_eq!(files["ranks"], 4);
     let per_rank = |doc: &Value, table: &str, key: &str| -> Vec<Value> {
@@ -397,6 +398,7 @@ fn tracestat_reads_a_merged_kineto_run_as_its_rank_files() {
         let merged = tracestat_report(
             &[dir.path().join(name)],
             &dir.path().join(format!("{name}.report.json")),
+            &[],
         );
         for (table, key) in [
             ("breakdown", "busy_us"),
@@ -411,5 +413,53 @@ fn tracestat_reads_a_merged_kineto_run_as_its_rank_files() {
         }
         assert_eq!(merged["collectives"], files["collectives"], "{name}");
         assert_eq!(merged, files, "{name}: the whole report");
+    }
+}
+
+/// tracestat's `--annotate` writes its inputs as this merge writes them
+/// (both through `unitrace_core`'s merged-input edits,
+/// docs/tracestat.md#annotated-trace): the annotated trace is the merge
+/// plus tracestat's own tracks, for Kineto JSON ranks and `.pftrace` ranks.
+#[test]
+fn tracestat_annotate_writes_the_ranks_as_the_merge_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let pftraces: Vec<PathBuf> = ["rank_0.python.100017", "rank_1.python.100059"]
+        .iter()
+        .map(|d| trace_data(&format!("pftrace/resultdir/{d}/chrome_trace.pftrace")))
+        .collect();
+    for (inputs, merged, annotated) in [
+        (planted(), "all.json", "annotated.json"),
+        (pftraces, "all.pftrace", "annotated.pftrace"),
+    ] {
+        let out = mergetrace(dir.path(), &["-o", merged], &inputs);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let annotated = dir.path().join(annotated);
+        tracestat_report(
+            &inputs,
+            &dir.path().join("report.json"),
+            &["--annotate".as_ref(), annotated.as_os_str()],
+        );
+        let (merged, annotated) = (
+            fs::read(dir.path().join(merged)).unwrap(),
+            fs::read(&annotated).unwrap(),
+        );
+        if annotated.starts_with(b"{") {
+            let (m, a): (Value, Value) = (
+                serde_json::from_slice(&merged).unwrap(),
+                serde_json::from_slice(&annotated).unwrap(),
+            );
+            let inputs_part: Vec<&Value> = events(&a)
+                .iter()
+                .filter(|e| e["pid"].as_u64().is_some_and(|p| p < 0x7ac0_0000))
+                .collect();
+            assert_eq!(inputs_part, events(&m).iter().collect::<Vec<_>>());
+            assert_eq!(a["baseTimeNanoseconds"], m["baseTimeNanoseconds"]);
+        } else {
+            assert_eq!(&annotated[..merged.len()], &merged[..]);
+        }
     }
 }
