@@ -20,6 +20,7 @@ pub mod device_config;
 pub mod ini_schema;
 pub mod metric_csv;
 pub mod pftrace;
+pub mod pftrace_merged_input;
 pub mod progress;
 pub mod pyfmt;
 pub mod result_dir;

@@ -468,22 +468,10 @@ fn plan_inputs(
 }
 
 /// The shift (µs, subtracted from `ts`) that puts each Kineto input with a
-/// clock base onto the earliest base: `ts + (base − earliest) / 1000`
-/// (docs/formats.md#kineto-json-time). `None` for other inputs, and for all
-/// when every base is the same.
+/// clock base onto the earliest base (docs/formats.md#kineto-json-time).
 fn kineto_clock_shifts(plans: &[InputPlan]) -> Vec<Option<Decimal>> {
-    let bases: Vec<Option<i64>> = plans
-        .iter()
-        .map(|p| p.clock_base.filter(|_| p.kineto))
-        .collect();
-    let earliest = bases.iter().flatten().min().copied();
-    bases
-        .iter()
-        .map(|b| {
-            let (b, e) = ((*b)?, earliest?);
-            (b != e).then(|| Decimal::from_parts(i128::from(e) - i128::from(b), 3))
-        })
-        .collect()
+    let bases: Vec<Option<i64>> = plans.iter().map(InputPlan::kineto_clock_base).collect();
+    unitrace_core::trace::merged_input::clock_shifts(&bases)
 }
 
 /// Input errors of the merge name their input; a bare I/O error can only

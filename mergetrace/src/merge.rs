@@ -19,6 +19,9 @@ use regex::Regex;
 use tracestat::analyzers::RankSummary;
 use unitrace_core::cli::warn;
 use unitrace_core::trace::decimal::Decimal;
+use unitrace_core::trace::merged_input::{
+    tagged_link, EventEdits, InputIds, MergedIds, METRIC_LINK_MARK,
+};
 use unitrace_core::trace::{
     object_members, Event, EventFields, Field, TraceError, TraceReader, TraceSummary,
 };
@@ -57,6 +60,14 @@ pub struct InputPlan {
     pub link_tag: Option<String>,
 }
 
+impl InputPlan {
+    /// The clock base a Kineto input's times count from (none for other
+    /// inputs, docs/formats.md#kineto-json-time).
+    pub fn kineto_clock_base(&self) -> Option<i64> {
+        self.clock_base.filter(|_| self.kineto)
+    }
+}
+
 /// What is done to the events.
 pub struct MergeOptions {
     pub remap_pids: bool,
@@ -67,24 +78,6 @@ pub struct MergeOptions {
     pub stats: Option<StatsPlan>,
     pub skip_invalid: bool,
     pub max_event_bytes: usize,
-}
-
-/// What every metric link unitrace writes holds (docs/formats.md#trace-json-metrics-link).
-pub const METRIC_LINK_MARK: &[u8] = b"://localhost:8000/";
-
-/// `link` with `?<tag>` appended (`&<tag>` when it has a query already),
-/// when it is a metric link; `None` otherwise ([`InputPlan::link_tag`]).
-pub fn tagged_link(link: &[u8], tag: &str) -> Option<Vec<u8>> {
-    let at = memchr::memmem::find(link, METRIC_LINK_MARK)?;
-    if !link[..at].ends_with(b"http") && !link[..at].ends_with(b"https") {
-        return None;
-    }
-    let mut out = Vec::with_capacity(link.len() + 12);
-    out.extend_from_slice(link);
-    let sep = if link.contains(&b'?') { "&" } else { "?" };
-    out.extend_from_slice(sep.as_bytes());
-    out.extend_from_slice(tag.as_bytes());
-    Some(out)
 }
 
 #[derive(Debug, Default)]
@@ -214,6 +207,15 @@ fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<d
     Ok(reader.with_line_lookup(move |offset| unitrace_core::trace::line_of_offset(&path, offset)))
 }
 
+/// The clock base the output states: the earliest of its inputs' when
+/// they are all PyTorch profiler traces with one (docs/mergetrace.md#kineto),
+/// so that tracestat reads the same times from the merge as from the
+/// ranks' files.
+fn merged_clock_base(plans: &[InputPlan]) -> Option<i64> {
+    let bases: Vec<Option<i64>> = plans.iter().map(InputPlan::kineto_clock_base).collect();
+    unitrace_core::trace::merged_input::merged_clock_base(&bases)
+}
+
 /// Whether a scan failed because its input changed while it was read.
 fn changed_while_read(e: &TraceError) -> bool {
     matches!(&e.kind, unitrace_core::trace::TraceErrorKind::Io(io)
@@ -226,14 +228,20 @@ const EVENT_SEPARATOR: &[u8] = b",\n";
 /// Writes `{\n"traceEvents": [\n`, the events joined by `,\n`, and
 /// `\n]\n}\n` (docs/compatibility.md#mergetrace-merge; with no event the array is `[\n]`,
 /// which is valid JSON, unlike the original's output, docs/compatibility.md#mergetrace-2).
+/// A merge of PyTorch profiler traces only states their common clock base
+/// first (`"baseTimeNanoseconds": B,`, docs/mergetrace.md#kineto).
 pub struct EnvelopeWriter<W: Write> {
     out: W,
     events: u64,
 }
 
 impl<W: Write> EnvelopeWriter<W> {
-    pub fn new(mut out: W) -> std::io::Result<Self> {
-        out.write_all(b"{\n\"traceEvents\": [\n")?;
+    pub fn new(mut out: W, clock_base: Option<i64>) -> std::io::Result<Self> {
+        out.write_all(b"{\n")?;
+        if let Some(base) = clock_base {
+            writeln!(out, "\"baseTimeNanoseconds\": {base},")?;
+        }
+        out.write_all(b"\"traceEvents\": [\n")?;
         Ok(EnvelopeWriter { out, events: 0 })
     }
 
@@ -270,63 +278,18 @@ impl<W: Write> EnvelopeWriter<W> {
 /// Per-input state of the writer.
 struct FileState {
     index: usize,
-    /// Original pid/tid -> new id (`--remap-pids`); one map for both so
-    /// that a main thread keeps tid == pid.
-    ids: rustc_hash::FxHashMap<u64, u64>,
+    /// Its ids and labels in the merged trace (`--remap-pids`, Kineto
+    /// inputs: docs/mergetrace.md#kineto).
+    ids: InputIds,
     stats: Option<InputStats>,
-    /// `--remap-pids`, or a Kineto input: pids that are no unsigned
-    /// integer (`"Spans"`, `-1`) by their text -> new id.
-    text_ids: rustc_hash::FxHashMap<Box<[u8]>, u64>,
-    warned_flow_id: bool,
-}
-
-/// Edits applied to one event: byte ranges of the raw text and their new
-/// text (stored in `text`).
-#[derive(Default)]
-struct Rewrites {
-    edits: Vec<(Range<usize>, Range<usize>)>,
-    text: Vec<u8>,
-    out: Vec<u8>,
-}
-
-impl Rewrites {
-    fn clear(&mut self) {
-        self.edits.clear();
-        self.text.clear();
-    }
-
-    /// Replaces `range` of the raw event by the `Display` of `with`,
-    /// formatted straight into the reused text buffer.
-    fn replace(&mut self, range: Range<usize>, with: impl std::fmt::Display) {
-        use std::io::Write as _;
-        let s = self.text.len();
-        let _ = write!(self.text, "{with}");
-        self.edits.push((range, s..self.text.len()));
-    }
-
-    fn apply<'a>(&'a mut self, raw: &'a [u8]) -> &'a [u8] {
-        if self.edits.is_empty() {
-            return raw;
-        }
-        self.edits.sort_by_key(|e| e.0.start);
-        self.out.clear();
-        let mut at = 0;
-        for (range, text) in &self.edits {
-            self.out.extend_from_slice(&raw[at..range.start]);
-            self.out.extend_from_slice(&self.text[text.clone()]);
-            at = range.end;
-        }
-        self.out.extend_from_slice(&raw[at..]);
-        &self.out
-    }
 }
 
 pub struct Merger<'a, W: Write> {
     plans: &'a [InputPlan],
     opts: &'a MergeOptions,
     out: EnvelopeWriter<W>,
-    next_id: u64,
-    rewrites: Rewrites,
+    merged_ids: MergedIds,
+    rewrites: EventEdits,
     progress: Option<indicatif::ProgressBar>,
 }
 
@@ -340,9 +303,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         Ok(Merger {
             plans,
             opts,
-            out: EnvelopeWriter::new(out)?,
-            next_id: 0,
-            rewrites: Rewrites::default(),
+            out: EnvelopeWriter::new(out, merged_clock_base(plans))?,
+            merged_ids: MergedIds::default(),
+            rewrites: EventEdits::default(),
             progress,
         })
     }
@@ -375,12 +338,13 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                             .stats
                             .as_ref()
                             .map(|_| InputStats::json(&plan.path, i, dialect, plan.clock_base));
+                        // Process names get the rank when the file name
+                        // gave it (`--remap-pids`) or it is a Kineto input.
+                        let label = plan.rank.filter(|_| plan.rank_from_name || plan.kineto);
                         state = Some(FileState {
                             index: i,
-                            ids: Default::default(),
+                            ids: InputIds::new(i, label),
                             stats,
-                            text_ids: Default::default(),
-                            warned_flow_id: false,
                         });
                     }
                     Msg::Batch(mut batch) => {
@@ -504,17 +468,24 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         }
         self.rewrites.clear();
         if let Some(shift) = shift {
-            if let (Some(span), Some(ts)) = (ev.fields().span(Field::Ts), ev.decimal(Field::Ts)) {
-                if let Some(new) = ts.checked_sub(shift) {
-                    // Keep the input's number of decimals when the shift has
-                    // no more (always the case for unitrace's %f stamps).
-                    let new = new.rescale(ts.scale()).unwrap_or(new);
-                    self.rewrites.replace(span.range(), new);
-                }
-            }
+            self.rewrites.shift_ts(ev, shift);
         }
         if self.remaps(plan) {
-            self.remap(st, ev);
+            let found = st
+                .ids
+                .renumber(&mut self.merged_ids, ev, &mut self.rewrites);
+            if let Some(label) = found.label_before {
+                self.out.event(label.as_bytes())?;
+            }
+            if let Some(id) = found.large_flow_id {
+                warn(
+                    TOOL,
+                    format!(
+                        "{}: flow id {id} is not below 2^32; left as is",
+                        plan.path.display()
+                    ),
+                );
+            }
         }
         if let Some(tag) = &plan.link_tag {
             self.tag_link(ev, tag);
@@ -522,75 +493,6 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let raw = self.rewrites.apply(ev.raw());
         self.out.event(raw)?;
         Ok(())
-    }
-
-    fn remap(&mut self, st: &mut FileState, ev: &Event<'_>) {
-        let plan = &self.plans[st.index];
-        for field in [Field::Pid, Field::Tid] {
-            let Some(span) = ev.fields().span(field) else {
-                continue;
-            };
-            let next_id = &mut self.next_id;
-            let mut next = || {
-                *next_id += 1;
-                *next_id
-            };
-            let orig = ev
-                .number_text(field)
-                .and_then(unitrace_core::trace::parse_u64);
-            let new = match orig {
-                Some(orig) => *st.ids.entry(orig).or_insert_with(next),
-                // Kineto's `"Spans"`, `""`, `-1` pids: one new process per
-                // text, so that ranks do not share them either. Such tids
-                // name tracks inside their process and stay.
-                None if field == Field::Pid => {
-                    let text = &ev.raw()[span.range()];
-                    match st.text_ids.get(text) {
-                        Some(&id) => id,
-                        None => {
-                            let id = next();
-                            st.text_ids.insert(text.into(), id);
-                            id
-                        }
-                    }
-                }
-                None => continue,
-            };
-            self.rewrites.replace(span.range(), new);
-        }
-        let ph = ev.str_raw(Field::Ph).unwrap_or(b"");
-        if matches!(ph, b"s" | b"t" | b"f") {
-            // Flows are matched by (cat, id) across the whole trace: put the
-            // input's position in the high 32 bits so two inputs never share
-            // one (stays below 2^53, exact in JavaScript viewers).
-            if let (Some(span), Some(id)) = (ev.fields().span(Field::Id), ev.number_text(Field::Id))
-            {
-                match unitrace_core::trace::parse_u64(id) {
-                    Some(id) if id < (1 << 32) && st.index < (1 << 20) => {
-                        let new = ((st.index as u64) << 32) | id;
-                        self.rewrites.replace(span.range(), new);
-                    }
-                    _ if !st.warned_flow_id => {
-                        st.warned_flow_id = true;
-                        warn(
-                            TOOL,
-                            format!(
-                                "{}: flow id {} is not below 2^32; left as is",
-                                plan.path.display(),
-                                String::from_utf8_lossy(id)
-                            ),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if ph == b"M"
-            && ev.str_raw(Field::Name) == Some(b"process_name")
-            && (plan.rank_from_name || plan.kineto)
-        {
-            self.label_process(ev, plan);
-        }
     }
 
     /// `args.metrics` gets `?rank=R` before its closing quote
@@ -617,30 +519,6 @@ impl<'a, W: Write + Send> Merger<'a, W> {
         let at = args_span.start as usize + span.end as usize - 1;
         self.rewrites
             .replace(at..at, String::from_utf8_lossy(added).into_owned());
-    }
-
-    /// Prefixes `rank N ` to a process name that does not carry its rank.
-    fn label_process(&mut self, ev: &Event<'_>, plan: &InputPlan) {
-        let (Some(rank), Some(args_span)) = (plan.rank, ev.fields().span(Field::Args)) else {
-            return;
-        };
-        let args = &ev.raw()[args_span.range()];
-        if args.first() != Some(&b'{') {
-            return;
-        }
-        let Some((_, span)) = object_members(args).find(|(k, _)| *k == b"name") else {
-            return;
-        };
-        let v = &args[span.range()];
-        if v.len() < 2
-            || v[0] != b'"'
-            || v[1..].starts_with(b"RANK ")
-            || v[1..].starts_with(b"rank ")
-        {
-            return;
-        }
-        let at = args_span.start as usize + span.start as usize + 1;
-        self.rewrites.replace(at..at, format!("rank {rank} "));
     }
 }
 

@@ -4,27 +4,15 @@
 //! The output holds the packets of the inputs in input order, each record
 //! copied byte for byte unless something in it must change
 //! (docs/compatibility.md#mergetrace-pftrace). Unlike the original's byte
-//! concatenation it keeps the inputs apart:
-//! * flow ids: unitrace uses the bare kernel instance id, so the ranks of a
-//!   concatenation join each other's flow arrows; input `i` gets
-//!   `(i << 32) | id` (the scheme `--remap-pids` uses for JSON flows), ids
-//!   that do not fit a fresh id above 2^63;
-//! * track uuids (hashed from pid/tid, so equal for processes with equal
-//!   pids on different nodes): a uuid already used by an earlier input is
-//!   renamed for this input (its descriptors and events alike);
-//! * with `--remap-pids`, pids/tids of the descriptors are renumbered per
-//!   input as for JSON; without it, a pid that two inputs share is warned
-//!   about (Perfetto shows them as one process).
-//!
-//! A renamed record is patched in place when every new value has the size
-//! of the old one (flow ids are fixed64; fresh uuids are chosen with the
-//! same varint size), else re-encoded field by field; every other byte is
-//! kept (`core::pftrace::patch_record` / `rewrite_packet`). Without
-//! `--filter`, `--time-window`, `--stats` and link tagging a packet is only
-//! read as far as its edits need (`core::pftrace::PacketView`; a flow-only
-//! edit is patched where the view found the ids), which makes this merge as
-//! fast per byte as the JSON one (docs/benchmarks.md#mergetrace-on-pftrace).
-//! A second thread writes the output in 1 MiB chunks.
+//! concatenation it keeps the inputs apart: flow ids and track uuids of
+//! each input its own, and with `--remap-pids` pids/tids renumbered per
+//! input; without it, a pid that two inputs share is warned about
+//! (Perfetto shows them as one process). Those edits, and how a record is
+//! patched or re-encoded, are `unitrace_core::pftrace_merged_input`'s,
+//! which tracestat's annotated trace makes too. Without `--filter`,
+//! `--time-window`, `--stats` and link tagging a packet is only read as far
+//! as its edits need (docs/benchmarks.md#mergetrace-on-pftrace). A second
+//! thread writes the output in 1 MiB chunks.
 //!
 //! `--filter` keeps descriptors and clock snapshots, and a slice end when
 //! its begin was kept; `--time-window` needs each slice's end, so with a
@@ -38,12 +26,14 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use anyhow::Result;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use unitrace_core::cli::warn;
 use unitrace_core::pftrace::{
-    patch_record, patch_view_flows, rewrite_packet, varint_len, view_flow_ids, AnnotationValue,
-    EventType, Packet, PacketData, PacketEditor, PacketReader, PftraceError, PftraceErrorKind,
-    PftraceSummary, Record, RewriteBuffers, TrackEvent, ViewKind,
+    EventType, PacketData, PacketReader, PftraceError, PftraceErrorKind, PftraceSummary,
+    RewriteBuffers, TrackEvent,
+};
+use unitrace_core::pftrace_merged_input::{
+    write_edited, write_shallow, InputRecords, MergedTracks,
 };
 use unitrace_core::trace::decimal::Decimal;
 
@@ -52,10 +42,6 @@ use crate::select::{ns_to_us, Window};
 use crate::stats::{InputStats, Summarizer};
 
 const TOOL: &str = "mergetrace";
-/// Flow ids at or above this do not fit the `(input << 32) | id` scheme and
-/// get fresh ids counted from [`BIG_FLOW_BASE`].
-const SMALL_FLOW_LIMIT: u64 = 1 << 32;
-const BIG_FLOW_BASE: u64 = 1 << 63;
 
 /// A µs shift (`--align start`) in whole nanoseconds.
 fn shift_ns(shift: Option<Decimal>) -> i128 {
@@ -68,181 +54,6 @@ fn shift_ns(shift: Option<Decimal>) -> i128 {
         }
     }
 }
-
-/// State kept across inputs.
-#[derive(Default)]
-struct Global {
-    /// Track uuids written so far (after renaming).
-    uuids: FxHashSet<u64>,
-    next_big_flow: u64,
-    /// `--remap-pids`: next new pid/tid.
-    next_id: u64,
-    /// Process pid -> first input that described it (for the shared-pid
-    /// warning).
-    pid_owner: FxHashMap<i64, usize>,
-}
-
-/// What one input's packets need changed.
-struct InputEdit<'g> {
-    index: u64,
-    global: &'g mut Global,
-    uuids: FxHashMap<u64, u64>,
-    big_flows: FxHashMap<u64, u64>,
-    remap: Option<FxHashMap<u64, u64>>,
-    shift_ns: i128,
-    label: Option<String>,
-    renamed_uuids: u64,
-    /// `InputPlan::link_tag`: the query put into metric links.
-    link_tag: Option<&'g str>,
-}
-
-impl InputEdit<'_> {
-    fn uuid(&mut self, uuid: u64) -> u64 {
-        if let Some(&u) = self.uuids.get(&uuid) {
-            return u;
-        }
-        let mut new = uuid;
-        if self.global.uuids.contains(&uuid) {
-            // Deterministic fresh value: mix the uuid with the input index
-            // (SplitMix64 steps) until it is unused; 0 is not a valid uuid.
-            // Values of the same varint size are tried first, so the
-            // record can be patched in place (unitrace's uuids are 64-bit
-            // hashes: 9 or 10 bytes).
-            let want_len = varint_len(uuid);
-            let mut x = uuid ^ (self.index.wrapping_add(1)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            for attempt in 0u32.. {
-                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^= z >> 31;
-                if attempt < 64 {
-                    // Keep the size: clear the bits above it, set its top bit.
-                    let bits = (7 * want_len as u32).min(64);
-                    if bits < 64 {
-                        z &= (1u64 << bits) - 1;
-                    }
-                    z |= 1u64 << (7 * (want_len as u32 - 1)).min(63);
-                }
-                if z != 0 && !self.global.uuids.contains(&z) {
-                    new = z;
-                    break;
-                }
-            }
-            self.renamed_uuids += 1;
-        }
-        self.global.uuids.insert(new);
-        self.uuids.insert(uuid, new);
-        new
-    }
-
-    fn flow(&mut self, id: u64) -> u64 {
-        if id < SMALL_FLOW_LIMIT && self.index < (1 << 31) {
-            return (self.index << 32) | id;
-        }
-        if let Some(&f) = self.big_flows.get(&id) {
-            return f;
-        }
-        let f = BIG_FLOW_BASE + self.global.next_big_flow;
-        self.global.next_big_flow += 1;
-        self.big_flows.insert(id, f);
-        f
-    }
-
-    fn remap_id(&mut self, id: u64) -> u64 {
-        let Some(map) = self.remap.as_mut() else {
-            return id;
-        };
-        let next = &mut self.global.next_id;
-        *map.entry(id).or_insert_with(|| {
-            *next += 1;
-            *next
-        })
-    }
-
-    /// Whether the record must be re-encoded (else it is copied as is).
-    fn changes(&mut self, p: &Packet<'_>) -> bool {
-        let mut change = self.shift_ns != 0 && p.timestamp.is_some();
-        match p.data {
-            PacketData::TrackEvent(e) => {
-                if let Some(u) = e.track_uuid {
-                    change |= self.uuid(u) != u;
-                }
-                if let Some(tag) = self.link_tag {
-                    change |= e.annotations().any(|a| {
-                        matches!((a.name, a.value), (Some(METRICS), AnnotationValue::Str(v))
-                            if crate::merge::tagged_link(v, tag).is_some())
-                    });
-                }
-                if e.flow_ids()
-                    .chain(e.terminating_flow_ids())
-                    .next()
-                    .is_some()
-                {
-                    change |= self.index > 0
-                        || e.flow_ids()
-                            .chain(e.terminating_flow_ids())
-                            .any(|id| id >= SMALL_FLOW_LIMIT);
-                }
-            }
-            PacketData::TrackDescriptor(d) => {
-                for u in [d.uuid, d.parent_uuid].into_iter().flatten() {
-                    change |= self.uuid(u) != u;
-                }
-                change |= self.remap.is_some() && (d.process.is_some() || d.thread.is_some());
-                change |= self.label.is_some() && d.process.is_some();
-            }
-            _ => {}
-        }
-        change
-    }
-}
-
-impl PacketEditor for InputEdit<'_> {
-    fn timestamp(&mut self, ts: u64) -> u64 {
-        let v = i128::from(ts) - self.shift_ns;
-        u64::try_from(v).unwrap_or(if v < 0 { 0 } else { u64::MAX })
-    }
-    fn track_uuid(&mut self, uuid: u64) -> u64 {
-        self.uuid(uuid)
-    }
-    fn flow_id(&mut self, id: u64) -> u64 {
-        self.flow(id)
-    }
-    fn pid(&mut self, pid: i32) -> i32 {
-        if self.remap.is_none() {
-            return pid;
-        }
-        // New ids count from 1: they stay far below 2^31.
-        self.remap_id(pid as i64 as u64) as i32
-    }
-    fn tid(&mut self, tid: i64) -> i64 {
-        if self.remap.is_none() {
-            return tid;
-        }
-        self.remap_id(tid as u64) as i64
-    }
-    fn process_name(&mut self, name: &[u8]) -> Option<Vec<u8>> {
-        let label = self.label.as_ref()?;
-        if name.starts_with(b"RANK ") || name.starts_with(b"rank ") {
-            return None;
-        }
-        Some([label.as_bytes(), name].concat())
-    }
-    fn edits_annotations(&self) -> bool {
-        self.link_tag.is_some()
-    }
-    fn annotation_string(&mut self, name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
-        if name != METRICS {
-            return None;
-        }
-        crate::merge::tagged_link(value, self.link_tag?)
-    }
-}
-
-/// Name of the debug annotation holding a device slice's metric link
-/// (docs/formats.md#pftrace).
-const METRICS: &[u8] = b"metrics";
 
 /// Per-track stacks of whether each open slice was kept (`--filter`,
 /// `--time-window`), keyed by the input's own track uuid.
@@ -349,7 +160,10 @@ fn merge_into(
     out: &mut ChunkWriter,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<MergeOutcome> {
-    let mut global = Global::default();
+    let mut merged = MergedTracks::default();
+    // Process pid -> first input that described it (the shared-pid
+    // warning).
+    let mut pid_owner: FxHashMap<i64, usize> = FxHashMap::default();
     let mut outcome = MergeOutcome::default();
     let mut summarizer = opts.stats.as_ref().map(Summarizer::new);
     let mut bufs = RewriteBuffers::default();
@@ -367,17 +181,12 @@ fn merge_into(
             (true, Some(r)) => Some(format!("rank {r} ")),
             _ => None,
         };
-        let mut edit = InputEdit {
-            index: index as u64,
-            global: &mut global,
-            uuids: FxHashMap::default(),
-            big_flows: FxHashMap::default(),
-            remap: opts.remap_pids.then(FxHashMap::default),
-            shift_ns: shift_ns(plan.shift),
-            label,
-            renamed_uuids: 0,
-            link_tag: plan.link_tag.as_deref(),
-        };
+        let mut edit = InputRecords::new(index, &mut merged).labelled(label);
+        if opts.remap_pids {
+            edit = edit.renumbering_pids();
+        }
+        edit.shift_ns = shift_ns(plan.shift);
+        edit.link_tag = plan.link_tag.as_deref();
         let mut stats = opts
             .stats
             .as_ref()
@@ -430,7 +239,7 @@ fn merge_into(
                 }
             } else if let PacketData::TrackDescriptor(d) = packet.data {
                 if let (false, Some(pid)) = (opts.remap_pids, d.process.and_then(|p| p.pid)) {
-                    let owner = *edit.global.pid_owner.entry(pid.into()).or_insert(index);
+                    let owner = *pid_owner.entry(pid.into()).or_insert(index);
                     if owner != index && !shared_pids.iter().any(|&(p, _)| p == i64::from(pid)) {
                         shared_pids.push((pid.into(), owner));
                     }
@@ -474,73 +283,6 @@ fn merge_into(
         }
     }
     Ok(outcome)
-}
-
-/// Writes `rec` read only as far as its edits need (`PacketView`: no
-/// filter, statistics or link tagging): copied, its flow ids patched where
-/// the view found them, or re-encoded with its edits. `Ok(false)`: a
-/// packet the full path takes (a descriptor, old-style flows).
-fn write_shallow(
-    rec: &Record<'_>,
-    edit: &mut InputEdit<'_>,
-    bufs: &mut RewriteBuffers,
-    rewritten: &mut Vec<u8>,
-    out: &mut ChunkWriter,
-) -> Result<Result<bool, PftraceError>> {
-    let view = match rec.view() {
-        Ok(v) => v,
-        Err(e) => return Ok(Err(e)),
-    };
-    let shifted = edit.shift_ns != 0 && view.timestamp.is_some();
-    let change = match view.kind {
-        ViewKind::TrackEvent {
-            track_uuid,
-            flows,
-            old_flows: false,
-        } => {
-            let mut change = shifted;
-            if let Some(u) = track_uuid {
-                change |= edit.uuid(u) != u;
-            }
-            let flows_change = !flows.is_empty()
-                && (edit.index > 0 || view_flow_ids(flows).any(|id| id >= SMALL_FLOW_LIMIT));
-            if flows_change && !change {
-                rewritten.clear();
-                rewritten.extend_from_slice(rec.raw);
-                patch_view_flows(rec.raw, flows, rewritten, |id| edit.flow(id));
-                out.write_all(rewritten)?;
-                return Ok(Ok(true));
-            }
-            change || flows_change
-        }
-        ViewKind::Other => shifted,
-        _ => return Ok(Ok(false)),
-    };
-    if change {
-        write_edited(rec, edit, bufs, rewritten, out)?;
-    } else {
-        out.write_all(rec.raw)?;
-    }
-    Ok(Ok(true))
-}
-
-/// Writes `rec` with the edits of `edit`: patched in place when every edit
-/// keeps its size (flow ids, uuids renamed to same-size values), else
-/// re-encoded.
-fn write_edited(
-    rec: &Record<'_>,
-    edit: &mut InputEdit<'_>,
-    bufs: &mut RewriteBuffers,
-    rewritten: &mut Vec<u8>,
-    out: &mut ChunkWriter,
-) -> std::io::Result<()> {
-    rewritten.clear();
-    rewritten.extend_from_slice(rec.raw);
-    if !patch_record(rec.packet, rewritten, edit) {
-        rewritten.clear();
-        rewrite_packet(rec.packet, edit, bufs, rewritten);
-    }
-    out.write_all(rewritten)
 }
 
 /// A bad input: with `--skip-invalid` a warning (its complete packets

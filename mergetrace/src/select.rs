@@ -223,10 +223,10 @@ pub fn process_label(ev: &unitrace_core::trace::Event<'_>) -> Option<String> {
     unitrace_core::trace::decode_string_content(&v[1..v.len() - 1], escaped).map(|c| c.into_owned())
 }
 
+/// The rank a process name carries, as every tool reads it
+/// (docs/formats.md#timeline-ranks).
 fn rank_in_label(label: &str) -> Option<u32> {
-    let rest = label.strip_prefix("RANK ")?;
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
+    unitrace_core::timeline::rank::split_rank_label(label).0
 }
 
 #[cfg(test)]

@@ -57,6 +57,21 @@ fn events(doc: &Value) -> &Vec<Value> {
     doc["traceEvents"].as_array().unwrap()
 }
 
+/// Whether an event of the merge is one of its own `process_name`s, written
+/// before a process's first event (docs/mergetrace.md#kineto): Kineto's
+/// events all carry `ts` and `tid`, these carry neither.
+fn is_added_label(e: &Value) -> bool {
+    e["ph"] == "M" && e["name"] == "process_name" && e.get("ts").is_none()
+}
+
+/// The events of a merge that came from its inputs, in order.
+fn input_events(merged: &Value) -> Vec<&Value> {
+    events(merged)
+        .iter()
+        .filter(|e| !is_added_label(e))
+        .collect()
+}
+
 #[test]
 fn ranks_of_a_kineto_run_share_no_process_and_no_flow() {
     let dir = tempfile::tempdir().unwrap();
@@ -73,8 +88,41 @@ fn ranks_of_a_kineto_run_share_no_process_and_no_flow() {
         .map(|p| serde_json::from_slice(&inflate(&fs::read(p).unwrap())).unwrap())
         .collect();
     let total: usize = inputs.iter().map(|d| events(d).len()).sum();
-    let all = events(&merged);
+    let all = input_events(&merged);
     assert_eq!(all.len(), total);
+    // The merge states the inputs' common clock base.
+    assert_eq!(
+        merged["baseTimeNanoseconds"],
+        inputs[0]["baseTimeNanoseconds"]
+    );
+    // Every process is named with its rank before its first event (Kineto
+    // names its processes after their events), so that a reader going
+    // front to back knows each event's rank.
+    let mut rank_of: BTreeMap<u64, String> = BTreeMap::new();
+    for e in events(&merged) {
+        let pid = e["pid"].as_u64().unwrap();
+        if is_added_label(e) {
+            let label = e["args"]["name"].as_str().unwrap().to_string();
+            assert!(
+                rank_of.insert(pid, label).is_none(),
+                "pid {pid} labelled twice"
+            );
+        } else if e["ph"] == "M" && e["name"] == "process_name" {
+            let name = e["args"]["name"].as_str().unwrap();
+            // A process without events (an idle GPU) is named first.
+            let label = rank_of
+                .entry(pid)
+                .or_insert_with(|| name.splitn(3, ' ').take(2).collect::<Vec<_>>().join(" "));
+            assert!(name.starts_with(&format!("{label} ")), "{name}");
+        } else {
+            assert!(rank_of.contains_key(&pid), "pid {pid} before its name: {e}");
+        }
+    }
+    let labels: BTreeSet<&str> = rank_of.values().map(String::as_str).collect();
+    assert_eq!(
+        labels,
+        BTreeSet::from(["rank 0", "rank 1", "rank 2", "rank 3"])
+    );
     // The events of each input follow one another: their pids form
     // disjoint sets (every input has device pids 0..3 of its own).
     let mut at = 0;
@@ -204,7 +252,9 @@ fn kineto_clock_bases_are_aligned() {
         &serde_json::from_slice::<Value>(&inflate(&fs::read(&planted()[0]).unwrap())).unwrap(),
     )
     .len();
-    let rank1 = &events(&merged)[n0..];
+    // On rank 0's base, which the merge states.
+    assert_eq!(merged["baseTimeNanoseconds"], Value::from(base));
+    let rank1 = &input_events(&merged)[n0..];
     let mut checked = 0;
     for (e, o) in rank1.iter().zip(events(&orig)) {
         if let (Some(a), Some(b)) = (e["ts"].as_f64(), o["ts"].as_f64()) {
@@ -288,4 +338,128 @@ fn gzip_of_something_else_is_one_line_and_no_output() {
         "{stderr}"
     );
     assert!(!dir.path().join("all.json").exists());
+}
+
+/// tracestat's `--json` report of `inputs` (run in-process, with `extra`
+/// options), without the `file` of each rank.
+fn tracestat_report(inputs: &[PathBuf], json: &Path, extra: &[&std::ffi::OsStr]) -> Value {
+    use clap::Parser as _;
+    let mut argv: Vec<std::ffi::OsString> = vec!["tracestat".into(), "-q".into()];
+    argv.extend(["--json".into(), json.as_os_str().to_owned()]);
+    argv.extend(extra.iter().map(|&a| a.to_owned()));
+    argv.extend(inputs.iter().map(|p| p.as_os_str().to_owned()));
+    let args = tracestat::args::Args::try_parse_from(argv).unwrap();
+    tracestat::run(args).unwrap();
+    let mut doc: Value = serde_json::from_slice(&fs::read(json).unwrap()).unwrap();
+    for row in doc["breakdown"].as_array_mut().unwrap() {
+        row.as_object_mut().unwrap().remove("file");
+    }
+    doc
+}
+
+/// The round trip of docs/tracestat.md#usage: tracestat reads a merged
+/// Kineto run as it reads the ranks' own files. The merge names every
+/// process with its rank before the process's first event and states the
+/// ranks' common clock base (docs/mergetrace.md#kineto), so the whole
+/// report is expected equal, not only close: per rank its busy time,
+/// kernels, launches and steps, the collectives matched across ranks and
+/// their waits, the straggler, the heatmap (its grid is anchored at
+/// absolute times). Only each rank's `file` differs. Plain and gzipped
+/// output alike.
+#[test]
+fn tracestat_reads_a_merged_kineto_run_as_its_rank_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = tracestat_report(&planted(), &dir.path().join("files.json"), &[]);
+    // What the equality below carries, spelled out.
+    assert_eq!(files["ranks"], 4);
+    let per_rank = |doc: &Value, table: &str, key: &str| -> Vec<Value> {
+        doc[table]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["rank"] != "all")
+            .map(|r| r[key].clone())
+            .collect()
+    };
+    assert_eq!(
+        per_rank(&files, "launches", "kernels"),
+        [313, 314, 314, 290]
+    );
+    assert_eq!(files["collective_summary"][0]["instances"], 15);
+    assert_eq!(files["clock_alignment"]["matched"], 15);
+    assert_eq!(files["straggler"]["rank"], "1");
+    for name in ["all.json", "all.json.gz"] {
+        let out = mergetrace(dir.path(), &["-o", name], &planted());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let merged = tracestat_report(
+            &[dir.path().join(name)],
+            &dir.path().join(format!("{name}.report.json")),
+            &[],
+        );
+        for (table, key) in [
+            ("breakdown", "busy_us"),
+            ("launches", "kernels"),
+            ("steps", "step"),
+        ] {
+            assert_eq!(
+                per_rank(&merged, table, key),
+                per_rank(&files, table, key),
+                "{name}: {table}.{key}"
+            );
+        }
+        assert_eq!(merged["collectives"], files["collectives"], "{name}");
+        assert_eq!(merged, files, "{name}: the whole report");
+    }
+}
+
+/// tracestat's `--annotate` writes its inputs as this merge writes them
+/// (both through `unitrace_core`'s merged-input edits,
+/// docs/tracestat.md#annotated-trace): the annotated trace is the merge
+/// plus tracestat's own tracks, for Kineto JSON ranks and `.pftrace` ranks.
+#[test]
+fn tracestat_annotate_writes_the_ranks_as_the_merge_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let pftraces: Vec<PathBuf> = ["rank_0.python.100017", "rank_1.python.100059"]
+        .iter()
+        .map(|d| trace_data(&format!("pftrace/resultdir/{d}/chrome_trace.pftrace")))
+        .collect();
+    for (inputs, merged, annotated) in [
+        (planted(), "all.json", "annotated.json"),
+        (pftraces, "all.pftrace", "annotated.pftrace"),
+    ] {
+        let out = mergetrace(dir.path(), &["-o", merged], &inputs);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let annotated = dir.path().join(annotated);
+        tracestat_report(
+            &inputs,
+            &dir.path().join("report.json"),
+            &["--annotate".as_ref(), annotated.as_os_str()],
+        );
+        let (merged, annotated) = (
+            fs::read(dir.path().join(merged)).unwrap(),
+            fs::read(&annotated).unwrap(),
+        );
+        if annotated.starts_with(b"{") {
+            let (m, a): (Value, Value) = (
+                serde_json::from_slice(&merged).unwrap(),
+                serde_json::from_slice(&annotated).unwrap(),
+            );
+            let inputs_part: Vec<&Value> = events(&a)
+                .iter()
+                .filter(|e| e["pid"].as_u64().is_some_and(|p| p < 0x7ac0_0000))
+                .collect();
+            assert_eq!(inputs_part, events(&m).iter().collect::<Vec<_>>());
+            assert_eq!(a["baseTimeNanoseconds"], m["baseTimeNanoseconds"]);
+        } else {
+            assert_eq!(&annotated[..merged.len()], &merged[..]);
+        }
+    }
 }

@@ -3,21 +3,31 @@
 //! per rank its steps, its stretches of the critical path, and per engine
 //! a queue-depth counter (commands submitted and not finished).
 //!
-//! The inputs' events go through as they are (JSON events byte for byte
-//! through `core::trace`'s reader, `.pftrace` records through
-//! `core::pftrace`'s), then the added tracks follow, written with the same
-//! core: a JSON output takes Chrome/Kineto JSON inputs, a `.pftrace` output
-//! `.pftrace` inputs. Added times are on each rank's own clock, as its
-//! events are.
+//! The inputs' events come first, as mergetrace's merge writes them: with
+//! the same edits (`core::trace::merged_input` for JSON,
+//! `core::pftrace_merged_input` for `.pftrace`), so that the ranks stay
+//! apart in one timeline — a PyTorch profiler rank in its own pids and
+//! flow ids, its processes named `rank R` before their events, on the
+//! earliest clock base; a `.pftrace` rank's flow ids and track uuids its
+//! own; every other byte as it was. Then the added tracks follow, written
+//! with the same core: a JSON output takes Chrome/Kineto JSON inputs, a
+//! `.pftrace` output `.pftrace` inputs. Added times are on the clock of
+//! their rank's events as written.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Result};
 use unitrace_core::atomic::AtomicFile;
-use unitrace_core::pftrace::{PacketBuilder, PacketReader};
+use unitrace_core::cli::warn;
+use unitrace_core::pftrace::{PacketBuilder, PacketReader, RewriteBuffers};
+use unitrace_core::pftrace_merged_input::{write_record, InputRecords, MergedTracks};
 use unitrace_core::timeline;
-use unitrace_core::timeline::detect::Sniffed;
+use unitrace_core::timeline::detect::{JsonDialect, Sniffed};
+use unitrace_core::timeline::rank::rank_from_path;
+use unitrace_core::trace::merged_input::{
+    clock_shifts, merged_clock_base, EventEdits, InputIds, MergedIds,
+};
 use unitrace_core::InputError;
 
 use crate::analyzers::critical_path::graph::EngineDepth;
@@ -224,40 +234,131 @@ fn added_pid(i: usize) -> u64 {
     0x7ac0_0000 + i as u64
 }
 
+/// A JSON input as the annotated trace holds it.
+struct JsonInput {
+    /// A PyTorch profiler trace: renumbered and labelled as mergetrace
+    /// merges one (docs/mergetrace.md#kineto).
+    kineto: bool,
+    /// The rank its processes are named with (Kineto inputs that have one).
+    rank: Option<u32>,
+    /// Kineto's `baseTimeNanoseconds`.
+    clock_base: Option<Ns>,
+}
+
+/// What each input is, read from its head (and, for a plain Kineto file,
+/// its tail) before any event is written.
+fn json_inputs(files: &[&str]) -> Result<Vec<JsonInput>> {
+    let mut inputs = Vec::with_capacity(files.len());
+    for file in files {
+        let p = Path::new(file);
+        let opened = timeline::open(p)?;
+        let Sniffed::Json(dialect) = opened.sniffed else {
+            bail!("{file}: --annotate OUT.json takes JSON traces; write OUT.pftrace for .pftrace inputs");
+        };
+        let kineto = dialect == JsonDialect::Kineto;
+        // The rank as every tool reads it (docs/formats.md#timeline-ranks).
+        let rank = rank_from_path(p)
+            .map(|(r, _)| r)
+            .or(opened.run_info.as_ref().and_then(|i| i.rank));
+        inputs.push(JsonInput {
+            kineto,
+            rank: rank.filter(|_| kineto),
+            clock_base: opened.clock_base,
+        });
+    }
+    Ok(inputs)
+}
+
+/// The items of the output's `traceEvents`, separated as they come.
+struct JsonArray {
+    items: u64,
+}
+
+impl JsonArray {
+    fn item(&mut self, w: &mut impl Write, text: &[u8]) -> std::io::Result<()> {
+        if self.items > 0 {
+            w.write_all(b",\n")?;
+        }
+        self.items += 1;
+        w.write_all(text)
+    }
+}
+
+/// Writes the inputs' events into `array`, each Kineto input in its own
+/// ids, its processes named with its rank and its times on the merged
+/// clock, as mergetrace merges them (`core::trace::merged_input`,
+/// docs/tracestat.md#annotated-trace); other inputs' events as they are.
+/// Returns per input the clock base its written times count from.
+fn write_json_inputs(
+    w: &mut impl Write,
+    array: &mut JsonArray,
+    files: &[&str],
+    inputs: &[JsonInput],
+) -> Result<Vec<Ns>> {
+    let kineto_bases: Vec<Option<Ns>> = inputs
+        .iter()
+        .map(|i| i.clock_base.filter(|_| i.kineto))
+        .collect();
+    let shifts = clock_shifts(&kineto_bases);
+    let earliest = kineto_bases.iter().flatten().min().copied();
+    let (mut merged, mut edits) = (MergedIds::default(), EventEdits::default());
+    for (position, (file, input)) in files.iter().zip(inputs).enumerate() {
+        let p = Path::new(file);
+        let mut ids = input.kineto.then(|| InputIds::new(position, input.rank));
+        let mut reader = timeline::open(p)?.json_reader();
+        while let Some(ev) = reader.next_event().map_err(|e| e.into_input_error(p))? {
+            edits.clear();
+            if let Some(shift) = shifts[position] {
+                edits.shift_ts(&ev, shift);
+            }
+            if let Some(ids) = ids.as_mut() {
+                let found = ids.renumber(&mut merged, &ev, &mut edits);
+                if let Some(label) = found.label_before {
+                    array.item(w, label.as_bytes())?;
+                }
+                if let Some(id) = found.large_flow_id {
+                    warn(
+                        crate::TOOL,
+                        format!("{file}: flow id {id} is not below 2^32; left as is"),
+                    );
+                }
+            }
+            array.item(w, edits.apply(ev.raw()))?;
+        }
+    }
+    Ok(kineto_bases
+        .iter()
+        .zip(inputs)
+        .map(|(k, i)| k.and(earliest).or(i.clock_base).unwrap_or(0))
+        .collect())
+}
+
 fn write_json(
     w: &mut impl Write,
     files: &[&str],
     marks: &[RankMarks],
     report: &Report,
 ) -> Result<()> {
-    w.write_all(b"{\"traceEvents\":[\n")?;
-    let mut first = true;
-    let mut bases: Vec<(String, Ns)> = Vec::new();
-    for file in files {
-        let p = Path::new(file);
-        let opened = timeline::open(p)?;
-        if !matches!(opened.sniffed, Sniffed::Json(_)) {
-            bail!("{file}: --annotate OUT.json takes JSON traces; write OUT.pftrace for .pftrace inputs");
-        }
-        bases.push((file.to_string(), opened.clock_base.unwrap_or(0)));
-        let mut reader = opened.json_reader();
-        while let Some(ev) = reader.next_event().map_err(|e| e.into_input_error(p))? {
-            if !first {
-                w.write_all(b",\n")?;
-            }
-            first = false;
-            w.write_all(ev.raw())?;
-        }
+    let inputs = json_inputs(files)?;
+    // The clock base of inputs that all have one, as mergetrace states it
+    // (docs/mergetrace.md#kineto): tracestat reads the annotated trace on
+    // the inputs' clock.
+    let bases: Vec<Option<Ns>> = inputs
+        .iter()
+        .map(|i| i.clock_base.filter(|_| i.kineto))
+        .collect();
+    w.write_all(b"{")?;
+    if let Some(base) = merged_clock_base(&bases) {
+        write!(w, "\"baseTimeNanoseconds\":{base},")?;
     }
-    let mut sep = |w: &mut dyn Write| -> std::io::Result<()> {
-        if !first {
-            w.write_all(b",\n")?;
-        }
-        first = false;
-        Ok(())
-    };
+    w.write_all(b"\"traceEvents\":[\n")?;
+    let mut array = JsonArray { items: 0 };
+    let bases = write_json_inputs(w, &mut array, files, &inputs)?;
     for (i, (m, adds)) in marks.iter().zip(added(marks, report)).enumerate() {
-        let base = bases.iter().find(|b| b.0 == m.file).map_or(0, |b| b.1);
+        let base = files
+            .iter()
+            .position(|f| *f == m.file)
+            .map_or(0, |k| bases[k]);
         let pid = added_pid(i);
         let meta = |what: &str, tid: u64, name: &str| {
             format!(
@@ -265,14 +366,15 @@ fn write_json(
                 serde_json::to_string(name).unwrap_or_default()
             )
         };
-        sep(w)?;
-        w.write_all(meta("process_name", 0, &format!("tracestat rank {}", m.label)).as_bytes())?;
+        let process = meta("process_name", 0, &format!("tracestat rank {}", m.label));
+        array.item(w, process.as_bytes())?;
         for lane in used_lanes(&adds) {
-            sep(w)?;
-            w.write_all(meta("thread_name", json_tid(lane), &lane_name(lane)).as_bytes())?;
+            array.item(
+                w,
+                meta("thread_name", json_tid(lane), &lane_name(lane)).as_bytes(),
+            )?;
         }
         for a in adds {
-            sep(w)?;
             let line = match a {
                 Added::Slice(lane, s, e, name, cat) => format!(
                     "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{},\"name\":{},\"cat\":\"{cat}\",\"ts\":{},\"dur\":{}}}",
@@ -288,7 +390,7 @@ fn write_json(
                     json_us(t - base)
                 ),
             };
-            w.write_all(line.as_bytes())?;
+            array.item(w, line.as_bytes())?;
         }
     }
     w.write_all(b"\n]}\n")?;
@@ -346,27 +448,40 @@ fn clock_id(packet: &[u8]) -> Option<u64> {
     None
 }
 
+/// Writes the inputs' records, each input's flow ids and track uuids its
+/// own as in mergetrace's merge (`core::pftrace_merged_input`,
+/// docs/tracestat.md#annotated-trace). Returns the timestamp clock of the
+/// first packet that names one.
+fn write_pftrace_inputs(w: &mut impl Write, files: &[&str]) -> Result<Option<u64>> {
+    let mut clock: Option<u64> = None;
+    let mut merged = MergedTracks::default();
+    let (mut bufs, mut rewritten) = (RewriteBuffers::default(), Vec::new());
+    for (position, file) in files.iter().enumerate() {
+        let p = Path::new(file);
+        let opened = timeline::open(p)?;
+        if !matches!(opened.sniffed, Sniffed::Pftrace) {
+            bail!("{file}: --annotate OUT.pftrace takes .pftrace traces; write OUT.json for JSON inputs");
+        }
+        let mut edit = InputRecords::new(position, &mut merged);
+        let mut reader = PacketReader::new(opened.into_reader());
+        while let Some(rec) = reader.next_record().map_err(|e| e.into_input_error(p))? {
+            if clock.is_none() {
+                clock = clock_id(rec.packet);
+            }
+            write_record(&rec, &mut edit, &mut bufs, &mut rewritten, w)?
+                .map_err(|e| e.into_input_error(p))?;
+        }
+    }
+    Ok(clock)
+}
+
 fn write_pftrace(
     w: &mut impl Write,
     files: &[&str],
     marks: &[RankMarks],
     report: &Report,
 ) -> Result<()> {
-    let mut clock: Option<u64> = None;
-    for file in files {
-        let p = Path::new(file);
-        let opened = timeline::open(p)?;
-        if !matches!(opened.sniffed, Sniffed::Pftrace) {
-            bail!("{file}: --annotate OUT.pftrace takes .pftrace traces; write OUT.json for JSON inputs");
-        }
-        let mut reader = PacketReader::new(opened.into_reader());
-        while let Some(rec) = reader.next_record().map_err(|e| e.into_input_error(p))? {
-            if clock.is_none() {
-                clock = clock_id(rec.packet);
-            }
-            w.write_all(rec.raw)?;
-        }
-    }
+    let clock = write_pftrace_inputs(w, files)?;
     let mut first = true;
     let mut packet = |w: &mut dyn Write,
                       ts: Option<Ns>,

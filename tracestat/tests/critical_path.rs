@@ -548,15 +548,46 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
     let (doc, _, stderr) = report(&inputs, &["--annotate", out.to_str().unwrap()]);
     assert!(stderr.is_empty(), "{stderr}");
     let bytes = std::fs::read(&out).unwrap();
+    let first = std::fs::read(&inputs[0]).unwrap();
     let input: Vec<u8> = inputs
         .iter()
         .flat_map(|p| std::fs::read(p).unwrap())
         .collect();
     assert_eq!(
-        &bytes[..input.len()],
-        &input[..],
-        "the inputs' records come first, as they were"
+        &bytes[..first.len()],
+        &first[..],
+        "the first input's records come first, as they were"
     );
+    // Then the second's, its flow ids moved to bits 32+ as mergetrace's
+    // merge moves them (the ranks number their kernels alike, and Perfetto
+    // would join their arrows): same records, same size.
+    let flows = |bytes: &[u8]| -> Vec<Vec<u64>> {
+        let mut reader = PacketReader::new(bytes);
+        let mut out = Vec::new();
+        while let Some(rec) = reader.next_record().unwrap() {
+            if let PacketData::TrackEvent(te) = rec.decode().unwrap().data {
+                out.push(te.flow_ids().chain(te.terminating_flow_ids()).collect());
+            }
+        }
+        out
+    };
+    let second = std::fs::read(&inputs[1]).unwrap();
+    let (own, written) = (
+        flows(&second),
+        flows(&bytes[first.len()..first.len() + second.len()]),
+    );
+    assert_eq!(own.len(), written.len());
+    let ids = |f: &[Vec<u64>]| -> std::collections::BTreeSet<u64> {
+        f.iter().flatten().copied().collect()
+    };
+    assert!(
+        !ids(&flows(&first)).is_disjoint(&ids(&own)),
+        "the inputs share flow ids"
+    );
+    for (o, w) in own.iter().zip(&written) {
+        let moved: Vec<u64> = o.iter().map(|id| (1 << 32) | id).collect();
+        assert_eq!(*w, moved);
+    }
     let mut reader = PacketReader::new(&bytes[..]);
     let (mut names, mut begins, mut ends, mut counters) = (Vec::new(), 0, 0, 0);
     while let Some(rec) = reader.next_record().unwrap() {

@@ -1021,3 +1021,135 @@ fn host_ranges_project_onto_kernels_through_the_launching_call() {
     assert_eq!(launches["0"]["with_flow"], launches["0"]["kernels"]);
     assert!(sampled["host_ranges"].as_array().unwrap().len() > 50);
 }
+
+/// `(cat, id)` of the flow events of `events` whose rank `rank_of` tells,
+/// with the ranks each pair appears in.
+fn flow_ranks(
+    events: &[Value],
+    rank_of: impl Fn(&Value) -> Option<String>,
+) -> BTreeMap<(String, u64), BTreeSet<String>> {
+    let mut flows: BTreeMap<(String, u64), BTreeSet<String>> = BTreeMap::new();
+    for e in events {
+        if matches!(e["ph"].as_str(), Some("s" | "t" | "f")) {
+            let key = (
+                e["cat"].as_str().unwrap().to_string(),
+                e["id"].as_u64().unwrap(),
+            );
+            flows.entry(key).or_default().extend(rank_of(e));
+        }
+    }
+    flows
+}
+
+/// `--annotate OUT.json` on several PyTorch profiler ranks keeps them
+/// apart as mergetrace's merge does (docs/tracestat.md#annotated-trace):
+/// each rank's processes and flow ids its own (the files all number their
+/// GPUs 0..15 and restart their `ac2g`/`fwdbwd` ids), every process named
+/// with its rank before its first event, the clock base stated; tracestat
+/// reads the annotated trace back as the same four ranks.
+#[test]
+fn annotated_kineto_ranks_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("annotated.json");
+    let (files, _, stderr) = report(
+        &case_files("recorded/planted"),
+        &["--annotate", out.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    // The inputs share flow ids across ranks: what the annotated trace
+    // must not.
+    let inputs: Vec<Value> = case_files("recorded/planted")
+        .iter()
+        .map(|p| serde_json::from_str(&text(p)).unwrap())
+        .collect();
+    let input_events: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .flat_map(|(r, d)| {
+            d["traceEvents"].as_array().unwrap().iter().map(move |e| {
+                let mut e = e.clone();
+                e["rank"] = Value::from(r.to_string());
+                e
+            })
+        })
+        .collect();
+    let shared = |flows: &BTreeMap<(String, u64), BTreeSet<String>>| {
+        flows.values().filter(|ranks| ranks.len() > 1).count()
+    };
+    let in_flows = flow_ranks(&input_events, |e| e["rank"].as_str().map(String::from));
+    assert!(shared(&in_flows) > 100, "{}", shared(&in_flows));
+
+    let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(
+        trace["baseTimeNanoseconds"],
+        inputs[0]["baseTimeNanoseconds"]
+    );
+    let events = trace["traceEvents"].as_array().unwrap();
+    let added = |e: &Value| e["pid"].as_u64().is_some_and(|p| p >= 0x7ac0_0000);
+    // Each input process is named with its rank before its events (or
+    // first of all, a process without events), and by one rank only.
+    let mut rank_of_pid: BTreeMap<u64, String> = BTreeMap::new();
+    let mut from_inputs = 0;
+    for e in events.iter().filter(|e| !added(e)) {
+        let pid = e["pid"].as_u64().unwrap();
+        if e["ph"] == "M" && e["name"] == "process_name" {
+            let name = e["args"]["name"].as_str().unwrap();
+            let rank: String = name.split(' ').take(2).collect::<Vec<_>>().join(" ");
+            assert!(rank.starts_with("rank "), "{name}");
+            let known = rank_of_pid.entry(pid).or_insert_with(|| rank.clone());
+            assert_eq!(*known, rank, "pid {pid} named by two ranks");
+            if e.get("ts").is_none() {
+                continue;
+            }
+        }
+        assert!(rank_of_pid.contains_key(&pid), "pid {pid} before its name");
+        from_inputs += 1;
+    }
+    assert_eq!(from_inputs, input_events.len(), "every input event, once");
+    let ranks: BTreeSet<&String> = rank_of_pid.values().collect();
+    assert_eq!(ranks.len(), 4);
+    // 16 GPUs per rank, each a process of its own.
+    let gpus = events
+        .iter()
+        .filter(|e| e["name"] == "process_labels" && !added(e))
+        .filter(|e| {
+            e["args"]["labels"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("GPU")
+        })
+        .map(|e| e["pid"].as_u64().unwrap())
+        .collect::<BTreeSet<u64>>();
+    assert_eq!(gpus.len(), 4 * 16);
+    let out_flows = flow_ranks(events, |e| {
+        rank_of_pid.get(&e["pid"].as_u64().unwrap()).cloned()
+    });
+    assert_eq!(
+        out_flows.len(),
+        in_flows.values().map(BTreeSet::len).sum::<usize>()
+    );
+    assert_eq!(shared(&out_flows), 0, "a flow id in two ranks");
+
+    // Read back: the four ranks of the files, with their numbers.
+    let (again, _, stderr) = report(&[out], &[]);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(again["ranks"], 4);
+    for table in ["breakdown", "launches"] {
+        let rows = |doc: &Value| -> Vec<(Value, Value, Value)> {
+            doc[table]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r["rank"].clone(),
+                        r["busy_us"].clone(),
+                        r["kernels"].clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(rows(&again), rows(&files), "{table}");
+    }
+    assert_eq!(again["collectives"], files["collectives"]);
+}

@@ -5,8 +5,9 @@
 //!    `unitrace --result-dir` tree (docs/formats.md#result-dir-tree), or a
 //!    file name `<app>.<pid>.<rank>.json|pftrace` (docs/formats.md#trace-json) —
 //!    makes the whole file that rank;
-//! 2. otherwise `RANK <r> ...` process names tie each process to a rank (a
-//!    merged trace holds several, docs/formats.md#trace-json-ids);
+//! 2. otherwise `RANK <r> ...` process names (unitrace's) or `rank <r> ...`
+//!    ones (mergetrace's label, docs/mergetrace.md#kineto) tie each process
+//!    to a rank (a merged trace holds several, docs/formats.md#trace-json-ids);
 //! 3. otherwise the run information the file carries (Kineto's
 //!    `distributedInfo.rank`, docs/formats.md#kineto-json-ranks);
 //! 4. otherwise the file has no rank and reports label it by its input
@@ -77,8 +78,14 @@ fn rank_from_folder(path: &Path) -> Option<u32> {
 }
 
 /// `r` of a `RANK r ...` process name, and the label without that prefix.
+/// mergetrace's own `rank r ...` label counts too: it is how a merged
+/// trace of files whose processes name no rank (PyTorch profiler traces,
+/// docs/mergetrace.md#kineto) tells its ranks apart.
 pub fn split_rank_label(label: &str) -> (Option<u32>, &str) {
-    if let Some(rest) = label.strip_prefix("RANK ") {
+    if let Some(rest) = label
+        .strip_prefix("RANK ")
+        .or_else(|| label.strip_prefix("rank "))
+    {
         let end = rest.find(' ').unwrap_or(rest.len());
         if let Ok(r) = rest[..end].parse() {
             return (Some(r), rest[end..].trim_start());
@@ -311,6 +318,9 @@ mod tests {
         assert_eq!(split_rank_label("RANK 3 HOST<n0>"), (Some(3), "HOST<n0>"));
         assert_eq!(split_rank_label("HOST<n0>"), (None, "HOST<n0>"));
         assert_eq!(split_rank_label("RANK x"), (None, "RANK x"));
+        assert_eq!(split_rank_label("rank 2 python3"), (Some(2), "python3"));
+        assert_eq!(split_rank_label("rank 2"), (Some(2), ""));
+        assert_eq!(split_rank_label("ranking 2"), (None, "ranking 2"));
     }
 
     #[test]
@@ -323,6 +333,18 @@ mod tests {
         assert_eq!(r.slot(Some(10)), 0);
         assert_eq!(r.slot(Some(99)), 0);
         assert_eq!(r.rank(1), Some(1));
+    }
+
+    #[test]
+    fn mergetraces_rank_labels_route_as_unitraces() {
+        // A merged PyTorch profiler run (docs/mergetrace.md#kineto): each
+        // process named `rank R` before its events.
+        let mut r = RankRouter::new(Path::new("all.json"));
+        assert_eq!(r.process_name(1, "rank 0"), 0);
+        assert_eq!(r.process_name(5, "rank 1"), 1);
+        assert_eq!(r.slot(Some(5)), 1);
+        assert_eq!(r.process_name(5, "rank 1 python3"), 1);
+        assert_eq!((r.rank(0), r.rank(1)), (Some(0), Some(1)));
     }
 
     #[test]

@@ -49,7 +49,9 @@
 //! (stage 2: the token walker), `direct_walk.rs` (the direct walk),
 //! `reader.rs` ([`TraceReader`]: the buffer, top-level state
 //! machine, truncation), `repair.rs` ([`repaired_bytes`], [`repair_to`]),
-//! `decimal.rs` (exact decimal timestamps, [`decimal::Decimal`]).
+//! `decimal.rs` (exact decimal timestamps, [`decimal::Decimal`]),
+//! `merged_input.rs` (the edits that put one input's events into a merged
+//! trace: its own ids, its rank in its process names, its clock).
 
 mod blocks;
 mod byte_parser;
@@ -58,6 +60,7 @@ mod direct_walk;
 mod error;
 mod event;
 mod keys;
+pub mod merged_input;
 mod reader;
 mod repair;
 mod token_walk;
