@@ -309,6 +309,7 @@ impl MergeStats {
     /// tracestat's cross-rank step (`analyzers::build`) over the ranks the
     /// merge summarised.
     pub fn build(mut summaries: Vec<RankSummary>, plan: &StatsPlan) -> MergeStats {
+        tracestat::warn_duplicate_ranks("mergetrace", &summaries);
         // The report's order (by rank); the report's tables follow it.
         analyzers::sort_ranks(&mut summaries);
         let report = analyzers::build(

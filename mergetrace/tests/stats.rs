@@ -183,3 +183,25 @@ fn a_reader_that_stops_early_is_no_error() {
     );
     assert!(dir.path().join("m.json").exists() && dir.path().join("s.csv").exists());
 }
+
+/// Two inputs of one rank are both reported, with the warning tracestat
+/// gives for them: the report would otherwise show one rank twice without
+/// a word.
+#[test]
+fn two_inputs_of_one_rank_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("b")).unwrap();
+    let inputs = vec![
+        write(dir.path(), "app.1.3.json", &rank_trace(1)),
+        write(&dir.path().join("b"), "app.2.3.json", &rank_trace(2)),
+    ];
+    let o = mergetrace(dir.path(), &["-o", "m.json", "--stats"], &inputs);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.matches("rank 3 is in both").count(), 1, "{stderr}");
+    assert!(stderr.starts_with("mergetrace: warning: "), "{stderr}");
+    // Without --stats nothing is reported per rank: nothing to say.
+    let o = mergetrace(dir.path(), &["-o", "n.json"], &inputs);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("in both"));
+}

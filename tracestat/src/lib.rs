@@ -260,7 +260,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     };
     warn_about_inputs(&ranks);
-    check_duplicate_ranks(&ranks);
+    warn_duplicate_ranks(TOOL, &ranks);
     if let Some(path) = &plan.outputs.partial {
         write_partial(path, ranks, options)?;
         return Ok(ExitCode::SUCCESS);
@@ -510,11 +510,12 @@ fn options_difference(this: &RankOptions, that: &RankOptions) -> String {
     }
 }
 
-/// Two inputs with the same rank are both kept, with a warning. Files
+/// Two inputs with the same rank are both kept, with a warning by `tool`
+/// (tracestat, and `mergetrace --stats`, which reports the same ranks). Files
 /// without a rank are labelled by their input position, which partials
 /// made of different files share: `--combine` warns about those too
 /// (docs/tracestat.md#past-one-machine).
-fn check_duplicate_ranks(ranks: &[RankSummary]) {
+pub fn warn_duplicate_ranks(tool: &str, ranks: &[RankSummary]) {
     let mut seen = std::collections::HashMap::new();
     for r in ranks {
         let label = r.label();
@@ -525,7 +526,7 @@ fn check_duplicate_ranks(ranks: &[RankSummary]) {
                 format!("rank {label} (a file without a rank, labelled by its input position)")
             };
             warn(
-                TOOL,
+                tool,
                 format!("{what} is in both {prev} and {}; both are kept", r.file),
             );
         }
