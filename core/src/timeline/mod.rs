@@ -25,6 +25,7 @@
 pub mod chrome_json;
 pub mod collective;
 pub mod detect;
+pub mod gzip;
 pub mod kineto;
 pub mod model;
 pub mod names;
@@ -40,10 +41,11 @@ use crate::error::InputError;
 use crate::pftrace::{Packet, PacketReader, PftraceSummary};
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use crate::walk::{walk, Depth, Skipped, Walk};
-use crate::watched_file::{ChangedWhileRead, WatchedFile};
+use crate::watched_file::WatchedFile;
 
 use chrome_json::{JsonEvents, UnitraceVocabulary};
 use detect::{JsonDialect, Sniffed, HEAD_BYTES};
+use gzip::{GzipCut, GzipDamage, GzipReader, GzipWatch};
 use kineto::KinetoVocabulary;
 pub use model::*;
 pub use names::{CatId, HostKind, NameId, NameInfo, Names};
@@ -104,6 +106,9 @@ pub struct Cut {
     pub line: Option<u64>,
     /// JSON: the cut is inside an event (not between two).
     pub partial_event: bool,
+    /// A gzipped file: where its gzip stream was cut, when it was
+    /// ([`gzip`]); the trace inside may still be whole.
+    pub gzip: Option<GzipCut>,
 }
 
 impl Cut {
@@ -113,10 +118,39 @@ impl Cut {
             TimelineFormat::Pftrace => "record",
             _ => "event",
         };
+        let what = match self.gzip {
+            // The trace text ended before the stream did: it is whole.
+            Some(at) if self.dropped_bytes == 0 && at != GzipCut::Data => {
+                return GzipDamage::Cut(at).describe()
+            }
+            Some(_) if self.dropped_bytes == 0 => {
+                return format!(
+                    "{}: the trace read up to the cut is whole",
+                    GzipDamage::Cut(GzipCut::Data).describe()
+                )
+            }
+            Some(_) => "gzip stream cut short (writer killed?)",
+            None => "cut short (writer killed?)",
+        };
         format!(
-            "cut short (writer killed?): {} bytes after the last complete {unit} ignored",
+            "{what}: {} bytes after the last complete {unit} ignored",
             self.dropped_bytes
         )
+    }
+
+    /// Why a cut file that yielded no event holds no trace (an error, or a
+    /// warning where the tool leaves such an input out, docs/errors.md).
+    pub fn describe_empty(&self) -> String {
+        match self.gzip {
+            Some(GzipCut::Header) => format!(
+                "{}: no trace events",
+                GzipDamage::Cut(GzipCut::Header).describe()
+            ),
+            Some(_) => {
+                "gzip stream cut short (writer killed?): no trace events before the cut".to_string()
+            }
+            None => "cut short (writer killed?): no trace events before the cut".to_string(),
+        }
     }
 }
 
@@ -136,6 +170,11 @@ pub struct TimelineRead {
     pub trailing_data_line: Option<u64>,
     /// Events (JSON) or packets (`.pftrace`) read.
     pub events: u64,
+    /// Recoverable damage the read worked around, one line each without
+    /// the file's name, for the tool's warnings (once per file,
+    /// docs/errors.md): bytes after a gzip stream, an unusable Kineto
+    /// clock base or rank.
+    pub warnings: Vec<String>,
 }
 
 impl TimelineRead {
@@ -153,9 +192,11 @@ impl TimelineRead {
                 dropped_bytes: t.dropped_bytes,
                 line: None,
                 partial_event: true,
+                gzip: None,
             }),
             trailing_data_line: None,
             events: summary.packets,
+            warnings: Vec::new(),
         }
     }
 }
@@ -252,8 +293,8 @@ pub fn read_bytes<S: TraceSink>(
     if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
         let inflated;
         let text = if opened.gzipped {
-            inflated =
-                kineto::stream_tail(flate2::read::MultiGzDecoder::new(bytes)).unwrap_or_default();
+            let (gz, _) = GzipReader::new(Box::new(io::Cursor::new(bytes.to_vec())));
+            inflated = kineto::stream_tail(gz).unwrap_or_default();
             &inflated[..]
         } else {
             bytes
@@ -279,6 +320,9 @@ pub struct Opened {
     /// tail, for tools that need the rank before reading
     /// (docs/formats.md#kineto-json-ranks).
     pub run_info: Option<RunInfo>,
+    /// A gzipped file: what ended its gzip stream, known once it was read
+    /// to its end ([`gzip`]).
+    pub gzip: Option<GzipWatch>,
     input: Input,
 }
 
@@ -373,6 +417,7 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         gzipped: false,
         clock_base,
         run_info,
+        gzip: None,
         input,
     })
 }
@@ -381,19 +426,8 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
 /// read it (a Kineto clock base written after the events).
 fn gzip_tail(path: &Path) -> Result<Vec<u8>, InputError> {
     let file = WatchedFile::open(path).map_err(|e| InputError::io(path, &e))?;
-    let gz = EndAtCut(flate2::read::MultiGzDecoder::new(
-        io::BufReader::with_capacity(1 << 16, file),
-    ));
-    kineto::stream_tail(gz).map_err(|e| gzip_error(path, &e))
-}
-
-/// An error of inflating `path`: a change of the file under the reader in
-/// its own words, anything else as gzip's.
-fn gzip_error(path: &Path, e: &io::Error) -> InputError {
-    match ChangedWhileRead::of(e) {
-        Some(_) => InputError::io(path, e),
-        None => InputError::at_file(path, format!("gzip: {e}")),
-    }
+    let (gz, _) = GzipReader::new(Box::new(file));
+    kineto::stream_tail(gz).map_err(|e| InputError::io(path, &e))
 }
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
@@ -411,31 +445,19 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
         gzipped: false,
         clock_base: None,
         run_info: None,
+        gzip: None,
         input: Input::Stream(raw),
     })
 }
 
-/// A gzip stream cut short (its writer was killed) ends where its data
-/// ends, as a cut plain file does: the reader then keeps the complete
-/// events (docs/formats.md#trace-json-truncated). Other gzip errors stay
-/// errors.
-struct EndAtCut<R>(R);
-
-impl<R: Read> Read for EndAtCut<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.0.read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
-            r => r,
-        }
-    }
-}
-
-/// A gzip stream: detection again on the inflated bytes.
+/// A gzip stream: detection again on the inflated bytes. A stream cut
+/// short (its writer was killed) ends where its data ends, as a cut plain
+/// file does, and the reader keeps the complete events
+/// (docs/formats.md#trace-json-truncated); what ended it is in
+/// [`Opened::gzip`].
 fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
-    let mut gz = EndAtCut(flate2::read::MultiGzDecoder::new(
-        io::BufReader::with_capacity(1 << 16, raw),
-    ));
-    let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| gzip_error(path, &e))?;
+    let (mut gz, watch) = GzipReader::new(raw);
+    let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
     let sniffed = match detect::sniff(&inner) {
         Sniffed::Gzip => Sniffed::Other("gzip inside gzip"),
         s => s,
@@ -454,6 +476,7 @@ fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputErro
         gzipped: true,
         clock_base,
         run_info,
+        gzip: Some(watch),
         input: Input::Stream(Box::new(stream)),
     })
 }
@@ -482,6 +505,7 @@ pub fn read_opened_with_names<S: TraceSink>(
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
     let gzipped = opened.gzipped;
+    let gzip = opened.gzip.clone();
     let mut read = match opened.sniffed {
         Sniffed::Empty => TimelineRead {
             format: TimelineFormat::ChromeJson,
@@ -493,6 +517,7 @@ pub fn read_opened_with_names<S: TraceSink>(
             cut: None,
             trailing_data_line: None,
             events: 0,
+            warnings: Vec::new(),
         },
         Sniffed::Pftrace => {
             let src = match opened.input {
@@ -529,7 +554,31 @@ pub fn read_opened_with_names<S: TraceSink>(
         Sniffed::Gzip | Sniffed::Other(_) => unreachable!("refused by open"),
     };
     read.gzipped = gzipped;
+    if let Some(damage) = gzip.and_then(|w| w.damage()) {
+        read.note_gzip_damage(damage);
+    }
     Ok(read)
+}
+
+impl TimelineRead {
+    /// What ended a gzipped file's stream, once it was read: a cut joins
+    /// the trace's own cut (or is the file's cut when the trace inside
+    /// ended whole), bytes after the stream are a warning
+    /// (docs/robustness.md#gzip).
+    pub fn note_gzip_damage(&mut self, damage: GzipDamage) {
+        match damage {
+            GzipDamage::Cut(at) => {
+                let cut = self.cut.get_or_insert(Cut {
+                    dropped_bytes: 0,
+                    line: None,
+                    partial_event: false,
+                    gzip: None,
+                });
+                cut.gzip = Some(at);
+            }
+            trailing @ GzipDamage::Trailing { .. } => self.warnings.push(trailing.describe()),
+        }
+    }
 }
 
 fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
@@ -574,6 +623,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
         dropped_bytes: t.dropped_bytes,
         line: t.line,
         partial_event: t.partial_event,
+        gzip: None,
     });
     Ok(TimelineRead {
         format,
@@ -585,6 +635,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
         cut,
         trailing_data_line: summary.trailing_data.and_then(|(line, _)| line),
         events: summary.events,
+        warnings: Vec::new(),
     })
 }
 
