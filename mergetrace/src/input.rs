@@ -25,6 +25,9 @@ pub struct InputInfo {
     pub clock_base: Option<Ns>,
     /// Kineto's `distributedInfo.rank`.
     pub rank: Option<u32>,
+    /// Kineto: a clock base or rank of the wrong form, ignored; one warning
+    /// each, in tracestat's words (docs/formats.md#kineto-json-reading).
+    pub warnings: Vec<String>,
 }
 
 /// Whether a file starts with gzip's magic bytes.
@@ -51,6 +54,7 @@ pub fn inspect(path: &Path) -> Result<InputInfo, InputError> {
         kineto: opened.sniffed == Sniffed::Json(JsonDialect::Kineto),
         clock_base: opened.clock_base,
         rank: opened.run_info.as_ref().and_then(|i| i.rank),
+        warnings: opened.warnings,
     })
 }
 

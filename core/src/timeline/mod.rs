@@ -289,8 +289,9 @@ pub fn read_bytes<S: TraceSink>(
     path: &Path,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
-    let mut opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
-    if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+    let (mut opened, mut envelope) =
+        open_stream_searched(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
+    if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && envelope.clock_base.is_none() {
         let inflated;
         let text = if opened.gzipped {
             let (gz, _) = GzipReader::new(Box::new(io::Cursor::new(bytes.to_vec())));
@@ -299,12 +300,9 @@ pub fn read_bytes<S: TraceSink>(
         } else {
             bytes
         };
-        opened.clock_base = kineto::find_clock_base(text);
-        opened.run_info = opened
-            .run_info
-            .take()
-            .or_else(|| kineto::find_run_info(text));
+        envelope.search(text);
     }
+    opened.set_envelope(envelope);
     read_opened(opened, path, sink)
 }
 
@@ -323,6 +321,10 @@ pub struct Opened {
     /// A gzipped file: what ended its gzip stream, known once it was read
     /// to its end ([`gzip`]).
     pub gzip: Option<GzipWatch>,
+    /// What the search for the values above found unusable (Kineto: a
+    /// clock base or rank of the wrong form), one warning each; a read
+    /// hands them on in [`TimelineRead::warnings`].
+    pub warnings: Vec<String>,
     input: Input,
 }
 
@@ -335,6 +337,15 @@ enum Input {
 }
 
 impl Opened {
+    /// Takes what the search of the file's envelope found
+    /// ([`kineto::EnvelopeFound`]).
+    fn set_envelope(&mut self, found: kineto::EnvelopeFound) {
+        let (clock_base, run_info, warnings) = found.finish();
+        self.clock_base = clock_base;
+        self.run_info = run_info;
+        self.warnings = warnings;
+    }
+
     /// The input as a byte stream (for tools that read it their own way,
     /// e.g. mergetrace's byte-copying merge).
     pub fn into_reader(self) -> Box<dyn Read + Send> {
@@ -380,27 +391,22 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
     let sniffed = detect::sniff(&head);
     if sniffed == Sniffed::Gzip {
         let raw = Box::new(io::Cursor::new(head).chain(file));
-        let mut opened = open_gzip(raw, path)?;
-        if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+        let (mut opened, mut envelope) = open_gzip(raw, path)?;
+        if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && envelope.clock_base.is_none() {
             // Written after the events: inflated once more to find it.
-            let tail = gzip_tail(path)?;
-            opened.clock_base = kineto::find_clock_base(&tail);
-            opened.run_info = opened
-                .run_info
-                .take()
-                .or_else(|| kineto::find_run_info(&tail));
+            envelope.search(&gzip_tail(path)?);
         }
+        opened.set_envelope(envelope);
         return Ok(opened);
     }
     check_sniffed(path, sniffed)?;
-    let (mut clock_base, mut run_info) = (None, None);
+    let mut envelope = kineto::EnvelopeFound::default();
     if sniffed == Sniffed::Json(JsonDialect::Kineto) {
-        clock_base = kineto::find_clock_base(&head);
-        run_info = kineto::find_run_info(&head);
-        if (clock_base.is_none() || run_info.is_none()) && head.len() == HEAD_BYTES {
+        envelope.search(&head);
+        let missing = envelope.clock_base.is_none() || envelope.run_info.is_none();
+        if missing && head.len() == HEAD_BYTES {
             let tail = kineto::file_tail(file.get_ref()).map_err(|e| InputError::io(path, &e))?;
-            clock_base = clock_base.or_else(|| kineto::find_clock_base(&tail));
-            run_info = run_info.or_else(|| kineto::find_run_info(&tail));
+            envelope.search(&tail);
         }
     }
     let input = if file.is_regular() {
@@ -412,14 +418,17 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         // then the rest.
         Input::Stream(Box::new(io::Cursor::new(head).chain(file)))
     };
-    Ok(Opened {
+    let mut opened = Opened {
         sniffed,
         gzipped: false,
-        clock_base,
-        run_info,
+        clock_base: None,
+        run_info: None,
         gzip: None,
+        warnings: Vec::new(),
         input,
-    })
+    };
+    opened.set_envelope(envelope);
+    Ok(opened)
 }
 
 /// The end of a gzipped trace's content: the file is inflated once just to
@@ -432,7 +441,18 @@ fn gzip_tail(path: &Path) -> Result<Vec<u8>, InputError> {
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
 /// it in errors.
-pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+pub fn open_stream(src: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+    let (mut opened, envelope) = open_stream_searched(src, path)?;
+    opened.set_envelope(envelope);
+    Ok(opened)
+}
+
+/// [`open_stream`], and what the head of a gzipped Kineto trace says of
+/// its envelope (a plain stream is not searched: it cannot be read again).
+fn open_stream_searched(
+    mut src: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<(Opened, kineto::EnvelopeFound), InputError> {
     let head = read_head(&mut src, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
     let sniffed = detect::sniff(&head);
     let raw = Box::new(io::Cursor::new(head).chain(src));
@@ -440,14 +460,16 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
         return open_gzip(raw, path);
     }
     check_sniffed(path, sniffed)?;
-    Ok(Opened {
+    let opened = Opened {
         sniffed,
         gzipped: false,
         clock_base: None,
         run_info: None,
         gzip: None,
+        warnings: Vec::new(),
         input: Input::Stream(raw),
-    })
+    };
+    Ok((opened, kineto::EnvelopeFound::default()))
 }
 
 /// A gzip stream: detection again on the inflated bytes. A stream cut
@@ -455,7 +477,10 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
 /// file does, and the reader keeps the complete events
 /// (docs/formats.md#trace-json-truncated); what ended it is in
 /// [`Opened::gzip`].
-fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+fn open_gzip(
+    raw: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<(Opened, kineto::EnvelopeFound), InputError> {
     let (mut gz, watch) = GzipReader::new(raw);
     let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
     let sniffed = match detect::sniff(&inner) {
@@ -463,22 +488,21 @@ fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputErro
         s => s,
     };
     check_sniffed(path, sniffed)?;
-    let (clock_base, run_info) = match sniffed {
-        Sniffed::Json(JsonDialect::Kineto) => (
-            kineto::find_clock_base(&inner),
-            kineto::find_run_info(&inner),
-        ),
-        _ => (None, None),
-    };
+    let mut envelope = kineto::EnvelopeFound::default();
+    if sniffed == Sniffed::Json(JsonDialect::Kineto) {
+        envelope.search(&inner);
+    }
     let stream = io::Cursor::new(inner).chain(gz);
-    Ok(Opened {
+    let opened = Opened {
         sniffed,
         gzipped: true,
-        clock_base,
-        run_info,
+        clock_base: None,
+        run_info: None,
         gzip: Some(watch),
+        warnings: Vec::new(),
         input: Input::Stream(Box::new(stream)),
-    })
+    };
+    Ok((opened, envelope))
 }
 
 fn check_sniffed(path: &Path, sniffed: Sniffed) -> Result<(), InputError> {
@@ -506,6 +530,7 @@ pub fn read_opened_with_names<S: TraceSink>(
 ) -> Result<TimelineRead, SourceError> {
     let gzipped = opened.gzipped;
     let gzip = opened.gzip.clone();
+    let found_warnings = opened.warnings.clone();
     let mut read = match opened.sniffed {
         Sniffed::Empty => TimelineRead {
             format: TimelineFormat::ChromeJson,
@@ -554,6 +579,14 @@ pub fn read_opened_with_names<S: TraceSink>(
         Sniffed::Gzip | Sniffed::Other(_) => unreachable!("refused by open"),
     };
     read.gzipped = gzipped;
+    // The envelope's warnings first, once each: the search ahead of the
+    // read and the read itself may both have met the same member.
+    let during = std::mem::replace(&mut read.warnings, found_warnings);
+    for w in during {
+        if !read.warnings.contains(&w) {
+            read.warnings.push(w);
+        }
+    }
     if let Some(damage) = gzip.and_then(|w| w.damage()) {
         read.note_gzip_damage(damage);
     }
@@ -619,6 +652,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
     if !summary.empty && !summary.has_trace_events && summary.truncation.is_none() {
         return Err(InputError::at_file(path, "not a trace: no traceEvents array").into());
     }
+    let warnings = interp.take_warnings();
     let cut = summary.truncation.as_ref().map(|t| Cut {
         dropped_bytes: t.dropped_bytes,
         line: t.line,
@@ -635,7 +669,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
         cut,
         trailing_data_line: summary.trailing_data.and_then(|(line, _)| line),
         events: summary.events,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
