@@ -262,3 +262,64 @@ fn control_bytes_of_kernel_names_are_escaped_on_every_printed_line() {
     assert!(err.contains("k\\x1b[31m\\rx"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("k\\x1b[31m\\rx"));
 }
+
+fn gzip_of(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A candidate trace that yields no event (cut right after
+/// `"traceEvents": [`, or in its gzip header or early gzip data) is one
+/// error line naming it and why, exit 1, no verdict: it never reads as
+/// work that "fell 100%" (docs/compare.md#inputs). Bytes after a whole
+/// gzip member are one warning, and the comparison is that of the whole
+/// trace.
+#[test]
+fn a_side_that_yields_no_event_is_an_error_never_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = repo_root().join("testdata/compare/base/app.1000.0.json");
+    let text = fs::read(&base).unwrap();
+    let bracket = text.iter().position(|&c| c == b'[').unwrap() + 1;
+    let gz = gzip_of(&text);
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "after_bracket.json",
+            &text[..bracket],
+            "cut short (writer killed?): no trace events before the cut",
+        ),
+        (
+            "header.json.gz",
+            &gz[..9],
+            "gzip stream cut short in a member's header (writer killed?): no trace events",
+        ),
+        (
+            "data.json.gz",
+            &gz[..12],
+            "gzip stream cut short (writer killed?): no trace events before the cut",
+        ),
+    ];
+    let base = base.to_string_lossy().into_owned();
+    for (name, bytes, why) in cases {
+        fs::write(dir.path().join(name), bytes).unwrap();
+        let o = compare_in(dir.path(), &["-q", &base, name]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert_eq!(stderr(&o), format!("compare: {name}: {why}\n"));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("verdict"));
+    }
+    let mut junk = gz.clone();
+    junk.extend_from_slice(&[0u8; 100]);
+    fs::write(dir.path().join("junk.json.gz"), &junk).unwrap();
+    let o = compare_in(dir.path(), &[&base, "junk.json.gz"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "compare: warning: junk.json.gz: 100 bytes after the end of the gzip data at byte {} \
+             (zero bytes); ignored\n",
+            gz.len()
+        )
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("verdict: unchanged"), "{out}");
+}

@@ -3,6 +3,7 @@
 //! former test file; add a new area as `tests/NAME.rs` and list it here.
 
 mod fuzz_regressions;
+mod gzip_ends;
 mod pftrace_decoder;
 mod timeline_formats;
 mod timeline_kineto;

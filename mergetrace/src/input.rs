@@ -10,6 +10,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::Path;
 
 use unitrace_core::timeline::detect::{JsonDialect, Sniffed};
+use unitrace_core::timeline::gzip::GzipWatch;
 use unitrace_core::timeline::{self, Ns};
 use unitrace_core::watched_file::WatchedFile;
 use unitrace_core::InputError;
@@ -24,6 +25,9 @@ pub struct InputInfo {
     pub clock_base: Option<Ns>,
     /// Kineto's `distributedInfo.rank`.
     pub rank: Option<u32>,
+    /// Kineto: a clock base or rank of the wrong form, ignored; one warning
+    /// each, in tracestat's words (docs/formats.md#kineto-json-reading).
+    pub warnings: Vec<String>,
 }
 
 /// Whether a file starts with gzip's magic bytes.
@@ -50,6 +54,7 @@ pub fn inspect(path: &Path) -> Result<InputInfo, InputError> {
         kineto: opened.sniffed == Sniffed::Json(JsonDialect::Kineto),
         clock_base: opened.clock_base,
         rank: opened.run_info.as_ref().and_then(|i| i.rank),
+        warnings: opened.warnings,
     })
 }
 
@@ -57,32 +62,55 @@ pub fn inspect(path: &Path) -> Result<InputInfo, InputError> {
 /// A plain file is streamed and watched: one that changes while it is read
 /// fails the read with `changed while read` (docs/robustness.md#changed-inputs).
 pub fn open_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    open_stream_telling(path).map(|(stream, _)| stream)
+    open_input(path).map(|input| input.stream)
 }
 
-/// [`open_stream`], and whether the stream is the plain file itself (which
-/// can be read again, e.g. for a line number).
-pub fn open_stream_telling(path: &Path) -> io::Result<(Box<dyn Read + Send>, bool)> {
+/// An input's bytes ([`open_stream`]) and what the merge says about them.
+pub struct InputStream {
+    pub stream: Box<dyn Read + Send>,
+    /// The stream is the plain file itself (which can be read again, e.g.
+    /// for a line number).
+    pub plain: bool,
+    /// A gzipped input: what ended its gzip stream, once it was read
+    /// (docs/robustness.md#gzip).
+    pub gzip: Option<GzipWatch>,
+}
+
+/// [`open_stream`], and what [`InputStream`] says besides.
+pub fn open_input(path: &Path) -> io::Result<InputStream> {
     let mut file = WatchedFile::open(path)?;
     let mut magic = Vec::with_capacity(2);
     (&mut file).take(2).read_to_end(&mut magic)?;
     let gzipped = magic == [0x1f, 0x8b];
+    let inflated = |opened: timeline::Opened| InputStream {
+        gzip: opened.gzip.clone(),
+        stream: opened.into_reader(),
+        plain: false,
+    };
     if !file.is_regular() {
         // A pipe: what was read, then the rest.
         let stream = Box::new(io::Cursor::new(magic).chain(file));
         if gzipped {
             let opened =
                 timeline::open_stream(stream, path).map_err(|e| io::Error::other(e.problem))?;
-            return Ok((opened.into_reader(), false));
+            return Ok(inflated(opened));
         }
-        return Ok((stream, false));
+        return Ok(InputStream {
+            stream,
+            plain: false,
+            gzip: None,
+        });
     }
     if gzipped {
         let opened = timeline::open(path).map_err(|e| io::Error::other(e.problem))?;
-        return Ok((opened.into_reader(), false));
+        return Ok(inflated(opened));
     }
     file.rewind()?;
-    Ok((Box::new(file), true))
+    Ok(InputStream {
+        stream: Box::new(file),
+        plain: true,
+        gzip: None,
+    })
 }
 
 /// The merged output: gzip (fast level) when its name ends in `.gz`

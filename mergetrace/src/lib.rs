@@ -391,6 +391,9 @@ fn plan_inputs(
         // What the file is by content: gzip, a Kineto trace (its rank and
         // clock base), docs/mergetrace.md#kineto.
         let info = input::inspect(path)?;
+        for w in &info.warnings {
+            warn(TOOL, format!("{}: {w}", path.display()));
+        }
         let head =
             if need_head || (rank_set.is_some() && name_rank.is_none() && info.rank.is_none()) {
                 Some(read_head(path))

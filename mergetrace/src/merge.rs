@@ -29,6 +29,8 @@ use unitrace_core::trace::{
 use crate::select::Window;
 use crate::stats::{json_dialect, InputStats, StatsPlan, Summarizer, TopLevelMember};
 use unitrace_core::timeline::detect::JsonDialect;
+use unitrace_core::timeline::gzip::{GzipDamage, GzipWatch};
+use unitrace_core::timeline::{Cut, TimelineFormat};
 
 const TOOL: &str = "mergetrace";
 /// Raw event bytes per batch handed from the scanner to the writer.
@@ -124,7 +126,15 @@ enum Msg {
     Batch(Batch),
     /// The input's end: what its scan found, and its top-level members
     /// besides `traceEvents` ([`TraceReader::top_level_members`]).
-    End(usize, Result<TraceSummary, TraceError>, Vec<TopLevelMember>),
+    End(usize, Result<Scanned, TraceError>, Vec<TopLevelMember>),
+}
+
+/// What the scan of a whole input found.
+#[derive(Clone)]
+struct Scanned {
+    summary: TraceSummary,
+    /// A gzipped input: what ended its gzip stream, if not a member's end.
+    gzip: Option<GzipDamage>,
 }
 
 /// Scanner thread: validates every input in order and sends its events.
@@ -134,7 +144,7 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
         if tx.send(Msg::Start(i)).is_err() {
             return;
         }
-        let mut reader = match open_json(&plan.path, max_event) {
+        let (mut reader, gzip) = match open_json(&plan.path, max_event) {
             Ok(r) => r,
             Err(e) => {
                 let err = TraceError {
@@ -173,7 +183,12 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
                         }
                     }
                 }
-                Ok(None) => break Ok(reader.summary().clone()),
+                Ok(None) => {
+                    break Ok(Scanned {
+                        summary: reader.summary().clone(),
+                        gzip: gzip.as_ref().and_then(GzipWatch::damage),
+                    })
+                }
                 Err(e) => break Err(e),
             }
         };
@@ -196,16 +211,20 @@ fn scan_inputs(plans: &[InputPlan], max_event: usize, tx: SyncSender<Msg>, free:
 /// A JSON input's reader: a plain file is streamed and watched
 /// (docs/robustness.md#changed-inputs); a gzipped one is inflated on the
 /// fly (docs/mergetrace.md#usage).
-fn open_json(path: &Path, max_event: usize) -> std::io::Result<TraceReader<Box<dyn Read + Send>>> {
-    let (stream, plain) = crate::input::open_stream_telling(path)?;
-    let reader = TraceReader::with_max_event_bytes(stream, max_event);
-    if !plain {
-        return Ok(reader);
+fn open_json(path: &Path, max_event: usize) -> std::io::Result<(JsonInput, Option<GzipWatch>)> {
+    let input = crate::input::open_input(path)?;
+    let reader = TraceReader::with_max_event_bytes(input.stream, max_event);
+    if !input.plain {
+        return Ok((reader, input.gzip));
     }
     // Read again for a line number rather than every byte counted for one.
     let path = path.to_path_buf();
-    Ok(reader.with_line_lookup(move |offset| unitrace_core::trace::line_of_offset(&path, offset)))
+    let reader =
+        reader.with_line_lookup(move |offset| unitrace_core::trace::line_of_offset(&path, offset));
+    Ok((reader, None))
 }
+
+type JsonInput = TraceReader<Box<dyn Read + Send>>;
 
 /// The clock base the output states: the earliest of its inputs' when
 /// they are all PyTorch profiler traces with one (docs/mergetrace.md#kineto),
@@ -372,9 +391,9 @@ impl<'a, W: Write + Send> Merger<'a, W> {
                     Msg::End(i, result, members) => {
                         let plan = &plans[i];
                         let st = state.take().expect("Start precedes End");
-                        let summary = result.as_ref().ok().cloned();
+                        let summary = result.as_ref().ok().map(|s| s.summary.clone());
                         match result {
-                            Ok(summary) => report_summary(&plan.path, &summary),
+                            Ok(s) => report_summary(&plan.path, &s.summary, s.gzip.as_ref()),
                             Err(e) => {
                                 let changed = changed_while_read(&e);
                                 let e = e.into_input_error(&plan.path);
@@ -528,9 +547,26 @@ fn at_line(line: Option<u64>) -> String {
     line.map(|l| format!(":{l}")).unwrap_or_default()
 }
 
-/// One-line warnings for what a finished scan found.
-pub fn report_summary(path: &Path, s: &TraceSummary) {
+/// One-line warnings for what a finished scan found (`gzip`: what ended a
+/// gzipped input's stream, docs/robustness.md#gzip); once per input.
+pub fn report_summary(path: &Path, s: &TraceSummary, gzip: Option<&GzipDamage>) {
     let p = path.display();
+    let gzip_cut = match gzip {
+        Some(GzipDamage::Cut(at)) => Some(*at),
+        _ => None,
+    };
+    if s.events == 0 && (s.truncation.is_some() || gzip_cut.is_some()) {
+        // Cut before its first event: nothing to merge, and said so in
+        // the words of tracestat's error (docs/errors.md).
+        let cut = Cut {
+            dropped_bytes: 0,
+            line: None,
+            partial_event: false,
+            gzip: gzip_cut,
+        };
+        warn(TOOL, format!("{p}: {}; skipped", cut.describe_empty()));
+        return;
+    }
     if s.empty {
         warn(TOOL, format!("{p}: empty file, skipped"));
         return;
@@ -539,28 +575,59 @@ pub fn report_summary(path: &Path, s: &TraceSummary) {
         warn(TOOL, format!("{p}: no traceEvents array, skipped"));
         return;
     }
+    report_damage(path, s, gzip);
+}
+
+/// The warnings of an input whose events were merged: a cut (of the trace
+/// or of its gzip stream), data after its end.
+fn report_damage(path: &Path, s: &TraceSummary, gzip: Option<&GzipDamage>) {
+    let p = path.display();
+    let gzip_cut = match gzip {
+        Some(GzipDamage::Cut(at)) => Some(*at),
+        _ => None,
+    };
+    let mut cut_said = false;
     if let Some(t) = &s.truncation {
-        if t.partial_event {
+        let what = match (gzip_cut, t.partial_event) {
+            (Some(_), _) => Some("gzip stream cut short"),
+            (None, true) => Some("trace cut short"),
+            (None, false) if s.form == Some(unitrace_core::trace::TraceForm::Object) => {
+                Some("trace not closed")
+            }
+            // A bare array without its closing ']' is legal in Chrome's format.
+            (None, false) => None,
+        };
+        if let Some(what) = what {
+            let (line, kept) = if t.partial_event {
+                (at_line(t.line), format!("{} complete events", s.events))
+            } else {
+                (String::new(), format!("all {} events", s.events))
+            };
             warn(
                 TOOL,
                 format!(
-                    "{p}{}: trace cut short (writer killed?): kept {} complete events, \
-                     dropped {} bytes",
-                    at_line(t.line),
-                    s.events,
+                    "{p}{line}: {what} (writer killed?): kept {kept}, dropped {} bytes",
                     t.dropped_bytes
                 ),
             );
-        } else if s.form == Some(unitrace_core::trace::TraceForm::Object) {
-            warn(
-                TOOL,
-                format!(
-                    "{p}: trace not closed (writer killed?): kept all {} events, dropped {} bytes",
-                    s.events, t.dropped_bytes
-                ),
-            );
+            cut_said = true;
         }
-        // A bare array without its closing ']' is legal in Chrome's format.
+    }
+    if let (Some(at), false) = (gzip_cut, cut_said) {
+        // The trace inside ended whole; its gzip stream did not.
+        let cut = Cut {
+            dropped_bytes: 0,
+            line: None,
+            partial_event: false,
+            gzip: Some(at),
+        };
+        warn(
+            TOOL,
+            format!("{p}: {}", cut.describe(TimelineFormat::ChromeJson)),
+        );
+    }
+    if let Some(trailing @ GzipDamage::Trailing { .. }) = gzip {
+        warn(TOOL, format!("{p}: {}", trailing.describe()));
     }
     if let Some((line, _)) = s.trailing_data {
         warn(

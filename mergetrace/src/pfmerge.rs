@@ -35,6 +35,8 @@ use unitrace_core::pftrace::{
 use unitrace_core::pftrace_merged_input::{
     write_edited, write_shallow, InputRecords, MergedTracks,
 };
+use unitrace_core::timeline::gzip::GzipDamage;
+use unitrace_core::timeline::{Cut, TimelineFormat};
 use unitrace_core::trace::decimal::Decimal;
 
 use crate::merge::{InputPlan, MergeOptions, MergeOutcome};
@@ -194,9 +196,10 @@ fn merge_into(
         let mut kept: KeptStacks = FxHashMap::default();
         let mut begins = 0usize;
         let mut shared_pids: Vec<(i64, usize)> = Vec::new();
-        let file =
-            crate::input::open_stream(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
-        let mut reader = PacketReader::new(file);
+        let input =
+            crate::input::open_input(path).map_err(|e| unitrace_core::InputError::io(path, &e))?;
+        let gzip = input.gzip;
+        let mut reader = PacketReader::new(input.stream);
         // Without filters, statistics or link tagging a packet is read only
         // as far as its edits need (`PacketView`): track uuid, flow ids,
         // timestamp; descriptors take the full path below.
@@ -260,7 +263,8 @@ fn merge_into(
         if let Err(e) = result {
             fail(e, path, opts, index, plans.len())?;
         } else {
-            report_summary(path, reader.summary());
+            let damage = gzip.as_ref().and_then(|w| w.damage());
+            report_summary(path, reader.summary(), damage.as_ref());
         }
         for (pid, owner) in shared_pids {
             warn(
@@ -306,22 +310,50 @@ fn fail(e: PftraceError, path: &Path, opts: &MergeOptions, index: usize, n: usiz
     }
 }
 
-/// One-line warnings for what a finished read found.
-pub fn report_summary(path: &Path, s: &PftraceSummary) {
+/// One-line warnings for what a finished read found (`gzip`: what ended a
+/// gzipped input's stream, docs/robustness.md#gzip).
+pub fn report_summary(path: &Path, s: &PftraceSummary, gzip: Option<&GzipDamage>) {
     let p = path.display();
+    let gzip_cut = match gzip {
+        Some(GzipDamage::Cut(at)) => Some(*at),
+        _ => None,
+    };
+    let cut = |dropped_bytes| Cut {
+        dropped_bytes,
+        line: None,
+        partial_event: true,
+        gzip: gzip_cut,
+    };
+    if s.packets == 0 && (s.truncation.is_some() || gzip_cut.is_some()) {
+        // Cut before its first packet: nothing merged, in tracestat's
+        // words (docs/errors.md).
+        warn(TOOL, format!("{p}: {}; skipped", cut(0).describe_empty()));
+        return;
+    }
     if s.bytes == 0 {
         warn(TOOL, format!("{p}: empty file, skipped"));
         return;
     }
     if let Some(t) = &s.truncation {
+        let what = if gzip_cut.is_some() {
+            "gzip stream"
+        } else {
+            "trace"
+        };
         warn(
             TOOL,
             format!(
-                "{p}: trace cut short at byte {} (writer killed?): kept {} complete packets, \
+                "{p}: {what} cut short at byte {} (writer killed?): kept {} complete packets, \
                  dropped {} bytes",
                 t.offset, s.packets, t.dropped_bytes
             ),
         );
+    } else if gzip_cut.is_some() {
+        let what = cut(0).describe(TimelineFormat::Pftrace);
+        warn(TOOL, format!("{p}: {what}"));
+    }
+    if let Some(trailing @ GzipDamage::Trailing { .. }) = gzip {
+        warn(TOOL, format!("{p}: {}", trailing.describe()));
     }
 }
 

@@ -194,11 +194,13 @@ impl InputStats {
                 dropped_bytes: t.dropped_bytes,
                 line: t.line,
                 partial_event: t.partial_event,
+                gzip: None,
             }),
             trailing_data_line: summary
                 .and_then(|s| s.trailing_data)
                 .and_then(|(line, _)| line),
             events: summary.map_or(0, |s| s.events),
+            warnings: Vec::new(),
         };
         Ok(collector.finish(read, self.input_index))
     }

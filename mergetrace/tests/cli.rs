@@ -745,3 +745,141 @@ fn stats_csv_may_not_overwrite_an_input_or_the_output() {
     assert!(!dir.path().join("m.csv").exists());
     assert_eq!(snapshot(&inputs), before);
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// An input that yields no event — cut right after `"traceEvents": [`, in
+/// its envelope, in its gzip header or early in its gzip data, a
+/// `.pftrace` cut in its first record — is skipped as an empty file is
+/// (docs/mergetrace.md), with one warning in tracestat's words that says it
+/// was cut; the merge is that of the other inputs, byte for byte.
+#[test]
+fn an_input_cut_before_its_first_event_is_skipped_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = copy_to(dir.path(), &traces("two")).remove(0);
+    let text = fs::read(&good).unwrap();
+    let bracket = text.iter().position(|&c| c == b'[').unwrap() + 1;
+    let gz = gzip(&text);
+    let cut = "cut short (writer killed?): no trace events before the cut";
+    let cases = [
+        (
+            write(dir.path(), "bracket.json", &text[..bracket]),
+            cut.to_string(),
+        ),
+        (
+            write(dir.path(), "envelope.json", &text[..bracket - 4]),
+            cut.to_string(),
+        ),
+        (
+            write(dir.path(), "header.json.gz", &gz[..2]),
+            "gzip stream cut short in a member's header (writer killed?): no trace events"
+                .to_string(),
+        ),
+        (
+            write(dir.path(), "data.json.gz", &gz[..12]),
+            format!("gzip stream {cut}"),
+        ),
+    ];
+    let o = mergetrace(
+        dir.path(),
+        &["-o", "alone.json"],
+        std::slice::from_ref(&good),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let alone = fs::read(dir.path().join("alone.json")).unwrap();
+    for (bad, why) in cases {
+        let o = mergetrace(
+            dir.path(),
+            &["-o", "out.json"],
+            &[good.clone(), bad.clone()],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!("mergetrace: warning: {}: {why}; skipped\n", bad.display())
+        );
+        assert_eq!(fs::read(dir.path().join("out.json")).unwrap(), alone);
+    }
+    // The same for a `.pftrace` cut in its first record.
+    let pf = data("../tracestat/gen-pftrace/python.100065.1.pftrace");
+    let bytes = fs::read(&pf).unwrap();
+    let bad = write(dir.path(), "cut.pftrace", &bytes[..2]);
+    let o = mergetrace(
+        dir.path(),
+        &["-o", "pf.pftrace"],
+        &[pf.clone(), bad.clone()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!("mergetrace: warning: {}: {cut}; skipped\n", bad.display())
+    );
+    assert_eq!(fs::read(dir.path().join("pf.pftrace")).unwrap(), bytes);
+}
+
+/// A gzipped input whose gzip stream ends badly around a whole trace — its
+/// 8-byte trailer cut, or 1 to 100 bytes after it, zeros or not — merges
+/// as the plain trace does, with one warning saying what is wrong
+/// (docs/robustness.md#gzip); a corrupt second member is an error.
+#[test]
+fn gzip_damage_around_a_whole_input_is_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = copy_to(dir.path(), &traces("two")).remove(0);
+    let text = fs::read(&good).unwrap();
+    let gz = gzip(&text);
+    let at = gz.len();
+    let o = mergetrace(
+        dir.path(),
+        &["-o", "plain.json"],
+        std::slice::from_ref(&good),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain = fs::read(dir.path().join("plain.json")).unwrap();
+    let mut cases = vec![(
+        write(dir.path(), "trailer.json.gz", &gz[..at - 5]),
+        "gzip stream cut short in its 8-byte trailer (writer killed?): \
+         the content is whole but its CRC was not checked"
+            .to_string(),
+    )];
+    for (n, byte, what) in [
+        (1, b'\n', "no gzip member"),
+        (8, 0, "zero bytes"),
+        (100, b'#', "no gzip member"),
+    ] {
+        let mut bytes = gz.clone();
+        bytes.extend(std::iter::repeat_n(byte, n));
+        let s = if n == 1 { "" } else { "s" };
+        cases.push((
+            write(dir.path(), &format!("junk{n}.json.gz"), &bytes),
+            format!("{n} byte{s} after the end of the gzip data at byte {at} ({what}); ignored"),
+        ));
+    }
+    for (input, why) in cases {
+        let o = mergetrace(
+            dir.path(),
+            &["-o", "out.json"],
+            std::slice::from_ref(&input),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!("mergetrace: warning: {}: {why}\n", input.display())
+        );
+        assert_eq!(fs::read(dir.path().join("out.json")).unwrap(), plain);
+    }
+    let mut second = gz.clone();
+    second.extend_from_slice(b"\x1f\x8b and then no gzip at all");
+    let bad = write(dir.path(), "second.json.gz", &second);
+    fs::remove_file(dir.path().join("out.json")).unwrap();
+    assert_fails(
+        dir.path(),
+        std::slice::from_ref(&bad),
+        &[],
+        &format!("(member 2 at byte {at})"),
+    );
+}

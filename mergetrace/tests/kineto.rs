@@ -463,3 +463,69 @@ fn tracestat_annotate_writes_the_ranks_as_the_merge_does() {
         }
     }
 }
+
+/// A `baseTimeNanoseconds` or `distributedInfo.rank` that is no JSON
+/// integer in range (a string, even of digits; a negative, fractional or
+/// too large number) is ignored with one warning naming it, in
+/// tracestat's words: the merge is that of the file without the member,
+/// never one shifted by a base taken as 0 or wrapped
+/// (docs/formats.md#kineto-json-reading).
+#[test]
+fn an_unusable_clock_base_or_rank_is_one_warning_and_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(inflate(&fs::read(&planted()[1]).unwrap())).unwrap();
+    let base = "\"baseTimeNanoseconds\": 1790857026000000000,";
+    let rank = "\"rank\": 1, \"world_size\"";
+    assert!(text.contains(base) && text.contains(rank));
+    let merge = |name: &str, text: &str| {
+        fs::write(dir.path().join(name), text).unwrap();
+        let inputs = [planted()[0].clone(), PathBuf::from(name)];
+        let out = mergetrace(dir.path(), &["-o", "all.json"], &inputs);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (fs::read(dir.path().join("all.json")).unwrap(), err)
+    };
+    let (without_base, err) = merge("r.json", &text.replace(base, ""));
+    assert_eq!(err, "");
+    let (without_rank, err) = merge("r.json", &text.replace(rank, "\"world_size\""));
+    assert_eq!(err, "");
+    for (value, shown) in [
+        (
+            "\"1790857026000000000\"",
+            "`\"1790857026000000000\"` (a string)",
+        ),
+        ("-1790857026000000000", "`-1790857026000000000`"),
+        ("1.790857026e18", "`1.790857026e18`"),
+        ("18446744073709551615", "`18446744073709551615`"),
+    ] {
+        let bad = text.replace(base, &format!("\"baseTimeNanoseconds\": {value},"));
+        let (merged, err) = merge("r.json", &bad);
+        assert_eq!(
+            err,
+            format!(
+                "mergetrace: warning: r.json: baseTimeNanoseconds {shown} is not a whole number \
+                 of nanoseconds from 0 to 9223372036854775807; ignored: times are read as if the \
+                 file had none\n"
+            )
+        );
+        assert!(merged == without_base, "{value}");
+    }
+    for (value, shown) in [
+        ("\"1\"", "`\"1\"` (a string)"),
+        ("-1", "`-1`"),
+        ("1.5", "`1.5`"),
+        ("1099511627776", "`1099511627776`"),
+        ("null", "`null`"),
+    ] {
+        let bad = text.replace(rank, &format!("\"rank\": {value}, \"world_size\""));
+        let (merged, err) = merge("r.json", &bad);
+        assert_eq!(
+            err,
+            format!(
+                "mergetrace: warning: r.json: distributedInfo.rank {shown} is not a whole number \
+                 from 0 to 4294967295; ignored\n"
+            )
+        );
+        assert!(merged == without_rank, "{value}");
+    }
+}

@@ -180,6 +180,9 @@ pub struct ExportStats {
     pub parts: u64,
     /// Events left out as implausible.
     pub dropped: u64,
+    /// Inputs that yielded no event, and why: left out, or the run's
+    /// error when every input is one (docs/tracestat.md#inputs).
+    pub empty: Vec<(PathBuf, String)>,
 }
 
 /// The `_SUCCESS` marker of a rank.
@@ -274,7 +277,10 @@ pub fn export(plan: &EventsPlan<'_>) -> Result<ExportStats> {
         total.rows += s.rows;
         total.parts += s.parts;
         total.dropped += s.dropped;
+        total.empty.extend(s.empty);
     }
+    // Before `keep`: a run that fails this way leaves no DIR it created.
+    crate::check_empty_inputs(crate::TOOL, &total.empty, plan.inputs.len())?;
     created.keep();
     Ok(total)
 }
@@ -393,9 +399,19 @@ fn export_file(
         }
     };
     index.finish(&read.router);
+    let router = &read.router;
+    if !(0..router.slots().len()).any(|slot| router.is_used(slot)) {
+        // No event: no partition, as the report has no rank for it.
+        let why = crate::ingest::no_events_reason(&read);
+        stats.empty.push((path.to_path_buf(), why));
+        return Ok(stats);
+    }
     if let Some(cut) = read.cut.as_ref().filter(|_| plan.warn_cuts) {
         let what = cut.describe(read.format);
         unitrace_core::cli::warn(crate::TOOL, format!("{}: {what}", path.display()));
+    }
+    for w in &read.warnings {
+        unitrace_core::cli::warn(crate::TOOL, format!("{}: {w}", path.display()));
     }
     // The partition of each rank slot, if it is exported.
     let slot_rank = exported_ranks(plan, &read, path, input_index, several);

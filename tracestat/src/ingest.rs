@@ -256,6 +256,9 @@ pub struct RankTrace {
     /// Line of the first non-blank byte after the trace's closing bracket
     /// (docs/tracestat.md#inputs: ignored with a warning, as mergetrace does).
     pub trailing_data_line: Option<u64>,
+    /// The file's other recoverable damage, one warning each per file
+    /// ([`unitrace_core::timeline::TimelineRead::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 impl RankTrace {
@@ -577,7 +580,7 @@ fn split_tile(name: &str) -> Option<u32> {
 /// Reads one trace file (any timeline format, docs/formats.md#timeline-model)
 /// into one [`RankTrace`] per rank it holds. A file without events is one
 /// idle rank.
-pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>, InputError> {
+pub fn read_trace_file(path: &Path, input_index: usize) -> Result<TraceFile, InputError> {
     let mut collector = FileCollector::new(path.display().to_string());
     let read = match timeline::read_file(path, collector.sink()) {
         Ok(read) => read,
@@ -585,7 +588,28 @@ pub fn read_trace_file(path: &Path, input_index: usize) -> Result<Vec<RankTrace>
         // The collector never fails.
         Err(timeline::SourceError::Sink(e)) => return Err(InputError::io(path, &e)),
     };
-    Ok(collector.finish(read, input_index))
+    let why = no_events_reason(&read);
+    let ranks = collector.finish(read, input_index);
+    let no_events = ranks.is_empty().then_some(why);
+    Ok(TraceFile { ranks, no_events })
+}
+
+/// A trace file read: its ranks, or why it has none.
+#[derive(Debug)]
+pub struct TraceFile {
+    pub ranks: Vec<RankTrace>,
+    /// The file yielded no event: why, for the caller's error or warning
+    /// (docs/tracestat.md#inputs).
+    pub no_events: Option<String>,
+}
+
+/// What to say of a file should it yield no event: an empty file (or
+/// event list), or one cut before its first event (docs/errors.md).
+pub fn no_events_reason(read: &TimelineRead) -> String {
+    match &read.cut {
+        Some(cut) => cut.describe_empty(),
+        None => "no trace events (an empty file?)".to_string(),
+    }
 }
 
 /// The ranks found, each closed (open ranges ended, a cut noted).
@@ -624,26 +648,17 @@ fn finish(
             input_index,
         ));
     }
-    if ranks.is_empty() && read.cut.is_none() {
-        // No event at all (an empty file, an empty event list): no rank;
-        // the caller warns (docs/tracestat.md#inputs).
-        return ranks;
-    }
     if ranks.is_empty() {
-        // A file cut before its first event is still one (idle) rank, so
-        // that the report says it was cut.
-        let rank = read.router.rank(0);
-        ranks.push(rank_trace(
-            RankParts::new(),
-            rank,
-            &names,
-            file,
-            input_index,
-        ));
+        // No event at all (an empty file, an empty event list, a file cut
+        // before its first event): no rank, never an idle one that a
+        // report would count as measured; the caller says why
+        // (docs/tracestat.md#inputs).
+        return ranks;
     }
     for r in &mut ranks {
         r.truncated = truncated.clone();
         r.trailing_data_line = read.trailing_data_line;
+        r.warnings.clone_from(&read.warnings);
     }
     ranks
 }
@@ -719,5 +734,6 @@ fn rank_trace(
         last: p.last,
         truncated: None,
         trailing_data_line: None,
+        warnings: Vec::new(),
     }
 }

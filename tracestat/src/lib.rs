@@ -62,8 +62,9 @@ pub struct Summaries {
     pub ranks: Vec<RankSummary>,
     /// Every rank the inputs hold, kept or not.
     pub seen: std::collections::BTreeSet<u32>,
-    /// Inputs without a single event.
-    pub empty: Vec<PathBuf>,
+    /// Inputs without a single event, and why
+    /// ([`ingest::TraceFile::no_events`]).
+    pub empty: Vec<(PathBuf, String)>,
 }
 
 /// Reads every trace (in parallel) into per-rank summaries, in input order.
@@ -73,7 +74,7 @@ pub fn summarize_files(
     opts: &RankOptions,
     ranks: Option<&RankSet>,
 ) -> Result<Summaries> {
-    type FileResult = Result<(Vec<RankSummary>, Vec<u32>, bool), InputError>;
+    type FileResult = Result<(Vec<RankSummary>, Vec<u32>, Option<String>), InputError>;
     let results: Vec<FileResult> = inputs
         .par_iter()
         .enumerate()
@@ -81,11 +82,11 @@ pub fn summarize_files(
             let path_rank = rank_from_path(path).map(|r| r.0);
             if let (Some(set), Some(r)) = (ranks, path_rank) {
                 if !set.contains(r) {
-                    return Ok((Vec::new(), vec![r], false));
+                    return Ok((Vec::new(), vec![r], None));
                 }
             }
-            let traces = ingest::read_trace_file(path, i)?;
-            let empty = traces.is_empty();
+            let file = ingest::read_trace_file(path, i)?;
+            let (traces, empty) = (file.ranks, file.no_events);
             let seen = traces.iter().filter_map(|t| t.rank).collect();
             let mut classifier = Classifier::new(schema);
             let kept = traces
@@ -105,34 +106,36 @@ pub fn summarize_files(
         let (kept, seen, empty) = r?;
         out.ranks.extend(kept);
         out.seen.extend(seen);
-        if empty {
-            out.empty.push(path.clone());
+        if let Some(why) = empty {
+            out.empty.push((path.clone(), why));
         }
     }
     Ok(out)
 }
 
-/// Warns about the inputs without events; an error when no input has any
-/// (docs/tracestat.md#inputs).
-fn check_inputs(s: &Summaries, inputs: usize) -> Result<()> {
-    if !s.empty.is_empty() && s.empty.len() == inputs {
-        match s.empty.as_slice() {
-            [one] => bail!("{}: no trace events (an empty file?)", one.display()),
+/// Warns (as `tool`) about the inputs without events, which are left out;
+/// an error when no input has any, so that nothing is ever reported as
+/// measured from a trace that yielded no event (docs/tracestat.md#inputs).
+/// `inputs`: how many files were read.
+pub fn check_inputs(tool: &str, s: &Summaries, inputs: usize) -> Result<()> {
+    check_empty_inputs(tool, &s.empty, inputs)
+}
+
+/// [`check_inputs`] of the inputs `empty` (path, why) among `inputs`.
+pub fn check_empty_inputs(tool: &str, empty: &[(PathBuf, String)], inputs: usize) -> Result<()> {
+    if !empty.is_empty() && empty.len() == inputs {
+        match empty {
+            [(one, why)] => bail!("{}: {why}", one.display()),
             many => bail!(
-                "no trace events in any of the {} inputs (empty files?), e.g. {}",
+                "no trace events in any of the {} inputs, e.g. {}: {}",
                 many.len(),
-                many[0].display()
+                many[0].0.display(),
+                many[0].1
             ),
         }
     }
-    for path in &s.empty {
-        warn(
-            TOOL,
-            format!(
-                "{}: no trace events (an empty file?); left out",
-                path.display()
-            ),
-        );
+    for (path, why) in empty {
+        warn(tool, format!("{}: {why}; left out", path.display()));
     }
     Ok(())
 }
@@ -207,23 +210,28 @@ fn warn_about_inputs(ranks: &[RankSummary]) {
             warn(TOOL, format!("{}: {t}", r.file));
         }
     }
-    warn_trailing_data(TOOL, ranks);
+    warn_file_notes(TOOL, ranks);
 }
 
-/// Data after a trace's end is ignored, with a warning by `tool`: once per
-/// file (a merged file holds several ranks), in input order.
-pub fn warn_trailing_data(tool: &str, ranks: &[RankSummary]) {
-    let mut trailing: Vec<(usize, &str, u64)> = ranks
-        .iter()
-        .filter_map(|r| Some((r.input_index, r.file.as_str(), r.trailing_data_line?)))
-        .collect();
-    trailing.sort();
-    trailing.dedup();
-    for (_, file, line) in trailing {
-        warn(
-            tool,
-            format!("{file}:{line}: data after the end of the trace; ignored"),
-        );
+/// The warnings about each file's recoverable damage, by `tool`: data
+/// after a trace's end (ignored), bytes after its gzip stream, an
+/// unusable Kineto clock base or rank; once per file (a merged file holds
+/// several ranks), in input order.
+pub fn warn_file_notes(tool: &str, ranks: &[RankSummary]) {
+    let mut files: Vec<&RankSummary> = ranks.iter().collect();
+    files.sort_by_key(|r| r.input_index);
+    let mut said = std::collections::HashSet::new();
+    for r in files {
+        let file = r.file.as_str();
+        let trailing = r
+            .trailing_data_line
+            .map(|line| format!("{file}:{line}: data after the end of the trace; ignored"));
+        let others = r.warnings.iter().map(|w| format!("{file}: {w}"));
+        for line in trailing.into_iter().chain(others) {
+            if said.insert((r.input_index, line.clone())) {
+                warn(tool, line);
+            }
+        }
     }
 }
 
@@ -254,7 +262,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Source::Traces(paths) => {
             let schema = plan.schema.as_ref().map(|(_, s)| s);
             let found = summarize_files(paths, schema, &plan.rank_options, plan.ranks.as_ref())?;
-            check_inputs(&found, paths.len())?;
+            check_inputs(TOOL, &found, paths.len())?;
             check_ranks(&found, plan.ranks.as_ref())?;
             (found.ranks, plan.rank_options.clone())
         }

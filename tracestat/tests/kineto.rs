@@ -1153,3 +1153,78 @@ fn annotated_kineto_ranks_stay_apart() {
     }
     assert_eq!(again["collectives"], files["collectives"]);
 }
+
+/// A `baseTimeNanoseconds` or `distributedInfo.rank` that is no JSON
+/// integer in range is ignored with one warning naming it, gzipped or not:
+/// the report is that of the file without the member (a rank `"1"` is no
+/// rank 1, the file is `#0`), as mergetrace reads it
+/// (docs/formats.md#kineto-json-reading).
+#[test]
+fn an_unusable_clock_base_or_rank_is_one_warning_and_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = text(&kineto("recorded/clean/rank1.pt.trace.json.gz"));
+    let base = "\"baseTimeNanoseconds\": 1790857026000000000,";
+    let rank = "\"rank\": 1, \"world_size\"";
+    assert!(text.contains(base) && text.contains(rank));
+    // The report of `text` as `name` (its path left out), and the warnings.
+    let report_of = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        let bytes = if name.ends_with(".gz") {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(text.as_bytes()).unwrap();
+            e.finish().unwrap()
+        } else {
+            text.as_bytes().to_vec()
+        };
+        std::fs::write(&p, bytes).unwrap();
+        let (doc, _, err) = report(std::slice::from_ref(&p), &["-q"]);
+        let doc = doc.to_string().replace(&p.display().to_string(), "FILE");
+        (doc, err.replace(&p.display().to_string(), "FILE"))
+    };
+    let (without_base, err) = report_of("r.json", &text.replace(base, ""));
+    assert_eq!(err, "");
+    let (without_rank, err) = report_of("r.json", &text.replace(rank, "\"world_size\""));
+    assert_eq!(err, "");
+    assert!(without_rank.contains("\"rank\":\"#0\""));
+    for name in ["r.json", "r.json.gz"] {
+        for (value, shown) in [
+            (
+                "\"1790857026000000000\"",
+                "`\"1790857026000000000\"` (a string)",
+            ),
+            ("-1790857026000000000", "`-1790857026000000000`"),
+            ("1.5", "`1.5`"),
+            ("18446744073709551615", "`18446744073709551615`"),
+        ] {
+            let bad = text.replace(base, &format!("\"baseTimeNanoseconds\": {value},"));
+            let (doc, err) = report_of(name, &bad);
+            assert_eq!(
+                err,
+                format!(
+                    "tracestat: warning: FILE: baseTimeNanoseconds {shown} is not a whole number \
+                     of nanoseconds from 0 to 9223372036854775807; ignored: times are read as if \
+                     the file had none\n"
+                )
+            );
+            assert!(doc == without_base, "{name} {value}");
+        }
+        for (value, shown) in [
+            ("\"1\"", "`\"1\"` (a string)"),
+            ("-1", "`-1`"),
+            ("4294967296", "`4294967296`"),
+            ("[1]", "(an array)"),
+        ] {
+            let bad = text.replace(rank, &format!("\"rank\": {value}, \"world_size\""));
+            let (doc, err) = report_of(name, &bad);
+            assert_eq!(
+                err,
+                format!(
+                    "tracestat: warning: FILE: distributedInfo.rank {shown} is not a whole \
+                     number from 0 to 4294967295; ignored\n"
+                )
+            );
+            assert!(doc == without_rank, "{name} {value}");
+        }
+    }
+}

@@ -563,3 +563,139 @@ fn a_trace_piped_to_dev_stdin_is_read_as_its_file() {
     );
     assert_eq!(piped["kernels"], whole["kernels"]);
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A trace that yields no event — cut right after `"traceEvents": [`, in
+/// its envelope, in its gzip header or early in its gzip data, a
+/// `.pftrace` cut in its first record — is an error alone, as an empty
+/// file is, in words that say it was cut: never an exit 0 with a report of
+/// zeros. Among good inputs it is left out with one warning; `--events`
+/// does the same and leaves no DIR (docs/tracestat.md#inputs).
+#[test]
+fn a_trace_that_yields_no_event_is_an_error_that_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = data("hand.1000.0.json");
+    let text = std::fs::read(&good).unwrap();
+    let bracket = text.iter().position(|&c| c == b'[').unwrap() + 1;
+    let gz = gzip(&text);
+    let pf = std::fs::read(data("gen-pftrace/python.100065.1.pftrace")).unwrap();
+    let cut = "cut short (writer killed?): no trace events before the cut";
+    let cases: [(&str, &[u8], String); 6] = [
+        ("after_bracket.json", &text[..bracket], cut.to_string()),
+        ("in_envelope.json", &text[..bracket - 5], cut.to_string()),
+        (
+            "gz_header.json.gz",
+            &gz[..2],
+            "gzip stream cut short in a member's header (writer killed?): no trace events"
+                .to_string(),
+        ),
+        ("gz_data.json.gz", &gz[..12], format!("gzip stream {cut}")),
+        ("first_record.pftrace", &pf[..2], cut.to_string()),
+        (
+            "empty.json",
+            b"",
+            "no trace events (an empty file?)".to_string(),
+        ),
+    ];
+    let json = dir.path().join("out.json");
+    for (name, bytes, why) in &cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let r = run(&[os(&p), "--json".as_ref(), os(&json)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err, format!("tracestat: {}: {why}\n", p.display()));
+        assert!(r.stdout.is_empty() && !json.exists(), "{name}");
+        // --events: the same line, no dataset folder.
+        let events = dir.path().join("ev");
+        let r = run(&[os(&p), "--events".as_ref(), os(&events)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err, format!("tracestat: {}: {why}\n", p.display()));
+        assert!(!events.exists(), "{name}: --events left its DIR");
+        // Beside a good trace: left out with a warning, the good rank kept.
+        let r = run(&[
+            os(&good),
+            os(&p),
+            "-q".as_ref(),
+            "--json".as_ref(),
+            os(&json),
+        ]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{name}: {err}");
+        assert_eq!(
+            err,
+            format!("tracestat: warning: {}: {why}; left out\n", p.display())
+        );
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(doc["breakdown"].as_array().unwrap().len(), 1, "{name}");
+        std::fs::remove_file(&json).unwrap();
+    }
+}
+
+/// A gzipped trace whose gzip stream ends badly but holds the whole trace
+/// — its 8-byte trailer cut, or bytes after it (1, 8 or 100, zeros or
+/// not) — gives the report of the plain trace with one warning that says
+/// what is wrong (docs/robustness.md#gzip); a bad CRC is an error.
+#[test]
+fn gzip_damage_around_a_whole_trace_is_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = data("hand.1000.0.json");
+    let text = std::fs::read(&good).unwrap();
+    let gz = gzip(&text);
+    let (plain, _, _) = report(std::slice::from_ref(&good), &[]);
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let at = gz.len();
+    let mut cases = vec![(
+        file("hand.1000.0.json.gz", &gz[..at - 3]),
+        "gzip stream cut short in its 8-byte trailer (writer killed?): \
+         the content is whole but its CRC was not checked"
+            .to_string(),
+    )];
+    for (n, byte, what) in [
+        (1, 0u8, "zero bytes"),
+        (8, b'x', "no gzip member"),
+        (100, 0, "zero bytes"),
+    ] {
+        let mut bytes = gz.clone();
+        bytes.extend(std::iter::repeat_n(byte, n));
+        let s = if n == 1 { "" } else { "s" };
+        cases.push((
+            file(&format!("hand.1000.0.json.{n}.gz"), &bytes),
+            format!("{n} byte{s} after the end of the gzip data at byte {at} ({what}); ignored"),
+        ));
+    }
+    let json = dir.path().join("r.json");
+    for (p, why) in cases {
+        let r = run(&[os(&p), "-q".as_ref(), "--json".as_ref(), os(&json)]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{err}");
+        assert_eq!(err, format!("tracestat: warning: {}: {why}\n", p.display()));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(doc["kernels"], plain["kernels"], "{}", p.display());
+    }
+    let mut crc = gz.clone();
+    crc[at - 8] ^= 1;
+    let p = file("crc.json.gz", &crc);
+    let r = run(&[os(&p)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&r.stderr),
+        format!(
+            "tracestat: {}: gzip: corrupt gzip stream does not have a matching checksum\n",
+            p.display()
+        )
+    );
+}

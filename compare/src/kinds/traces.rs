@@ -55,21 +55,17 @@ pub fn report(path: &Path) -> Result<Report> {
         no_critical_path: false,
     };
     let found = tracestat::summarize_files(&files, None, &opts, None)?;
-    for empty in &found.empty {
-        warn(
-            crate::TOOL,
-            format!(
-                "{}: no trace events (an empty file?); left out",
-                empty.display()
-            ),
-        );
-    }
+    // A side whose traces yielded no event is an error, never a side that
+    // measured nothing (docs/compare.md#inputs); an empty file among
+    // others is left out with a warning, as tracestat does.
+    tracestat::check_inputs(crate::TOOL, &found, files.len())?;
     let ranks = found.ranks;
     if ranks.is_empty() {
         bail!("{}: no rank in these traces", path.display());
     }
-    // Data after a trace's end is ignored, with tracestat's warning.
-    tracestat::warn_trailing_data(crate::TOOL, &ranks);
+    // What tracestat warns about each file (data after a trace's end,
+    // bytes after its gzip stream, ...), in its words.
+    tracestat::warn_file_notes(crate::TOOL, &ranks);
     Ok(analyzers::build(
         ranks,
         opts,

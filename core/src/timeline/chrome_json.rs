@@ -94,6 +94,9 @@ pub enum TopLevel {
     /// Nanoseconds added to every time of the file (Kineto
     /// `baseTimeNanoseconds`, docs/formats.md#kineto-json-time).
     ClockBase(Ns),
+    /// A member the vocabulary knows whose value cannot be used: ignored,
+    /// with this warning (docs/formats.md#kineto-json-reading).
+    Unusable(String),
 }
 
 /// unitrace's vocabulary: `gpu_op` device commands (kind by name), `os_op`
@@ -187,6 +190,8 @@ pub struct JsonEvents<V> {
     clock_offset: Ns,
     /// A time was delivered: the clock offset can no longer change.
     timed: bool,
+    /// What the file's envelope held that could not be used (once each).
+    warnings: Vec<String>,
 }
 
 impl<V: JsonVocabulary> JsonEvents<V> {
@@ -200,6 +205,19 @@ impl<V: JsonVocabulary> JsonEvents<V> {
             run_info: None,
             clock_offset: 0,
             timed: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The warnings about the file's envelope ([`TopLevel::Unusable`], an
+    /// unusable rank), handed over once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    fn warn_once(&mut self, problem: String) {
+        if !self.warnings.contains(&problem) {
+            self.warnings.push(problem);
         }
     }
 
@@ -230,6 +248,9 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                 if let Some(r) = info.rank {
                     self.router.file_rank(r);
                 }
+                if let Some(problem) = &info.rank_problem {
+                    self.warn_once(problem.clone());
+                }
                 sink.run_info(&info);
                 self.run_info = Some(info);
             }
@@ -244,6 +265,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
             // no longer applies.
             TopLevel::ClockBase(base) if !self.timed => self.clock_offset = base,
             TopLevel::ClockBase(_) => {}
+            TopLevel::Unusable(problem) => self.warn_once(problem),
         }
     }
 

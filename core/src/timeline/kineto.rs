@@ -21,7 +21,11 @@
 //! * from the envelope: `distributedInfo` (the rank), `deviceProperties`
 //!   (device labels) and `baseTimeNanoseconds` (every time is base + `ts`,
 //!   docs/formats.md#kineto-json-time), found by [`find_clock_base`] in the
-//!   file's head or tail wherever the file writes it.
+//!   file's head or tail wherever the file writes it. Both numbers are JSON
+//!   integers in range or nothing: a base or rank of another form (a
+//!   string, even of digits, a fraction, a negative or too large number,
+//!   null) is ignored with one warning per file
+//!   (docs/formats.md#kineto-json-reading), never taken as 0 or wrapped.
 
 use std::io::{self, Read};
 
@@ -169,26 +173,37 @@ impl JsonVocabulary for KinetoVocabulary {
 
     fn top_level(&mut self, key: &[u8], value: &[u8]) -> TopLevel {
         match key {
-            b"distributedInfo" => run_info(value).map_or(TopLevel::None, TopLevel::RunInfo),
+            b"distributedInfo" => TopLevel::RunInfo(run_info(value)),
             b"deviceProperties" => TopLevel::Devices(device_labels(value)),
-            b"baseTimeNanoseconds" => {
-                parse_clock_base(value).map_or(TopLevel::None, TopLevel::ClockBase)
-            }
+            b"baseTimeNanoseconds" => match clock_base_of(value) {
+                Ok(base) => TopLevel::ClockBase(base),
+                Err(problem) => TopLevel::Unusable(problem),
+            },
             _ => TopLevel::None,
         }
     }
 }
 
 /// Rank, world size and backend of `distributedInfo`
-/// (docs/formats.md#kineto-json-ranks).
-fn run_info(value: &[u8]) -> Option<RunInfo> {
-    if value.first() != Some(&b'{') {
-        return None;
-    }
+/// (docs/formats.md#kineto-json-ranks); a rank that is no JSON integer
+/// from 0 to `u32::MAX`, or a `distributedInfo` that is no object, is
+/// [`RunInfo::rank_problem`].
+fn run_info(value: &[u8]) -> RunInfo {
+    let value = value.trim_ascii();
     let mut info = RunInfo::default();
-    for (k, _) in object_members(value) {
+    if value.first() != Some(&b'{') {
+        info.rank_problem = Some(format!(
+            "distributedInfo {} is not an object; ignored",
+            json_shown(value)
+        ));
+        return info;
+    }
+    for (k, span) in object_members(value) {
         match k {
-            b"rank" => info.rank = args_uint(value, b"rank").and_then(|r| u32::try_from(r).ok()),
+            b"rank" => match rank_of(&value[span.range()]) {
+                Ok(r) => info.rank = Some(r),
+                Err(problem) => info.rank_problem = Some(problem),
+            },
             b"world_size" => {
                 info.world_size =
                     args_uint(value, b"world_size").and_then(|r| u32::try_from(r).ok())
@@ -197,7 +212,46 @@ fn run_info(value: &[u8]) -> Option<RunInfo> {
             _ => {}
         }
     }
-    Some(info)
+    info
+}
+
+/// `distributedInfo.rank`: a JSON integer from 0 to `u32::MAX`. A string
+/// is refused even when it holds digits: PyTorch writes a number, and a
+/// reader that took `"1"` would have to guess at `"01"` or `" 1"`.
+fn rank_of(value: &[u8]) -> Result<u32, String> {
+    let v = value.trim_ascii();
+    let digits = !v.is_empty() && v.iter().all(u8::is_ascii_digit);
+    match std::str::from_utf8(v).ok().filter(|_| digits) {
+        Some(text) => text.parse().map_err(|_| rank_problem(v)),
+        None => Err(rank_problem(v)),
+    }
+}
+
+fn rank_problem(value: &[u8]) -> String {
+    format!(
+        "distributedInfo.rank {} is not a whole number from 0 to {}; ignored",
+        json_shown(value),
+        u32::MAX
+    )
+}
+
+/// A JSON value as a message shows it: its text (at most 40 characters),
+/// saying when it is a string; an object or array by its kind.
+fn json_shown(value: &[u8]) -> String {
+    match value.first() {
+        Some(b'{') => "(an object)".to_string(),
+        Some(b'[') => "(an array)".to_string(),
+        None => "(nothing)".to_string(),
+        Some(first) => {
+            let text = String::from_utf8_lossy(value);
+            let mut shown: String = text.chars().take(40).collect();
+            if shown.len() < text.len() {
+                shown.push_str("...");
+            }
+            let kind = if *first == b'"' { " (a string)" } else { "" };
+            format!("`{shown}`{kind}")
+        }
+    }
 }
 
 /// `(device index, label)` of each `deviceProperties` entry: `GPU <id>:
@@ -260,45 +314,117 @@ fn split_objects(inner: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-/// `baseTimeNanoseconds`' value: nanoseconds since the Unix epoch.
-fn parse_clock_base(value: &[u8]) -> Option<Ns> {
+/// `baseTimeNanoseconds`' value: nanoseconds since the Unix epoch, a JSON
+/// integer from 0 to `i64::MAX`; anything else is the warning's text.
+pub fn clock_base_of(value: &[u8]) -> Result<Ns, String> {
     let v = value.trim_ascii();
-    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(v).ok()?.parse().ok()
+    let digits = !v.is_empty() && v.iter().all(u8::is_ascii_digit);
+    let base = std::str::from_utf8(v)
+        .ok()
+        .filter(|_| digits)
+        .and_then(|t| t.parse().ok());
+    base.ok_or_else(|| {
+        format!(
+            "baseTimeNanoseconds {} is not a whole number of nanoseconds from 0 to {}; \
+             ignored: times are read as if the file had none",
+            json_shown(v),
+            Ns::MAX
+        )
+    })
 }
 
 const BASE_KEY: &[u8] = b"\"baseTimeNanoseconds\"";
 
 /// The value of the last `"baseTimeNanoseconds": N` member in `bytes`
 /// (a file's head or tail; Kineto writes it before its events since 2025,
-/// after them before, docs/formats.md#kineto-json-time).
-pub fn find_clock_base(bytes: &[u8]) -> Option<Ns> {
+/// after them before, docs/formats.md#kineto-json-time): the base, or why
+/// it is unusable; `None` without such a member (or one cut by the end of
+/// the window).
+pub fn find_clock_base(bytes: &[u8]) -> Option<Result<Ns, String>> {
     let at = memchr::memmem::rfind(bytes, BASE_KEY)?;
     let rest = bytes[at + BASE_KEY.len()..].trim_ascii_start();
     let rest = rest.strip_prefix(b":")?.trim_ascii_start();
-    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == rest.len() {
-        // Cut off at the end of the window: not a whole number.
-        return None;
+    Some(clock_base_of(value_token(rest)?))
+}
+
+/// The text of the JSON value `rest` starts with, as far as a message
+/// needs it: a whole string, a scalar up to its delimiter, the first byte
+/// of an object or array. `None` when the window ends first.
+fn value_token(rest: &[u8]) -> Option<&[u8]> {
+    match rest.first()? {
+        b'"' => {
+            let mut escaped = false;
+            let end = rest[1..].iter().position(|&c| {
+                let end = c == b'"' && !escaped;
+                escaped = c == b'\\' && !escaped;
+                end
+            })?;
+            Some(&rest[..end + 2])
+        }
+        b'{' | b'[' => Some(&rest[..1]),
+        _ => {
+            let end = rest.iter().position(|c| b",}] \t\r\n".contains(c))?;
+            Some(&rest[..end])
+        }
     }
-    parse_clock_base(&rest[..digits])
 }
 
 /// `distributedInfo` (docs/formats.md#kineto-json-ranks) from the last
-/// `"distributedInfo": {...}` member in `bytes` (a file's head or tail).
+/// `"distributedInfo": ...` member in `bytes` (a file's head or tail); a
+/// member that is no object is one whose [`RunInfo::rank_problem`] says so.
 pub fn find_run_info(bytes: &[u8]) -> Option<RunInfo> {
     const KEY: &[u8] = b"\"distributedInfo\"";
     let at = memchr::memmem::rfind(bytes, KEY)?;
     let rest = bytes[at + KEY.len()..].trim_ascii_start();
     let rest = rest.strip_prefix(b":")?.trim_ascii_start();
+    if rest.first() != Some(&b'{') {
+        return Some(run_info(value_token(rest)?));
+    }
     let object = split_objects(rest).into_iter().next()?;
     // Only the object that starts right here (not a later one).
     if !std::ptr::eq(object.as_ptr(), rest.as_ptr()) {
         return None;
     }
-    run_info(object)
+    Some(run_info(object))
+}
+
+/// What the windows of a Kineto file searched so far (its head, then
+/// maybe its tail) say of its envelope's clock base and run information
+/// (docs/formats.md#kineto-json-envelope).
+#[derive(Debug, Default, Clone)]
+pub struct EnvelopeFound {
+    pub clock_base: Option<Result<Ns, String>>,
+    pub run_info: Option<RunInfo>,
+}
+
+impl EnvelopeFound {
+    /// Searches one more window for what is still missing.
+    pub fn search(&mut self, window: &[u8]) {
+        if self.clock_base.is_none() {
+            self.clock_base = find_clock_base(window);
+        }
+        if self.run_info.is_none() {
+            self.run_info = find_run_info(window);
+        }
+    }
+
+    /// The clock base to apply, the run information, and one warning for
+    /// each unusable value found.
+    pub fn finish(self) -> (Option<Ns>, Option<RunInfo>, Vec<String>) {
+        let mut warnings = Vec::new();
+        let base = match self.clock_base {
+            Some(Ok(base)) => Some(base),
+            Some(Err(problem)) => {
+                warnings.push(problem);
+                None
+            }
+            None => None,
+        };
+        if let Some(problem) = self.run_info.as_ref().and_then(|i| i.rank_problem.clone()) {
+            warnings.push(problem);
+        }
+        (base, self.run_info, warnings)
+    }
 }
 
 /// How much of a plain file's end [`file_tail`] reads.
@@ -520,7 +646,7 @@ mod tests {
         ));
         assert!(matches!(
             v.top_level(b"baseTimeNanoseconds", b"\"1\""),
-            TopLevel::None
+            TopLevel::Unusable(p) if p.starts_with("baseTimeNanoseconds `\"1\"` (a string) is not")
         ));
         assert!(matches!(
             v.top_level(b"traceName", b"\"x\""),
@@ -531,24 +657,31 @@ mod tests {
     #[test]
     fn the_clock_base_at_either_end() {
         let tail = b"], \"traceName\": \"/tmp/x.json\", \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1735632360000000000}\n";
-        assert_eq!(find_clock_base(tail), Some(1_735_632_360_000_000_000));
-        assert_eq!(find_clock_base(b"\"baseTimeNanoseconds\":12,"), Some(12));
+        assert_eq!(find_clock_base(tail), Some(Ok(1_735_632_360_000_000_000)));
+        assert_eq!(
+            find_clock_base(b"\"baseTimeNanoseconds\":12,"),
+            Some(Ok(12))
+        );
         // A number cut by the end of the window is not taken.
         assert_eq!(find_clock_base(b"\"baseTimeNanoseconds\": 1735"), None);
+        assert_eq!(find_clock_base(b"\"baseTimeNanoseconds\": \"17"), None);
         assert_eq!(find_clock_base(b"{\"traceEvents\": []}"), None);
-        assert_eq!(find_clock_base(b"\"baseTimeNanoseconds\": -1,"), None);
+        assert!(matches!(
+            find_clock_base(b"\"baseTimeNanoseconds\": -1,"),
+            Some(Err(p)) if p.starts_with("baseTimeNanoseconds `-1` is not")
+        ));
         // A stream: the last bytes, across a read boundary.
         let mut big = vec![b' '; (1 << 20) - 10];
         big.extend_from_slice(tail);
         assert_eq!(
             find_clock_base(&stream_tail(&big[..]).unwrap()),
-            Some(1_735_632_360_000_000_000)
+            Some(Ok(1_735_632_360_000_000_000))
         );
         let mut bigger = vec![b' '; 3 << 20];
         bigger.extend_from_slice(tail);
         assert_eq!(
             find_clock_base(&stream_tail(&bigger[..]).unwrap()),
-            Some(1_735_632_360_000_000_000)
+            Some(Ok(1_735_632_360_000_000_000))
         );
         assert_eq!(find_clock_base(&stream_tail(&b"{}"[..]).unwrap()), None);
         // distributedInfo at either end.
@@ -557,10 +690,76 @@ mod tests {
             (info.rank, info.backend.as_deref()),
             (Some(2), Some("nccl"))
         );
+        // A member that is no object is one without a rank, said so.
+        let info = find_run_info(b"\"distributedInfo\": 3, {\"rank\": 1}").unwrap();
+        assert_eq!(info.rank, None);
         assert_eq!(
-            find_run_info(b"\"distributedInfo\": 3, {\"rank\": 1}"),
-            None
+            info.rank_problem.as_deref(),
+            Some("distributedInfo `3` is not an object; ignored")
         );
         assert_eq!(find_run_info(b"\"distributedInfo\": {\"rank\": 1"), None);
+    }
+
+    /// Only a JSON integer in range is a clock base or a rank; every other
+    /// form is ignored with the warning's text (docs/formats.md#kineto-json-reading).
+    #[test]
+    fn unusable_clock_bases_and_ranks_say_why() {
+        for (value, shown) in [
+            (
+                &b"\"1790857026000000000\""[..],
+                "`\"1790857026000000000\"` (a string)",
+            ),
+            (b"-1790857026000000000", "`-1790857026000000000`"),
+            (b"1.5", "`1.5`"),
+            (b"1e+30", "`1e+30`"),
+            (b"18446744073709551615", "`18446744073709551615`"),
+            (b"null", "`null`"),
+            (b"{}", "(an object)"),
+        ] {
+            assert_eq!(
+                clock_base_of(value),
+                Err(format!(
+                    "baseTimeNanoseconds {shown} is not a whole number of nanoseconds from 0 \
+                     to 9223372036854775807; ignored: times are read as if the file had none"
+                ))
+            );
+        }
+        assert_eq!(
+            clock_base_of(b" 1790857026000000000 "),
+            Ok(1_790_857_026_000_000_000)
+        );
+        for (value, shown) in [
+            (&b"-1"[..], "`-1`"),
+            (b"1.5", "`1.5`"),
+            (b"1099511627776", "`1099511627776`"),
+            (b"null", "`null`"),
+            (b"\"1\"", "`\"1\"` (a string)"),
+            (b"[1]", "(an array)"),
+        ] {
+            let mut object = b"{\"backend\": \"nccl\", \"rank\": ".to_vec();
+            object.extend_from_slice(value);
+            object.extend_from_slice(b", \"world_size\": 4}");
+            let info = run_info(&object);
+            assert_eq!((info.rank, info.world_size), (None, Some(4)));
+            assert_eq!(
+                info.rank_problem,
+                Some(format!(
+                    "distributedInfo.rank {shown} is not a whole number from 0 to 4294967295; ignored"
+                ))
+            );
+            // The same text when found by the search of a file's head.
+            let mut head = b"{\"distributedInfo\": ".to_vec();
+            head.extend_from_slice(&object);
+            head.extend_from_slice(b", \"traceEvents\": [");
+            assert_eq!(find_run_info(&head), Some(info));
+        }
+        assert_eq!(run_info(b"{\"rank\": 4294967295}").rank, Some(u32::MAX));
+        // A long string is shortened.
+        let long = format!("\"{}\"", "7".repeat(100));
+        let p = clock_base_of(long.as_bytes()).unwrap_err();
+        assert!(
+            p.contains(&format!("`\"{}...` (a string)", "7".repeat(39))),
+            "{p}"
+        );
     }
 }

@@ -25,6 +25,7 @@
 pub mod chrome_json;
 pub mod collective;
 pub mod detect;
+pub mod gzip;
 pub mod kineto;
 pub mod model;
 pub mod names;
@@ -40,10 +41,11 @@ use crate::error::InputError;
 use crate::pftrace::{Packet, PacketReader, PftraceSummary};
 use crate::trace::{Event, TraceReader, DEFAULT_MAX_EVENT_BYTES};
 use crate::walk::{walk, Depth, Skipped, Walk};
-use crate::watched_file::{ChangedWhileRead, WatchedFile};
+use crate::watched_file::WatchedFile;
 
 use chrome_json::{JsonEvents, UnitraceVocabulary};
 use detect::{JsonDialect, Sniffed, HEAD_BYTES};
+use gzip::{GzipCut, GzipDamage, GzipReader, GzipWatch};
 use kineto::KinetoVocabulary;
 pub use model::*;
 pub use names::{CatId, HostKind, NameId, NameInfo, Names};
@@ -104,6 +106,9 @@ pub struct Cut {
     pub line: Option<u64>,
     /// JSON: the cut is inside an event (not between two).
     pub partial_event: bool,
+    /// A gzipped file: where its gzip stream was cut, when it was
+    /// ([`gzip`]); the trace inside may still be whole.
+    pub gzip: Option<GzipCut>,
 }
 
 impl Cut {
@@ -113,10 +118,39 @@ impl Cut {
             TimelineFormat::Pftrace => "record",
             _ => "event",
         };
+        let what = match self.gzip {
+            // The trace text ended before the stream did: it is whole.
+            Some(at) if self.dropped_bytes == 0 && at != GzipCut::Data => {
+                return GzipDamage::Cut(at).describe()
+            }
+            Some(_) if self.dropped_bytes == 0 => {
+                return format!(
+                    "{}: the trace read up to the cut is whole",
+                    GzipDamage::Cut(GzipCut::Data).describe()
+                )
+            }
+            Some(_) => "gzip stream cut short (writer killed?)",
+            None => "cut short (writer killed?)",
+        };
         format!(
-            "cut short (writer killed?): {} bytes after the last complete {unit} ignored",
+            "{what}: {} bytes after the last complete {unit} ignored",
             self.dropped_bytes
         )
+    }
+
+    /// Why a cut file that yielded no event holds no trace (an error, or a
+    /// warning where the tool leaves such an input out, docs/errors.md).
+    pub fn describe_empty(&self) -> String {
+        match self.gzip {
+            Some(GzipCut::Header) => format!(
+                "{}: no trace events",
+                GzipDamage::Cut(GzipCut::Header).describe()
+            ),
+            Some(_) => {
+                "gzip stream cut short (writer killed?): no trace events before the cut".to_string()
+            }
+            None => "cut short (writer killed?): no trace events before the cut".to_string(),
+        }
     }
 }
 
@@ -136,6 +170,11 @@ pub struct TimelineRead {
     pub trailing_data_line: Option<u64>,
     /// Events (JSON) or packets (`.pftrace`) read.
     pub events: u64,
+    /// Recoverable damage the read worked around, one line each without
+    /// the file's name, for the tool's warnings (once per file,
+    /// docs/errors.md): bytes after a gzip stream, an unusable Kineto
+    /// clock base or rank.
+    pub warnings: Vec<String>,
 }
 
 impl TimelineRead {
@@ -153,9 +192,11 @@ impl TimelineRead {
                 dropped_bytes: t.dropped_bytes,
                 line: None,
                 partial_event: true,
+                gzip: None,
             }),
             trailing_data_line: None,
             events: summary.packets,
+            warnings: Vec::new(),
         }
     }
 }
@@ -248,22 +289,20 @@ pub fn read_bytes<S: TraceSink>(
     path: &Path,
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
-    let mut opened = open_stream(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
-    if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+    let (mut opened, mut envelope) =
+        open_stream_searched(Box::new(io::Cursor::new(bytes.to_vec())), path)?;
+    if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && envelope.clock_base.is_none() {
         let inflated;
         let text = if opened.gzipped {
-            inflated =
-                kineto::stream_tail(flate2::read::MultiGzDecoder::new(bytes)).unwrap_or_default();
+            let (gz, _) = GzipReader::new(Box::new(io::Cursor::new(bytes.to_vec())));
+            inflated = kineto::stream_tail(gz).unwrap_or_default();
             &inflated[..]
         } else {
             bytes
         };
-        opened.clock_base = kineto::find_clock_base(text);
-        opened.run_info = opened
-            .run_info
-            .take()
-            .or_else(|| kineto::find_run_info(text));
+        envelope.search(text);
     }
+    opened.set_envelope(envelope);
     read_opened(opened, path, sink)
 }
 
@@ -279,6 +318,13 @@ pub struct Opened {
     /// tail, for tools that need the rank before reading
     /// (docs/formats.md#kineto-json-ranks).
     pub run_info: Option<RunInfo>,
+    /// A gzipped file: what ended its gzip stream, known once it was read
+    /// to its end ([`gzip`]).
+    pub gzip: Option<GzipWatch>,
+    /// What the search for the values above found unusable (Kineto: a
+    /// clock base or rank of the wrong form), one warning each; a read
+    /// hands them on in [`TimelineRead::warnings`].
+    pub warnings: Vec<String>,
     input: Input,
 }
 
@@ -291,6 +337,15 @@ enum Input {
 }
 
 impl Opened {
+    /// Takes what the search of the file's envelope found
+    /// ([`kineto::EnvelopeFound`]).
+    fn set_envelope(&mut self, found: kineto::EnvelopeFound) {
+        let (clock_base, run_info, warnings) = found.finish();
+        self.clock_base = clock_base;
+        self.run_info = run_info;
+        self.warnings = warnings;
+    }
+
     /// The input as a byte stream (for tools that read it their own way,
     /// e.g. mergetrace's byte-copying merge).
     pub fn into_reader(self) -> Box<dyn Read + Send> {
@@ -336,27 +391,22 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
     let sniffed = detect::sniff(&head);
     if sniffed == Sniffed::Gzip {
         let raw = Box::new(io::Cursor::new(head).chain(file));
-        let mut opened = open_gzip(raw, path)?;
-        if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && opened.clock_base.is_none() {
+        let (mut opened, mut envelope) = open_gzip(raw, path)?;
+        if opened.sniffed == Sniffed::Json(JsonDialect::Kineto) && envelope.clock_base.is_none() {
             // Written after the events: inflated once more to find it.
-            let tail = gzip_tail(path)?;
-            opened.clock_base = kineto::find_clock_base(&tail);
-            opened.run_info = opened
-                .run_info
-                .take()
-                .or_else(|| kineto::find_run_info(&tail));
+            envelope.search(&gzip_tail(path)?);
         }
+        opened.set_envelope(envelope);
         return Ok(opened);
     }
     check_sniffed(path, sniffed)?;
-    let (mut clock_base, mut run_info) = (None, None);
+    let mut envelope = kineto::EnvelopeFound::default();
     if sniffed == Sniffed::Json(JsonDialect::Kineto) {
-        clock_base = kineto::find_clock_base(&head);
-        run_info = kineto::find_run_info(&head);
-        if (clock_base.is_none() || run_info.is_none()) && head.len() == HEAD_BYTES {
+        envelope.search(&head);
+        let missing = envelope.clock_base.is_none() || envelope.run_info.is_none();
+        if missing && head.len() == HEAD_BYTES {
             let tail = kineto::file_tail(file.get_ref()).map_err(|e| InputError::io(path, &e))?;
-            clock_base = clock_base.or_else(|| kineto::find_clock_base(&tail));
-            run_info = run_info.or_else(|| kineto::find_run_info(&tail));
+            envelope.search(&tail);
         }
     }
     let input = if file.is_regular() {
@@ -368,37 +418,41 @@ pub fn open(path: &Path) -> Result<Opened, InputError> {
         // then the rest.
         Input::Stream(Box::new(io::Cursor::new(head).chain(file)))
     };
-    Ok(Opened {
+    let mut opened = Opened {
         sniffed,
         gzipped: false,
-        clock_base,
-        run_info,
+        clock_base: None,
+        run_info: None,
+        gzip: None,
+        warnings: Vec::new(),
         input,
-    })
+    };
+    opened.set_envelope(envelope);
+    Ok(opened)
 }
 
 /// The end of a gzipped trace's content: the file is inflated once just to
 /// read it (a Kineto clock base written after the events).
 fn gzip_tail(path: &Path) -> Result<Vec<u8>, InputError> {
     let file = WatchedFile::open(path).map_err(|e| InputError::io(path, &e))?;
-    let gz = EndAtCut(flate2::read::MultiGzDecoder::new(
-        io::BufReader::with_capacity(1 << 16, file),
-    ));
-    kineto::stream_tail(gz).map_err(|e| gzip_error(path, &e))
-}
-
-/// An error of inflating `path`: a change of the file under the reader in
-/// its own words, anything else as gzip's.
-fn gzip_error(path: &Path, e: &io::Error) -> InputError {
-    match ChangedWhileRead::of(e) {
-        Some(_) => InputError::io(path, e),
-        None => InputError::at_file(path, format!("gzip: {e}")),
-    }
+    let (gz, _) = GzipReader::new(Box::new(file));
+    kineto::stream_tail(gz).map_err(|e| InputError::io(path, &e))
 }
 
 /// [`open`] for a stream (standard input, bytes in memory); `path` names
 /// it in errors.
-pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+pub fn open_stream(src: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
+    let (mut opened, envelope) = open_stream_searched(src, path)?;
+    opened.set_envelope(envelope);
+    Ok(opened)
+}
+
+/// [`open_stream`], and what the head of a gzipped Kineto trace says of
+/// its envelope (a plain stream is not searched: it cannot be read again).
+fn open_stream_searched(
+    mut src: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<(Opened, kineto::EnvelopeFound), InputError> {
     let head = read_head(&mut src, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
     let sniffed = detect::sniff(&head);
     let raw = Box::new(io::Cursor::new(head).chain(src));
@@ -406,56 +460,49 @@ pub fn open_stream(mut src: Box<dyn Read + Send>, path: &Path) -> Result<Opened,
         return open_gzip(raw, path);
     }
     check_sniffed(path, sniffed)?;
-    Ok(Opened {
+    let opened = Opened {
         sniffed,
         gzipped: false,
         clock_base: None,
         run_info: None,
+        gzip: None,
+        warnings: Vec::new(),
         input: Input::Stream(raw),
-    })
+    };
+    Ok((opened, kineto::EnvelopeFound::default()))
 }
 
-/// A gzip stream cut short (its writer was killed) ends where its data
-/// ends, as a cut plain file does: the reader then keeps the complete
-/// events (docs/formats.md#trace-json-truncated). Other gzip errors stay
-/// errors.
-struct EndAtCut<R>(R);
-
-impl<R: Read> Read for EndAtCut<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.0.read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
-            r => r,
-        }
-    }
-}
-
-/// A gzip stream: detection again on the inflated bytes.
-fn open_gzip(raw: Box<dyn Read + Send>, path: &Path) -> Result<Opened, InputError> {
-    let mut gz = EndAtCut(flate2::read::MultiGzDecoder::new(
-        io::BufReader::with_capacity(1 << 16, raw),
-    ));
-    let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| gzip_error(path, &e))?;
+/// A gzip stream: detection again on the inflated bytes. A stream cut
+/// short (its writer was killed) ends where its data ends, as a cut plain
+/// file does, and the reader keeps the complete events
+/// (docs/formats.md#trace-json-truncated); what ended it is in
+/// [`Opened::gzip`].
+fn open_gzip(
+    raw: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<(Opened, kineto::EnvelopeFound), InputError> {
+    let (mut gz, watch) = GzipReader::new(raw);
+    let inner = read_head(&mut gz, HEAD_BYTES).map_err(|e| InputError::io(path, &e))?;
     let sniffed = match detect::sniff(&inner) {
         Sniffed::Gzip => Sniffed::Other("gzip inside gzip"),
         s => s,
     };
     check_sniffed(path, sniffed)?;
-    let (clock_base, run_info) = match sniffed {
-        Sniffed::Json(JsonDialect::Kineto) => (
-            kineto::find_clock_base(&inner),
-            kineto::find_run_info(&inner),
-        ),
-        _ => (None, None),
-    };
+    let mut envelope = kineto::EnvelopeFound::default();
+    if sniffed == Sniffed::Json(JsonDialect::Kineto) {
+        envelope.search(&inner);
+    }
     let stream = io::Cursor::new(inner).chain(gz);
-    Ok(Opened {
+    let opened = Opened {
         sniffed,
         gzipped: true,
-        clock_base,
-        run_info,
+        clock_base: None,
+        run_info: None,
+        gzip: Some(watch),
+        warnings: Vec::new(),
         input: Input::Stream(Box::new(stream)),
-    })
+    };
+    Ok((opened, envelope))
 }
 
 fn check_sniffed(path: &Path, sniffed: Sniffed) -> Result<(), InputError> {
@@ -482,6 +529,8 @@ pub fn read_opened_with_names<S: TraceSink>(
     sink: &mut S,
 ) -> Result<TimelineRead, SourceError> {
     let gzipped = opened.gzipped;
+    let gzip = opened.gzip.clone();
+    let found_warnings = opened.warnings.clone();
     let mut read = match opened.sniffed {
         Sniffed::Empty => TimelineRead {
             format: TimelineFormat::ChromeJson,
@@ -493,6 +542,7 @@ pub fn read_opened_with_names<S: TraceSink>(
             cut: None,
             trailing_data_line: None,
             events: 0,
+            warnings: Vec::new(),
         },
         Sniffed::Pftrace => {
             let src = match opened.input {
@@ -529,7 +579,39 @@ pub fn read_opened_with_names<S: TraceSink>(
         Sniffed::Gzip | Sniffed::Other(_) => unreachable!("refused by open"),
     };
     read.gzipped = gzipped;
+    // The envelope's warnings first, once each: the search ahead of the
+    // read and the read itself may both have met the same member.
+    let during = std::mem::replace(&mut read.warnings, found_warnings);
+    for w in during {
+        if !read.warnings.contains(&w) {
+            read.warnings.push(w);
+        }
+    }
+    if let Some(damage) = gzip.and_then(|w| w.damage()) {
+        read.note_gzip_damage(damage);
+    }
     Ok(read)
+}
+
+impl TimelineRead {
+    /// What ended a gzipped file's stream, once it was read: a cut joins
+    /// the trace's own cut (or is the file's cut when the trace inside
+    /// ended whole), bytes after the stream are a warning
+    /// (docs/robustness.md#gzip).
+    pub fn note_gzip_damage(&mut self, damage: GzipDamage) {
+        match damage {
+            GzipDamage::Cut(at) => {
+                let cut = self.cut.get_or_insert(Cut {
+                    dropped_bytes: 0,
+                    line: None,
+                    partial_event: false,
+                    gzip: None,
+                });
+                cut.gzip = Some(at);
+            }
+            trailing @ GzipDamage::Trailing { .. } => self.warnings.push(trailing.describe()),
+        }
+    }
 }
 
 fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
@@ -570,10 +652,12 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
     if !summary.empty && !summary.has_trace_events && summary.truncation.is_none() {
         return Err(InputError::at_file(path, "not a trace: no traceEvents array").into());
     }
+    let warnings = interp.take_warnings();
     let cut = summary.truncation.as_ref().map(|t| Cut {
         dropped_bytes: t.dropped_bytes,
         line: t.line,
         partial_event: t.partial_event,
+        gzip: None,
     });
     Ok(TimelineRead {
         format,
@@ -585,6 +669,7 @@ fn read_json<R: Read, V: chrome_json::JsonVocabulary, S: TraceSink>(
         cut,
         trailing_data_line: summary.trailing_data.and_then(|(line, _)| line),
         events: summary.events,
+        warnings,
     })
 }
 

@@ -211,6 +211,10 @@ pub struct RunInfo {
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
     pub backend: Option<String>,
+    /// The rank given is unusable (no integer from 0 to `u32::MAX`, or
+    /// the run information is no object): the warning's text; `rank` is
+    /// then `None` (docs/formats.md#kineto-json-reading).
+    pub rank_problem: Option<String>,
 }
 
 /// Receives the events of one file, in file order. Every method has a

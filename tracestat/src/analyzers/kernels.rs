@@ -484,6 +484,7 @@ mod tests {
             file: format!("r{i}.json"),
             truncated: None,
             trailing_data_line: None,
+            warnings: Vec::new(),
             first_ns: 0,
             last_ns: 0,
             parts: RankParts {

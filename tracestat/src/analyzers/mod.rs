@@ -208,6 +208,10 @@ pub struct RankSummary {
     /// after the trace's end is given by the run that read the file.
     #[serde(skip)]
     pub trailing_data_line: Option<u64>,
+    /// Not part of the report either: the file's other warnings
+    /// ([`crate::ingest::RankTrace::warnings`]).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
     /// The rank's first and last event (0, 0 without a time span).
     pub first_ns: Ns,
     pub last_ns: Ns,
@@ -336,6 +340,7 @@ pub fn summarize(
         file: trace.file,
         truncated: trace.truncated,
         trailing_data_line: trace.trailing_data_line,
+        warnings: trace.warnings,
         first_ns: first,
         last_ns: last,
         parts,
