@@ -390,7 +390,17 @@ fn plan_inputs(
         let name_rank = rank_from_path(path);
         // What the file is by content: gzip, a Kineto trace (its rank and
         // clock base), docs/mergetrace.md#kineto.
-        let info = input::inspect(path)?;
+        let info = match input::inspect(path) {
+            Ok(info) => info,
+            // A gzip file whose content cannot even be opened: with
+            // --skip-invalid it is skipped like any invalid input
+            // (docs/mergetrace.md#usage).
+            Err(e) if args.skip_invalid => {
+                warn(TOOL, format!("{e}; skipping this file"));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         for w in &info.warnings {
             warn(TOOL, format!("{}: {w}", path.display()));
         }

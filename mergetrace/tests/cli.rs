@@ -311,6 +311,34 @@ fn not_json_is_an_error() {
     );
 }
 
+/// A gzip file whose deflate data is corrupt from its first block cannot
+/// even be opened: without `--skip-invalid` one line and no output, with
+/// it a warning and the other files merged, as any invalid input.
+#[test]
+fn a_gzip_input_that_cannot_be_opened_is_skipped_with_skip_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = copy_to(dir.path(), &traces("two"));
+    // gzip's header, then bytes that are no deflate data.
+    let mut bad = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3];
+    bad.extend(std::iter::repeat_n(0xff_u8, 64));
+    inputs.insert(1, write(dir.path(), "bad.json.gz", &bad));
+    let o = mergetrace(dir.path(), &["-o", "out.json"], &inputs);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.json.gz: gzip: "), "{}", stderr(&o));
+    assert!(!dir.path().join("out.json").exists());
+    let o = mergetrace(dir.path(), &["-o", "out.json", "--skip-invalid"], &inputs);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.json.gz: gzip: ") && stderr(&o).contains("; skipping this file"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        json(&dir.path().join("out.json")),
+        json(&data("golden/two.orig.json"))
+    );
+}
+
 #[test]
 fn json_without_trace_events_is_skipped_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
