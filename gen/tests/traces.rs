@@ -188,10 +188,7 @@ fn cut_ranks_are_reported_as_truncated_in_both_formats() {
     // rank cut in its header holds no event: among good inputs it is left
     // out of the report with its warning (docs/errors.md), so it is no
     // truncated rank, and the warnings are still one per cut file.
-    for (ext, cut, warned) in [
-        ("json", &["1", "2"][..], 3),
-        ("pftrace", &["2"][..], 1),
-    ] {
+    for (ext, cut, warned) in [("json", &["1", "2"][..], 3), ("pftrace", &["2"][..], 1)] {
         let (report, stderr) = tracestat_json(dir.path(), &strs(&inputs(&t, ext)), "r.json");
         let truncated: Vec<&str> = report["truncated"]
             .as_array()

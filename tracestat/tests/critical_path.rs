@@ -1256,6 +1256,22 @@ fn gpu_period_steps_get_a_path_each() {
     }
 }
 
+/// The files `unitrace-gen` writes into `out` with these words, sorted.
+fn generated(out: &Path, args: &[&str]) -> Vec<PathBuf> {
+    use clap::Parser;
+    let cli = unitrace_gen::cli::Cli::try_parse_from(args).unwrap();
+    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
+        unreachable!()
+    };
+    unitrace_gen::trace::run(t, cli.seed).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// `unitrace-gen trace OUT --ranks 4 --events 6000 --steps 6
 /// --clock-offset-us 20000 --format FORMAT` (seed 1): ranks whose clocks
 /// are 20 ms apart, read with `--align none`, so that the steps of the
@@ -1277,18 +1293,7 @@ fn skewed_ranks(out: &Path, format: &str) -> Vec<PathBuf> {
         format,
         "-q",
     ];
-    use clap::Parser;
-    let cli = unitrace_gen::cli::Cli::try_parse_from(args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
+    generated(out, &args)
 }
 
 /// Checks that no two slices of a track partly overlap (each slice either
@@ -1567,18 +1572,7 @@ fn barrier_at_step_start(out: &Path) -> Vec<PathBuf> {
         "5",
         "-q",
     ];
-    use clap::Parser;
-    let cli = unitrace_gen::cli::Cli::try_parse_from(args).unwrap();
-    let unitrace_gen::cli::Command::Trace(t) = &cli.command else {
-        unreachable!()
-    };
-    unitrace_gen::trace::run(t, cli.seed).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
+    generated(out, &args)
 }
 
 /// The replay only shortens what a rule changes, so a rule that changes
