@@ -204,14 +204,27 @@ pub fn write(path: &Path, marks: &[RankMarks], report: &Report) -> Result<Atomic
         }
     }
     let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
-    {
-        let mut w = BufWriter::new(&mut f);
-        if name.ends_with(".pftrace") {
+    // A name ending in `.gz` is gzipped (fast level), as mergetrace does
+    // with its output (docs/tracestat.md#annotated-trace).
+    let pftrace = name.trim_end_matches(".gz").ends_with(".pftrace");
+    let body = |w: &mut dyn Write| -> Result<()> {
+        let mut w = BufWriter::new(w);
+        if pftrace {
             write_pftrace(&mut w, &files, marks, report)?;
         } else {
             write_json(&mut w, &files, marks, report)?;
         }
         w.flush()?;
+        Ok(())
+    };
+    if name.ends_with(".gz") {
+        let mut gz = flate2::write::GzEncoder::new(&mut f, flate2::Compression::fast());
+        body(&mut gz)?;
+        // Finished here: dropped, the encoder would lose an error in
+        // writing gzip's trailer.
+        gz.finish()?;
+    } else {
+        body(&mut f)?;
     }
     Ok(f)
 }

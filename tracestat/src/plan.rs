@@ -128,9 +128,10 @@ pub fn plan(mut args: Args) -> Result<Plan> {
     }
     if let Some(a) = &args.annotate {
         let name = a.to_string_lossy();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
         if !(name.ends_with(".json") || name.ends_with(".pftrace")) {
             bail!(
-                "--annotate {}: name it OUT.json or OUT.pftrace",
+                "--annotate {}: name it OUT.json or OUT.pftrace (.gz to gzip it)",
                 a.display()
             );
         }

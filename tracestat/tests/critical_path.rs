@@ -484,6 +484,23 @@ fn annotated_json_holds_the_input_and_the_added_tracks() {
     );
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(std::fs::read(&out).unwrap(), first);
+    // Named `.gz`, the same trace gzipped (as mergetrace's output), read
+    // back by tracestat as its report's input, by content.
+    let name = "annotated.json.gz";
+    let gz = dir.path().join(name);
+    let (_, _, stderr) = report(
+        &files,
+        &["--align", "none", "--annotate", gz.to_str().unwrap()],
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let bytes = std::fs::read(&gz).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "{name}");
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(plain, first);
     let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
     let inputs: usize = files
@@ -548,6 +565,17 @@ fn annotated_pftrace_decodes_with_the_added_tracks() {
     let (doc, _, stderr) = report(&inputs, &["--annotate", out.to_str().unwrap()]);
     assert!(stderr.is_empty(), "{stderr}");
     let bytes = std::fs::read(&out).unwrap();
+    // Named `.pftrace.gz`: the same records, gzipped.
+    let gz = dir.path().join("annotated.pftrace.gz");
+    let (_, _, stderr) = report(&inputs, &["--annotate", gz.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{stderr}");
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&std::fs::read(&gz).unwrap()[..]),
+        &mut plain,
+    )
+    .unwrap();
+    assert_eq!(plain, bytes);
     let first = std::fs::read(&inputs[0]).unwrap();
     let input: Vec<u8> = inputs
         .iter()
