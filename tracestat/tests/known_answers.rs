@@ -865,3 +865,56 @@ fn collectives_written_as_begin_end_pairs_are_matched() {
     assert_eq!(h["calls"], 2);
     close(f(&h["host_us"]), 500.0 + 200.0, "host time of both ranks");
 }
+
+/// A device command whose `dur` is missing or no number is left out as
+/// `no duration`, not as a command of 0 ns, which the trace does not say
+/// (docs/tracestat.md#implausible-events).
+#[test]
+fn a_device_command_without_a_usable_duration_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = |name: &str, dur: &str| {
+        format!(
+            r#"{{"ph": "X", "tid": 9, "pid": 9, "name": "{name}", "cat": "gpu_op", "ts": 200.0{dur}}}"#
+        )
+    };
+    let events = [
+        r#"{"ph": "X", "tid": 1, "pid": 1, "name": "host", "cat": "cpu_op", "ts": 0.0, "dur": 1000.0}"#
+            .to_string(),
+        gpu("good", r#", "dur": 10.0"#),
+        gpu("text", r#", "dur": "12.5""#),
+        gpu("null", r#", "dur": null"#),
+        gpu("none", ""),
+        gpu("zero", r#", "dur": 0.0"#),
+    ];
+    let file = dir.path().join("app.1.0.json");
+    std::fs::write(
+        &file,
+        format!("{{\"traceEvents\":[\n{}\n]}}\n", events.join(",\n")),
+    )
+    .unwrap();
+    let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
+    let kinds: Vec<(String, u64)> = doc["implausible"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap().to_string(),
+                i["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("no duration".to_string(), 3),
+            ("zero-length kernel".to_string(), 1)
+        ]
+    );
+    assert!(
+        stderr.contains("(3 no duration, 1 zero-length kernel)")
+            || stderr.contains("(1 zero-length kernel, 3 no duration)"),
+        "{stderr}"
+    );
+    assert_eq!(doc["launches"][0]["kernels"], 1);
+}

@@ -402,7 +402,12 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         let kind = self.vocabulary.slice_kind(cat, &info);
         match kind {
             SliceKind::Device(kind) => {
-                if dur.unwrap_or(0) == 0 {
+                if dur.is_none() {
+                    let problem = "device command without a usable dur (missing or no number)";
+                    drop_event(ev, rank, DropKind::NoDuration, problem, sink);
+                    return Ok(());
+                }
+                if dur == Some(0) {
                     let problem = "zero-length device command";
                     drop_event(ev, rank, DropKind::ZeroLengthDeviceOp, problem, sink);
                     return Ok(());

@@ -162,6 +162,9 @@ pub enum DropKind {
     TimeOutOfRange,
     NegativeDuration,
     ZeroLengthDeviceOp,
+    /// A device command (`ph: X`) whose `dur` is missing or no number: not
+    /// a command of 0 ns, which the trace would say.
+    NoDuration,
     /// An end before its begin, or an end without a begin.
     EndBeforeStart,
     /// More than a day away from the rank's first timestamp.
@@ -175,6 +178,7 @@ impl DropKind {
             DropKind::TimeOutOfRange => "time out of range",
             DropKind::NegativeDuration => "negative duration",
             DropKind::ZeroLengthDeviceOp => "zero-length kernel",
+            DropKind::NoDuration => "no duration",
             DropKind::EndBeforeStart => "end before start",
             DropKind::ClockJump => "clock jump",
         }
