@@ -3,8 +3,7 @@
 //! running server and the DOM it builds must hold the charts; the stall
 //! dashboard's inline script must have run (filter, sort, tooltip element).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::server_common::*;
 
@@ -12,52 +11,7 @@ const MAIN: &str = "main::{lambda(auto:1)#4}[SIMD32 {4096; 1; 1} {256; 1; 1}]";
 
 /// The DOM Chromium builds for `url` (`--dump-dom`).
 pub fn chromium_dom(url: &str) -> String {
-    let program = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".to_string());
-    let profile = tempfile::tempdir().unwrap();
-    let child = Command::new(&program)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--dump-dom", url])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let mut child = match child {
-        Ok(child) => child,
-        Err(e) => panic!(
-            "this test needs headless Chromium: cannot run `{program}` ({e}). \
-             Install it with `apt-get install -y chromium` (scripts/test.sh does), \
-             or point the CHROMIUM variable at a Chromium binary"
-        ),
-    };
-    // Read the DOM while Chromium writes it: a page larger than the pipe
-    // buffer would otherwise block it until the time-out.
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::spawn(move || {
-        let mut dom = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut dom);
-        dom
-    });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("Chromium did not finish loading {url} within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let status = child.wait().unwrap();
-    assert!(status.success(), "Chromium failed on {url}");
-    String::from_utf8_lossy(&reader.join().unwrap()).into_owned()
+    unitrace_system_tests::chromium_dom(url, &[])
 }
 
 #[test]

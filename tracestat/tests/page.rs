@@ -8,8 +8,6 @@
 //! (the layout is what it checks).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -56,45 +54,8 @@ document.body.appendChild(pre);
 
 /// The DOM Chromium builds for `page` at 1400 px wide (`--dump-dom`).
 fn chromium_dom(page: &Path) -> String {
-    let program = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".to_string());
-    let profile = tempfile::tempdir().unwrap();
-    let child = Command::new(&program)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--window-size=1400,3000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let mut child = child.unwrap_or_else(|e| {
-        panic!(
-            "this test needs headless Chromium: cannot run `{program}` ({e}). \
-             Install it with `apt-get install -y chromium` (scripts/test.sh does), \
-             or point the CHROMIUM variable at a Chromium binary"
-        )
-    });
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not load {} within 90 s", page.display());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    reader.join().unwrap()
+    let url = format!("file://{}", page.display());
+    unitrace_system_tests::chromium_dom(&url, &["--window-size=1400,3000"])
 }
 
 /// QA's page: the findings' evidence, the top kernels' names and the
