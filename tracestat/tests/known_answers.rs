@@ -866,6 +866,70 @@ fn collectives_written_as_begin_end_pairs_are_matched() {
     close(f(&h["host_us"]), 500.0 + 200.0, "host time of both ranks");
 }
 
+/// Events a reader cannot place (no `ph`, no number `ts`, a slice without
+/// a name, a host slice without a thread) are left out and said so, by
+/// kind, never dropped in silence; Kineto's negative thread ids are threads
+/// (docs/tracestat.md#implausible-events).
+#[test]
+fn events_without_phase_time_name_or_thread_are_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        r#"{"ph": "X", "tid": 9, "pid": 9, "name": "good", "cat": "gpu_op", "ts": 100.0, "dur": 10.0}"#,
+        r#"{"tid": 9, "pid": 9, "name": "no_ph", "cat": "gpu_op", "ts": 120.0, "dur": 10.0}"#,
+        r#"{"ph": 7, "tid": 9, "pid": 9, "name": "ph_number", "cat": "gpu_op", "ts": 140.0, "dur": 10.0}"#,
+        r#"{"ph": "X", "tid": 9, "pid": 9, "name": "ts_text", "cat": "gpu_op", "ts": "160", "dur": 10.0}"#,
+        r#"{"ph": "X", "tid": 9, "pid": 9, "name": "no_ts", "cat": "gpu_op", "dur": 10.0}"#,
+        r#"{"ph": "X", "tid": 9, "pid": 9, "name": null, "cat": "gpu_op", "ts": 180.0, "dur": 10.0}"#,
+        r#"{"ph": "X", "tid": 1, "pid": 1, "cat": "cpu_op", "ts": 0.0, "dur": 50.0}"#,
+        r#"{"ph": "B", "tid": 1, "pid": 1, "cat": "cpu_op", "ts": 60.0}"#,
+        r#"{"ph": "X", "tid": "main", "pid": 1, "name": "tid_text", "cat": "cpu_op", "ts": 0.0, "dur": 50.0}"#,
+        r#"{"ph": "X", "tid": -549452224, "pid": 1, "name": "negative_tid", "cat": "cpu_op", "ts": 0.0, "dur": 300.0}"#,
+    ];
+    let file = dir.path().join("app.1.0.json");
+    std::fs::write(
+        &file,
+        format!("{{\"traceEvents\":[\n{}\n]}}\n", events.join(",\n")),
+    )
+    .unwrap();
+    let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
+    let mut kinds: Vec<(String, u64)> = doc["implausible"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap().to_string(),
+                i["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    kinds.sort();
+    let want = [
+        ("no name", 3),
+        ("no phase", 2),
+        ("no thread", 1),
+        ("no timestamp", 2),
+    ];
+    let want: Vec<(String, u64)> = want.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+    assert_eq!(kinds, want);
+    assert!(stderr.contains("8 implausible events left out"), "{stderr}");
+    assert!(
+        stderr.contains("event 1 (no_ph): no ph (a string)"),
+        "{stderr}"
+    );
+    // One kernel kept (100-110 us); the call on the negative thread id is
+    // read, so the wall runs from its start to its end, 0-300 us (without
+    // it: the kernel's 10 us).
+    assert_eq!(doc["launches"][0]["kernels"], 1);
+    let b = &doc["breakdown"][0];
+    close(
+        f(&b["wall_us"]),
+        300.0,
+        "wall, through the negative thread's call",
+    );
+    close(f(&b["busy_us"]), 10.0, "the one kernel");
+}
+
 /// A device command whose `dur` is missing or no number is left out as
 /// `no duration`, not as a command of 0 ns, which the trace does not say
 /// (docs/tracestat.md#implausible-events).

@@ -271,23 +271,26 @@ impl<V: JsonVocabulary> JsonEvents<V> {
 
     /// Interprets one event.
     pub fn feed<S: TraceSink>(&mut self, ev: &Event<'_>, sink: &mut S) -> io::Result<()> {
-        let Some(ph) = ev.str_raw(Field::Ph) else {
-            return Ok(());
-        };
         let pid = match ev.uint(Field::Pid) {
             Some(p) => Some(p),
             // Kineto's `"Spans"`, `-1`...: no process of the file.
             None if ev.value(Field::Pid).is_some() => Some(UNKNOWN_PID),
             None => None,
         };
+        let Some(ph) = ev.str_raw(Field::Ph) else {
+            let rank = self.router.slot(pid);
+            drop_event(ev, rank, DropKind::NoPhase, "no ph (a string)", sink);
+            return Ok(());
+        };
         if ph == b"M" {
             self.metadata(ev, pid, sink);
             return Ok(());
         }
+        let rank = self.router.slot(pid);
         let Some(ts_text) = ev.number_text(Field::Ts) else {
+            drop_event(ev, rank, DropKind::NoTimestamp, "no ts (a number)", sink);
             return Ok(());
         };
-        let rank = self.router.slot(pid);
         let Some((ts, dur)) = self.times(ev, ts_text, rank, sink) else {
             return Ok(());
         };
@@ -393,7 +396,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         dur: Option<Ns>,
         sink: &mut S,
     ) -> io::Result<()> {
-        let tid = ev.uint(Field::Tid);
+        let tid = thread_id(ev);
         let has_name = ev.str_raw(Field::Name).is_some();
         let name = if has_name { self.name_id(ev) } else { None };
         // The kind of a slice whose name does not decode still follows
@@ -413,6 +416,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                     return Ok(());
                 }
                 if !has_name {
+                    drop_nameless(ev, rank, false, sink);
                     return Ok(());
                 }
                 let (name, (instance, flow), bytes) = match name {
@@ -439,7 +443,12 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                 sink.device_op(&self.names, &op)
             }
             SliceKind::Host(role) => {
-                let (Some(tid), Some(name)) = (tid, name) else {
+                let Some(name) = name else {
+                    drop_nameless(ev, rank, has_name, sink);
+                    return Ok(());
+                };
+                let Some(tid) = tid else {
+                    drop_event(ev, rank, DropKind::NoThread, "no tid (a number)", sink);
                     return Ok(());
                 };
                 if role == HostRole::ApiCall {
@@ -520,10 +529,12 @@ impl<V: JsonVocabulary> JsonEvents<V> {
             sink.mark(&mark);
             return;
         }
-        let Some(tid) = ev.uint(Field::Tid) else {
+        let Some(name) = self.name_id(ev) else {
+            drop_nameless(ev, rank, ev.str_raw(Field::Name).is_some(), sink);
             return;
         };
-        let Some(name) = self.name_id(ev) else {
+        let Some(tid) = thread_id(ev) else {
+            drop_event(ev, rank, DropKind::NoThread, "no tid (a number)", sink);
             return;
         };
         let kind = self.vocabulary.slice_kind(cat, &self.names.info(name));
@@ -551,7 +562,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         ts: Ns,
         sink: &mut S,
     ) -> io::Result<()> {
-        let Some(tid) = ev.uint(Field::Tid) else {
+        let Some(tid) = thread_id(ev) else {
             return Ok(());
         };
         // `os_op` ends pair with nothing (their begins are marks).
@@ -651,7 +662,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
         ts: Ns,
         sink: &mut impl TraceSink,
     ) {
-        let (Some(id), Some(tid)) = (ev.uint(Field::Id), ev.uint(Field::Tid)) else {
+        let (Some(id), Some(tid)) = (ev.uint(Field::Id), thread_id(ev)) else {
             sink.mark(&Mark {
                 rank,
                 start: ts,
@@ -725,7 +736,7 @@ impl<V: JsonVocabulary> JsonEvents<V> {
                 sink.process(rank, pid, &label);
             }
             b"thread_name" => {
-                if let Some(tid) = ev.uint(Field::Tid) {
+                if let Some(tid) = thread_id(ev) {
                     let rank = self.router.peek(Some(pid));
                     sink.thread(rank, pid, tid, &label);
                 }
@@ -773,6 +784,29 @@ const NAMELESS: NameInfo = NameInfo {
     collective: false,
     device_kind: DeviceOpKind::Kernel,
 };
+
+/// The event's `tid`. Kineto writes a thread id of 2^31 or more as a
+/// negative 32-bit number (docs/formats.md#kineto-json-events): a thread
+/// like any other, kept as its two's complement.
+#[inline]
+fn thread_id(ev: &Event<'_>) -> Option<u64> {
+    ev.uint(Field::Tid).or_else(|| {
+        let text = std::str::from_utf8(ev.number_text(Field::Tid)?).ok()?;
+        text.parse::<i64>().ok().map(|t| t as u64)
+    })
+}
+
+/// A slice left out for its name: none that is a string, or one whose
+/// escapes do not decode.
+#[cold]
+fn drop_nameless(ev: &Event<'_>, rank: RankSlot, has_name: bool, sink: &mut impl TraceSink) {
+    let problem = if has_name {
+        "name does not decode"
+    } else {
+        "no name (a string)"
+    };
+    drop_event(ev, rank, DropKind::NoName, problem, sink);
+}
 
 #[cold]
 fn drop_event(

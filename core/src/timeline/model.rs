@@ -169,6 +169,15 @@ pub enum DropKind {
     EndBeforeStart,
     /// More than a day away from the rank's first timestamp.
     ClockJump,
+    /// No string `ph`: what the event is cannot be told.
+    NoPhase,
+    /// No number `ts` (an event other than metadata).
+    NoTimestamp,
+    /// A slice without a usable string `name` (missing, not a string, or
+    /// one that does not decode).
+    NoName,
+    /// A host slice without a number `tid`: its thread cannot be told.
+    NoThread,
 }
 
 impl DropKind {
@@ -181,6 +190,10 @@ impl DropKind {
             DropKind::NoDuration => "no duration",
             DropKind::EndBeforeStart => "end before start",
             DropKind::ClockJump => "clock jump",
+            DropKind::NoPhase => "no phase",
+            DropKind::NoTimestamp => "no timestamp",
+            DropKind::NoName => "no name",
+            DropKind::NoThread => "no thread",
         }
     }
 }
