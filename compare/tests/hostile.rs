@@ -269,6 +269,37 @@ fn gzip_of(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// A side with host events but no device work (a PyTorch profile without
+/// the device activity) is an error naming it, on either side, never a
+/// verdict that every kernel vanished.
+#[test]
+fn a_side_without_device_work_is_an_error_never_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = repo_root().join("testdata/compare/base/app.1000.0.json");
+    let base = base.to_string_lossy().into_owned();
+    fs::write(
+        dir.path().join("host_only.json"),
+        r#"{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":10,"dur":5}]}"#,
+    )
+    .unwrap();
+    let why = "host_only.json: no device work (no kernel, copy or fill) in these traces: \
+               nothing to compare (was the device activity recorded? torch.profiler records \
+               it with ProfilerActivity.XPU or CUDA)";
+    for args in [
+        [base.as_str(), "host_only.json"],
+        ["host_only.json", base.as_str()],
+    ] {
+        let o = compare_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(stderr(&o), format!("compare: {why}\n"));
+        assert!(
+            o.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 /// A candidate trace that yields no event (cut right after
 /// `"traceEvents": [`, or in its gzip header or early gzip data) is one
 /// error line naming it and why, exit 1, no verdict: it never reads as

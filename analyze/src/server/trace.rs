@@ -16,6 +16,7 @@ use anyhow::bail;
 use bytes::Bytes;
 use memchr::memmem;
 use unitrace_core::result_dir::TraceFormat;
+use unitrace_core::timeline::gzip::{GzipCut, GzipDamage};
 use unitrace_core::trace::{scan, TraceError};
 
 use super::http::{FileSlice, Handler, Reply, ReplyBody, RequestHead};
@@ -41,6 +42,9 @@ pub struct TracePlan {
     pub gzip: bool,
     /// What the served bytes are (JSON or `.pftrace`), for their type.
     pub format: TraceFormat,
+    /// What the gzip stream's end held that is not the trace (bytes after
+    /// it, a cut trailer): one warning each (docs/uniview.md#gzip).
+    pub gzip_note: Option<String>,
 }
 
 impl TracePlan {
@@ -54,6 +58,7 @@ impl TracePlan {
             memory: Some(Bytes::from(bytes)),
             gzip: false,
             format: TraceFormat::of_path(&name),
+            gzip_note: None,
             path: name,
         }
     }
@@ -85,6 +90,7 @@ impl TracePlan {
                 memory: None,
                 gzip: false,
                 format: TraceFormat::Pftrace,
+                gzip_note: None,
             });
         }
         // Watched: a trace that changes while it is checked is an error
@@ -116,6 +122,7 @@ impl TracePlan {
                     memory: None,
                     gzip: false,
                     format: TraceFormat::Json,
+                    gzip_note: None,
                 },
                 None => TracePlan {
                     path: path.to_path_buf(),
@@ -125,6 +132,7 @@ impl TracePlan {
                     memory: None,
                     gzip: false,
                     format: TraceFormat::Json,
+                    gzip_note: None,
                 },
             },
             Some(cut) if cut.array_opened => TracePlan {
@@ -135,6 +143,7 @@ impl TracePlan {
                 memory: None,
                 gzip: false,
                 format: TraceFormat::Json,
+                gzip_note: None,
             },
             Some(cut) => bail!(
                 "{shown}{}: trace file is invalid: it ends before its event array starts",
@@ -163,13 +172,24 @@ impl TracePlan {
             memory: None,
             gzip: true,
             format,
+            gzip_note: None,
         };
         match opened.sniffed {
             Sniffed::Pftrace => return Ok(whole(TraceFormat::Pftrace)),
             Sniffed::Empty => bail!("{shown}: trace file is invalid: it holds only blanks"),
             _ => {}
         }
+        let watch = opened.gzip.clone();
         let summary = scan_plan(path, opened.into_reader())?;
+        // Bytes after the gzip data, or a cut trailer, are not served
+        // gzip-encoded: a browser's inflater may refuse what the file's
+        // reader forgave. The whole content is served inflated instead.
+        let gzip_note = match watch.and_then(|w| w.damage()) {
+            Some(d @ (GzipDamage::Trailing { .. } | GzipDamage::Cut(GzipCut::Trailer))) => {
+                Some(d.describe())
+            }
+            _ => None,
+        };
         if !summary.has_trace_events
             && summary.truncation.is_none()
             && summary.form == Some(unitrace_core::trace::TraceForm::Object)
@@ -177,7 +197,10 @@ impl TracePlan {
             bail!("{shown}: trace file is invalid: no traceEvents array");
         }
         let (keep, suffix): (u64, &[u8]) = match &summary.truncation {
-            None if summary.trailing_data.is_none() => return Ok(whole(TraceFormat::Json)),
+            None if summary.trailing_data.is_none() && gzip_note.is_none() => {
+                return Ok(whole(TraceFormat::Json))
+            }
+            None if summary.trailing_data.is_none() => (summary.bytes_read, b""),
             None => (summary.value_end, b"\n"),
             Some(cut) if cut.array_opened => {
                 let form = summary
@@ -200,8 +223,10 @@ impl TracePlan {
         let dropped = summary.bytes_read.saturating_sub(keep);
         bytes.extend_from_slice(suffix);
         let mut plan = TracePlan::in_memory(path.to_path_buf(), bytes);
-        plan.dropped_bytes = Some(dropped);
+        let repaired = summary.truncation.is_some() || summary.trailing_data.is_some();
+        plan.dropped_bytes = repaired.then_some(dropped);
         plan.format = TraceFormat::Json;
+        plan.gzip_note = gzip_note;
         Ok(plan)
     }
 
@@ -498,6 +523,29 @@ mod tests {
         let served = plan.memory.unwrap();
         assert_eq!(&served[..], format!("{complete}\n]\n}}\n").as_bytes());
         assert_eq!(plan.dropped_bytes, Some(17));
+        // Bytes after the gzip data, or a cut trailer: the whole content,
+        // served inflated, with a note for the warning.
+        let gz = gzip(whole.as_bytes());
+        let mut padded = gz.clone();
+        padded.extend_from_slice(&[0u8; 100]);
+        let trailer_cut = &gz[..gz.len() - 4];
+        let padded_note = format!(
+            "100 bytes after the end of the gzip data at byte {} (zero bytes); ignored",
+            gz.len()
+        );
+        let trailer_note = "gzip stream cut short in its 8-byte trailer (writer killed?): \
+                            the content is whole but its CRC was not checked";
+        for (bytes, note) in [
+            (&padded[..], padded_note.as_str()),
+            (trailer_cut, trailer_note),
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            let plan = TracePlan::for_file(&path).unwrap();
+            assert!(!plan.gzip);
+            assert_eq!(plan.gzip_note.as_deref(), Some(note));
+            assert_eq!(plan.dropped_bytes, None);
+            assert_eq!(&plan.memory.unwrap()[..], whole.as_bytes());
+        }
         // gzip of something else, and links inside gzip.
         std::fs::write(&path, gzip(b"Kernel,GlobalInstanceId\n")).unwrap();
         let err = TracePlan::for_file(&path).unwrap_err().to_string();

@@ -641,6 +641,12 @@ pub fn run(args: &UniviewArgs) -> anyhow::Result<ExitCode> {
             (trace, plan)
         }
     };
+    if let Some(note) = &plan.gzip_note {
+        unitrace_core::cli::warn(
+            "uniview",
+            format!("{}: {note}; serving it inflated", shown(&trace)),
+        );
+    }
     if let Some(dropped) = plan.dropped_bytes {
         let _ = writeln!(
             stdout,

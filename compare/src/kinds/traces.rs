@@ -275,6 +275,18 @@ pub fn from_report(r: &Report) -> Run {
 
 pub fn read(path: &Path) -> Result<Run> {
     let r = report(path)?;
+    // Events but no device work is a profile taken without the device
+    // activity: its kernel time is not 0, it was not recorded, and a
+    // verdict against it would read as everything vanished
+    // (docs/compare.md#inputs).
+    if !r.out.breakdown.breakdown.iter().any(|b| b.busy_us > 0.0) {
+        bail!(
+            "{}: no device work (no kernel, copy or fill) in these traces: nothing to compare \
+             (was the device activity recorded? torch.profiler records it with \
+             ProfilerActivity.XPU or CUDA)",
+            path.display()
+        );
+    }
     // A cut trace or left-out events change the totals: say so, as
     // tracestat does (docs/tracestat.md).
     for t in &r.out.inputs.truncated {
