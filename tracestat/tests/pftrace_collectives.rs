@@ -421,3 +421,38 @@ fn begin_end_collectives_carry_communicator_and_size_into_the_events_rows() {
         ]
     );
 }
+
+/// A `.pftrace` track event without a timestamp cannot be placed: it is
+/// left out as `no timestamp` and said so, as in JSON
+/// (docs/tracestat.md#implausible-events).
+#[test]
+fn a_pftrace_event_without_a_timestamp_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = descriptor(2000, fields::TD_PROCESS, 9, None, "DEVICE<0>");
+    out.extend(descriptor(2009, fields::TD_THREAD, 9, Some(9), "Thread 9"));
+    slice(&mut out, 2009, "gemm", "gpu_op", 10, 50);
+    out.extend(
+        PacketBuilder::new()
+            .varint(fields::PACKET_SEQUENCE_ID, 2)
+            .message(
+                fields::PACKET_TRACK_EVENT,
+                PacketBuilder::new()
+                    .varint(fields::TE_TYPE, 1)
+                    .varint(fields::TE_TRACK_UUID, 2009)
+                    .bytes(fields::TE_NAME, b"untimed"),
+            )
+            .record(),
+    );
+    let file = dir.path().join("app.1.0.pftrace");
+    std::fs::write(&file, out).unwrap();
+    let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
+    let imp = doc["implausible"].as_array().unwrap();
+    assert_eq!(imp.len(), 1, "{imp:?}");
+    assert_eq!(imp[0]["kind"], "no timestamp");
+    assert_eq!(imp[0]["count"], 1);
+    assert!(
+        stderr.contains("track event without a timestamp"),
+        "{stderr}"
+    );
+    close(f(&doc["breakdown"][0]["busy_us"]), 50.0, "the timed kernel");
+}

@@ -121,16 +121,22 @@ impl PftraceEvents {
                 Ok(())
             }
             PacketData::TrackEvent(te) => {
-                let Some(ts) = p.timestamp else { return Ok(()) };
+                let dropped = |kind, problem| Dropped {
+                    rank: self.router.peek(None),
+                    kind,
+                    place: Place::Packet(offset),
+                    name: None,
+                    problem,
+                };
+                let Some(ts) = p.timestamp else {
+                    sink.dropped(&dropped(
+                        DropKind::NoTimestamp,
+                        "track event without a timestamp",
+                    ));
+                    return Ok(());
+                };
                 let Ok(ts) = Ns::try_from(ts) else {
-                    let rank = self.router.peek(None);
-                    sink.dropped(&Dropped {
-                        rank,
-                        kind: DropKind::TimeOutOfRange,
-                        place: Place::Packet(offset),
-                        name: None,
-                        problem: "timestamp out of range",
-                    });
+                    sink.dropped(&dropped(DropKind::TimeOutOfRange, "timestamp out of range"));
                     return Ok(());
                 };
                 match te.kind {
