@@ -4,11 +4,13 @@
 # partials + one combine, with the floor measured in the same run.
 #
 #   benches/ranks.sh [--ranks "4096 16384 65536"] [--blocks B] [--work DIR]
+#                    [--events E] [--steps S] [--baseline TRACESTAT]
 #
 # For each rank count N: `unitrace-gen --seed 1 trace DIR --ranks N
 # --events 40` (the generator's smallest ranks, about 8 KB each: the cost is
-# per file, not per byte), the page cache warmed, then wall seconds, CPU
-# seconds and peak RSS of
+# per file, not per byte; `--events E --steps S` for ranks of E events in S
+# steps, whose collectives the critical path crosses), the page cache
+# warmed, then wall seconds, CPU seconds and peak RSS of
 #   * the floor: `cat` of every input into one file on the same disk;
 #   * one run: `tracestat DIR -q --json one.json`, and its time over the
 #     floor's;
@@ -16,7 +18,9 @@
 #     real run): `tracestat DIR --ranks BLOCK --partial p.i.json`: the sum
 #     of their times, the largest RSS, the partials' bytes;
 #   * the combine: `tracestat --combine p.*.json -q --json combined.json`,
-#     whose report must equal the one run's (checked with cmp).
+#     whose report must equal the one run's (checked with cmp);
+#   * with --baseline, that other tracestat binary's one run, its report
+#     equal to this build's, and the ratio of their CPU times.
 # `uptime` is printed first: the machine may be shared.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,9 +28,15 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 counts="4096 16384 65536"
 blocks=16
 work=""
+events=40
+steps=()
+baseline=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --ranks) counts="$2"; shift 2 ;;
+        --events) events="$2"; shift 2 ;;
+        --steps) steps=(--steps "$2"); shift 2 ;;
+        --baseline) baseline="$2"; shift 2 ;;
         --blocks) blocks="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -58,9 +68,9 @@ line() { # LABEL WALL CPU RSS_KB [EXTRA]
 echo "uptime: $(uptime)"
 echo "nproc: $(nproc)"
 for n in $counts; do
-    in="$work/ranks-$n"
+    in="$work/ranks-$n-$events${steps[1]:+-${steps[1]}}"
     if [ ! -d "$in" ]; then
-        timed "$work/gen" "$UNITRACE_GEN" --seed 1 trace "$in.tmp" --ranks "$n" --events 40 -q
+        timed "$work/gen" "$UNITRACE_GEN" --seed 1 trace "$in.tmp" --ranks "$n" --events "$events" "${steps[@]}" -q
         mv "$in.tmp" "$in"
         read -r gw gc gm < "$work/gen"
     fi
@@ -77,6 +87,13 @@ for n in $counts; do
     timed "$work/one" "$bin" "$in" -q --json "$work/one.json"
     read -r ow oc om < "$work/one"
     line "one run" "$ow" "$oc" "$om" "$(awk -v o="$ow" -v f="$fw" 'BEGIN { printf "%.1fx the floor'"'"'s wall", (f > 0 ? o / f : 0) }')"
+    if [ -n "$baseline" ]; then
+        timed "$work/base" "$baseline" "$in" -q --json "$work/base.json"
+        read -r bw bc bm < "$work/base"
+        same=$(cmp -s "$work/one.json" "$work/base.json" && echo "same report" || echo "report DIFFERS")
+        line "baseline: one run" "$bw" "$bc" "$bm" "$(awk -v b="$bc" -v o="$oc" 'BEGIN { printf "%.2fx this build'"'"'s CPU", (o > 0 ? b / o : 0) }'), $same"
+        rm -f "$work/base.json"
+    fi
 
     rm -f "$work"/p.*.json
     per=$(( (n + blocks - 1) / blocks ))

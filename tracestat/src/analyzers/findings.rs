@@ -578,7 +578,7 @@ fn at_least(c: &Context<'_>, i: usize, ns: Ns, share: f64) -> bool {
 pub const RULES: [Rule; 11] = [
     Rule {
         id: "pageable-copy",
-        fix: "allocate the host buffers pinned (zeMemAllocHost, sycl::malloc_host; PyTorch: pin_memory=True) so that copies go straight to the copy engine",
+        fix: "allocate the host buffers pinned (PyTorch: pin_memory=True; SYCL: sycl::malloc_host; Level Zero: zeMemAllocHost; CUDA: cudaMallocHost; HIP: hipHostMalloc) so that copies go straight to the copy engine",
         per_rank_only: false,
         observe: pageable_observe,
         fires: two_pct,
@@ -605,7 +605,7 @@ pub const RULES: [Rule; 11] = [
     },
     Rule {
         id: "launch-bound",
-        fix: "launch fewer, longer kernels: fuse operations (torch.compile), or record the step once as a command list or graph and replay it",
+        fix: "launch fewer, longer kernels: fuse operations (torch.compile), or record the step once and replay it (a SYCL graph or a Level Zero command list executed again; CUDA or HIP graphs; torch.compile mode=\"reduce-overhead\")",
         per_rank_only: false,
         observe: launch_observe,
         fires: |c, i, e| {

@@ -33,7 +33,7 @@ use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen}
 use crate::rank_model::RankModel;
 use crate::time::{pct, us, Ns};
 use graph::{Kind, RankPath};
-use solve::{Solver, StepPath};
+use solve::{Operations, Solver, StepPath};
 
 /// Rows of the slowest step's path on screen at most.
 const TOP_ITEMS: usize = 20;
@@ -220,10 +220,6 @@ impl Analyzer for CriticalPath {
         sections(&r.out.critical_path, r.options.no_critical_path)
     }
 }
-
-/// The matched collective operations: `(rank, call)` -> operation, and
-/// each operation's calls.
-type Operations = (HashMap<(usize, usize), usize>, Vec<Vec<(usize, usize)>>);
 
 fn operations(ranks: &Ranks<'_>) -> Operations {
     let mut op_of = HashMap::default();
@@ -893,31 +889,12 @@ fn solvable(ranks: &Ranks<'_>) -> bool {
 }
 
 fn solver<'a>(ranks: &'a Ranks<'_>, off: &'a [Ns]) -> Solver<'a> {
-    let (op_of, ops) = operations(ranks);
-    Solver {
-        paths: ranks.ranks.iter().map(CriticalPath::part).collect(),
+    Solver::new(
+        ranks.ranks.iter().map(CriticalPath::part).collect(),
         off,
-        op_of,
-        ops,
-        rank_ids: ranks.ranks.iter().map(|r| r.rank).collect(),
-        sinks: ranks
-            .ranks
-            .iter()
-            .flat_map(|r| &CriticalPath::part(r).steps)
-            .map(|s| s.sinks.len())
-            .sum(),
-        labels: ranks
-            .ranks
-            .iter()
-            .map(|r| {
-                let names = &CriticalPath::part(r).names;
-                names
-                    .iter()
-                    .map(|n| solve::Label::from(n.as_str()))
-                    .collect()
-            })
-            .collect(),
-    }
+        operations(ranks),
+        ranks.ranks.iter().map(|r| r.rank).collect(),
+    )
 }
 
 /// What `rank:N=median` saves over the run for each rank index of `who`

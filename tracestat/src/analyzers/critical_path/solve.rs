@@ -65,10 +65,18 @@ pub struct Solver<'a> {
     pub sinks: usize,
     /// Each rank's names ([`RankPath::names`]) as labels, made once.
     pub labels: Vec<Vec<Label>>,
+    /// Per operation: the call that arrived last and its arrival (the
+    /// latest, the lowest rank on a tie), found once ([`Solver::new`]): a
+    /// search per call would be quadratic in the ranks.
+    op_last: Vec<(usize, usize, Ns)>,
 }
 
 /// One step of one rank taking part in a step.
 type Part = (usize, usize);
+
+/// The matched collective operations: `(rank, call)` -> operation, and
+/// each operation's calls.
+pub type Operations = (HashMap<(usize, usize), usize>, Vec<Vec<(usize, usize)>>);
 
 /// A step's replay prepared for any rule ([`Solver::prepare`]); the
 /// values of its sinks are indexed part by part (`first`).
@@ -86,6 +94,19 @@ pub struct StepReplay {
     /// `[recorded, kernel part, rule...]` start).
     lens: Vec<Ns>,
     arrivals: Vec<Arrival>,
+    groups: Vec<ArrivalGroup>,
+    /// The groups each value is an arrival of: value `v`'s are
+    /// `group_of[member_from[v]..member_from[v + 1]]`.
+    member_from: Vec<usize>,
+    group_of: Vec<u32>,
+}
+
+/// An operation's arrivals in a replay, shared by every chain that starts
+/// at the end of one of its calls: their latest is found once per change
+/// of one of them, not once per chain (which was quadratic in the ranks).
+struct ArrivalGroup {
+    /// Its arrivals in [`StepReplay::arrivals`].
+    arrivals: (usize, usize),
 }
 
 struct PlannedSink {
@@ -109,12 +130,24 @@ enum Base {
     Coll {
         transfer: Ns,
         last: Ns,
-        arrivals: (usize, usize),
+        /// The call's own arrival alone (`None`: it arrived last, or its
+        /// operation ended before the last arrival), else its operation's
+        /// [`ArrivalGroup`].
+        arrivals: Arrivals,
         /// The rank's step start: a step is replayed from its recorded
         /// start, so no call's end moves before it (a call that began
         /// before the step keeps its time there; docs/tracestat.md#what-if).
         floor: Ns,
     },
+}
+
+/// What a collective call's end waits for in a replay.
+#[derive(Clone, Copy)]
+enum Arrivals {
+    /// Its own arrival only.
+    Own(Arrival),
+    /// Every arrival of its operation: a group's index.
+    Group(usize),
 }
 
 /// An arrival at a collective in a replay: the value of a sink of the
@@ -126,6 +159,45 @@ enum Arrival {
 }
 
 impl<'a> Solver<'a> {
+    /// The solver of the ranks' paths `paths`, on clocks `off`, with the
+    /// collectives' operations (`op_of`, `ops`).
+    pub fn new(
+        paths: Vec<&'a RankPath>,
+        off: &'a [Ns],
+        (op_of, ops): Operations,
+        rank_ids: Vec<Option<u32>>,
+    ) -> Self {
+        let sinks = paths
+            .iter()
+            .flat_map(|p| &p.steps)
+            .map(|s| s.sinks.len())
+            .sum();
+        let labels = paths
+            .iter()
+            .map(|p| p.names.iter().map(|n| Label::from(n.as_str())).collect())
+            .collect();
+        let mut s = Solver {
+            paths,
+            off,
+            op_of,
+            ops,
+            rank_ids,
+            sinks,
+            labels,
+            op_last: Vec::new(),
+        };
+        s.op_last = (s.ops.iter())
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|&(rr, jj)| (rr, jj, s.arrival(rr, jj)))
+                    .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
+                    .unwrap_or((usize::MAX, usize::MAX, Ns::MIN))
+            })
+            .collect();
+        s
+    }
+
     fn arrival(&self, r: usize, j: usize) -> Ns {
         self.paths[r].colls[j].arrival - self.off[r]
     }
@@ -150,11 +222,10 @@ impl<'a> Solver<'a> {
         let Some(&op) = self.op_of.get(&(r, j)) else {
             return own;
         };
-        let last = self.ops[op]
-            .iter()
-            .map(|&(rr, jj)| (rr, jj, self.arrival(rr, jj)))
-            .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
-            .unwrap_or(own);
+        let last = self.op_last[op];
+        if self.ops[op].is_empty() {
+            return own;
+        }
         if last.2 <= self.coll_end(r, j) {
             last
         } else {
@@ -318,6 +389,8 @@ impl<'a> Solver<'a> {
         let mut lens = Vec::new();
         let mut entries = Vec::new();
         let mut arrivals = Vec::new();
+        let mut groups: Vec<ArrivalGroup> = Vec::new();
+        let mut group_at: HashMap<usize, usize> = HashMap::default();
         for &(_, i, si) in &order {
             let (r, k) = parts[i];
             let path: &'a RankPath = self.paths[r];
@@ -335,18 +408,25 @@ impl<'a> Solver<'a> {
                         // transfer.
                         let j = j as usize;
                         let (lr, lj, la) = self.last_arrival(r, j);
-                        let at = arrivals.len();
-                        if (lr, lj) == (r, j) {
-                            arrivals.push(arrival_now(r, j));
+                        let waits_for = if (lr, lj) == (r, j) {
+                            Arrivals::Own(arrival_now(r, j))
                         } else {
                             let op = self.op_of[&(r, j)];
-                            let calls = self.ops[op].iter();
-                            arrivals.extend(calls.map(|&(rr, jj)| arrival_now(rr, jj)));
-                        }
+                            let g = *group_at.entry(op).or_insert_with(|| {
+                                let at = arrivals.len();
+                                let calls = self.ops[op].iter();
+                                arrivals.extend(calls.map(|&(rr, jj)| arrival_now(rr, jj)));
+                                groups.push(ArrivalGroup {
+                                    arrivals: (at, arrivals.len()),
+                                });
+                                groups.len() - 1
+                            });
+                            Arrivals::Group(g)
+                        };
                         Base::Coll {
                             transfer: self.coll_end(r, j) - la,
                             last: la,
-                            arrivals: (at, arrivals.len()),
+                            arrivals: waits_for,
                             floor: step.start - self.off[r],
                         }
                     }
@@ -360,6 +440,7 @@ impl<'a> Solver<'a> {
                 recorded: sink.time - self.off[r],
             });
         }
+        let (member_from, group_of) = group_members(first[first.len() - 1], &groups, &arrivals);
         StepReplay {
             parts: parts.to_vec(),
             start,
@@ -368,6 +449,9 @@ impl<'a> Solver<'a> {
             chains,
             lens,
             arrivals,
+            groups,
+            member_from,
+            group_of,
         }
     }
 
@@ -393,6 +477,12 @@ impl<'a> Solver<'a> {
         };
         const UNSET: Ns = Ns::MIN / 4;
         let mut value: Vec<Ns> = vec![UNSET; plan.first[plan.first.len() - 1]];
+        // Each group's latest arrival, `None` once one of them changed.
+        let mut latest: Vec<Option<Ns>> = vec![None; plan.groups.len()];
+        let read = |value: &[Ns], a: Arrival| match a {
+            Arrival::Replayed(at) => value[at],
+            Arrival::Recorded(t) => t,
+        };
         for _pass in 0..8 {
             let mut changed = false;
             for sink in &plan.sinks {
@@ -408,14 +498,17 @@ impl<'a> Solver<'a> {
                             floor,
                         } => {
                             let transfer = comm.map_or(transfer, |c| c.apply(transfer));
-                            let arrived = plan.arrivals[arrivals.0..arrivals.1]
-                                .iter()
-                                .map(|a| match *a {
-                                    Arrival::Replayed(at) => value[at],
-                                    Arrival::Recorded(t) => t,
-                                })
-                                .max()
-                                .unwrap_or(last);
+                            let arrived = match arrivals {
+                                Arrivals::Own(a) => read(&value, a),
+                                Arrivals::Group(g) => *latest[g].get_or_insert_with(|| {
+                                    let (a, b) = plan.groups[g].arrivals;
+                                    plan.arrivals[a..b]
+                                        .iter()
+                                        .map(|&x| read(&value, x))
+                                        .max()
+                                        .unwrap_or(last)
+                                }),
+                            };
                             (arrived + transfer).max(floor)
                         }
                     };
@@ -439,6 +532,10 @@ impl<'a> Solver<'a> {
                 if value[sink.at] != best {
                     value[sink.at] = best;
                     changed = true;
+                    let (a, b) = (plan.member_from[sink.at], plan.member_from[sink.at + 1]);
+                    for &g in &plan.group_of[a..b] {
+                        latest[g as usize] = None;
+                    }
                 }
             }
             if !changed {
@@ -472,6 +569,33 @@ impl<'a> Solver<'a> {
         let median = crate::analyzers::median(&mut all);
         (own > 0.0).then_some((*who, median / own))
     }
+}
+
+/// For each of `values` values, the groups it is a replayed arrival of, as
+/// `(member_from, group_of)` ([`StepReplay`]).
+fn group_members(
+    values: usize,
+    groups: &[ArrivalGroup],
+    arrivals: &[Arrival],
+) -> (Vec<usize>, Vec<u32>) {
+    let mut pairs: Vec<(usize, u32)> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let (a, b) = group.arrivals;
+        for arrival in &arrivals[a..b] {
+            if let Arrival::Replayed(at) = *arrival {
+                pairs.push((at, g as u32));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    let mut member_from = vec![0usize; values + 1];
+    for &(at, _) in &pairs {
+        member_from[at + 1] += 1;
+    }
+    for v in 0..values {
+        member_from[v + 1] += member_from[v];
+    }
+    (member_from, pairs.into_iter().map(|(_, g)| g).collect())
 }
 
 /// Stretches a step's path keeps at most, besides one per change of rank.
@@ -579,4 +703,70 @@ fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathIt
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyzers::critical_path::graph::{CollPoint, Sink, StepGraph};
+    use crate::analyzers::critical_path::packed::{ChainItems, SinkLens};
+
+    /// Rank `r` of `n`: one step from 0 to 60 ns with one collective; it
+    /// arrives at `10 + r`, the call ends 5 ns after the last arrival, and
+    /// its step ends 60 ns after 0 through the chain from that end.
+    fn rank(r: usize, n: usize) -> RankPath {
+        let arrival = 10 + r as Ns;
+        let end = 10 + (n as Ns - 1) + 5;
+        let sink = |time: Ns, source: Option<u32>, len: Ns| Sink {
+            time,
+            source,
+            items: ChainItems::new(&[]),
+            totals: Vec::new(),
+            lens: SinkLens::from(vec![(source, vec![len, 0, len])]),
+        };
+        RankPath {
+            names: vec!["allreduce".to_string()],
+            steps: vec![StepGraph {
+                id: Some(1),
+                start: 0,
+                end: 60,
+                sinks: vec![sink(arrival, None, arrival), sink(60, Some(0), 60 - end)],
+                kernel_ns: 0,
+            }],
+            colls: vec![CollPoint {
+                name: 0,
+                arrival,
+                end,
+                sink: Some((0, 0)),
+            }],
+            queue_depth: Vec::new(),
+        }
+    }
+
+    /// Every rank's end of one collective waits for the same arrivals:
+    /// they are held once per operation, not once per rank (which grew
+    /// with the square of the ranks), and the replay reads them right.
+    #[test]
+    fn a_collectives_arrivals_are_held_once_for_all_its_ranks() {
+        let n = 64;
+        let paths: Vec<RankPath> = (0..n).map(|r| rank(r, n)).collect();
+        let calls: Vec<(usize, usize)> = (0..n).map(|r| (r, 0)).collect();
+        let op_of = calls.iter().map(|&c| (c, 0)).collect();
+        let off = vec![0; n];
+        let solver = Solver::new(
+            paths.iter().collect(),
+            &off,
+            (op_of, vec![calls.clone()]),
+            (0..n as u32).map(Some).collect(),
+        );
+        assert_eq!(solver.last_arrival(3, 0), (n - 1, 0, 10 + n as Ns - 1));
+        let plan = solver.prepare(&calls);
+        assert_eq!(plan.groups.len(), 1);
+        assert_eq!(plan.arrivals.len(), n);
+        // The recorded run, then comm=0: the 5 ns transfer off every
+        // rank's end.
+        assert_eq!(solver.replay_prepared(&plan, 0, None), 60);
+        let comm = super::super::rules::parse_rule("comm=0").unwrap();
+        assert_eq!(solver.replay_prepared(&plan, 2, Some(&comm)), 55);
+    }
 }
