@@ -408,6 +408,43 @@ fn a_gzipped_kineto_trace_is_served_gzip_encoded() {
     assert_eq!(snapshot(&trace), before);
 }
 
+/// A gzipped trace followed by other bytes (padding) is served inflated,
+/// whole, with one warning naming the bytes (docs/uniview.md#gzip); the
+/// file is left as it was.
+#[test]
+fn a_gzipped_trace_with_bytes_after_it_is_served_inflated_with_a_warning() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rank0.pt.trace.json.gz");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto/recorded/planted/rank0.pt.trace.json.gz");
+    let mut bytes = std::fs::read(&source).unwrap();
+    let gzip_len = bytes.len();
+    let mut inflated = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut inflated)
+        .unwrap();
+    bytes.extend_from_slice(&[0u8; 100]);
+    std::fs::write(&trace, &bytes).unwrap();
+    let before = snapshot(&trace);
+    let server = start(&["-t", path(&trace)]);
+    let response = get(server.trace_port(), "/rank0.pt.trace.json.gz");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("content-encoding"), None);
+    assert!(response.body == inflated, "the whole trace, inflated");
+    let (code, _, err) = server.wait_with_stderr();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        err,
+        format!(
+            "uniview: warning: {}: 100 bytes after the end of the gzip data at byte {gzip_len} \
+             (zero bytes); ignored; serving it inflated\n",
+            trace.display()
+        )
+    );
+    assert_eq!(snapshot(&trace), before);
+}
+
 /// `--result-dir DIR [--ranks ...]` (docs/uniview.md#result-dir): the
 /// original's argument errors (exit 2), its messages, discovery through
 /// `unitrace_core::result_dir`.

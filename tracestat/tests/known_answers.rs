@@ -866,6 +866,21 @@ fn collectives_written_as_begin_end_pairs_are_matched() {
     close(f(&h["host_us"]), 500.0 + 200.0, "host time of both ranks");
 }
 
+/// The report's implausible events as `(kind, count)`, in its order.
+fn implausible_kinds(doc: &serde_json::Value) -> Vec<(String, u64)> {
+    doc["implausible"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap().to_string(),
+                i["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Events a reader cannot place (no `ph`, no number `ts`, a slice without
 /// a name, a host slice without a thread) are left out and said so, by
 /// kind, never dropped in silence; Kineto's negative thread ids are threads
@@ -892,17 +907,7 @@ fn events_without_phase_time_name_or_thread_are_said_so() {
     )
     .unwrap();
     let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
-    let mut kinds: Vec<(String, u64)> = doc["implausible"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["kind"].as_str().unwrap().to_string(),
-                i["count"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let mut kinds = implausible_kinds(&doc);
     kinds.sort();
     let want = [
         ("no name", 3),
@@ -957,17 +962,7 @@ fn a_device_command_without_a_usable_duration_is_said_so() {
     )
     .unwrap();
     let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
-    let kinds: Vec<(String, u64)> = doc["implausible"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["kind"].as_str().unwrap().to_string(),
-                i["count"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let kinds = implausible_kinds(&doc);
     assert_eq!(
         kinds,
         [

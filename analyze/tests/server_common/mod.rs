@@ -142,7 +142,13 @@ impl Server {
 
     /// Waits (at most [`PATIENCE`]) for the process to end by itself, then
     /// for the rest of its stdout (until the pipe closes).
-    pub fn wait(mut self) -> (Option<i32>, String) {
+    pub fn wait(self) -> (Option<i32>, String) {
+        let (code, out, _) = self.wait_with_stderr();
+        (code, out)
+    }
+
+    /// [`Server::wait`], and what the server wrote on stderr.
+    pub fn wait_with_stderr(mut self) -> (Option<i32>, String, String) {
         let start = std::time::Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -156,7 +162,12 @@ impl Server {
                         out.push('\n');
                     }
                 }
-                return (status.code(), out);
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                return (status.code(), out, err);
             }
             assert!(start.elapsed() < PATIENCE, "the server did not stop");
             std::thread::sleep(Duration::from_millis(20));
