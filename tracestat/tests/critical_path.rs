@@ -1761,3 +1761,101 @@ fn annotated_json_and_pftrace_name_an_engines_queue_depth_alike() {
         "{names:?}"
     );
 }
+
+/// A Kineto rank whose main thread (tid 1) waits in `run_backward` while
+/// the autograd thread (tid 2) launches a kernel and runs a hook, worked
+/// out by hand (docs/tracestat.md#critical-path): the call ends when the
+/// other thread's last call in it ends (the hook, at 900 us), and that
+/// thread's work starts no earlier than the call (100 us).
+fn backward_on_another_thread(dir: &Path) -> PathBuf {
+    let x = |cat: &str, name: &str, tid: u32, ts: u32, dur: u32, corr: Option<u32>| {
+        let (pid, args) = match corr {
+            Some(c) => (
+                if cat == "kernel" { 0 } else { 100 },
+                format!(r#", "args": {{"correlation": {c}}}"#),
+            ),
+            None => (100, String::new()),
+        };
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}{args}}}"#
+        )
+    };
+    let events = [
+        x("user_annotation", "ProfilerStep#1", 1, 0, 1200, None),
+        x(
+            "python_function",
+            "<built-in method run_backward of torch._C._EngineBase object at 0x1>",
+            1,
+            100,
+            900,
+            None,
+        ),
+        x("cuda_runtime", "cudaLaunchKernel", 2, 200, 10, Some(1)),
+        x("kernel", "backward_kernel", 7, 220, 40, Some(1)),
+        x("cpu_op", "hook", 2, 300, 600, None),
+        x("cuda_runtime", "cudaLaunchKernel", 1, 1050, 10, Some(2)),
+        x("kernel", "optimizer_kernel", 7, 1070, 80, Some(2)),
+    ];
+    let file = dir.join("rank0.pt.trace.json");
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}\n",
+            events.join(",\n")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn the_path_goes_through_the_thread_run_backward_waits_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = backward_on_another_thread(dir.path());
+    let (doc, _, _) = report(&[file], &[]);
+    let got: Vec<(String, String, f64, f64)> = items(&doc, "1")
+        .into_iter()
+        .map(|(_, kind, name, start, dur)| (kind, name, start, dur))
+        .collect();
+    let run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x1>";
+    let want = [
+        ("host", "ProfilerStep#1", 0.0, 100.0),
+        ("idle", "(gap)", 100.0, 100.0),
+        ("launch", "cudaLaunchKernel", 200.0, 10.0),
+        ("idle", "(host idle)", 210.0, 90.0),
+        ("host", "hook", 300.0, 600.0),
+        ("host", run_backward, 900.0, 100.0),
+        ("host", "ProfilerStep#1", 1000.0, 50.0),
+        ("launch", "cudaLaunchKernel", 1050.0, 10.0),
+        ("host", "ProfilerStep#1", 1060.0, 140.0),
+    ];
+    let want: Vec<(String, String, f64, f64)> = want
+        .iter()
+        .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
+        .collect();
+    assert_eq!(got, want);
+
+    // The recordings: rank 1's planted 50 ms sleep in a backward hook is on
+    // step 3's path by its name, and run_backward is no longer most of the
+    // clean run's path (47% before).
+    let kineto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded");
+    let (planted, _, _) = report(&[kineto.join("planted")], &[]);
+    let sleep: f64 = path_of(&planted, "3")
+        .iter()
+        .filter(|r| r["rank"] == "1" && r["name"] == "<built-in function sleep>")
+        .map(|r| f(&r["dur_us"]))
+        .sum();
+    close(sleep, 50_141.781, "the planted sleep on step 3's path");
+    let (clean, _, _) = report(&[kineto.join("clean")], &[]);
+    let waiting: f64 = rows(&clean, "critical_path_names")
+        .iter()
+        .filter(|r| r["name"].as_str().unwrap().contains("run_backward"))
+        .map(|r| f(&r["pct"]))
+        .sum();
+    assert!(waiting < 5.0, "run_backward: {waiting}% of the clean path");
+    for s in rows(&clean, "critical_path_steps") {
+        let id = s["step"].as_str().unwrap();
+        let sum: f64 = path_of(&clean, id).iter().map(|r| f(&r["dur_us"])).sum();
+        close(sum, f(&s["dur_us"]), "the clean step's path tiles it");
+    }
+}

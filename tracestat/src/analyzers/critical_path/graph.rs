@@ -39,7 +39,12 @@ use crate::rank_model::RankModel;
 use crate::search::partition_point_near;
 use crate::time::Ns;
 
+mod threads;
+
 const NONE: u32 = u32::MAX;
+/// The `kernel` of a [`What::Sync`] that waits for another host thread's
+/// work rather than the device's ([`threads`]).
+const THREADS: u32 = NONE - 1;
 /// A kernel that starts this much later than its launch and its queue
 /// allow waited for something else: the other engines' work is looked at.
 const ENGINE_WAIT_NS: Ns = 1_000;
@@ -339,6 +344,10 @@ enum Ev {
     StepEnd(usize),
     Sync(Ns, NameId, u32),
     Coll(Ns, usize),
+    /// The start of a call that waits for another thread ([`threads`]).
+    ThreadWait(usize),
+    /// Where the thread a call waits for ended its work inside the call.
+    Cut(usize),
 }
 
 /// A host call or range of one thread: `(start, end, kind, API call, name)`.
@@ -611,77 +620,114 @@ impl<'m, 'a> Graph<'m, 'a> {
                 calls_by_tid.entry(h.tid).or_default().push(r);
             }
         }
-        for tid in tids {
-            let mut evs = per_tid.remove(&tid).unwrap_or_default();
-            evs.sort_by_key(|e| (e.0, e.1));
-            let mut calls = calls_by_tid.remove(&tid).unwrap_or_default();
-            let api = api_calls.get(&tid).copied().unwrap_or(0);
-            sort_calls(&mut calls, api, |r| {
+        for (tid, calls) in calls_by_tid.iter_mut() {
+            let api = api_calls.get(tid).copied().unwrap_or(0);
+            sort_calls(calls, api, |r| {
                 let c = self.call(r);
                 (c.0, std::cmp::Reverse(c.1))
             });
+        }
+        let mut waits = self.thread_waits(&mut per_tid, &calls_by_tid);
+        for tid in tids {
+            let mut evs = per_tid.remove(&tid).unwrap_or_default();
+            evs.sort_by_key(|e| (e.0, e.1));
+            let calls = calls_by_tid.remove(&tid).unwrap_or_default();
             if self.blocking_calls(&calls, &mut evs) {
                 evs.sort_by_key(|e| (e.0, e.1));
             }
-            // Per event at most: a piece of host time, and a node of the
-            // call (a step end, a synchronisation) or two (a collective).
-            let more = evs
-                .iter()
-                .map(|e| match e.2 {
-                    Ev::Launch(_) => 1,
-                    Ev::StepEnd(_) | Ev::Sync(..) => 2,
-                    Ev::Coll(..) => 3,
-                })
-                .sum();
-            self.reserve_nodes(more);
-            let (thread, first) = self.thread(calls);
-            let first = first
-                .unwrap_or(Ns::MAX)
-                .min(evs.first().map_or(Ns::MAX, |e| e.0));
-            let index = self.threads.len() as u32;
-            self.threads.push(thread);
-            // The chain's last node and the time it ends at.
-            let mut cursor: (Ns, u32) = (first, NONE);
-            // The node a point inside the current interval maps to.
-            let mut inside: u32 = NONE;
-            for (ts, _, ev) in evs {
-                if ts < cursor.0 {
-                    // Inside the last interval (or out of order): the
-                    // interval stands for it.
-                    match ev {
-                        Ev::Launch(k) => self.launch_node[k] = inside,
-                        Ev::StepEnd(w) => self.step_end[w] = self.mark(cursor.1, cursor.0),
-                        Ev::Sync(..) | Ev::Coll(..) => {}
-                    }
-                    continue;
-                }
-                let p = self.piece_to(&mut cursor, ts, index);
+            self.thread_chain(tid, evs, calls, &mut host_coll, &mut waits);
+        }
+        waits.link(&mut self.nodes);
+        host_coll
+    }
+
+    /// One thread's chain: its host time cut at its events `evs` (in time
+    /// order), with the nodes of its calls.
+    fn thread_chain(
+        &mut self,
+        tid: u64,
+        evs: Vec<(Ns, u8, Ev)>,
+        calls: Vec<CallRef>,
+        host_coll: &mut [bool],
+        waits: &mut threads::ThreadWaits,
+    ) {
+        // Per event at most: a piece of host time, and a node of the
+        // call (a step end, a synchronisation) or two (a collective).
+        let more = evs
+            .iter()
+            .map(|e| match e.2 {
+                Ev::Launch(_) | Ev::Cut(_) => 1,
+                Ev::StepEnd(_) | Ev::Sync(..) | Ev::ThreadWait(_) => 2,
+                Ev::Coll(..) => 3,
+            })
+            .sum();
+        self.reserve_nodes(more);
+        let (thread, first) = self.thread(calls);
+        let first = first
+            .unwrap_or(Ns::MAX)
+            .min(evs.first().map_or(Ns::MAX, |e| e.0));
+        let index = self.threads.len() as u32;
+        self.threads.push(thread);
+        // The chain's last node and the time it ends at.
+        let mut cursor: (Ns, u32) = (first, NONE);
+        // The node a point inside the current interval maps to.
+        let mut inside: u32 = NONE;
+        let mut started = waits.started_on(tid).into_iter().peekable();
+        for (ts, _, ev) in evs {
+            if ts < cursor.0 {
+                // Inside the last interval (or out of order): the
+                // interval stands for it.
                 match ev {
-                    Ev::Launch(k) => self.launch_node[k] = p,
-                    Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
-                    Ev::Sync(end, name, kernel) => {
-                        let name = self.item_name(name, false);
-                        let mut n = Node::new(ts, end, What::Sync { name, kernel });
-                        n.add_pred(p, Edge::Chain);
-                        let s = self.push(n);
-                        inside = s;
-                        cursor = (end, s);
-                    }
-                    Ev::Coll(end, pos) => {
-                        let mut a = Node::new(ts, ts, What::Arrival);
-                        a.add_pred(p, Edge::Chain);
-                        let a = self.push(a);
-                        let e = self.push(Node::new(end, end, What::End { coll: pos as u32 }));
-                        self.coll_arrival[pos] = a;
-                        self.coll_end[pos] = e;
-                        host_coll[pos] = true;
-                        inside = a;
-                        cursor = (end, e);
-                    }
+                    Ev::Launch(k) => self.launch_node[k] = inside,
+                    Ev::StepEnd(w) => self.step_end[w] = self.mark(cursor.1, cursor.0),
+                    Ev::Cut(w) => waits.cut[w] = cursor.1,
+                    Ev::Sync(..) | Ev::Coll(..) | Ev::ThreadWait(_) => {}
+                }
+                continue;
+            }
+            let p = self.piece_to(&mut cursor, ts, index);
+            // The first of this thread's time after another thread began
+            // to wait for it.
+            while let Some(&(_, w)) = started.peek().filter(|s| s.0 < ts) {
+                waits.first[w] = p;
+                started.next();
+            }
+            match ev {
+                Ev::Launch(k) => self.launch_node[k] = p,
+                Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
+                Ev::Cut(w) => waits.cut[w] = p,
+                Ev::Sync(end, name, kernel) => {
+                    cursor = self.interval(p, (ts, end), name, kernel);
+                    inside = cursor.1;
+                }
+                Ev::ThreadWait(w) => {
+                    let (end, name) = (waits.list[w].end, waits.list[w].name);
+                    cursor = self.interval(p, (ts, end), name, THREADS);
+                    inside = cursor.1;
+                    (waits.node[w], waits.before[w]) = (cursor.1, p);
+                }
+                Ev::Coll(end, pos) => {
+                    let mut a = Node::new(ts, ts, What::Arrival);
+                    a.add_pred(p, Edge::Chain);
+                    let a = self.push(a);
+                    let e = self.push(Node::new(end, end, What::End { coll: pos as u32 }));
+                    self.coll_arrival[pos] = a;
+                    self.coll_end[pos] = e;
+                    host_coll[pos] = true;
+                    inside = a;
+                    cursor = (end, e);
                 }
             }
         }
-        host_coll
+    }
+
+    /// A call's node that waits (for the device, or another thread) after
+    /// the chain's node `p`; the cursor after it.
+    fn interval(&mut self, p: u32, (start, end): (Ns, Ns), name: NameId, kernel: u32) -> (Ns, u32) {
+        let name = self.item_name(name, false);
+        let mut n = Node::new(start, end, What::Sync { name, kernel });
+        n.add_pred(p, Edge::Chain);
+        (end, self.push(n))
     }
 
     /// Launch calls that returned only after their command finished (a
@@ -1034,6 +1080,10 @@ impl<'m, 'a> Graph<'m, 'a> {
                         self.nodes[v].add_pred(p, Edge::Engine);
                     }
                 }
+                // Its other thread's work was linked with the chains.
+                What::Sync {
+                    kernel: THREADS, ..
+                } => {}
                 What::Sync { kernel, .. } if kernel != NONE => {
                     let k = self.kernel_node[kernel as usize];
                     self.nodes[v].add_pred(k, Edge::Device);
@@ -1310,6 +1360,10 @@ impl<'m, 'a> Graph<'m, 'a> {
         };
         match self.nodes[v as usize].what {
             What::Kernel { kind, name, .. } => rev.push(item(kind, name)),
+            What::Sync {
+                name,
+                kernel: THREADS,
+            } => rev.push(item(Kind::Host, name)),
             What::Sync { name, .. } => rev.push(item(Kind::SyncWait, name)),
             What::Piece { thread } => {
                 let th = &self.threads[thread as usize];
