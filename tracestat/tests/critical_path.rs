@@ -1834,6 +1834,17 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
         .collect();
     assert_eq!(got, want);
+    // Without the hook the other thread is done at 300 us, the call 100 us
+    // later (its own time after that thread's work), the rest as recorded:
+    // 1200 - 600 us.
+    let dir2 = tempfile::tempdir().unwrap();
+    let file = backward_on_another_thread(dir2.path());
+    let (doc, _, _) = report(&[file], &["--what-if", "range:hook=-100%"]);
+    close(
+        what_if(&doc, "range:hook=-100%", "1"),
+        600.0,
+        "the hook taken off",
+    );
 
     // The recordings: rank 1's planted 50 ms sleep in a backward hook is on
     // step 3's path by its name, and run_backward is no longer most of the
@@ -1846,6 +1857,13 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         .map(|r| f(&r["dur_us"]))
         .sum();
     close(sleep, 50_141.781, "the planted sleep on step 3's path");
+    let rule = "range:*sleep*=-100%";
+    let (planted, _, _) = report(&[kineto.join("planted")], &["--what-if", rule]);
+    let step3 = what_if(&planted, rule, "3");
+    assert!(
+        step3 < 67_320.0 - 45_000.0,
+        "step 3 without the sleep: {step3}"
+    );
     let (clean, _, _) = report(&[kineto.join("clean")], &[]);
     let waiting: f64 = rows(&clean, "critical_path_names")
         .iter()
