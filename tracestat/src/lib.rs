@@ -23,6 +23,7 @@ pub mod events;
 pub mod figures;
 pub mod html;
 pub mod ingest;
+pub mod memory_budget;
 pub mod partial;
 pub mod plan;
 pub mod rank_model;
@@ -235,6 +236,28 @@ pub fn warn_file_notes(tool: &str, ranks: &[RankSummary]) {
     }
 }
 
+/// Without `--jobs`: fewer files read at once than the cores when that
+/// many would not fit in half the available memory, with a warning
+/// (docs/tracestat.md#scale).
+fn memory_capped_jobs(plan: &plan::Plan) -> Option<usize> {
+    let Source::Traces(paths) = &plan.source else {
+        return None;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (jobs, held, available) = memory_budget::capped_jobs(cores, paths)?;
+    warn(
+        TOOL,
+        format!(
+            "reading {jobs} files at a time, not one per core ({cores}): each holds up to about \
+             {} MB while it is read and {} MB of memory are available (--jobs N sets it; \
+             docs/tracestat.md#scale)",
+            held >> 20,
+            available >> 20
+        ),
+    );
+    Some(jobs)
+}
+
 /// The tool, as its `main` runs it once per process: the report is not
 /// freed at the end (the process exits right after).
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -247,7 +270,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // (docs/tracestat.md#scale). A pool set up earlier in the process
     // (the tool sets up none) would be kept.
     let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(plan.jobs.unwrap_or(0))
+        .num_threads(plan.jobs.or_else(|| memory_capped_jobs(&plan)).unwrap_or(0))
         .build_global();
     if let Some(dir) = &plan.outputs.events {
         let dataset_only = !plan.outputs.wants_report();

@@ -977,3 +977,48 @@ fn a_device_command_without_a_usable_duration_is_said_so() {
     );
     assert_eq!(doc["launches"][0]["kernels"], 1);
 }
+
+/// Without `--jobs`, files are read fewer at a time than the cores when
+/// that many would not fit in half the available memory, with one warning
+/// saying so; the report is the one of any other number of jobs
+/// (docs/tracestat.md#scale). `UNITRACE_TEST_MEM_AVAILABLE` stands for the
+/// system's available memory.
+#[test]
+fn files_read_at_once_are_capped_by_the_available_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/clean");
+    let files: Vec<PathBuf> = (0..4)
+        .map(|r| recorded.join(format!("rank{r}.pt.trace.json.gz")))
+        .collect();
+    let run_with = |extra: &[&str], memory: Option<&str>, out: &str| {
+        let json = dir.path().join(out);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
+        cmd.args(&files).arg("--json").arg(&json).args(extra);
+        if let Some(m) = memory {
+            cmd.env("UNITRACE_TEST_MEM_AVAILABLE", m);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            std::fs::read(json).unwrap(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (capped, stderr) = run_with(&["-q"], Some("1"), "capped.json");
+    if cores > 1 {
+        assert!(
+            stderr.starts_with(&format!(
+                "tracestat: warning: reading 1 files at a time, not one per core ({cores}): "
+            )),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(stderr, "");
+    }
+    let (one, stderr) = run_with(&["-q", "--jobs", "1"], Some("1"), "one.json");
+    assert_eq!(stderr, "", "--jobs given: no cap, no warning");
+    let (plenty, stderr) = run_with(&["-q"], Some("1000000000000"), "plenty.json");
+    assert_eq!(stderr, "");
+    assert!(capped == one && one == plenty, "the same report");
+}
