@@ -1808,6 +1808,77 @@ fn backward_on_another_thread(dir: &Path) -> PathBuf {
     file
 }
 
+/// The same without Python stacks (torch.profiler's default): the main
+/// thread is in no call while the autograd engine's thread runs
+/// `autograd::engine::evaluate_function: ...`; where it starts or ends no
+/// call and is in no leaf call, it waits for that thread.
+#[test]
+fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = |cat: &str, name: &str, tid: u32, ts: u32, dur: u32, corr: u32| {
+        let pid = if cat == "kernel" { 0 } else { 100 };
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{"correlation": {corr}}}}}"#
+        )
+    };
+    let eval = "autograd::engine::evaluate_function: MmBackward0";
+    let events = [
+        x("user_annotation", "ProfilerStep#1", 1, 0, 1200, 0),
+        x("user_annotation", "## backward ##", 1, 50, 950, 0),
+        x("cpu_op", "aten::ones_like", 1, 60, 40, 0),
+        x("cpu_op", eval, 2, 200, 700, 0),
+        x("cuda_runtime", "cudaLaunchKernel", 2, 210, 10, 1),
+        x("kernel", "backward_kernel", 7, 230, 40, 1),
+        x("cuda_runtime", "cudaLaunchKernel", 1, 1050, 10, 2),
+        x("kernel", "optimizer_kernel", 7, 1070, 80, 2),
+    ];
+    let file = dir.path().join("rank0.pt.trace.json");
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}\n",
+            events.join(",\n")
+        ),
+    )
+    .unwrap();
+    let (doc, _, _) = report(&[file], &[]);
+    let got: Vec<(String, String, f64, f64)> = items(&doc, "1")
+        .into_iter()
+        .map(|(_, kind, name, start, dur)| (kind, name, start, dur))
+        .collect();
+    let want = [
+        ("host", "ProfilerStep#1", 0.0, 50.0),
+        ("host", "## backward ##", 50.0, 10.0),
+        ("host", "aten::ones_like", 60.0, 40.0),
+        ("idle", "(gap)", 100.0, 100.0),
+        ("host", eval, 200.0, 10.0),
+        ("launch", "cudaLaunchKernel", 210.0, 10.0),
+        ("host", eval, 220.0, 680.0),
+        ("host", "## backward ##", 900.0, 100.0),
+        ("host", "ProfilerStep#1", 1000.0, 50.0),
+        ("launch", "cudaLaunchKernel", 1050.0, 10.0),
+        ("host", "ProfilerStep#1", 1060.0, 140.0),
+    ];
+    let want: Vec<(String, String, f64, f64)> = want
+        .iter()
+        .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
+        .collect();
+    assert_eq!(got, want);
+
+    // HTA's trace_diff trace (no Python stacks): the main thread's
+    // `## backward ##` range was 7.7% of the path, the backward's own work
+    // now stands there.
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto/hta/trace_diff/test/test.json.gz");
+    let (doc, _, _) = report(&[trace], &[]);
+    let waiting: f64 = rows(&doc, "critical_path_names")
+        .iter()
+        .filter(|r| r["name"] == "## backward ##")
+        .map(|r| f(&r["pct"]))
+        .sum();
+    assert!(waiting < 1.0, "## backward ##: {waiting}% of the path");
+}
+
 #[test]
 fn the_path_goes_through_the_thread_run_backward_waits_for() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,18 +1,23 @@
 //! Host calls that wait for another thread of the rank
-//! (docs/tracestat.md#critical-path): PyTorch's main thread sits in
-//! `run_backward` while the autograd engine's thread runs the backward
-//! pass and launches its kernels. Read as the main thread's own host time,
-//! that wait hid what the other thread did (a slow hook, a sleep, its
-//! launches); linked, the path goes through the other thread.
+//! (docs/tracestat.md#critical-path): PyTorch's main thread waits while
+//! the autograd engine's thread runs the backward pass and launches its
+//! kernels. Read as the main thread's own time, that wait hid what the
+//! other thread did (a slow hook, a sleep, its launches); linked, the path
+//! goes through the other thread. Two forms:
 //!
-//! A call waits for another thread when its name says so
-//! ([`waits_for_threads`]), it is a leaf (no call of its thread starts
-//! inside it) and nothing of its thread's chain happens inside it. The
-//! thread it waits for is the other thread that launched device work
-//! inside it and whose last call inside it ends last. Its chain is cut
-//! where that call ends, the waiting call's node waits for the cut, and
-//! the other thread's first time after the call began waits for the
-//! waiting thread's time before it.
+//! * a call whose name says it waits ([`waits_for_threads`]: Python's
+//!   `run_backward`, traced with stacks) that is a leaf with nothing of its
+//!   thread's chain inside it: it waits for the other thread that launched
+//!   device work inside it and whose last call there ends last;
+//! * without stacks (torch.profiler's default), a stretch in which the
+//!   thread starts or ends no call and is in no leaf call, and another
+//!   thread starts autograd engine work ([`is_autograd_work`]): the thread
+//!   waits for the one of those whose last call there ends last, and goes
+//!   on when it is done (the wait takes no time of its own).
+//!
+//! In both, the other thread's chain is cut where that last call ends, the
+//! wait's node waits for the cut, and the other thread's first time after
+//! the wait began waits for the waiting thread's time before it.
 
 use rustc_hash::FxHashMap as FastMap;
 use unitrace_core::timeline::NameId;
@@ -56,6 +61,32 @@ pub struct ThreadWaits {
 }
 
 impl ThreadWaits {
+    /// The waits `list`, their events added to the threads' events.
+    fn new(list: Vec<ThreadWait>, per_tid: &mut FastMap<u64, Vec<(Ns, u8, Ev)>>) -> Self {
+        let mut starts: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
+        for (w, tw) in list.iter().enumerate() {
+            if let Some(evs) = per_tid.get_mut(&tw.waiting) {
+                evs.push((tw.start, 3, Ev::ThreadWait(w)));
+            }
+            if let Some(evs) = per_tid.get_mut(&tw.on) {
+                evs.push((tw.done, 1, Ev::Cut(w)));
+            }
+            starts.entry(tw.on).or_default().push((tw.start, w));
+        }
+        for s in starts.values_mut() {
+            s.sort_unstable();
+        }
+        let n = list.len();
+        ThreadWaits {
+            list,
+            node: vec![NONE; n],
+            before: vec![NONE; n],
+            cut: vec![NONE; n],
+            first: vec![NONE; n],
+            starts,
+        }
+    }
+
     /// The waits on thread `tid`: `(call start, wait)` in time order.
     pub fn started_on(&self, tid: u64) -> Vec<(Ns, usize)> {
         self.starts.get(&tid).cloned().unwrap_or_default()
@@ -84,46 +115,61 @@ impl Graph<'_, '_> {
         calls: &FastMap<u64, Vec<CallRef>>,
     ) -> ThreadWaits {
         let t = self.m.trace;
-        let waiting: Vec<bool> = (0..t.names.len())
-            .map(|i| waits_for_threads(t.name(NameId(i as u32))))
+        let names: Vec<(bool, bool)> = (0..t.names.len())
+            .map(|i| {
+                let n = t.name(NameId(i as u32));
+                (waits_for_threads(n), is_autograd_work(n))
+            })
             .collect();
-        if !waiting.contains(&true) {
+        if !names.iter().any(|&(w, a)| w || a) {
             return ThreadWaits::default();
         }
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
-        let times = |tid: u64, launches: bool| -> Vec<Ns> {
-            let mut v: Vec<Ns> = per_tid[&tid]
-                .iter()
-                .filter(|e| !launches || matches!(e.2, Ev::Launch(_)))
-                .map(|e| e.0)
-                .collect();
+        let sorted = |v: Vec<Ns>| {
+            let mut v = v;
             v.sort_unstable();
             v
         };
-        let launches: FastMap<u64, Vec<Ns>> = tids.iter().map(|&b| (b, times(b, true))).collect();
+        let events: FastMap<u64, Vec<Ns>> = (tids.iter())
+            .map(|&b| (b, sorted(per_tid[&b].iter().map(|e| e.0).collect())))
+            .collect();
+        let launches: FastMap<u64, Vec<Ns>> = (tids.iter())
+            .map(|&b| {
+                let l = per_tid[&b].iter().filter(|e| matches!(e.2, Ev::Launch(_)));
+                (b, sorted(l.map(|e| e.0).collect()))
+            })
+            .collect();
+        // Per thread: where its autograd engine calls start.
+        let autograd: FastMap<u64, Vec<Ns>> = (tids.iter())
+            .filter_map(|&b| {
+                let starts: Vec<Ns> = (calls.get(&b)?.iter())
+                    .map(|&r| self.call(r))
+                    .filter(|c| names[c.4.index()].1)
+                    .map(|c| c.0)
+                    .collect();
+                (!starts.is_empty()).then_some((b, starts))
+            })
+            .collect();
         let mut list = Vec::new();
         for &a in &tids {
             let Some(own_calls) = calls.get(&a) else {
                 continue;
             };
-            let own_events = times(a, false);
-            for (i, &r) in own_calls.iter().enumerate() {
-                let (start, end, _, _, name) = self.call(r);
-                if !waiting[name.index()] || end <= start {
-                    continue;
-                }
-                let child = own_calls.get(i + 1).is_some_and(|&n| self.call(n).0 < end);
-                let k = own_events.partition_point(|&x| x <= start);
-                if child || own_events.get(k).is_some_and(|&x| x < end) {
-                    continue;
-                }
-                let on = tids
-                    .iter()
-                    .filter(|&&b| b != a && launched_inside(&launches[&b], start, end))
+            let own_events = &events[&a];
+            // The other thread that did `work` inside `start..end` and
+            // whose last call there ends last.
+            let waited_for = |start: Ns, end: Ns, work: &FastMap<u64, Vec<Ns>>| {
+                (tids.iter())
+                    .filter(|&&b| b != a && work.get(&b).is_some_and(|w| inside(w, start, end)))
                     .filter_map(|&b| Some((self.last_inside(calls.get(&b)?, start, end)?, b)))
-                    .max_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
-                if let Some((done, on)) = on {
+                    .max_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)))
+            };
+            for (start, end, name) in self.waiting_calls(own_calls, &names) {
+                if inside(own_events, start, end) {
+                    continue;
+                }
+                if let Some((done, on)) = waited_for(start, end, &launches) {
                     list.push(ThreadWait {
                         waiting: a,
                         on,
@@ -134,29 +180,100 @@ impl Graph<'_, '_> {
                     });
                 }
             }
-        }
-        let mut starts: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
-        for (w, tw) in list.iter().enumerate() {
-            if let Some(evs) = per_tid.get_mut(&tw.waiting) {
-                evs.push((tw.start, 3, Ev::ThreadWait(w)));
+            // Where other threads' autograd work starts, in time order.
+            let mut work: Vec<Ns> = (autograd.iter())
+                .filter(|(&b, _)| b != a)
+                .flat_map(|(_, w)| w.iter().copied())
+                .collect();
+            if work.is_empty() {
+                continue;
             }
-            if let Some(evs) = per_tid.get_mut(&tw.on) {
-                evs.push((tw.done, 1, Ev::Cut(w)));
+            work.sort_unstable();
+            for (start, end) in self.quiet_gaps(own_calls, &work) {
+                if inside(own_events, start, end) {
+                    continue;
+                }
+                if let Some((done, on)) = waited_for(start, end, &autograd) {
+                    // The thread goes on when the other is done: the wait
+                    // itself takes no time of its own.
+                    let name = self.call(own_calls[0]).4;
+                    list.push(ThreadWait {
+                        waiting: a,
+                        on,
+                        start,
+                        end: done,
+                        name,
+                        done,
+                    });
+                }
             }
-            starts.entry(tw.on).or_default().push((tw.start, w));
         }
-        for s in starts.values_mut() {
-            s.sort_unstable();
+        ThreadWaits::new(list, per_tid)
+    }
+
+    /// The calls of a thread (sorted by start) that wait for other
+    /// threads by their name and are leaves: `(start, end, name)`.
+    fn waiting_calls(&self, calls: &[CallRef], names: &[(bool, bool)]) -> Vec<(Ns, Ns, NameId)> {
+        let mut out = Vec::new();
+        for (i, &r) in calls.iter().enumerate() {
+            let (start, end, _, _, name) = self.call(r);
+            if !names[name.index()].0 || end <= start {
+                continue;
+            }
+            if self.is_leaf(calls, i) {
+                out.push((start, end, name));
+            }
         }
-        let n = list.len();
-        ThreadWaits {
-            list,
-            node: vec![NONE; n],
-            before: vec![NONE; n],
-            cut: vec![NONE; n],
-            first: vec![NONE; n],
-            starts,
+        out
+    }
+
+    /// The stretches of a thread (its calls sorted by start) in which it
+    /// starts or ends no call and is in no leaf call, where it can only be
+    /// waiting, that hold a start of `work` (sorted): one sweep of the
+    /// calls, their ends taken in order from a heap (no sort of them all).
+    fn quiet_gaps(&self, calls: &[CallRef], work: &[Ns]) -> Vec<(Ns, Ns)> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut open: BinaryHeap<Reverse<(Ns, bool)>> = BinaryHeap::new();
+        let mut out = Vec::new();
+        // The last boundary, whether a leaf was open after it, and the
+        // next start of `work` to place.
+        let (mut last, mut in_leaf, mut next) = (Ns::MIN, false, 0);
+        let mut boundary = |t: Ns, leaf_open: bool, out: &mut Vec<(Ns, Ns)>| {
+            if t > last {
+                while next < work.len() && work[next] <= last {
+                    next += 1;
+                }
+                if !in_leaf && last != Ns::MIN && work.get(next).is_some_and(|&w| w < t) {
+                    out.push((last, t));
+                }
+                last = t;
+            }
+            in_leaf = leaf_open;
+        };
+        for (i, &r) in calls.iter().enumerate() {
+            let (start, end, ..) = self.call(r);
+            while let Some(&Reverse((e, _))) = open.peek().filter(|x| x.0 .0 <= start) {
+                open.pop();
+                let leaf_open = open.peek().is_some_and(|x| x.0 .1);
+                boundary(e, leaf_open, &mut out);
+            }
+            let leaf = self.is_leaf(calls, i);
+            boundary(start, leaf, &mut out);
+            open.push(Reverse((end, leaf)));
         }
+        while let Some(Reverse((e, _))) = open.pop() {
+            let leaf_open = open.peek().is_some_and(|x| x.0 .1);
+            boundary(e, leaf_open, &mut out);
+        }
+        out
+    }
+
+    /// Whether call `i` of `calls` (sorted by start, the longer first) has
+    /// no call inside it: the next call starts at or after its end.
+    fn is_leaf(&self, calls: &[CallRef], i: usize) -> bool {
+        let end = self.call(calls[i]).1;
+        calls.get(i + 1).is_none_or(|&n| self.call(n).0 >= end)
     }
 
     /// The latest end of the calls of `calls` (sorted by start) that run
@@ -173,8 +290,14 @@ impl Graph<'_, '_> {
     }
 }
 
-/// Whether a launch of `launches` (sorted) falls inside `start..end`.
-fn launched_inside(launches: &[Ns], start: Ns, end: Ns) -> bool {
-    let j = launches.partition_point(|&x| x <= start);
-    launches.get(j).is_some_and(|&x| x < end)
+/// Whether a call of this name is the autograd engine's work on its own
+/// thread (`autograd::engine::evaluate_function: MmBackward0`).
+pub fn is_autograd_work(name: &str) -> bool {
+    name.starts_with("autograd::engine::evaluate_function:")
+}
+
+/// Whether a time of `times` (sorted) falls strictly inside `start..end`.
+fn inside(times: &[Ns], start: Ns, end: Ns) -> bool {
+    let j = times.partition_point(|&x| x <= start);
+    times.get(j).is_some_and(|&x| x < end)
 }
