@@ -1762,24 +1762,51 @@ fn annotated_json_and_pftrace_name_an_engines_queue_depth_alike() {
     );
 }
 
+/// `(kind, name, start, dur)` of a step's path, in us.
+fn stretches(doc: &Value, step: &str) -> Vec<(String, String, f64, f64)> {
+    items(doc, step)
+        .into_iter()
+        .map(|(_, kind, name, start, dur)| (kind, name, start, dur))
+        .collect()
+}
+
+/// `want` as [`stretches`] gives it.
+fn owned(want: &[(&str, &str, f64, f64)]) -> Vec<(String, String, f64, f64)> {
+    want.iter()
+        .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
+        .collect()
+}
+
+/// A Kineto `X` event; `corr` links a launch and its kernel (device `pid` 0).
+fn kineto_x(cat: &str, name: &str, tid: u32, ts: u32, dur: u32, corr: Option<u32>) -> String {
+    let (pid, args) = match corr {
+        Some(c) => (
+            if cat == "kernel" { 0 } else { 100 },
+            format!(r#", "args": {{"correlation": {c}}}"#),
+        ),
+        None => (100, String::new()),
+    };
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}{args}}}"#
+    )
+}
+
+/// A Kineto trace of `events` written as `dir/rank0.pt.trace.json`.
+fn kineto_rank(dir: &Path, events: &[String]) -> PathBuf {
+    let file = dir.join("rank0.pt.trace.json");
+    let body = events.join(",\n");
+    let text = format!("{{\"schemaVersion\": 1, \"traceEvents\": [\n{body}\n]}}\n");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
 /// A Kineto rank whose main thread (tid 1) waits in `run_backward` while
 /// the autograd thread (tid 2) launches a kernel and runs a hook, worked
 /// out by hand (docs/tracestat.md#critical-path): the call ends when the
 /// other thread's last call in it ends (the hook, at 900 us), and that
 /// thread's work starts no earlier than the call (100 us).
 fn backward_on_another_thread(dir: &Path) -> PathBuf {
-    let x = |cat: &str, name: &str, tid: u32, ts: u32, dur: u32, corr: Option<u32>| {
-        let (pid, args) = match corr {
-            Some(c) => (
-                if cat == "kernel" { 0 } else { 100 },
-                format!(r#", "args": {{"correlation": {c}}}"#),
-            ),
-            None => (100, String::new()),
-        };
-        format!(
-            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}{args}}}"#
-        )
-    };
+    let x = kineto_x;
     let events = [
         x("user_annotation", "ProfilerStep#1", 1, 0, 1200, None),
         x(
@@ -1796,16 +1823,7 @@ fn backward_on_another_thread(dir: &Path) -> PathBuf {
         x("cuda_runtime", "cudaLaunchKernel", 1, 1050, 10, Some(2)),
         x("kernel", "optimizer_kernel", 7, 1070, 80, Some(2)),
     ];
-    let file = dir.join("rank0.pt.trace.json");
-    std::fs::write(
-        &file,
-        format!(
-            "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}\n",
-            events.join(",\n")
-        ),
-    )
-    .unwrap();
-    file
+    kineto_rank(dir, &events)
 }
 
 /// The same without Python stacks (torch.profiler's default): the main
@@ -1816,10 +1834,7 @@ fn backward_on_another_thread(dir: &Path) -> PathBuf {
 fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
     let dir = tempfile::tempdir().unwrap();
     let x = |cat: &str, name: &str, tid: u32, ts: u32, dur: u32, corr: u32| {
-        let pid = if cat == "kernel" { 0 } else { 100 };
-        format!(
-            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {pid}, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{"correlation": {corr}}}}}"#
-        )
+        kineto_x(cat, name, tid, ts, dur, (corr > 0).then_some(corr))
     };
     let eval = "autograd::engine::evaluate_function: MmBackward0";
     let events = [
@@ -1832,20 +1847,9 @@ fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
         x("cuda_runtime", "cudaLaunchKernel", 1, 1050, 10, 2),
         x("kernel", "optimizer_kernel", 7, 1070, 80, 2),
     ];
-    let file = dir.path().join("rank0.pt.trace.json");
-    std::fs::write(
-        &file,
-        format!(
-            "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}\n",
-            events.join(",\n")
-        ),
-    )
-    .unwrap();
+    let file = kineto_rank(dir.path(), &events);
     let (doc, _, _) = report(&[file], &[]);
-    let got: Vec<(String, String, f64, f64)> = items(&doc, "1")
-        .into_iter()
-        .map(|(_, kind, name, start, dur)| (kind, name, start, dur))
-        .collect();
+    let got = stretches(&doc, "1");
     let want = [
         ("host", "ProfilerStep#1", 0.0, 50.0),
         ("host", "## backward ##", 50.0, 10.0),
@@ -1859,11 +1863,7 @@ fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
         ("launch", "cudaLaunchKernel", 1050.0, 10.0),
         ("host", "ProfilerStep#1", 1060.0, 140.0),
     ];
-    let want: Vec<(String, String, f64, f64)> = want
-        .iter()
-        .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
-        .collect();
-    assert_eq!(got, want);
+    assert_eq!(got, owned(&want));
 
     // HTA's trace_diff trace (no Python stacks): the main thread's
     // `## backward ##` range was 7.7% of the path, the backward's own work
@@ -1884,10 +1884,7 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
     let dir = tempfile::tempdir().unwrap();
     let file = backward_on_another_thread(dir.path());
     let (doc, _, _) = report(&[file], &[]);
-    let got: Vec<(String, String, f64, f64)> = items(&doc, "1")
-        .into_iter()
-        .map(|(_, kind, name, start, dur)| (kind, name, start, dur))
-        .collect();
+    let got = stretches(&doc, "1");
     let run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x1>";
     let want = [
         ("host", "ProfilerStep#1", 0.0, 100.0),
@@ -1900,11 +1897,7 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         ("launch", "cudaLaunchKernel", 1050.0, 10.0),
         ("host", "ProfilerStep#1", 1060.0, 140.0),
     ];
-    let want: Vec<(String, String, f64, f64)> = want
-        .iter()
-        .map(|&(k, n, s, d)| (k.to_string(), n.to_string(), s, d))
-        .collect();
-    assert_eq!(got, want);
+    assert_eq!(got, owned(&want));
     // Without the hook the other thread is done at 300 us, the call 100 us
     // later (its own time after that thread's work), the rest as recorded:
     // 1200 - 600 us.

@@ -866,6 +866,15 @@ fn collectives_written_as_begin_end_pairs_are_matched() {
     close(f(&h["host_us"]), 500.0 + 200.0, "host time of both ranks");
 }
 
+/// A trace of `events` written as `dir/app.1.0.json` (rank 0).
+fn app_trace(dir: &Path, events: &[impl AsRef<str>]) -> PathBuf {
+    let file = dir.join("app.1.0.json");
+    let body: Vec<&str> = events.iter().map(|e| e.as_ref()).collect();
+    let text = format!("{{\"traceEvents\":[\n{}\n]}}\n", body.join(",\n"));
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
 /// The report's implausible events as `(kind, count)`, in its order.
 fn implausible_kinds(doc: &serde_json::Value) -> Vec<(String, u64)> {
     doc["implausible"]
@@ -900,12 +909,7 @@ fn events_without_phase_time_name_or_thread_are_said_so() {
         r#"{"ph": "X", "tid": "main", "pid": 1, "name": "tid_text", "cat": "cpu_op", "ts": 0.0, "dur": 50.0}"#,
         r#"{"ph": "X", "tid": -549452224, "pid": 1, "name": "negative_tid", "cat": "cpu_op", "ts": 0.0, "dur": 300.0}"#,
     ];
-    let file = dir.path().join("app.1.0.json");
-    std::fs::write(
-        &file,
-        format!("{{\"traceEvents\":[\n{}\n]}}\n", events.join(",\n")),
-    )
-    .unwrap();
+    let file = app_trace(dir.path(), &events);
     let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
     let mut kinds = implausible_kinds(&doc);
     kinds.sort();
@@ -955,12 +959,7 @@ fn a_device_command_without_a_usable_duration_is_said_so() {
         gpu("none", ""),
         gpu("zero", r#", "dur": 0.0"#),
     ];
-    let file = dir.path().join("app.1.0.json");
-    std::fs::write(
-        &file,
-        format!("{{\"traceEvents\":[\n{}\n]}}\n", events.join(",\n")),
-    )
-    .unwrap();
+    let file = app_trace(dir.path(), &events);
     let (doc, _, stderr) = report(std::slice::from_ref(&file), &[]);
     let kinds = implausible_kinds(&doc);
     assert_eq!(
