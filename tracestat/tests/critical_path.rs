@@ -1854,7 +1854,7 @@ fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
         ("host", "ProfilerStep#1", 0.0, 50.0),
         ("host", "## backward ##", 50.0, 10.0),
         ("host", "aten::ones_like", 60.0, 40.0),
-        ("idle", "(gap)", 100.0, 100.0),
+        ("idle", "(thread handoff)", 100.0, 100.0),
         ("host", eval, 200.0, 10.0),
         ("launch", "cudaLaunchKernel", 210.0, 10.0),
         ("host", eval, 220.0, 680.0),
@@ -1888,7 +1888,7 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
     let run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x1>";
     let want = [
         ("host", "ProfilerStep#1", 0.0, 100.0),
-        ("idle", "(gap)", 100.0, 100.0),
+        ("idle", "(thread handoff)", 100.0, 100.0),
         ("launch", "cudaLaunchKernel", 200.0, 10.0),
         ("idle", "(host idle)", 210.0, 90.0),
         ("host", "hook", 300.0, 600.0),

@@ -133,6 +133,8 @@ enum Edge {
     Engine,
     Chain,
     Device,
+    /// Between host threads: a wait for another thread ([`threads`]).
+    Thread,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -1226,6 +1228,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             Edge::Launch => (Kind::Launch, "(launch latency)"),
             Edge::Queue => (Kind::Idle, "(queue gap)"),
             Edge::Engine => (Kind::Idle, "(wait for another engine)"),
+            Edge::Thread => (Kind::Idle, "(thread handoff)"),
             Edge::Chain | Edge::Device => (Kind::Idle, "(gap)"),
         };
         (g, kind, name)
@@ -1759,7 +1762,7 @@ fn merge_items(items: Vec<Item>) -> Vec<Item> {
 }
 
 /// The gap names, interned before any walk so items can refer to them.
-pub const GAP_NAMES: [&str; 7] = [
+pub const GAP_NAMES: [&str; 8] = [
     "(no earlier work)",
     "(launch latency)",
     "(queue gap)",
@@ -1767,6 +1770,7 @@ pub const GAP_NAMES: [&str; 7] = [
     "(gap)",
     "(host idle)",
     "(step start)",
+    "(thread handoff)",
 ];
 
 /// The what-if replay of one step: per node, the longest chain from each

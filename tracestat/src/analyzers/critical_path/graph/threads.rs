@@ -100,8 +100,8 @@ impl ThreadWaits {
             if [node, before, cut, first].contains(&NONE) {
                 continue;
             }
-            nodes[node as usize].add_pred(cut, Edge::Chain);
-            nodes[first as usize].add_pred(before, Edge::Chain);
+            nodes[node as usize].add_pred(cut, Edge::Thread);
+            nodes[first as usize].add_pred(before, Edge::Thread);
         }
     }
 }
