@@ -1941,3 +1941,183 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         close(sum, f(&s["dur_us"]), "the clean step's path tiles it");
     }
 }
+
+/// A small deterministic generator (xorshift) for the randomized ranks.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u32) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % u64::from(n.max(1))) as u32
+    }
+}
+
+/// A random Kineto rank of a few steps: forward ops and launches on the
+/// main thread, backward on an autograd thread (evaluate_function calls,
+/// launches on two streams, hooks), the main thread in `run_backward` or
+/// in no call, an optimizer launch, sometimes a `## backward ##` range.
+fn random_backward_rank(seed: u64) -> Vec<String> {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut ev = Vec::new();
+    let mut corr = 1;
+    let mut launch = |ev: &mut Vec<String>, r: &mut Rng, tid: u32, at: u32, stream: u32| {
+        ev.push(kineto_x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            tid,
+            at,
+            r.below(6),
+            Some(corr),
+        ));
+        let start = at + 5 + r.below(40);
+        ev.push(kineto_x(
+            "kernel",
+            "k",
+            stream,
+            start,
+            1 + r.below(50),
+            Some(corr),
+        ));
+        corr += 1;
+    };
+    let mut t = 0;
+    for step in 0..1 + r.below(4) {
+        let s0 = t;
+        t += r.below(20);
+        for _ in 0..1 + r.below(6) {
+            let d = 1 + r.below(30);
+            ev.push(kineto_x("cpu_op", "aten::op", 1, t, d, None));
+            if r.below(10) < 6 {
+                let at = t + r.below(d);
+                launch(&mut ev, &mut r, 1, at, 7);
+            }
+            t += d + r.below(20);
+        }
+        let backward = t;
+        if r.below(2) == 0 {
+            let name = "<built-in method run_backward of torch._C._EngineBase object at 0x1>";
+            ev.push(kineto_x(
+                "python_function",
+                name,
+                1,
+                t,
+                50 + r.below(350),
+                None,
+            ));
+        }
+        let mut tb = t + r.below(30);
+        for i in 0..r.below(7) {
+            let d = 1 + r.below(60);
+            let name = format!("autograd::engine::evaluate_function: B{i}");
+            ev.push(kineto_x("cpu_op", &name, 2, tb, d, None));
+            if r.below(10) < 7 {
+                let (at, stream) = (tb + r.below(d), 7 + r.below(2));
+                launch(&mut ev, &mut r, 2, at, stream);
+            }
+            if r.below(5) == 0 {
+                ev.push(kineto_x(
+                    "cpu_op",
+                    "hook",
+                    2,
+                    tb + r.below(d),
+                    r.below(30),
+                    None,
+                ));
+            }
+            tb += d + r.below(20);
+        }
+        t = (t + r.below(500)).max(tb);
+        if r.below(10) < 7 {
+            launch(&mut ev, &mut r, 1, t, 7);
+        }
+        t += 5 + r.below(45);
+        if r.below(3) == 0 {
+            ev.push(kineto_x(
+                "user_annotation",
+                "## backward ##",
+                1,
+                backward,
+                t - backward,
+                None,
+            ));
+        }
+        let name = format!("ProfilerStep#{step}");
+        ev.push(kineto_x(
+            "user_annotation",
+            &name,
+            1,
+            s0,
+            t - s0 + r.below(20),
+            None,
+        ));
+        t += r.below(100);
+    }
+    ev
+}
+
+/// Thread waits on 60 random ranks: every step's path tiles the step, a
+/// rule that only shortens work never lengthens a step, and the stretches
+/// held per step read as a sweep of the calls does.
+#[test]
+fn random_ranks_with_thread_waits_tile_their_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = [
+        "--what-if",
+        "kernel:*=-50%",
+        "--what-if",
+        "range:hook=-100%",
+    ];
+    let mut handoffs = 0;
+    for seed in 1..=60 {
+        let sub = dir.path().join(seed.to_string());
+        std::fs::create_dir_all(&sub).unwrap();
+        let file = kineto_rank(&sub, &random_backward_rank(seed));
+        let json = |again: bool| {
+            let out = sub.join(format!("{again}.json"));
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
+            cmd.arg(&file).arg("--json").arg(&out).args(rules);
+            if again {
+                cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
+            }
+            let run = cmd.output().unwrap();
+            assert!(
+                run.status.success(),
+                "seed {seed}: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            std::fs::read_to_string(&out).unwrap()
+        };
+        let held = json(false);
+        assert_eq!(held, json(true), "seed {seed}");
+        let doc: Value = serde_json::from_str(&held).unwrap();
+        for s in rows(&doc, "critical_path_steps") {
+            let id = s["step"].as_str().unwrap();
+            let path = path_of(&doc, id);
+            let mut at = f(&s["start_us"]);
+            for r in &path {
+                assert!(
+                    (f(&r["start_us"]) - at).abs() < 1e-3,
+                    "seed {seed} step {id}: {r}"
+                );
+                at = f(&r["start_us"]) + f(&r["dur_us"]);
+            }
+            assert!(
+                (at - f(&s["start_us"]) - f(&s["dur_us"])).abs() < 1e-3,
+                "seed {seed}"
+            );
+            handoffs += path
+                .iter()
+                .filter(|r| r["name"] == "(thread handoff)")
+                .count();
+        }
+        for w in rows(&doc, "what_if") {
+            assert!(
+                f(&w["what_if_dur_us"]) <= f(&w["dur_us"]) + 1e-3,
+                "seed {seed}: {w}"
+            );
+        }
+    }
+    assert!(handoffs > 20, "thread waits met: {handoffs}");
+}
