@@ -1877,6 +1877,36 @@ fn the_path_goes_through_the_autograd_thread_without_python_stacks() {
         .map(|r| f(&r["pct"]))
         .sum();
     assert!(waiting < 1.0, "## backward ##: {waiting}% of the path");
+
+    // HTA's call_stack/backward_thread: the main thread's `## backward ##`
+    // range has nothing traced in it (a leaf) while the autograd thread
+    // runs AddmmBackward0 inside it: the path goes through that work.
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/kineto/hta/call_stack/backward_thread.json");
+    let (doc, _, _) = report(&[trace], &[]);
+    let path = stretches(&doc, "552");
+    let names: Vec<&str> = path.iter().map(|p| p.1.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ProfilerStep#552",
+            "(thread handoff)",
+            "autograd::engine::evaluate_function: AddmmBackward0",
+            "AddmmBackward0",
+            "aten::mm",
+            "cudaLaunchKernel",
+            "aten::mm",
+            "AddmmBackward0",
+            "autograd::engine::evaluate_function: AddmmBackward0",
+            "## backward ##",
+            "ProfilerStep#552",
+        ]
+    );
+    close(
+        path[1].3,
+        76_667.0,
+        "from the range's start to the autograd work",
+    );
 }
 
 #[test]

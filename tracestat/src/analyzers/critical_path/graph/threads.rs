@@ -5,10 +5,14 @@
 //! other thread did (a slow hook, a sleep, its launches); linked, the path
 //! goes through the other thread. Two forms:
 //!
-//! * a call whose name says it waits ([`waits_for_threads`]: Python's
-//!   `run_backward`, traced with stacks) that is a leaf with nothing of its
-//!   thread's chain inside it: it waits for the other thread that launched
-//!   device work inside it and whose last call there ends last;
+//! * a leaf call with nothing of its thread's chain inside it, whose name
+//!   says it waits ([`waits_for_threads`]: Python's `run_backward`, traced
+//!   with stacks), or a leaf host range, not itself autograd work, inside
+//!   which another thread starts autograd engine work
+//!   ([`is_autograd_work`]; a `record_function` range around the backward
+//!   with nothing else traced in it): it waits for the other thread that
+//!   launched device work (by name) or did that autograd work inside it,
+//!   and whose last call there ends last;
 //! * without stacks (torch.profiler's default), a stretch in which the
 //!   thread starts or ends no call and is in no leaf call, and another
 //!   thread starts autograd engine work ([`is_autograd_work`]): the thread
@@ -165,11 +169,22 @@ impl Graph<'_, '_> {
                     .filter_map(|&b| Some((self.last_inside(calls.get(&b)?, start, end)?, b)))
                     .max_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)))
             };
-            for (start, end, name) in self.waiting_calls(own_calls, &names) {
+            // Where other threads' autograd work starts, in time order.
+            let mut work: Vec<Ns> = (autograd.iter())
+                .filter(|(&b, _)| b != a)
+                .flat_map(|(_, w)| w.iter().copied())
+                .collect();
+            work.sort_unstable();
+            for (start, end, name, by_name) in self.waiting_calls(own_calls, &names, &work) {
                 if inside(own_events, start, end) {
                     continue;
                 }
-                if let Some((done, on)) = waited_for(start, end, &launches) {
+                let found = if by_name {
+                    waited_for(start, end, &launches)
+                } else {
+                    waited_for(start, end, &autograd)
+                };
+                if let Some((done, on)) = found {
                     list.push(ThreadWait {
                         waiting: a,
                         on,
@@ -180,15 +195,9 @@ impl Graph<'_, '_> {
                     });
                 }
             }
-            // Where other threads' autograd work starts, in time order.
-            let mut work: Vec<Ns> = (autograd.iter())
-                .filter(|(&b, _)| b != a)
-                .flat_map(|(_, w)| w.iter().copied())
-                .collect();
             if work.is_empty() {
                 continue;
             }
-            work.sort_unstable();
             for (start, end) in self.quiet_gaps(own_calls, &work) {
                 if inside(own_events, start, end) {
                     continue;
@@ -211,17 +220,25 @@ impl Graph<'_, '_> {
         ThreadWaits::new(list, per_tid)
     }
 
-    /// The calls of a thread (sorted by start) that wait for other
-    /// threads by their name and are leaves: `(start, end, name)`.
-    fn waiting_calls(&self, calls: &[CallRef], names: &[(bool, bool)]) -> Vec<(Ns, Ns, NameId)> {
+    /// The leaf calls of a thread (sorted by start) that wait for other
+    /// threads: by their name (`by_name`), or host ranges, not themselves
+    /// autograd work, inside which another thread's autograd work starts
+    /// (`work`, sorted): `(start, end, name, by_name)`.
+    fn waiting_calls(
+        &self,
+        calls: &[CallRef],
+        names: &[(bool, bool)],
+        work: &[Ns],
+    ) -> Vec<(Ns, Ns, NameId, bool)> {
         let mut out = Vec::new();
         for (i, &r) in calls.iter().enumerate() {
-            let (start, end, _, _, name) = self.call(r);
-            if !names[name.index()].0 || end <= start {
+            let (start, end, _, api, name) = self.call(r);
+            if end <= start || !self.is_leaf(calls, i) {
                 continue;
             }
-            if self.is_leaf(calls, i) {
-                out.push((start, end, name));
+            let (by_name, autograd) = names[name.index()];
+            if by_name || (!api && !autograd && inside(work, start, end)) {
+                out.push((start, end, name, by_name));
             }
         }
         out
