@@ -1951,6 +1951,14 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         .map(|r| f(&r["dur_us"]))
         .sum();
     close(sleep, 50_141.781, "the planted sleep on step 3's path");
+    let out = run(&[kineto.join("planted").as_os_str()]);
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        console.contains(
+            "Its longest stretch: rank 1, host, <built-in function sleep>: 50.142 ms (74.5% of the step)"
+        ),
+        "{console}"
+    );
     let rule = "range:*sleep*=-100%";
     let (planted, _, _) = report(&[kineto.join("planted")], &["--what-if", rule]);
     let step3 = what_if(&planted, rule, "3");

@@ -405,6 +405,25 @@ fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
     }
 }
 
+/// The slowest step's longest stretch, the one place to look first: its
+/// rank, kind, name, length and share of the step (the first of equal
+/// ones).
+fn longest_stretch(out: &CriticalPathOut, step: &str, step_us: f64) -> Option<String> {
+    let row = out
+        .critical_path
+        .iter()
+        .filter(|r| &*r.step == step)
+        .reduce(|a, b| if b.dur_us > a.dur_us { b } else { a })?;
+    Some(format!(
+        "Its longest stretch: rank {}, {}, {}: {:.3} ms ({:.1}% of the step)",
+        row.rank,
+        row.kind.name(),
+        row.name,
+        row.dur_us / 1000.0,
+        pct(row.dur_us, step_us)
+    ))
+}
+
 fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
     let mut s = Section::new("critical-path", "Critical path (per step, across ranks)");
     if left_out {
@@ -433,6 +452,9 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
                 row.ranks_on_path,
                 parts.join(", ")
             ));
+            if let Some(line) = longest_stretch(out, step, row.dur_us) {
+                s.lines.push(line);
+            }
         }
     }
     s.tables.push(steps_table(out));
