@@ -23,8 +23,18 @@ pub fn write(
         writeln!(out, "straggler: {}", esc(&straggler))?;
         writeln!(out, "GPU time against the median: {}", esc(&comparison))?;
     }
+    if let Some(slowest) = slowest_step_line(r) {
+        let esc = unitrace_core::cli::escape_controls;
+        writeln!(out, "slowest step: {}", esc(&slowest))?;
+    }
     shown_ranks(out, shown)?;
     write_console(out, sections)
+}
+
+/// The slowest step and its longest stretch on the critical path.
+pub fn slowest_step_line(r: &Report) -> Option<String> {
+    let median = r.out.steps.step_time.as_ref().map(|t| t.median_us);
+    crate::analyzers::critical_path::headline(&r.out.critical_path, median)
 }
 
 /// The first line: how many ranks.

@@ -29,6 +29,9 @@ pub fn write(out: impl Write, r: &Report, sections: Vec<Section>) -> io::Result<
         doc.paragraph(&format!("Straggler: {straggler}"))?;
         doc.paragraph(&format!("GPU time against the median: {comparison}"))?;
     }
+    if let Some(slowest) = crate::console::slowest_step_line(r) {
+        doc.paragraph(&format!("Slowest step: {slowest}"))?;
+    }
     // The findings first (docs/findings.md#output), then the bars.
     let (findings, rest): (Vec<Section>, Vec<Section>) = sections
         .into_iter()

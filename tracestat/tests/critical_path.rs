@@ -1959,6 +1959,13 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
         ),
         "{console}"
     );
+    assert_eq!(
+        console.lines().nth(3),
+        Some(
+            "slowest step: 3, 67.320 ms (the median step 26.421 ms); its longest stretch: \
+             rank 1, host, <built-in function sleep>: 50.142 ms (74.5% of the step)"
+        )
+    );
     let rule = "range:*sleep*=-100%";
     let (planted, _, _) = report(&[kineto.join("planted")], &["--what-if", rule]);
     let step3 = what_if(&planted, rule, "3");

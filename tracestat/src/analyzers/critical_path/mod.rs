@@ -424,6 +424,23 @@ fn longest_stretch(out: &CriticalPathOut, step: &str, step_us: f64) -> Option<St
     ))
 }
 
+/// The report's first lines' word on the path (docs/tracestat.md#console-report):
+/// the slowest step against the median step and its longest stretch; `None`
+/// without steps.
+pub fn headline(out: &CriticalPathOut, median_step_us: Option<f64>) -> Option<String> {
+    let step = out.slowest_step.as_deref().filter(|s| *s != "all")?;
+    let row = out.critical_path_steps.iter().find(|r| r.step == step)?;
+    let median = median_step_us.map_or(String::new(), |m| {
+        format!(" (the median step {:.3} ms)", m / 1000.0)
+    });
+    let mut line = format!("{step}, {:.3} ms{median}", row.dur_us / 1000.0);
+    if let Some(longest) = longest_stretch(out, step, row.dur_us) {
+        let longest = longest.replacen("Its longest stretch: ", "", 1);
+        line.push_str(&format!("; its longest stretch: {longest}"));
+    }
+    Some(line)
+}
+
 fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
     let mut s = Section::new("critical-path", "Critical path (per step, across ranks)");
     if left_out {
