@@ -1517,6 +1517,21 @@ fn names_come_last_on_screen_and_page_the_files_keep_their_columns() {
     );
 }
 
+/// The `--json` report of `files` with `rules` into `out`; with
+/// `swept_again`, every walk sweeps its thread's calls again
+/// (`UNITRACE_TEST_SWEEP_AGAIN`).
+fn json_held_or_swept(files: &[PathBuf], out: &Path, rules: &[&str], swept_again: bool) -> String {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
+    cmd.args(files).arg("--json").arg(out).args(rules);
+    if swept_again {
+        cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
+    }
+    let run = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{files:?}: {stderr}");
+    std::fs::read_to_string(out).unwrap()
+}
+
 /// The stretches of host time a walk reads are generated step by step; a
 /// walk that leaves them sweeps its thread's calls again. Both ways give
 /// the same report (`UNITRACE_TEST_SWEEP_AGAIN` makes every walk sweep
@@ -1534,23 +1549,8 @@ fn stretches_held_per_step_are_those_of_a_sweep_of_the_calls() {
     ];
     let rules = ["--what-if", "launch=-50%", "--what-if", "range:*=-30%"];
     for files in &inputs {
-        let json = |again: bool, name: &str| {
-            let out = dir.path().join(name);
-            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
-            cmd.args(files).arg("--json").arg(&out).args(rules);
-            if again {
-                cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
-            }
-            let run = cmd.output().unwrap();
-            assert!(
-                run.status.success(),
-                "{}",
-                String::from_utf8_lossy(&run.stderr)
-            );
-            std::fs::read_to_string(&out).unwrap()
-        };
-        let held = json(false, "held.json");
-        let swept = json(true, "swept.json");
+        let held = json_held_or_swept(files, &dir.path().join("held.json"), &rules, false);
+        let swept = json_held_or_swept(files, &dir.path().join("swept.json"), &rules, true);
         assert!(held.contains("\"critical_path\""), "{files:?}");
         assert_eq!(held, swept, "{files:?}");
     }
@@ -2119,23 +2119,10 @@ fn random_ranks_with_thread_waits_tile_their_steps() {
         let sub = dir.path().join(seed.to_string());
         std::fs::create_dir_all(&sub).unwrap();
         let file = kineto_rank(&sub, &random_backward_rank(seed));
-        let json = |again: bool| {
-            let out = sub.join(format!("{again}.json"));
-            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
-            cmd.arg(&file).arg("--json").arg(&out).args(rules);
-            if again {
-                cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
-            }
-            let run = cmd.output().unwrap();
-            assert!(
-                run.status.success(),
-                "seed {seed}: {}",
-                String::from_utf8_lossy(&run.stderr)
-            );
-            std::fs::read_to_string(&out).unwrap()
-        };
-        let held = json(false);
-        assert_eq!(held, json(true), "seed {seed}");
+        let files = std::slice::from_ref(&file);
+        let held = json_held_or_swept(files, &sub.join("held.json"), &rules, false);
+        let swept = json_held_or_swept(files, &sub.join("swept.json"), &rules, true);
+        assert_eq!(held, swept, "seed {seed}");
         let doc: Value = serde_json::from_str(&held).unwrap();
         for s in rows(&doc, "critical_path_steps") {
             let id = s["step"].as_str().unwrap();
