@@ -482,7 +482,8 @@ fn mpiexec_works() -> bool {
         Ok(o) if o.status.success() => true,
         Ok(o) => {
             unavailable(&format!(
-                "mpiexec -n 2 true failed: {}",
+                "mpiexec -n 2 true failed ({}): {}",
+                o.status,
                 String::from_utf8_lossy(&o.stderr).trim()
             ));
             false
