@@ -15,12 +15,15 @@ pub const FORMAT: &str = "tracestat-partial";
 /// from the path first (docs/formats.md#timeline-ranks); 4: the copies and
 /// set-up calls analyzers' parts, the gaps the findings read; 5: the steps
 /// (docs/tracestat.md#steps) and their options; 6: the critical path's
-/// reduced steps (docs/tracestat.md#critical-path).
-pub const VERSION: u32 = 6;
+/// reduced steps (docs/tracestat.md#critical-path); 7: the chains from
+/// device work before a step, and each step's host range end, which the
+/// what-if replay carries from step to step (docs/tracestat.md#what-if).
+pub const VERSION: u32 = 7;
 
 /// Versions `--combine` still reads: a version 4 or 5 partial is a version
-/// 6 one without what it lacks (its ranks' steps read as not recorded, no
-/// critical path).
+/// 7 one without what it lacks (its ranks' steps read as not recorded, no
+/// critical path); a version 6 one replays each step from its recorded
+/// start (its chains hold no step-to-step moves).
 pub const READABLE: std::ops::RangeInclusive<u32> = 4..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -288,6 +288,78 @@ fn what_if_rules_replay_the_step_as_worked_out_by_hand() {
     close(f(&total["what_if_dur_us"]), 430.0, "total after");
 }
 
+/// One rank, two steps of 100 us on the host (`PyTorch::ProfilerStep#1`
+/// 0-100, `#2` 100-200); step 1 launches `a_kernel` at 10, which runs
+/// 20-220, step 2 `b_kernel` at 110, queued behind it: 220-320. Each step
+/// ends with its last kernel: step 1 0-220, step 2 100-320; they cover
+/// 0-320.
+fn queued_steps(dir: &Path) -> Vec<PathBuf> {
+    let mut t = Rank::new(0);
+    t.call("PyTorch::ProfilerStep#1", 0, 100);
+    t.call("PyTorch::ProfilerStep#2", 100, 100);
+    t.launch("a_kernel", 10, 20, 200);
+    t.launch("b_kernel", 110, 220, 100);
+    vec![t.write(dir)]
+}
+
+/// Steps replayed in order (docs/tracestat.md#what-if): a faster kernel of
+/// step 1 lets step 2's kernel, queued behind it, start earlier too, and
+/// the run's total counts each moment of the steps once.
+#[test]
+fn a_step_waiting_on_the_step_before_is_replayed_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = queued_steps(dir.path());
+    let args = [
+        "--what-if",
+        "kernel:a_kernel=-50%",
+        "--what-if",
+        "kernel:b_kernel=-50%",
+    ];
+    let (doc, _, stderr) = report(&files, &args);
+    assert!(stderr.is_empty(), "{stderr}");
+    // a_kernel 20-120: step 1 0-120; b_kernel waits for it, not for its
+    // launch (110-112): 120-220, step 2 100-220 (replayed from its
+    // recorded start, it was 220 us: b_kernel left behind at 220). The
+    // steps then cover 0-220.
+    close(
+        what_if(&doc, "kernel:a_kernel=-50%", "1"),
+        120.0,
+        "step 1, a -50%",
+    );
+    close(
+        what_if(&doc, "kernel:a_kernel=-50%", "2"),
+        120.0,
+        "step 2, a -50%",
+    );
+    // b_kernel 220-270: step 1 as recorded, step 2 100-270; 0-270 covered.
+    close(
+        what_if(&doc, "kernel:b_kernel=-50%", "1"),
+        220.0,
+        "step 1, b -50%",
+    );
+    close(
+        what_if(&doc, "kernel:b_kernel=-50%", "2"),
+        170.0,
+        "step 2, b -50%",
+    );
+    let total = |rule: &str| row(&doc, "what_if_totals", "rule", rule).clone();
+    for (rule, after) in [
+        ("kernel:a_kernel=-50%", 220.0),
+        ("kernel:b_kernel=-50%", 270.0),
+    ] {
+        let t = total(rule);
+        assert_eq!(t["steps"], 2);
+        close(f(&t["dur_us"]), 320.0, "covered as recorded");
+        close(f(&t["what_if_dur_us"]), after, rule);
+    }
+    // Partials carry what the next step needs: the same replay combined.
+    let partials = crate::common::partial_per_file(&files, dir.path(), &args);
+    let (combined, _, _) = report(&partials, &["--combine"]);
+    for table in ["what_if", "what_if_totals", "critical_path"] {
+        assert_eq!(doc[table], combined[table], "{table}");
+    }
+}
+
 /// One rank, no step marker: a launch at 0 (call 0-2) of a kernel at
 /// 5-15, a host range 2-200 (`PyTorch::aten::slow_op`), a launch at 200
 /// (call 200-202) of a kernel at 210-220. The device waits for the host.
@@ -1604,13 +1676,16 @@ fn barrier_at_step_start(out: &Path) -> Vec<PathBuf> {
 }
 
 /// The replay only shortens what a rule changes, so a rule that changes
-/// nothing replays every step as recorded, and `comm=0` saves at most the
-/// communication on the step's path (that path, less it, still bounds the
-/// step). Cases a recomputation of the what-if table found: host time
-/// that began before its step after a delay (the delay was counted into
-/// the step's share of it: +0.5 us), and a collective call that began
-/// before its step (its end moved before the step's start: 39.75 us too
-/// much saved).
+/// nothing replays every step as recorded, and over the run `comm=0` saves
+/// at most the communication on the steps' paths (those paths, less it,
+/// still bound the steps). A single step may get longer: a rank whose step
+/// before ended earlier begins it earlier, while it still ends with its
+/// slowest rank; the totals count each moment of the steps once
+/// (docs/tracestat.md#what-if). Cases a recomputation of the what-if table
+/// found: host time that began before its step after a delay (the delay
+/// was counted into the step's share of it: +0.5 us), and a collective
+/// call that began before its step (its end moved before the step's
+/// start: 39.75 us too much saved).
 #[test]
 fn what_if_saves_at_most_what_the_rule_takes_off_the_path() {
     let dir = tempfile::tempdir().unwrap();
@@ -1629,38 +1704,34 @@ fn what_if_saves_at_most_what_the_rule_takes_off_the_path() {
     let mut saved_by_comm = 0.0;
     for set in &sets {
         let (doc, _, _) = report(set, &rules);
-        let comm_on_path = |step: &str| -> f64 {
-            let s = rows(&doc, "critical_path_steps")
-                .iter()
-                .find(|s| s["step"] == step)
-                .unwrap();
-            s["kinds_us"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|k| k[0] == "communication")
-                .map_or(0.0, |k| k[1].as_f64().unwrap())
-        };
+        let comm_on_paths: f64 = rows(&doc, "critical_path_steps")
+            .iter()
+            .map(|s| {
+                s["kinds_us"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|k| k[0] == "communication")
+                    .map_or(0.0, |k| k[1].as_f64().unwrap())
+            })
+            .sum();
         let steps = rows(&doc, "what_if");
         assert!(steps.len() >= 10, "{set:?}: {steps:?}");
-        for w in steps.iter().filter(|w| w["step"] != "total") {
-            let (step, rule) = (w["step"].as_str().unwrap(), &w["rule"]);
-            let (dur, replayed) = (
-                w["dur_us"].as_f64().unwrap(),
-                w["what_if_dur_us"].as_f64().unwrap(),
-            );
-            if rule == "comm=0" {
-                let saved = dur - replayed;
-                assert!(saved >= 0.0, "{set:?} step {step}: {w}");
-                assert!(
-                    saved <= comm_on_path(step) + 0.002,
-                    "{set:?} step {step}: {w}"
-                );
-                saved_by_comm += saved;
-            } else {
-                assert_eq!(replayed, dur, "{set:?} step {step}: {w}");
-            }
+        for w in steps.iter().filter(|w| w["rule"] != "comm=0") {
+            let (dur, replayed) = (&w["dur_us"], &w["what_if_dur_us"]);
+            assert_eq!(replayed, dur, "{set:?}: {w}");
         }
+        let totals = rows(&doc, "what_if_totals");
+        let total = |rule: &str| totals.iter().find(|t| t["rule"] == rule).unwrap();
+        let (nothing, comm) = (total("kernel:nonexistent_xyz=-50%"), total("comm=0"));
+        assert_eq!(nothing["what_if_dur_us"], nothing["dur_us"], "{set:?}");
+        let saved = comm["dur_us"].as_f64().unwrap() - comm["what_if_dur_us"].as_f64().unwrap();
+        assert!(saved >= 0.0, "{set:?}: {comm}");
+        assert!(
+            saved <= comm_on_paths + 0.002,
+            "{set:?}: {comm}, {comm_on_paths}"
+        );
+        saved_by_comm += saved;
     }
     assert!(saved_by_comm > 100.0, "comm=0 saved {saved_by_comm} us");
 }
@@ -1972,6 +2043,23 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
     assert!(
         step3 < 67_320.0 - 45_000.0,
         "step 3 without the sleep: {step3}"
+    );
+    // The other ranks wait for rank 1's step-3 allreduce in their step 4,
+    // which began while rank 1 slept: without the sleep, step 4 takes
+    // about the time of the other steps (the median 26.421 ms), not its
+    // 65.897 ms (docs/tracestat.md#what-if; each step replayed from its
+    // recorded start said 65.897).
+    let step4 = what_if(&planted, rule, "4");
+    assert!(step4 < 26_421.0, "step 4 without the sleep: {step4}");
+    // Over the run, the steps cover 138.113 ms; taking the sleep away
+    // saves most of it and never more (the sum of the steps' lengths,
+    // 227.673 ms, counted it in steps 3 and 4 alike).
+    let total = row(&planted, "what_if_totals", "rule", rule);
+    close(f(&total["dur_us"]), 138_112.889, "the time the steps cover");
+    let saved = f(&total["dur_us"]) - f(&total["what_if_dur_us"]);
+    assert!(
+        saved > 0.9 * 50_141.781 && saved <= 50_141.781,
+        "saved without the sleep: {saved}"
     );
     let (clean, _, _) = report(&[kineto.join("clean")], &[]);
     let waiting: f64 = rows(&clean, "critical_path_names")

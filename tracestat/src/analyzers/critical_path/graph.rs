@@ -92,6 +92,10 @@ pub struct StepGraph {
     pub sinks: Vec<Sink>,
     /// Kernel time in the step (the `rank:N=median` rule's measure).
     pub kernel_ns: Ns,
+    /// With `--what-if`, for a step with a host range: when that range
+    /// ended, and its chains' lengths as a [`Sink`]'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_end: Option<(Ns, SinkLens)>,
 }
 
 /// A collective call of the rank, in the order of the collectives
@@ -164,6 +168,16 @@ enum What {
 }
 
 impl What {
+    /// Whether its end is set by device work (a kernel, a collective's
+    /// end, a host wait for the device) rather than by a host thread.
+    fn on_device(&self) -> bool {
+        match self {
+            What::Kernel { .. } | What::End { .. } | What::Mark => true,
+            What::Sync { kernel, .. } => *kernel != THREADS,
+            What::Piece { .. } | What::Arrival => false,
+        }
+    }
+
     /// Order of nodes that end at the same time: what others wait for
     /// first (a collective's end, a command a blocking call waited for),
     /// arrivals and step ends last.
@@ -400,6 +414,8 @@ struct Graph<'m, 'a> {
     pos: Vec<u32>,
     /// Per step window: its end's node.
     step_end: Vec<u32>,
+    /// Per window: the node its host range ends with (`NONE`: none).
+    step_host: Vec<u32>,
     launch_node: Vec<u32>,
     /// Per kernel: the latest end its node may have (a blocking call's
     /// return, see `blocking_calls`).
@@ -486,9 +502,14 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         .collect();
     let kernel_ns = g.kernel_time(&spans);
     let mut steps = Vec::with_capacity(spans.len());
-    for (&(id, start, end, end_node), kernel_ns) in spans.iter().zip(kernel_ns) {
+    let hosts: Vec<u32> = (0..windows.len())
+        .filter(|&k| g.step_end[k] != NONE)
+        .map(|k| g.step_host[k])
+        .collect();
+    for ((&(id, start, end, end_node), kernel_ns), host) in spans.iter().zip(kernel_ns).zip(hosts) {
         let index = steps.len() as u32;
-        let mut step = g.step(index, (start, end), end_node, &arrivals, &mut points);
+        let ends = (end_node, host);
+        let mut step = g.step(index, (start, end), ends, &arrivals, &mut points);
         step.id = id;
         step.kernel_ns = kernel_ns;
         steps.push(step);
@@ -542,6 +563,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             coll_arrival: vec![NONE; t.collectives.len()],
             coll_end: vec![NONE; t.collectives.len()],
             step_end: vec![NONE; windows],
+            step_host: vec![NONE; windows],
             order: Vec::new(),
             pos: Vec::new(),
             launch_node: vec![NONE; t.kernels.len()],
@@ -696,7 +718,10 @@ impl<'m, 'a> Graph<'m, 'a> {
                 // interval stands for it.
                 match ev {
                     Ev::Launch(k) => self.launch_node[k] = inside,
-                    Ev::StepEnd(w) => self.step_end[w] = self.mark(cursor.1, cursor.0),
+                    Ev::StepEnd(w) => {
+                        self.step_end[w] = self.mark(cursor.1, cursor.0);
+                        self.step_host[w] = cursor.1;
+                    }
                     Ev::Cut(w) => waits.cut[w] = cursor.1,
                     Ev::Sync(..) | Ev::Coll(..) | Ev::ThreadWait(_) => {}
                 }
@@ -711,7 +736,10 @@ impl<'m, 'a> Graph<'m, 'a> {
             }
             match ev {
                 Ev::Launch(k) => self.launch_node[k] = p,
-                Ev::StepEnd(w) => self.step_end[w] = self.mark(p, ts),
+                Ev::StepEnd(w) => {
+                    self.step_end[w] = self.mark(p, ts);
+                    self.step_host[w] = p;
+                }
                 Ev::Cut(w) => waits.cut[w] = p,
                 Ev::Sync(end, name, kernel) => {
                     cursor = self.interval(p, (ts, end), name, kernel);
@@ -1234,12 +1262,14 @@ impl<'m, 'a> Graph<'m, 'a> {
         (g, kind, name)
     }
 
-    /// Reduces one step: the chain of every sink in it.
+    /// Reduces step `index` (`start..end`; its end node, and the node its
+    /// host range ends with, `NONE` for a step without one): the chain of
+    /// every sink in it.
     fn step(
         &mut self,
         index: u32,
         (start, end): (Ns, Ns),
-        end_node: u32,
+        (end_node, host_node): (u32, u32),
         arrivals: &[(Ns, u32, usize)],
         points: &mut [CollPoint],
     ) -> StepGraph {
@@ -1256,7 +1286,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         let lens = if self.rules.is_empty() {
             None
         } else {
-            Some(self.replay(start, end, end_node))
+            Some(self.replay(start, end, end_node, index == 0))
         };
         let mut sinks = Vec::with_capacity(sink_nodes.len());
         for (v, pos) in sink_nodes {
@@ -1276,12 +1306,22 @@ impl<'m, 'a> Graph<'m, 'a> {
                 lens,
             });
         }
+        // The host range's end, replayed across ranks to move the rank's
+        // next step (docs/tracestat.md#what-if).
+        let host_end = match &lens {
+            Some(l) if host_node != NONE && l.has(self.pos[host_node as usize]) => Some((
+                self.nodes[host_node as usize].end,
+                SinkLens::from_entries(l.of(self.pos[host_node as usize])),
+            )),
+            _ => None,
+        };
         StepGraph {
             id: None,
             start,
             end,
             sinks,
             kernel_ns: 0,
+            host_end,
         }
     }
 
@@ -1790,6 +1830,13 @@ struct Replay {
 /// The step's start as a source.
 const START: u32 = NONE - 1;
 
+/// The source of chains that come from device work before the step (a
+/// kernel, a collective's end, a wait for the device): the replay across
+/// ranks moves them as the rank's step before ended earlier or later, and
+/// the chains from its host work ([`START`]) as that step's host range did
+/// (docs/tracestat.md#what-if).
+pub const BEFORE: u32 = NONE - 2;
+
 impl Replay {
     /// The common cases of a node whose chains all come from its
     /// predecessors `inside` (their places in the step), done without the
@@ -1843,6 +1890,11 @@ impl Replay {
         }
         self.first.push(self.src.len() as u32);
         true
+    }
+
+    /// Whether node `at` (its place in the replay order) was replayed.
+    fn has(&self, at: u32) -> bool {
+        at >= self.lo && ((at - self.lo) as usize) + 1 < self.first.len()
     }
 
     /// Node `at`'s chains: `(source, lengths)`.
@@ -1932,8 +1984,8 @@ impl Graph<'_, '_> {
     }
 
     /// Replays the step `start..end` (ending with node `end_node`) from
-    /// its sources.
-    fn replay(&self, start: Ns, end: Ns, end_node: u32) -> Replay {
+    /// its sources; `first`: the rank's first step.
+    fn replay(&self, start: Ns, end: Ns, end_node: u32, first: bool) -> Replay {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
         // Searched from the step's end node: only nodes near it, which
         // the replay then reads, rather than a search of the whole run.
@@ -1969,21 +2021,23 @@ impl Graph<'_, '_> {
             }
             let es = self.costs(v, &mut cost, &mut gaps, &mut near);
             // Its predecessors replayed in this step (by their place in
-            // it), and the latest end of those before the step.
+            // it), and the latest end of those before the step: of host
+            // work, and of device work ([`BEFORE`]).
             let mut inside = [0usize; 3];
             let mut count = 0;
-            let mut outside: Option<Ns> = None;
+            let mut outside: [Option<Ns>; 2] = [None, None];
             for &p in n.preds.iter().filter(|&&p| p != NONE) {
                 let at_p = self.pos[p as usize];
                 if at_p < lo {
-                    let pe = self.nodes[p as usize].end;
-                    outside = Some(outside.map_or(pe, |o: Ns| o.max(pe)));
+                    let before = &self.nodes[p as usize];
+                    let o = &mut outside[usize::from(before.what.on_device())];
+                    *o = Some(o.map_or(before.end, |o: Ns| o.max(before.end)));
                     continue;
                 }
                 inside[count] = (at_p - lo) as usize;
                 count += 1;
             }
-            if outside.is_none() && es >= start && r.carry(&inside[..count], &cost) {
+            if outside == [None, None] && es >= start && r.carry(&inside[..count], &cost) {
                 continue;
             }
             acc.clear();
@@ -1995,25 +2049,46 @@ impl Graph<'_, '_> {
             }
             acc.add(&cost);
             if es < start {
-                // Straddles the step's start: the share of its own time
-                // (not its delay, which ended before `es`) in the step.
+                // Straddles the step's start. In the rank's first step: the
+                // share of its own time (not its delay, which ended before
+                // `es`) in the step. After it, its part in the step as
+                // recorded: the replay across ranks moves it as the step
+                // before ended earlier or later, which counts its change.
                 let part = n.end - start;
                 let whole = (n.end - es).max(1);
                 for ((l, &c), &g) in line.iter_mut().zip(&cost).zip(&gaps) {
-                    *l = (((c - g) as f64) * part as f64 / whole as f64).round() as Ns;
+                    *l = if first {
+                        (((c - g) as f64) * part as f64 / whole as f64).round() as Ns
+                    } else {
+                        part
+                    };
                 }
                 line[0] = part;
-                acc.merge(START, &line);
-            } else if outside.is_some() || count == 0 {
-                let base = outside.unwrap_or(n.start) - start;
-                for (l, &c) in line.iter_mut().zip(&cost) {
-                    *l = base + c;
+                if !first {
+                    line[1] = 0;
                 }
-                line[1] = cost[1];
-                acc.merge(START, &line);
+                let device = n.what.on_device();
+                acc.merge(if device { BEFORE } else { START }, &line);
+            } else {
+                let [host, device] = outside;
+                let sources = [
+                    (
+                        START,
+                        host.or((count == 0 && device.is_none()).then_some(n.start)),
+                    ),
+                    (BEFORE, device),
+                ];
+                for (src, at) in sources {
+                    let Some(at) = at else { continue };
+                    for (l, &c) in line.iter_mut().zip(&cost) {
+                        *l = at - start + c;
+                    }
+                    line[1] = cost[1];
+                    acc.merge(src, &line);
+                }
             }
             let key = |s: u32, l: &[Ns]| -> Ns {
-                let t = if s == START {
+                let t = if s == START || s == BEFORE {
                     start
                 } else {
                     self.coll_end_time(s)

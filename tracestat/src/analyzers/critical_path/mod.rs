@@ -2,8 +2,8 @@
 //! (docs/tracestat.md#critical-path, docs/tracestat.md#what-if): per step,
 //! the chain of work that set the step's end, through host time, launches,
 //! in-order queues, host synchronisations and collectives across ranks;
-//! summed per kind and per name; and with `--what-if` each step replayed
-//! with changed durations.
+//! summed per kind and per name; and with `--what-if` the steps replayed
+//! in order with changed durations.
 //!
 //! `graph.rs` reduces each rank to small per-step graphs (all a partial
 //! carries), `packed.rs` keeps their sinks packed until `solve.rs` joins
@@ -176,35 +176,35 @@ impl Analyzer for CriticalPath {
         let solver = solver(ranks, off);
         let u = rules.len();
         let implicit = has_implicit_slots(&solver, u);
-        // Steps are solved apart, in parallel (the cross-rank part runs
-        // after every rank is read, so on many cores it would otherwise
-        // set the wall time, docs/tracestat.md#scale); the results keep
-        // the steps' order. Per step: its path, and what the implicit
-        // comm=0 and launch=0 replays saved.
-        let solved: Vec<(StepPath, [Ns; 2])> = solver
-            .steps()
-            .into_par_iter()
-            .map(|(id, parts)| {
-                let mut p = solver.path(id, &parts);
-                // Prepared once for every replay of the step.
-                let plan = solver.prepare(&parts);
-                let replay =
-                    |slot: usize| solver.replay_prepared(&plan, slot, Some(&all_rules[slot - 2]));
-                p.what_if = (0..u).map(|i| replay(2 + i)).collect();
-                let mut saved = [0 as Ns; 2];
-                if implicit {
-                    let length = step_length(&solver, &parts);
-                    saved = [length - replay(2 + u), length - replay(2 + u + 1)];
-                }
-                (p, saved)
-            })
+        // The steps' paths are solved apart, in parallel (the cross-rank
+        // part runs after every rank is read, so on many cores it would
+        // otherwise set the wall time, docs/tracestat.md#scale); the
+        // results keep the steps' order.
+        let steps = solver.steps();
+        let mut paths: Vec<StepPath> = steps
+            .par_iter()
+            .map(|(id, parts)| solver.path(*id, parts))
             .collect();
+        // The replays go in step order: a step takes the replayed
+        // arrivals of the collectives of the steps before it. Per rule:
+        // the user's, then the implicit comm=0 and launch=0, whose
+        // savings the findings read.
+        let slots = 2 + u + if implicit { 2 } else { 0 };
+        let replays: Vec<(usize, &rules::Rule)> = (2..slots)
+            .map(|slot| (slot, &all_rules[slot - 2]))
+            .collect();
+        let windows = replay_in_order(&solver, &steps, &replays);
         let mut saved = [0 as Ns; 2];
-        let mut paths: Vec<StepPath> = Vec::with_capacity(solved.len());
-        for (p, s) in solved {
-            saved[0] += s[0];
-            saved[1] += s[1];
-            paths.push(p);
+        if implicit {
+            // Over the run: the time the steps cover, recorded less
+            // replayed (docs/findings.md#savings).
+            let recorded = covered(paths.iter().map(|p| (p.start, p.end)));
+            for (i, s) in saved.iter_mut().enumerate() {
+                *s = recorded - covered(windows.iter().map(|w| w[u + i]));
+            }
+        }
+        for (p, w) in paths.iter_mut().zip(windows) {
+            p.what_if = w[..u].to_vec();
         }
         let origin = aligned_origin(ranks, off);
         let mut out = output(&paths, &ranks.labels, &rules, origin);
@@ -328,14 +328,20 @@ fn output(
             on_path[r] = false;
         }
         for (i, r) in rules.iter().enumerate() {
+            let (s, e) = p.what_if[i];
             out.what_if
-                .push(what_if_row(&r.text, &step, p.end - p.start, p.what_if[i]));
+                .push(what_if_row(&r.text, &step, p.end - p.start, e - s));
         }
     }
     out.critical_path = Arc::new(path_rows);
     for (i, r) in rules.iter().enumerate() {
-        let before: Ns = paths.iter().map(|p| p.end - p.start).sum();
-        let after: Ns = paths.iter().map(|p| p.what_if[i]).sum();
+        // The time the steps cover, each moment once: steps of ranks
+        // that overlap (a rank still in step n while another began n + 1)
+        // are not counted twice, and a step that begins earlier because
+        // the one before ended earlier counts the gain once
+        // (docs/tracestat.md#what-if).
+        let before = covered(paths.iter().map(|p| (p.start, p.end)));
+        let after = covered(paths.iter().map(|p| p.what_if[i]));
         out.what_if_totals.push(WhatIfTotalRow {
             rule: r.text.clone(),
             steps: paths.len() as u64,
@@ -752,6 +758,10 @@ fn what_if_totals_table(out: &CriticalPathOut) -> Table {
             r.change_pct.into(),
         ]);
     }
+    t.notes.push(
+        "(length: the time the steps cover, each moment once; the steps replayed in order, each taking over what the one before changed)"
+            .to_string(),
+    );
     t
 }
 
@@ -842,9 +852,70 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     any
 }
 
-/// A step's length, from the earliest start of its ranks to the latest
+/// Every step's window replayed under each of `replays` (`(slot, rule)`),
+/// per step in the order of `steps`. The steps go in order, each rule with
+/// its own [`Carried`] arrivals, so a step that waits on a collective of
+/// an earlier step sees that step's replayed arrivals
+/// (docs/tracestat.md#what-if); the rules go in parallel.
+fn replay_in_order(
+    solver: &Solver<'_>,
+    steps: &[solve::StepParts],
+    replays: &[(usize, &rules::Rule)],
+) -> Vec<Vec<(Ns, Ns)>> {
+    let mut out: Vec<Vec<(Ns, Ns)>> = vec![Vec::with_capacity(replays.len()); steps.len()];
+    if replays.is_empty() {
+        return out;
+    }
+    let mut carried: Vec<solve::Carried> = replays
+        .iter()
+        .map(|_| solve::Carried::new(solver))
+        .collect();
+    // Plans prepared in parallel, one per thread, and held at once: a
+    // plan holds the chains of every rank's step, so more would hold more
+    // memory than the steps solved in parallel did (docs/tracestat.md#scale).
+    let batch_len = rayon::current_num_threads().max(1);
+    for (batch, rows) in steps.chunks(batch_len).zip(out.chunks_mut(batch_len)) {
+        let plans: Vec<solve::StepReplay> = batch
+            .par_iter()
+            .map(|(_, parts)| solver.prepare(parts))
+            .collect();
+        let per_rule: Vec<Vec<(Ns, Ns)>> = carried
+            .par_iter_mut()
+            .zip(replays)
+            .map(|(c, &(slot, rule))| {
+                (plans.iter())
+                    .map(|plan| solver.replay_prepared(plan, slot, Some(rule), c))
+                    .collect()
+            })
+            .collect();
+        for lens in per_rule {
+            for (row, l) in rows.iter_mut().zip(lens) {
+                row.push(l);
+            }
+        }
+    }
+    out
+}
+
+/// The time windows `(start, end)` cover, each moment once.
+fn covered(windows: impl Iterator<Item = (Ns, Ns)>) -> Ns {
+    let mut w: Vec<(Ns, Ns)> = windows.filter(|w| w.1 > w.0).collect();
+    w.sort_unstable();
+    let mut total = 0;
+    let mut at = Ns::MIN;
+    for (s, e) in w {
+        let s = s.max(at);
+        if e > s {
+            total += e - s;
+            at = e;
+        }
+    }
+    total
+}
+
+/// A step's window, from the earliest start of its ranks to the latest
 /// end (aligned): what a replay's savings are measured from.
-fn step_length(solver: &Solver<'_>, parts: &[(usize, usize)]) -> Ns {
+fn step_window(solver: &Solver<'_>, parts: &[(usize, usize)]) -> (Ns, Ns) {
     let start = parts
         .iter()
         .map(|&(r, k)| solver.paths[r].steps[k].start - solver.off[r])
@@ -855,7 +926,7 @@ fn step_length(solver: &Solver<'_>, parts: &[(usize, usize)]) -> Ns {
         .map(|&(r, k)| solver.paths[r].steps[k].end - solver.off[r])
         .max()
         .unwrap_or(start);
-    end - start
+    (start, end)
 }
 
 /// The clock offsets the critical path subtracts: the collectives
@@ -882,6 +953,8 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
         ));
     }
     let bad_call = |j: Option<u32>| j.is_some_and(|j| j as usize >= calls);
+    // A chain's source: the step's start, device work before it, or a call.
+    let bad_source = |j: Option<u32>| j != Some(graph::BEFORE) && bad_call(j);
     for (i, c) in path.colls.iter().enumerate() {
         let in_steps = |(s, k): (u32, u32)| {
             path.steps
@@ -896,8 +969,21 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
     }
     let width = 2 + user_rules;
     for (i, step) in path.steps.iter().enumerate() {
+        let host_end = step.host_end.iter().map(|h| &h.1);
+        for lens in step.sinks.iter().map(|s| &s.lens).chain(host_end) {
+            if lens.shape().any(|(src, _)| bad_source(src)) {
+                return Some(format!(
+                    "step {i} names a collective call that is not there"
+                ));
+            }
+            if lens.shape().any(|(_, n)| n < width) {
+                return Some(format!(
+                    "step {i} has fewer what-if lengths than its {user_rules} rules need"
+                ));
+            }
+        }
         for sink in &step.sinks {
-            if bad_call(sink.source) || sink.lens.shape().any(|(src, _)| bad_call(src)) {
+            if bad_call(sink.source) {
                 return Some(format!(
                     "step {i} names a collective call that is not there"
                 ));
@@ -961,35 +1047,25 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
         return vec![None; who.len()];
     }
     let slot = 2 + user.len() + IMPLICIT_RULES - 1;
-    // Per rank, what its replay saves: per step, the step's length less
-    // its replayed length, summed (never below 0).
-    // Steps in parallel, as in `finish`; integer sums, so the order they
-    // are added in does not matter.
-    let saved: Vec<Ns> = s
-        .steps()
-        .into_par_iter()
-        .map(|(_, parts)| {
-            // Prepared once for every rank's replay of the step.
-            let plan = s.prepare(&parts);
-            let length = step_length(&s, &parts);
-            per_rank
-                .iter()
-                .map(|rule| {
-                    rule.as_ref().map_or(0, |rule| {
-                        length - s.replay_prepared(&plan, slot, Some(rule))
-                    })
-                })
-                .collect::<Vec<Ns>>()
+    // Per rank, what its replay saves: the time the steps cover, recorded
+    // less replayed (never below 0); the steps replayed in order, as in
+    // `finish`.
+    let steps = s.steps();
+    let replays: Vec<(usize, &rules::Rule)> =
+        per_rank.iter().flatten().map(|rule| (slot, rule)).collect();
+    let windows = replay_in_order(&s, &steps, &replays);
+    let recorded = covered(steps.iter().map(|(_, parts)| step_window(&s, parts)));
+    let sums: Vec<Ns> = (0..replays.len())
+        .map(|i| recorded - covered(windows.iter().map(|w| w[i])))
+        .collect();
+    let mut sums = sums.into_iter();
+    let saved: Vec<Ns> = per_rank
+        .iter()
+        .map(|rule| match rule {
+            Some(_) => sums.next().unwrap_or(0),
+            None => 0,
         })
-        .reduce(
-            || vec![0; who.len()],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
+        .collect();
     per_rank
         .iter()
         .zip(saved)

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::graph::{Item, Kind, RankPath};
+use super::packed::SinkLens;
 use super::rules::{Rule, Target};
 use crate::time::Ns;
 
@@ -46,8 +47,8 @@ pub struct StepPath {
     /// The path's time per (kind, name): `(stretches, time)`, exact even
     /// where long chains were coarsened.
     pub totals: BTreeMap<(Kind, Label), (u64, Ns)>,
-    /// Per rule: the step's length replayed under it.
-    pub what_if: Vec<Ns>,
+    /// Per rule: the step's start and end (aligned) replayed under it.
+    pub what_if: Vec<(Ns, Ns)>,
 }
 
 /// The ranks' reduced graphs and the matching of their collectives.
@@ -69,10 +70,59 @@ pub struct Solver<'a> {
     /// latest, the lowest rank on a tie), found once ([`Solver::new`]): a
     /// search per call would be quadratic in the ranks.
     op_last: Vec<(usize, usize, Ns)>,
+    /// Per rank, its calls that are a step's sink as `(step, call)`, in
+    /// order: a step's calls are found by a search, not a scan of all.
+    step_calls: Vec<Vec<(u32, u32)>>,
+}
+
+/// The replayed arrivals of the calls of the steps already replayed
+/// under one rule: a step that waits on a collective of an earlier step
+/// takes its replayed end, not its recorded one (docs/tracestat.md#what-if).
+pub struct Carried {
+    /// Rank `r`'s calls are `at[from[r]..from[r + 1]]`.
+    from: Vec<usize>,
+    at: Vec<Ns>,
+    /// Per rank, `(step, shift)`: how much later (or earlier, below 0)
+    /// the last of its steps replayed ends than recorded, and its host
+    /// range.
+    end_shift: Vec<Option<(usize, Ns)>>,
+    host_shift: Vec<Option<(usize, Ns)>>,
+}
+
+impl Carried {
+    const UNSET: Ns = Ns::MIN;
+
+    /// Nothing replayed yet, for the calls of `solver`'s ranks.
+    pub fn new(solver: &Solver<'_>) -> Self {
+        let mut from = Vec::with_capacity(solver.paths.len() + 1);
+        from.push(0);
+        for p in &solver.paths {
+            from.push(from[from.len() - 1] + p.colls.len());
+        }
+        let n = from[from.len() - 1];
+        Carried {
+            from,
+            at: vec![Self::UNSET; n],
+            end_shift: vec![None; solver.paths.len()],
+            host_shift: vec![None; solver.paths.len()],
+        }
+    }
+
+    fn get(&self, (r, j): (usize, usize)) -> Option<Ns> {
+        let t = self.at[self.from[r] + j];
+        (t != Self::UNSET).then_some(t)
+    }
+
+    fn set(&mut self, (r, j): (usize, usize), t: Ns) {
+        self.at[self.from[r] + j] = t;
+    }
 }
 
 /// One step of one rank taking part in a step.
 type Part = (usize, usize);
+
+/// A step id with the ranks' steps of that id ([`Solver::steps`]).
+pub type StepParts = (Option<i64>, Vec<Part>);
 
 /// The matched collective operations: `(rank, call)` -> operation, and
 /// each operation's calls.
@@ -82,7 +132,6 @@ pub type Operations = (HashMap<(usize, usize), usize>, Vec<Vec<(usize, usize)>>)
 /// values of its sinks are indexed part by part (`first`).
 pub struct StepReplay {
     parts: Vec<Part>,
-    start: Ns,
     /// Part `i`'s sinks are values `first[i]..first[i + 1]`.
     first: Vec<usize>,
     /// In time order.
@@ -99,6 +148,13 @@ pub struct StepReplay {
     /// `group_of[member_from[v]..member_from[v + 1]]`.
     member_from: Vec<usize>,
     group_of: Vec<u32>,
+    /// The step's collective calls that are sinks: `((rank, call), value)`,
+    /// carried to the steps replayed after it ([`Carried`]).
+    own_calls: Vec<((usize, usize), usize)>,
+    /// Per part: its recorded start and end (aligned).
+    bounds: Vec<(Ns, Ns)>,
+    /// The parts' host range ends, planned as sinks (`at` unused).
+    host_ends: Vec<PlannedSink>,
 }
 
 /// An operation's arrivals in a replay, shared by every chain that starts
@@ -112,6 +168,8 @@ struct ArrivalGroup {
 struct PlannedSink {
     /// Its value's index.
     at: usize,
+    /// Its part's index.
+    part: usize,
     rank: usize,
     /// Its chains in [`StepReplay::chains`].
     chains: (usize, usize),
@@ -124,6 +182,9 @@ struct PlannedSink {
 enum Base {
     /// The rank's step start (aligned).
     Start(Ns),
+    /// The rank's step start (aligned), for chains from device work
+    /// before the step ([`super::graph::BEFORE`]).
+    Before(Ns),
     /// The end of a collective call of the rank: the latest of the
     /// arrivals `arrivals` of its operation (or `last`, the one that
     /// arrived last as recorded, when none), plus the rank's `transfer`.
@@ -151,11 +212,12 @@ enum Arrivals {
 }
 
 /// An arrival at a collective in a replay: the value of a sink of the
-/// step, or the time recorded (a call in no step of the replay).
+/// step, or for a call outside the step its value in a step replayed
+/// before ([`Carried`]), else the time recorded.
 #[derive(Clone, Copy)]
 enum Arrival {
     Replayed(usize),
-    Recorded(Ns),
+    Outside { call: (usize, usize), recorded: Ns },
 }
 
 impl<'a> Solver<'a> {
@@ -185,7 +247,17 @@ impl<'a> Solver<'a> {
             sinks,
             labels,
             op_last: Vec::new(),
+            step_calls: Vec::new(),
         };
+        s.step_calls = (s.paths.iter())
+            .map(|p| {
+                let mut v: Vec<(u32, u32)> = (p.colls.iter().enumerate())
+                    .filter_map(|(j, c)| Some((c.sink?.0, j as u32)))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
         s.op_last = (s.ops.iter())
             .map(|calls| {
                 calls
@@ -234,7 +306,7 @@ impl<'a> Solver<'a> {
     }
 
     /// Every step id with the ranks' steps of that id, in order.
-    pub fn steps(&self) -> Vec<(Option<i64>, Vec<Part>)> {
+    pub fn steps(&self) -> Vec<StepParts> {
         let mut by: BTreeMap<(bool, i64), Vec<Part>> = BTreeMap::new();
         for (r, p) in self.paths.iter().enumerate() {
             for (k, s) in p.steps.iter().enumerate() {
@@ -355,11 +427,6 @@ impl<'a> Solver<'a> {
     /// rules it is replayed with: its sinks in time order, and where the
     /// source of each of their chains takes its time from.
     pub fn prepare(&self, parts: &[Part]) -> StepReplay {
-        let start = parts
-            .iter()
-            .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
-            .min()
-            .unwrap_or(0);
         // Each part's sinks' place in the values.
         let mut first = Vec::with_capacity(parts.len() + 1);
         first.push(0);
@@ -381,27 +448,30 @@ impl<'a> Solver<'a> {
                 .and_then(|(k, s)| Some(first[*index.get(&(rr, k as usize))?] + s as usize));
             match replayed {
                 Some(at) => Arrival::Replayed(at),
-                None => Arrival::Recorded(self.arrival(rr, jj)),
+                None => Arrival::Outside {
+                    call: (rr, jj),
+                    recorded: self.arrival(rr, jj),
+                },
             }
         };
-        let mut sinks = Vec::with_capacity(order.len());
         let mut chains = Vec::new();
         let mut lens = Vec::new();
         let mut entries = Vec::new();
         let mut arrivals = Vec::new();
         let mut groups: Vec<ArrivalGroup> = Vec::new();
         let mut group_at: HashMap<usize, usize> = HashMap::default();
-        for &(_, i, si) in &order {
+        // Part `i`'s chains of lengths `sink_lens`, planned: where each
+        // starts, and its lengths.
+        let mut plan = |i: usize, sink_lens: &SinkLens| -> (usize, usize) {
             let (r, k) = parts[i];
-            let path: &'a RankPath = self.paths[r];
-            let step = &path.steps[k];
-            let sink = &step.sinks[si];
+            let step = &self.paths[r].steps[k];
             let from = chains.len();
             entries.clear();
-            sink.lens.decode_into(&mut lens, &mut entries);
+            sink_lens.decode_into(&mut lens, &mut entries);
             for &(src, at_lens, _) in &entries {
                 let base = match src {
                     None => Base::Start(step.start - self.off[r]),
+                    Some(super::graph::BEFORE) => Base::Before(step.start - self.off[r]),
                     Some(j) => {
                         // The end of call `(r, j)`: the last (replayed)
                         // arrival of its operation plus the rank's
@@ -433,17 +503,43 @@ impl<'a> Solver<'a> {
                 };
                 chains.push((base, at_lens));
             }
+            (from, chains.len())
+        };
+        let mut sinks = Vec::with_capacity(order.len());
+        for &(_, i, si) in &order {
+            let (r, k) = parts[i];
+            let sink = &self.paths[r].steps[k].sinks[si];
             sinks.push(PlannedSink {
                 at: first[i] + si,
+                part: i,
                 rank: r,
-                chains: (from, chains.len()),
+                chains: plan(i, &sink.lens),
                 recorded: sink.time - self.off[r],
             });
         }
+        // Each part's host range end, replayed after its sinks.
+        let mut host_ends = Vec::new();
+        for (i, &(r, k)) in parts.iter().enumerate() {
+            if let Some((time, host_lens)) = &self.paths[r].steps[k].host_end {
+                host_ends.push(PlannedSink {
+                    at: usize::MAX,
+                    part: i,
+                    rank: r,
+                    chains: plan(i, host_lens),
+                    recorded: time - self.off[r],
+                });
+            }
+        }
         let (member_from, group_of) = group_members(first[first.len() - 1], &groups, &arrivals);
+        let own_calls = self.own_calls(parts, &first);
+        let bounds = (parts.iter())
+            .map(|&(r, k)| {
+                let step = &self.paths[r].steps[k];
+                (step.start - self.off[r], step.end - self.off[r])
+            })
+            .collect();
         StepReplay {
             parts: parts.to_vec(),
-            start,
             first,
             sinks,
             chains,
@@ -452,13 +548,41 @@ impl<'a> Solver<'a> {
             groups,
             member_from,
             group_of,
+            own_calls,
+            bounds,
+            host_ends,
         }
+    }
+
+    /// The collective calls of `parts` that are sinks, with their values'
+    /// places (`first`: each part's first value).
+    fn own_calls(&self, parts: &[Part], first: &[usize]) -> Vec<((usize, usize), usize)> {
+        let mut out = Vec::new();
+        for (i, &(r, k)) in parts.iter().enumerate() {
+            let calls = &self.step_calls[r];
+            let k = k as u32;
+            let from = calls.partition_point(|c| c.0 < k);
+            for &(_, j) in calls[from..].iter().take_while(|c| c.0 == k) {
+                let j = j as usize;
+                if let Some((_, s)) = self.paths[r].colls[j].sink {
+                    out.push(((r, j), first[i] + s as usize));
+                }
+            }
+        }
+        out
     }
 
     /// A prepared step replayed with the durations of lens slot `slot`
     /// (0: as recorded; `2 + i`: rule `i`) under `rule`, the rule of that
-    /// slot: its new length.
-    pub fn replay_prepared(&self, plan: &StepReplay, slot: usize, rule: Option<&Rule>) -> Ns {
+    /// slot: its new start and end. Arrivals and moves of earlier steps
+    /// come from `carried`, which then holds this step's too.
+    pub fn replay_prepared(
+        &self,
+        plan: &StepReplay,
+        slot: usize,
+        rule: Option<&Rule>,
+        carried: &mut Carried,
+    ) -> (Ns, Ns) {
         // rank:N=median: rank N's kernels scaled to the median rank's time.
         let median_rule = matches!(rule.map(|r| &r.target), Some(Target::RankMedian(_)));
         let factor = if median_rule {
@@ -477,58 +601,81 @@ impl<'a> Solver<'a> {
         };
         const UNSET: Ns = Ns::MIN / 4;
         let mut value: Vec<Ns> = vec![UNSET; plan.first[plan.first.len() - 1]];
+        // Per part, how far its host start and the device work before it
+        // moved: as the host range and the end of the rank's step before
+        // moved in its replay (docs/tracestat.md#what-if).
+        let before = |shift: &[Option<(usize, Ns)>], (r, k): Part| match shift[r] {
+            Some((b, d)) if b + 1 == k => d,
+            _ => 0,
+        };
+        let shifts: Vec<(Ns, Ns)> = (plan.parts.iter())
+            .map(|&p| {
+                (
+                    before(&carried.host_shift, p),
+                    before(&carried.end_shift, p),
+                )
+            })
+            .collect();
         // Each group's latest arrival, `None` once one of them changed.
         let mut latest: Vec<Option<Ns>> = vec![None; plan.groups.len()];
         let read = |value: &[Ns], a: Arrival| match a {
             Arrival::Replayed(at) => value[at],
-            Arrival::Recorded(t) => t,
+            Arrival::Outside { call, recorded } => carried.get(call).unwrap_or(recorded),
+        };
+        // A sink's time: the latest of its chains, each from its source's
+        // (replayed) time.
+        let time_of = |sink: &PlannedSink, value: &[Ns], latest: &mut [Option<Ns>]| -> Ns {
+            if sink.chains.0 == sink.chains.1 {
+                return sink.recorded + shifts[sink.part].0;
+            }
+            let (moved, device_moved) = shifts[sink.part];
+            let mut best = UNSET;
+            for &(base, at_lens) in &plan.chains[sink.chains.0..sink.chains.1] {
+                let lens = &plan.lens[at_lens..];
+                let base = match base {
+                    Base::Start(t) => t + moved,
+                    Base::Before(t) => t + device_moved,
+                    Base::Coll {
+                        transfer,
+                        last,
+                        arrivals,
+                        floor,
+                    } => {
+                        let transfer = comm.map_or(transfer, |c| c.apply(transfer));
+                        let arrived = match arrivals {
+                            Arrivals::Own(a) => read(value, a),
+                            Arrivals::Group(g) => *latest[g].get_or_insert_with(|| {
+                                let (a, b) = plan.groups[g].arrivals;
+                                plan.arrivals[a..b]
+                                    .iter()
+                                    .map(|&x| read(value, x))
+                                    .max()
+                                    .unwrap_or(last)
+                            }),
+                        };
+                        (arrived + transfer).max(floor + moved)
+                    }
+                };
+                let len = match factor {
+                    // The chain recorded with its kernel part scaled, or
+                    // the chain without kernels, whichever is longer
+                    // (docs/tracestat.md#what-if).
+                    Some((n, f)) if n == sink.rank => {
+                        let dev = lens[1] as f64;
+                        let scaled = (f * dev + (lens[0] as f64 - dev)).round() as Ns;
+                        scaled.max(lens[slot])
+                    }
+                    _ if median_rule => lens[0],
+                    _ => lens[slot],
+                };
+                best = best.max(base + len);
+            }
+            best
         };
         for _pass in 0..8 {
             let mut changed = false;
             for sink in &plan.sinks {
-                let mut best = UNSET;
-                for &(base, at_lens) in &plan.chains[sink.chains.0..sink.chains.1] {
-                    let lens = &plan.lens[at_lens..];
-                    let base = match base {
-                        Base::Start(t) => t,
-                        Base::Coll {
-                            transfer,
-                            last,
-                            arrivals,
-                            floor,
-                        } => {
-                            let transfer = comm.map_or(transfer, |c| c.apply(transfer));
-                            let arrived = match arrivals {
-                                Arrivals::Own(a) => read(&value, a),
-                                Arrivals::Group(g) => *latest[g].get_or_insert_with(|| {
-                                    let (a, b) = plan.groups[g].arrivals;
-                                    plan.arrivals[a..b]
-                                        .iter()
-                                        .map(|&x| read(&value, x))
-                                        .max()
-                                        .unwrap_or(last)
-                                }),
-                            };
-                            (arrived + transfer).max(floor)
-                        }
-                    };
-                    let len = match factor {
-                        // The chain recorded with its kernel part scaled,
-                        // or the chain without kernels, whichever is longer
-                        // (docs/tracestat.md#what-if).
-                        Some((n, f)) if n == sink.rank => {
-                            let dev = lens[1] as f64;
-                            let scaled = (f * dev + (lens[0] as f64 - dev)).round() as Ns;
-                            scaled.max(lens[slot])
-                        }
-                        _ if median_rule => lens[0],
-                        _ => lens[slot],
-                    };
-                    best = best.max(base + len);
-                }
-                if sink.chains.0 == sink.chains.1 {
-                    best = sink.recorded;
-                }
+                let best = time_of(sink, &value, &mut latest);
                 if value[sink.at] != best {
                     value[sink.at] = best;
                     changed = true;
@@ -542,13 +689,35 @@ impl<'a> Solver<'a> {
                 break;
             }
         }
-        // Each part's last sink: its step's end.
-        let end = (plan.first.windows(2))
-            .filter(|w| w[1] > w[0])
-            .map(|w| value[w[1] - 1])
-            .max()
-            .unwrap_or(plan.start);
-        end - plan.start
+        let host_moved: Vec<(usize, Ns)> = (plan.host_ends.iter())
+            .map(|h| (h.part, time_of(h, &value, &mut latest) - h.recorded))
+            .collect();
+        // Each part's last sink: its step's end; the step from its ranks'
+        // earliest (moved) start to their latest end.
+        let mut start = Ns::MAX;
+        let mut end = Ns::MIN;
+        for (i, (&(r, k), &(s, e))) in plan.parts.iter().zip(&plan.bounds).enumerate() {
+            start = start.min(s + shifts[i].0);
+            let (a, b) = (plan.first[i], plan.first[i + 1]);
+            if b > a && value[b - 1] != UNSET {
+                end = end.max(value[b - 1]);
+                carried.end_shift[r] = Some((k, value[b - 1] - e));
+            }
+            carried.host_shift[r] = None;
+        }
+        for (i, d) in host_moved {
+            let (r, k) = plan.parts[i];
+            carried.host_shift[r] = Some((k, d));
+        }
+        for &(call, at) in &plan.own_calls {
+            if value[at] != UNSET {
+                carried.set(call, value[at]);
+            }
+        }
+        if start == Ns::MAX {
+            return (0, 0);
+        }
+        (start, end.max(start))
     }
 
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
@@ -732,6 +901,7 @@ mod tests {
                 end: 60,
                 sinks: vec![sink(arrival, None, arrival), sink(60, Some(0), 60 - end)],
                 kernel_ns: 0,
+                host_end: None,
             }],
             colls: vec![CollPoint {
                 name: 0,
@@ -765,8 +935,11 @@ mod tests {
         assert_eq!(plan.arrivals.len(), n);
         // The recorded run, then comm=0: the 5 ns transfer off every
         // rank's end.
-        assert_eq!(solver.replay_prepared(&plan, 0, None), 60);
+        let length = |(s, e): (Ns, Ns)| e - s;
+        let replay =
+            |slot, rule| solver.replay_prepared(&plan, slot, rule, &mut Carried::new(&solver));
+        assert_eq!(length(replay(0, None)), 60);
         let comm = super::super::rules::parse_rule("comm=0").unwrap();
-        assert_eq!(solver.replay_prepared(&plan, 2, Some(&comm)), 55);
+        assert_eq!(length(replay(2, Some(&comm))), 55);
     }
 }
