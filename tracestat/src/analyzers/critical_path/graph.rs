@@ -506,10 +506,17 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         .filter(|&k| g.step_end[k] != NONE)
         .map(|k| g.step_host[k])
         .collect();
+    let mut id_before: Option<i64> = None;
     for ((&(id, start, end, end_node), kernel_ns), host) in spans.iter().zip(kernel_ns).zip(hosts) {
         let index = steps.len() as u32;
         let ends = (end_node, host);
-        let mut step = g.step(index, (start, end), ends, &arrivals, &mut points);
+        // Replayed after the step numbered before it, as the cross-rank
+        // replay does (docs/tracestat.md#what-if).
+        let after = id_before
+            .zip(id)
+            .is_some_and(|(b, s)| b.checked_add(1) == Some(s));
+        id_before = id;
+        let mut step = g.step((index, after), (start, end), ends, &arrivals, &mut points);
         step.id = id;
         step.kernel_ns = kernel_ns;
         steps.push(step);
@@ -1264,10 +1271,11 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// Reduces step `index` (`start..end`; its end node, and the node its
     /// host range ends with, `NONE` for a step without one): the chain of
-    /// every sink in it.
+    /// every sink in it. `after`: it comes after the rank's step numbered
+    /// before it, whose replay moves it.
     fn step(
         &mut self,
-        index: u32,
+        (index, after): (u32, bool),
         (start, end): (Ns, Ns),
         (end_node, host_node): (u32, u32),
         arrivals: &[(Ns, u32, usize)],
@@ -1286,7 +1294,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         let lens = if self.rules.is_empty() {
             None
         } else {
-            Some(self.replay(start, end, end_node, index == 0))
+            Some(self.replay(start, end, end_node, !after))
         };
         let mut sinks = Vec::with_capacity(sink_nodes.len());
         for (v, pos) in sink_nodes {
@@ -1984,7 +1992,8 @@ impl Graph<'_, '_> {
     }
 
     /// Replays the step `start..end` (ending with node `end_node`) from
-    /// its sources; `first`: the rank's first step.
+    /// its sources; `first`: no step of the rank moves it (its first, or
+    /// one after a step not numbered before it).
     fn replay(&self, start: Ns, end: Ns, end_node: u32, first: bool) -> Replay {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
         // Searched from the step's end node: only nodes near it, which
@@ -2049,11 +2058,11 @@ impl Graph<'_, '_> {
             }
             acc.add(&cost);
             if es < start {
-                // Straddles the step's start. In the rank's first step: the
-                // share of its own time (not its delay, which ended before
-                // `es`) in the step. After it, its part in the step as
-                // recorded: the replay across ranks moves it as the step
-                // before ended earlier or later, which counts its change.
+                // Straddles the step's start. In a `first` step: the share
+                // of its own time (not its delay, which ended before `es`)
+                // in the step. Otherwise its part in the step as recorded:
+                // the replay across ranks moves it as the step before
+                // ended earlier or later, which counts its change.
                 let part = n.end - start;
                 let whole = (n.end - es).max(1);
                 for ((l, &c), &g) in line.iter_mut().zip(&cost).zip(&gaps) {

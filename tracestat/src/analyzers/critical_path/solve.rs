@@ -151,8 +151,10 @@ pub struct StepReplay {
     /// The step's collective calls that are sinks: `((rank, call), value)`,
     /// carried to the steps replayed after it ([`Carried`]).
     own_calls: Vec<((usize, usize), usize)>,
-    /// Per part: its recorded start and end (aligned).
-    bounds: Vec<(Ns, Ns)>,
+    /// Per part: its recorded start and end (aligned), and whether the
+    /// rank's step before it is the one numbered before it (else it is
+    /// replayed from its recorded start).
+    bounds: Vec<(Ns, Ns, bool)>,
     /// The parts' host range ends, planned as sinks (`at` unused).
     host_ends: Vec<PlannedSink>,
 }
@@ -534,8 +536,13 @@ impl<'a> Solver<'a> {
         let own_calls = self.own_calls(parts, &first);
         let bounds = (parts.iter())
             .map(|&(r, k)| {
-                let step = &self.paths[r].steps[k];
-                (step.start - self.off[r], step.end - self.off[r])
+                let steps = &self.paths[r].steps;
+                let step = &steps[k];
+                // The rank's step before is the one before it in number.
+                let follows = k.checked_sub(1).is_some_and(|b| {
+                    (steps[b].id.zip(step.id)).is_some_and(|(b, s)| b.checked_add(1) == Some(s))
+                });
+                (step.start - self.off[r], step.end - self.off[r], follows)
             })
             .collect();
         StepReplay {
@@ -608,12 +615,13 @@ impl<'a> Solver<'a> {
             Some((b, d)) if b + 1 == k => d,
             _ => 0,
         };
-        let shifts: Vec<(Ns, Ns)> = (plan.parts.iter())
-            .map(|&p| {
-                (
+        let shifts: Vec<(Ns, Ns)> = (plan.parts.iter().zip(&plan.bounds))
+            .map(|(&p, &(_, _, follows))| match follows {
+                true => (
                     before(&carried.host_shift, p),
                     before(&carried.end_shift, p),
-                )
+                ),
+                false => (0, 0),
             })
             .collect();
         // Each group's latest arrival, `None` once one of them changed.
@@ -696,7 +704,7 @@ impl<'a> Solver<'a> {
         // earliest (moved) start to their latest end.
         let mut start = Ns::MAX;
         let mut end = Ns::MIN;
-        for (i, (&(r, k), &(s, e))) in plan.parts.iter().zip(&plan.bounds).enumerate() {
+        for (i, (&(r, k), &(s, e, _))) in plan.parts.iter().zip(&plan.bounds).enumerate() {
             start = start.min(s + shifts[i].0);
             let (a, b) = (plan.first[i], plan.first[i + 1]);
             if b > a && value[b - 1] != UNSET {
