@@ -7,8 +7,9 @@
 //! is part of the product and must be exercised.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use unitrace_system_tests::{chromium_load, ChromiumLoad};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,86 +17,18 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("CHROMIUM") {
-        return PathBuf::from(p);
-    }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Some(paths) = std::env::var_os("PATH") {
-            for dir in std::env::split_paths(&paths) {
-                let p = dir.join(name);
-                if p.is_file() {
-                    return p;
-                }
-            }
-        }
-    }
-    panic!(
-        "chromium not found on PATH (nor $CHROMIUM): install the Debian package `chromium` \
-         (scripts/test.sh installs it) to run the page tests"
-    );
-}
-
-struct Load {
-    dom: String,
-    /// Console messages and JS errors Chromium logged.
-    console: Vec<String>,
-}
-
-/// Loads `page` headless, offline, in a fresh profile; returns the DOM
+/// Loads `page` headless, offline (every host resolves to nothing and any
+/// proxied request goes to a closed port), in a fresh profile: the DOM
 /// after the scripts ran and the console lines from the log.
-fn load(page: &Path) -> Load {
-    let profile = tempfile::tempdir().unwrap();
+fn load(page: &Path) -> ChromiumLoad {
     let url = format!("file://{}", page.canonicalize().unwrap().display());
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--disable-extensions",
-            // No network at all: every host resolves to nothing and any
-            // proxied request goes to a closed port.
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--proxy-server=127.0.0.1:9",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(&url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let err_t = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish loading {url} within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let dom = out_t.join().unwrap();
-    let log = err_t.join().unwrap();
-    let console = log
-        .lines()
-        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
-        .map(str::to_string)
-        .collect();
-    Load { dom, console }
+    let offline = [
+        "--disable-extensions",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=127.0.0.1:9",
+        "--virtual-time-budget=5000",
+    ];
+    chromium_load(&url, &offline, true)
 }
 
 /// Value of attribute `name` of the element with id `id` in a dumped DOM.

@@ -447,8 +447,28 @@ fn error_line_number(line: &str, inv: &Invocation) -> Option<u64> {
 /// `extra` switches (e.g. `--window-size=1400,3000`): the page tests of
 /// every tool that writes HTML (tests/README.md#services).
 pub fn chromium_dom(url: &str, extra: &[&str]) -> String {
+    chromium_load(url, extra, false).dom
+}
+
+/// A page as headless Chromium loaded it ([`chromium_load`]).
+pub struct ChromiumLoad {
+    /// The DOM after the page's scripts ran (`--dump-dom`).
+    pub dom: String,
+    /// The console messages and uncaught errors Chromium logged (only when
+    /// asked for: `--enable-logging=stderr`).
+    pub console: Vec<String>,
+}
+
+/// Loads `url` in headless Chromium with `extra` switches, in a fresh
+/// profile; with `console`, also collects what the page logged.
+pub fn chromium_load(url: &str, extra: &[&str], console: bool) -> ChromiumLoad {
     let program = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".to_string());
     let profile = tempfile::tempdir().unwrap();
+    let logging: &[&str] = if console {
+        &["--enable-logging=stderr", "--v=0"]
+    } else {
+        &[]
+    };
     let child = Command::new(&program)
         .args([
             "--headless",
@@ -459,12 +479,17 @@ pub fn chromium_dom(url: &str, extra: &[&str]) -> String {
             "--disable-sync",
             "--no-first-run",
         ])
+        .args(logging)
         .args(extra)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(["--dump-dom", url])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if console {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .spawn();
     let mut child = match child {
         Ok(child) => child,
@@ -474,14 +499,26 @@ pub fn chromium_dom(url: &str, extra: &[&str]) -> String {
              or point the CHROMIUM variable at a Chromium binary"
         ),
     };
-    // Read the DOM while Chromium writes it: a page larger than the pipe
-    // buffer would otherwise block it until the time-out.
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::spawn(move || {
-        let mut dom = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut dom);
-        dom
-    });
+    // Read the DOM (and the log) while Chromium writes them: a page larger
+    // than the pipe buffer would otherwise block it until the time-out.
+    let read_all = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>);
+    let stderr = child
+        .stderr
+        .take()
+        .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>);
+    let (dom, log) = (read_all(stdout), read_all(stderr));
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(120) {
@@ -493,7 +530,14 @@ pub fn chromium_dom(url: &str, extra: &[&str]) -> String {
     }
     let status = child.wait().unwrap();
     assert!(status.success(), "Chromium failed on {url}");
-    String::from_utf8_lossy(&reader.join().unwrap()).into_owned()
+    let console = (log.join().unwrap().lines())
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect();
+    ChromiumLoad {
+        dom: dom.join().unwrap(),
+        console,
+    }
 }
 
 #[cfg(test)]
