@@ -358,6 +358,26 @@ fn a_step_waiting_on_the_step_before_is_replayed_after_it() {
     for table in ["what_if", "what_if_totals", "critical_path"] {
         assert_eq!(doc[table], combined[table], "{table}");
     }
+    // A partial marked version 6 and without the host range ends (which
+    // version 6 did not write) combines: step 2's host start stays, and
+    // b_kernel's chain, from device work before the step, still moves.
+    let mut old: Value = serde_json::from_slice(&std::fs::read(&partials[0]).unwrap()).unwrap();
+    old["version"] = 6.into();
+    let steps = old["ranks"][0]["critical_path"]["steps"]
+        .as_array_mut()
+        .unwrap();
+    for step in steps {
+        step.as_object_mut().unwrap().remove("host_end").unwrap();
+    }
+    let v6 = dir.path().join("v6.json");
+    std::fs::write(&v6, serde_json::to_vec(&old).unwrap()).unwrap();
+    let (combined, _, stderr) = report(&[v6], &["--combine"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    close(
+        what_if(&combined, "kernel:a_kernel=-50%", "2"),
+        120.0,
+        "v6 step 2",
+    );
 }
 
 /// One rank, no step marker: a launch at 0 (call 0-2) of a kernel at

@@ -1072,3 +1072,40 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
         .map(|(rule, saved)| rule.as_ref().map(|_| saved.max(0)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::graph::{StepGraph, BEFORE};
+    use super::packed::SinkLens;
+    use super::*;
+
+    /// A partial's step whose host range end names a call the rank does
+    /// not have is refused; one from device work before the step is not
+    /// a call, and is read.
+    #[test]
+    fn a_host_range_end_is_checked_as_a_sink_is() {
+        let path = |src: Option<u32>| RankPath {
+            steps: vec![StepGraph {
+                id: Some(1),
+                host_end: Some((10, SinkLens::from(vec![(src, vec![10, 0, 10, 10, 10])]))),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let problem = part_problem(&path(Some(3)), 0, 0);
+        assert_eq!(
+            problem.as_deref(),
+            Some("step 0 names a collective call that is not there")
+        );
+        assert_eq!(part_problem(&path(Some(BEFORE)), 0, 0), None);
+        assert_eq!(part_problem(&path(None), 0, 0), None);
+        let short = RankPath {
+            steps: vec![StepGraph {
+                host_end: Some((10, SinkLens::from(vec![(None, vec![10, 0])]))),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(part_problem(&short, 0, 1).is_some_and(|p| p.contains("fewer what-if lengths")));
+    }
+}
