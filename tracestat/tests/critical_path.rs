@@ -321,27 +321,20 @@ fn a_step_waiting_on_the_step_before_is_replayed_after_it() {
     // launch (110-112): 120-220, step 2 100-220 (replayed from its
     // recorded start, it was 220 us: b_kernel left behind at 220). The
     // steps then cover 0-220.
-    close(
-        what_if(&doc, "kernel:a_kernel=-50%", "1"),
-        120.0,
-        "step 1, a -50%",
-    );
-    close(
-        what_if(&doc, "kernel:a_kernel=-50%", "2"),
-        120.0,
-        "step 2, a -50%",
-    );
     // b_kernel 220-270: step 1 as recorded, step 2 100-270; 0-270 covered.
-    close(
-        what_if(&doc, "kernel:b_kernel=-50%", "1"),
-        220.0,
-        "step 1, b -50%",
-    );
-    close(
-        what_if(&doc, "kernel:b_kernel=-50%", "2"),
-        170.0,
-        "step 2, b -50%",
-    );
+    let steps = [
+        ("kernel:a_kernel=-50%", "1", 120.0),
+        ("kernel:a_kernel=-50%", "2", 120.0),
+        ("kernel:b_kernel=-50%", "1", 220.0),
+        ("kernel:b_kernel=-50%", "2", 170.0),
+    ];
+    for (rule, step, want) in steps {
+        close(
+            what_if(&doc, rule, step),
+            want,
+            &format!("{rule}, step {step}"),
+        );
+    }
     let total = |rule: &str| row(&doc, "what_if_totals", "rule", rule).clone();
     for (rule, after) in [
         ("kernel:a_kernel=-50%", 220.0),
