@@ -852,6 +852,9 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     any
 }
 
+/// Sinks per thread in a batch of steps of [`replay_in_order`].
+const REPLAY_BATCH_SINKS: usize = 4096;
+
 /// Every step's window replayed under each of `replays` (`(slot, rule)`),
 /// per step in the order of `steps`. The steps go in order, each rule with
 /// its own [`Carried`] arrivals, so a step that waits on a collective of
@@ -870,10 +873,14 @@ fn replay_in_order(
         .iter()
         .map(|_| solve::Carried::new(solver))
         .collect();
-    // Plans prepared in parallel, one per thread, and held at once: a
-    // plan holds the chains of every rank's step, so more would hold more
-    // memory than the steps solved in parallel did (docs/tracestat.md#scale).
-    let batch_len = rayon::current_num_threads().max(1);
+    // Plans prepared in parallel and held at once, a batch of about
+    // REPLAY_BATCH_SINKS sinks per thread: a plan holds the chains of every
+    // rank's step, so a batch of many steps of many ranks would hold much
+    // memory, and a batch of one step of few ranks spends more time handing
+    // work to the threads than replaying (docs/tracestat.md#scale).
+    let threads = rayon::current_num_threads().max(1);
+    let per_step = solver.sinks / steps.len().max(1) + 1;
+    let batch_len = (threads * REPLAY_BATCH_SINKS / per_step).clamp(threads, 1024);
     for (batch, rows) in steps.chunks(batch_len).zip(out.chunks_mut(batch_len)) {
         let plans: Vec<solve::StepReplay> = batch
             .par_iter()
