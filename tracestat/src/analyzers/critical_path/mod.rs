@@ -842,6 +842,15 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     let width = 2 + user + IMPLICIT_RULES;
     let mut any = false;
     for p in &solver.paths {
+        // The host range ends are replayed with the same slots (a partial
+        // edited to hold fewer would be read out of bounds).
+        let host_ends = p.steps.iter().filter_map(|s| s.host_end.as_ref());
+        if host_ends
+            .into_iter()
+            .any(|h| h.1.shape().any(|(_, n)| n < width))
+        {
+            return false;
+        }
         for sink in p.steps.iter().flat_map(|s| &s.sinks) {
             if sink.lens.shape().any(|(_, n)| n < width) {
                 return false;
