@@ -5,8 +5,9 @@ The traces are test data with known answers (testdata/kineto/recorded/README.md)
 
     python3 scripts/record_kineto_ddp.py --mode clean   --out DIR/clean
     python3 scripts/record_kineto_ddp.py --mode planted --out DIR/planted
+    python3 scripts/record_kineto_ddp.py --mode slow --slow-count 2 --out DIR/slow2
 
-Both modes run the same model, data, profiler settings and communication hook,
+All modes run the same model, data, profiler settings and communication hook,
 so the two recordings differ only by what `--mode planted` adds:
 
   * straggler: rank --straggler-rank sleeps --sleep-ms on the host right
@@ -21,6 +22,12 @@ so the two recordings differ only by what `--mode planted` adds:
     memory, as in the clean run);
   * host synchronisation: rank --sync-rank calls torch.cuda.synchronize()
     after the loss of every step (as a logging `loss.item()` would).
+
+`--mode slow` plants only the slow kernel, --slow-count times in a row (0:
+none, as in the clean run): recordings that differ only by how long one
+rank's planted device work takes, so that what a what-if replay predicts
+for a faster kernel can be checked against a run where it was faster
+(testdata/kineto/recorded/README.md#what-if-against-a-re-run).
 
 One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
@@ -47,7 +54,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -62,6 +69,7 @@ def parse_args():
     p.add_argument("--slow-rank", type=int, default=2)
     p.add_argument("--slow-step", type=int, default=5)
     p.add_argument("--slow-size", type=int, default=8192, help="the planted matmul is SIZE x SIZE x SIZE fp32")
+    p.add_argument("--slow-count", type=int, default=1, help="planted matmuls in a row (--mode slow)")
     p.add_argument("--pageable-rank", type=int, default=3)
     p.add_argument("--sync-rank", type=int, default=0)
     return p.parse_args()
@@ -80,7 +88,9 @@ class Plan:
         planted = args.mode == "planted"
         self.sleep_step = args.straggler_step if planted and rank == args.straggler_rank else None
         self.sleep_s = args.sleep_ms / 1000.0
-        self.slow_step = args.slow_step if planted and rank == args.slow_rank else None
+        slow = planted or (args.mode == "slow" and args.slow_count > 0)
+        self.slow_step = args.slow_step if slow and rank == args.slow_rank else None
+        self.slow_count = args.slow_count if args.mode == "slow" else 1
         self.pageable = planted and rank == args.pageable_rank
         self.sync_each_step = planted and rank == args.sync_rank
 
@@ -141,7 +151,8 @@ def worker(rank, world, port, args):
             torch.cuda.synchronize()
         if step_id is not None and step_id == plan.slow_step:
             with record_function("planted_slow_matmul"):
-                big.matmul(big)
+                for _ in range(plan.slow_count):
+                    big.matmul(big)
         with record_function("backward"):
             loss.backward()
         with record_function("optimizer"):
@@ -207,8 +218,9 @@ def main():
     world = args.world_size or min(torch.cuda.device_count(), 4)
     if world < 2:
         raise SystemExit("record_kineto_ddp.py: needs at least 2 GPUs")
-    if args.mode == "planted":
-        for name in ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"):
+    if args.mode != "clean":
+        names = ("slow_rank",) if args.mode == "slow" else ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank")
+        for name in names:
             if not 0 <= getattr(args, name) < world:
                 raise SystemExit(f"record_kineto_ddp.py: --{name.replace('_', '-')} must be below {world}")
     os.makedirs(args.out, exist_ok=True)
