@@ -143,3 +143,52 @@ fn a_run_against_itself_and_a_tarball_is_still_a_tarball() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("compare: "), "{stderr}");
 }
+
+/// Two runs of one loop that differ only by rank 1's planted matmuls
+/// (testdata/kineto/recorded/README.md#what-if-against-a-re-run): every
+/// host range of the one is matched in the other but the planted ones. The
+/// PyTorch profiler names bound methods with their object's address
+/// (`<built-in method run_backward of ... object at 0x7f02...>`), which
+/// differs in every process: without it (docs/formats.md#kineto-json-reading)
+/// run_backward and the rest are one name in both runs, not 84 "new" and
+/// 87 "vanished" ranges.
+#[test]
+fn runs_of_one_loop_match_their_python_methods_across_processes() {
+    let rerun = kineto("recorded/rerun");
+    let (o, doc) = compare_json(&[&rerun.join("slow2"), &rerun.join("slow0")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ranges = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["section"] == "host_range")
+        .unwrap();
+    assert_eq!(ranges["new"], 0);
+    let mut vanished: Vec<&str> = ranges["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "vanished")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    vanished.sort_unstable();
+    assert_eq!(
+        vanished,
+        [
+            "<built-in method matmul of Tensor object>",
+            "aten::matmul",
+            "planted_slow_matmul"
+        ]
+    );
+    let names: Vec<&str> = ranges["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"<built-in method run_backward of torch._C._EngineBase object>"));
+    assert!(
+        names.iter().all(|n| !n.contains(" object at 0x")),
+        "{names:?}"
+    );
+}

@@ -105,10 +105,42 @@ impl NameInfo {
     }
 }
 
+/// The name without the addresses of Python objects in it, or `None` when
+/// it has none: the PyTorch profiler names a bound method by its object's
+/// repr, `<built-in method run_backward of torch._C._EngineBase object at
+/// 0x7f02...>`, whose address differs in every process, so that one method
+/// would be a name per rank and per run. It becomes `<built-in method
+/// run_backward of torch._C._EngineBase object>` (docs/formats.md#kineto-json-reading).
+pub fn without_object_address(name: &str) -> Option<String> {
+    const AT: &str = " object at 0x";
+    if !name.contains(AT) {
+        return None;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(i) = rest.find(AT) {
+        let after = &rest[i + AT.len()..];
+        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let keep = i + " object".len();
+        if hex > 0 && after.as_bytes().get(hex) == Some(&b'>') {
+            out.push_str(&rest[..keep]);
+            rest = &after[hex..];
+        } else {
+            out.push_str(&rest[..keep]);
+            rest = &rest[keep..];
+        }
+    }
+    out.push_str(rest);
+    (out != name).then_some(out)
+}
+
 /// The interned names and categories of one file.
 #[derive(Default, Debug)]
 pub struct Names {
     ids: FxHashMap<Box<[u8]>, u32>,
+    /// Names [`without_object_address`] changed, by their new text: the
+    /// raw names that differ only by the address get one id.
+    by_text: FxHashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
     info: Vec<NameInfo>,
     cats: Vec<Box<str>>,
@@ -138,7 +170,19 @@ impl Names {
 
     #[cold]
     fn insert(&mut self, raw: &[u8], name: String) -> NameId {
+        let shortened = without_object_address(&name);
+        if let Some(&id) = shortened.as_deref().and_then(|n| self.by_text.get(n)) {
+            self.ids.insert(raw.into(), id);
+            return NameId(id);
+        }
         let id = self.names.len() as u32;
+        let name = match shortened {
+            Some(n) => {
+                self.by_text.insert(n.as_str().into(), id);
+                n
+            }
+            None => name,
+        };
         self.info.push(NameInfo::of(&name));
         self.names.push(name.into());
         self.ids.insert(raw.into(), id);
@@ -450,6 +494,37 @@ pub fn profiler_step(name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_object_addresses_are_left_out_of_names() {
+        let m = "<built-in method run_backward of torch._C._EngineBase object";
+        for (name, want) in [
+            (format!("{m} at 0x7f020aff0800>"), Some(format!("{m}>"))),
+            (format!("{m} at 0x1>"), Some(format!("{m}>"))),
+            // Two in one name, and one that is not an address.
+            (
+                "<a object at 0xAB> and <b object at 0x12>".to_string(),
+                Some("<a object> and <b object>".to_string()),
+            ),
+            (format!("{m} at 0x7g>"), None),
+            (format!("{m} at 0x>"), None),
+            (format!("{m} at 0x7f"), None),
+            ("<built-in function sleep>".to_string(), None),
+            ("gemm_kernel".to_string(), None),
+        ] {
+            assert_eq!(without_object_address(&name), want, "{name}");
+        }
+        // Names that differ only by the address are one name; others not.
+        let mut names = Names::default();
+        let a = names.intern_utf8(format!("{m} at 0x7f02>").as_bytes());
+        let b = names.intern_utf8(format!("{m} at 0x7f03>").as_bytes());
+        let c = names.intern_utf8(b"<built-in method then of Future object at 0x7f02>");
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(names.name(a), format!("{m}>"));
+        assert_eq!(names.lookup(format!("{m} at 0x7f03>").as_bytes()), Some(a));
+        assert_eq!(names.len(), 2);
+    }
 
     #[test]
     fn host_kinds_and_collectives() {
