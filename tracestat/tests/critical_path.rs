@@ -255,14 +255,15 @@ fn what_if_rules_replay_the_step_as_worked_out_by_hand() {
     // No launch latency: rank 1's gemm 10-310, arrival 320, end 390; after
     // it 10 + 0 + 50 + 5 + 25.
     close(what_if(&doc, "launch=0", "1"), 480.0, "launch=0");
-    // Kernel time per rank: 150 (rank 0), 350 (rank 1); the median 250,
-    // so rank 1's kernels take 250/350 of their time: its arrival
-    // 30 + 300*250/350 = 244.286 (to the ns), the allreduce ends 70 later
-    // (314.286); rank 0 then needs 100 more (414.286), rank 1
-    // 50 + 50*250/350 = 85.714 (400).
+    // Kernel time per rank: 150 (rank 0), 350 (rank 1); the median of
+    // the other ranks 150 (rank 0's), so rank 1's kernels take 150/350 of
+    // their time: its arrival 30 + 300*150/350 = 158.571 (to the ns), the
+    // allreduce ends 70 later (228.571); rank 0 then needs 100 more
+    // (328.571), rank 1 50 + 50*150/350 = 71.429 (300). (With rank 1 in
+    // the median, 250, the two met halfway: 414.286.)
     close(
         what_if(&doc, "rank:1=median", "1"),
-        414.286,
+        328.571,
         "rank:1=median",
     );
     // gemms of 50 us: rank 1 arrives at 20 + 50 + 5 + 5 = 80, rank 0 too:
@@ -2117,17 +2118,18 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
 /// 21.4 ms kernel, the only one of its name. Replaying `slow2` without the
 /// kernel should give about what `slow0` took, and at half its length
 /// about what `slow1` took; a re-run has noise of its own, which the
-/// replay cannot know: the two `slow1` runs differ by 18 ms.
+/// replay cannot know: the two `slow1` runs differ by 18 ms. Rank 1 at
+/// the other rank's pace (`rank:1=median`, and the imbalance finding's
+/// replay) is rank 1 without the planted work.
 #[test]
 fn what_if_predicts_a_re_run_with_the_kernel_faster() {
     let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
     let glob = "kernel:*nn_n_tilesize256x128x8*";
     let (gone, half) = (format!("{glob}=-100%"), format!("{glob}=-50%"));
+    let median = "rank:1=median";
     let covered = |run: &str| -> (f64, Value) {
-        let (doc, _, _) = report(
-            &[rerun.join(run)],
-            &["--what-if", &gone, "--what-if", &half],
-        );
+        let rules = ["--what-if", &gone, "--what-if", &half, "--what-if", median];
+        let (doc, _, _) = report(&[rerun.join(run)], &rules);
         let total = f(&row(&doc, "what_if_totals", "rule", &gone)["dur_us"]);
         (total, doc)
     };
@@ -2154,6 +2156,21 @@ fn what_if_predicts_a_re_run_with_the_kernel_faster() {
         "slow2 without the kernel, against slow0",
     );
     near(slow2 - predicted(&gone), slow2 - slow0, 0.10, "the saving");
+    // Rank 1 at the other rank's pace is rank 1 without the planted work
+    // (36.499 ms), and so is the imbalance finding's saving (39.524 ms):
+    // with rank 1 in the median, the two ranks met halfway (20.720 ms).
+    near(predicted(median), slow0, 0.10, "rank 1 at the median pace");
+    let imbalance = rows(&doc, "findings")
+        .iter()
+        .find(|r| r["rule"] == "imbalance")
+        .expect("an imbalance finding on slow2");
+    assert_eq!(imbalance["savings_by"], "replay");
+    near(
+        f(&imbalance["savings_us"]),
+        slow2 - slow0,
+        0.10,
+        "imbalance saves",
+    );
     // The planted steps each about a step of the run without the kernel
     // (within 25% of its median step).
     let mut steps: Vec<f64> = rows(&clean, "critical_path_steps")
@@ -2161,11 +2178,11 @@ fn what_if_predicts_a_re_run_with_the_kernel_faster() {
         .map(|s| f(&s["dur_us"]))
         .collect();
     steps.sort_by(f64::total_cmp);
-    let median = steps[steps.len() / 2];
+    let median_step = steps[steps.len() / 2];
     for step in ["4", "5"] {
         near(
             what_if(&doc, &gone, step),
-            median,
+            median_step,
             0.25,
             "a planted step without the kernel",
         );

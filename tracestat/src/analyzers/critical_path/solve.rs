@@ -729,22 +729,28 @@ impl<'a> Solver<'a> {
     }
 
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
-    /// median kernel time of the step's ranks over rank N's.
+    /// median kernel time of the step's other ranks over rank N's, the
+    /// median the imbalance finding measures a rank against (with rank N
+    /// among them, two ranks met halfway: docs/tracestat.md#what-if).
+    /// `None` in a step rank N is alone in.
     fn median_factor(&self, parts: &[Part], rule: Option<&Rule>) -> Option<(usize, f64)> {
         let Some(Target::RankMedian(n)) = rule.map(|r| &r.target) else {
             return None;
         };
-        let (who, _) = parts
+        let &(who, k) = parts
             .iter()
             .find(|&&(r, _)| self.rank_ids.get(r).copied().flatten() == Some(*n))?;
-        let mut all: Vec<f64> = parts
+        let mut others: Vec<f64> = parts
             .iter()
+            .filter(|&&(r, _)| r != who)
             .map(|&(r, k)| self.paths[r].steps[k].kernel_ns as f64)
             .collect();
-        let k = parts.iter().find(|p| p.0 == *who)?.1;
-        let own = self.paths[*who].steps[k].kernel_ns as f64;
-        let median = crate::analyzers::median(&mut all);
-        (own > 0.0).then_some((*who, median / own))
+        if others.is_empty() {
+            return None;
+        }
+        let own = self.paths[who].steps[k].kernel_ns as f64;
+        let median = crate::analyzers::median(&mut others);
+        (own > 0.0).then_some((who, median / own))
     }
 }
 
