@@ -637,3 +637,30 @@ fn kineto_recordings_show_the_planted_slow_step() {
         close(parts, f(&s["dur_us"]), "parts of a step");
     }
 }
+
+/// `--skip-warmup` on the 5 steps a profiler schedule records, one of them
+/// slow (testdata/kineto/recorded/rerun: rank 1's planted matmuls in step
+/// 4 hold up step 5 on both ranks): it drops at most a rank's long first
+/// step, never the slow step nor the steps before it. Rank 0 of `slow1`
+/// ran 12.1, 7.1, 7.3, 31.9 and 9.4 ms; against the median of the steps
+/// after each leading one, or of all five (9.4), every step but the last
+/// was more than 20% off, and the slow step was dropped as warm-up.
+#[test]
+fn skip_warmup_keeps_a_slow_step_of_a_short_run() {
+    let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
+    for run in ["slow2", "slow1", "slow1again", "slow0"] {
+        let (doc, _, _) = report(&[rerun.join(run)], &["--skip-warmup"]);
+        for r in doc["step_ranks"].as_array().unwrap() {
+            let warmup = ids(&r["warmup"]);
+            assert!(warmup.is_empty() || warmup == [2], "{run}: {r}");
+        }
+        if run != "slow0" {
+            assert_eq!(doc["step_time"]["max_step"], 5, "{run}");
+        }
+    }
+    let (doc, _, _) = report(&[rerun.join("slow1")], &["--skip-warmup"]);
+    assert_eq!(
+        ids(&row(&doc, "step_ranks", "rank", "0")["warmup"]),
+        vec![2]
+    );
+}

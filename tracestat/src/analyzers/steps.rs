@@ -25,12 +25,7 @@ use crate::time::{us, Ns};
 /// Rows of the per-step tables on screen.
 const SCREEN_STEPS: usize = 10;
 
-/// A step is an outlier of its rank when its length is further from the
-/// rank's median than this many robust standard deviations (1.4826 x the
-/// median absolute deviation) ...
-pub const OUTLIER_MADS: f64 = 3.0;
-/// ... and further than this share of the median.
-pub const OUTLIER_MIN_SHARE: f64 = 0.1;
+pub use crate::step_windows::{outliers, OUTLIER_MADS, OUTLIER_MIN_SHARE};
 
 /// Finds the steps of a rank and, when the run keeps only some, cuts the
 /// rank to the span of those it keeps (docs/tracestat.md#steps): from the
@@ -332,17 +327,6 @@ fn quantile(values: &mut [f64], q: f64) -> f64 {
     let pos = q * (values.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     values[lo] + (values[hi] - values[lo]) * (pos - lo as f64)
-}
-
-/// Whether each step of a rank is an outlier (docs/tracestat.md#steps):
-/// further from the median than [`OUTLIER_MADS`] robust standard
-/// deviations and than [`OUTLIER_MIN_SHARE`] of the median.
-pub fn outliers(durations: &[f64]) -> Vec<bool> {
-    let med = median(&mut durations.to_vec());
-    let mut deviations: Vec<f64> = durations.iter().map(|d| (d - med).abs()).collect();
-    let mad = median(&mut deviations);
-    let limit = (OUTLIER_MADS * 1.4826 * mad).max(OUTLIER_MIN_SHARE * med);
-    durations.iter().map(|d| (d - med).abs() > limit).collect()
 }
 
 /// A rank's statistics row and, per step, whether it is an outlier.
