@@ -24,10 +24,10 @@ so the two recordings differ only by what `--mode planted` adds:
     after the loss of every step (as a logging `loss.item()` would).
 
 `--mode slow` plants only the slow kernel, --slow-count times in a row (0:
-none, as in the clean run): recordings that differ only by how long one
-rank's planted device work takes, so that what a what-if replay predicts
-for a faster kernel can be checked against a run where it was faster
-(testdata/kineto/recorded/README.md#what-if-against-a-re-run).
+none, as in the clean run), and `--mode sleep` only the straggler's sleep:
+recordings that differ from a clean one by one planted problem, so that
+what a what-if replay predicts without it can be checked against a run
+without it (testdata/kineto/recorded/README.md#what-if-against-a-re-run).
 
 One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
@@ -54,7 +54,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted", "slow"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -86,7 +86,8 @@ class Plan:
 
     def __init__(self, args, rank):
         planted = args.mode == "planted"
-        self.sleep_step = args.straggler_step if planted and rank == args.straggler_rank else None
+        sleeps = planted or args.mode == "sleep"
+        self.sleep_step = args.straggler_step if sleeps and rank == args.straggler_rank else None
         self.sleep_s = args.sleep_ms / 1000.0
         slow = planted or (args.mode == "slow" and args.slow_count > 0)
         self.slow_step = args.slow_step if slow and rank == args.slow_rank else None
@@ -219,7 +220,10 @@ def main():
     if world < 2:
         raise SystemExit("record_kineto_ddp.py: needs at least 2 GPUs")
     if args.mode != "clean":
-        names = ("slow_rank",) if args.mode == "slow" else ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank")
+        names = {
+            "slow": ("slow_rank",),
+            "sleep": ("straggler_rank",),
+        }.get(args.mode, ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"))
         for name in names:
             if not 0 <= getattr(args, name) < world:
                 raise SystemExit(f"record_kineto_ddp.py: --{name.replace('_', '-')} must be below {world}")

@@ -2196,6 +2196,47 @@ fn what_if_predicts_a_re_run_with_the_kernel_faster() {
     );
 }
 
+/// The same against re-runs without a planted 50 ms host sleep
+/// (testdata/kineto/recorded/README.md#what-if-against-a-re-run): in
+/// `sleep50` rank 1 sleeps before its first all-reduce of step 3, and
+/// rank 0 waits for it in its step 4 (57.5 and 58.4 ms). Replayed without
+/// the sleep (`range:*sleep*=-100%`, the steps in order), the steps cover
+/// 38.151 ms, where the two runs without it took 38.198 and 31.738, and
+/// steps 3 and 4 take about a step of theirs.
+#[test]
+fn what_if_predicts_a_re_run_without_the_sleep() {
+    let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
+    let rule = "range:*sleep*=-100%";
+    let run = |name: &str| report(&[rerun.join(name)], &["--what-if", rule]).0;
+    let (planted, clean, again) = (run("sleep50"), run("sleep0"), run("sleep0again"));
+    let totals = |doc: &Value| {
+        let t = row(doc, "what_if_totals", "rule", rule);
+        (f(&t["dur_us"]), f(&t["what_if_dur_us"]))
+    };
+    let (recorded, predicted) = totals(&planted);
+    let (a, b) = (totals(&clean).0, totals(&again).0);
+    near(recorded, 87_767.505, 1e-9, "sleep50 as recorded");
+    near(a, 38_197.789, 1e-9, "sleep0");
+    near(b, 31_737.875, 1e-9, "sleep0again");
+    assert!(
+        predicted >= 0.95 * a.min(b) && predicted <= 1.05 * a.max(b),
+        "sleep50 without the sleep: {predicted}, the re-runs {a} and {b}"
+    );
+    let median_step = |doc: &Value| {
+        let mut v: Vec<f64> = rows(doc, "critical_path_steps")
+            .iter()
+            .map(|s| f(&s["dur_us"]))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let longest = median_step(&clean).max(median_step(&again));
+    for step in ["3", "4"] {
+        let p = what_if(&planted, rule, step);
+        assert!(p < 1.25 * longest, "step {step} without the sleep: {p}");
+    }
+}
+
 /// A small deterministic generator (xorshift) for the randomized ranks.
 struct Rng(u64);
 
