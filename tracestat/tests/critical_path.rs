@@ -2230,6 +2230,12 @@ fn what_if_predicts_a_re_run_without_the_sleep() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    // Step 4 waited for rank 1 to finish step 3: its path begins there,
+    // named so, not as a late start of rank 1's step 4.
+    let first = path_of(&planted, "4")[0];
+    assert_eq!(first["name"], "(still in the step before)", "{first}");
+    assert_eq!(first["rank"], "1");
+    assert!(f(&first["dur_us"]) > 45_000.0, "{first}");
     let longest = median_step(&clean).max(median_step(&again));
     for step in ["3", "4"] {
         let p = what_if(&planted, rule, step);

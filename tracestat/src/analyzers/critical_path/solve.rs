@@ -387,8 +387,14 @@ impl<'a> Solver<'a> {
             }
         }
         rev.reverse();
-        let items = clip(rev, start, end, end_rank);
-        if let Some(first) = items.first().filter(|i| &*i.name == "(step start)") {
+        let mut items = clip(rev, start, end, end_rank);
+        if let Some(first) = items.first_mut().filter(|i| &*i.name == STEP_START) {
+            if self.still_in_step_before(first.rank, id, start) {
+                first.name = STILL_IN_STEP_BEFORE.into();
+            }
+        }
+        let added = |i: &&PathItem| [STEP_START, STILL_IN_STEP_BEFORE].contains(&&*i.name);
+        if let Some(first) = items.first().filter(added) {
             let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
             t.0 += 1;
             t.1 += first.dur;
@@ -728,6 +734,18 @@ impl<'a> Solver<'a> {
         (start, end.max(start))
     }
 
+    /// Whether rank `r`'s step numbered before step `id` ended after
+    /// `start`, the step's start across ranks.
+    fn still_in_step_before(&self, r: usize, id: Option<i64>, start: Ns) -> bool {
+        let Some(before) = id.and_then(|i| i.checked_sub(1)) else {
+            return false;
+        };
+        self.paths[r]
+            .steps
+            .iter()
+            .any(|s| s.id == Some(before) && s.end - self.off[r] > start)
+    }
+
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
     /// median kernel time of the step's other ranks over rank N's, the
     /// median the imbalance finding measures a rank against (with rank N
@@ -858,6 +876,14 @@ pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
         .collect()
 }
 
+/// The path's first stretch when the step had not begun on the rank the
+/// path reaches (docs/tracestat.md#critical-path).
+const STEP_START: &str = "(step start)";
+/// That stretch when the rank was still in its step numbered before: the
+/// step waited for the one before on that rank (a straggler's long step
+/// holds up the others' next one), not for a late start.
+const STILL_IN_STEP_BEFORE: &str = "(still in the step before)";
+
 /// Items cut to `start..end`, with the time before the first one (the
 /// step had not begun on the rank the path reaches) as idle.
 fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
@@ -879,7 +905,7 @@ fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathIt
             PathItem {
                 rank,
                 kind: Kind::Idle,
-                name: "(step start)".into(),
+                name: STEP_START.into(),
                 start,
                 dur: first - start,
             },
