@@ -46,6 +46,12 @@ ALEXNET_FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
 # ProfilerStep#5 (the planted slow matmul), see recorded/README.md.
 RECORDED_CP = [(r, "ProfilerStep", i) for r in range(4) for i in (1, 3)]
 
+# The 2-rank re-runs (testdata/kineto/recorded/README.md#what-if-against-a-re-run):
+# instance 1 is ProfilerStep#3 (sleep50's sleep), instance 2 ProfilerStep#4
+# (the slow runs' planted matmuls).
+RERUN = ["slow2", "slow1", "slow1again", "slow0", "sleep50", "sleep0", "sleep0again"]
+RERUN_CP = [(r, "ProfilerStep", i) for r in range(2) for i in (1, 2)]
+
 # case folder (relative to testdata/kineto) -> critical-path windows
 # [(rank, annotation, instance_id)].
 CASES = {
@@ -72,6 +78,7 @@ CASES = {
     "hta/triton_example": [],
     "recorded/clean": RECORDED_CP,
     "recorded/planted": RECORDED_CP,
+    **{f"recorded/rerun/{run}": RERUN_CP for run in RERUN},
 }
 
 # Arguments of the analyses (HTA's defaults, except where a comment says why).
