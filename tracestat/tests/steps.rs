@@ -663,4 +663,13 @@ fn skip_warmup_keeps_a_slow_step_of_a_short_run() {
         ids(&row(&doc, "step_ranks", "rank", "0")["warmup"]),
         vec![2]
     );
+    // Four problems planted at once: rank 1's steps of 17, 67, 6, 11 and
+    // 26 ms never settle, and no rank's steps are dropped (all but the
+    // last were, on ranks 0 and 3 before, on rank 1 without the cap of
+    // half the steps).
+    let (planted, _, _) = report(&recorded("planted"), &["--skip-warmup"]);
+    for r in planted["step_ranks"].as_array().unwrap() {
+        assert!(ids(&r["warmup"]).is_empty(), "{r}");
+        assert_eq!(r["steps"], 5, "{r}");
+    }
 }
