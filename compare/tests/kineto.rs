@@ -191,4 +191,34 @@ fn runs_of_one_loop_match_their_python_methods_across_processes() {
         names.iter().all(|n| !n.contains(" object at 0x")),
         "{names:?}"
     );
+    // The same on the 4-rank recordings: what the planted run has that
+    // the clean one lacks is exactly the ranges of the planted problems.
+    let recorded = kineto("recorded");
+    let (o, doc) = compare_json(&[&recorded.join("clean"), &recorded.join("planted")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ranges = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["section"] == "host_range")
+        .unwrap();
+    assert_eq!(ranges["vanished"], 0);
+    let mut new: Vec<&str> = ranges["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "new")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    new.sort_unstable();
+    assert_eq!(
+        new,
+        [
+            "<built-in function sleep>",
+            "<built-in method matmul of Tensor object>",
+            "aten::matmul",
+            "planted_sleep",
+            "planted_slow_matmul"
+        ]
+    );
 }
