@@ -28,6 +28,8 @@ none, as in the clean run), and `--mode sleep` only the straggler's sleep:
 recordings that differ from a clean one by one planted problem, so that
 what a what-if replay predicts without it can be checked against a run
 without it (testdata/kineto/recorded/README.md#what-if-against-a-re-run).
+`--mode nocomm` is the clean loop whose communication hook returns the
+gradients without an all-reduce: the run `comm=0` predicts.
 
 One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
@@ -54,7 +56,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -94,6 +96,7 @@ class Plan:
         self.slow_count = args.slow_count if args.mode == "slow" else 1
         self.pageable = planted and rank == args.pageable_rank
         self.sync_each_step = planted and rank == args.sync_rank
+        self.no_comm = args.mode == "nocomm"
 
 
 def make_hook(plan, state):
@@ -107,6 +110,12 @@ def make_hook(plan, state):
             state["slept"] = True
             with record_function("planted_sleep"):
                 time.sleep(plan.sleep_s)
+        if plan.no_comm:
+            # The gradients as they are, without an all-reduce: the loop
+            # with communication taken away (what `comm=0` asks).
+            fut = torch.futures.Future()
+            fut.set_result(bucket.buffer())
+            return fut
         return default_hooks.allreduce_hook(process_group, bucket)
 
     return hook
@@ -223,6 +232,7 @@ def main():
         names = {
             "slow": ("slow_rank",),
             "sleep": ("straggler_rank",),
+            "nocomm": (),
         }.get(args.mode, ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"))
         for name in names:
             if not 0 <= getattr(args, name) < world:

@@ -2243,6 +2243,56 @@ fn what_if_predicts_a_re_run_without_the_sleep() {
     }
 }
 
+/// What `comm=0` leaves out, against re-runs without communication
+/// (testdata/kineto/recorded/README.md#what-if-against-a-re-run): the
+/// 2-rank loop of 12 steps as it is (`comm1`, `comm2`) and with a DDP
+/// communication hook that returns the gradients without an all-reduce
+/// (`nocomm1`, `nocomm2`). The loop is host-bound: communication is 0.2%
+/// of the path, so `comm=0` (free transfers and communication kernels)
+/// predicts no change. The runs without communication took 21% less: the
+/// host time of issuing the all-reduces (the hook, c10d, the NCCL enqueue)
+/// was the cost, which `comm=0` keeps (docs/tracestat.md#what-if); taking
+/// `c10d::allreduce_` away takes some of it off.
+#[test]
+fn comm_0_keeps_the_host_time_of_issuing_collectives() {
+    let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
+    let (comm, call) = ("comm=0", "range:c10d::allreduce_=-100%");
+    let run = |name: &str| report(&[rerun.join(name)], &["--what-if", comm, "--what-if", call]).0;
+    let totals = |doc: &Value, rule: &str| {
+        let t = row(doc, "what_if_totals", "rule", rule);
+        (f(&t["dur_us"]), f(&t["what_if_dur_us"]))
+    };
+    let with: Vec<(f64, f64)> = ["comm1", "comm2"]
+        .iter()
+        .map(|r| totals(&run(r), comm))
+        .collect();
+    let without: Vec<f64> = ["nocomm1", "nocomm2"]
+        .iter()
+        .map(|r| totals(&run(r), comm).0)
+        .collect();
+    for (recorded, predicted) in &with {
+        assert!(
+            recorded - predicted < 0.01 * recorded,
+            "comm=0: {recorded} -> {predicted}"
+        );
+    }
+    let slowest_without = without.iter().copied().fold(0.0, f64::max);
+    let fastest_with = with.iter().map(|w| w.0).fold(f64::MAX, f64::min);
+    assert!(
+        slowest_without < 0.85 * fastest_with,
+        "without communication {without:?}, with {with:?}"
+    );
+    let doc = run("comm1");
+    let share = f(&row(&doc, "critical_path_kinds", "kind", "communication")["pct"]);
+    assert!(share < 1.0, "communication on the path: {share}%");
+    let (recorded, predicted) = totals(&doc, call);
+    let saved = (recorded - predicted) / recorded;
+    assert!(
+        saved > 0.02 && saved < 0.10,
+        "c10d::allreduce_ away: {saved}"
+    );
+}
+
 /// A small deterministic generator (xorshift) for the randomized ranks.
 struct Rng(u64);
 
