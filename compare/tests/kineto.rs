@@ -155,37 +155,17 @@ fn a_run_against_itself_and_a_tarball_is_still_a_tarball() {
 #[test]
 fn runs_of_one_loop_match_their_python_methods_across_processes() {
     let rerun = kineto("recorded/rerun");
-    let (o, doc) = compare_json(&[&rerun.join("slow2"), &rerun.join("slow0")]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ranges = doc["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["section"] == "host_range")
-        .unwrap();
+    let (ranges, rows) = host_ranges(&rerun.join("slow2"), &rerun.join("slow0"));
     assert_eq!(ranges["new"], 0);
-    let mut vanished: Vec<&str> = ranges["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "vanished")
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    vanished.sort_unstable();
     assert_eq!(
-        vanished,
+        names_with(&rows, "vanished"),
         [
             "<built-in method matmul of Tensor object>",
             "aten::matmul",
             "planted_slow_matmul"
         ]
     );
-    let names: Vec<&str> = ranges["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"<built-in method run_backward of torch._C._EngineBase object>"));
     assert!(
         names.iter().all(|n| !n.contains(" object at 0x")),
@@ -194,25 +174,10 @@ fn runs_of_one_loop_match_their_python_methods_across_processes() {
     // The same on the 4-rank recordings: what the planted run has that
     // the clean one lacks is exactly the ranges of the planted problems.
     let recorded = kineto("recorded");
-    let (o, doc) = compare_json(&[&recorded.join("clean"), &recorded.join("planted")]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ranges = doc["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["section"] == "host_range")
-        .unwrap();
+    let (ranges, rows) = host_ranges(&recorded.join("clean"), &recorded.join("planted"));
     assert_eq!(ranges["vanished"], 0);
-    let mut new: Vec<&str> = ranges["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "new")
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    new.sort_unstable();
     assert_eq!(
-        new,
+        names_with(&rows, "new"),
         [
             "<built-in function sleep>",
             "<built-in method matmul of Tensor object>",
@@ -221,4 +186,30 @@ fn runs_of_one_loop_match_their_python_methods_across_processes() {
             "planted_slow_matmul"
         ]
     );
+}
+
+/// compare's `host_range` section of `base` against `cand`, and its rows.
+fn host_ranges(base: &Path, cand: &Path) -> (Value, Vec<Value>) {
+    let (o, doc) = compare_json(&[base, cand]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ranges = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["section"] == "host_range")
+        .unwrap()
+        .clone();
+    let rows = ranges["rows"].as_array().unwrap().clone();
+    (ranges, rows)
+}
+
+/// The names of the rows with that status, sorted.
+fn names_with<'a>(rows: &'a [Value], status: &str) -> Vec<&'a str> {
+    let mut names: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["status"] == status)
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    names
 }
