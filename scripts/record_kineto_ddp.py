@@ -31,11 +31,29 @@ without it (testdata/kineto/recorded/README.md#what-if-against-a-re-run).
 `--mode nocomm` is the clean loop whose communication hook returns the
 gradients without an all-reduce: the run `comm=0` predicts.
 
+`--mode rules` plants the problems of the findings not planted above, each
+on its own rank, in every profiled step unless said
+(testdata/kineto/recorded/README.md#findings-on-a-recording):
+
+  * launch-bound: rank --tiny-rank runs --tiny-count in-place additions on
+    a 1024-element tensor after the forward (`planted_tiny_kernels`);
+  * small copies: rank --small-rank copies --small-count pinned 4 KiB host
+    tensors to the device one by one (`planted_small_copies`);
+  * allocation churn: rank --small-rank empties PyTorch's caching allocator
+    (torch.cuda.empty_cache) at the start of each step, so the step's
+    tensors are allocated again (cudaMalloc, cudaFree);
+  * exposed communication: every rank all-reduces a --exposed-mb MB buffer
+    after the optimizer with nothing else queued (`planted_exposed_allreduce`);
+  * a build in the steady state: rank --tiny-rank compiles and runs a new
+    jiterator kernel (NVRTC, then a module load) in ProfilerStep#--jit-step
+    (`planted_jit`).
+
 One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
 tools reading every JSON file of OUT see only traces) records the versions
 and GPUs.
-Needs one CUDA GPU per rank and NCCL; started with mp.spawn (no torchrun).
+Needs one CUDA GPU per rank and NCCL (at least 2, 1 for --mode rules);
+started with mp.spawn (no torchrun).
 """
 
 import argparse
@@ -56,7 +74,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm", "rules"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -74,6 +92,12 @@ def parse_args():
     p.add_argument("--slow-count", type=int, default=1, help="planted matmuls in a row (--mode slow)")
     p.add_argument("--pageable-rank", type=int, default=3)
     p.add_argument("--sync-rank", type=int, default=0)
+    p.add_argument("--tiny-rank", type=int, default=0)
+    p.add_argument("--tiny-count", type=int, default=2000)
+    p.add_argument("--small-rank", type=int, default=1)
+    p.add_argument("--small-count", type=int, default=300)
+    p.add_argument("--exposed-mb", type=int, default=1024)
+    p.add_argument("--jit-step", type=int, default=4)
     return p.parse_args()
 
 
@@ -97,6 +121,12 @@ class Plan:
         self.pageable = planted and rank == args.pageable_rank
         self.sync_each_step = planted and rank == args.sync_rank
         self.no_comm = args.mode == "nocomm"
+        rules = args.mode == "rules"
+        self.tiny_count = args.tiny_count if rules and rank == args.tiny_rank else 0
+        self.jit_step = args.jit_step if rules and rank == args.tiny_rank else None
+        self.small_count = args.small_count if rules and rank == args.small_rank else 0
+        self.churn = rules and rank == args.small_rank
+        self.exposed_mb = args.exposed_mb if rules else 0
 
 
 def make_hook(plan, state):
@@ -148,9 +178,14 @@ def worker(rank, world, port, args):
             x, y = x.pin_memory(), y.pin_memory()
         batches.append((x, y))
     big = torch.randn(args.slow_size, args.slow_size, device=dev) if plan.slow_step is not None else None
+    tiny = torch.zeros(1024, device=dev)
+    smalls = [torch.full((1024,), float(i)).pin_memory() for i in range(plan.small_count)]
+    exposed = torch.ones(plan.exposed_mb * 2**20 // 4, device=dev) if plan.exposed_mb else None
 
     def train_step(i, step_id):
         state["step"] = step_id
+        if plan.churn:
+            torch.cuda.empty_cache()
         x_host, y_host = batches[i % len(batches)]
         with record_function("data_to_device"):
             x = x_host.to(dev, non_blocking=True)
@@ -159,6 +194,22 @@ def worker(rank, world, port, args):
             loss = loss_fn(model(x), y)
         if plan.sync_each_step:
             torch.cuda.synchronize()
+        if plan.tiny_count:
+            with record_function("planted_tiny_kernels"):
+                for _ in range(plan.tiny_count):
+                    tiny.add_(1.0)
+        if plan.small_count:
+            with record_function("planted_small_copies"):
+                for t in smalls:
+                    t.to(dev, non_blocking=True)
+        if step_id is not None and step_id == plan.jit_step:
+            with record_function("planted_jit"):
+                # A kernel no earlier step ran: compiled (NVRTC) and its
+                # module loaded now, inside the steady state.
+                fn = torch.cuda.jiterator._create_jit_fn(
+                    "template <typename T> T planted_jit(T x) { return x * T(3) + T(1); }"
+                )
+                fn(tiny)
         if step_id is not None and step_id == plan.slow_step:
             with record_function("planted_slow_matmul"):
                 for _ in range(plan.slow_count):
@@ -168,6 +219,9 @@ def worker(rank, world, port, args):
         with record_function("optimizer"):
             opt.step()
             opt.zero_grad(set_to_none=True)
+        if exposed is not None:
+            with record_function("planted_exposed_allreduce"):
+                dist.all_reduce(exposed)
 
     for i in range(args.untraced_steps):
         train_step(i, None)
@@ -226,13 +280,15 @@ def write_env(args, world):
 def main():
     args = parse_args()
     world = args.world_size or min(torch.cuda.device_count(), 4)
-    if world < 2:
+    # One rank is enough for the per-rank problems of --mode rules.
+    if world < (1 if args.mode == "rules" else 2):
         raise SystemExit("record_kineto_ddp.py: needs at least 2 GPUs")
     if args.mode != "clean":
         names = {
             "slow": ("slow_rank",),
             "sleep": ("straggler_rank",),
             "nocomm": (),
+            "rules": ("tiny_rank", "small_rank"),
         }.get(args.mode, ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"))
         for name in names:
             if not 0 <= getattr(args, name) < world:

@@ -3,7 +3,8 @@
 //! HTA's), each rule on a generated run with exactly its problem planted
 //! (and not on the same run without it), the numbers of the evidence and
 //! savings checked against the other tables of the same report, and the
-//! planted Kineto recording's problems on the right ranks.
+//! planted Kineto recording's problems on the right ranks, and the one-rank
+//! recordings' with the numbers counted from their traces.
 
 use std::path::{Path, PathBuf};
 
@@ -410,6 +411,76 @@ fn the_planted_kineto_recording_gives_its_problems_on_the_right_ranks() {
         f64_of(&p, "time_us") / 2.0,
         1e-6
     ));
+}
+
+/// A finding of `rule` in a report, by its JSON row.
+fn by_rule(doc: &Value, rule: &str) -> Value {
+    findings(doc)
+        .into_iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule}: {:?}", rules(doc)))
+}
+
+/// The one-rank recordings (testdata/kineto/recorded/README.md#findings-on-a-recording):
+/// the numbers below were counted from the traces by a separate script
+/// (the README gives it), not by tracestat.
+#[test]
+fn one_rank_recordings_give_the_rules_they_plant_with_the_counted_numbers() {
+    // 2000 tiny additions per step: launch-bound. The trace has 11 776
+    // device operations, 11 650 under 10 us; 11 720 idle gaps under 100 us
+    // (164.712 ms), of which the rule leaves out the 16 with a
+    // synchronisation in them.
+    let (doc, _, _) = report(&[kineto("recorded/one-rank/launch")], &[]);
+    check_columns(&doc);
+    let l = by_rule(&doc, "launch-bound");
+    assert_eq!(l["count"], 11704, "{l}");
+    assert!(close(f64_of(&l, "time_us"), 164_691.861, 1e-9), "{l}");
+    assert!(f64_of(&l, "time_us") <= 164_712.0);
+    let ev = l["evidence"].as_str().unwrap();
+    assert!(ev.contains("11650 of 11776 kernels"), "{ev}");
+    assert_eq!(l["savings_by"], "replay");
+    assert!(f64_of(&l, "savings_us") <= f64_of(&l, "time_us"));
+    // torch.cuda.empty_cache() at each step: 40 cudaMalloc and 40 cudaFree
+    // from the second step's start to the last step's end, 7.065 ms.
+    let a = by_rule(&doc, "alloc-churn");
+    assert_eq!(
+        (a["count"].clone(), a["name"].clone()),
+        (80.into(), "cudaMalloc".into())
+    );
+    assert!(close(f64_of(&a, "time_us"), 7_064.725, 1e-9), "{a}");
+    // The jiterator build of step 4 is NVRTC, which the CUDA profiler does
+    // not trace (only a 31.5 us `Lazy Function Loading` overhead slice):
+    // no `jit`, but its 103.9 ms are host time that starves the device.
+    let h = by_rule(&doc, "host-bound");
+    assert_eq!(h["name"], "planted_jit", "{h}");
+    assert!(h["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("in planted_jit 103.934 ms"));
+    // 1 540 small copies of 1.38 ms: 0.4% of the 324 ms active window,
+    // under small-copy's 2%.
+    let found = rules(&doc);
+    assert_eq!(found, ["host-bound 0", "launch-bound 0", "alloc-churn 0"]);
+
+    // 400 pinned 4 KiB copies per step and no tiny additions: small-copy.
+    // 2 040 copies under 64 KiB of 8 519 680 bytes (2 000 planted of 4 KiB,
+    // 40 of 8 KiB), 1.990 ms.
+    let (doc, _, _) = report(&[kineto("recorded/one-rank/copies")], &[]);
+    check_columns(&doc);
+    let c = by_rule(&doc, "small-copy");
+    assert_eq!(c["count"], 2040, "{c}");
+    assert!(close(f64_of(&c, "time_us"), 1_990.0, 1e-3), "{c}");
+    let ev = c["evidence"].as_str().unwrap();
+    assert!(ev.contains("(8519680 bytes in all"), "{ev}");
+    // Their time less their bytes at 20 GB/s (docs/findings.md#small-copy).
+    let bound = f64_of(&c, "time_us") - 8_519_680.0 / 20e9 * 1e6;
+    assert!(close(f64_of(&c, "savings_us"), bound, 1e-6), "{c}");
+    let a = by_rule(&doc, "alloc-churn");
+    assert_eq!(a["count"], 81, "40 cudaMalloc, 41 cudaFree: {a}");
+    assert!(close(f64_of(&a, "time_us"), 6_691.0, 1e-3), "{a}");
+    // The gaps of 100 us or more, all host work here: 15.213 ms.
+    let h = by_rule(&doc, "host-bound");
+    assert!(close(f64_of(&h, "time_us"), 15_213.0, 1e-4), "{h}");
 }
 
 #[test]
