@@ -2230,11 +2230,15 @@ fn what_if_predicts_a_re_run_without_the_sleep() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    // Step 4 waited for rank 1 to finish step 3: its path begins there,
-    // named so, not as a late start of rank 1's step 4.
+    // Step 4 waited for rank 1 to finish step 3: its path goes on into
+    // rank 1's step 3 and begins in the sleep, not with an idle late start
+    // of rank 1's step 4.
     let first = path_of(&planted, "4")[0];
-    assert_eq!(first["name"], "(still in the step before)", "{first}");
-    assert_eq!(first["rank"], "1");
+    assert_eq!(first["name"], "<built-in function sleep>", "{first}");
+    assert_eq!(
+        (first["rank"].as_str(), first["kind"].as_str()),
+        (Some("1"), Some("host"))
+    );
     assert!(f(&first["dur_us"]) > 45_000.0, "{first}");
     let longest = median_step(&clean).max(median_step(&again));
     for step in ["3", "4"] {

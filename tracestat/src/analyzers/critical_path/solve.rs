@@ -334,7 +334,11 @@ impl<'a> Solver<'a> {
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
         let mut rev: Vec<PathItem> = Vec::new();
-        let mut totals: BTreeMap<(Kind, Label), (u64, Ns)> = BTreeMap::new();
+        let mut totals = Totals::new();
+        // The walk goes back in time: what it adds is cut at the earliest
+        // time it has reached (a step before's device tail may run on past
+        // where the rank's next step began).
+        let mut horizon = Ns::MAX;
         let total_sinks = self.sinks;
         let mut cur = (
             end_rank,
@@ -348,61 +352,76 @@ impl<'a> Solver<'a> {
             // read forwards only).
             let from = rev.len();
             rev.extend(sink.items.iter().map(|it| self.item(r, &it)));
+            let cut = cut_at(&mut rev, from, horizon);
             rev[from..].reverse();
-            let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
-                sink.items
-                    .iter()
-                    .map(|i| (i.kind, i.name, 1, i.dur))
-                    .collect()
-            } else {
-                sink.totals.clone()
-            };
-            for &(kind, name, count, dur) in &exact {
-                let name = self.label(r, name);
-                let t = totals.entry((kind, name)).or_default();
-                t.0 += count;
-                t.1 += dur;
+            if let Some(first) = rev[from..].last() {
+                horizon = horizon.min(first.start);
             }
-            let Some(j) = sink.source else { break };
+            if !cut && rev[from..].last().is_none_or(|it| it.start >= start) {
+                self.add_exact(&mut totals, r, sink);
+            } else {
+                // The chain that crosses the step's start, or a cut one:
+                // its part in the step (a joined stretch counts as one).
+                for it in &rev[from..] {
+                    add_clipped(&mut totals, it, (start, end));
+                }
+            }
+            let Some(j) = sink.source else {
+                // The chain began at rank r's step start. Where r was
+                // still in its step numbered before when this step began
+                // across ranks, the path goes on through that step's end
+                // (docs/tracestat.md#critical-path).
+                let Some(before) = self.step_before_at(r, k, start) else {
+                    break;
+                };
+                let own_start = (self.paths[r].steps[k].start - self.off[r]).min(horizon);
+                let before_end = self.paths[r].steps[before].end - self.off[r];
+                if own_start > before_end {
+                    let between = PathItem {
+                        rank: r,
+                        kind: Kind::Idle,
+                        name: BETWEEN_STEPS.into(),
+                        start: before_end,
+                        dur: own_start - before_end,
+                    };
+                    add_clipped(&mut totals, &between, (start, end));
+                    rev.push(between);
+                }
+                horizon = own_start.min(before_end);
+                cur = (r, before, self.paths[r].steps[before].sinks.len() - 1);
+                continue;
+            };
             let j = j as usize;
             let (lr, lj, la) = self.last_arrival(r, j);
-            let e = self.coll_end(r, j);
-            let p = self.paths[r];
-            let name = self.label(r, p.colls[j].name);
-            let t = totals
-                .entry((Kind::Communication, name.clone()))
-                .or_default();
-            t.0 += 1;
-            t.1 += e - la;
-            rev.push(PathItem {
-                rank: r,
-                kind: Kind::Communication,
-                name,
-                start: la,
-                dur: e - la,
-            });
+            let e = self.coll_end(r, j).min(horizon);
+            if e > la {
+                let transfer = PathItem {
+                    rank: r,
+                    kind: Kind::Communication,
+                    name: self.label(r, self.paths[r].colls[j].name),
+                    start: la,
+                    dur: e - la,
+                };
+                add_clipped(&mut totals, &transfer, (start, end));
+                rev.push(transfer);
+            }
+            horizon = horizon.min(la);
             match self.paths[lr].colls[lj].sink {
                 Some((k2, s2)) => cur = (lr, k2 as usize, s2 as usize),
                 None => break,
             }
         }
         rev.reverse();
-        let mut items = clip(rev, start, end, end_rank);
-        if let Some(first) = items.first_mut().filter(|i| &*i.name == STEP_START) {
-            if self.still_in_step_before(first.rank, id, start) {
-                first.name = STILL_IN_STEP_BEFORE.into();
-            }
-        }
-        let added = |i: &&PathItem| [STEP_START, STILL_IN_STEP_BEFORE].contains(&&*i.name);
-        if let Some(first) = items.first().filter(added) {
+        let items = clip(rev, start, end, end_rank);
+        if let Some(first) = items.first().filter(|i| &*i.name == STEP_START) {
             let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
             t.0 += 1;
             t.1 += first.dur;
         }
         let sum: Ns = totals.values().map(|t| t.1).sum();
         if sum != end - start {
-            // The walk went past the step's start (into another step of a
-            // rank): the clipped stretches are the totals.
+            // Not met on the traces tried: the clipped stretches are the
+            // totals.
             totals.clear();
             for it in &items {
                 let t = totals.entry((it.kind, it.name.clone())).or_default();
@@ -418,6 +437,23 @@ impl<'a> Solver<'a> {
             items: join(items, MAX_STEP_ITEMS),
             totals,
             what_if: Vec::new(),
+        }
+    }
+
+    /// A chain's time per kind and name, exact (before any joining).
+    fn add_exact(&self, totals: &mut Totals, r: usize, sink: &super::graph::Sink) {
+        let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
+            sink.items
+                .iter()
+                .map(|i| (i.kind, i.name, 1, i.dur))
+                .collect()
+        } else {
+            sink.totals.clone()
+        };
+        for &(kind, name, count, dur) in &exact {
+            let t = totals.entry((kind, self.label(r, name))).or_default();
+            t.0 += count;
+            t.1 += dur;
         }
     }
 
@@ -734,16 +770,19 @@ impl<'a> Solver<'a> {
         (start, end.max(start))
     }
 
-    /// Whether rank `r`'s step numbered before step `id` ended after
-    /// `start`, the step's start across ranks.
-    fn still_in_step_before(&self, r: usize, id: Option<i64>, start: Ns) -> bool {
-        let Some(before) = id.and_then(|i| i.checked_sub(1)) else {
-            return false;
-        };
-        self.paths[r]
-            .steps
-            .iter()
-            .any(|s| s.id == Some(before) && s.end - self.off[r] > start)
+    /// Rank `r`'s step numbered before its step `k`, when step `k` began
+    /// after `start` (the step's start across ranks) and that step ended
+    /// after it: the step whose end rank `r`'s step `k` waited for.
+    fn step_before_at(&self, r: usize, k: usize, start: Ns) -> Option<usize> {
+        let steps = &self.paths[r].steps;
+        let step = &steps[k];
+        let before = step.id?.checked_sub(1)?;
+        if step.start - self.off[r] <= start {
+            return None;
+        }
+        let at = steps[..k].iter().rposition(|s| s.id == Some(before))?;
+        let s = &steps[at];
+        (s.end - self.off[r] > start && !s.sinks.is_empty()).then_some(at)
     }
 
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
@@ -879,10 +918,38 @@ pub fn join(items: Vec<PathItem>, max: usize) -> Vec<PathItem> {
 /// The path's first stretch when the step had not begun on the rank the
 /// path reaches (docs/tracestat.md#critical-path).
 const STEP_START: &str = "(step start)";
-/// That stretch when the rank was still in its step numbered before: the
-/// step waited for the one before on that rank (a straggler's long step
-/// holds up the others' next one), not for a late start.
-const STILL_IN_STEP_BEFORE: &str = "(still in the step before)";
+/// The time between a rank's step and its step numbered before, on a path
+/// that goes on through the step before (its marker ranges apart).
+const BETWEEN_STEPS: &str = "(between steps)";
+
+/// Cuts the chain `items[from..]` (in time order) at `horizon`: what
+/// starts there or later goes, what runs past it ends there. Whether
+/// anything was cut.
+fn cut_at(items: &mut Vec<PathItem>, from: usize, horizon: Ns) -> bool {
+    let keep = from + items[from..].partition_point(|it| it.start < horizon);
+    let mut cut = keep < items.len();
+    items.truncate(keep);
+    for it in &mut items[from..] {
+        if it.start + it.dur > horizon {
+            it.dur = horizon - it.start;
+            cut = true;
+        }
+    }
+    cut
+}
+
+/// A step's path time per kind and name: `(stretches, time)`.
+type Totals = BTreeMap<(Kind, Label), (u64, Ns)>;
+
+/// Stretch `it`'s part in the step `start..end`, counted in `totals`.
+fn add_clipped(totals: &mut Totals, it: &PathItem, (start, end): (Ns, Ns)) {
+    let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
+    if e > s {
+        let t = totals.entry((it.kind, it.name.clone())).or_default();
+        t.0 += 1;
+        t.1 += e - s;
+    }
+}
 
 /// Items cut to `start..end`, with the time before the first one (the
 /// step had not begun on the rank the path reaches) as idle.
@@ -981,5 +1048,109 @@ mod tests {
         assert_eq!(length(replay(0, None)), 60);
         let comm = super::super::rules::parse_rule("comm=0").unwrap();
         assert_eq!(length(replay(2, Some(&comm))), 55);
+    }
+
+    /// Two ranks of two steps, no collective. Rank 1's step 1 ends at
+    /// `end1` through host work `a` (0..60) and a kernel `k` (60..end1);
+    /// its step 2 is host work `b` from 135 to 200. Rank 0's steps are
+    /// 0..100 and 100..150.
+    fn two_steps(end1: Ns) -> Vec<RankPath> {
+        let item = |start: Ns, end: Ns, kind, name| Item {
+            start,
+            dur: end - start,
+            kind,
+            name,
+        };
+        let step = |id, start, end, items: &[Item]| StepGraph {
+            id: Some(id),
+            start,
+            end,
+            sinks: vec![Sink {
+                time: end,
+                source: None,
+                items: ChainItems::new(items),
+                totals: Vec::new(),
+                lens: SinkLens::default(),
+            }],
+            kernel_ns: 0,
+            host_end: None,
+        };
+        let names = ["a", "k", "b"].map(String::from).to_vec();
+        let rank0 = RankPath {
+            names: names.clone(),
+            steps: vec![
+                step(1, 0, 100, &[item(0, 100, Kind::Host, 0)]),
+                step(2, 100, 150, &[item(100, 150, Kind::Host, 2)]),
+            ],
+            colls: Vec::new(),
+            queue_depth: Vec::new(),
+        };
+        let a = item(0, 60, Kind::Host, 0);
+        let k = item(60, end1, Kind::Compute, 1);
+        let rank1 = RankPath {
+            names,
+            steps: vec![
+                step(1, 0, end1, &[a, k]),
+                step(2, 135, 200, &[item(135, 200, Kind::Host, 2)]),
+            ],
+            colls: Vec::new(),
+            queue_depth: Vec::new(),
+        };
+        vec![rank0, rank1]
+    }
+
+    /// `(rank, kind, name, start, dur)` of a step's path.
+    fn path_of(paths: &[RankPath]) -> (Vec<(usize, Kind, String, Ns, Ns)>, Totals) {
+        let off = vec![0; 2];
+        let solver = Solver::new(
+            paths.iter().collect(),
+            &off,
+            (HashMap::default(), Vec::new()),
+            vec![Some(0), Some(1)],
+        );
+        let p = solver.path(Some(2), &[(0, 1), (1, 1)]);
+        let items = p
+            .items
+            .iter()
+            .map(|i| (i.rank, i.kind, i.name.to_string(), i.start, i.dur))
+            .collect();
+        (items, p.totals)
+    }
+
+    /// Step 2 across ranks starts at 100 (rank 0) and ends at 200 (rank
+    /// 1); rank 1 began it at 135, still in its step 1 until then: the
+    /// path goes on through the end of rank 1's step 1 rather than naming
+    /// 100..135 idle (docs/tracestat.md#critical-path).
+    #[test]
+    fn a_path_goes_on_through_the_step_before_of_a_rank_still_in_it() {
+        // Step 1 ends at 130: the kernel from 100 (the step's start) to
+        // 130, the 5 ns between the steps, then step 2's own work.
+        let (items, totals) = path_of(&two_steps(130));
+        let want = |s: &str| s.to_string();
+        assert_eq!(
+            items,
+            [
+                (1, Kind::Compute, want("k"), 100, 30),
+                (1, Kind::Idle, want(BETWEEN_STEPS), 130, 5),
+                (1, Kind::Host, want("b"), 135, 65),
+            ]
+        );
+        let t = |kind, name: &str| totals.get(&(kind, Label::from(name))).copied();
+        assert_eq!(t(Kind::Compute, "k"), Some((1, 30)));
+        assert_eq!(t(Kind::Idle, BETWEEN_STEPS), Some((1, 5)));
+        assert_eq!(t(Kind::Host, "b"), Some((1, 65)));
+        assert_eq!(t(Kind::Host, "a"), None);
+        assert_eq!(totals.values().map(|t| t.1).sum::<Ns>(), 100);
+        // Step 1's kernel runs on to 140, past step 2's start at 135: the
+        // path takes it up to 135 only, and nothing twice.
+        let (items, totals) = path_of(&two_steps(140));
+        assert_eq!(
+            items,
+            [
+                (1, Kind::Compute, want("k"), 100, 35),
+                (1, Kind::Host, want("b"), 135, 65),
+            ]
+        );
+        assert_eq!(totals.values().map(|t| t.1).sum::<Ns>(), 100);
     }
 }
