@@ -1099,8 +1099,11 @@ mod tests {
         vec![rank0, rank1]
     }
 
-    /// `(rank, kind, name, start, dur)` of a step's path.
-    fn path_of(paths: &[RankPath]) -> (Vec<(usize, Kind, String, Ns, Ns)>, Totals) {
+    /// `(rank, kind, name, start, dur)` of a stretch of a path.
+    type Stretch = (usize, Kind, String, Ns, Ns);
+
+    /// Step 2's path and its totals.
+    fn path_of(paths: &[RankPath]) -> (Vec<Stretch>, Totals) {
         let off = vec![0; 2];
         let solver = Solver::new(
             paths.iter().collect(),
