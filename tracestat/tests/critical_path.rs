@@ -2068,8 +2068,9 @@ fn the_path_goes_through_the_thread_run_backward_waits_for() {
     assert_eq!(
         console.lines().nth(3),
         Some(
-            "slowest step: 3, 67.320 ms (the median step 26.421 ms); its longest stretch: \
-             rank 1, host, <built-in function sleep>: 50.142 ms (74.5% of the step)"
+            "slowest step: 3, 60.276 ms after step 2 ended (the median step 26.421 ms); its \
+             longest stretch: rank 1, host, <built-in function sleep>: 50.142 ms (74.5% of its \
+             path, 67.320 ms)"
         )
     );
     let rule = "range:*sleep*=-100%";
@@ -2245,6 +2246,46 @@ fn what_if_predicts_a_re_run_without_the_sleep() {
         let p = what_if(&planted, rule, step);
         assert!(p < 1.25 * longest, "step {step} without the sleep: {p}");
     }
+}
+
+/// The slowest step is the one that adds the most to the run
+/// (docs/tracestat.md#critical-path): where the ranks run apart, the step
+/// after a slow one is as long as the slow one.
+#[test]
+fn the_slowest_step_is_the_one_that_adds_the_most() {
+    let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
+    // slow2: rank 1's two extra matmuls are in step 4. Steps 4 and 5 are
+    // both about 48 ms long; step 4 ends 47.639 ms after step 3, step 5
+    // 6.630 ms after step 4.
+    let (doc, stdout, _) = report(&[rerun.join("slow2")], &[]);
+    let step = |s: &str| row(&doc, "critical_path_steps", "step", s).clone();
+    near(f(&step("4")["dur_us"]), 48_286.725, 1e-9, "step 4's length");
+    near(f(&step("5")["dur_us"]), 48_356.203, 1e-9, "step 5's length");
+    let (s3, s4, s5) = (step("3"), step("4"), step("5"));
+    let end = |r: &Value| f(&r["start_us"]) + f(&r["dur_us"]);
+    near(f(&s4["adds_us"]), end(&s4) - end(&s3), 1e-9, "step 4 adds");
+    near(f(&s5["adds_us"]), end(&s5) - end(&s4), 1e-9, "step 5 adds");
+    near(f(&s4["adds_us"]), 47_639.0, 1e-4, "step 4 adds");
+    near(f(&s5["adds_us"]), 6_630.0, 1e-3, "step 5 adds");
+    assert_eq!(doc["slowest_step"], "4");
+    let line = stdout.lines().nth(3).unwrap();
+    assert!(
+        line.starts_with("slowest step: 4, 47.639 ms after step 3 ended (the median step"),
+        "{line}"
+    );
+    assert!(line.contains("sm80_xmma_gemm_f32f32"), "{line}");
+    // The first step: its end less its last rank's start, not the
+    // ranks' spread of starts.
+    let s2 = step("2");
+    assert!(f(&s2["adds_us"]) < f(&s2["dur_us"]), "{s2}");
+    // comm1: step 13 is the longest (rank 1 lags rank 0 by 10 ms) but
+    // adds 5.4 ms; step 11 adds the most, the steps table's longest step.
+    let (doc, _, _) = report(&[rerun.join("comm1")], &[]);
+    let step = |s: &str| row(&doc, "critical_path_steps", "step", s).clone();
+    assert!(f(&step("13")["dur_us"]) > 15_000.0);
+    assert!(f(&step("13")["adds_us"]) < 6_000.0);
+    assert_eq!(doc["slowest_step"], "11");
+    assert_eq!(doc["step_time"]["max_step"], 11);
 }
 
 /// What `comm=0` leaves out, against re-runs without communication

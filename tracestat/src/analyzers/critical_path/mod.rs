@@ -63,6 +63,16 @@ pub struct StepRow {
     pub step: String,
     pub start_us: f64,
     pub dur_us: f64,
+    /// What the step adds to the run: its end less the end of the step
+    /// numbered before (across ranks, each the last rank's); when that
+    /// step is not there, its end less the last rank's start of it. The
+    /// slowest step is the one that adds
+    /// the most: where ranks run apart, a step's length also holds the
+    /// step before on the ranks still in it (docs/tracestat.md#critical-path).
+    pub adds_us: f64,
+    /// Whether `adds_us` is counted from the step before's end.
+    #[serde(skip)]
+    pub after_before: bool,
     pub end_rank: String,
     /// Ranks the path goes through, and how often it changes rank.
     pub ranks_on_path: u64,
@@ -312,10 +322,20 @@ fn output(
                 dur_us: us(it.dur),
             });
         }
+        let after = si.checked_sub(1).map(|b| &paths[b]).filter(|b| {
+            b.id.zip(p.id)
+                .is_some_and(|(b, s)| b.checked_add(1) == Some(s))
+        });
+        // Without the step before: from the last rank's start (not the
+        // ranks' spread of starts, which the step did not make).
+        let from = after.map_or(p.last_start, |b| b.end);
+        let adds = p.end - from.clamp(p.start, p.end);
         out.critical_path_steps.push(StepRow {
             step: step.clone(),
             start_us: us(p.start - origin),
             dur_us: us(p.end - p.start),
+            adds_us: us(adds),
+            after_before: after.is_some(),
             end_rank: labels[p.end_rank].clone(),
             ranks_on_path: on_path_list.len() as u64,
             rank_changes: changes,
@@ -376,12 +396,9 @@ fn output(
             .then_with(|| (a.kind, &a.name).cmp(&(b.kind, &b.name)))
     });
     out.critical_path_names = by_name;
-    let slowest = paths.iter().enumerate().max_by(|a, b| {
-        (a.1.end - a.1.start)
-            .cmp(&(b.1.end - b.1.start))
-            .then(b.0.cmp(&a.0))
-    });
-    if let Some((_, p)) = slowest {
+    let adds = |i: usize| out.critical_path_steps[i].adds_us;
+    let slowest = (0..paths.len()).max_by(|&a, &b| adds(a).total_cmp(&adds(b)).then(b.cmp(&a)));
+    if let Some(p) = slowest.map(|i| &paths[i]) {
         out.slowest_step = Some(step_label(p.id));
         let items = solve::join(p.items.clone(), GANTT_BARS)
             .into_iter()
@@ -430,21 +447,56 @@ fn longest_stretch(out: &CriticalPathOut, step: &str, step_us: f64) -> Option<St
     ))
 }
 
+/// `, A ms after step N-1 ended` where the step adds less than its length
+/// (ranks still in the step before when it began), else nothing.
+fn after_step_before(row: &StepRow) -> String {
+    let before = row.step.parse::<i64>().ok().and_then(|s| s.checked_sub(1));
+    match before {
+        Some(b) if row.after_before && row.adds_us < row.dur_us => {
+            format!(", {:.3} ms after step {b} ended", row.adds_us / 1000.0)
+        }
+        _ => String::new(),
+    }
+}
+
 /// The report's first lines' word on the path (docs/tracestat.md#console-report):
-/// the slowest step against the median step and its longest stretch; `None`
-/// without steps.
+/// the slowest step (the one that adds the most to the run) against the
+/// median step and its longest stretch; `None` without steps.
 pub fn headline(out: &CriticalPathOut, median_step_us: Option<f64>) -> Option<String> {
     let step = out.slowest_step.as_deref().filter(|s| *s != "all")?;
     let row = out.critical_path_steps.iter().find(|r| r.step == step)?;
     let median = median_step_us.map_or(String::new(), |m| {
         format!(" (the median step {:.3} ms)", m / 1000.0)
     });
-    let mut line = format!("{step}, {:.3} ms{median}", row.dur_us / 1000.0);
+    let after = after_step_before(row);
+    let mut line = format!("{step}, {:.3} ms", row.adds_us / 1000.0);
+    if !after.is_empty() {
+        line = format!("{line} after step {} ended", after_step_number(step));
+    }
+    line.push_str(&median);
     if let Some(longest) = longest_stretch(out, step, row.dur_us) {
         let longest = longest.replacen("Its longest stretch: ", "", 1);
+        let longest = if row.adds_us < row.dur_us {
+            longest.replacen(
+                "of the step)",
+                &format!("of its path, {:.3} ms)", row.dur_us / 1000.0),
+                1,
+            )
+        } else {
+            longest
+        };
         line.push_str(&format!("; its longest stretch: {longest}"));
     }
     Some(line)
+}
+
+/// The number of the step before `step` (`step` is a number: the headline
+/// names only numbered steps).
+fn after_step_number(step: &str) -> String {
+    step.parse::<i64>()
+        .ok()
+        .and_then(|s| s.checked_sub(1))
+        .map_or_else(|| "before".to_string(), |b| b.to_string())
 }
 
 fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
@@ -469,8 +521,9 @@ fn sections(out: &CriticalPathOut, left_out: bool) -> Vec<Section> {
                 format!("Slowest step {step}")
             };
             s.lines.push(format!(
-                "{which}: {:.3} ms, ends on rank {}, path through {} rank(s): {}",
+                "{which}: {:.3} ms{}, ends on rank {}, path through {} rank(s): {}",
                 row.dur_us / 1000.0,
+                after_step_before(row),
                 row.end_rank,
                 row.ranks_on_path,
                 parts.join(", ")
@@ -525,6 +578,7 @@ fn steps_table(out: &CriticalPathOut) -> Table {
         Column::new("step", "step", Unit::Text),
         Column::new("start_us", "start", Unit::Us).files_only(),
         Column::new("dur_us", "length", Unit::Us),
+        Column::new("adds_us", "adds", Unit::Us),
         Column::new("end_rank", "ends on", Unit::Text),
         Column::new("ranks_on_path", "ranks", Unit::Count),
         Column::new("rank_changes", "changes", Unit::Count).files_only(),
@@ -539,6 +593,7 @@ fn steps_table(out: &CriticalPathOut) -> Table {
             Value::from(&*r.step),
             r.start_us.into(),
             r.dur_us.into(),
+            r.adds_us.into(),
             r.end_rank.clone().into(),
             r.ranks_on_path.into(),
             r.rank_changes.into(),
@@ -548,7 +603,7 @@ fn steps_table(out: &CriticalPathOut) -> Table {
     }
     if t.rows.len() > TOP_STEPS {
         let mut idx: Vec<usize> = (0..t.rows.len()).collect();
-        let d = |i: usize| out.critical_path_steps[i].dur_us;
+        let d = |i: usize| out.critical_path_steps[i].adds_us;
         idx.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
         idx.truncate(TOP_STEPS);
         idx.sort_unstable();

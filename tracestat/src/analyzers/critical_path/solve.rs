@@ -43,6 +43,8 @@ pub struct StepPath {
     pub start: Ns,
     pub end: Ns,
     pub end_rank: usize,
+    /// The latest of the ranks' starts of the step (aligned).
+    pub last_start: Ns,
     pub items: Vec<PathItem>,
     /// The path's time per (kind, name): `(stretches, time)`, exact even
     /// where long chains were coarsened.
@@ -429,11 +431,17 @@ impl<'a> Solver<'a> {
                 t.1 += it.dur;
             }
         }
+        let last_start = parts
+            .iter()
+            .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
+            .max()
+            .unwrap_or(start);
         StepPath {
             id,
             start,
             end,
             end_rank,
+            last_start,
             items: join(items, MAX_STEP_ITEMS),
             totals,
             what_if: Vec::new(),
