@@ -36,7 +36,9 @@ on its own rank, in every profiled step unless said
 (testdata/kineto/recorded/README.md#findings-on-a-recording):
 
   * launch-bound: rank --tiny-rank runs --tiny-count in-place additions on
-    a 1024-element tensor after the forward (`planted_tiny_kernels`);
+    a 1024-element tensor after the forward (`planted_tiny_kernels`); with
+    --tiny-graph the same additions run as one CUDA graph captured before
+    the loop, the re-run a what-if without their launches is checked on;
   * small copies: rank --small-rank copies --small-count pinned 4 KiB host
     tensors to the device one by one (`planted_small_copies`);
   * allocation churn: rank --small-rank empties PyTorch's caching allocator
@@ -98,6 +100,8 @@ def parse_args():
     p.add_argument("--small-count", type=int, default=300)
     p.add_argument("--exposed-mb", type=int, default=1024)
     p.add_argument("--jit-step", type=int, default=4)
+    p.add_argument("--tiny-graph", action="store_true",
+                   help="run the tiny additions as one CUDA graph captured before the loop")
     return p.parse_args()
 
 
@@ -123,6 +127,7 @@ class Plan:
         self.no_comm = args.mode == "nocomm"
         rules = args.mode == "rules"
         self.tiny_count = args.tiny_count if rules and rank == args.tiny_rank else 0
+        self.tiny_graph = args.tiny_graph and self.tiny_count > 0
         self.jit_step = args.jit_step if rules and rank == args.tiny_rank else None
         self.small_count = args.small_count if rules and rank == args.small_rank else 0
         self.churn = rules and rank == args.small_rank
@@ -181,6 +186,20 @@ def worker(rank, world, port, args):
     tiny = torch.zeros(1024, device=dev)
     smalls = [torch.full((1024,), float(i)).pin_memory() for i in range(plan.small_count)]
     exposed = torch.ones(plan.exposed_mb * 2**20 // 4, device=dev) if plan.exposed_mb else None
+    graph = None
+    if plan.tiny_graph:
+        # The same additions, launched as one graph: what taking their
+        # launches off the host does (a what-if's re-run).
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                tiny.add_(1.0)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(plan.tiny_count):
+                tiny.add_(1.0)
 
     def train_step(i, step_id):
         state["step"] = step_id
@@ -196,8 +215,11 @@ def worker(rank, world, port, args):
             torch.cuda.synchronize()
         if plan.tiny_count:
             with record_function("planted_tiny_kernels"):
-                for _ in range(plan.tiny_count):
-                    tiny.add_(1.0)
+                if graph is not None:
+                    graph.replay()
+                else:
+                    for _ in range(plan.tiny_count):
+                        tiny.add_(1.0)
         if plan.small_count:
             with record_function("planted_small_copies"):
                 for t in smalls:

@@ -1847,46 +1847,62 @@ pub const BEFORE: u32 = NONE - 2;
 
 impl Replay {
     /// The common cases of a node whose chains all come from its
-    /// predecessors `inside` (their places in the step), done without the
-    /// general merge ([`Chains`]), to the same result: one predecessor's
-    /// chains, each longer by the node's `cost` (still the latest first);
-    /// or predecessors with one chain each, all from one source (their
-    /// merge, longer by the cost). Whether the node was one of them.
-    fn carry(&mut self, inside: &[usize], cost: &[Ns]) -> bool {
+    /// predecessors `inside` (their places in the step, and whether each is
+    /// the binding one), done without the general merge ([`Chains`]), to
+    /// the same result: one predecessor's chains, each longer by the node's
+    /// `cost` (still the latest first); or predecessors with one chain
+    /// each, all from one source (their merge, longer by the cost). A
+    /// predecessor that does not bind comes without the node's delay
+    /// `gaps` ([`Graph::replay`]). Whether the node was one of them.
+    fn carry(&mut self, inside: &[(usize, bool)], cost: &[Ns], gaps: &[Ns]) -> bool {
         let w = self.width;
         let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
         let at = self.lens.len();
         match inside {
             [] => return false,
-            &[i] => {
+            &[(i, binds)] => {
                 for e in entries(i) {
                     self.src.push(self.src[e]);
                     self.lens.extend_from_within(e * w..(e + 1) * w);
                 }
+                if !binds {
+                    for l in self.lens[at..].chunks_exact_mut(w) {
+                        for (x, g) in l.iter_mut().zip(gaps) {
+                            *x -= g;
+                        }
+                    }
+                }
             }
-            &[i, ref more @ ..] => {
+            &[(i, binds), ref more @ ..] => {
                 let e = self.first[i] as usize;
                 let single = |j: usize| entries(j).len() == 1;
                 let src = self.src[e];
                 if !single(i)
                     || more
                         .iter()
-                        .any(|&j| !single(j) || self.src[self.first[j] as usize] != src)
+                        .any(|&(j, _)| !single(j) || self.src[self.first[j] as usize] != src)
                 {
                     return false;
                 }
                 self.src.push(src);
                 self.lens.extend_from_within(e * w..(e + 1) * w);
-                for &j in more {
+                if !binds {
+                    for (x, g) in self.lens[at..].iter_mut().zip(gaps) {
+                        *x -= g;
+                    }
+                }
+                for &(j, binds) in more {
                     // As `Chains::merge`: the recorded length with its
                     // kernel part, every rule's length its own maximum.
                     let from = self.first[j] as usize * w;
-                    if self.lens[from] > self.lens[at] {
-                        self.lens[at] = self.lens[from];
+                    let gap = |k: usize| if binds { 0 } else { gaps[k] };
+                    let recorded = self.lens[from] - gap(0);
+                    if recorded > self.lens[at] {
+                        self.lens[at] = recorded;
                         self.lens[at + 1] = self.lens[from + 1];
                     }
                     for k in 2..w {
-                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k]);
+                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k] - gap(k));
                     }
                 }
             }
@@ -2018,6 +2034,9 @@ impl Graph<'_, '_> {
         // allocation per node (docs/tracestat.md#scale).
         let mut acc = Chains::new(width);
         let mut line = vec![0 as Ns; width];
+        // Per slot, the latest end of host and of device work before the
+        // step that a node waits for.
+        let mut before_ends = [vec![0 as Ns; width], vec![0 as Ns; width]];
         let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
         for at_v in lo..hi {
             let v = self.order[at_v as usize];
@@ -2029,31 +2048,51 @@ impl Graph<'_, '_> {
                 continue;
             }
             let es = self.costs(v, &mut cost, &mut gaps, &mut near);
+            // The node's delay was recorded after its binding predecessor:
+            // it waits that long after that one's (replayed) end, and for
+            // its other predecessors only until they end (a kernel queued
+            // behind one whose launch came earlier starts when that one
+            // ends, not a launch latency after it).
+            let binding = self.bind[v as usize].0;
             // Its predecessors replayed in this step (by their place in
-            // it), and the latest end of those before the step: of host
-            // work, and of device work ([`BEFORE`]).
-            let mut inside = [0usize; 3];
+            // it, and whether each binds), and per slot the latest end of
+            // those before the step, less the delay where it does not
+            // bind: of host work, and of device work ([`BEFORE`]).
+            let mut inside = [(0usize, false); 3];
             let mut count = 0;
-            let mut outside: [Option<Ns>; 2] = [None, None];
+            let mut outside = [false; 2];
             for &p in n.preds.iter().filter(|&&p| p != NONE) {
                 let at_p = self.pos[p as usize];
                 if at_p < lo {
                     let before = &self.nodes[p as usize];
-                    let o = &mut outside[usize::from(before.what.on_device())];
-                    *o = Some(o.map_or(before.end, |o: Ns| o.max(before.end)));
+                    let side = usize::from(before.what.on_device());
+                    let o = &mut before_ends[side];
+                    for (k, (x, g)) in o.iter_mut().zip(&gaps).enumerate() {
+                        let end = before.end - if p == binding || k == 1 { 0 } else { *g };
+                        *x = if outside[side] { (*x).max(end) } else { end };
+                    }
+                    outside[side] = true;
                     continue;
                 }
-                inside[count] = (at_p - lo) as usize;
+                inside[count] = ((at_p - lo) as usize, p == binding);
                 count += 1;
             }
-            if outside == [None, None] && es >= start && r.carry(&inside[..count], &cost) {
+            if outside == [false, false] && es >= start && r.carry(&inside[..count], &cost, &gaps) {
                 continue;
             }
             acc.clear();
-            for &i in &inside[..count] {
+            for &(i, binds) in &inside[..count] {
                 for e in r.first[i] as usize..r.first[i + 1] as usize {
                     let at = e * width;
-                    acc.merge(r.src[e], &r.lens[at..at + width]);
+                    let lens = &r.lens[at..at + width];
+                    if binds {
+                        acc.merge(r.src[e], lens);
+                    } else {
+                        for ((x, l), g) in line.iter_mut().zip(lens).zip(&gaps) {
+                            *x = l - g;
+                        }
+                        acc.merge(r.src[e], &line);
+                    }
                 }
             }
             acc.add(&cost);
@@ -2079,17 +2118,16 @@ impl Graph<'_, '_> {
                 let device = n.what.on_device();
                 acc.merge(if device { BEFORE } else { START }, &line);
             } else {
-                let [host, device] = outside;
-                let sources = [
-                    (
-                        START,
-                        host.or((count == 0 && device.is_none()).then_some(n.start)),
-                    ),
-                    (BEFORE, device),
-                ];
-                for (src, at) in sources {
-                    let Some(at) = at else { continue };
-                    for (l, &c) in line.iter_mut().zip(&cost) {
+                // A node with no predecessor starts at its recorded start.
+                if count == 0 && outside == [false, false] {
+                    before_ends[0].iter_mut().for_each(|x| *x = n.start);
+                    outside[0] = true;
+                }
+                for (side, src) in [(0, START), (1, BEFORE)] {
+                    if !outside[side] {
+                        continue;
+                    }
+                    for ((l, &c), &at) in line.iter_mut().zip(&cost).zip(&before_ends[side]) {
                         *l = at - start + c;
                     }
                     line[1] = cost[1];
@@ -2294,12 +2332,23 @@ mod tests {
 
     /// The replay's node-by-node state with the general merge: the
     /// chains of `preds` (each a list of `(source, lens)`), merged, longer
-    /// by `cost`, the latest [`KEEP`] (a source's time is 10 x its id).
-    fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
+    /// by `cost`, the latest [`KEEP`] (a source's time is 10 x its id);
+    /// the chains of a predecessor that does not bind (`binds`) less the
+    /// node's delay `gaps`.
+    fn merged_with(
+        preds: &[&[(u32, [Ns; 5])]],
+        binds: &[bool],
+        cost: &[Ns; 5],
+        gaps: &[Ns; 5],
+    ) -> Vec<(u32, Vec<Ns>)> {
         let mut acc = Chains::new(5);
-        for chains in preds {
+        for (chains, &b) in preds.iter().zip(binds) {
             for (src, lens) in chains.iter() {
-                acc.merge(*src, lens);
+                let mut l = *lens;
+                if !b {
+                    l.iter_mut().zip(gaps).for_each(|(x, g)| *x -= g);
+                }
+                acc.merge(*src, &l);
             }
         }
         acc.add(cost);
@@ -2308,6 +2357,10 @@ mod tests {
             .iter()
             .map(|&j| (acc.src[j], acc.lens(j).to_vec()))
             .collect()
+    }
+
+    fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
+        merged_with(preds, &vec![true; preds.len()], cost, &[0; 5])
     }
 
     #[test]
@@ -2347,13 +2400,18 @@ mod tests {
             nodes[i].iter().map(|(s, l)| (*s, as_array(l))).collect()
         };
         let cost = [7, 3, 0, 7, 2];
+        // The node's delay (in `cost`), which a predecessor that does not
+        // bind comes without; none in the kernel part.
+        let gaps = [4, 0, 0, 4, 1];
         for (inside, carried) in [
-            (vec![0], true),
-            (vec![1], true),
-            (vec![1, 2], true),
-            (vec![2, 1, 3], true),
-            (vec![1, 4], false),
-            (vec![0, 1], false),
+            (vec![(0, true)], true),
+            (vec![(0, false)], true),
+            (vec![(1, true)], true),
+            (vec![(1, true), (2, false)], true),
+            (vec![(1, false), (2, true)], true),
+            (vec![(2, true), (1, false), (3, false)], true),
+            (vec![(1, true), (4, false)], false),
+            (vec![(0, true), (1, false)], false),
             (vec![], false),
         ] {
             let mut after = Replay {
@@ -2363,15 +2421,17 @@ mod tests {
                 src: r.src.clone(),
                 lens: r.lens.clone(),
             };
-            assert_eq!(after.carry(&inside, &cost), carried, "{inside:?}");
+            assert_eq!(after.carry(&inside, &cost, &gaps), carried, "{inside:?}");
             if !carried {
                 continue;
             }
-            let preds: Vec<Vec<(u32, [Ns; 5])>> = inside.iter().map(|&i| chains(i)).collect();
+            let preds: Vec<Vec<(u32, [Ns; 5])>> = inside.iter().map(|&(i, _)| chains(i)).collect();
             let preds: Vec<&[(u32, [Ns; 5])]> = preds.iter().map(|p| &p[..]).collect();
-            let want: Vec<(Option<u32>, Vec<Ns>)> = (merged(&preds, &cost).into_iter())
-                .map(|(s, l)| (Some(s), l))
-                .collect();
+            let binds: Vec<bool> = inside.iter().map(|&(_, b)| b).collect();
+            let want: Vec<(Option<u32>, Vec<Ns>)> = (merged_with(&preds, &binds, &cost, &gaps)
+                .into_iter())
+            .map(|(s, l)| (Some(s), l))
+            .collect();
             let got: Vec<(Option<u32>, Vec<Ns>)> = after
                 .of(nodes.len() as u32)
                 .map(|(s, l)| (s, l.to_vec()))
