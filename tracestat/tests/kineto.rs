@@ -617,7 +617,7 @@ fn idle_time(case: &str, exp: &Value, doc: &Value, rows: &HashMap<String, &Vec<R
             // A row HTA's rounding inverts (a copy of under 1 us: start
             // rounded up, end down) ends 1 us before it starts, so the
             // gap after it is up to 1 us longer in HTA's sum.
-            let inv = inverted(&rows[&rank], None);
+            let inv = inverted(rows[&rank], None);
             up_to_inverted(hta_idle, idle, inv, &format!("{what} idle"));
             // HTA also counts the gaps of zero length.
             assert!(count <= hta_count, "{what}: {count} gaps, HTA {hta_count}");
