@@ -83,6 +83,7 @@ CASES = {
     # is ProfilerStep#4, with the jiterator build in launch/.
     "recorded/one-rank/launch": [(0, "ProfilerStep", 2)],
     "recorded/one-rank/copies": [(0, "ProfilerStep", 2)],
+    "recorded/two-rank/rules": [(r, "ProfilerStep", 2) for r in range(2)],
 }
 
 # Arguments of the analyses (HTA's defaults, except where a comment says why).

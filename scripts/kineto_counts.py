@@ -52,11 +52,15 @@ def main(path):
         if e.get("cat") == "cuda_runtime" and re.match(r"cuda(Malloc|Free|HostAlloc)", e["name"])
         and lo <= e["ts"] and e["ts"] + e["dur"] <= hi
     ]
+    busy = 0.0
+    for e in allocs:
+        start, end = e["ts"], e["ts"] + e["dur"]
+        busy += sum(max(0.0, min(end, b) - max(start, a)) for a, b in union if a < end and b > start)
     names = sorted({e["name"] for e in allocs})
     per_name = ", ".join(f"{n} {sum(1 for e in allocs if e['name'] == n)}" for n in names)
     print(f"allocation calls in the steady state: {len(allocs)}, "
           f"{sum(e['dur'] for e in allocs) / 1000:.3f} ms "
-          f"({per_name})")
+          f"({per_name}), {busy / 1000:.3f} ms of it with the device busy")
     small = [d[2] for d in device if d[2].get("cat") == "gpu_memcpy" and d[2].get("args", {}).get("bytes", 1 << 30) < 65536]
     print(f"copies under 64 KiB: {len(small)}, {sum(e['args']['bytes'] for e in small)} bytes, "
           f"{sum(e['dur'] for e in small) / 1000:.3f} ms")

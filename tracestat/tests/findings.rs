@@ -279,6 +279,8 @@ fn check_evidence(rule: &str, f: &Value, doc: &Value) {
                 .sum();
             assert!(close(time, steady, 1e-9), "{f} {rows:?}");
             assert_eq!(rows[0]["steady_state"], "steps");
+            // The part with the device idle (docs/findings.md#alloc-churn).
+            assert!(savings > 0.0 && savings <= time, "{f}");
             if rule == "jit" {
                 // One 2 ms build in each of the 3 steps after the first.
                 assert_eq!(f["count"], 3);
@@ -448,6 +450,11 @@ fn one_rank_recordings_give_the_rules_they_plant_with_the_counted_numbers() {
         (80.into(), "cudaMalloc".into())
     );
     assert!(close(f64_of(&a, "time_us"), 7_064.725, 1e-9), "{a}");
+    // 2.578 ms of them with the device busy: the savings are the rest.
+    assert!(
+        close(f64_of(&a, "savings_us"), 7_064.725 - 2_578.0, 1e-3),
+        "{a}"
+    );
     // The jiterator build of step 4 is NVRTC, which the CUDA profiler does
     // not trace (only a 31.5 us `Lazy Function Loading` overhead slice):
     // no `jit`, but its 103.9 ms are host time that starves the device.
@@ -481,6 +488,44 @@ fn one_rank_recordings_give_the_rules_they_plant_with_the_counted_numbers() {
     // The gaps of 100 us or more, all host work here: 15.213 ms.
     let h = by_rule(&doc, "host-bound");
     assert!(close(f64_of(&h, "time_us"), 15_213.0, 1e-4), "{h}");
+}
+
+/// A free waits for the device's work: on the 2-rank recording
+/// (testdata/kineto/recorded/README.md#findings-on-a-recording) rank 1
+/// empties PyTorch's caching allocator every step while its device sits in
+/// an all-reduce for rank 0, late from its 2000 tiny additions per step.
+/// Counted by scripts/kineto_counts.py: 80 calls, 171.030 ms, 166.142 ms
+/// of it with the device busy.
+#[test]
+fn a_free_that_waits_for_the_device_saves_only_its_idle_part() {
+    let (doc, _, _) = report(&[kineto("recorded/two-rank/rules")], &[]);
+    check_columns(&doc);
+    let a = by_rule(&doc, "alloc-churn");
+    assert_eq!(
+        (a["rank"].as_str(), a["count"].as_u64()),
+        (Some("1"), Some(80)),
+        "{a}"
+    );
+    assert!(close(f64_of(&a, "time_us"), 171_030.0, 1e-4), "{a}");
+    assert!(
+        close(f64_of(&a, "savings_us"), 171_030.0 - 166_142.0, 1e-3),
+        "{a}"
+    );
+    let ev = a["evidence"].as_str().unwrap();
+    assert!(
+        ev.contains("166.142 ms of it while the device was busy"),
+        "{ev}"
+    );
+    // What to fix first is the late rank, not the frees that wait for it.
+    let first = &findings(&doc)[0];
+    assert_eq!(
+        (first["rule"].as_str(), first["rank"].as_str()),
+        (Some("straggler"), Some("0"))
+    );
+    let found = rules(&doc);
+    for want in ["straggler 0", "host-bound 0", "alloc-churn 1"] {
+        assert!(found.contains(&want.to_string()), "{want}: {found:?}");
+    }
 }
 
 #[test]

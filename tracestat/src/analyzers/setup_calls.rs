@@ -25,6 +25,12 @@ pub struct SetupTally {
     /// Inside the steady state.
     pub steady_calls: u64,
     pub steady_ns: Ns,
+    /// The part of `steady_ns` in which the rank's device was busy: a free
+    /// (and a blocking allocation) waits for the device's work, which that
+    /// time costs nothing (docs/findings.md#alloc-churn). 0 in partials
+    /// written before it (the calls' whole time then counts).
+    #[serde(default)]
+    pub steady_busy_ns: Ns,
     /// The first steady call's start and the last one's end.
     pub steady_first_ns: Ns,
     pub steady_last_ns: Ns,
@@ -150,6 +156,7 @@ type ByName<'a> = BTreeMap<&'a str, (Ns, Ns)>;
 
 fn observe(m: &RankModel<'_>) -> RankSetup {
     let steady = m.steady;
+    let busy: &[(Ns, Ns)] = m.scopes.first().map_or(&[], |s| &s.sweep.segments);
     let mut by_kind: BTreeMap<SetupKind, (SetupTally, ByName<'_>)> = BTreeMap::new();
     for c in &m.trace.setup_calls {
         let (tally, names) = by_kind.entry(c.kind).or_insert_with(|| {
@@ -173,6 +180,7 @@ fn observe(m: &RankModel<'_>) -> RankSetup {
             }
             tally.steady_calls += 1;
             tally.steady_ns += ns;
+            tally.steady_busy_ns += busy_within(busy, c.start, c.end);
             tally.steady_first_ns = tally.steady_first_ns.min(c.start);
             tally.steady_last_ns = tally.steady_last_ns.max(c.end);
             by_name.0 += ns;
@@ -196,4 +204,14 @@ fn observe(m: &RankModel<'_>) -> RankSetup {
         kinds,
         steady: steady.map(|s| (s.start, s.end, s.rule.to_string())),
     }
+}
+
+/// The time of `start..end` covered by `busy` (disjoint, in time order).
+fn busy_within(busy: &[(Ns, Ns)], start: Ns, end: Ns) -> Ns {
+    let from = busy.partition_point(|b| b.1 <= start);
+    busy[from..]
+        .iter()
+        .take_while(|b| b.0 < end)
+        .map(|b| b.1.min(end) - b.0.max(start))
+        .sum()
 }
