@@ -79,7 +79,7 @@ CASES = {
     "recorded/clean": RECORDED_CP,
     "recorded/planted": RECORDED_CP,
     **{f"recorded/rerun/{run}": RERUN_CP for run in RERUN},
-    # One rank each (recorded/README.md#findings-on-a-recording): instance 2
+    # One rank each (testdata/kineto/recorded/README.md#findings-on-a-recording): instance 2
     # is ProfilerStep#4, with the jiterator build in launch/.
     "recorded/one-rank/launch": [(0, "ProfilerStep", 2)],
     "recorded/one-rank/copies": [(0, "ProfilerStep", 2)],
