@@ -23,6 +23,17 @@ def load(path):
     return [e for e in doc["traceEvents"] if e.get("ph") == "X"]
 
 
+def merged(intervals):
+    """The union of `(start, end)` intervals, as disjoint ones in order."""
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
 def main(path):
     events = load(path)
     device = sorted(
@@ -42,6 +53,14 @@ def main(path):
     print(f"idle gaps under 100 us: {len(short)}, {sum(short) / 1000:.3f} ms; "
           f"100 us or more: {sum(g for g in gaps if g >= 100) / 1000:.3f} ms")
     print(f"active window: {(union[-1][1] - union[0][0]) / 1000:.3f} ms")
+    comm = merged((d[0], d[1]) for d in device if d[2].get("cat") == "kernel" and "nccl" in d[2]["name"].lower())
+    compute = merged(
+        (d[0], d[1]) for d in device if d[2].get("cat") == "kernel" and "nccl" not in d[2]["name"].lower()
+    )
+    total = sum(b - a for a, b in comm)
+    overlap = sum(max(0.0, min(b, d) - max(a, c)) for a, b in comm for c, d in compute if c < b and d > a)
+    print(f"communication kernels: {total / 1000:.3f} ms, {overlap / 1000:.3f} ms of it beside compute kernels, "
+          f"{(total - overlap) / 1000:.3f} ms exposed")
     steps = sorted(
         (e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")),
         key=lambda e: e["ts"],

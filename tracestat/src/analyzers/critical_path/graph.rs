@@ -365,6 +365,28 @@ fn is_launch_call(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
+/// Whether a call frees memory in a way that first waits for the device's
+/// work (CUDA's and HIP's frees synchronise the device implicitly): on the
+/// path it waits for the device as a synchronisation does
+/// (docs/tracestat.md#critical-path).
+fn frees_device_memory(name: &str) -> bool {
+    let base = name.strip_suffix("_v2").unwrap_or(name);
+    matches!(
+        base,
+        "cudaFree"
+            | "cudaFreeHost"
+            | "cudaFreeArray"
+            | "cudaFreeMipmappedArray"
+            | "cuMemFree"
+            | "cuMemFreeHost"
+            | "cuArrayDestroy"
+            | "hipFree"
+            | "hipFreeHost"
+            | "hipHostFree"
+            | "hipFreeArray"
+    )
+}
+
 /// What a host thread's chain is cut at: a launch (kernel), a step's end
 /// (window), a call that waits for the device (its end, name and the
 /// command it waits for, or `NONE`), a collective call (its end and
@@ -628,8 +650,12 @@ impl<'m, 'a> Graph<'m, 'a> {
                     .push((c.start, 2, Ev::Coll(c.end, pos)));
             }
         }
+        let frees: Vec<bool> = (0..t.names.len())
+            .map(|i| frees_device_memory(t.name(NameId(i as u32))))
+            .collect();
         for a in &t.api {
-            if t.names.info(a.name).host_kind == HostKind::Sync && per_tid.contains_key(&a.tid) {
+            let waits = t.names.info(a.name).host_kind == HostKind::Sync || frees[a.name.index()];
+            if waits && per_tid.contains_key(&a.tid) {
                 per_tid
                     .entry(a.tid)
                     .or_default()
