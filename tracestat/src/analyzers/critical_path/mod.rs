@@ -396,26 +396,33 @@ fn output(
             .then_with(|| (a.kind, &a.name).cmp(&(b.kind, &b.name)))
     });
     out.critical_path_names = by_name;
+    slowest_step(&mut out, paths, labels);
+    out
+}
+
+/// The step that adds the most to the run (docs/tracestat.md#critical-path)
+/// and the Gantt chart of its path.
+fn slowest_step(out: &mut CriticalPathOut, paths: &[StepPath], labels: &[String]) {
     let adds = |i: usize| out.critical_path_steps[i].adds_us;
     let slowest = (0..paths.len()).max_by(|&a, &b| adds(a).total_cmp(&adds(b)).then(b.cmp(&a)));
-    if let Some(p) = slowest.map(|i| &paths[i]) {
-        out.slowest_step = Some(step_label(p.id));
-        let items = solve::join(p.items.clone(), GANTT_BARS)
-            .into_iter()
-            .map(|it| {
-                let kind = Kind::ALL.iter().position(|k| *k == it.kind).unwrap_or(6);
-                (
-                    it.rank,
-                    kind,
-                    it.name.to_string(),
-                    us(it.start - p.start),
-                    us(it.dur),
-                )
-            })
-            .collect();
-        out.gantt = Some((labels.to_vec(), items));
-    }
-    out
+    let Some(p) = slowest.map(|i| &paths[i]) else {
+        return;
+    };
+    out.slowest_step = Some(step_label(p.id));
+    let items = solve::join(p.items.clone(), GANTT_BARS)
+        .into_iter()
+        .map(|it| {
+            let kind = Kind::ALL.iter().position(|k| *k == it.kind).unwrap_or(6);
+            (
+                it.rank,
+                kind,
+                it.name.to_string(),
+                us(it.start - p.start),
+                us(it.dur),
+            )
+        })
+        .collect();
+    out.gantt = Some((labels.to_vec(), items));
 }
 
 fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
