@@ -2312,6 +2312,30 @@ mod tests {
     }
 
     #[test]
+    fn cuda_and_hip_frees_wait_for_the_device_level_zero_frees_do_not() {
+        for name in [
+            "cudaFree",
+            "cudaFreeHost",
+            "cuMemFree_v2",
+            "hipFree",
+            "hipHostFree",
+        ] {
+            assert!(frees_device_memory(name), "{name}");
+        }
+        // Level Zero's and OpenCL's frees do not synchronise the device;
+        // an allocation does not free.
+        for name in [
+            "zeMemFree",
+            "clReleaseMemObject",
+            "urUSMFree",
+            "cudaMalloc",
+            "cudaFreeAsync",
+        ] {
+            assert!(!frees_device_memory(name), "{name}");
+        }
+    }
+
+    #[test]
     fn a_node_takes_48_bytes() {
         // The node list is the largest list of a rank's graph.
         assert_eq!(std::mem::size_of::<Node>(), 48);
