@@ -493,7 +493,23 @@ fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
         .unwrap()
         .is_empty());
     type Edit = fn(&mut Value);
-    let edits: [(&str, Edit, &str); 4] = [
+    let edits: [(&str, Edit, &str); 6] = [
+        (
+            "step-end",
+            |p| {
+                let start = p["steps"][0]["start"].as_i64().unwrap();
+                p["steps"][0]["end"] = (start - 1_000).into();
+            },
+            "step 0 has no end after its start",
+        ),
+        (
+            "no-sinks",
+            |p| {
+                p["steps"][0]["sinks"] = Value::Array(Vec::new());
+                p["colls"][0]["sink"] = Value::Null;
+            },
+            "step 0 has no end after its start",
+        ),
         (
             "short-lens",
             |p| p["steps"][0]["sinks"][0]["lens"][0][1] = Value::Array(vec![1.into()]),

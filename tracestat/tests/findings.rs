@@ -560,6 +560,42 @@ fn an_exposed_all_reduce_is_found_with_the_counted_time() {
     assert!(close(exposed[1], 62_749.0, 1e-4), "{exposed:?}");
 }
 
+/// The busy part of the set-up calls comes from a partial as written:
+/// from partials it gives the same savings, and an edited one (a busy
+/// part beyond any time, or below 0) saves between nothing and the calls'
+/// time, never a panic or more than was measured.
+#[test]
+fn set_up_savings_survive_partials_and_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = kineto("recorded/two-rank/rules/rank1.pt.trace.json.gz");
+    let direct = by_rule(&report(std::slice::from_ref(&file), &[]).0, "alloc-churn");
+    let partial = crate::common::partial_per_file(&[file], dir.path(), &[]).remove(0);
+    let good: Value = serde_json::from_slice(&std::fs::read(&partial).unwrap()).unwrap();
+    for (name, busy, want) in [
+        ("as-written", None, f64_of(&direct, "savings_us")),
+        ("huge", Some(i64::MAX), 0.0),
+        ("negative", Some(i64::MIN), f64_of(&direct, "time_us")),
+    ] {
+        let mut doc = good.clone();
+        if let Some(b) = busy {
+            for k in doc["ranks"][0]["setup_calls"]["kinds"]
+                .as_array_mut()
+                .unwrap()
+            {
+                k["steady_busy_ns"] = b.into();
+            }
+        }
+        let p = dir.path().join(format!("{name}.json"));
+        std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let (combined, _, _) = report(&[p], &["--combine"]);
+        let saved = findings(&combined)
+            .into_iter()
+            .find(|f| f["rule"] == "alloc-churn")
+            .map_or(0.0, |f| f64_of(&f, "savings_us"));
+        assert!(close(saved, want, 1e-9), "{name}: {saved} against {want}");
+    }
+}
+
 #[test]
 fn findings_are_a_table_and_the_console_can_show_only_them() {
     let dir = tempfile::tempdir().unwrap();

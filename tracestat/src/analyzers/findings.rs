@@ -522,7 +522,9 @@ fn setup_observe(c: &Context<'_>, i: usize, kinds: &[SetupKind], what: &str) -> 
         .map(|t| t.top_name.clone())
         .unwrap_or_default();
     let rule = part.steady.as_ref().map_or("", |s| s.2.as_str());
-    let busy: Ns = tallies.iter().map(|t| t.steady_busy_ns).sum();
+    let busy: Ns = tallies
+        .iter()
+        .fold(0, |a: Ns, t| a.saturating_add(t.steady_busy_ns.max(0)));
     let busy = if busy > 0 {
         format!(
             "; {} of it while the device was busy (a free waits for its work), which saves no device time",
@@ -553,8 +555,7 @@ fn device_idle_part(c: &Context<'_>, i: usize, e: &Evidence, kinds: &[SetupKind]
     let busy: Ns = kinds
         .iter()
         .filter_map(|&k| part.kind(k))
-        .map(|t| t.steady_busy_ns)
-        .sum();
+        .fold(0, |a: Ns, t| a.saturating_add(t.steady_busy_ns.max(0)));
     // An edited partial's part cannot make the savings exceed the time.
     e.time_ns - busy.clamp(0, e.time_ns.max(0))
 }

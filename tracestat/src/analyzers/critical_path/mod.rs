@@ -329,7 +329,7 @@ fn output(
         // Without the step before: from the last rank's start (not the
         // ranks' spread of starts, which the step did not make).
         let from = after.map_or(p.last_start, |b| b.end);
-        let adds = p.end - from.clamp(p.start, p.end);
+        let adds = p.end - from.min(p.end).max(p.start.min(p.end));
         out.critical_path_steps.push(StepRow {
             step: step.clone(),
             start_us: us(p.start - origin),
@@ -1047,6 +1047,10 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
     }
     let width = 2 + user_rules;
     for (i, step) in path.steps.iter().enumerate() {
+        // A step ends with its last sink, after it starts.
+        if step.sinks.is_empty() || step.end < step.start {
+            return Some(format!("step {i} has no end after its start"));
+        }
         let host_end = step.host_end.iter().map(|h| &h.1);
         for lens in step.sinks.iter().map(|s| &s.lens).chain(host_end) {
             if lens.shape().any(|(src, _)| bad_source(src)) {
