@@ -1157,7 +1157,7 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
 
 #[cfg(test)]
 mod tests {
-    use super::graph::{StepGraph, BEFORE};
+    use super::graph::{Sink, StepGraph, BEFORE};
     use super::packed::SinkLens;
     use super::*;
 
@@ -1170,6 +1170,8 @@ mod tests {
             steps: vec![StepGraph {
                 id: Some(1),
                 host_end: Some((10, SinkLens::from(vec![(src, vec![10, 0, 10, 10, 10])]))),
+                // Its end.
+                sinks: vec![Sink::default()],
                 ..Default::default()
             }],
             ..Default::default()
@@ -1184,6 +1186,7 @@ mod tests {
         let short = RankPath {
             steps: vec![StepGraph {
                 host_end: Some((10, SinkLens::from(vec![(None, vec![10, 0])]))),
+                sinks: vec![Sink::default()],
                 ..Default::default()
             }],
             ..Default::default()
