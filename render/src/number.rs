@@ -10,6 +10,9 @@
 //! * [`tick_labels`]: labels of the ticks of a linear axis, as matplotlib's
 //!   default formatter spells them (with a `1e<k>` offset for large values).
 //! * [`decade`]: labels of the ticks of a logarithmic axis.
+//! * [`push_fixed`]: table files' numbers, a fixed number of decimals,
+//!   exactly as `format!("{x:.N}")` spells them (written a million rows
+//!   at a time, so hand-written: see its head).
 
 /// Shortest round-trip form; whole numbers without a fraction.
 pub fn shortest(v: f64) -> String {
@@ -104,9 +107,100 @@ pub fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
     (labels, offset)
 }
 
+/// Powers of ten [`push_fixed`] scales by.
+const FIXED_SCALE: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
+
+/// Appends `x` with `decimals` (at most 4) decimals, the same text as
+/// `format!("{x:.decimals$}")`. Hand-written because that formatting,
+/// exact for every value, took most of the time of writing a table
+/// file of a million rows (docs/benchmarks.md#tracestat): here a value
+/// whose scaled product `x * 10^decimals` is under 2^43 (its rounding
+/// error then under 2^-11) and not within 10^-3 of a half is rounded as
+/// the product, which rounds as the exact value does; every other value
+/// (near a tie, large, not finite) goes through `format!`.
+pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+    use std::fmt::Write;
+    let Some(&scale) = FIXED_SCALE.get(decimals) else {
+        let _ = write!(out, "{x:.decimals$}");
+        return;
+    };
+    let y = (x * scale).abs();
+    let whole = y.floor();
+    let frac = y - whole;
+    let small = y < (1u64 << 43) as f64; // false for NaN
+    if !small || (frac - 0.5).abs() <= 1e-3 {
+        let _ = write!(out, "{x:.decimals$}");
+        return;
+    }
+    let units = whole as u64 + u64::from(frac > 0.5);
+    // `format!` keeps the sign of a negative value that rounds to zero.
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    let pow = 10u64.pow(decimals as u32);
+    let _ = write!(out, "{}", units / pow);
+    if decimals > 0 {
+        let _ = write!(out, ".{:0width$}", units % pow, width = decimals);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `push_fixed` against `format!` on values of every magnitude, on
+    /// and near the ties of each number of decimals, and the signs.
+    #[test]
+    fn fixed_decimals_are_those_of_format() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            2.5,
+            0.25,
+            0.0005,
+            -0.0004,
+            1.0005,
+            365_078.5,
+            8_796_093_022.207_5,
+            8_796_093_022_208.0,
+            1e300,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for _ in 0..30_000 {
+            let r = next();
+            // Whole numbers of thousandths and halves of them, a little off.
+            let k = (r >> 20) % 10_000_000_000;
+            let nudge = [0.0, 0.5, 0.4999, 0.5001, 1e-9, -1e-9][(r % 6) as usize];
+            values.push((k as f64 + nudge) / FIXED_SCALE[(r >> 8) as usize % 5]);
+            // Any magnitude.
+            let bits = next();
+            values.push(f64::from_bits(bits));
+            values.push((bits >> 11) as f64 / (1u64 << (bits % 60)) as f64);
+        }
+        for x in values {
+            for d in 0..=5 {
+                let mut s = String::new();
+                push_fixed(&mut s, x, d);
+                assert_eq!(s, format!("{x:.d$}"), "{x:e} with {d} decimals");
+                let neg = -x;
+                s.clear();
+                push_fixed(&mut s, neg, d);
+                assert_eq!(s, format!("{neg:.d$}"), "{neg:e} with {d} decimals");
+            }
+        }
+    }
 
     #[test]
     fn shortest_round_trip() {

@@ -311,15 +311,26 @@ impl Section {
 /// A value as a file spells it: times with 3 decimals, shares, rates and
 /// fractions with 4, counts as integers, empty for none.
 pub fn file_text(unit: Unit, v: &Value) -> String {
+    let mut out = String::new();
+    push_file_text(&mut out, unit, v);
+    out
+}
+
+/// [`file_text`] appended to `out`: a table file's rows reuse one text per
+/// column rather than allocating one per value.
+fn push_file_text(out: &mut String, unit: Unit, v: &Value) {
+    use std::fmt::Write;
     match v {
-        Value::Empty => String::new(),
-        Value::Int(i) => i.to_string(),
-        Value::Text(t) => t.to_string(),
-        Value::Bool(b) => b.to_string(),
+        Value::Empty => {}
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Text(t) => out.push_str(t),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Num(x) => match unit {
-            Unit::Us => format!("{x:.3}"),
-            Unit::Count | Unit::Bytes => format!("{x:.0}"),
-            _ => format!("{x:.4}"),
+            Unit::Us => crate::number::push_fixed(out, *x, 3),
+            Unit::Count | Unit::Bytes => crate::number::push_fixed(out, *x, 0),
+            _ => crate::number::push_fixed(out, *x, 4),
         },
     }
 }
@@ -393,13 +404,12 @@ pub fn write_dir<'a>(
             // Row by row into one reused record: a table of a million rows
             // is never held a second time as texts (docs/tracestat.md#scale).
             let keep = file_columns(table);
-            let mut record: Vec<String> = Vec::with_capacity(keep.len());
+            let mut record: Vec<String> = vec![String::new(); keep.len()];
             table.for_each_file_row(|r| {
-                record.clear();
-                record.extend(
-                    keep.iter()
-                        .map(|&i| file_text(table.columns[i].unit, &r[i])),
-                );
+                for (text, &i) in record.iter_mut().zip(&keep) {
+                    text.clear();
+                    push_file_text(text, table.columns[i].unit, &r[i]);
+                }
                 w.write_record(&record)
             })?;
             w.finish()
