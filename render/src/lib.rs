@@ -22,7 +22,8 @@
 //! * One of each shared detail: [`escape::escape_xml`] (XML/HTML text and
 //!   attributes, control bytes replaced), [`palette`] (tab10 colours),
 //!   [`number`] (every number spelled in an output), [`font`] (the one
-//!   embedded font and its metrics).
+//!   embedded font and its metrics), [`json`] (the layout of a JSON
+//!   report: indented sections, a line per table row).
 //!
 //! Pages are streamed: a writer holds one page at a time (plus, for PDF,
 //! the byte offsets of the objects already written and the glyphs used),
@@ -79,6 +80,7 @@ pub mod data;
 pub mod escape;
 pub mod font;
 pub mod html;
+pub mod json;
 pub mod layout;
 pub mod model;
 pub mod number;

@@ -460,8 +460,7 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         // The serializer's many small writes buffered here, where the
         // copy is inlined, not through the file's writer.
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut f);
-        serde_json::to_writer_pretty(&mut w, report)?;
-        w.write_all(b"\n")?;
+        unitrace_render::json::write_report(&mut w, report)?;
         w.flush()?;
         drop(w);
         pending.push((path.clone(), f));
