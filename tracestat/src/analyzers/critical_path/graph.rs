@@ -1278,19 +1278,21 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// The delay before `v`: from its binding predecessor's end to its
     /// start, and how it is named.
-    fn gap(&self, v: u32) -> (Ns, Kind, &'static str) {
+    /// The gap before node `v`: its length, kind and name (a [`GAP_NAMES`]
+    /// id).
+    fn gap(&self, v: u32) -> (Ns, Kind, u32) {
         let n = &self.nodes[v as usize];
         let (b, e) = self.bind[v as usize];
         if b == NONE {
-            return (0, Kind::Idle, "(no earlier work)");
+            return (0, Kind::Idle, gap_id::NO_EARLIER_WORK);
         }
         let g = (n.start - self.nodes[b as usize].end).max(0);
         let (kind, name) = match e {
-            Edge::Launch => (Kind::Launch, "(launch latency)"),
-            Edge::Queue => (Kind::Idle, "(queue gap)"),
-            Edge::Engine => (Kind::Idle, "(wait for another engine)"),
-            Edge::Thread => (Kind::Idle, "(thread handoff)"),
-            Edge::Chain | Edge::Device => (Kind::Idle, "(gap)"),
+            Edge::Launch => (Kind::Launch, gap_id::LAUNCH_LATENCY),
+            Edge::Queue => (Kind::Idle, gap_id::QUEUE_GAP),
+            Edge::Engine => (Kind::Idle, gap_id::OTHER_ENGINE),
+            Edge::Thread => (Kind::Idle, gap_id::THREAD_HANDOFF),
+            Edge::Chain | Edge::Device => (Kind::Idle, gap_id::GAP),
         };
         (g, kind, name)
     }
@@ -1399,12 +1401,12 @@ impl<'m, 'a> Graph<'m, 'a> {
             let (b, _) = self.bind[v as usize];
             let (g, kind, name) = self.gap(v);
             if b == NONE {
-                push_rev(&mut rev, s, es, Kind::Idle, name, &self.names.map);
+                push_rev(&mut rev, s, es, Kind::Idle, name);
                 break None;
             }
             let be = self.nodes[b as usize].end;
             if g > 0 {
-                push_rev(&mut rev, be.max(s), n.start, kind, name, &self.names.map);
+                push_rev(&mut rev, be.max(s), n.start, kind, name);
             }
             if be <= s {
                 break None;
@@ -1541,7 +1543,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             start: a,
             dur: b - a,
             kind: Kind::Idle,
-            name: self.names.map.get("(host idle)").copied().unwrap_or(NONE),
+            name: gap_id::HOST_IDLE,
         }
     }
 
@@ -1681,20 +1683,13 @@ fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef
 }
 
 /// Pushes a named gap (latest first) when it has a length.
-fn push_rev(
-    rev: &mut Vec<Item>,
-    a: Ns,
-    b: Ns,
-    kind: Kind,
-    name: &str,
-    names: &FastMap<String, u32>,
-) {
+fn push_rev(rev: &mut Vec<Item>, a: Ns, b: Ns, kind: Kind, name: u32) {
     if b > a {
         rev.push(Item {
             start: a,
             dur: b - a,
             kind,
-            name: names.get(name).copied().unwrap_or(NONE),
+            name,
         });
     }
 }
@@ -1836,6 +1831,18 @@ fn merge_items(items: Vec<Item>) -> Vec<Item> {
 }
 
 /// The gap names, interned before any walk so items can refer to them.
+/// The ids of [`GAP_NAMES`]: every rank's names begin with them
+/// (`Graph::new`), so a walk names a gap without looking its text up.
+mod gap_id {
+    pub const NO_EARLIER_WORK: u32 = 0;
+    pub const LAUNCH_LATENCY: u32 = 1;
+    pub const QUEUE_GAP: u32 = 2;
+    pub const OTHER_ENGINE: u32 = 3;
+    pub const GAP: u32 = 4;
+    pub const HOST_IDLE: u32 = 5;
+    pub const THREAD_HANDOFF: u32 = 7;
+}
+
 pub const GAP_NAMES: [&str; 8] = [
     "(no earlier work)",
     "(launch latency)",
@@ -2332,6 +2339,25 @@ mod tests {
             "cudaFreeAsync",
         ] {
             assert!(!frees_device_memory(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn gap_ids_are_the_places_of_their_names() {
+        let mut names = Interner::default();
+        for n in GAP_NAMES {
+            names.id(n);
+        }
+        for (id, text) in [
+            (gap_id::NO_EARLIER_WORK, "(no earlier work)"),
+            (gap_id::LAUNCH_LATENCY, "(launch latency)"),
+            (gap_id::QUEUE_GAP, "(queue gap)"),
+            (gap_id::OTHER_ENGINE, "(wait for another engine)"),
+            (gap_id::GAP, "(gap)"),
+            (gap_id::HOST_IDLE, "(host idle)"),
+            (gap_id::THREAD_HANDOFF, "(thread handoff)"),
+        ] {
+            assert_eq!(names.list[id as usize], text);
         }
     }
 
