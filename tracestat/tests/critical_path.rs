@@ -2213,6 +2213,58 @@ fn what_if_predicts_a_re_run_with_the_kernel_faster() {
     );
 }
 
+/// The tables over all steps count each moment once. In `sleep50` rank 1
+/// sleeps 50.110856 ms (the trace's `<built-in function sleep>`) in step 3,
+/// and rank 0 began step 4 while it slept, so the paths of steps 3 and 4
+/// both hold the sleep; over all steps it is one stretch of one step, and
+/// the kinds add up to the 87.767505 ms the steps cover, not to the sum of
+/// the steps' lengths (docs/tracestat.md#critical-path).
+#[test]
+fn the_tables_over_all_steps_count_a_moment_once() {
+    let rerun = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun");
+    let doc = report(&[rerun.join("sleep50")], &[]).0;
+    let sleep = row(
+        &doc,
+        "critical_path_names",
+        "name",
+        "<built-in function sleep>",
+    );
+    assert_eq!(
+        (sleep["items"].as_u64(), sleep["steps"].as_u64()),
+        (Some(1), Some(1))
+    );
+    near(
+        f(&sleep["dur_us"]),
+        50_110.856,
+        1e-6,
+        "the sleep over all steps",
+    );
+    let in_steps: Vec<f64> = ["3", "4"]
+        .iter()
+        .map(|s| {
+            items(&doc, s)
+                .iter()
+                .filter(|i| i.2 == "<built-in function sleep>")
+                .map(|i| i.4)
+                .sum()
+        })
+        .collect();
+    assert!(
+        in_steps.iter().all(|&d| d > 45_000.0),
+        "both steps' paths hold the sleep: {in_steps:?}"
+    );
+    let kinds = rows(&doc, "critical_path_kinds");
+    let total: f64 = kinds.iter().map(|k| f(&k["dur_us"])).sum();
+    near(total, 87_767.505, 1e-6, "the kinds over all steps");
+    let lengths: f64 = rows(&doc, "critical_path_steps")
+        .iter()
+        .map(|s| f(&s["dur_us"]))
+        .sum();
+    assert!(lengths > total + 45_000.0, "{lengths} {total}");
+    let shares: f64 = kinds.iter().map(|k| f(&k["pct"])).sum();
+    near(shares, 100.0, 1e-6, "the kinds' shares");
+}
+
 /// The same against re-runs without a planted 50 ms host sleep
 /// (testdata/kineto/recorded/README.md#what-if-against-a-re-run): in
 /// `sleep50` rank 1 sleeps before its first all-reduce of step 3, and

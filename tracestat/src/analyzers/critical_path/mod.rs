@@ -191,9 +191,21 @@ impl Analyzer for CriticalPath {
         // otherwise set the wall time, docs/tracestat.md#scale); the
         // results keep the steps' order.
         let steps = solver.steps();
+        // Per step: the end of the time the steps before it cover, from
+        // which its path counts in the tables over all steps.
+        let mut covered_to = Ns::MIN;
+        let covered_before: Vec<Ns> = steps
+            .iter()
+            .map(|(_, parts)| {
+                let before = covered_to;
+                covered_to = covered_to.max(step_window(&solver, parts).1);
+                before
+            })
+            .collect();
         let mut paths: Vec<StepPath> = steps
             .par_iter()
-            .map(|(id, parts)| solver.path(*id, parts))
+            .zip(covered_before)
+            .map(|((id, parts), covered_to)| solver.path(*id, parts, covered_to))
             .collect();
         // The replays go in step order: a step takes the replayed
         // arrivals of the collectives of the steps before it. Per rule:
@@ -288,8 +300,12 @@ fn output(
         let step_row_label: solve::Label = step.as_str().into();
         let mut per_kind = [0 as Ns; Kind::ALL.len()];
         let mut changes = 0;
-        for ((kind, name), &(count, dur)) in &p.totals {
+        for ((kind, _), &(_, dur)) in &p.totals {
             per_kind[*kind as usize] += dur;
+        }
+        // Over all steps, each moment once: a step adds the part of its
+        // path after the steps before it ended.
+        for ((kind, name), &(count, dur)) in &p.own_totals {
             let k = kinds.entry(*kind).or_default();
             k.0 += count;
             k.1 += dur;
@@ -643,8 +659,15 @@ fn kinds_table(out: &CriticalPathOut) -> Table {
             r.pct.into(),
         ]);
     }
+    if !t.rows.is_empty() {
+        t.notes.push(ALL_STEPS_NOTE.to_string());
+    }
     t
 }
+
+/// What the tables over all steps count (docs/tracestat.md#critical-path).
+const ALL_STEPS_NOTE: &str =
+    "(all steps: each moment once, a step counting its path after the steps before it ended)";
 
 fn names_table(out: &CriticalPathOut) -> Table {
     let mut t = Table::new(

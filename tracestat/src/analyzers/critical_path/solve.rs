@@ -49,6 +49,12 @@ pub struct StepPath {
     /// The path's time per (kind, name): `(stretches, time)`, exact even
     /// where long chains were coarsened.
     pub totals: BTreeMap<(Kind, Label), (u64, Ns)>,
+    /// The same over the part of the step that no step before it covers
+    /// (from the latest end of those steps): what the tables over all
+    /// steps count, so that a rank's work that two steps' paths both hold
+    /// (the step before of a rank still in it) counts once
+    /// (docs/tracestat.md#critical-path).
+    pub own_totals: BTreeMap<(Kind, Label), (u64, Ns)>,
     /// Per rule: the step's start and end (aligned) replayed under it.
     pub what_if: Vec<(Ns, Ns)>,
 }
@@ -323,8 +329,9 @@ impl<'a> Solver<'a> {
             .collect()
     }
 
-    /// The path of one step.
-    pub fn path(&self, id: Option<i64>, parts: &[Part]) -> StepPath {
+    /// The path of one step; the steps before it cover the time up to
+    /// `covered_to` (`Ns::MIN` for none).
+    pub fn path(&self, id: Option<i64>, parts: &[Part], covered_to: Ns) -> StepPath {
         let start = parts
             .iter()
             .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
@@ -335,8 +342,10 @@ impl<'a> Solver<'a> {
             .map(|&(r, k)| (r, k, self.paths[r].steps[k].end - self.off[r]))
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
+        let own_from = start.max(covered_to).min(end);
         let mut rev: Vec<PathItem> = Vec::new();
         let mut totals = Totals::new();
+        let mut own = Totals::new();
         // The walk goes back in time: what it adds is cut at the earliest
         // time it has reached (a step before's device tail may run on past
         // where the rank's next step began).
@@ -359,13 +368,17 @@ impl<'a> Solver<'a> {
             if let Some(first) = rev[from..].last() {
                 horizon = horizon.min(first.start);
             }
-            if !cut && rev[from..].last().is_none_or(|it| it.start >= start) {
-                self.add_exact(&mut totals, r, sink);
-            } else {
-                // The chain that crosses the step's start, or a cut one:
-                // its part in the step (a joined stretch counts as one).
-                for it in &rev[from..] {
-                    add_clipped(&mut totals, it, (start, end));
+            let earliest = rev[from..].last().map(|it| it.start);
+            for (t, from_t) in [(&mut totals, start), (&mut own, own_from)] {
+                if !cut && earliest.is_none_or(|e| e >= from_t) {
+                    self.add_exact(t, r, sink);
+                } else {
+                    // The chain that crosses the window's start, or a cut
+                    // one: its part in the window (a joined stretch counts
+                    // as one).
+                    for it in &rev[from..] {
+                        add_clipped(t, it, (from_t, end));
+                    }
                 }
             }
             let Some(j) = sink.source else {
@@ -387,6 +400,7 @@ impl<'a> Solver<'a> {
                         dur: own_start - before_end,
                     };
                     add_clipped(&mut totals, &between, (start, end));
+                    add_clipped(&mut own, &between, (own_from, end));
                     rev.push(between);
                 }
                 horizon = own_start.min(before_end);
@@ -405,6 +419,7 @@ impl<'a> Solver<'a> {
                     dur: e - la,
                 };
                 add_clipped(&mut totals, &transfer, (start, end));
+                add_clipped(&mut own, &transfer, (own_from, end));
                 rev.push(transfer);
             }
             horizon = horizon.min(la);
@@ -416,19 +431,18 @@ impl<'a> Solver<'a> {
         rev.reverse();
         let items = clip(rev, start, end, end_rank);
         if let Some(first) = items.first().filter(|i| &*i.name == STEP_START) {
-            let t = totals.entry((Kind::Idle, first.name.clone())).or_default();
-            t.0 += 1;
-            t.1 += first.dur;
+            add_clipped(&mut totals, first, (start, end));
+            add_clipped(&mut own, first, (own_from, end));
         }
-        let sum: Ns = totals.values().map(|t| t.1).sum();
-        if sum != end - start {
-            // Not met on the traces tried: the clipped stretches are the
-            // totals.
-            totals.clear();
-            for it in &items {
-                let t = totals.entry((it.kind, it.name.clone())).or_default();
-                t.0 += 1;
-                t.1 += it.dur;
+        for (t, from_t) in [(&mut totals, start), (&mut own, own_from)] {
+            let sum: Ns = t.values().map(|t| t.1).sum();
+            if sum != end - from_t {
+                // Not met on the traces tried: the clipped stretches are
+                // the totals.
+                t.clear();
+                for it in &items {
+                    add_clipped(t, it, (from_t, end));
+                }
             }
         }
         let last_start = parts
@@ -444,6 +458,7 @@ impl<'a> Solver<'a> {
             last_start,
             items: join(items, MAX_STEP_ITEMS),
             totals,
+            own_totals: own,
             what_if: Vec::new(),
         }
     }
@@ -1119,7 +1134,7 @@ mod tests {
             (HashMap::default(), Vec::new()),
             vec![Some(0), Some(1)],
         );
-        let p = solver.path(Some(2), &[(0, 1), (1, 1)]);
+        let p = solver.path(Some(2), &[(0, 1), (1, 1)], Ns::MIN);
         let items = p
             .items
             .iter()
