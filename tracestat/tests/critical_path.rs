@@ -2263,6 +2263,18 @@ fn the_tables_over_all_steps_count_a_moment_once() {
     assert!(lengths > total + 45_000.0, "{lengths} {total}");
     let shares: f64 = kinds.iter().map(|k| f(&k["pct"])).sum();
     near(shares, 100.0, 1e-6, "the kinds' shares");
+    // Step 4's own part begins inside a joined chain of rank 1's step 3:
+    // its joined stretches are shared among the names they hold, not
+    // listed under a joined label.
+    let names = rows(&doc, "critical_path_names");
+    assert!(
+        names
+            .iter()
+            .all(|n| !n["name"].as_str().unwrap_or("").contains("(most of")),
+        "a joined label over all steps"
+    );
+    let by_name: f64 = names.iter().map(|n| f(&n["dur_us"])).sum();
+    near(by_name, 87_767.505, 1e-6, "the names over all steps");
 }
 
 /// The same against re-runs without a planted 50 ms host sleep

@@ -369,16 +369,22 @@ impl<'a> Solver<'a> {
                 horizon = horizon.min(first.start);
             }
             let earliest = rev[from..].last().map(|it| it.start);
-            for (t, from_t) in [(&mut totals, start), (&mut own, own_from)] {
-                if !cut && earliest.is_none_or(|e| e >= from_t) {
-                    self.add_exact(t, r, sink);
-                } else {
-                    // The chain that crosses the window's start, or a cut
-                    // one: its part in the window (a joined stretch counts
-                    // as one).
-                    for it in &rev[from..] {
-                        add_clipped(t, it, (from_t, end));
-                    }
+            if !cut && earliest.is_none_or(|e| e >= start) {
+                self.add_exact(&mut totals, r, sink);
+            } else {
+                // The chain that crosses the step's start, or a cut one:
+                // its part in the step (a joined stretch counts as one).
+                for it in &rev[from..] {
+                    add_clipped(&mut totals, it, (start, end));
+                }
+            }
+            if !cut && earliest.is_none_or(|e| e >= own_from) {
+                self.add_exact(&mut own, r, sink);
+            } else if !sink.totals.is_empty() {
+                self.add_joined_part(&mut own, r, sink, &rev[from..], (own_from, end));
+            } else {
+                for it in &rev[from..] {
+                    add_clipped(&mut own, it, (own_from, end));
                 }
             }
             let Some(j) = sink.source else {
@@ -477,6 +483,73 @@ impl<'a> Solver<'a> {
             let t = totals.entry((kind, self.label(r, name))).or_default();
             t.0 += count;
             t.1 += dur;
+        }
+    }
+
+    /// The part in `window` of a joined chain (`items`: its stretches in
+    /// the path), by name: its whole stretches as they are, the time of its
+    /// joined ones shared among the names they hold (the chain's exact
+    /// times less its whole stretches) in proportion, the rounding's rest to
+    /// the longest; rather than joined stretches named by most of their
+    /// time (docs/tracestat.md#critical-path).
+    fn add_joined_part(
+        &self,
+        totals: &mut Totals,
+        r: usize,
+        sink: &super::graph::Sink,
+        items: &[PathItem],
+        window: (Ns, Ns),
+    ) {
+        let mut joined: Totals = Totals::new();
+        for &(kind, name, count, dur) in &sink.totals {
+            joined.insert((kind, self.label(r, name)), (count, dur));
+        }
+        for it in sink.items.iter() {
+            if let Some(t) = joined.get_mut(&(it.kind, self.label(r, it.name))) {
+                t.0 = t.0.saturating_sub(1);
+                t.1 -= it.dur;
+            }
+        }
+        let whole = |it: &PathItem| {
+            sink.totals
+                .iter()
+                .any(|t| t.0 == it.kind && self.label(r, t.1) == it.name)
+        };
+        let mut part: Ns = 0;
+        for it in items {
+            if whole(it) {
+                add_clipped(totals, it, window);
+            } else {
+                part += clipped_len(it, window);
+            }
+        }
+        let pool: Ns = joined.values().map(|t| t.1.max(0)).sum();
+        if part <= 0 || pool <= 0 || joined.values().any(|t| t.1 < 0) {
+            // Not met on the traces tried: the joined stretches as named.
+            for it in items.iter().filter(|it| !whole(it)) {
+                add_clipped(totals, it, window);
+            }
+            return;
+        }
+        let scale = |x: Ns| (x as i128 * part as i128 / pool as i128) as Ns;
+        let mut given: Ns = 0;
+        for (key, &(count, dur)) in &joined {
+            let d = scale(dur);
+            if d > 0 {
+                let t = totals.entry(key.clone()).or_default();
+                t.0 += (scale(count as Ns) as u64).max(1);
+                t.1 += d;
+                given += d;
+            }
+        }
+        let longest = joined
+            .iter()
+            .max_by_key(|(_, t)| t.1)
+            .map(|(k, _)| k.clone());
+        if let (Some(key), true) = (longest, part > given) {
+            let t = totals.entry(key).or_default();
+            t.0 = t.0.max(1);
+            t.1 += part - given;
         }
     }
 
@@ -964,6 +1037,11 @@ fn cut_at(items: &mut Vec<PathItem>, from: usize, horizon: Ns) -> bool {
 /// A step's path time per kind and name: `(stretches, time)`.
 type Totals = BTreeMap<(Kind, Label), (u64, Ns)>;
 
+/// Stretch `it`'s length inside `start..end`.
+fn clipped_len(it: &PathItem, (start, end): (Ns, Ns)) -> Ns {
+    ((it.start + it.dur).min(end) - it.start.max(start)).max(0)
+}
+
 /// Stretch `it`'s part in the step `start..end`, counted in `totals`.
 fn add_clipped(totals: &mut Totals, it: &PathItem, (start, end): (Ns, Ns)) {
     let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
@@ -1120,6 +1198,84 @@ mod tests {
             queue_depth: Vec::new(),
         };
         vec![rank0, rank1]
+    }
+
+    /// A joined chain of 100 ns: `a` 60 ns in 3 stretches, `b` 40 in 2.
+    /// Joining kept one 30 ns stretch of `a` whole (0..30) and joined the
+    /// rest (30..100: `a` 30, `b` 40) as one stretch named after `b`. Its
+    /// part from 65 on (35 ns of the joined stretch) is shared as the
+    /// joined stretch holds its names: `a` 35 x 30/70 = 15, `b` 35 x
+    /// 40/70 = 20; from 10 on, the whole stretch's 20 ns go to `a` too.
+    #[test]
+    fn a_joined_chain_shares_its_part_among_its_names() {
+        let names = ["a", "b", "b (most of 4 stretches)"]
+            .map(String::from)
+            .to_vec();
+        let items = [
+            Item {
+                start: 0,
+                dur: 30,
+                kind: Kind::Host,
+                name: 0,
+            },
+            Item {
+                start: 30,
+                dur: 70,
+                kind: Kind::Host,
+                name: 2,
+            },
+        ];
+        let sink = Sink {
+            time: 100,
+            source: None,
+            items: ChainItems::new(&items),
+            totals: vec![(Kind::Host, 0, 3, 60), (Kind::Host, 1, 2, 40)],
+            lens: SinkLens::default(),
+        };
+        let rank = RankPath {
+            names,
+            steps: vec![StepGraph {
+                id: Some(1),
+                start: 0,
+                end: 100,
+                sinks: vec![sink],
+                kernel_ns: 0,
+                host_end: None,
+            }],
+            colls: Vec::new(),
+            queue_depth: Vec::new(),
+        };
+        let off = vec![0];
+        let solver = Solver::new(
+            vec![&rank],
+            &off,
+            (HashMap::default(), Vec::new()),
+            vec![Some(0)],
+        );
+        let sink = &rank.steps[0].sinks[0];
+        let path_items: Vec<PathItem> = items.iter().map(|it| solver.item(0, it)).collect();
+        let share = |from: Ns| {
+            let mut t = Totals::new();
+            solver.add_joined_part(&mut t, 0, sink, &path_items, (from, 100));
+            t.into_iter()
+                .map(|((k, n), v)| (k, n.to_string(), v))
+                .collect::<Vec<_>>()
+        };
+        let host = Kind::Host;
+        assert_eq!(
+            share(65),
+            vec![
+                (host, "a".to_string(), (1, 15)),
+                (host, "b".to_string(), (1, 20))
+            ]
+        );
+        assert_eq!(
+            share(10),
+            vec![
+                (host, "a".to_string(), (3, 20 + 30)),
+                (host, "b".to_string(), (2, 40))
+            ]
+        );
     }
 
     /// `(rank, kind, name, start, dur)` of a stretch of a path.
