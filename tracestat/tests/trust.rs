@@ -190,6 +190,27 @@ fn no_straggler_is_named_when_no_rank_stands_out() {
     assert_eq!(doc["straggler"]["rank"], "2");
 }
 
+/// The rank with the most GPU time can be the one that waits: in
+/// `sleep50` rank 0 waits 50 ms in NCCL kernels for rank 1's sleep, so the
+/// median comparison names rank 0 while the straggler is rank 1; it says
+/// rank 0's communication time beside (the breakdown's 60.48% of its
+/// 85.782 ms active window), and mergetrace says the same
+/// (docs/tracestat.md#stragglers).
+#[test]
+fn the_rank_with_the_most_gpu_time_says_its_communication() {
+    let run =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/rerun/sleep50");
+    let (doc, stdout, _) = report(&[run], &[]);
+    assert_eq!(doc["straggler"]["rank"], "1");
+    let comm = f(&row(&doc, "breakdown", "rank", "0")["communication_us"]);
+    let line = format!(
+        "\nGPU time against the median: rank 0: 86.657 ms of GPU time ({:.3} ms communication), +46.9% against the median rank (59.003 ms)\n",
+        comm / 1e3
+    );
+    assert!(stdout.contains(&line), "{line}\n{stdout}");
+    near(comm, 51_884.0, 1e-4, "rank 0's communication");
+}
+
 /// The hand trace with softmax's `"dur"` replaced.
 fn scale_softmax(text: &str, dur: &str) -> String {
     text.lines()

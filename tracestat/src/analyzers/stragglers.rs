@@ -127,15 +127,7 @@ impl Analyzer for Stragglers {
                             .then(b.0.cmp(&a.0))
                     })
                     .map(|(_, r)| r);
-                by_gpu.map_or(String::new(), |r| {
-                    format!(
-                        "rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
-                        r.rank,
-                        r.gpu_time_us / 1e3,
-                        r.vs_median_pct,
-                        med / 1e3
-                    )
-                })
+                by_gpu.map_or(String::new(), |r| gpu_time_line(r, med))
             }
         };
         let (straggler, no_straggler) = match found {
@@ -247,6 +239,26 @@ pub fn straggler_lines(r: &Report) -> Option<(String, String)> {
 /// --stats` alike).
 pub const ONE_RANK: &str = "none: one rank, nothing to compare with";
 
+/// The rank with the most GPU time against the median rank's (`med`, us).
+/// Its communication time is said beside: a rank that waits at its
+/// collectives in communication kernels (NCCL's, oneCCL's) has the most
+/// GPU time for that wait, and the straggler it waits for is another rank
+/// (docs/tracestat.md#stragglers).
+fn gpu_time_line(r: &StragglerRow, med: f64) -> String {
+    let comm = if r.communication_us > 0.0 {
+        format!(" ({:.3} ms communication)", r.communication_us / 1e3)
+    } else {
+        String::new()
+    };
+    format!(
+        "rank {}: {:.3} ms of GPU time{comm}, {:+.1}% against the median rank ({:.3} ms)",
+        r.rank,
+        r.gpu_time_us / 1e3,
+        r.vs_median_pct,
+        med / 1e3
+    )
+}
+
 /// The median comparison of a one-rank run.
 pub fn one_rank_comparison(rank: &str, gpu_time_us: f64) -> String {
     format!(
@@ -312,14 +324,7 @@ fn straggler_line(
             .map(|(i, _)| i)
             .unwrap_or(0)
     };
-    let by_gpu = &rows[most(|r| r.gpu_time_us)];
-    let median_comparison = format!(
-        "rank {}: {:.3} ms of GPU time, {:+.1}% against the median rank ({:.3} ms)",
-        by_gpu.rank,
-        by_gpu.gpu_time_us / 1e3,
-        by_gpu.vs_median_pct,
-        med / 1e3
-    );
+    let median_comparison = gpu_time_line(&rows[most(|r| r.gpu_time_us)], med);
     if instances > 0 && trusted {
         let i = most(|r| r.wait_caused_us);
         let r = &rows[i];
