@@ -563,15 +563,18 @@ pub fn write_json(w: &mut dyn Write, c: &Comparison, violations: &[String]) -> a
         comparison: &'a Comparison,
         violations: &'a [String],
     }
-    serde_json::to_writer_pretty(
+    // The layout of every JSON report (docs/tracestat.md#json); the rows
+    // of a comparison sit in its sections (`sections[i].rows`), two
+    // levels deeper than a tracestat report's.
+    unitrace_render::json::write_report(
         &mut *w,
         &Doc {
             tool: crate::TOOL,
             comparison: c,
             violations,
         },
+        unitrace_render::json::TABLE_DEPTH + 2,
     )?;
-    w.write_all(b"\n")?;
     Ok(())
 }
 

@@ -12,22 +12,32 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::Formatter;
 
-/// Containers up to this depth (the report itself, its sections and
-/// tables) get a line per element; deeper ones (rows, and what a row
-/// holds) are written on one line.
-const INDENTED_DEPTH: usize = 2;
+/// The depth of a report's tables: containers down to it (the report
+/// itself, its sections and tables) get a line per element; deeper ones
+/// (rows, and what a row holds) are written on one line.
+pub const TABLE_DEPTH: usize = 2;
 
-/// serde_json's indented layout down to [`INDENTED_DEPTH`], then one line
-/// per container with `, ` and `: ` between its parts.
-#[derive(Debug, Default)]
+/// serde_json's indented layout down to a depth, then one line per
+/// container with `, ` and `: ` between its parts.
+#[derive(Debug)]
 pub struct RowsFormatter {
     depth: usize,
+    indented_depth: usize,
     has_value: bool,
 }
 
 impl RowsFormatter {
+    /// Containers down to `indented_depth` indented (the root is depth 1).
+    pub fn new(indented_depth: usize) -> RowsFormatter {
+        RowsFormatter {
+            depth: 0,
+            indented_depth,
+            has_value: false,
+        }
+    }
+
     fn indented(&self) -> bool {
-        self.depth <= INDENTED_DEPTH
+        self.depth <= self.indented_depth
     }
 
     fn begin<W: ?Sized + Write>(&mut self, w: &mut W, open: &[u8]) -> io::Result<()> {
@@ -109,10 +119,15 @@ impl Formatter for RowsFormatter {
     }
 }
 
-/// Writes `value` as a JSON report ([`RowsFormatter`]'s layout) and a
-/// final new line.
-pub fn write_report<W: Write, T: ?Sized + Serialize>(w: &mut W, value: &T) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *w, RowsFormatter::default());
+/// Writes `value` as a JSON report whose tables are at depth
+/// `table_depth` ([`TABLE_DEPTH`] for a report of tables; deeper for one
+/// whose tables sit inside sections) and a final new line.
+pub fn write_report<W: ?Sized + Write, T: ?Sized + Serialize>(
+    w: &mut W,
+    value: &T,
+    table_depth: usize,
+) -> io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(&mut *w, RowsFormatter::new(table_depth));
     value.serialize(&mut ser).map_err(io::Error::from)?;
     w.write_all(b"\n")
 }
@@ -124,7 +139,7 @@ mod tests {
 
     fn text(v: &serde_json::Value) -> String {
         let mut out = Vec::new();
-        write_report(&mut out, v).unwrap();
+        write_report(&mut out, v, TABLE_DEPTH).unwrap();
         String::from_utf8(out).unwrap()
     }
 

@@ -460,7 +460,7 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         // The serializer's many small writes buffered here, where the
         // copy is inlined, not through the file's writer.
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut f);
-        unitrace_render::json::write_report(&mut w, report)?;
+        unitrace_render::json::write_report(&mut w, report, unitrace_render::json::TABLE_DEPTH)?;
         w.flush()?;
         drop(w);
         pending.push((path.clone(), f));
