@@ -344,8 +344,7 @@ impl<'a> Solver<'a> {
             .unwrap_or((0, 0, 0));
         let own_from = start.max(covered_to).min(end);
         let mut rev: Vec<PathItem> = Vec::new();
-        let mut totals = Totals::new();
-        let mut own = Totals::new();
+        let mut totals = StepTotals::new((start, own_from, end));
         // The walk goes back in time: what it adds is cut at the earliest
         // time it has reached (a step before's device tail may run on past
         // where the rank's next step began).
@@ -368,25 +367,7 @@ impl<'a> Solver<'a> {
             if let Some(first) = rev[from..].last() {
                 horizon = horizon.min(first.start);
             }
-            let earliest = rev[from..].last().map(|it| it.start);
-            if !cut && earliest.is_none_or(|e| e >= start) {
-                self.add_exact(&mut totals, r, sink);
-            } else {
-                // The chain that crosses the step's start, or a cut one:
-                // its part in the step (a joined stretch counts as one).
-                for it in &rev[from..] {
-                    add_clipped(&mut totals, it, (start, end));
-                }
-            }
-            if !cut && earliest.is_none_or(|e| e >= own_from) {
-                self.add_exact(&mut own, r, sink);
-            } else if !sink.totals.is_empty() {
-                self.add_joined_part(&mut own, r, sink, &rev[from..], (own_from, end));
-            } else {
-                for it in &rev[from..] {
-                    add_clipped(&mut own, it, (own_from, end));
-                }
-            }
+            self.add_chain(&mut totals, r, sink, &rev[from..], cut);
             let Some(j) = sink.source else {
                 // The chain began at rank r's step start. Where r was
                 // still in its step numbered before when this step began
@@ -405,8 +386,7 @@ impl<'a> Solver<'a> {
                         start: before_end,
                         dur: own_start - before_end,
                     };
-                    add_clipped(&mut totals, &between, (start, end));
-                    add_clipped(&mut own, &between, (own_from, end));
+                    totals.add_clipped(&between);
                     rev.push(between);
                 }
                 horizon = own_start.min(before_end);
@@ -424,8 +404,7 @@ impl<'a> Solver<'a> {
                     start: la,
                     dur: e - la,
                 };
-                add_clipped(&mut totals, &transfer, (start, end));
-                add_clipped(&mut own, &transfer, (own_from, end));
+                totals.add_clipped(&transfer);
                 rev.push(transfer);
             }
             horizon = horizon.min(la);
@@ -437,9 +416,9 @@ impl<'a> Solver<'a> {
         rev.reverse();
         let items = clip(rev, start, end, end_rank);
         if let Some(first) = items.first().filter(|i| &*i.name == STEP_START) {
-            add_clipped(&mut totals, first, (start, end));
-            add_clipped(&mut own, first, (own_from, end));
+            totals.add_clipped(first);
         }
+        let (mut totals, mut own) = totals.finish(self);
         for (t, from_t) in [(&mut totals, start), (&mut own, own_from)] {
             let sum: Ns = t.values().map(|t| t.1).sum();
             if sum != end - from_t {
@@ -469,20 +448,66 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// A chain's time per kind and name, exact (before any joining).
-    fn add_exact(&self, totals: &mut Totals, r: usize, sink: &super::graph::Sink) {
-        let exact: Vec<super::graph::Total> = if sink.totals.is_empty() {
-            sink.items
-                .iter()
-                .map(|i| (i.kind, i.name, 1, i.dur))
-                .collect()
-        } else {
-            sink.totals.clone()
-        };
-        for &(kind, name, count, dur) in &exact {
-            let t = totals.entry((kind, self.label(r, name))).or_default();
+    /// A chain's time per kind and name, exact (before any joining), by
+    /// the rank's name ids: a label is looked up once per name and step
+    /// (`Acc::labelled`), not once per chain.
+    fn add_exact(&self, acc: &mut Acc, r: usize, sink: &super::graph::Sink) {
+        let mut add = |kind, name, count, dur| {
+            let t = acc.ids.entry((kind, r as u32, name)).or_default();
             t.0 += count;
             t.1 += dur;
+        };
+        if sink.totals.is_empty() {
+            for i in sink.items.iter() {
+                add(i.kind, i.name, 1, i.dur);
+            }
+        } else {
+            for &(kind, name, count, dur) in &sink.totals {
+                add(kind, name, count, dur);
+            }
+        }
+    }
+
+    /// A chain (`items`: its stretches in the path, `cut` where the walk
+    /// cut it) in the step's totals, whole and from the step's own part
+    /// on: its exact times where it lies inside the window, else its
+    /// stretches' parts in it (a joined stretch counting as one over the
+    /// whole step, shared among its names from the own part on).
+    fn add_chain(
+        &self,
+        t: &mut StepTotals,
+        r: usize,
+        sink: &super::graph::Sink,
+        items: &[PathItem],
+        cut: bool,
+    ) {
+        let (start, own_from, end) = t.window;
+        let earliest = items.last().map(|it| it.start);
+        let inside = |from: Ns| !cut && earliest.is_none_or(|e| e >= from);
+        if inside(own_from) {
+            // The same in both: counted once.
+            self.add_exact(&mut t.both, r, sink);
+            return;
+        }
+        if inside(start) {
+            self.add_exact(&mut t.all_only, r, sink);
+        } else {
+            for it in items {
+                add_clipped(&mut t.all_only.labels, it, (start, end));
+            }
+        }
+        // Latest first: a chain that ended before the own part has none
+        // of it (most chains of a step before).
+        let latest_end = items.first().map_or(Ns::MIN, |it| it.start + it.dur);
+        if latest_end <= own_from {
+            return;
+        }
+        if !sink.totals.is_empty() {
+            self.add_joined_part(&mut t.own_only.labels, r, sink, items, (own_from, end));
+        } else {
+            for it in items {
+                add_clipped(&mut t.own_only.labels, it, (own_from, end));
+            }
         }
     }
 
@@ -510,11 +535,9 @@ impl<'a> Solver<'a> {
                 t.1 -= it.dur;
             }
         }
-        let whole = |it: &PathItem| {
-            sink.totals
-                .iter()
-                .any(|t| t.0 == it.kind && self.label(r, t.1) == it.name)
-        };
+        // A stretch with a name of the chain's exact times is whole; a
+        // joined one has a name of its own (`NAME (most of N stretches)`).
+        let whole = |it: &PathItem| joined.contains_key(&(it.kind, it.name.clone()));
         let mut part: Ns = 0;
         for it in items {
             if whole(it) {
@@ -1036,6 +1059,76 @@ fn cut_at(items: &mut Vec<PathItem>, from: usize, horizon: Ns) -> bool {
 
 /// A step's path time per kind and name: `(stretches, time)`.
 type Totals = BTreeMap<(Kind, Label), (u64, Ns)>;
+
+/// A step's path time per kind and name over the whole step and from its
+/// own part on (`window`: start, own part's start, end): what counts the
+/// same in both is counted once, in `both`.
+struct StepTotals {
+    window: (Ns, Ns, Ns),
+    both: Acc,
+    all_only: Acc,
+    own_only: Acc,
+}
+
+/// Path time per kind and name: by `(kind, rank, name id)` for exact
+/// chains (cheap to add), by label for stretches.
+#[derive(Default)]
+struct Acc {
+    ids: HashMap<(Kind, u32, u32), (u64, Ns)>,
+    labels: Totals,
+}
+
+impl Acc {
+    /// Everything by label.
+    fn labelled(self, solver: &Solver<'_>) -> Totals {
+        let mut out = self.labels;
+        for ((kind, r, name), (c, d)) in self.ids {
+            let t = out
+                .entry((kind, solver.label(r as usize, name)))
+                .or_default();
+            t.0 += c;
+            t.1 += d;
+        }
+        out
+    }
+}
+
+impl StepTotals {
+    fn new(window: (Ns, Ns, Ns)) -> StepTotals {
+        StepTotals {
+            window,
+            both: Acc::default(),
+            all_only: Acc::default(),
+            own_only: Acc::default(),
+        }
+    }
+
+    /// A stretch's parts in the step and in its own part.
+    fn add_clipped(&mut self, it: &PathItem) {
+        let (start, own_from, end) = self.window;
+        if it.start >= own_from {
+            add_clipped(&mut self.both.labels, it, (start, end));
+        } else {
+            add_clipped(&mut self.all_only.labels, it, (start, end));
+            add_clipped(&mut self.own_only.labels, it, (own_from, end));
+        }
+    }
+
+    /// The totals over the whole step and over its own part.
+    fn finish(self, solver: &Solver<'_>) -> (Totals, Totals) {
+        let merged = |mut into: Totals, from: Totals| {
+            for (k, (c, d)) in from {
+                let t = into.entry(k).or_default();
+                t.0 += c;
+                t.1 += d;
+            }
+            into
+        };
+        let both = self.both.labelled(solver);
+        let all = merged(both.clone(), self.all_only.labelled(solver));
+        (all, merged(both, self.own_only.labelled(solver)))
+    }
+}
 
 /// Stretch `it`'s length inside `start..end`.
 fn clipped_len(it: &PathItem, (start, end): (Ns, Ns)) -> Ns {
