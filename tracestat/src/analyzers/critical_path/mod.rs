@@ -305,7 +305,7 @@ fn output(
         }
         // Over all steps, each moment once: a step adds the part of its
         // path after the steps before it ended.
-        for ((kind, name), &(count, dur)) in &p.own_totals {
+        for ((kind, name), &(count, dur)) in p.own_totals.as_ref().unwrap_or(&p.totals) {
             let k = kinds.entry(*kind).or_default();
             k.0 += count;
             k.1 += dur;

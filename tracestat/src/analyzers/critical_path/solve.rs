@@ -53,8 +53,10 @@ pub struct StepPath {
     /// (from the latest end of those steps): what the tables over all
     /// steps count, so that a rank's work that two steps' paths both hold
     /// (the step before of a rank still in it) counts once
-    /// (docs/tracestat.md#critical-path).
-    pub own_totals: BTreeMap<(Kind, Label), (u64, Ns)>,
+    /// (docs/tracestat.md#critical-path). `None` where they are `totals`
+    /// (no step before reaches into this one): every step is held until
+    /// the output, and most have none.
+    pub own_totals: Option<BTreeMap<(Kind, Label), (u64, Ns)>>,
     /// Per rule: the step's start and end (aligned) replayed under it.
     pub what_if: Vec<(Ns, Ns)>,
 }
@@ -442,8 +444,8 @@ impl<'a> Solver<'a> {
             end_rank,
             last_start,
             items: join(items, MAX_STEP_ITEMS),
+            own_totals: (own != totals).then_some(own),
             totals,
-            own_totals: own,
             what_if: Vec::new(),
         }
     }
