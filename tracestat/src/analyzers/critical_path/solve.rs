@@ -548,8 +548,11 @@ impl<'a> Solver<'a> {
                 part += clipped_len(it, window);
             }
         }
+        if part <= 0 {
+            return;
+        }
         let pool: Ns = joined.values().map(|t| t.1.max(0)).sum();
-        if part <= 0 || pool <= 0 || joined.values().any(|t| t.1 < 0) {
+        if pool <= 0 || joined.values().any(|t| t.1 < 0) {
             // Not met on the traces tried: the joined stretches as named.
             for it in items.iter().filter(|it| !whole(it)) {
                 add_clipped(totals, it, window);
@@ -1349,14 +1352,17 @@ mod tests {
         );
         let sink = &rank.steps[0].sinks[0];
         let path_items: Vec<PathItem> = items.iter().map(|it| solver.item(0, it)).collect();
-        let share = |from: Ns| {
+        let share_to = |from: Ns, to: Ns| {
             let mut t = Totals::new();
-            solver.add_joined_part(&mut t, 0, sink, &path_items, (from, 100));
+            solver.add_joined_part(&mut t, 0, sink, &path_items, (from, to));
             t.into_iter()
                 .map(|((k, n), v)| (k, n.to_string(), v))
                 .collect::<Vec<_>>()
         };
+        let share = |from: Ns| share_to(from, 100);
         let host = Kind::Host;
+        // A window with none of the joined stretch: the whole one alone.
+        assert_eq!(share_to(5, 25), vec![(host, "a".to_string(), (1, 20))]);
         assert_eq!(
             share(65),
             vec![
