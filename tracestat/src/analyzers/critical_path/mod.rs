@@ -57,6 +57,86 @@ pub struct PathRow {
     pub dur_us: f64,
 }
 
+/// Every step's path as the rows of `critical_path.csv`, each made when
+/// it is read: held as the steps' stretches (48 bytes each) rather than as
+/// rows (80), and never as both (docs/tracestat.md#scale).
+#[derive(Debug, Default)]
+pub struct PathTable {
+    /// Per step: its label and its stretches.
+    steps: Vec<(solve::Label, Vec<solve::PathItem>)>,
+    /// Rows before each step, then the number of rows.
+    before: Vec<usize>,
+    ranks: Vec<solve::Label>,
+    origin: Ns,
+}
+
+impl PathTable {
+    fn new(ranks: Vec<solve::Label>, origin: Ns) -> PathTable {
+        PathTable {
+            steps: Vec::new(),
+            before: vec![0],
+            ranks,
+            origin,
+        }
+    }
+
+    fn push(&mut self, step: solve::Label, items: Vec<solve::PathItem>) {
+        self.before.push(self.len() + items.len());
+        self.steps.push((step, items));
+    }
+
+    pub fn len(&self) -> usize {
+        self.before.last().copied().unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn make(&self, step: &solve::Label, seq: usize, it: &solve::PathItem) -> PathRow {
+        PathRow {
+            step: step.clone(),
+            seq: seq as u64,
+            rank: self.ranks[it.rank].clone(),
+            kind: it.kind,
+            name: it.name.clone(),
+            start_us: us(it.start - self.origin),
+            dur_us: us(it.dur),
+        }
+    }
+
+    /// Row `i` (`i < len()`).
+    pub fn row(&self, i: usize) -> PathRow {
+        let k = self.before.partition_point(|&b| b <= i) - 1;
+        let (step, items) = &self.steps[k];
+        let seq = i - self.before[k];
+        self.make(step, seq, &items[seq])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = PathRow> + '_ {
+        self.steps.iter().flat_map(move |(step, items)| {
+            items
+                .iter()
+                .enumerate()
+                .map(move |(seq, it)| self.make(step, seq, it))
+        })
+    }
+
+    /// The rows of the step labelled `step`.
+    pub fn step_rows(&self, step: &str) -> std::ops::Range<usize> {
+        match self.steps.iter().position(|s| &*s.0 == step) {
+            Some(k) => self.before[k]..self.before[k + 1],
+            None => 0..0,
+        }
+    }
+}
+
+impl Serialize for PathTable {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 /// One step: its length, where its path ends, its path per kind.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepRow {
@@ -127,7 +207,7 @@ pub struct WhatIfTotalRow {
 pub struct CriticalPathOut {
     pub critical_path_steps: Vec<StepRow>,
     /// Shared with the table of its file, made row by row from it.
-    pub critical_path: Arc<Vec<PathRow>>,
+    pub critical_path: Arc<PathTable>,
     pub critical_path_kinds: Vec<KindRow>,
     pub critical_path_names: Vec<NameRow>,
     pub what_if: Vec<WhatIfRow>,
@@ -229,7 +309,7 @@ impl Analyzer for CriticalPath {
             p.what_if = w[..u].to_vec();
         }
         let origin = aligned_origin(ranks, off);
-        let mut out = output(&paths, &ranks.labels, &rules, origin);
+        let mut out = output(&mut paths, &ranks.labels, &rules, origin);
         out.unmatched_rules = unmatched_rules(ranks, &rules);
         out.replays = implicit.then(|| ImplicitReplays {
             comm: saved[0].max(0),
@@ -275,7 +355,7 @@ struct NameTotal {
 
 /// The tables of the result.
 fn output(
-    paths: &[StepPath],
+    paths: &mut [StepPath],
     labels: &[String],
     rules: &[rules::Rule],
     origin: Ns,
@@ -283,7 +363,6 @@ fn output(
     let mut out = CriticalPathOut::default();
     // A row per stretch of every step: sized exactly, as it is the largest
     // table of a run of many steps (docs/tracestat.md#scale).
-    let mut path_rows = Vec::with_capacity(paths.iter().map(|p| p.items.len()).sum());
     out.critical_path_steps.reserve_exact(paths.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
     // Per kind and name: stretches, steps (counted once each: the steps
@@ -297,7 +376,6 @@ fn output(
     let mut on_path_list: Vec<usize> = Vec::new();
     for (si, p) in paths.iter().enumerate() {
         let step = step_label(p.id);
-        let step_row_label: solve::Label = step.as_str().into();
         let mut per_kind = [0 as Ns; Kind::ALL.len()];
         let mut changes = 0;
         for ((kind, _), &(_, dur)) in &p.totals {
@@ -328,15 +406,6 @@ fn output(
                     on_path_list.push(it.rank);
                 }
             }
-            path_rows.push(PathRow {
-                step: step_row_label.clone(),
-                seq: seq as u64,
-                rank: rank_labels[it.rank].clone(),
-                kind: it.kind,
-                name: it.name.clone(),
-                start_us: us(it.start - origin),
-                dur_us: us(it.dur),
-            });
         }
         let after = si.checked_sub(1).map(|b| &paths[b]).filter(|b| {
             b.id.zip(p.id)
@@ -369,7 +438,6 @@ fn output(
                 .push(what_if_row(&r.text, &step, p.end - p.start, e - s));
         }
     }
-    out.critical_path = Arc::new(path_rows);
     for (i, r) in rules.iter().enumerate() {
         // The time the steps cover, each moment once: steps of ranks
         // that overlap (a rank still in step n while another began n + 1)
@@ -413,6 +481,15 @@ fn output(
     });
     out.critical_path_names = by_name;
     slowest_step(&mut out, paths, labels);
+    // The stretches move into the table of rows.
+    let mut table = PathTable::new(rank_labels, origin);
+    for p in paths.iter_mut() {
+        table.push(
+            step_label(p.id).as_str().into(),
+            std::mem::take(&mut p.items),
+        );
+    }
+    out.critical_path = Arc::new(table);
     out
 }
 
@@ -455,11 +532,14 @@ fn what_if_row(rule: &str, step: &str, before: Ns, after: Ns) -> WhatIfRow {
 /// rank, kind, name, length and share of the step (the first of equal
 /// ones).
 fn longest_stretch(out: &CriticalPathOut, step: &str, step_us: f64) -> Option<String> {
-    let row = out
-        .critical_path
-        .iter()
-        .filter(|r| &*r.step == step)
-        .reduce(|a, b| if b.dur_us > a.dur_us { b } else { a })?;
+    let rows = &out.critical_path;
+    let row = rows.step_rows(step).map(|i| rows.row(i)).reduce(|a, b| {
+        if b.dur_us > a.dur_us {
+            b
+        } else {
+            a
+        }
+    })?;
     Some(format!(
         "Its longest stretch: rank {}, {}, {}: {:.3} ms ({:.1}% of the step)",
         row.rank,
@@ -729,16 +809,14 @@ fn items_table(out: &CriticalPathOut) -> Table {
                 .long_names(),
         ],
     );
-    let mut slowest: Vec<usize> = Vec::new();
-    for (i, r) in out.critical_path.iter().enumerate() {
-        if out.slowest_step.as_deref() == Some(&*r.step) {
-            slowest.push(i);
-        }
-    }
+    let slowest: Vec<usize> = match out.slowest_step.as_deref() {
+        Some(step) => out.critical_path.step_rows(step).collect(),
+        None => Vec::new(),
+    };
     let all = slowest.len();
     let mut shown = slowest;
     if shown.len() > TOP_ITEMS {
-        let d = |i: usize| out.critical_path[i].dur_us;
+        let d = |i: usize| out.critical_path.row(i).dur_us;
         shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
         shown.truncate(TOP_ITEMS);
         shown.sort_unstable();
@@ -751,7 +829,7 @@ fn items_table(out: &CriticalPathOut) -> Table {
     for &i in &shown {
         source.row(i, &mut row);
         let shown_name = row.len() - 1;
-        row[shown_name] = Value::from(&out.critical_path[i].name);
+        row[shown_name] = Value::from(&out.critical_path.row(i).name);
         t.push(std::mem::take(&mut row));
     }
     t.file_rows = Some(FileRows(Arc::new(source)));
@@ -766,13 +844,13 @@ fn items_table(out: &CriticalPathOut) -> Table {
 
 /// The rows of `critical_path.csv`, made one at a time from the path.
 struct PathRows {
-    rows: Arc<Vec<PathRow>>,
+    rows: Arc<PathTable>,
     /// The kinds' names, shared by every row.
     kinds: Vec<Value>,
 }
 
 impl PathRows {
-    fn new(rows: Arc<Vec<PathRow>>) -> PathRows {
+    fn new(rows: Arc<PathTable>) -> PathRows {
         let kinds = Kind::ALL.iter().map(|k| k.name().into()).collect();
         PathRows { rows, kinds }
     }
@@ -784,7 +862,7 @@ impl RowSource for PathRows {
     }
 
     fn row(&self, i: usize, out: &mut Vec<Value>) {
-        let r = &self.rows[i];
+        let r = self.rows.row(i);
         out.clear();
         out.extend([
             Value::from(&r.step),
@@ -1183,6 +1261,57 @@ mod tests {
     use super::graph::{Sink, StepGraph, BEFORE};
     use super::packed::SinkLens;
     use super::*;
+
+    /// The table's rows are its steps' stretches in order, numbered per
+    /// step, an empty step taking no row.
+    #[test]
+    fn the_path_table_numbers_its_steps_rows() {
+        let item = |rank, start, dur| solve::PathItem {
+            rank,
+            kind: Kind::Host,
+            name: "f".into(),
+            start,
+            dur,
+        };
+        let mut t = PathTable::new(vec!["0".into(), "1".into()], 1_000);
+        t.push("1".into(), vec![item(0, 1_000, 500), item(1, 1_500, 2_000)]);
+        t.push("2".into(), Vec::new());
+        t.push("3".into(), vec![item(1, 3_500, 1_000)]);
+        assert_eq!((t.len(), t.is_empty()), (3, false));
+        let rows: Vec<(String, u64, String, f64, f64)> = t
+            .iter()
+            .map(|r| {
+                (
+                    r.step.to_string(),
+                    r.seq,
+                    r.rank.to_string(),
+                    r.start_us,
+                    r.dur_us,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("1".into(), 0, "0".into(), 0.0, 0.5),
+                ("1".into(), 1, "1".into(), 0.5, 2.0),
+                ("3".into(), 0, "1".into(), 2.5, 1.0),
+            ]
+        );
+        for (i, r) in t.iter().enumerate() {
+            let at = t.row(i);
+            assert_eq!((at.step, at.seq, at.start_us), (r.step, r.seq, r.start_us));
+        }
+        assert_eq!(
+            (t.step_rows("1"), t.step_rows("2"), t.step_rows("3")),
+            (0..2, 2..2, 2..3)
+        );
+        assert_eq!(t.step_rows("4"), 0..0);
+        assert_eq!(
+            serde_json::to_value(&t).unwrap()[2],
+            serde_json::json!({"step": "3", "seq": 0, "rank": "1", "kind": "host", "name": "f", "start_us": 2.5, "dur_us": 1.0})
+        );
+    }
 
     /// A partial's step whose host range end names a call the rank does
     /// not have is refused; one from device work before the step is not
