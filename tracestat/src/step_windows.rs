@@ -195,6 +195,9 @@ pub struct RankSteps {
     pub found: u64,
     /// Ids `--skip-warmup` dropped, in time order.
     pub warmup: Vec<u64>,
+    /// With `--skip-warmup` and steps kept: whether the step time settled
+    /// (`false`: it never did, and nothing was dropped).
+    pub warmup_settled: Option<bool>,
     /// Whether the run restricts the analyses to the kept steps.
     pub selecting: bool,
     /// The steps kept, in time order.
@@ -515,6 +518,24 @@ pub fn outliers(durations: &[f64]) -> Vec<bool> {
 /// them slow) and dropped every step up to the slow one, the step a user
 /// looks for; the median of all the steps, on the slow ones too.
 pub fn warmup_steps(durations: &[Ns]) -> usize {
+    match warmup(durations) {
+        Warmup::Dropped(n) => n,
+        Warmup::NeverSettled => 0,
+    }
+}
+
+/// What `--skip-warmup` found of a rank's steps (docs/tracestat.md#steps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    /// This many leading steps were warm-up (0: the step time settled from
+    /// the first step).
+    Dropped(usize),
+    /// More than half the steps were off the settled time: nothing dropped.
+    NeverSettled,
+}
+
+/// [`warmup_steps`], saying why none is dropped.
+pub fn warmup(durations: &[Ns]) -> Warmup {
     let values: Vec<f64> = durations.iter().map(|&d| d as f64).collect();
     let settled: Vec<Ns> = durations
         .iter()
@@ -540,9 +561,9 @@ pub fn warmup_steps(durations: &[Ns]) -> usize {
     // planted: rank 1's steps of 17, 67, 6, 11 and 26 ms): nothing is
     // dropped, rather than all but the last step.
     if dropped > durations.len() / 2 {
-        return 0;
+        return Warmup::NeverSettled;
     }
-    dropped
+    Warmup::Dropped(dropped)
 }
 
 /// The median of some durations (the mean of the middle two for an even
@@ -570,17 +591,22 @@ pub fn select(found: FoundSteps, options: &StepOptions) -> RankSteps {
             .collect(),
         None => found.steps,
     };
-    let mut warmup = Vec::new();
-    if options.skip_warmup {
+    let mut dropped = Vec::new();
+    let mut settled = None;
+    if options.skip_warmup && !kept.is_empty() {
         let durations: Vec<Ns> = kept.iter().map(StepWindow::dur_ns).collect();
-        let n = warmup_steps(&durations);
-        warmup = kept.drain(..n).map(|s| s.step).collect();
+        let found = warmup(&durations);
+        if let Warmup::Dropped(n) = found {
+            dropped = kept.drain(..n).map(|s| s.step).collect();
+        }
+        settled = Some(found != Warmup::NeverSettled);
     }
     RankSteps {
         rule: found.rule,
         source: found.source,
         found: total,
-        warmup,
+        warmup: dropped,
+        warmup_settled: settled,
         // A rank without steps has no warm-up to drop: `--skip-warmup`
         // alone leaves it whole (docs/tracestat.md#steps); `--steps`
         // asks for steps by id, which such a rank does not have.

@@ -667,9 +667,30 @@ fn skip_warmup_keeps_a_slow_step_of_a_short_run() {
     // 26 ms never settle, and no rank's steps are dropped (all but the
     // last were, on ranks 0 and 3 before, on rank 1 without the cap of
     // half the steps).
-    let (planted, _, _) = report(&recorded("planted"), &["--skip-warmup"]);
+    let (planted, console, _) = report(&recorded("planted"), &["--skip-warmup"]);
     for r in planted["step_ranks"].as_array().unwrap() {
         assert!(ids(&r["warmup"]).is_empty(), "{r}");
         assert_eq!(r["steps"], 5, "{r}");
+        // Rank 1's never settled; the others' settled from the first step.
+        assert_eq!(r["warmup_settled"], r["rank"] != "1", "{r}");
     }
+    // The report says why nothing was dropped, rank by rank.
+    assert!(
+        console.contains(
+            "--skip-warmup dropped nothing on rank 0 2-3 (the step time settled from the first kept step); \
+             nothing on rank 1 (the step time never settled: over half the steps more than 20% off it)"
+        ),
+        "{console}"
+    );
+    let (_, console, _) = report(&[rerun.join("slow1")], &["--skip-warmup"]);
+    assert!(
+        console.contains(
+            "--skip-warmup dropped rank 0: 2; nothing on rank 1 (the step time settled from the first kept step)"
+        ),
+        "{console}"
+    );
+    // Without the option nothing is said of a warm-up.
+    let (plain, console, _) = report(&[rerun.join("slow1")], &[]);
+    assert!(!console.contains("--skip-warmup"), "{console}");
+    assert!(plain["step_ranks"][0]["warmup_settled"].is_null());
 }

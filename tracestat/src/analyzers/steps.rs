@@ -82,6 +82,10 @@ pub struct StepsRank {
     pub source: String,
     pub found: u64,
     pub warmup: Vec<u64>,
+    /// With `--skip-warmup`: whether the rank's step time settled (absent
+    /// in partials before it was kept: nothing is said of it then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_settled: Option<bool>,
     pub selecting: bool,
     pub steps: Vec<StepTimes>,
 }
@@ -114,6 +118,9 @@ pub struct StepRankRow {
     pub steps_found: u64,
     /// Ids dropped by `--skip-warmup`.
     pub warmup: Vec<u64>,
+    /// With `--skip-warmup`: whether the step time settled (`false`:
+    /// nothing dropped, as it never did).
+    pub warmup_settled: Option<bool>,
     /// Steps kept (the rows of `steps`).
     pub steps: u64,
     pub median_us: f64,
@@ -179,6 +186,7 @@ impl Analyzer for Steps {
             source: s.source.clone(),
             found: s.found,
             warmup: s.warmup.clone(),
+            warmup_settled: s.warmup_settled,
             selecting: s.selecting,
             steps: step_times(m, &s.kept),
         }
@@ -345,6 +353,7 @@ fn rank_stats(label: &str, part: &StepsRank) -> (StepRankRow, Vec<bool>) {
         source: part.source.clone(),
         steps_found: part.found,
         warmup: part.warmup.clone(),
+        warmup_settled: part.warmup_settled,
         steps: n as u64,
         median_us: median(&mut durations.clone()),
         p90_us: quantile(&mut durations.clone(), 0.9),
@@ -495,14 +504,8 @@ fn summary_lines(out: &StepsOut) -> Vec<String> {
             t.max_us / 1e3
         ));
     }
-    let warm: Vec<String> = out
-        .step_ranks
-        .iter()
-        .filter(|r| !r.warmup.is_empty())
-        .map(|r| format!("rank {}: {}", r.rank, ids(&r.warmup)))
-        .collect();
-    if !warm.is_empty() {
-        lines.push(format!("--skip-warmup dropped {}", warm.join("; ")));
+    if let Some(line) = warmup_line(&out.step_ranks) {
+        lines.push(line);
     }
     if out.steps_selected {
         lines.push("Every other table holds only the kept steps: on each rank, the stretch from its first kept step's start to its last kept step's end".to_string());
@@ -511,6 +514,38 @@ fn summary_lines(out: &StepsOut) -> Vec<String> {
         }
     }
     lines
+}
+
+/// What `--skip-warmup` did on each rank: the steps it dropped, or why
+/// it dropped none (docs/tracestat.md#steps). `None` without the option.
+fn warmup_line(ranks: &[StepRankRow]) -> Option<String> {
+    let mut said: Vec<String> = ranks
+        .iter()
+        .filter(|r| !r.warmup.is_empty())
+        .map(|r| format!("rank {}: {}", r.rank, ids(&r.warmup)))
+        .collect();
+    let none = |settled: bool| -> Vec<&str> {
+        ranks
+            .iter()
+            .filter(|r| r.warmup.is_empty() && r.warmup_settled == Some(settled))
+            .map(|r| r.rank.as_str())
+            .collect()
+    };
+    let (settled, unsettled) = (none(true), none(false));
+    if !settled.is_empty() {
+        said.push(format!(
+            "nothing on rank {} (the step time settled from the first kept step)",
+            rank_span(&settled)
+        ));
+    }
+    if !unsettled.is_empty() {
+        said.push(format!(
+            "nothing on rank {} (the step time never settled: over half the steps more than {:.0}% off it)",
+            rank_span(&unsettled),
+            crate::step_windows::WARMUP_TOLERANCE * 100.0
+        ));
+    }
+    (!said.is_empty()).then(|| format!("--skip-warmup dropped {}", said.join("; ")))
 }
 
 fn ids(v: &[u64]) -> String {
