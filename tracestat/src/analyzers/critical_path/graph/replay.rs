@@ -1,0 +1,529 @@
+//! The what-if replay of a step (docs/tracestat.md#what-if): each node's
+//! longest chains from the latest sources, under every rule, in the order
+//! every link goes forward in.
+
+use super::*;
+
+/// The what-if replay of one step: per node, the longest chain from each
+/// of the latest sources, under every rule.
+pub(super) struct Replay {
+    lo: u32,
+    /// Lens per entry: `[recorded, kernel part, rule...]`.
+    width: usize,
+    /// Node `lo + i`'s entries are `first[i]..first[i + 1]`: most nodes
+    /// have one source, so entries are packed rather than [`KEEP`] slots
+    /// per node (docs/tracestat.md#scale).
+    first: Vec<u32>,
+    src: Vec<u32>,
+    lens: Vec<Ns>,
+}
+
+/// The step's start as a source.
+const START: u32 = NONE - 1;
+
+/// The source of chains that come from device work before the step (a
+/// kernel, a collective's end, a wait for the device): the replay across
+/// ranks moves them as the rank's step before ended earlier or later, and
+/// the chains from its host work ([`START`]) as that step's host range did
+/// (docs/tracestat.md#what-if).
+pub const BEFORE: u32 = NONE - 2;
+
+impl Replay {
+    /// The common cases of a node whose chains all come from its
+    /// predecessors `inside` (their places in the step, and whether each is
+    /// the binding one), done without the general merge ([`Chains`]), to
+    /// the same result: one predecessor's chains, each longer by the node's
+    /// `cost` (still the latest first); or predecessors with one chain
+    /// each, all from one source (their merge, longer by the cost). A
+    /// predecessor that does not bind comes without the node's delay
+    /// `gaps` ([`Graph::replay`]). Whether the node was one of them.
+    fn carry(&mut self, inside: &[(usize, bool)], cost: &[Ns], gaps: &[Ns]) -> bool {
+        let w = self.width;
+        let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
+        let at = self.lens.len();
+        match inside {
+            [] => return false,
+            &[(i, binds)] => {
+                for e in entries(i) {
+                    self.src.push(self.src[e]);
+                    self.lens.extend_from_within(e * w..(e + 1) * w);
+                }
+                if !binds {
+                    for l in self.lens[at..].chunks_exact_mut(w) {
+                        for (x, g) in l.iter_mut().zip(gaps) {
+                            *x -= g;
+                        }
+                    }
+                }
+            }
+            &[(i, binds), ref more @ ..] => {
+                let e = self.first[i] as usize;
+                let single = |j: usize| entries(j).len() == 1;
+                let src = self.src[e];
+                if !single(i)
+                    || more
+                        .iter()
+                        .any(|&(j, _)| !single(j) || self.src[self.first[j] as usize] != src)
+                {
+                    return false;
+                }
+                self.src.push(src);
+                self.lens.extend_from_within(e * w..(e + 1) * w);
+                if !binds {
+                    for (x, g) in self.lens[at..].iter_mut().zip(gaps) {
+                        *x -= g;
+                    }
+                }
+                for &(j, binds) in more {
+                    // As `Chains::merge`: the recorded length with its
+                    // kernel part, every rule's length its own maximum.
+                    let from = self.first[j] as usize * w;
+                    let gap = |k: usize| if binds { 0 } else { gaps[k] };
+                    let recorded = self.lens[from] - gap(0);
+                    if recorded > self.lens[at] {
+                        self.lens[at] = recorded;
+                        self.lens[at + 1] = self.lens[from + 1];
+                    }
+                    for k in 2..w {
+                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k] - gap(k));
+                    }
+                }
+            }
+        }
+        for l in self.lens[at..].chunks_exact_mut(w) {
+            for (x, c) in l.iter_mut().zip(cost) {
+                *x += c;
+            }
+        }
+        self.first.push(self.src.len() as u32);
+        true
+    }
+
+    /// Whether node `at` (its place in the replay order) was replayed.
+    pub(super) fn has(&self, at: u32) -> bool {
+        at >= self.lo && ((at - self.lo) as usize) + 1 < self.first.len()
+    }
+
+    /// Node `at`'s chains: `(source, lengths)`.
+    pub(super) fn of(&self, at: u32) -> impl Iterator<Item = (Option<u32>, &[Ns])> + '_ {
+        let i = (at - self.lo) as usize;
+        (self.first[i] as usize..self.first[i + 1] as usize).map(|e| {
+            let at = e * self.width;
+            let s = self.src[e];
+            let src = if s == START { None } else { Some(s) };
+            (src, &self.lens[at..at + self.width])
+        })
+    }
+}
+
+impl Graph<'_, '_> {
+    /// Node `v`'s delay and own time under each rule: `[recorded, kernel
+    /// part, rule...]` (the delay counts in the recorded and rule values).
+    /// Returns where its own work starts ([`Graph::eff_start`]) and the
+    /// delay per slot, which `out` counts in. `near`: per thread and
+    /// coverage, where its last search ended.
+    fn costs(&self, v: u32, out: &mut [Ns], gaps: &mut [Ns], near: &mut [usize]) -> Ns {
+        let n = &self.nodes[v as usize];
+        // `eff_start` and `gap` from one look at the binding predecessor.
+        let (b, edge) = self.bind[v as usize];
+        let (es, gap) = match b {
+            NONE => (n.start, 0),
+            b => {
+                let be = self.nodes[b as usize].end;
+                (n.start.max(be), (n.start - be).max(0))
+            }
+        };
+        let launch_gap = b != NONE && edge == Edge::Launch;
+        let dur = n.end - es;
+        let covers = self.rules.len() + 1;
+        out[0] = gap + dur;
+        gaps[0] = gap;
+        gaps[1] = 0;
+        out[1] = if matches!(n.what, What::Kernel { .. }) {
+            dur
+        } else {
+            0
+        };
+        for (i, r) in self.rules.iter().enumerate() {
+            let mut g = gap;
+            let mut d = dur;
+            match (&r.target, n.what) {
+                (Target::Kernel(_), What::Kernel { full, .. })
+                    if self.kernel_rule[i][full.index()] =>
+                {
+                    d = r.change.apply(dur);
+                }
+                (
+                    Target::Comm,
+                    What::Kernel {
+                        kind: Kind::Communication,
+                        ..
+                    },
+                ) => {
+                    d = r.change.apply(dur);
+                }
+                (Target::RankMedian(_), What::Kernel { .. }) if self.median_rank[i] => d = 0,
+                (Target::Range(_), What::Piece { thread }) => {
+                    if let Some(Some(c)) = self.threads[thread as usize].cover.get(i) {
+                        let f = r.change.factor().unwrap_or(1.0);
+                        let o = c.overlap(es, n.end, &mut near[thread as usize * covers + i]);
+                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
+                    }
+                }
+                (Target::Launch, What::Piece { thread }) => {
+                    let th = &self.threads[thread as usize];
+                    if let Some(l) = &th.launches {
+                        let f = r.change.factor().unwrap_or(1.0);
+                        let at = &mut near[thread as usize * covers + covers - 1];
+                        let o = self.launch_overlap(th, l, (es, n.end), at);
+                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
+                    }
+                }
+                _ => {}
+            }
+            if matches!(r.target, Target::Launch) && launch_gap {
+                g = r.change.apply(gap);
+            }
+            out[2 + i] = g + d.max(0);
+            gaps[2 + i] = g;
+        }
+        es
+    }
+
+    /// Replays the step `start..end` (ending with node `end_node`) from
+    /// its sources; `first`: no step of the rank moves it (its first, or
+    /// one after a step not numbered before it).
+    pub(super) fn replay(&self, start: Ns, end: Ns, end_node: u32, first: bool) -> Replay {
+        let end_of = |v: &u32| self.nodes[*v as usize].end;
+        // Searched from the step's end node: only nodes near it, which
+        // the replay then reads, rather than a search of the whole run.
+        let at_end = self.pos[end_node as usize] as usize;
+        let hi = partition_point_near(&self.order, at_end, |v| end_of(v) <= end);
+        let lo = partition_point_near(&self.order[..hi], at_end, |v| end_of(v) <= start);
+        let (lo, hi) = (lo as u32, hi as u32);
+        let width = 2 + self.rules.len();
+        let span = (hi - lo) as usize;
+        let mut r = Replay {
+            lo,
+            width,
+            first: Vec::with_capacity(span + 1),
+            src: Vec::with_capacity(span),
+            lens: Vec::with_capacity(span * width),
+        };
+        r.first.push(0);
+        let mut cost = vec![0 as Ns; width];
+        let mut gaps = vec![0 as Ns; width];
+        // One node's chains per source, reused from node to node: no
+        // allocation per node (docs/tracestat.md#scale).
+        let mut acc = Chains::new(width);
+        let mut line = vec![0 as Ns; width];
+        // Per slot, the latest end of host and of device work before the
+        // step that a node waits for.
+        let mut before_ends = [vec![0 as Ns; width], vec![0 as Ns; width]];
+        let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
+        for at_v in lo..hi {
+            let v = self.order[at_v as usize];
+            let n = &self.nodes[v as usize];
+            if let What::End { coll } = n.what {
+                r.src.push(coll);
+                r.lens.extend(std::iter::repeat_n(0, width));
+                r.first.push(r.src.len() as u32);
+                continue;
+            }
+            let es = self.costs(v, &mut cost, &mut gaps, &mut near);
+            // The node's delay was recorded after its binding predecessor:
+            // it waits that long after that one's (replayed) end, and for
+            // its other predecessors only until they end (a kernel queued
+            // behind one whose launch came earlier starts when that one
+            // ends, not a launch latency after it).
+            let binding = self.bind[v as usize].0;
+            // Its predecessors replayed in this step (by their place in
+            // it, and whether each binds), and per slot the latest end of
+            // those before the step, less the delay where it does not
+            // bind: of host work, and of device work ([`BEFORE`]).
+            let mut inside = [(0usize, false); 3];
+            let mut count = 0;
+            let mut outside = [false; 2];
+            for &p in n.preds.iter().filter(|&&p| p != NONE) {
+                let at_p = self.pos[p as usize];
+                if at_p < lo {
+                    let before = &self.nodes[p as usize];
+                    let side = usize::from(before.what.on_device());
+                    let o = &mut before_ends[side];
+                    for (k, (x, g)) in o.iter_mut().zip(&gaps).enumerate() {
+                        let end = before.end - if p == binding || k == 1 { 0 } else { *g };
+                        *x = if outside[side] { (*x).max(end) } else { end };
+                    }
+                    outside[side] = true;
+                    continue;
+                }
+                inside[count] = ((at_p - lo) as usize, p == binding);
+                count += 1;
+            }
+            if outside == [false, false] && es >= start && r.carry(&inside[..count], &cost, &gaps) {
+                continue;
+            }
+            acc.clear();
+            for &(i, binds) in &inside[..count] {
+                for e in r.first[i] as usize..r.first[i + 1] as usize {
+                    let at = e * width;
+                    let lens = &r.lens[at..at + width];
+                    if binds {
+                        acc.merge(r.src[e], lens);
+                    } else {
+                        for ((x, l), g) in line.iter_mut().zip(lens).zip(&gaps) {
+                            *x = l - g;
+                        }
+                        acc.merge(r.src[e], &line);
+                    }
+                }
+            }
+            acc.add(&cost);
+            if es < start {
+                // Straddles the step's start. In a `first` step: the share
+                // of its own time (not its delay, which ended before `es`)
+                // in the step. Otherwise its part in the step as recorded:
+                // the replay across ranks moves it as the step before
+                // ended earlier or later, which counts its change.
+                let part = n.end - start;
+                let whole = (n.end - es).max(1);
+                for ((l, &c), &g) in line.iter_mut().zip(&cost).zip(&gaps) {
+                    *l = if first {
+                        (((c - g) as f64) * part as f64 / whole as f64).round() as Ns
+                    } else {
+                        part
+                    };
+                }
+                line[0] = part;
+                if !first {
+                    line[1] = 0;
+                }
+                let device = n.what.on_device();
+                acc.merge(if device { BEFORE } else { START }, &line);
+            } else {
+                // A node with no predecessor starts at its recorded start.
+                if count == 0 && outside == [false, false] {
+                    before_ends[0].iter_mut().for_each(|x| *x = n.start);
+                    outside[0] = true;
+                }
+                for (side, src) in [(0, START), (1, BEFORE)] {
+                    if !outside[side] {
+                        continue;
+                    }
+                    for ((l, &c), &at) in line.iter_mut().zip(&cost).zip(&before_ends[side]) {
+                        *l = at - start + c;
+                    }
+                    line[1] = cost[1];
+                    acc.merge(src, &line);
+                }
+            }
+            let key = |s: u32, l: &[Ns]| -> Ns {
+                let t = if s == START || s == BEFORE {
+                    start
+                } else {
+                    self.coll_end_time(s)
+                };
+                t + l[0]
+            };
+            acc.keep_latest(KEEP, key);
+            for &j in &acc.order {
+                r.src.push(acc.src[j]);
+                r.lens.extend_from_slice(acc.lens(j));
+            }
+            r.first.push(r.src.len() as u32);
+        }
+        r
+    }
+
+    fn coll_end_time(&self, pos: u32) -> Ns {
+        match self.coll_end.get(pos as usize) {
+            Some(&e) if e != NONE => self.nodes[e as usize].end,
+            _ => 0,
+        }
+    }
+}
+
+/// A node's chains per source during the replay: `src[j]` with its
+/// lengths `lens(j)` (`width` values each).
+struct Chains {
+    width: usize,
+    src: Vec<u32>,
+    flat: Vec<Ns>,
+    order: Vec<usize>,
+}
+
+impl Chains {
+    fn new(width: usize) -> Self {
+        Chains {
+            width,
+            src: Vec::with_capacity(4 * KEEP),
+            flat: Vec::with_capacity(4 * KEEP * width),
+            order: Vec::with_capacity(4 * KEEP),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.src.clear();
+        self.flat.clear();
+    }
+
+    fn lens(&self, j: usize) -> &[Ns] {
+        &self.flat[j * self.width..(j + 1) * self.width]
+    }
+
+    /// Adds one chain to the per-source maxima: the recorded length and
+    /// its kernel part go together; every rule's length is its own maximum.
+    fn merge(&mut self, src: u32, l: &[Ns]) {
+        match self.src.iter().position(|&s| s == src) {
+            Some(j) => {
+                let have = &mut self.flat[j * self.width..(j + 1) * self.width];
+                if l[0] > have[0] {
+                    have[0] = l[0];
+                    have[1] = l[1];
+                }
+                for (h, x) in have.iter_mut().zip(l).skip(2) {
+                    *h = (*h).max(*x);
+                }
+            }
+            None => {
+                self.src.push(src);
+                self.flat.extend_from_slice(l);
+            }
+        }
+    }
+
+    /// Adds the node's own cost to every chain.
+    fn add(&mut self, cost: &[Ns]) {
+        for l in self.flat.chunks_exact_mut(self.width) {
+            for (x, c) in l.iter_mut().zip(cost) {
+                *x += c;
+            }
+        }
+    }
+
+    /// Puts in `order` the indices of the `keep` chains that end latest by
+    /// `key` (ties in the order they came).
+    fn keep_latest(&mut self, keep: usize, key: impl Fn(u32, &[Ns]) -> Ns) {
+        self.order.clear();
+        self.order.extend(0..self.src.len());
+        let (src, flat, w) = (&self.src, &self.flat, self.width);
+        self.order
+            .sort_by_key(|&j| std::cmp::Reverse(key(src[j], &flat[j * w..(j + 1) * w])));
+        self.order.truncate(keep);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replay's node-by-node state with the general merge: the
+    /// chains of `preds` (each a list of `(source, lens)`), merged, longer
+    /// by `cost`, the latest [`KEEP`] (a source's time is 10 x its id);
+    /// the chains of a predecessor that does not bind (`binds`) less the
+    /// node's delay `gaps`.
+    fn merged_with(
+        preds: &[&[(u32, [Ns; 5])]],
+        binds: &[bool],
+        cost: &[Ns; 5],
+        gaps: &[Ns; 5],
+    ) -> Vec<(u32, Vec<Ns>)> {
+        let mut acc = Chains::new(5);
+        for (chains, &b) in preds.iter().zip(binds) {
+            for (src, lens) in chains.iter() {
+                let mut l = *lens;
+                if !b {
+                    l.iter_mut().zip(gaps).for_each(|(x, g)| *x -= g);
+                }
+                acc.merge(*src, &l);
+            }
+        }
+        acc.add(cost);
+        acc.keep_latest(KEEP, |s, l| 10 * s as Ns + l[0]);
+        acc.order
+            .iter()
+            .map(|&j| (acc.src[j], acc.lens(j).to_vec()))
+            .collect()
+    }
+
+    fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
+        merged_with(preds, &vec![true; preds.len()], cost, &[0; 5])
+    }
+
+    #[test]
+    fn carried_chains_are_the_general_merge() {
+        // Nodes as the replay leaves them (merged from nothing, so in the
+        // order the general merge keeps): several sources, or one.
+        let nodes: Vec<Vec<(u32, Vec<Ns>)>> = vec![
+            merged(
+                &[&[
+                    (3, [50, 10, 40, 50, 0]),
+                    (1, [90, 0, 90, 80, 70]),
+                    (2, [70, 5, 60, 70, 70]),
+                ]],
+                &[0; 5],
+            ),
+            merged(&[&[(7, [30, 10, 20, 30, 25])]], &[0; 5]),
+            merged(&[&[(7, [40, 2, 10, 40, 35])]], &[0; 5]),
+            merged(&[&[(7, [30, 20, 25, 10, 30])]], &[0; 5]),
+            merged(&[&[(8, [30, 10, 20, 30, 25])]], &[0; 5]),
+        ];
+        let mut r = Replay {
+            lo: 0,
+            width: 5,
+            first: vec![0],
+            src: Vec::new(),
+            lens: Vec::new(),
+        };
+        for node in &nodes {
+            for (src, lens) in node {
+                r.src.push(*src);
+                r.lens.extend_from_slice(lens);
+            }
+            r.first.push(r.src.len() as u32);
+        }
+        let as_array = |l: &[Ns]| -> [Ns; 5] { l.try_into().unwrap() };
+        let chains = |i: usize| -> Vec<(u32, [Ns; 5])> {
+            nodes[i].iter().map(|(s, l)| (*s, as_array(l))).collect()
+        };
+        let cost = [7, 3, 0, 7, 2];
+        // The node's delay (in `cost`), which a predecessor that does not
+        // bind comes without; none in the kernel part.
+        let gaps = [4, 0, 0, 4, 1];
+        for (inside, carried) in [
+            (vec![(0, true)], true),
+            (vec![(0, false)], true),
+            (vec![(1, true)], true),
+            (vec![(1, true), (2, false)], true),
+            (vec![(1, false), (2, true)], true),
+            (vec![(2, true), (1, false), (3, false)], true),
+            (vec![(1, true), (4, false)], false),
+            (vec![(0, true), (1, false)], false),
+            (vec![], false),
+        ] {
+            let mut after = Replay {
+                lo: 0,
+                width: 5,
+                first: r.first.clone(),
+                src: r.src.clone(),
+                lens: r.lens.clone(),
+            };
+            assert_eq!(after.carry(&inside, &cost, &gaps), carried, "{inside:?}");
+            if !carried {
+                continue;
+            }
+            let preds: Vec<Vec<(u32, [Ns; 5])>> = inside.iter().map(|&(i, _)| chains(i)).collect();
+            let preds: Vec<&[(u32, [Ns; 5])]> = preds.iter().map(|p| &p[..]).collect();
+            let binds: Vec<bool> = inside.iter().map(|&(_, b)| b).collect();
+            let want: Vec<(Option<u32>, Vec<Ns>)> = (merged_with(&preds, &binds, &cost, &gaps)
+                .into_iter())
+            .map(|(s, l)| (Some(s), l))
+            .collect();
+            let got: Vec<(Option<u32>, Vec<Ns>)> = after
+                .of(nodes.len() as u32)
+                .map(|(s, l)| (s, l.to_vec()))
+                .collect();
+            assert_eq!(got, want, "{inside:?}");
+        }
+    }
+}
