@@ -54,6 +54,10 @@ One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
 tools reading every JSON file of OUT see only traces) records the versions
 and GPUs.
+With --cold the profile starts at the process's first step (no untraced
+steps, no wait or warm-up in the schedule): its steps hold the set-up of
+CUDA, cuBLAS, NCCL and the caching allocator, a real warm-up for
+`tracestat --skip-warmup` (testdata/kineto/recorded/README.md#a-cold-start).
 Needs one CUDA GPU per rank and NCCL (at least 2, 1 for --mode rules);
 started with mp.spawn (no torchrun).
 """
@@ -84,6 +88,9 @@ def parse_args():
     p.add_argument("--batch", type=int, default=2048)
     p.add_argument("--untraced-steps", type=int, default=3, help="warm-up before the profiler starts")
     p.add_argument("--active", type=int, default=5, help="profiled steps after wait=1, warmup=1")
+    p.add_argument("--cold", action="store_true",
+                   help="profile from the process's first step: no untraced steps, no wait or warm-up "
+                        "in the schedule (its set-up: CUDA, cuBLAS, NCCL, the caching allocator)")
     p.add_argument("--with-stack", action="store_true", help="also record python_function events")
     p.add_argument("--straggler-rank", type=int, default=1)
     p.add_argument("--straggler-step", type=int, default=3)
@@ -245,10 +252,12 @@ def worker(rank, world, port, args):
             with record_function("planted_exposed_allreduce"):
                 dist.all_reduce(exposed)
 
-    for i in range(args.untraced_steps):
+    untraced = 0 if args.cold else args.untraced_steps
+    for i in range(untraced):
         train_step(i, None)
-    torch.cuda.synchronize()
-    dist.barrier()
+    if untraced:
+        torch.cuda.synchronize()
+        dist.barrier()
 
     os.makedirs(args.out, exist_ok=True)
     out = os.path.join(args.out, f"rank{rank}.pt.trace.json.gz")
@@ -258,12 +267,12 @@ def worker(rank, world, port, args):
 
     with profile(
         activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-        schedule=schedule(wait=1, warmup=1, active=args.active, repeat=1),
+        schedule=schedule(wait=0 if args.cold else 1, warmup=0 if args.cold else 1, active=args.active, repeat=1),
         on_trace_ready=on_ready,
         record_shapes=True,
         with_stack=args.with_stack,
     ) as prof:
-        for i in range(2 + args.active):
+        for i in range((0 if args.cold else 2) + args.active):
             # prof.step_num is the N of the ProfilerStep#N range this iteration runs in.
             train_step(i, prof.step_num)
             prof.step()

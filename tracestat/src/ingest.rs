@@ -163,6 +163,10 @@ pub struct CollectiveCall {
     pub name: Box<str>,
     pub start: Ns,
     pub end: Ns,
+    /// When the rank called it on the host: `start` but for a collective
+    /// on the device, whose work may start a step later (a window or a
+    /// kept step holds the calls made in it, docs/tracestat.md#windows).
+    pub called: Ns,
     pub bytes: Option<u64>,
     pub comm: Option<String>,
     /// The host thread of the call.
@@ -522,6 +526,7 @@ impl TraceSink for FileCollector {
                 name,
                 start: s.start,
                 end: s.end,
+                called: s.start,
                 bytes: c.bytes,
                 comm: c.comm.clone(),
                 tid: s.tid,

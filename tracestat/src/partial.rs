@@ -17,13 +17,16 @@ pub const FORMAT: &str = "tracestat-partial";
 /// (docs/tracestat.md#steps) and their options; 6: the critical path's
 /// reduced steps (docs/tracestat.md#critical-path); 7: the chains from
 /// device work before a step, and each step's host range end, which the
-/// what-if replay carries from step to step (docs/tracestat.md#what-if).
-pub const VERSION: u32 = 7;
+/// what-if replay carries from step to step (docs/tracestat.md#what-if);
+/// 8: when a collective on the device was called on the host, which the
+/// matching across ranks of kept steps reads (docs/tracestat.md#collectives).
+pub const VERSION: u32 = 8;
 
 /// Versions `--combine` still reads: a version 4 or 5 partial is a version
-/// 7 one without what it lacks (its ranks' steps read as not recorded, no
+/// 8 one without what it lacks (its ranks' steps read as not recorded, no
 /// critical path); a version 6 one replays each step from its recorded
-/// start (its chains hold no step-to-step moves).
+/// start (its chains hold no step-to-step moves); in a version 7 one a
+/// collective on the device reads as called when its work started.
 pub const READABLE: std::ops::RangeInclusive<u32> = 4..=VERSION;
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -522,8 +522,9 @@ pub fn with_model<T>(
 
 /// Keeps only the stretch `from..to` of a rank (offsets from its first
 /// event, docs/tracestat.md#windows): device operations and host calls
-/// cut at the window's edges, collectives that start inside it, the
-/// rank's span the window's.
+/// cut at the window's edges, collectives called inside it (on the host:
+/// NCCL's device work may run in the next step), the rank's span the
+/// window's.
 pub fn clip_to_window(mut t: RankTrace, (from, to): (Ns, Ns)) -> RankTrace {
     if t.last < t.first {
         return t;
@@ -546,7 +547,7 @@ pub fn clip_to_window(mut t: RankTrace, (from, to): (Ns, Ns)) -> RankTrace {
             c.1 > c.0
         });
     }
-    t.collectives.retain(|c| c.start >= lo && c.start < hi);
+    t.collectives.retain(|c| c.called >= lo && c.called < hi);
     t.setup_calls.retain_mut(|c| {
         (c.start, c.end) = clip(c.start, c.end);
         c.end >= c.start && c.start < hi && c.end > lo

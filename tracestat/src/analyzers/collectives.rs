@@ -27,6 +27,17 @@ pub struct CollectiveOcc {
     pub bytes: Option<u64>,
     pub start: Ns,
     pub end: Ns,
+    /// When the rank called it on the host, where that is not `start` (a
+    /// collective on the device; absent in partials before format 8, and
+    /// then read as `start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called: Option<Ns>,
+}
+
+impl CollectiveOcc {
+    pub fn called(&self) -> Ns {
+        self.called.unwrap_or(self.start)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -107,6 +118,7 @@ impl Analyzer for Collectives {
                     bytes: c.bytes,
                     start: c.start,
                     end: c.end,
+                    called: (c.called != c.start).then_some(c.called),
                 }
             })
             .collect()
@@ -186,9 +198,14 @@ pub fn group_calls(ranks: &Ranks<'_>) -> BTreeMap<Key, Vec<Vec<CollectiveIndex>>
     let mut lists: Vec<(Borrowed<'_>, Vec<Vec<CollectiveIndex>>)> = Vec::new();
     // Per key: this rank's calls of it so far.
     let mut nth: Vec<usize> = Vec::new();
+    let spans = common_step_spans(ranks);
     for (i, r) in ranks.ranks.iter().enumerate() {
         nth.iter_mut().for_each(|n| *n = 0);
+        let span = spans.as_ref().and_then(|s| s[i]);
         for (j, c) in Collectives::part(r).iter().enumerate() {
+            if span.is_some_and(|(lo, hi)| c.called() < lo || c.called() >= hi) {
+                continue;
+            }
             let key = (c.name.as_str(), c.comm.as_deref(), c.bytes);
             let at = *index.entry(key).or_insert_with(|| {
                 lists.push((key, Vec::new()));
@@ -209,6 +226,54 @@ pub fn group_calls(ranks: &Ranks<'_>) -> BTreeMap<Key, Vec<Vec<CollectiveIndex>>
             ((name.to_string(), comm.map(str::to_string), bytes), list)
         })
         .collect()
+}
+
+/// With steps selected, per rank the span of the steps every rank kept
+/// (`None` for a rank without kept steps): the calls matched. Each rank
+/// decides its own warm-up (`--skip-warmup`, docs/tracestat.md#steps), so
+/// one rank may keep a step another dropped; its calls there have no
+/// counterpart, and counted with the others they would shift every later
+/// occurrence of their kind by as many (docs/tracestat.md#collectives).
+/// `None` when every rank kept the same first and last step.
+fn common_step_spans(ranks: &Ranks<'_>) -> Option<Vec<Option<(Ns, Ns)>>> {
+    use super::steps::Steps;
+    fn kept(r: &RankSummary) -> Option<&[super::steps::StepTimes]> {
+        let part = Steps::part(r);
+        (part.selecting && !part.steps.is_empty()).then_some(&part.steps)
+    }
+    let ends: Vec<(u64, u64)> = ranks
+        .ranks
+        .iter()
+        .filter_map(kept)
+        .filter_map(|s| {
+            Some((
+                s.iter().map(|t| t.step).min()?,
+                s.iter().map(|t| t.step).max()?,
+            ))
+        })
+        .collect();
+    let first = ends.iter().map(|e| e.0).max()?;
+    let last = ends.iter().map(|e| e.1).min()?;
+    if ends.iter().all(|&e| e == (first, last)) {
+        return None;
+    }
+    let spans = ranks
+        .ranks
+        .iter()
+        .map(|r| {
+            let common = kept(r)?.iter().filter(|t| (first..=last).contains(&t.step));
+            let (lo, hi) = common.fold((Ns::MAX, Ns::MIN), |(lo, hi), t| {
+                (lo.min(t.start_ns), hi.max(t.start_ns + t.dur_ns))
+            });
+            // No step in common: nothing of the rank is matched.
+            Some(if lo > hi {
+                (Ns::MAX, Ns::MIN)
+            } else {
+                (lo, hi)
+            })
+        })
+        .collect();
+    Some(spans)
 }
 
 /// The matched instances, in time order, and each rank's tally.
