@@ -707,7 +707,7 @@ fn skip_warmup_keeps_a_slow_step_of_a_short_run() {
 #[test]
 fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
     let cold = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/cold");
-    let (doc, console, _) = report(&[cold.clone()], &["--skip-warmup"]);
+    let (doc, console, _) = report(std::slice::from_ref(&cold), &["--skip-warmup"]);
     assert_eq!(
         ids(&row(&doc, "step_ranks", "rank", "0")["warmup"]),
         vec![0, 1, 2]
@@ -736,7 +736,7 @@ fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
     );
     // The same steps kept on both ranks by id: the calls made in them.
     for (steps, n) in [("3-11", 27), ("2-11", 30), ("4-8", 15)] {
-        let (doc, _, _) = report(&[cold.clone()], &["--steps", steps]);
+        let (doc, _, _) = report(std::slice::from_ref(&cold), &["--steps", steps]);
         assert_eq!(consistent(&doc), (n, n), "--steps {steps}");
     }
     // The 4-rank planted recording, steps 3 to 5: 9 all-reduces, all line
