@@ -31,10 +31,27 @@ pub fn write(
     write_console(out, sections)
 }
 
-/// The slowest step and its longest stretch on the critical path.
+/// The slowest step and its longest stretch on the critical path; when
+/// that step looks like warm-up, on which ranks (docs/tracestat.md#steps).
 pub fn slowest_step_line(r: &Report) -> Option<String> {
     let median = r.out.steps.step_time.as_ref().map(|t| t.median_us);
-    crate::analyzers::critical_path::headline(&r.out.critical_path, median)
+    let line = crate::analyzers::critical_path::headline(&r.out.critical_path, median)?;
+    let step: Option<u64> = r.out.critical_path.slowest_step.as_deref()?.parse().ok();
+    let ranks: Vec<&str> = r
+        .out
+        .steps
+        .step_ranks
+        .iter()
+        .filter(|s| step.is_some_and(|id| s.warmup_seen.contains(&id)))
+        .map(|s| s.rank.as_str())
+        .collect();
+    if ranks.is_empty() {
+        return Some(line);
+    }
+    Some(format!(
+        "{line}; it looks like warm-up on rank {} (--skip-warmup leaves it out)",
+        crate::analyzers::steps::rank_span(&ranks)
+    ))
 }
 
 /// The first line: how many ranks.

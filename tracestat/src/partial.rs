@@ -19,7 +19,8 @@ pub const FORMAT: &str = "tracestat-partial";
 /// device work before a step, and each step's host range end, which the
 /// what-if replay carries from step to step (docs/tracestat.md#what-if);
 /// 8: when a collective on the device was called on the host, which the
-/// matching across ranks of kept steps reads (docs/tracestat.md#collectives).
+/// matching across ranks of kept steps reads (docs/tracestat.md#collectives),
+/// and the steps `--skip-warmup` would drop (docs/tracestat.md#steps).
 pub const VERSION: u32 = 8;
 
 /// Versions `--combine` still reads: a version 4 or 5 partial is a version

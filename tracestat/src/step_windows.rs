@@ -198,6 +198,9 @@ pub struct RankSteps {
     /// With `--skip-warmup` and steps kept: whether the step time settled
     /// (`false`: it never did, and nothing was dropped).
     pub warmup_settled: Option<bool>,
+    /// Without `--skip-warmup`: the leading steps it would drop, which the
+    /// report's slowest-step line names when it is one of them.
+    pub warmup_seen: Vec<u64>,
     /// Whether the run restricts the analyses to the kept steps.
     pub selecting: bool,
     /// The steps kept, in time order.
@@ -593,13 +596,20 @@ pub fn select(found: FoundSteps, options: &StepOptions) -> RankSteps {
     };
     let mut dropped = Vec::new();
     let mut settled = None;
-    if options.skip_warmup && !kept.is_empty() {
+    let mut seen = Vec::new();
+    if !kept.is_empty() {
         let durations: Vec<Ns> = kept.iter().map(StepWindow::dur_ns).collect();
         let found = warmup(&durations);
-        if let Warmup::Dropped(n) = found {
+        let n = match found {
+            Warmup::Dropped(n) => n,
+            Warmup::NeverSettled => 0,
+        };
+        if options.skip_warmup {
             dropped = kept.drain(..n).map(|s| s.step).collect();
+            settled = Some(found != Warmup::NeverSettled);
+        } else {
+            seen = kept[..n].iter().map(|s| s.step).collect();
         }
-        settled = Some(found != Warmup::NeverSettled);
     }
     RankSteps {
         rule: found.rule,
@@ -607,6 +617,7 @@ pub fn select(found: FoundSteps, options: &StepOptions) -> RankSteps {
         found: total,
         warmup: dropped,
         warmup_settled: settled,
+        warmup_seen: seen,
         // A rank without steps has no warm-up to drop: `--skip-warmup`
         // alone leaves it whole (docs/tracestat.md#steps); `--steps`
         // asks for steps by id, which such a rank does not have.

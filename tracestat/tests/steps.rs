@@ -743,6 +743,23 @@ fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
     // up (5 of 9 when a window held the device work that ran in it).
     let (planted, _, _) = report(&recorded("planted"), &["--steps", "3-5"]);
     assert_eq!(consistent(&planted), (9, 9));
+    // Without the option the slowest step, step 0, is named as warm-up.
+    let (plain, console, _) = report(std::slice::from_ref(&cold), &[]);
+    assert_eq!(
+        ids(&row(&plain, "step_ranks", "rank", "0")["warmup_seen"]),
+        vec![0, 1, 2]
+    );
+    assert_eq!(
+        ids(&row(&plain, "step_ranks", "rank", "1")["warmup_seen"]),
+        vec![0, 1]
+    );
+    assert!(
+        console.contains("; it looks like warm-up on rank 0-1 (--skip-warmup leaves it out)\n"),
+        "{console}"
+    );
+    assert!(!report(&recorded("planted"), &[])
+        .1
+        .contains("looks like warm-up"));
     // Partials of one rank each combine to the same report.
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<PathBuf> = (0..2)

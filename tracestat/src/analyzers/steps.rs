@@ -86,6 +86,9 @@ pub struct StepsRank {
     /// in partials before it was kept: nothing is said of it then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_settled: Option<bool>,
+    /// Without `--skip-warmup`: the leading steps it would drop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup_seen: Vec<u64>,
     pub selecting: bool,
     pub steps: Vec<StepTimes>,
 }
@@ -121,6 +124,8 @@ pub struct StepRankRow {
     /// With `--skip-warmup`: whether the step time settled (`false`:
     /// nothing dropped, as it never did).
     pub warmup_settled: Option<bool>,
+    /// Without `--skip-warmup`: the leading steps it would drop.
+    pub warmup_seen: Vec<u64>,
     /// Steps kept (the rows of `steps`).
     pub steps: u64,
     pub median_us: f64,
@@ -187,6 +192,7 @@ impl Analyzer for Steps {
             found: s.found,
             warmup: s.warmup.clone(),
             warmup_settled: s.warmup_settled,
+            warmup_seen: s.warmup_seen.clone(),
             selecting: s.selecting,
             steps: step_times(m, &s.kept),
         }
@@ -354,6 +360,7 @@ fn rank_stats(label: &str, part: &StepsRank) -> (StepRankRow, Vec<bool>) {
         steps_found: part.found,
         warmup: part.warmup.clone(),
         warmup_settled: part.warmup_settled,
+        warmup_seen: part.warmup_seen.clone(),
         steps: n as u64,
         median_us: median(&mut durations.clone()),
         p90_us: quantile(&mut durations.clone(), 0.9),
@@ -441,7 +448,7 @@ fn step_time(spread: &[StepSpreadRow]) -> Option<StepTime> {
 }
 
 /// Ranks as `0-3 5` (consecutive numeric labels joined).
-fn rank_span(labels: &[&str]) -> String {
+pub fn rank_span(labels: &[&str]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut run: Option<(u64, u64)> = None;
     let flush = |run: &mut Option<(u64, u64)>, out: &mut Vec<String>| {
