@@ -54,6 +54,9 @@ One gzipped trace per rank is written with export_chrome_trace to
 OUT/rank<R>.pt.trace.json.gz, and OUT.env.json (beside the folder, so that
 tools reading every JSON file of OUT see only traces) records the versions
 and GPUs.
+With --no-step-markers the --active iterations are profiled without a
+schedule and without prof.step(), so the traces hold no ProfilerStep range
+(testdata/kineto/recorded/README.md#without-step-markers).
 With --cold the profile starts at the process's first step (no untraced
 steps, no wait or warm-up in the schedule): its steps hold the set-up of
 CUDA, cuBLAS, NCCL and the caching allocator, a real warm-up for
@@ -88,6 +91,9 @@ def parse_args():
     p.add_argument("--batch", type=int, default=2048)
     p.add_argument("--untraced-steps", type=int, default=3, help="warm-up before the profiler starts")
     p.add_argument("--active", type=int, default=5, help="profiled steps after wait=1, warmup=1")
+    p.add_argument("--no-step-markers", action="store_true",
+                   help="profile --active steps without a schedule and without prof.step(): no ProfilerStep "
+                        "ranges, so that tools find the steps by other means")
     p.add_argument("--cold", action="store_true",
                    help="profile from the process's first step: no untraced steps, no wait or warm-up "
                         "in the schedule (its set-up: CUDA, cuBLAS, NCCL, the caching allocator)")
@@ -265,6 +271,21 @@ def worker(rank, world, port, args):
     def on_ready(prof):
         prof.export_chrome_trace(out)
 
+    if args.no_step_markers:
+        # No schedule and no prof.step(): the trace has no ProfilerStep
+        # ranges; the planted steps count from 0 all the same.
+        with profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+            record_shapes=True,
+            with_stack=args.with_stack,
+        ) as prof:
+            for i in range(args.active):
+                train_step(i, i)
+        torch.cuda.synchronize()
+        prof.export_chrome_trace(out)
+        dist.barrier()
+        dist.destroy_process_group()
+        return
     with profile(
         activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
         schedule=schedule(wait=0 if args.cold else 1, warmup=0 if args.cold else 1, active=args.active, repeat=1),

@@ -43,6 +43,12 @@ pub const TOP_LEVEL_COVER: f64 = 0.8;
 /// A period of the GPU operation sequence is accepted when at most this
 /// share of the positions compared differ.
 pub const PERIOD_MISMATCH: f64 = 0.01;
+/// Periods compared at least for a period with a few anomalies to fit ...
+pub const ANOMALY_PERIODS: usize = 5;
+/// ... and at most this many stretches of mismatches (see `fits`).
+pub const ANOMALIES: usize = 2;
+/// Names that mark the start of a step when the GPU period places them.
+const SIGNATURE: usize = 4;
 
 /// `--skip-warmup`: a leading step is warm-up while its duration differs
 /// from the median of the steps after it by more than this share.
@@ -389,19 +395,21 @@ fn by_gpu_period(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
     ops.sort_unstable_by_key(|o| (o.0, o.1));
     let names: Vec<NameId> = ops.iter().map(|o| o.2).collect();
     let period = shortest_period(&names)?;
-    let phase = quietest_phase(&ops, period);
+    let (a, b) = clean_stretch(&names, period);
+    let anchor = a + quietest_phase(&ops[a..b], period);
+    let starts = step_starts(&names, period, anchor);
     let mut steps = Vec::new();
-    let mut first = phase;
-    while first + period <= n {
-        let next = first + period;
-        let end_ns = if next < n {
-            ops[next].0
-        } else {
-            ops[first..next]
+    for (k, &first) in starts.iter().enumerate() {
+        let end_ns = match starts.get(k + 1) {
+            Some(&next) => ops[next].0,
+            // The last step: a whole period of operations, ending with
+            // the latest of them.
+            None if first + period <= n => ops[first..first + period]
                 .iter()
                 .map(|o| o.1)
                 .max()
-                .unwrap_or(ops[first].0)
+                .unwrap_or(ops[first].0),
+            None => break,
         };
         steps.push(StepWindow {
             step: steps.len() as u64,
@@ -409,7 +417,6 @@ fn by_gpu_period(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             end_ns,
             tid: None,
         });
-        first = next;
     }
     if steps.len() < MIN_DETECTED_STEPS {
         return None;
@@ -437,7 +444,12 @@ pub fn shortest_period(names: &[NameId]) -> Option<usize> {
         *counts.entry(name).or_default() += 1;
     }
     let middle = n / 2;
-    let pivot = (middle..n.min(middle + 64)).min_by_key(|&i| (counts[&names[i]], i))?;
+    // The rarest name near the middle that recurs in every step at all: an
+    // operation of one step only (a slow step's extra kernel) has no
+    // distance to itself to try.
+    let pivot = (middle..n.min(middle + 64))
+        .filter(|&i| counts[&names[i]] >= MIN_DETECTED_STEPS)
+        .min_by_key(|&i| (counts[&names[i]], i))?;
     let lo = pivot.saturating_sub(max_period);
     let hi = n.min(pivot + max_period + 1);
     let mut candidates: Vec<usize> = (lo..hi)
@@ -448,20 +460,103 @@ pub fn shortest_period(names: &[NameId]) -> Option<usize> {
     candidates.dedup();
     // `d <= n / 3`, so `from + d <= n`.
     let from = n / 3;
-    candidates.into_iter().find(|&d| {
-        let compared = n - d - from;
-        let allowed = (PERIOD_MISMATCH * compared as f64) as usize;
-        let mut mismatches = 0;
-        for i in from..n - d {
-            if names[i] != names[i + d] {
-                mismatches += 1;
-                if mismatches > allowed {
-                    return false;
-                }
-            }
+    candidates
+        .into_iter()
+        .find(|&d| n - d > from && fits(&names[from..], d))
+}
+
+/// Whether `d` is a period of `names`: the name `d` later is the same at
+/// all but [`PERIOD_MISMATCH`] of the positions, or, over at least
+/// [`ANOMALY_PERIODS`] periods, the positions that differ lie in at most
+/// [`ANOMALIES`] stretches (mismatches less than `d` apart) each shorter
+/// than two periods: an operation more or less in one or two steps (a slow
+/// step's extra kernel) shifts the positions of one period, where a shorter
+/// period inside the step (a repeated layer) differs once in every step,
+/// and a sequence without a period differs throughout
+/// (docs/tracestat.md#steps).
+fn fits(names: &[NameId], d: usize) -> bool {
+    let compared = names.len() - d;
+    let allowed = (PERIOD_MISMATCH * compared as f64) as usize;
+    let mut tolerant = compared >= ANOMALY_PERIODS * d;
+    let mut mismatches = 0;
+    let mut runs = 0;
+    // The current stretch of mismatches: its first and last position.
+    let mut run: Option<(usize, usize)> = None;
+    for i in 0..compared {
+        if names[i] == names[i + d] {
+            continue;
         }
-        compared > 0
-    })
+        mismatches += 1;
+        run = match run {
+            Some((first, last)) if i - last < d => Some((first, i)),
+            _ => {
+                runs += 1;
+                Some((i, i))
+            }
+        };
+        if run.is_some_and(|(first, last)| last - first >= 2 * d) || runs > ANOMALIES {
+            tolerant = false;
+        }
+        if mismatches > allowed && !tolerant {
+            return false;
+        }
+    }
+    true
+}
+
+/// The longest stretch of operations `a..b` in which every operation's
+/// name recurs `period` later (the whole sequence when the period holds
+/// throughout): where the step's first operation is sought, away from an
+/// operation more or less.
+fn clean_stretch(names: &[NameId], period: usize) -> (usize, usize) {
+    let n = names.len();
+    let (mut best, mut from) = ((0, 0), 0);
+    for i in 0..=n - period {
+        if i == n - period || names[i] != names[i + period] {
+            if i - from > best.1 - best.0 {
+                best = (from, i);
+            }
+            from = i + 1;
+        }
+    }
+    // The stretch's positions, and the period after its last one.
+    (best.0, (best.1 + period).min(n))
+}
+
+/// Where each step starts: from the `anchor` operation, a period later
+/// and earlier, each at the nearest operation (within half a period) that
+/// begins like the anchor's step (its first [`SIGNATURE`] names), so an
+/// operation more or less moves the steps after it by one, not all
+/// boundaries after it; at the position a period on where none does. In
+/// time order.
+fn step_starts(names: &[NameId], period: usize, anchor: usize) -> Vec<usize> {
+    let n = names.len();
+    let sig_len = SIGNATURE.min(period).min(n - anchor);
+    let sig = &names[anchor..anchor + sig_len];
+    let begins = |j: usize| names.get(j..j + sig_len) == Some(sig);
+    let nearest = |x: usize| {
+        (0..=period / 2)
+            .flat_map(|k| [x.checked_add(k), x.checked_sub(k)])
+            .flatten()
+            .find(|&j| j < n && begins(j))
+    };
+    let mut before = Vec::new();
+    let mut s = anchor;
+    while let Some(x) = s.checked_sub(period) {
+        let j = nearest(x).filter(|&j| j < s).unwrap_or(x);
+        before.push(j);
+        s = j;
+    }
+    let mut starts: Vec<usize> = before.into_iter().rev().collect();
+    starts.push(anchor);
+    let mut s = anchor;
+    while s + period < n {
+        let x = s + period;
+        let j = nearest(x).filter(|&j| j > s).unwrap_or(x);
+        starts.push(j);
+        s = j;
+    }
+    starts
 }
 
 /// The offset in `0..period` whose operations have the most idle time
@@ -667,6 +762,56 @@ mod tests {
         // A repeated layer `ab` inside the step `ababc` is no period.
         assert_eq!(shortest_period(&ids("ababcababcababcababc")), Some(5));
         assert_eq!(shortest_period(&ids("abcdefg")), None);
+    }
+
+    #[test]
+    fn a_period_holds_with_an_operation_more_in_one_step() {
+        let ids = |s: &str| -> Vec<NameId> { s.bytes().map(|b| NameId(b as u32)).collect() };
+        // 10 steps `abcdefgh`, an `x` more at the end of step 4 (a slow
+        // step's extra kernel): the positions 8 apart differ in one
+        // stretch only, and the steps after it start one later.
+        let mut s = String::new();
+        for k in 0..10 {
+            s.push_str("abcdefgh");
+            if k == 4 {
+                s.push('x');
+            }
+        }
+        let names = ids(&s);
+        assert_eq!(shortest_period(&names), Some(8));
+        // Positions 32 to 40 differ; of the two clean stretches of equal
+        // length the first, with the period after its last position.
+        assert_eq!(clean_stretch(&names, 8), (0, 40));
+        let want = vec![0, 8, 16, 24, 32, 41, 49, 57, 65, 73];
+        // From an anchor before the extra operation or after it alike.
+        assert_eq!(step_starts(&names, 8, 0), want);
+        assert_eq!(step_starts(&names, 8, 49), want);
+        // One operation fewer: the steps after it start one earlier.
+        let mut s = "abcdefgh".repeat(10);
+        s.remove(45);
+        let names = ids(&s);
+        assert_eq!(shortest_period(&names), Some(8));
+        assert_eq!(
+            step_starts(&names, 8, 0),
+            vec![0, 8, 16, 24, 32, 40, 47, 55, 63, 71]
+        );
+        // A layer repeated inside every step differs once per step: no
+        // period of 2, the step's 9 is found.
+        assert_eq!(shortest_period(&ids(&"ababababc".repeat(10))), Some(9));
+        // Differences all through (Thue-Morse): no period at all.
+        let thue: String = (0..600_u32)
+            .map(|i| if i.count_ones() % 2 == 0 { 'a' } else { 'b' })
+            .collect();
+        assert_eq!(shortest_period(&ids(&thue)), None);
+        // Three stretches of differences are more than a few anomalies.
+        let mut s = String::new();
+        for k in 0..12 {
+            s.push_str("abcdefgh");
+            if k % 4 == 1 {
+                s.push('x');
+            }
+        }
+        assert!(!fits(&ids(&s)[..], 8));
     }
 
     #[test]

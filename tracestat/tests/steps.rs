@@ -771,3 +771,50 @@ fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
         assert_eq!(&combined[k], v, "{k}");
     }
 }
+
+/// Recorded without a profiler schedule, so without `ProfilerStep` ranges
+/// (testdata/kineto/recorded/README.md#without-step-markers): 10
+/// iterations on 2 GPUs, rank 1 running one 21.5 ms matmul more in
+/// iteration 4. No host range covers a step (`data_to_device`, `forward`,
+/// `backward`, `optimizer` follow each other; with Python stacks the
+/// top-level ranges are the interpreter's frames), so both ranks' steps
+/// come from the period of the GPU work, 55 operations on the compute
+/// engine, though rank 1's extra kernel shifts the operations after it by
+/// one (before, rank 1 had no steps). The first iteration's start is
+/// before the first whole period: iteration 4 is step 3 on both ranks.
+#[test]
+fn steps_without_markers_are_found_on_every_rank_despite_an_extra_kernel() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded");
+    for run in ["nomarkers-nostack", "nomarkers-stack"] {
+        let (doc, console, _) = report(&[base.join(run)], &[]);
+        for rank in ["0", "1"] {
+            let r = row(&doc, "step_ranks", "rank", rank);
+            assert_eq!(r["rule"], "gpu-period", "{run} rank {rank}");
+            assert!(
+                r["source"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("every 55 operations"),
+                "{r}"
+            );
+            assert_eq!(r["steps"], 9, "{run} rank {rank}");
+            assert_eq!(r["max_step"], 3, "{run} rank {rank}");
+        }
+        assert_eq!(doc["slowest_step"], "3", "{run}");
+        assert!(
+            console.contains(
+                "its longest stretch: rank 1, compute, sm80_xmma_gemm_f32f32_f32f32_f32_nn_n"
+            ),
+            "{run}: {console}"
+        );
+        // The extra kernel starts in rank 1's step 3.
+        let extra = doc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["rank"] == "1")
+            .max_by_key(|s| s["kernels"].as_u64())
+            .unwrap();
+        assert_eq!(extra["step"], 3, "{run}");
+    }
+}
