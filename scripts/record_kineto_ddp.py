@@ -31,6 +31,13 @@ without it (testdata/kineto/recorded/README.md#what-if-against-a-re-run).
 `--mode nocomm` is the clean loop whose communication hook returns the
 gradients without an all-reduce: the run `comm=0` predicts.
 
+`--mode groups` runs on 4 GPUs with two process groups per rank: the pairs
+{0,1} and {2,3} all-reduce a 16 MiB activation after the forward (a
+tensor-parallel all-reduce, `tp_allreduce`), DDP all-reduces the gradients
+over the pairs {0,2} and {1,3}; rank --straggler-rank sleeps --sleep-ms
+right before its pair's activation all-reduce in ProfilerStep#--straggler-step
+(testdata/kineto/recorded/README.md#two-process-groups).
+
 `--mode rules` plants the problems of the findings not planted above, each
 on its own rank, in every profiled step unless said
 (testdata/kineto/recorded/README.md#findings-on-a-recording):
@@ -83,7 +90,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm", "rules"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm", "rules", "groups"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -129,7 +136,12 @@ class Plan:
 
     def __init__(self, args, rank):
         planted = args.mode == "planted"
-        sleeps = planted or args.mode == "sleep"
+        # Two process groups per rank (--mode groups): tensor-parallel pairs
+        # {0,1} {2,3} all-reduce an activation after the forward, DDP
+        # all-reduces the gradients over the data-parallel pairs {0,2} {1,3};
+        # the straggler sleeps right before its pair's activation all-reduce.
+        self.groups = args.mode == "groups"
+        sleeps = planted or args.mode in ("sleep", "groups")
         self.sleep_step = args.straggler_step if sleeps and rank == args.straggler_rank else None
         self.sleep_s = args.sleep_ms / 1000.0
         slow = planted or (args.mode == "slow" and args.slow_count > 0)
@@ -181,9 +193,21 @@ def worker(rank, world, port, args):
     layers = []
     for _ in range(args.layers):
         layers += [nn.Linear(args.hidden, args.hidden), nn.ReLU()]
-    model = DDP(nn.Sequential(*layers).to(dev), device_ids=[rank])
+    tp_group = dp_group = None
+    if plan.groups:
+        # Every rank creates every group, in one order: the groups' names
+        # are the same on all ranks.
+        tp = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        dp = [dist.new_group([0, 2]), dist.new_group([1, 3])]
+        tp_group, dp_group = tp[rank // 2], dp[rank % 2]
+    model = DDP(nn.Sequential(*layers).to(dev), device_ids=[rank], process_group=dp_group)
     state = {"step": -1, "slept": False}
-    model.register_comm_hook(None, make_hook(plan, state))
+    # The planted sleep of --mode groups is before the activation
+    # all-reduce, not in the gradients' hook.
+    # DDP passes the hook's state, its first argument here, to the hook as
+    # the group to all-reduce over (None: the default group, all ranks).
+    model.register_comm_hook(dp_group, make_hook(plan, {"step": None, "slept": True} if plan.groups else state))
+    activation = torch.zeros(4 * 2**20, device=dev) if plan.groups else None
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     loss_fn = nn.MSELoss()
 
@@ -224,6 +248,13 @@ def worker(rank, world, port, args):
             y = y_host.to(dev, non_blocking=True)
         with record_function("forward"):
             loss = loss_fn(model(x), y)
+        if plan.groups:
+            if step_id is not None and step_id == plan.sleep_step:
+                with record_function("planted_sleep"):
+                    time.sleep(plan.sleep_s)
+            with record_function("tp_allreduce"):
+                activation.fill_(loss.detach())
+                dist.all_reduce(activation, group=tp_group)
         if plan.sync_each_step:
             torch.cuda.synchronize()
         if plan.tiny_count:
@@ -335,11 +366,14 @@ def main():
     # One rank is enough for the per-rank problems of --mode rules.
     if world < (1 if args.mode == "rules" else 2):
         raise SystemExit("record_kineto_ddp.py: needs at least 2 GPUs")
+    if args.mode == "groups" and world != 4:
+        raise SystemExit("record_kineto_ddp.py: --mode groups needs 4 GPUs")
     if args.mode != "clean":
         names = {
             "slow": ("slow_rank",),
             "sleep": ("straggler_rank",),
             "nocomm": (),
+            "groups": ("straggler_rank",),
             "rules": ("tiny_rank", "small_rank"),
         }.get(args.mode, ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"))
         for name in names:

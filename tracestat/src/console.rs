@@ -32,26 +32,28 @@ pub fn write(
 }
 
 /// The slowest step and its longest stretch on the critical path; when
-/// that step looks like warm-up, on which ranks (docs/tracestat.md#steps).
+/// that step looks like warm-up on every rank with steps, so
+/// (docs/tracestat.md#steps). On one rank only it is more likely that
+/// rank's problem right after its warm-up (a straggler's sleep in the
+/// second step) than a warm-up of the run.
 pub fn slowest_step_line(r: &Report) -> Option<String> {
     let median = r.out.steps.step_time.as_ref().map(|t| t.median_us);
     let line = crate::analyzers::critical_path::headline(&r.out.critical_path, median)?;
     let step: Option<u64> = r.out.critical_path.slowest_step.as_deref()?.parse().ok();
-    let ranks: Vec<&str> = r
+    let mut with_steps = r
         .out
         .steps
         .step_ranks
         .iter()
-        .filter(|s| step.is_some_and(|id| s.warmup_seen.contains(&id)))
-        .map(|s| s.rank.as_str())
-        .collect();
-    if ranks.is_empty() {
-        return Some(line);
-    }
-    Some(format!(
-        "{line}; it looks like warm-up on rank {} (--skip-warmup leaves it out)",
-        crate::analyzers::steps::rank_span(&ranks)
-    ))
+        .filter(|s| s.steps > 0)
+        .peekable();
+    let warm = with_steps.peek().is_some()
+        && with_steps.all(|s| step.is_some_and(|id| s.warmup_seen.contains(&id)));
+    Some(if warm {
+        format!("{line}; it looks like warm-up on every rank (--skip-warmup leaves it out)")
+    } else {
+        line
+    })
 }
 
 /// The first line: how many ranks.

@@ -754,7 +754,7 @@ fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
         vec![0, 1]
     );
     assert!(
-        console.contains("; it looks like warm-up on rank 0-1 (--skip-warmup leaves it out)\n"),
+        console.contains("; it looks like warm-up on every rank (--skip-warmup leaves it out)\n"),
         "{console}"
     );
     assert!(!report(&recorded("planted"), &[])

@@ -317,3 +317,45 @@ fn arrivals_are_shown_only_where_the_clocks_line_up() {
         assert!(header.split_whitespace().any(|w| w == shown), "{header}");
     }
 }
+
+/// Two process groups per rank, recorded on 4 GPUs
+/// (testdata/kineto/recorded/README.md#two-process-groups): the pairs
+/// {0,1} and {2,3} all-reduce an activation (communicators 1 and 2), DDP
+/// all-reduces the gradients over {0,2} and {1,3} (3 and 4); rank 3 sleeps
+/// 50 ms before its pair's activation all-reduce in step 3. Every instance
+/// has its 2 ranks. Rank 2 then waits about 49 ms for rank 3 in the
+/// activation all-reduce, and arrives that much late at its gradient
+/// all-reduce with rank 0: counted as rank 2's, the waits rank 3 caused
+/// (115.6 ms) were not twice rank 2's (60.8 ms) and the straggler was read
+/// from compute time (rank 1). The part of rank 2's lateness it spent
+/// waiting for rank 3 is passed on to rank 3.
+#[test]
+fn a_wait_passed_on_through_another_group_is_its_causes() {
+    let groups = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/groups");
+    let (doc, console, _) = report(&[groups], &[]);
+    let all = doc["collectives"].as_array().unwrap();
+    assert_eq!(all.len(), 40);
+    for c in all {
+        assert_eq!(c["ranks"], 2, "{c}");
+        assert_eq!(c["consistent"], true, "{c}");
+    }
+    let on = |comm: &str| all.iter().filter(|c| c["comm"] == comm).count();
+    assert_eq!([on("1"), on("2"), on("3"), on("4")], [5, 5, 15, 15]);
+    assert_eq!(doc["straggler"]["rank"], "3", "{}", doc["straggler"]);
+    let caused = |i: usize| f(&doc["stragglers"][i]["wait_caused_us"]) / 1e3;
+    assert!((160.0..170.0).contains(&caused(3)), "rank 3: {}", caused(3));
+    assert!(caused(2) < 15.0, "rank 2: {}", caused(2));
+    assert!(caused(3) > 2.0 * caused(2).max(caused(1)).max(caused(0)));
+    assert!(
+        console.contains("straggler: rank 3: arrived last at 16 of 40 collectives"),
+        "{console}"
+    );
+    // The slowest step goes through the sleep, and a sleep on one rank
+    // right after the warm-up step is no warm-up of the run.
+    assert_eq!(doc["slowest_step"], "3");
+    assert!(
+        console.contains("its longest stretch: rank 3, host, planted_sleep: 50.2"),
+        "{console}"
+    );
+    assert!(!console.contains("looks like warm-up"), "{console}");
+}

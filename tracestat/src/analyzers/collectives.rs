@@ -315,6 +315,8 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, Clock
         waited: vec![0; n],
     };
     let mut out = Vec::new();
+    // Per matched instance, each rank's (aligned) arrival.
+    let mut arrivals: Vec<Vec<(usize, Ns)>> = Vec::new();
     for ((name, comm, bytes), list) in &occ {
         for (k, parts) in list.iter().enumerate() {
             if parts.len() < 2 {
@@ -326,8 +328,10 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, Clock
                 .collect();
             let inst = instance(name, comm, *bytes, k, &parts, ranks, &mut tally, origin);
             out.push(inst);
+            arrivals.push(parts.iter().map(|p| (p.0, p.1)).collect());
         }
     }
+    tally.caused = caused_waits(&arrivals, n);
     out.sort_by(|a, b| {
         a.start_us.total_cmp(&b.start_us).then_with(|| {
             (&a.name, &a.comm, a.bytes, a.occurrence).cmp(&(
@@ -339,6 +343,88 @@ fn instances(ranks: &Ranks<'_>) -> (Vec<CollectiveInstance>, ArrivalTally, Clock
         })
     });
     (out, tally, clocks)
+}
+
+/// The last arrival of an instance: the latest, the lowest rank on a tie.
+fn last_arrival(parts: &[(usize, Ns)]) -> Option<(usize, Ns)> {
+    parts
+        .iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .copied()
+}
+
+/// The wait each rank caused at the collectives (`arrivals`: per matched
+/// instance, each rank's arrival), passed on to where it began: the rank
+/// that arrived last caused the others' waits, except for the part of its
+/// lateness (after the others' latest arrival) that it spent waiting in
+/// another collective itself, for a rank of another group (a tensor-parallel
+/// pair waiting for its slow member, then late at the data-parallel
+/// all-reduce): that part of each wait is the causes' of that other wait,
+/// in their shares (docs/tracestat.md#stragglers). With one group every
+/// rank leaves a collective when it ends, so nothing is passed on.
+fn caused_waits(arrivals: &[Vec<(usize, Ns)>], n: usize) -> Vec<Ns> {
+    let mut order: Vec<(Ns, usize)> = arrivals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((last_arrival(p)?.1, i)))
+        .collect();
+    order.sort_unstable();
+    // Per rank: the waits it spent, `(from, to, instance)`, by end.
+    let mut waits: Vec<Vec<(Ns, Ns, usize)>> = vec![Vec::new(); n];
+    // Per instance: who caused its wait, as shares of it.
+    let mut shares: Vec<Vec<(usize, f64)>> = vec![Vec::new(); arrivals.len()];
+    let mut caused = vec![0.0_f64; n];
+    for &(at, i) in &order {
+        let parts = &arrivals[i];
+        let Some((last, _)) = last_arrival(parts) else {
+            continue;
+        };
+        let total: Ns = parts.iter().map(|&(_, a)| at - a).sum();
+        if total <= 0 {
+            continue;
+        }
+        let second = parts
+            .iter()
+            .filter(|p| p.0 != last)
+            .map(|p| p.1)
+            .max()
+            .unwrap_or(at);
+        // The last rank's own waits during its lateness, by overlap.
+        let own = &waits[last];
+        let from = own.partition_point(|w| w.1 <= second);
+        let passed: Vec<(usize, Ns)> = own[from..]
+            .iter()
+            .filter(|w| w.0 < at)
+            .map(|w| (w.2, w.1.min(at) - w.0.max(second)))
+            .filter(|p| p.1 > 0)
+            .collect();
+        let d: Ns = passed.iter().map(|p| p.1).sum::<Ns>().min(at - second);
+        let transfer: Ns = parts
+            .iter()
+            .filter(|p| p.0 != last)
+            .map(|&(_, a)| (at - a).min(d))
+            .sum();
+        let mut mine: Vec<(usize, f64)> = vec![(last, (total - transfer) as f64)];
+        let overlap: Ns = passed.iter().map(|p| p.1).sum();
+        for &(j, o) in &passed {
+            for &(r, s) in &shares[j] {
+                mine.push((r, transfer as f64 * o as f64 / overlap as f64 * s));
+            }
+        }
+        for &(r, x) in &mine {
+            caused[r] += x;
+        }
+        shares[i] = mine
+            .into_iter()
+            .map(|(r, x)| (r, x / total as f64))
+            .collect();
+        for &(r, a) in parts {
+            if r != last && a < at {
+                waits[r].push((a, at, i));
+            }
+        }
+    }
+    caused.into_iter().map(|x| x.round() as Ns).collect()
 }
 
 /// The earliest first event of the ranks with a time span, on aligned

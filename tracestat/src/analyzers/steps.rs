@@ -448,7 +448,7 @@ fn step_time(spread: &[StepSpreadRow]) -> Option<StepTime> {
 }
 
 /// Ranks as `0-3 5` (consecutive numeric labels joined).
-pub fn rank_span(labels: &[&str]) -> String {
+fn rank_span(labels: &[&str]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut run: Option<(u64, u64)> = None;
     let flush = |run: &mut Option<(u64, u64)>, out: &mut Vec<String>| {
