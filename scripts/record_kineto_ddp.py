@@ -38,6 +38,12 @@ over the pairs {0,2} and {1,3}; rank --straggler-rank sleeps --sleep-ms
 right before its pair's activation all-reduce in ProfilerStep#--straggler-step
 (testdata/kineto/recorded/README.md#two-process-groups).
 
+`--mode fsdp` shards the model with FullyShardedDataParallel (one unit per
+Linear layer: all-gathers of its parameters, reduce-scatters of its
+gradients) instead of DDP; rank --straggler-rank sleeps --sleep-ms before
+its forward in ProfilerStep#--straggler-step
+(testdata/kineto/recorded/README.md#fsdp).
+
 `--mode rules` plants the problems of the findings not planted above, each
 on its own rank, in every profiled step unless said
 (testdata/kineto/recorded/README.md#findings-on-a-recording):
@@ -90,7 +96,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm", "rules", "groups"], required=True)
+    p.add_argument("--mode", choices=["clean", "planted", "slow", "sleep", "nocomm", "rules", "groups", "fsdp"], required=True)
     p.add_argument("--out", required=True, help="folder for rank<R>.pt.trace.json.gz")
     p.add_argument("--world-size", type=int, default=0, help="default: all GPUs, at most 4")
     p.add_argument("--hidden", type=int, default=2048)
@@ -141,7 +147,11 @@ class Plan:
         # all-reduces the gradients over the data-parallel pairs {0,2} {1,3};
         # the straggler sleeps right before its pair's activation all-reduce.
         self.groups = args.mode == "groups"
-        sleeps = planted or args.mode in ("sleep", "groups")
+        # --mode fsdp: the model sharded with FullyShardedDataParallel
+        # (all-gathers of the parameters, reduce-scatters of the gradients)
+        # instead of DDP; the straggler sleeps before its forward.
+        self.fsdp = args.mode == "fsdp"
+        sleeps = planted or args.mode in ("sleep", "groups", "fsdp")
         self.sleep_step = args.straggler_step if sleeps and rank == args.straggler_rank else None
         self.sleep_s = args.sleep_ms / 1000.0
         slow = planted or (args.mode == "slow" and args.slow_count > 0)
@@ -200,13 +210,23 @@ def worker(rank, world, port, args):
         tp = [dist.new_group([0, 1]), dist.new_group([2, 3])]
         dp = [dist.new_group([0, 2]), dist.new_group([1, 3])]
         tp_group, dp_group = tp[rank // 2], dp[rank % 2]
-    model = DDP(nn.Sequential(*layers).to(dev), device_ids=[rank], process_group=dp_group)
     state = {"step": -1, "slept": False}
-    # The planted sleep of --mode groups is before the activation
-    # all-reduce, not in the gradients' hook.
-    # DDP passes the hook's state, its first argument here, to the hook as
-    # the group to all-reduce over (None: the default group, all ranks).
-    model.register_comm_hook(dp_group, make_hook(plan, {"step": None, "slept": True} if plan.groups else state))
+    if plan.fsdp:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        # One unit per Linear layer: an all-gather before each layer's
+        # forward and backward, a reduce-scatter after its backward.
+        model = FullyShardedDataParallel(
+            nn.Sequential(*layers).to(dev),
+            auto_wrap_policy=lambda module, recurse, nonwrapped_numel: recurse or isinstance(module, nn.Linear),
+            device_id=dev,
+        )
+    else:
+        model = DDP(nn.Sequential(*layers).to(dev), device_ids=[rank], process_group=dp_group)
+        # The planted sleep of --mode groups is before the activation
+        # all-reduce, not in the gradients' hook. DDP passes the hook's
+        # state, its first argument here, to the hook as the group to
+        # all-reduce over (None: the default group, all ranks).
+        model.register_comm_hook(dp_group, make_hook(plan, {"step": None, "slept": True} if plan.groups else state))
     activation = torch.zeros(4 * 2**20, device=dev) if plan.groups else None
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     loss_fn = nn.MSELoss()
@@ -246,6 +266,9 @@ def worker(rank, world, port, args):
         with record_function("data_to_device"):
             x = x_host.to(dev, non_blocking=True)
             y = y_host.to(dev, non_blocking=True)
+        if plan.fsdp and step_id is not None and step_id == plan.sleep_step:
+            with record_function("planted_sleep"):
+                time.sleep(plan.sleep_s)
         with record_function("forward"):
             loss = loss_fn(model(x), y)
         if plan.groups:
@@ -374,6 +397,7 @@ def main():
             "sleep": ("straggler_rank",),
             "nocomm": (),
             "groups": ("straggler_rank",),
+            "fsdp": ("straggler_rank",),
             "rules": ("tiny_rank", "small_rank"),
         }.get(args.mode, ("straggler_rank", "slow_rank", "pageable_rank", "sync_rank"))
         for name in names:

@@ -359,3 +359,41 @@ fn a_wait_passed_on_through_another_group_is_its_causes() {
     );
     assert!(!console.contains("looks like warm-up"), "{console}");
 }
+
+/// FSDP recorded on 4 GPUs (testdata/kineto/recorded/README.md#fsdp): one
+/// unit per Linear layer, so per step 8 all-gathers (`_allgather_base`,
+/// forward and backward) and 4 reduce-scatters (`_reduce_scatter_base`);
+/// rank 2 sleeps 50 ms before its forward in step 4. Every all-gather and
+/// reduce-scatter of the 5 steps matches on the 4 ranks and lines up, the
+/// others wait about 47.5 ms for rank 2 at step 4's first all-gather, and
+/// step 4's path goes through the sleep.
+#[test]
+fn fsdp_collectives_match_and_the_sleep_sets_its_step() {
+    let fsdp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/fsdp");
+    let (doc, console, _) = report(&[fsdp], &[]);
+    let all = doc["collectives"].as_array().unwrap();
+    let named = |n: &str| all.iter().filter(|c| c["name"] == n).count();
+    assert_eq!(
+        (named("_allgather_base"), named("_reduce_scatter_base")),
+        (40, 20)
+    );
+    assert!(all
+        .iter()
+        .all(|c| c["ranks"] == 4 && c["consistent"] == true));
+    let worst = all
+        .iter()
+        .max_by(|a, b| f(&a["skew_us"]).total_cmp(&f(&b["skew_us"])))
+        .unwrap();
+    assert_eq!(worst["last_rank"], "2");
+    assert_eq!(worst["name"], "_allgather_base");
+    close(
+        f(&worst["skew_us"]),
+        47_487.176,
+        "the skew of step 4's first all-gather",
+    );
+    assert_eq!(doc["slowest_step"], "4");
+    assert!(
+        console.contains("its longest stretch: rank 2, host, planted_sleep: 50.2"),
+        "{console}"
+    );
+}
