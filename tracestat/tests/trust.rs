@@ -396,4 +396,13 @@ fn fsdp_collectives_match_and_the_sleep_sets_its_step() {
         console.contains("its longest stretch: rank 2, host, planted_sleep: 50.2"),
         "{console}"
     );
+    // Rank 1 arrives last by about 2 ms at most all-gathers: two ranks made
+    // the others wait about as long, and the straggler line names both.
+    assert!(
+        console.contains(
+            "; by arrivals, 2 ranks made the others wait, none twice as long as the rest: \
+             rank 1 171.180 ms (last at 51 of 60), rank 2 162.393 ms (last at 8 of 60))"
+        ),
+        "{console}"
+    );
 }

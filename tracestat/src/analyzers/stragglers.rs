@@ -377,9 +377,43 @@ fn straggler_line(
         r.compute_vs_median_pct,
         100.0 * COMPUTE_THRESHOLD,
         if instances > 0 && trusted {
-            ", and no rank's arrivals at collectives made the others wait notably longer"
+            arrivals_note(rows, WAIT_THRESHOLD * active_median_us)
         } else {
-            ""
+            String::new()
         }
     ))
+}
+
+/// Why the arrivals name no straggler: none made the others wait notably,
+/// or several did, about alike (at most 3 named, the most first): ranks
+/// that each hold the others up are worth a look though none stands out
+/// alone (docs/tracestat.md#stragglers).
+fn arrivals_note(rows: &[StragglerRow], floor: f64) -> String {
+    let mut notable: Vec<&StragglerRow> = rows
+        .iter()
+        .filter(|r| r.arrived_last > 0 && r.wait_caused_us > floor)
+        .collect();
+    if notable.len() < 2 {
+        return ", and no rank's arrivals at collectives made the others wait notably longer"
+            .to_string();
+    }
+    notable.sort_by(|a, b| b.wait_caused_us.total_cmp(&a.wait_caused_us));
+    let named: Vec<String> = notable
+        .iter()
+        .take(3)
+        .map(|r| {
+            format!(
+                "rank {} {:.3} ms (last at {} of {})",
+                r.rank,
+                r.wait_caused_us / 1e3,
+                r.arrived_last,
+                r.collectives
+            )
+        })
+        .collect();
+    format!(
+        "; by arrivals, {} ranks made the others wait, none twice as long as the rest: {}",
+        notable.len(),
+        named.join(", ")
+    )
 }
