@@ -358,6 +358,14 @@ fn a_wait_passed_on_through_another_group_is_its_causes() {
         "{console}"
     );
     assert!(!console.contains("looks like warm-up"), "{console}");
+    // Rank 3's kernels took no longer than the others' in any step (it only
+    // slept): bringing it to the median changes nothing, rather than slowing
+    // steps 5 and 6 by 30% (docs/tracestat.md#what-if).
+    let groups = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/groups");
+    let (doc, _, _) = report(&[groups], &["--what-if", "rank:3=median"]);
+    for s in doc["what_if"].as_array().unwrap() {
+        assert_eq!(f(&s["what_if_dur_us"]), f(&s["dur_us"]), "{s}");
+    }
 }
 
 /// FSDP recorded on 4 GPUs (testdata/kineto/recorded/README.md#fsdp): one

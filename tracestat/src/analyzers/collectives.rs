@@ -263,7 +263,10 @@ fn common_step_spans(ranks: &Ranks<'_>) -> Option<Vec<Option<(Ns, Ns)>>> {
         .map(|r| {
             let common = kept(r)?.iter().filter(|t| (first..=last).contains(&t.step));
             let (lo, hi) = common.fold((Ns::MAX, Ns::MIN), |(lo, hi), t| {
-                (lo.min(t.start_ns), hi.max(t.start_ns.saturating_add(t.dur_ns)))
+                (
+                    lo.min(t.start_ns),
+                    hi.max(t.start_ns.saturating_add(t.dur_ns)),
+                )
             });
             // No step in common: nothing of the rank is matched.
             Some(if lo > hi {

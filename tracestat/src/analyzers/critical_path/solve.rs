@@ -912,8 +912,10 @@ impl<'a> Solver<'a> {
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
     /// median kernel time of the step's other ranks over rank N's, the
     /// median the imbalance finding measures a rank against (with rank N
-    /// among them, two ranks met halfway: docs/tracestat.md#what-if).
-    /// `None` in a step rank N is alone in.
+    /// among them, two ranks met halfway: docs/tracestat.md#what-if), at
+    /// most 1: a rank whose kernels took no longer than the others' is left
+    /// as it is, not slowed down to the median. `None` in a step rank N is
+    /// alone in.
     fn median_factor(&self, parts: &[Part], rule: Option<&Rule>) -> Option<(usize, f64)> {
         let Some(Target::RankMedian(n)) = rule.map(|r| &r.target) else {
             return None;
@@ -931,7 +933,7 @@ impl<'a> Solver<'a> {
         }
         let own = self.paths[who].steps[k].kernel_ns as f64;
         let median = crate::analyzers::median(&mut others);
-        (own > 0.0).then_some((who, median / own))
+        (own > 0.0).then_some((who, (median / own).min(1.0)))
     }
 }
 
