@@ -417,10 +417,7 @@ fn caused_waits(arrivals: &[Vec<(usize, Ns)>], n: usize) -> Vec<Ns> {
         for &(r, x) in &mine {
             caused[r] += x;
         }
-        shares[i] = mine
-            .into_iter()
-            .map(|(r, x)| (r, x / total as f64))
-            .collect();
+        shares[i] = kept_shares(mine, total as f64);
         for &(r, a) in parts {
             if r != last && a < at {
                 waits[r].push((a, at, i));
@@ -429,6 +426,32 @@ fn caused_waits(arrivals: &[Vec<(usize, Ns)>], n: usize) -> Vec<Ns> {
     }
     caused.into_iter().map(|x| x.round() as Ns).collect()
 }
+
+/// An instance's causes as shares of its wait, one per rank, at most
+/// [`MAX_CAUSES`] (the largest, scaled to add up to 1 again): a chain of
+/// waits passed on would otherwise grow each instance's list by the one
+/// before's (docs/tracestat.md#stragglers).
+fn kept_shares(mut causes: Vec<(usize, f64)>, total: f64) -> Vec<(usize, f64)> {
+    causes.sort_unstable_by_key(|c| c.0);
+    let mut merged: Vec<(usize, f64)> = Vec::with_capacity(causes.len());
+    for (r, x) in causes {
+        match merged.last_mut() {
+            Some(last) if last.0 == r => last.1 += x,
+            _ => merged.push((r, x)),
+        }
+    }
+    merged.retain(|c| c.1 > 0.0);
+    if merged.len() > MAX_CAUSES {
+        merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        merged.truncate(MAX_CAUSES);
+    }
+    let kept: f64 = merged.iter().map(|c| c.1).sum();
+    let scale = if kept > 0.0 { 1.0 / kept } else { 1.0 / total };
+    merged.into_iter().map(|(r, x)| (r, x * scale)).collect()
+}
+
+/// Causes an instance's wait is shared among at most.
+const MAX_CAUSES: usize = 16;
 
 /// The earliest first event of the ranks with a time span, on aligned
 /// clocks: the origin of report times.
@@ -712,4 +735,41 @@ fn wait_table(rows: &[CollectiveInstance]) -> Table {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Worked out by hand: rank 2 waits for rank 3 (0 to 50) in their pair,
+    /// then is last by 45 at its pair with rank 0 (10 to 55), 40 of which
+    /// it spent waiting for rank 3: rank 3 caused 50 + 40 + its own 32 at
+    /// its pair with rank 1, rank 2 the other 5. Rank 0, last at 100 with
+    /// rank 1 (from 60), waited only before that: its 40 are its own.
+    #[test]
+    fn a_wait_spent_waiting_for_another_rank_is_passed_on() {
+        let arrivals = vec![
+            vec![(2, 0), (3, 50)],
+            vec![(0, 10), (2, 55)],
+            vec![(1, 20), (3, 52)],
+            vec![(1, 60), (0, 100)],
+        ];
+        assert_eq!(caused_waits(&arrivals, 4), vec![40, 0, 5, 122]);
+        // With one group every rank leaves together: nothing passed on.
+        let one = vec![vec![(0, 0), (1, 30)], vec![(0, 40), (1, 35)]];
+        assert_eq!(caused_waits(&one, 2), vec![5, 30]);
+    }
+
+    #[test]
+    fn shares_merge_per_rank_and_keep_the_largest() {
+        assert_eq!(
+            kept_shares(vec![(3, 20.0), (1, 10.0), (3, 20.0)], 50.0),
+            vec![(1, 0.2), (3, 0.8)]
+        );
+        let many: Vec<(usize, f64)> = (0..40).map(|r| (r, 1.0 + r as f64)).collect();
+        let kept = kept_shares(many, 820.0);
+        assert_eq!(kept.len(), MAX_CAUSES);
+        assert_eq!(kept[0].0, 39);
+        assert!((kept.iter().map(|c| c.1).sum::<f64>() - 1.0).abs() < 1e-12);
+    }
 }
