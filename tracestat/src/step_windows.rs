@@ -45,8 +45,11 @@ pub const TOP_LEVEL_COVER: f64 = 0.8;
 pub const PERIOD_MISMATCH: f64 = 0.01;
 /// Periods compared at least for a period with a few anomalies to fit ...
 pub const ANOMALY_PERIODS: usize = 5;
-/// ... and at most this many stretches of mismatches (see `fits`).
+/// ... and at most this many stretches of mismatches (see `fits`) ...
 pub const ANOMALIES: usize = 2;
+/// ... each of at most the period's length and this many: operations more
+/// or fewer in a step at one place.
+pub const ANOMALY_OPS: usize = 3;
 /// Names that mark the start of a step when the GPU period places them.
 const SIGNATURE: usize = 4;
 
@@ -460,27 +463,34 @@ pub fn shortest_period(names: &[NameId]) -> Option<usize> {
     candidates.dedup();
     // `d <= n / 3`, so `from + d <= n`.
     let from = n / 3;
-    candidates
-        .into_iter()
-        .find(|&d| n - d > from && fits(&names[from..], d))
+    // A period that fits as it is before one that fits with anomalies: the
+    // step's, rather than a layer's that differs at few step boundaries.
+    let fitting = |tolerate: bool| {
+        candidates
+            .iter()
+            .copied()
+            .find(|&d| n - d > from && fits(&names[from..], d, tolerate))
+    };
+    fitting(false).or_else(|| fitting(true))
 }
 
 /// Whether `d` is a period of `names`: the name `d` later is the same at
 /// all but [`PERIOD_MISMATCH`] of the positions, or, over at least
 /// [`ANOMALY_PERIODS`] periods, the positions that differ lie in at most
-/// [`ANOMALIES`] stretches (mismatches less than `d` apart) each shorter
-/// than two periods: an operation more or less in one or two steps (a slow
-/// step's extra kernel) shifts the positions of one period, where a shorter
-/// period inside the step (a repeated layer) differs once in every step,
-/// and a sequence without a period differs throughout
+/// [`ANOMALIES`] stretches (mismatches less than `d` apart) of at most `d +`
+/// [`ANOMALY_OPS`] mismatches each (`tolerate`): an operation more or less
+/// in one or two steps (a slow step's extra kernel) shifts the positions of
+/// one period, where a shorter period inside the step (a repeated layer)
+/// differs once in every step, by the step's own operations between the
+/// layers, and a sequence without a period differs throughout
 /// (docs/tracestat.md#steps).
-fn fits(names: &[NameId], d: usize) -> bool {
+fn fits(names: &[NameId], d: usize, tolerate: bool) -> bool {
     let compared = names.len() - d;
     let allowed = (PERIOD_MISMATCH * compared as f64) as usize;
-    let mut tolerant = compared >= ANOMALY_PERIODS * d;
+    let mut tolerant = tolerate && compared >= ANOMALY_PERIODS * d;
     let mut mismatches = 0;
     let mut runs = 0;
-    // The current stretch of mismatches: its first and last position.
+    // The current stretch of mismatches: its last position and its count.
     let mut run: Option<(usize, usize)> = None;
     for i in 0..compared {
         if names[i] == names[i + d] {
@@ -488,13 +498,13 @@ fn fits(names: &[NameId], d: usize) -> bool {
         }
         mismatches += 1;
         run = match run {
-            Some((first, last)) if i - last < d => Some((first, i)),
+            Some((last, count)) if i - last < d => Some((i, count + 1)),
             _ => {
                 runs += 1;
-                Some((i, i))
+                Some((i, 1))
             }
         };
-        if run.is_some_and(|(first, last)| last - first >= 2 * d) || runs > ANOMALIES {
+        if run.is_some_and(|(_, count)| count > d + ANOMALY_OPS) || runs > ANOMALIES {
             tolerant = false;
         }
         if mismatches > allowed && !tolerant {
@@ -796,8 +806,22 @@ mod tests {
             vec![0, 8, 16, 24, 32, 40, 47, 55, 63, 71]
         );
         // A layer repeated inside every step differs once per step: no
-        // period of 2, the step's 9 is found.
+        // period of 2, the step's 9 is found; over 3 steps too, where the
+        // layer's differences are as few as an anomaly's (a period that
+        // fits without any is taken first).
         assert_eq!(shortest_period(&ids(&"ababababc".repeat(10))), Some(9));
+        assert_eq!(shortest_period(&ids(&"ababababc".repeat(3))), Some(9));
+        assert_eq!(
+            shortest_period(&ids(&"abababababababababababc".repeat(4))),
+            Some(23)
+        );
+        // 3 steps of 24 layers of 8 operations between 3 of their own: the
+        // operations near the middle are all the layers', so the layer's 8
+        // is a candidate, and its differences at the 2 step boundaries
+        // compared are as few as anomalies'; the step's 198 fits without
+        // any and is taken.
+        let step = format!("xyz{}uvw", "abcdefgh".repeat(24));
+        assert_eq!(shortest_period(&ids(&step.repeat(3))), Some(198));
         // Differences all through (Thue-Morse): no period at all.
         let thue: String = (0..600_u32)
             .map(|i| if i.count_ones() % 2 == 0 { 'a' } else { 'b' })
@@ -811,7 +835,12 @@ mod tests {
                 s.push('x');
             }
         }
-        assert!(!fits(&ids(&s)[..], 8));
+        assert!(!fits(&ids(&s)[..], 8, true));
+        // Two steps of 24 layers, 6 operations of the step's own between
+        // them: no step's period is a candidate (it needs 3 steps), and the
+        // layer's 8 differs in 2 stretches of 14 (8 + 6), more than an
+        // anomaly's 8 + 3: no period, as before anomalies were allowed.
+        assert_eq!(shortest_period(&ids(&step.repeat(2))), None);
     }
 
     #[test]
