@@ -53,8 +53,10 @@ pub fn read(path: &Path) -> Result<Partial, InputError> {
         return Err(InputError::at_file(
             path,
             format!(
-                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} 3 to {VERSION})",
-                p.format, p.version
+                "not a tracestat partial of this version: format {:?} version {} (expected {FORMAT:?} {} to {VERSION})",
+                p.format,
+                p.version,
+                READABLE.start()
             ),
         ));
     }

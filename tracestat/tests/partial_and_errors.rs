@@ -110,6 +110,26 @@ fn combine_refuses_partials_made_with_other_options() {
         "{err}"
     );
     assert!(err.contains("not a tracestat partial"), "{err}");
+    // A partial of a version this build does not read: the line says which
+    // it reads (4, the first with the analyzers' own parts, to the current).
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&pb).unwrap()).unwrap();
+    doc["version"] = 99.into();
+    let future = dir.path().join("future.json");
+    std::fs::write(&future, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let r = run(&[
+        "--combine".as_ref(),
+        os(&future),
+        "--json".as_ref(),
+        os(&out_json),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("version 99 (expected \"tracestat-partial\" 4 to 8)"),
+        "{err}"
+    );
+    assert!(!out_json.exists());
 }
 
 #[test]
