@@ -1642,11 +1642,19 @@ fn names_come_last_on_screen_and_page_the_files_keep_their_columns() {
 /// `swept_again`, every walk sweeps its thread's calls again
 /// (`UNITRACE_TEST_SWEEP_AGAIN`).
 fn json_held_or_swept(files: &[PathBuf], out: &Path, rules: &[&str], swept_again: bool) -> String {
+    let env: &[(&str, &str)] = if swept_again {
+        &[("UNITRACE_TEST_SWEEP_AGAIN", "1")]
+    } else {
+        &[]
+    };
+    json_with_env(files, out, rules, env)
+}
+
+/// The `--json` report of `files` with `args` into `out`, with `env` set.
+fn json_with_env(files: &[PathBuf], out: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"));
-    cmd.args(files).arg("--json").arg(out).args(rules);
-    if swept_again {
-        cmd.env("UNITRACE_TEST_SWEEP_AGAIN", "1");
-    }
+    cmd.args(files).arg("--json").arg(out).args(args);
+    cmd.envs(env.iter().copied());
     let run = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{files:?}: {stderr}");
@@ -1674,6 +1682,60 @@ fn stretches_held_per_step_are_those_of_a_sweep_of_the_calls() {
         let swept = json_held_or_swept(files, &dir.path().join("swept.json"), &rules, true);
         assert!(held.contains("\"critical_path\""), "{files:?}");
         assert_eq!(held, swept, "{files:?}");
+    }
+}
+
+/// A rank's graph is built and reduced a window of steps at a time, and
+/// all but what later steps reach dropped (docs/tracestat.md#memory): with
+/// windows of one, two or three steps the report is that of one window
+/// (these ranks have too few launches for a second), every table and the
+/// what-if replays included. The inputs cover steps by markers (Kineto,
+/// unitrace's ITT ranges) and by the period of the GPU work, host
+/// synchronisations, waits for another thread (FSDP's backward), several
+/// process groups, collectives that outlast their step, and kept steps.
+#[test]
+fn the_report_is_the_same_whatever_steps_a_window_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let recorded = testdata.join("kineto/recorded");
+    std::fs::create_dir_all(dir.path().join("hb")).unwrap();
+    let gen: Vec<PathBuf> = (std::fs::read_dir(testdata.join("tracestat/gen")).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    let inputs = [
+        (two_ranks(dir.path()), vec![]),
+        (vec![host_bound(&dir.path().join("hb"))], vec![]),
+        (vec![recorded.join("planted")], vec![]),
+        (vec![recorded.join("planted")], vec!["--steps", "3-5"]),
+        (vec![recorded.join("groups")], vec![]),
+        (vec![recorded.join("fsdp")], vec![]),
+        (vec![recorded.join("cold")], vec!["--skip-warmup"]),
+        (vec![recorded.join("nomarkers-stack")], vec![]),
+        (vec![recorded.join("nomarkers-nostack")], vec![]),
+        (gen, vec![]),
+    ];
+    let rules = [
+        "--what-if",
+        "kernel:*=-20%",
+        "--what-if",
+        "comm=0",
+        "--what-if",
+        "launch=0",
+        "--what-if",
+        "range:*=-30%",
+    ];
+    for (files, args) in &inputs {
+        let args: Vec<&str> = args.iter().chain(&rules).copied().collect();
+        let one = json_with_env(files, &dir.path().join("one.json"), &args, &[]);
+        assert!(one.contains("\"critical_path\""), "{files:?}");
+        for steps in ["1", "2", "3"] {
+            let env = [("UNITRACE_TEST_STEPS_PER_WINDOW", steps)];
+            let windows = json_with_env(files, &dir.path().join("w.json"), &args, &env);
+            assert!(
+                one == windows,
+                "{files:?} {args:?}: windows of {steps} steps differ"
+            );
+        }
     }
 }
 

@@ -30,7 +30,7 @@ use unitrace_core::timeline::NameId;
 
 use super::packed::{ChainItems, SinkLens};
 use super::rules::{Rule, Target};
-use super::steps::step_windows;
+use super::steps::{step_windows, StepWindow};
 pub use super::stretch::{Item, Kind};
 use super::sweep::{self, Stretch, Stretches, SweepCall};
 use crate::analyzers::collectives::call_order;
@@ -39,8 +39,10 @@ use crate::rank_model::RankModel;
 use crate::search::partition_point_near;
 use crate::time::Ns;
 
+mod build;
 mod replay;
 mod threads;
+mod window;
 
 pub use replay::BEFORE;
 
@@ -312,9 +314,28 @@ impl Coverage {
         let i = partition_point_near(&self.starts, *near, |&s| s < t);
         *near = i;
         if i == 0 {
-            return 0;
+            // What intervals dropped before covered (`drop_before`).
+            return self.sum.first().copied().unwrap_or(0);
         }
         self.sum[i - 1] + (t.min(self.ends[i - 1]) - self.starts[i - 1])
+    }
+
+    /// Drops the intervals that end by `t`: no overlap asked for later
+    /// starts before it (the graph is reduced a window at a time, [`window`]).
+    fn drop_before(&mut self, t: Ns) {
+        let i = self.ends.partition_point(|&e| e <= t);
+        if i == 0 {
+            return;
+        }
+        // `sum` keeps its first entry: overlaps are differences of sums.
+        self.starts.drain(..i);
+        self.ends.drain(..i);
+        self.sum.drain(..i);
+        if self.starts.capacity() > 2 * self.starts.len() + 1024 {
+            self.starts.shrink_to_fit();
+            self.ends.shrink_to_fit();
+            self.sum.shrink_to_fit();
+        }
     }
 
     fn overlap(&self, a: Ns, b: Ns, near: &mut usize) -> Ns {
@@ -391,19 +412,20 @@ fn frees_device_memory(name: &str) -> bool {
 }
 
 /// What a host thread's chain is cut at: a launch (kernel), a step's end
-/// (window), a call that waits for the device (its end, name and the
-/// command it waits for, or `NONE`), a collective call (its end and
-/// position).
+/// (window), a call that waits for the device (the API call, and the
+/// command it waits for or `NONE`), a collective call (its position). Held
+/// for a whole rank while its windows are built: 12 bytes, each time read
+/// from the trace rather than copied (docs/tracestat.md#scale).
 #[derive(Clone, Copy)]
 enum Ev {
-    Launch(usize),
-    StepEnd(usize),
-    Sync(Ns, NameId, u32),
-    Coll(Ns, usize),
+    Launch(u32),
+    StepEnd(u32),
+    Sync(u32, u32),
+    Coll(u32),
     /// The start of a call that waits for another thread ([`threads`]).
-    ThreadWait(usize),
+    ThreadWait(u32),
     /// Where the thread a call waits for ended its work inside the call.
-    Cut(usize),
+    Cut(u32),
 }
 
 /// A host call or range of one thread: `(start, end, kind, API call, name)`.
@@ -426,6 +448,33 @@ struct Graph<'m, 'a> {
     /// Per node: the engine (index into `engines`) of device work, or
     /// `NONE`.
     engine: Vec<u32>,
+    /// Per node: its place in the order of a whole rank's build, which
+    /// breaks ties between nodes ([`build`]).
+    seq: Vec<u64>,
+    /// The sequence number of the next node made.
+    next_seq: u64,
+    /// That of the next step end the run's device work sets.
+    run_seq: u64,
+    /// Where each thread's chain and each engine's commands stopped.
+    thread_builds: Vec<build::ThreadBuild>,
+    engine_builds: Vec<build::EngineBuild>,
+    waits: threads::ThreadWaits,
+    /// Per collective position: whether its host call has a node.
+    host_coll: Vec<bool>,
+    /// `(start, end, position)` of the collective calls.
+    colls: Vec<(Ns, Ns, usize)>,
+    /// Kernels whose launch's node was made and the kernel's not yet.
+    pending_launch: Vec<u32>,
+    /// Synchronisations whose wait for the device is not yet linked (they
+    /// end after the graph built so far).
+    pending_syncs: Vec<u32>,
+    /// Kernels and collectives whose nodes are in the graph held.
+    live_kernels: Vec<u32>,
+    live_colls: Vec<u32>,
+    /// Per step window with a marker thread: the kernels launched in it,
+    /// `tail_kernels[tail_first[w]..tail_first[w + 1]]`, by index.
+    tail_first: Vec<u32>,
+    tail_kernels: Vec<u32>,
     /// `(device, engine thread)` of each engine.
     engines: Vec<(u32, u64)>,
     /// Per name id: its item name, interned (`NONE` until seen).
@@ -467,29 +516,14 @@ fn sweep_again() -> bool {
     *ON.get_or_init(|| std::env::var_os("UNITRACE_TEST_SWEEP_AGAIN").is_some())
 }
 
-/// Builds one rank's graph and reduces its steps.
+/// Builds one rank's graph and reduces its steps, a window of steps at a
+/// time ([`window`]).
 pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
     let windows = step_windows(m.steps, m.trace);
     let mut g = Graph::new(m, rules, windows.len());
     let order = call_order(&m.trace.collectives);
-    let colls = g.chains(&order, &windows);
-    g.kernels(&order, &colls);
-    g.step_tails(&windows);
-    g.waits();
-    let whole_run = windows.first().is_some_and(|w| w.id.is_none());
-    if whole_run {
-        g.whole_run_end();
-    } else {
-        g.device_step_ends(&windows);
-    }
-    g.bind_all();
-    if !rules.is_empty() {
-        g.order = g.in_order();
-        g.pos = vec![0; g.nodes.len()];
-        for (i, &v) in g.order.iter().enumerate() {
-            g.pos[v as usize] = i as u32;
-        }
-    }
+    g.prepare_threads(&order, &windows);
+    g.prepare_engines(&order);
     let mut points: Vec<CollPoint> = order
         .iter()
         .map(|&i| {
@@ -502,49 +536,20 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
             }
         })
         .collect();
-    let mut arrivals: Vec<(Ns, u32, usize)> = g
-        .coll_arrival
-        .iter()
-        .enumerate()
-        .filter(|(_, &a)| a != NONE)
-        .map(|(pos, &a)| (g.nodes[a as usize].end, a, pos))
-        .collect();
-    arrivals.sort_unstable();
-    // (window, id, start, end, end node) of each step with an end.
-    let spans: Vec<(Option<i64>, Ns, Ns, u32)> = windows
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| g.step_end[*k] != NONE)
-        .map(|(k, w)| {
-            let start = if w.id.is_none() {
-                m.first.min(w.start)
-            } else {
-                w.start
-            };
-            let end_node = g.step_end[k];
-            (w.id, start, g.nodes[end_node as usize].end, end_node)
-        })
-        .collect();
-    let kernel_ns = g.kernel_time(&spans);
-    let mut steps = Vec::with_capacity(spans.len());
-    let hosts: Vec<u32> = (0..windows.len())
-        .filter(|&k| g.step_end[k] != NONE)
-        .map(|k| g.step_host[k])
-        .collect();
-    let mut id_before: Option<i64> = None;
-    for ((&(id, start, end, end_node), kernel_ns), host) in spans.iter().zip(kernel_ns).zip(hosts) {
-        let index = steps.len() as u32;
-        let ends = (end_node, host);
-        // Replayed after the step numbered before it, as the cross-rank
-        // replay does (docs/tracestat.md#what-if).
-        let after = id_before
-            .zip(id)
-            .is_some_and(|(b, s)| b.checked_add(1) == Some(s));
-        id_before = id;
-        let mut step = g.step((index, after), (start, end), ends, &arrivals, &mut points);
-        step.id = id;
-        step.kernel_ns = kernel_ns;
-        steps.push(step);
+    g.prepare_tails(&windows);
+    let whole_run = windows.first().is_some_and(|w| w.id.is_none());
+    let plan: Vec<std::ops::Range<usize>> = if whole_run {
+        std::iter::once(0..windows.len()).collect()
+    } else {
+        window::plan(&g.launches_per_window(&windows))
+    };
+    let mut out = Reduced {
+        steps: Vec::with_capacity(windows.len()),
+        id_before: None,
+    };
+    for (i, range) in plan.iter().enumerate() {
+        let next = plan.get(i + 1).map(|r| windows[r.start].start);
+        g.reduce_window(&windows, range.clone(), next, &order, &mut points, &mut out);
     }
     let queue_depth = if annotate {
         g.queue_depth()
@@ -553,9 +558,140 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
     };
     RankPath {
         names: std::mem::take(&mut g.names.list),
-        steps,
+        steps: out.steps,
         colls: points,
         queue_depth,
+    }
+}
+
+/// The steps reduced so far, and the number of the last.
+struct Reduced {
+    steps: Vec<StepGraph>,
+    id_before: Option<i64>,
+}
+
+impl Graph<'_, '_> {
+    /// Builds the graph as far as the steps of `range` need, reduces them,
+    /// and drops what no step from `next` on reaches.
+    fn reduce_window(
+        &mut self,
+        windows: &[StepWindow],
+        range: std::ops::Range<usize>,
+        next: Option<Ns>,
+        order: &[usize],
+        points: &mut [CollPoint],
+        out: &mut Reduced,
+    ) {
+        let whole_run = windows[range.start].id.is_none();
+        let first_new = self.nodes.len();
+        let h = self.build_to(windows, range.clone(), order, whole_run);
+        self.step_tails(range.clone());
+        self.waits(first_new, h);
+        if whole_run {
+            self.whole_run_end();
+        } else {
+            self.device_step_ends(windows, range.clone());
+        }
+        self.bind_all();
+        if !self.rules.is_empty() {
+            self.order = self.in_order();
+            self.pos = vec![0; self.nodes.len()];
+            for (i, &v) in self.order.iter().enumerate() {
+                self.pos[v as usize] = i as u32;
+            }
+        }
+        self.reduce_steps(windows, range.clone(), points, out);
+        if let Some(next) = next {
+            self.compact(next, h, range.end..windows.len(), windows);
+        }
+    }
+
+    /// Builds the graph up to a time that holds the steps of `range` and
+    /// the device work launched in them; that time.
+    fn build_to(
+        &mut self,
+        windows: &[StepWindow],
+        range: std::ops::Range<usize>,
+        order: &[usize],
+        whole_run: bool,
+    ) -> Ns {
+        if whole_run {
+            self.advance_threads(Ns::MAX);
+            self.advance_engines(Ns::MAX, order);
+            return Ns::MAX;
+        }
+        let t = self.m.trace;
+        let mut h = Ns::MIN;
+        for w in range.clone() {
+            h = h.max(windows[w].end);
+            for &k in self.tail_of(w) {
+                h = h.max(t.kernels[k as usize].end);
+            }
+        }
+        loop {
+            self.advance_threads(h);
+            let mut need = self.advance_engines(h, order).unwrap_or(h);
+            for w in range.clone() {
+                need = need.max(self.tail(w).map_or(h, |(end, _)| end));
+            }
+            if need <= h {
+                return h;
+            }
+            h = need;
+        }
+    }
+
+    /// The steps of `range` reduced, in order (the graph holds them).
+    fn reduce_steps(
+        &mut self,
+        windows: &[StepWindow],
+        range: std::ops::Range<usize>,
+        points: &mut [CollPoint],
+        out: &mut Reduced,
+    ) {
+        let m = self.m;
+        let mut arrivals: Vec<(Ns, u32, usize)> = (self.live_colls.iter())
+            .map(|&pos| (self.coll_arrival[pos as usize], pos as usize))
+            .filter(|&(a, _)| a != NONE && a != window::GONE)
+            .map(|(a, pos)| (self.nodes[a as usize].end, a, pos))
+            .collect();
+        arrivals.sort_unstable();
+        // (window, id, start, end, end node) of each step with an end.
+        let spans: Vec<(Option<i64>, Ns, Ns, u32)> = range
+            .clone()
+            .filter(|&k| self.step_end[k] != NONE)
+            .map(|k| {
+                let w = &windows[k];
+                let start = if w.id.is_none() {
+                    m.first.min(w.start)
+                } else {
+                    w.start
+                };
+                let end_node = self.step_end[k];
+                (w.id, start, self.nodes[end_node as usize].end, end_node)
+            })
+            .collect();
+        let kernel_ns = self.kernel_time(&spans);
+        let hosts: Vec<u32> = range
+            .filter(|&k| self.step_end[k] != NONE)
+            .map(|k| self.step_host[k])
+            .collect();
+        for ((&(id, start, end, end_node), kernel_ns), host) in
+            spans.iter().zip(kernel_ns).zip(hosts)
+        {
+            let index = out.steps.len() as u32;
+            let ends = (end_node, host);
+            // Replayed after the step numbered before it, as the cross-rank
+            // replay does (docs/tracestat.md#what-if).
+            let after = (out.id_before)
+                .zip(id)
+                .is_some_and(|(b, s)| b.checked_add(1) == Some(s));
+            out.id_before = id;
+            let mut step = self.step((index, after), (start, end), ends, &arrivals, points);
+            step.id = id;
+            step.kernel_ns = kernel_ns;
+            out.steps.push(step);
+        }
     }
 }
 
@@ -589,6 +725,20 @@ impl<'m, 'a> Graph<'m, 'a> {
             bind: Vec::new(),
             threads: Vec::new(),
             engine: Vec::new(),
+            seq: Vec::new(),
+            next_seq: 0,
+            run_seq: build::first_seq(2, 0),
+            thread_builds: Vec::new(),
+            engine_builds: Vec::new(),
+            waits: threads::ThreadWaits::default(),
+            host_coll: Vec::new(),
+            colls: Vec::new(),
+            pending_launch: Vec::new(),
+            pending_syncs: Vec::new(),
+            live_kernels: Vec::new(),
+            live_colls: Vec::new(),
+            tail_first: Vec::new(),
+            tail_kernels: Vec::new(),
             engines: Vec::new(),
             name_of: vec![NONE; t.names.len()],
             call_kind: vec![None; t.names.len()],
@@ -609,197 +759,12 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
     }
 
-    /// Room for `more` nodes, without the slack of amortised growth (a
-    /// doubling of the rank's largest list).
-    fn reserve_nodes(&mut self, more: usize) {
-        self.nodes.reserve_exact(more);
-        self.engine.reserve_exact(more);
-    }
-
     fn push(&mut self, n: Node) -> u32 {
         self.nodes.push(n);
         self.engine.push(NONE);
+        self.seq.push(self.next_seq);
+        self.next_seq += 1;
         (self.nodes.len() - 1) as u32
-    }
-
-    /// The host threads' chains: per thread, its time cut at launches,
-    /// synchronisation calls, collective calls and step ends. Returns, per
-    /// collective position, whether it is a host call kept in a chain.
-    fn chains(&mut self, order: &[usize], windows: &[super::steps::StepWindow]) -> Vec<bool> {
-        let t = self.m.trace;
-        // Per thread: (time, tag, payload): tag 0 launch point (kernel),
-        // 1 step end (window), 2 interval start (sync call / collective).
-        let mut per_tid: FastMap<u64, Vec<(Ns, u8, Ev)>> = FastMap::default();
-        for (k, sub) in self.m.submissions.iter().enumerate() {
-            if let Some((tid, ts)) = *sub {
-                per_tid.entry(tid).or_default().push((ts, 0, Ev::Launch(k)));
-            }
-        }
-        for (w, win) in windows.iter().enumerate() {
-            if let Some(tid) = win.tid {
-                per_tid
-                    .entry(tid)
-                    .or_default()
-                    .push((win.end, 1, Ev::StepEnd(w)));
-            }
-        }
-        let mut host_coll = vec![false; order.len()];
-        for (pos, &i) in order.iter().enumerate() {
-            let c = &t.collectives[i];
-            if !c.on_device && c.end >= c.start {
-                per_tid
-                    .entry(c.tid)
-                    .or_default()
-                    .push((c.start, 2, Ev::Coll(c.end, pos)));
-            }
-        }
-        let frees: Vec<bool> = (0..t.names.len())
-            .map(|i| frees_device_memory(t.name(NameId(i as u32))))
-            .collect();
-        for a in &t.api {
-            let waits = t.names.info(a.name).host_kind == HostKind::Sync || frees[a.name.index()];
-            if waits && per_tid.contains_key(&a.tid) {
-                per_tid
-                    .entry(a.tid)
-                    .or_default()
-                    .push((a.start, 3, Ev::Sync(a.end, a.name, NONE)));
-            }
-        }
-        let mut tids: Vec<u64> = per_tid.keys().copied().collect();
-        tids.sort_unstable();
-        let mut calls_by_tid: FastMap<u64, Vec<CallRef>> = FastMap::default();
-        // Each thread's list sized exactly: the calls are the largest list
-        // of this stage (docs/tracestat.md#scale).
-        let mut counts: FastMap<u64, usize> = FastMap::default();
-        for c in t.api.iter().chain(&t.host) {
-            if per_tid.contains_key(&c.tid) {
-                *counts.entry(c.tid).or_default() += 1;
-            }
-        }
-        for (tid, n) in counts {
-            calls_by_tid.insert(tid, Vec::with_capacity(n));
-        }
-        for (i, a) in t.api.iter().enumerate() {
-            if per_tid.contains_key(&a.tid) {
-                // Cached here, read by `call`.
-                self.call_kind(a.name);
-                calls_by_tid.entry(a.tid).or_default().push(i as CallRef);
-            }
-        }
-        // Where each thread's host ranges start in its list.
-        let api_calls: FastMap<u64, usize> =
-            calls_by_tid.iter().map(|(&t, c)| (t, c.len())).collect();
-        for (i, h) in t.host.iter().enumerate() {
-            if per_tid.contains_key(&h.tid) {
-                let r = (t.api.len() + i) as CallRef;
-                calls_by_tid.entry(h.tid).or_default().push(r);
-            }
-        }
-        for (tid, calls) in calls_by_tid.iter_mut() {
-            let api = api_calls.get(tid).copied().unwrap_or(0);
-            sort_calls(calls, api, |r| {
-                let c = self.call(r);
-                (c.0, std::cmp::Reverse(c.1))
-            });
-        }
-        let mut waits = self.thread_waits(&mut per_tid, &calls_by_tid);
-        for tid in tids {
-            let mut evs = per_tid.remove(&tid).unwrap_or_default();
-            evs.sort_by_key(|e| (e.0, e.1));
-            let calls = calls_by_tid.remove(&tid).unwrap_or_default();
-            if self.blocking_calls(&calls, &mut evs) {
-                evs.sort_by_key(|e| (e.0, e.1));
-            }
-            self.thread_chain(tid, evs, calls, &mut host_coll, &mut waits);
-        }
-        waits.link(&mut self.nodes);
-        host_coll
-    }
-
-    /// One thread's chain: its host time cut at its events `evs` (in time
-    /// order), with the nodes of its calls.
-    fn thread_chain(
-        &mut self,
-        tid: u64,
-        evs: Vec<(Ns, u8, Ev)>,
-        calls: Vec<CallRef>,
-        host_coll: &mut [bool],
-        waits: &mut threads::ThreadWaits,
-    ) {
-        // Per event at most: a piece of host time, and a node of the
-        // call (a step end, a synchronisation) or two (a collective).
-        let more = evs
-            .iter()
-            .map(|e| match e.2 {
-                Ev::Launch(_) | Ev::Cut(_) => 1,
-                Ev::StepEnd(_) | Ev::Sync(..) | Ev::ThreadWait(_) => 2,
-                Ev::Coll(..) => 3,
-            })
-            .sum();
-        self.reserve_nodes(more);
-        let (thread, first) = self.thread(calls);
-        let first = first
-            .unwrap_or(Ns::MAX)
-            .min(evs.first().map_or(Ns::MAX, |e| e.0));
-        let index = self.threads.len() as u32;
-        self.threads.push(thread);
-        // The chain's last node and the time it ends at.
-        let mut cursor: (Ns, u32) = (first, NONE);
-        // The node a point inside the current interval maps to.
-        let mut inside: u32 = NONE;
-        let mut started = waits.started_on(tid).into_iter().peekable();
-        for (ts, _, ev) in evs {
-            if ts < cursor.0 {
-                // Inside the last interval (or out of order): the
-                // interval stands for it.
-                match ev {
-                    Ev::Launch(k) => self.launch_node[k] = inside,
-                    Ev::StepEnd(w) => {
-                        self.step_end[w] = self.mark(cursor.1, cursor.0);
-                        self.step_host[w] = cursor.1;
-                    }
-                    Ev::Cut(w) => waits.cut[w] = cursor.1,
-                    Ev::Sync(..) | Ev::Coll(..) | Ev::ThreadWait(_) => {}
-                }
-                continue;
-            }
-            let p = self.piece_to(&mut cursor, ts, index);
-            // The first of this thread's time after another thread began
-            // to wait for it.
-            while let Some(&(_, w)) = started.peek().filter(|s| s.0 < ts) {
-                waits.first[w] = p;
-                started.next();
-            }
-            match ev {
-                Ev::Launch(k) => self.launch_node[k] = p,
-                Ev::StepEnd(w) => {
-                    self.step_end[w] = self.mark(p, ts);
-                    self.step_host[w] = p;
-                }
-                Ev::Cut(w) => waits.cut[w] = p,
-                Ev::Sync(end, name, kernel) => {
-                    cursor = self.interval(p, (ts, end), name, kernel);
-                    inside = cursor.1;
-                }
-                Ev::ThreadWait(w) => {
-                    let (end, name) = (waits.list[w].end, waits.list[w].name);
-                    cursor = self.interval(p, (ts, end), name, THREADS);
-                    inside = cursor.1;
-                    (waits.node[w], waits.before[w]) = (cursor.1, p);
-                }
-                Ev::Coll(end, pos) => {
-                    let mut a = Node::new(ts, ts, What::Arrival);
-                    a.add_pred(p, Edge::Chain);
-                    let a = self.push(a);
-                    let e = self.push(Node::new(end, end, What::End { coll: pos as u32 }));
-                    self.coll_arrival[pos] = a;
-                    self.coll_end[pos] = e;
-                    host_coll[pos] = true;
-                    inside = a;
-                    cursor = (end, e);
-                }
-            }
-        }
     }
 
     /// A call's node that waits (for the device, or another thread) after
@@ -817,22 +782,24 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// thread's, in time order; whether any was found.
     fn blocking_calls(&mut self, calls: &[CallRef], evs: &mut Vec<(Ns, u8, Ev)>) -> bool {
         let t = self.m.trace;
-        // (call start, end, name, the latest-ending command it waited for)
-        let mut waited: Vec<(Ns, Ns, NameId, usize)> = Vec::new();
+        // (call start, end, call, the latest-ending command it waited for)
+        let mut waited: Vec<(Ns, Ns, CallRef, usize)> = Vec::new();
         let mut i = 0;
-        let mut last_api: Option<Call> = None;
+        let mut last_api: Option<(Call, CallRef)> = None;
         for &(ts, _, ev) in evs.iter() {
             let Ev::Launch(k) = ev else { continue };
-            while let Some(c) = calls.get(i).map(|&r| self.call(r)) {
+            let k = k as usize;
+            while let Some(&r) = calls.get(i) {
+                let c = self.call(r);
                 if c.0 > ts {
                     break;
                 }
                 if c.3 {
-                    last_api = Some(c);
+                    last_api = Some((c, r));
                 }
                 i += 1;
             }
-            let Some((s, e, _, _, name)) = last_api else {
+            let Some(((s, e, _, _, name), call)) = last_api else {
                 continue;
             };
             let kr = &t.kernels[k];
@@ -846,14 +813,15 @@ impl<'m, 'a> Graph<'m, 'a> {
                         w.3 = k;
                     }
                 }
-                _ => waited.push((s, e, name, k)),
+                _ => waited.push((s, e, call, k)),
             }
         }
-        for &(s, e, name, k) in &waited {
+        evs.reserve_exact(waited.len());
+        for &(s, e, call, k) in &waited {
             // Host and device clocks a little apart: the command ends
             // when the call returns (docs/tracestat.md#critical-path).
             self.end_at[k] = self.end_at[k].min(e);
-            evs.push((s, 3, Ev::Sync(e, name, k as u32)));
+            evs.push((s, 3, Ev::Sync(call, k as u32)));
         }
         !waited.is_empty()
     }
@@ -1000,111 +968,60 @@ impl<'m, 'a> Graph<'m, 'a> {
         self.threads = threads;
     }
 
-    /// Kernel nodes in their engines' order; communication kernels inside
-    /// a collective call are that call (its arrival and end).
-    fn kernels(&mut self, order: &[usize], host_coll: &[bool]) {
-        let t = self.m.trace;
-        let colls: Vec<(Ns, Ns, usize)> = order
-            .iter()
-            .enumerate()
-            .map(|(pos, &i)| (t.collectives[i].start, t.collectives[i].end, pos))
-            .collect();
-        let idx = engine_order(&t.kernels);
-        // A node per command, two per device collective, then the step
-        // ends of steps without a marker thread.
-        let device_colls = order
-            .iter()
-            .filter(|&&i| t.collectives[i].on_device)
-            .count();
-        self.reserve_nodes(t.kernels.len() + 2 * device_colls + self.step_end.len() + 1);
-        let mut last: Option<((u32, u64), u32)> = None;
-        for k in idx {
-            let kr = &t.kernels[k];
-            let key = (kr.device, kr.tid);
-            if self.engines.last() != Some(&key) {
-                self.engines.push(key);
+    /// Per step window with a marker thread, the kernels launched in it
+    /// (by their host time, up to the window's end), read by the step's
+    /// tail.
+    fn prepare_tails(&mut self, windows: &[StepWindow]) {
+        let mut per: Vec<(u32, u32)> = Vec::new();
+        for (k, sub) in self.m.submissions.iter().enumerate() {
+            let Some((_, ts)) = *sub else { continue };
+            let w = windows.partition_point(|w| w.start <= ts);
+            let Some(w) = w.checked_sub(1) else { continue };
+            if windows[w].tid.is_some() && ts <= windows[w].end {
+                per.push((w as u32, k as u32));
             }
-            let eng = (self.engines.len() - 1) as u32;
-            let mut queue = match last {
-                Some((e, n)) if e == key => n,
-                _ => NONE,
-            };
-            let class = self.m.classes[k];
-            let within = if class == Class::Communication {
-                let i = colls.partition_point(|c| c.0 <= kr.start);
-                colls[..i]
-                    .iter()
-                    .rev()
-                    .take(8)
-                    .find(|c| c.1 >= kr.end)
-                    .map(|c| c.2)
-            } else {
-                None
-            };
-            if let Some(pos) = within {
-                let on_device = t.collectives[order[pos]].on_device;
-                if on_device && self.coll_arrival[pos] == NONE {
-                    let c = &t.collectives[order[pos]];
-                    let mut a = Node::new(c.start, c.start, What::Arrival);
-                    a.add_pred(self.launch_node[k], Edge::Launch);
-                    a.add_pred(queue, Edge::Queue);
-                    let a = self.push(a);
-                    let e = self.push(Node::new(c.end, c.end, What::End { coll: pos as u32 }));
-                    self.engine[a as usize] = eng;
-                    self.engine[e as usize] = eng;
-                    self.coll_arrival[pos] = a;
-                    self.coll_end[pos] = e;
-                }
-                if on_device || host_coll[pos] {
-                    queue = self.coll_end[pos];
-                    self.kernel_node[k] = queue;
-                    last = Some((key, queue));
-                    continue;
-                }
-            }
-            let kind = Kind::of_class(class);
-            let name = self.item_name(kr.name, true);
-            let mut n = Node::new(
-                kr.start,
-                kr.end.min(self.end_at[k]).max(kr.start),
-                What::Kernel {
-                    kind,
-                    name,
-                    full: kr.name,
-                },
-            );
-            n.add_pred(self.launch_node[k], Edge::Launch);
-            n.add_pred(queue, Edge::Queue);
-            let v = self.push(n);
-            self.engine[v as usize] = eng;
-            self.kernel_node[k] = v;
-            last = Some((key, v));
         }
+        // By window, then by kernel: the order a scan of the kernels met
+        // them in.
+        per.sort_unstable();
+        self.tail_first = vec![0; windows.len() + 1];
+        for &(w, _) in &per {
+            self.tail_first[w as usize + 1] += 1;
+        }
+        for w in 0..windows.len() {
+            self.tail_first[w + 1] += self.tail_first[w];
+        }
+        self.tail_kernels = per.into_iter().map(|p| p.1).collect();
+    }
+
+    fn tail_of(&self, w: usize) -> &[u32] {
+        &self.tail_kernels[self.tail_first[w] as usize..self.tail_first[w + 1] as usize]
+    }
+
+    /// The command launched in window `w` that ended last (the first of
+    /// those at one end), with its end; `NONE` for one not yet built.
+    fn tail(&self, w: usize) -> Option<(Ns, u32)> {
+        let mut last: Option<(Ns, u32)> = None;
+        for &k in self.tail_of(w) {
+            let node = self.kernel_node[k as usize];
+            if node == NONE || node == window::GONE {
+                continue;
+            }
+            let end = self.nodes[node as usize].end;
+            if last.is_none_or(|l| end > l.0) {
+                last = Some((end, node));
+            }
+        }
+        last
     }
 
     /// A step ends when its marker range has ended and the device work
     /// launched in it has finished (docs/tracestat.md#critical-path): its
     /// end waits for the command launched in it that ended last.
-    fn step_tails(&mut self, windows: &[super::steps::StepWindow]) {
-        let t = self.m.trace;
-        let mut last: Vec<Option<(Ns, u32)>> = vec![None; windows.len()];
-        for (k, sub) in self.m.submissions.iter().enumerate() {
-            let Some((_, ts)) = *sub else { continue };
-            let w = windows.partition_point(|w| w.start <= ts);
-            let Some(w) = w.checked_sub(1) else { continue };
-            let node = self.kernel_node[k];
-            if windows[w].tid.is_none() || ts > windows[w].end || node == NONE {
-                continue;
-            }
-            let end = self.nodes[node as usize].end;
-            if last[w].is_none_or(|l| end > l.0) {
-                last[w] = Some((end, node));
-            }
-        }
-        let _ = t;
-        for (w, tail) in last.into_iter().enumerate() {
+    fn step_tails(&mut self, windows: std::ops::Range<usize>) {
+        for w in windows {
             let mark = self.step_end[w];
-            if let (Some((end, node)), true) = (tail, mark != NONE) {
+            if let (Some((end, node)), true) = (self.tail(w), mark != NONE) {
                 let m = &mut self.nodes[mark as usize];
                 if end > m.end {
                     m.start = end;
@@ -1115,64 +1032,48 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
     }
 
-    /// Waits the trace does not link: a kernel (or a device collective's
-    /// arrival) that starts later than its launch and queue allow waits for
-    /// the other engine of its device that finished last before it; a
-    /// synchronisation call waits for the device work that finished last
-    /// before it returned.
-    fn waits(&mut self) {
-        let mut ends: Vec<(Ns, u32)> = (0..self.nodes.len() as u32)
-            .filter(|&v| {
-                self.engine[v as usize] != NONE
-                    && !matches!(self.nodes[v as usize].what, What::Arrival)
-            })
-            .map(|v| (self.nodes[v as usize].end, v))
+    /// The device work held that the waits search, by end (then by
+    /// sequence): `(end, sequence, node)`.
+    fn device_ends(&self) -> Vec<(Ns, u64, u32)> {
+        let mut ends: Vec<(Ns, u64, u32)> = (0..self.nodes.len() as u32)
+            .filter(|&v| self.device_end(v))
+            .map(|v| (self.nodes[v as usize].end, self.seq[v as usize], v))
             .collect();
         ends.sort_unstable();
-        for v in 0..self.nodes.len() {
-            let n = self.nodes[v];
+        ends
+    }
+
+    /// Waits the trace does not link, of the nodes made from `from` on and
+    /// the synchronisations left for later: a kernel (or a device
+    /// collective's arrival) that starts later than its launch and queue
+    /// allow waits for the other engine of its device that finished last
+    /// before it; a synchronisation call waits for the device work that
+    /// finished last before it returned (left for later when it returns
+    /// after `h`, how far the graph is built).
+    fn waits(&mut self, from: usize, h: Ns) {
+        let ends = self.device_ends();
+        let mut todo = std::mem::take(&mut self.pending_syncs);
+        todo.extend(from as u32..self.nodes.len() as u32);
+        for v in todo {
+            let n = self.nodes[v as usize];
             match n.what {
-                What::Kernel { .. } | What::Arrival => {
-                    let eng = self.engine[v];
-                    if eng == NONE {
-                        continue;
-                    }
-                    let dev = self.engines[eng as usize].0;
-                    let ready = n
-                        .preds
-                        .iter()
-                        .filter(|&&p| p != NONE)
-                        .map(|&p| self.nodes[p as usize].end)
-                        .max();
-                    if ready.is_some_and(|r| n.start - r <= ENGINE_WAIT_NS) {
-                        continue;
-                    }
-                    let i = ends.partition_point(|e| e.0 <= n.start);
-                    let found = ends[..i]
-                        .iter()
-                        .rev()
-                        .take(16)
-                        .take_while(|e| ready.is_none_or(|r| e.0 > r))
-                        .find(|e| {
-                            let g = self.engine[e.1 as usize];
-                            g != NONE && g != eng && self.engines[g as usize].0 == dev
-                        });
-                    if let Some(&(_, p)) = found {
-                        self.nodes[v].add_pred(p, Edge::Engine);
-                    }
-                }
+                What::Kernel { .. } | What::Arrival => self.engine_wait(v, &ends),
                 // Its other thread's work was linked with the chains.
                 What::Sync {
                     kernel: THREADS, ..
                 } => {}
+                What::Sync { .. } if n.end > h => self.pending_syncs.push(v),
                 What::Sync { kernel, .. } if kernel != NONE => {
-                    let k = self.kernel_node[kernel as usize];
-                    self.nodes[v].add_pred(k, Edge::Device);
+                    let k = match self.kernel_node[kernel as usize] {
+                        window::GONE => NONE,
+                        k => k,
+                    };
+                    self.nodes[v as usize].add_pred(k, Edge::Device);
                 }
                 What::Sync { .. } => {
                     let i = ends.partition_point(|e| e.0 <= n.end);
                     if i > 0 {
-                        self.nodes[v].add_pred(ends[i - 1].1, Edge::Device);
+                        self.nodes[v as usize].add_pred(ends[i - 1].2, Edge::Device);
                     }
                 }
                 _ => {}
@@ -1180,14 +1081,50 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
     }
 
+    /// A kernel or arrival `v` that starts later than its launch and queue
+    /// allow waits for the other engine of its device that finished last
+    /// before it.
+    fn engine_wait(&mut self, v: u32, ends: &[(Ns, u64, u32)]) {
+        let n = self.nodes[v as usize];
+        let eng = self.engine[v as usize];
+        if eng == NONE {
+            return;
+        }
+        let dev = self.engines[eng as usize].0;
+        let ready = n
+            .preds
+            .iter()
+            .filter(|&&p| p != NONE)
+            .map(|&p| self.nodes[p as usize].end)
+            .max();
+        if ready.is_some_and(|r| n.start - r <= ENGINE_WAIT_NS) {
+            return;
+        }
+        let i = ends.partition_point(|e| e.0 <= n.start);
+        let found = ends[..i]
+            .iter()
+            .rev()
+            .take(16)
+            .take_while(|e| ready.is_none_or(|r| e.0 > r))
+            .find(|e| {
+                let g = self.engine[e.2 as usize];
+                g != NONE && g != eng && self.engines[g as usize].0 == dev
+            });
+        if let Some(&(_, _, p)) = found {
+            self.nodes[v as usize].add_pred(p, Edge::Engine);
+        }
+    }
+
     /// The whole run as one step: it ends with the work that ends last.
     fn whole_run_end(&mut self) {
         let last = (0..self.nodes.len())
             .filter(|&v| !matches!(self.nodes[v].what, What::Mark))
-            .max_by_key(|&v| (self.nodes[v].end, std::cmp::Reverse(v)));
+            .max_by_key(|&v| (self.nodes[v].end, std::cmp::Reverse(self.seq[v])));
         if let Some(v) = last {
             let t = self.nodes[v].end;
+            self.next_seq = self.run_seq;
             self.step_end[0] = self.mark(v as u32, t);
+            self.run_seq = self.next_seq;
         }
     }
 
@@ -1196,37 +1133,39 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// their window ends: the step's end waits for it. Host time is left
     /// out: the window is the device's, and a host thread's time runs on
     /// to the next step's launches.
-    fn device_step_ends(&mut self, windows: &[super::steps::StepWindow]) {
-        if windows.iter().all(|w| w.tid.is_some()) {
+    fn device_step_ends(&mut self, windows: &[StepWindow], range: std::ops::Range<usize>) {
+        if windows[range.clone()].iter().all(|w| w.tid.is_some()) {
             return;
         }
-        let mut ends: Vec<(Ns, std::cmp::Reverse<u32>)> = (0..self.nodes.len() as u32)
-            .filter(|&v| {
-                self.engine[v as usize] != NONE
-                    && !matches!(self.nodes[v as usize].what, What::Arrival)
-            })
-            .map(|v| (self.nodes[v as usize].end, std::cmp::Reverse(v)))
+        // The last at one end is the one made first.
+        let mut ends: Vec<(Ns, std::cmp::Reverse<u64>, u32)> = self
+            .device_ends()
+            .into_iter()
+            .map(|(e, s, v)| (e, std::cmp::Reverse(s), v))
             .collect();
         ends.sort_unstable();
-        for (w, win) in windows.iter().enumerate() {
+        for w in range {
+            let win = &windows[w];
             if win.tid.is_some() {
                 continue;
             }
             let i = ends.partition_point(|e| e.0 <= win.end);
-            let Some(&(t, std::cmp::Reverse(v))) = i.checked_sub(1).map(|i| &ends[i]) else {
+            let Some(&(t, _, v)) = i.checked_sub(1).map(|i| &ends[i]) else {
                 continue;
             };
             if t > win.start {
+                self.next_seq = self.run_seq;
                 self.step_end[w] = self.mark(v, t);
+                self.run_seq = self.next_seq;
             }
         }
     }
 
     /// The order every link must go forward in: by end, then what waits
     /// for what at the same time, then start (docs/tracestat.md#critical-path).
-    fn key(&self, v: u32) -> (Ns, u8, Ns, u32) {
+    fn key(&self, v: u32) -> (Ns, u8, Ns, u64) {
         let x = &self.nodes[v as usize];
-        (x.end, x.what.rank(), x.start, v)
+        (x.end, x.what.rank(), x.start, self.seq[v as usize])
     }
 
     /// Drops links that would go back in that order (clocks apart, bad
@@ -1319,7 +1258,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .filter(|a| points[a.2].sink.is_none())
             .map(|a| (a.1, Some(a.2)))
             .collect();
-        sink_nodes.sort_by_key(|s| s.0);
+        sink_nodes.sort_by_key(|s| self.seq[s.0 as usize]);
         sink_nodes.push((end_node, None));
         self.hold_stretches(start, end);
         let lens = if self.rules.is_empty() {
@@ -1623,30 +1562,6 @@ fn engine_labels(t: &crate::ingest::RankTrace, keys: &[(u32, u64)]) -> Vec<Strin
         .collect()
 }
 
-/// The kernels by `(device, engine thread, start)`, in trace order at equal
-/// keys (a stable sort's order). Grouped per engine first: a few engines,
-/// each already in time order in the trace, so each group's sort finds one
-/// run instead of the whole list being sorted.
-fn engine_order(kernels: &[crate::ingest::KernelRun]) -> Vec<usize> {
-    let mut group_of: FastMap<(u32, u64), usize> = FastMap::default();
-    let mut groups: Vec<((u32, u64), Vec<usize>)> = Vec::new();
-    for (k, kr) in kernels.iter().enumerate() {
-        let key = (kr.device, kr.tid);
-        let g = *group_of.entry(key).or_insert_with(|| {
-            groups.push((key, Vec::new()));
-            groups.len() - 1
-        });
-        groups[g].1.push(k);
-    }
-    groups.sort_unstable_by_key(|g| g.0);
-    let mut out = Vec::with_capacity(kernels.len());
-    for (_, mut list) in groups {
-        list.sort_by_key(|&k| kernels[k].start);
-        out.extend(list);
-    }
-    out
-}
-
 /// The first segment ending after `a`, searched from `near` outwards: a
 /// walk goes back along a thread, so the next segment is usually close.
 fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
@@ -1908,8 +1823,15 @@ mod tests {
             .collect();
         let mut want: Vec<usize> = (0..kernels.len()).collect();
         want.sort_by_key(|&k| (kernels[k].device, kernels[k].tid, kernels[k].start));
-        assert_eq!(engine_order(&kernels), want);
-        assert!(engine_order(&[]).is_empty());
+        let order = |kernels: &[crate::ingest::KernelRun]| -> Vec<usize> {
+            let groups = build::engine_groups(kernels);
+            groups
+                .iter()
+                .flat_map(|g| g.1.iter().map(|&k| k as usize))
+                .collect()
+        };
+        assert_eq!(order(&kernels), want);
+        assert!(order(&[]).is_empty());
     }
 
     #[test]
@@ -1982,6 +1904,36 @@ mod tests {
             assert_eq!(c.overlap(12, 45, &mut near.clone()), 23);
             assert_eq!(c.overlap(30, 40, &mut near.clone()), 0);
         }
+    }
+
+    /// Intervals dropped before a time leave every overlap from that time
+    /// on as it was, whatever search hint it starts from.
+    #[test]
+    fn coverage_overlaps_after_a_drop_are_unchanged() {
+        let v = vec![(10, 20), (15, 30), (40, 50), (55, 60), (70, 90)];
+        let whole = Coverage::new(v.clone());
+        for cut in [0, 10, 30, 45, 50, 65, 90, 100] {
+            let mut c = Coverage::new(v.clone());
+            c.drop_before(cut);
+            for a in cut..=100 {
+                for b in a..=100 {
+                    for near in [0, 1, 2, 9] {
+                        let (w, d) = (
+                            whole.overlap(a, b, &mut 0),
+                            c.overlap(a, b, &mut near.clone()),
+                        );
+                        assert_eq!(w, d, "cut {cut}: {a}..{b}");
+                    }
+                }
+            }
+        }
+        let mut pushed = Coverage::default();
+        pushed.push(10, 20);
+        pushed.push(30, 40);
+        pushed.drop_before(25);
+        pushed.push(50, 55);
+        assert_eq!(pushed.overlap(25, 60, &mut 0), 15);
+        assert_eq!(pushed.overlap(35, 52, &mut 0), 7);
     }
 
     #[test]

@@ -62,18 +62,35 @@ pub struct ThreadWaits {
     pub first: Vec<u32>,
     /// Per waited-for thread: `(start, wait)` by start.
     starts: FastMap<u64, Vec<(Ns, usize)>>,
+    /// The waits with a link still to make, and which: bit 1 the other
+    /// thread's first node after the waiting one's node before the call,
+    /// bit 2 the call after the other thread's cut.
+    open: Vec<(usize, u8)>,
 }
+
+/// Both links of a wait to make.
+const BOTH: u8 = 3;
 
 impl ThreadWaits {
     /// The waits `list`, their events added to the threads' events.
     fn new(list: Vec<ThreadWait>, per_tid: &mut FastMap<u64, Vec<(Ns, u8, Ev)>>) -> Self {
         let mut starts: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
+        let mut more: FastMap<u64, usize> = FastMap::default();
+        for tw in &list {
+            *more.entry(tw.waiting).or_default() += 1;
+            *more.entry(tw.on).or_default() += 1;
+        }
+        for (tid, n) in more {
+            if let Some(evs) = per_tid.get_mut(&tid) {
+                evs.reserve_exact(n);
+            }
+        }
         for (w, tw) in list.iter().enumerate() {
             if let Some(evs) = per_tid.get_mut(&tw.waiting) {
-                evs.push((tw.start, 3, Ev::ThreadWait(w)));
+                evs.push((tw.start, 3, Ev::ThreadWait(w as u32)));
             }
             if let Some(evs) = per_tid.get_mut(&tw.on) {
-                evs.push((tw.done, 1, Ev::Cut(w)));
+                evs.push((tw.done, 1, Ev::Cut(w as u32)));
             }
             starts.entry(tw.on).or_default().push((tw.start, w));
         }
@@ -88,6 +105,7 @@ impl ThreadWaits {
             cut: vec![NONE; n],
             first: vec![NONE; n],
             starts,
+            open: (0..n).map(|w| (w, BOTH)).collect(),
         }
     }
 
@@ -96,16 +114,51 @@ impl ThreadWaits {
         self.starts.get(&tid).cloned().unwrap_or_default()
     }
 
-    /// Links each wait whose four nodes were made.
-    pub fn link(&self, nodes: &mut [Node]) {
-        for w in 0..self.list.len() {
-            let (node, before) = (self.node[w], self.before[w]);
-            let (cut, first) = (self.cut[w], self.first[w]);
-            if [node, before, cut, first].contains(&NONE) {
-                continue;
+    /// Makes each link of a wait whose two nodes were made (the graph is
+    /// built a window at a time: the two links may come in different
+    /// windows).
+    pub fn link_ready(&mut self, nodes: &mut [Node]) {
+        let mut open = std::mem::take(&mut self.open);
+        open.retain_mut(|(w, todo)| {
+            let w = *w;
+            let (first, before) = (self.first[w], self.before[w]);
+            if *todo & 1 != 0 && first != NONE && before != NONE {
+                nodes[first as usize].add_pred(before, Edge::Thread);
+                *todo &= !1;
             }
-            nodes[node as usize].add_pred(cut, Edge::Thread);
-            nodes[first as usize].add_pred(before, Edge::Thread);
+            let (node, cut) = (self.node[w], self.cut[w]);
+            if *todo & 2 != 0 && node != NONE && cut != NONE {
+                nodes[node as usize].add_pred(cut, Edge::Thread);
+                *todo &= !2;
+            }
+            *todo != 0
+        });
+        self.open = open;
+    }
+
+    /// The nodes the links still to make refer to.
+    pub fn open_refs(&self, refs: &mut Vec<u32>) {
+        for &(w, todo) in &self.open {
+            if todo & 1 != 0 {
+                refs.extend([self.first[w], self.before[w]]);
+            }
+            if todo & 2 != 0 {
+                refs.extend([self.node[w], self.cut[w]]);
+            }
+        }
+    }
+
+    /// Those references mapped by `map` (the graph's nodes renumbered).
+    pub fn remap_open(&mut self, map: &dyn Fn(u32) -> u32) {
+        for &(w, _) in &self.open {
+            for r in [
+                &mut self.first[w],
+                &mut self.before[w],
+                &mut self.node[w],
+                &mut self.cut[w],
+            ] {
+                *r = map(*r);
+            }
         }
     }
 }
