@@ -20,6 +20,9 @@
 //! *source*: the step's start or the end of a collective call of the rank,
 //! whose time only the other ranks decide. This is all a rank keeps: the
 //! cross-rank solve (`solve.rs`) joins the sinks through the collectives.
+//! The graph is built and reduced a window of steps at a time
+//! (`graph/build.rs`, `graph/window.rs`): what a rank holds of it is about
+//! a window's, not the rank's (docs/tracestat.md#memory).
 //! With `--what-if` rules each sink also keeps, per source, the chain's
 //! length under every rule (the [`KEEP`] sources that come latest in the
 //! run as recorded), so the steps can be replayed across ranks.
@@ -437,7 +440,8 @@ type Call = (Ns, Ns, Kind, bool, NameId);
 /// call instead of a 24-byte [`Call`] (docs/tracestat.md#scale).
 type CallRef = u32;
 
-/// The rank's graph, built once.
+/// The rank's graph: the part of it a window of steps needs, built as far
+/// as that window ([`build`]) and then cut back ([`window`]).
 struct Graph<'m, 'a> {
     m: &'m RankModel<'a>,
     names: Interner,
