@@ -413,4 +413,17 @@ fn fsdp_collectives_match_and_the_sleep_sets_its_step() {
         ),
         "{console}"
     );
+    // Each is in `late_ranks`, the most first, and the straggler finding
+    // looks at each (docs/findings.md#straggler).
+    assert_eq!(doc["late_ranks"], serde_json::json!(["1", "2"]));
+    for rank in ["1", "2"] {
+        let found = (doc["findings"].as_array().unwrap().iter())
+            .find(|x| x["rule"] == "straggler" && x["rank"] == rank)
+            .unwrap_or_else(|| panic!("no straggler finding on rank {rank}: {}", doc["findings"]));
+        let text = found["evidence"].as_str().unwrap();
+        assert!(
+            text.starts_with("one of 2 ranks whose arrivals made the others wait"),
+            "{text}"
+        );
+    }
 }

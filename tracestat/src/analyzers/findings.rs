@@ -104,6 +104,9 @@ pub struct Context<'a> {
     pub ranks: &'a Ranks<'a>,
     pub collectives: &'a CollectivesOut,
     pub straggler: Option<(usize, bool)>,
+    /// Without a straggler, the ranks whose arrivals each made the others
+    /// wait notably, none twice the rest (`StragglersOut::late_ranks`).
+    pub late: Vec<usize>,
     /// Per rank: its active window, its wall time, its kernel time of class
     /// compute, and how late it was at collectives
     /// ([`Lateness`]).
@@ -364,11 +367,20 @@ fn exposed_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
 }
 
 fn straggler_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
-    let (rank, by_arrivals) = c.straggler?;
+    let named = c.straggler == Some((i, true));
     let late = &c.lateness[i];
-    if rank != i || !by_arrivals || late.count == 0 {
+    if !(named || c.late.contains(&i)) || late.count == 0 {
         return None;
     }
+    // One of several: said, as the report's straggler line says it.
+    let several = if named {
+        String::new()
+    } else {
+        format!(
+            "one of {} ranks whose arrivals made the others wait, none twice as long as the rest: ",
+            c.late.len()
+        )
+    };
     let (start_us, dur_us, name, worst_ns) = late.worst.clone()?;
     // Collective times are on aligned clocks since the aligned origin:
     // back to this rank's clock, as every evidence range is.
@@ -388,7 +400,7 @@ fn straggler_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
         from_ns: base + (start_us * 1e3) as Ns,
         to_ns: base + ((start_us + dur_us) * 1e3) as Ns,
         text: format!(
-            "arrived last at {} collectives, {} after the rank before it in all (the most, {}, at {name}); the others waited {} in total",
+            "{several}arrived last at {} collectives, {} after the rank before it in all (the most, {}, at {name}); the others waited {} in total",
             late.count,
             ms(late.ns),
             ms(worst_ns),
@@ -780,6 +792,9 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         let i = ranks.labels.iter().position(|l| *l == s.rank)?;
         Some((i, s.by_arrivals))
     });
+    let late_ranks = (stragglers.late_ranks.iter())
+        .filter_map(|l| ranks.labels.iter().position(|x| x == l))
+        .collect();
     let scope0 = |r: &RankSummary| r.parts.breakdown.first().cloned().unwrap_or_default();
     let active: Vec<Ns> = ranks.ranks.iter().map(|r| scope0(r).active_ns).collect();
     let wall: Vec<Ns> = ranks.ranks.iter().map(|r| scope0(r).wall_ns).collect();
@@ -809,6 +824,7 @@ fn context<'a>(ranks: &'a Ranks<'a>, done: &'a Finished) -> Context<'a> {
         ranks,
         collectives,
         straggler,
+        late: late_ranks,
         active,
         wall,
         compute,

@@ -46,6 +46,11 @@ pub struct StragglersOut {
     pub no_straggler: Option<String>,
     /// The median comparison of the rank with the most GPU time.
     pub median_comparison: String,
+    /// Without a straggler: the ranks (at most 3, the most first) whose
+    /// arrivals each made the others wait notably, none twice as long as
+    /// the rest (docs/tracestat.md#stragglers); the findings look at each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub late_ranks: Vec<String>,
 }
 
 pub struct Stragglers;
@@ -130,6 +135,13 @@ impl Analyzer for Stragglers {
                 by_gpu.map_or(String::new(), |r| gpu_time_line(r, med))
             }
         };
+        let late_ranks = match &found {
+            Err(_) if instances > 0 && coll.clock_alignment.trusted => {
+                let late = late_group(&stragglers, WAIT_THRESHOLD * active_median);
+                late.iter().map(|&i| stragglers[i].rank.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
         let (straggler, no_straggler) = match found {
             Ok(s) => (Some(s), None),
             Err(why) => (None, Some(why)),
@@ -139,6 +151,7 @@ impl Analyzer for Stragglers {
             straggler,
             no_straggler,
             median_comparison,
+            late_ranks,
         }
     }
 
@@ -384,24 +397,59 @@ fn straggler_line(
     ))
 }
 
+/// The ranks whose arrivals made the others wait notably (more than
+/// `floor` µs), the most first, at most 3: none when fewer than two did
+/// (one alone would have been the straggler, or its wait is too short).
+fn notable_arrivals(rows: &[StragglerRow], floor: f64) -> Vec<usize> {
+    let mut notable: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].arrived_last > 0 && rows[i].wait_caused_us > floor)
+        .collect();
+    if notable.len() < 2 {
+        return Vec::new();
+    }
+    notable.sort_by(|&a, &b| {
+        (rows[b].wait_caused_us)
+            .total_cmp(&rows[a].wait_caused_us)
+            .then(a.cmp(&b))
+    });
+    notable
+}
+
+/// Ranks that stand out together by the wait they caused, as a straggler
+/// stands out alone: the fewest, 2 or 3 and at most half the ranks, each
+/// past `floor` and each causing more than twice the wait of any other
+/// rank (the most first). Ranks late by turns through the run, as
+/// unplanted runs are, do not: their waits fall off step by step.
+fn late_group(rows: &[StragglerRow], floor: f64) -> Vec<usize> {
+    let notable = notable_arrivals(rows, floor);
+    let caused = |k: usize| -> f64 {
+        let mut rest: Vec<f64> = (0..rows.len())
+            .filter(|i| !notable[..k].contains(i))
+            .map(|i| rows[i].wait_caused_us)
+            .collect();
+        rest.push(0.0);
+        rest.into_iter().fold(0.0, f64::max)
+    };
+    (2..=3.min(rows.len() / 2).min(notable.len()))
+        .find(|&k| rows[notable[k - 1]].wait_caused_us > 2.0 * caused(k))
+        .map_or_else(Vec::new, |k| notable[..k].to_vec())
+}
+
 /// Why the arrivals name no straggler: none made the others wait notably,
 /// or several did, about alike (at most 3 named, the most first): ranks
 /// that each hold the others up are worth a look though none stands out
 /// alone (docs/tracestat.md#stragglers).
 fn arrivals_note(rows: &[StragglerRow], floor: f64) -> String {
-    let mut notable: Vec<&StragglerRow> = rows
-        .iter()
-        .filter(|r| r.arrived_last > 0 && r.wait_caused_us > floor)
-        .collect();
-    if notable.len() < 2 {
+    let notable = notable_arrivals(rows, floor);
+    if notable.is_empty() {
         return ", and no rank's arrivals at collectives made the others wait notably longer"
             .to_string();
     }
-    notable.sort_by(|a, b| b.wait_caused_us.total_cmp(&a.wait_caused_us));
     let named: Vec<String> = notable
         .iter()
         .take(3)
-        .map(|r| {
+        .map(|&i| {
+            let r = &rows[i];
             format!(
                 "rank {} {:.3} ms (last at {} of {})",
                 r.rank,
@@ -416,4 +464,51 @@ fn arrivals_note(rows: &[StragglerRow], floor: f64) -> String {
         notable.len(),
         named.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(caused: &[f64]) -> Vec<StragglerRow> {
+        (caused.iter().enumerate())
+            .map(|(i, &c)| StragglerRow {
+                rank: i.to_string(),
+                gpu_time_us: 0.0,
+                vs_median_pct: 0.0,
+                compute_us: 0.0,
+                compute_vs_median_pct: 0.0,
+                communication_us: 0.0,
+                busy_pct: 0.0,
+                arrived_last: u64::from(c > 0.0),
+                collectives: 10,
+                wait_caused_us: c,
+                own_wait_us: 0.0,
+            })
+            .collect()
+    }
+
+    /// The waits of the recordings: FSDP's two late ranks stand out
+    /// together, the clean run's ranks late by turns do not; a group is at
+    /// most 3 and half the ranks, each past the floor and twice any other.
+    #[test]
+    fn a_late_group_stands_out_as_a_straggler_does_alone() {
+        let fsdp = [0.0, 171_180.5, 162_393.1, 116.4];
+        assert_eq!(late_group(&rows(&fsdp), 1_387.0), vec![1, 2]);
+        let clean = [6_408.4, 0.0, 15_398.7, 11_202.5];
+        assert_eq!(late_group(&rows(&clean), 335.0), Vec::<usize>::new());
+        let three = [50.0, 1.0, 48.0, 1.0, 47.0, 2.0];
+        assert_eq!(late_group(&rows(&three), 10.0), vec![0, 2, 4]);
+        // Three of four is more than half the ranks.
+        assert!(late_group(&rows(&[50.0, 48.0, 47.0, 1.0]), 10.0).is_empty());
+        // The second is not twice the third, but the three stand out.
+        let top3 = [50.0, 48.0, 30.0, 0.0, 0.0, 0.0];
+        assert_eq!(late_group(&rows(&top3), 10.0), vec![0, 1, 2]);
+        // Neither two nor three stand out: the waits fall off by turns.
+        assert!(late_group(&rows(&[50.0, 48.0, 30.0, 20.0, 0.0, 0.0]), 10.0).is_empty());
+        // Past the floor, each of them.
+        assert!(late_group(&rows(&[50.0, 8.0, 0.0, 0.0]), 10.0).is_empty());
+        // One alone is the straggler's rule, not a group's.
+        assert!(late_group(&rows(&[50.0, 1.0, 0.0, 0.0]), 10.0).is_empty());
+    }
 }
