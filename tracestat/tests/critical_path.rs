@@ -493,7 +493,7 @@ fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
         .unwrap()
         .is_empty());
     type Edit = fn(&mut Value);
-    let edits: [(&str, Edit, &str); 6] = [
+    let edits: [(&str, Edit, &str); 7] = [
         (
             "step-end",
             |p| {
@@ -529,6 +529,11 @@ fn edited_partials_are_errors_and_older_ones_combine_without_a_path() {
             "sink",
             |p| p["colls"][0]["sink"] = serde_json::json!([99, 0]),
             "names a sink that is not there",
+        ),
+        (
+            "names",
+            |p| p["names"] = Value::Array(Vec::new()),
+            "collective call 0 names a name that is not there",
         ),
     ];
     for (name, edit, says) in edits {

@@ -1146,8 +1146,21 @@ pub fn part_problem(path: &RankPath, calls: usize, user_rules: usize) -> Option<
             ));
         }
     }
+    let names = path.names.len();
+    if let Some(i) = path.colls.iter().position(|c| c.name as usize >= names) {
+        return Some(format!(
+            "collective call {i} names a name that is not there"
+        ));
+    }
     let width = 2 + user_rules;
     for (i, step) in path.steps.iter().enumerate() {
+        let named = |s: &graph::Sink| {
+            s.items.iter().all(|it| (it.name as usize) < names)
+                && s.totals.iter().all(|t| (t.1 as usize) < names)
+        };
+        if !step.sinks.iter().all(named) {
+            return Some(format!("step {i} names a name that is not there"));
+        }
         // A step ends with its last sink, after it starts.
         if step.sinks.is_empty() || step.end < step.start {
             return Some(format!("step {i} has no end after its start"));
@@ -1344,5 +1357,42 @@ mod tests {
             ..Default::default()
         };
         assert!(part_problem(&short, 0, 1).is_some_and(|p| p.contains("fewer what-if lengths")));
+    }
+
+    /// A partial's chain or total that names a name past its rank's list
+    /// is refused (the report would print it empty).
+    #[test]
+    fn a_name_past_the_list_is_refused() {
+        let item = |name| graph::Item {
+            start: 0,
+            dur: 10,
+            kind: graph::Kind::Compute,
+            name,
+        };
+        let path = |names: usize, items: Vec<graph::Item>, totals| RankPath {
+            names: vec!["k".to_string(); names],
+            steps: vec![StepGraph {
+                end: 10,
+                sinks: vec![Sink {
+                    time: 10,
+                    items: packed::ChainItems::new(&items),
+                    totals,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let says = Some("step 0 names a name that is not there");
+        assert_eq!(part_problem(&path(2, vec![item(1)], vec![]), 0, 0), None);
+        assert_eq!(
+            part_problem(&path(1, vec![item(1)], vec![]), 0, 0).as_deref(),
+            says
+        );
+        let total = vec![(graph::Kind::Compute, 4, 1, 10)];
+        assert_eq!(
+            part_problem(&path(2, vec![item(0)], total), 0, 0).as_deref(),
+            says
+        );
     }
 }
