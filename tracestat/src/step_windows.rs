@@ -87,6 +87,8 @@ pub enum StepRule {
     NotRecorded,
     Marker,
     TopLevelRange,
+    /// Top-level ranges that repeat as a sequence of names.
+    TopLevelSequence,
     GpuPeriod,
     /// No rule found steps.
     None,
@@ -98,6 +100,7 @@ impl StepRule {
             StepRule::NotRecorded => "not-recorded",
             StepRule::Marker => "marker",
             StepRule::TopLevelRange => "top-level-range",
+            StepRule::TopLevelSequence => "top-level-sequence",
             StepRule::GpuPeriod => "gpu-period",
             StepRule::None => "none",
         }
@@ -239,9 +242,9 @@ pub fn find(trace: &RankTrace, marker: Option<&Regex>) -> FoundSteps {
             };
         }
     }
-    if let Some((name, steps)) = by_top_level_range(trace) {
+    if let Some((rule, name, steps)) = by_top_level_range(trace) {
         return FoundSteps {
-            rule: StepRule::TopLevelRange,
+            rule,
             source: name,
             steps,
         };
@@ -309,7 +312,7 @@ fn by_marker(trace: &RankTrace, re: &Regex) -> Vec<StepWindow> {
 /// stretch from its first start to its last end is a step candidate; the
 /// candidate covering the most time wins (ties: more instances, then the
 /// name). Steps are numbered 0, 1, ... in time order.
-fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
+fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWindow>)> {
     let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
     for h in &trace.host {
         by_tid.entry(h.tid).or_default().push(*h);
@@ -319,18 +322,23 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
     let mut best: Option<Group> = None;
     let mut tids: Vec<u64> = by_tid.keys().copied().collect();
     tids.sort_unstable();
+    // Per thread, its top-level ranges in time order.
+    let mut sequences: Vec<(u64, Vec<(Ns, Ns, NameId)>)> = Vec::new();
     for tid in tids {
         let mut ranges = by_tid.remove(&tid).unwrap_or_default();
         ranges.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
         let mut groups: FastMap<NameId, Vec<(Ns, Ns)>> = FastMap::default();
         let mut open_end: Option<Ns> = None;
+        let mut top = Vec::new();
         for r in &ranges {
             if open_end.is_some_and(|e| r.start < e) {
                 continue; // inside the top-level range still open
             }
             open_end = Some(r.end);
             groups.entry(r.name).or_default().push((r.start, r.end));
+            top.push((r.start, r.end, r.name));
         }
+        sequences.push((tid, top));
         for (name, spans) in groups {
             if spans.len() < MIN_DETECTED_STEPS {
                 continue;
@@ -353,7 +361,10 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             }
         }
     }
-    let (_, _, name, spans, tid) = best?;
+    let Some((_, _, name, spans, tid)) = best else {
+        let (source, steps) = by_top_level_sequence(trace, &sequences)?;
+        return Some((StepRule::TopLevelSequence, source, steps));
+    };
     let steps = spans
         .into_iter()
         .enumerate()
@@ -364,7 +375,70 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(String, Vec<StepWindow>)> {
             tid: Some(tid),
         })
         .collect();
-    Some((name, steps))
+    Some((StepRule::TopLevelRange, name, steps))
+}
+
+/// Rule 2 when no one range repeats so: a thread whose top-level ranges
+/// repeat as a sequence of names (`forward`, `backward`, `optimizer`, ...),
+/// its period found as the GPU period's is (at least 2 ranges, at least
+/// [`MIN_DETECTED_STEPS`] periods), whose steps' ranges cover at least
+/// [`TOP_LEVEL_COVER`] of the stretch from the first step's start to the
+/// last one's end; the thread whose steps cover the most time wins. A step
+/// starts with the phase of the thread's first range and ends with the
+/// last range before the next step. The source names the sequence.
+fn by_top_level_sequence(
+    trace: &RankTrace,
+    sequences: &[(u64, Vec<(Ns, Ns, NameId)>)],
+) -> Option<(String, Vec<StepWindow>)> {
+    // (time covered, source, steps) of the best thread so far.
+    let mut best: Option<(Ns, String, Vec<StepWindow>)> = None;
+    for (tid, top) in sequences {
+        let names: Vec<NameId> = top.iter().map(|r| r.2).collect();
+        let Some(period) = shortest_period(&names).filter(|&d| d >= 2) else {
+            continue;
+        };
+        let (a, _) = clean_stretch(&names, period);
+        // A step starts with the phase the thread's first range is of: the
+        // profiler starts with a step (the loop inside it), where host
+        // ranges follow each other with no idle time that tells a step's
+        // first phase on every rank alike.
+        let phase = (0..period).find(|&p| names[a + p] == names[0]).unwrap_or(0);
+        let starts = step_starts(&names, period, a + phase);
+        let anchor = a + phase;
+        let mut steps = Vec::new();
+        let mut covered = 0;
+        for (k, &first) in starts.iter().enumerate() {
+            // The last step: a whole period of ranges.
+            let last = match starts.get(k + 1) {
+                Some(&next) => next,
+                None if first + period <= top.len() => first + period,
+                None => break,
+            };
+            let ranges = &top[first..last];
+            covered += ranges.iter().map(|r| r.1 - r.0).sum::<Ns>();
+            steps.push(StepWindow {
+                step: k as u64,
+                start_ns: top[first].0,
+                end_ns: ranges.iter().map(|r| r.1).max().unwrap_or(top[first].1),
+                tid: Some(*tid),
+            });
+        }
+        let stretch =
+            steps.last().map_or(0, |l| l.end_ns) - steps.first().map_or(0, |f| f.start_ns);
+        if steps.len() < MIN_DETECTED_STEPS
+            || stretch <= 0
+            || (covered as f64) < TOP_LEVEL_COVER * stretch as f64
+        {
+            continue;
+        }
+        if best.as_ref().is_none_or(|b| covered > b.0) {
+            let phases: Vec<&str> = (names.iter().skip(anchor).take(period))
+                .map(|&n| trace.name(n))
+                .collect();
+            best = Some((covered, phases.join(", "), steps));
+        }
+    }
+    best.map(|(_, source, steps)| (source, steps))
 }
 
 /// Rule 3: the period of the busiest engine's operation sequence (the

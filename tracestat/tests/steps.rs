@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::*;
 
 /// How a hand-built rank marks its steps.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Marker {
     /// `PyTorch::ProfilerStep#<id>` ranges (unitrace's ITT form).
     ProfilerStep,
@@ -20,6 +20,9 @@ enum Marker {
     Range,
     /// No step range at all.
     None,
+    /// Top-level ranges `PyTorch::forward`, `PyTorch::backward`,
+    /// `PyTorch::optimizer` in turn: 40%, 50% and 10% of the step.
+    Phases,
 }
 
 /// One rank of steps of `(length, compute)` us, back to back from 0 (us
@@ -59,8 +62,21 @@ fn rank_trace(rank: u32, steps: &[(u64, u64)], marker: Marker) -> String {
         let name = match marker {
             Marker::ProfilerStep => Some(format!("PyTorch::ProfilerStep#{i}")),
             Marker::Range => Some("PyTorch::train_iteration".to_string()),
-            Marker::None => None,
+            Marker::None | Marker::Phases => None,
         };
+        if marker == Marker::Phases {
+            let (f, b) = (len * 4 / 10, len * 5 / 10);
+            for (phase, at, dur) in [
+                ("forward", 0, f),
+                ("backward", f, b),
+                ("optimizer", f + b, len - f - b),
+            ] {
+                push(format!(
+                    r#"{{"ph": "X", "tid": {host}, "pid": {host}, "name": "PyTorch::{phase}", "cat": "cpu_op", "ts": {}, "dur": {dur}}}"#,
+                    base + s + at
+                ));
+            }
+        }
         if let Some(name) = name {
             push(format!(
                 r#"{{"ph": "X", "tid": {host}, "pid": {host}, "name": "{name}", "cat": "cpu_op", "ts": {}, "dur": {len}}}"#,
@@ -408,6 +424,33 @@ fn steps_without_markers_by_a_repeated_range_or_the_gpu_period() {
     close(f(&step_row(&doc, "1", 2)["dur_us"]), 200.0, "slow step");
     close(f(&step_row(&doc, "1", 3)["start_us"]), 400.0, "start");
     assert!(stdout.contains("steps by the repeated top-level range `PyTorch::train_iteration`"));
+    // Ranges of a step's phases in turn, none a step alone (forward covers
+    // 40% of its stretch): the sequence is the step, from each forward to
+    // the end of its optimizer range.
+    let phases_dir = dir.path().join("phases");
+    std::fs::create_dir(&phases_dir).unwrap();
+    let phases = two_ranks(&phases_dir, Marker::Phases);
+    let (doc, stdout, _) = report(&phases, &[]);
+    let r1 = row(&doc, "step_ranks", "rank", "1");
+    assert_eq!(r1["rule"], "top-level-sequence");
+    assert_eq!(
+        r1["source"],
+        "PyTorch::forward, PyTorch::backward, PyTorch::optimizer"
+    );
+    assert_eq!(r1["steps_found"], 4);
+    for (step, start, dur) in [
+        (0, 0.0, 100.0),
+        (1, 100.0, 100.0),
+        (2, 200.0, 200.0),
+        (3, 400.0, 100.0),
+    ] {
+        close(f(&step_row(&doc, "1", step)["start_us"]), start, "start");
+        close(f(&step_row(&doc, "1", step)["dur_us"]), dur, "dur");
+    }
+    assert!(
+        stdout.contains("the repeated sequence of top-level ranges `PyTorch::forward, PyTorch::backward, PyTorch::optimizer`"),
+        "{stdout}"
+    );
     // --step that matches nothing falls through to the rules after it.
     let (doc, _, _) = report(&files, &["--step", "nothing-like-this"]);
     assert_eq!(
@@ -775,39 +818,59 @@ fn kept_steps_match_the_collectives_called_in_them_on_every_rank() {
 /// Recorded without a profiler schedule, so without `ProfilerStep` ranges
 /// (testdata/kineto/recorded/README.md#without-step-markers): 10
 /// iterations on 2 GPUs, rank 1 running one 21.5 ms matmul more in
-/// iteration 4. No host range covers a step (`data_to_device`, `forward`,
-/// `backward`, `optimizer` follow each other; with Python stacks the
-/// top-level ranges are the interpreter's frames), so both ranks' steps
-/// come from the period of the GPU work, 55 operations on the compute
-/// engine, though rank 1's extra kernel shifts the operations after it by
-/// one (before, rank 1 had no steps). The first iteration's start is
-/// before the first whole period: iteration 4 is step 3 on both ranks.
+/// iteration 4. No host range covers a step. Without Python stacks the
+/// main thread's top-level ranges `data_to_device`, `forward`, `backward`,
+/// `optimizer` repeat in turn: each iteration is a step, numbered as the
+/// loop numbers it, and iteration 4's path is the planted matmul. With
+/// Python stacks the top-level ranges are the interpreter's frames, so
+/// both ranks' steps come from the period of the GPU work, 55 operations
+/// on the compute engine, though rank 1's extra kernel shifts the
+/// operations after it by one (before, rank 1 had no steps); the first
+/// iteration's start is before the first whole period: iteration 4 is
+/// step 3 on both ranks.
 #[test]
 fn steps_without_markers_are_found_on_every_rank_despite_an_extra_kernel() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded");
-    for run in ["nomarkers-nostack", "nomarkers-stack"] {
+    let sequence = "data_to_device, forward, backward, optimizer";
+    // (run, rule, source starts, steps, iteration 4's step, the step its
+    // host range waits for the matmul in).
+    let runs = [
+        (
+            "nomarkers-nostack",
+            "top-level-sequence",
+            sequence,
+            10,
+            4,
+            5,
+        ),
+        (
+            "nomarkers-stack",
+            "gpu-period",
+            "every 55 operations",
+            9,
+            3,
+            3,
+        ),
+    ];
+    for (run, rule, source, steps, planted, longest) in runs {
         let (doc, console, _) = report(&[base.join(run)], &[]);
         for rank in ["0", "1"] {
             let r = row(&doc, "step_ranks", "rank", rank);
-            assert_eq!(r["rule"], "gpu-period", "{run} rank {rank}");
-            assert!(
-                r["source"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("every 55 operations"),
-                "{r}"
-            );
-            assert_eq!(r["steps"], 9, "{run} rank {rank}");
-            assert_eq!(r["max_step"], 3, "{run} rank {rank}");
+            assert_eq!(r["rule"], rule, "{run} rank {rank}");
+            assert!(r["source"].as_str().unwrap().starts_with(source), "{r}");
+            assert_eq!(r["steps"], steps, "{run} rank {rank}");
+            assert_eq!(r["max_step"], longest, "{run} rank {rank}");
         }
-        assert_eq!(doc["slowest_step"], "3", "{run}");
+        assert_eq!(doc["slowest_step"], planted.to_string(), "{run}");
         assert!(
             console.contains(
                 "its longest stretch: rank 1, compute, sm80_xmma_gemm_f32f32_f32f32_f32_nn_n"
             ),
             "{run}: {console}"
         );
-        // The extra kernel starts in rank 1's step 3.
+        // The extra kernel and the host's wait for it: in rank 1's window
+        // with the most kernels (the host range of iteration 5 waits while
+        // iteration 4's work runs on the device).
         let extra = doc["steps"]
             .as_array()
             .unwrap()
@@ -815,6 +878,6 @@ fn steps_without_markers_are_found_on_every_rank_despite_an_extra_kernel() {
             .filter(|s| s["rank"] == "1")
             .max_by_key(|s| s["kernels"].as_u64())
             .unwrap();
-        assert_eq!(extra["step"], 3, "{run}");
+        assert_eq!(extra["step"], longest, "{run}");
     }
 }

@@ -490,6 +490,7 @@ fn summary_lines(out: &StepsOut) -> Vec<String> {
         let what = match *rule {
             "marker" => format!("host ranges matching `{source}`"),
             "top-level-range" => format!("the repeated top-level range `{source}`"),
+            "top-level-sequence" => format!("the repeated sequence of top-level ranges `{source}`"),
             "gpu-period" => format!("the period of the GPU work, {source}"),
             "not-recorded" => "not recorded (a partial of an older version)".to_string(),
             _ => String::new(),
