@@ -323,7 +323,7 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWi
     let mut tids: Vec<u64> = by_tid.keys().copied().collect();
     tids.sort_unstable();
     // Per thread, its top-level ranges in time order.
-    let mut sequences: Vec<(u64, Vec<(Ns, Ns, NameId)>)> = Vec::new();
+    let mut sequences: Vec<ThreadRanges> = Vec::new();
     for tid in tids {
         let mut ranges = by_tid.remove(&tid).unwrap_or_default();
         ranges.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
@@ -378,6 +378,9 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWi
     Some((StepRule::TopLevelRange, name, steps))
 }
 
+/// A thread and its top-level ranges `(start, end, name)` in time order.
+type ThreadRanges = (u64, Vec<(Ns, Ns, NameId)>);
+
 /// Rule 2 when no one range repeats so: a thread whose top-level ranges
 /// repeat as a sequence of names (`forward`, `backward`, `optimizer`, ...),
 /// its period found as the GPU period's is (at least 2 ranges, at least
@@ -388,7 +391,7 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWi
 /// last range before the next step. The source names the sequence.
 fn by_top_level_sequence(
     trace: &RankTrace,
-    sequences: &[(u64, Vec<(Ns, Ns, NameId)>)],
+    sequences: &[ThreadRanges],
 ) -> Option<(String, Vec<StepWindow>)> {
     // (time covered, source, steps) of the best thread so far.
     let mut best: Option<(Ns, String, Vec<StepWindow>)> = None;
