@@ -384,7 +384,8 @@ type ThreadRanges = (u64, Vec<(Ns, Ns, NameId)>);
 /// Rule 2 when no one range repeats so: a thread whose top-level ranges
 /// repeat as a sequence of names (`forward`, `backward`, `optimizer`, ...),
 /// its period found as the GPU period's is (at least 2 ranges, at least
-/// [`MIN_DETECTED_STEPS`] periods), whose steps' ranges cover at least
+/// [`MIN_DETECTED_STEPS`] periods), on a thread that calls the runtime,
+/// whose steps' ranges cover at least
 /// [`TOP_LEVEL_COVER`] of the stretch from the first step's start to the
 /// last one's end; the thread whose steps cover the most time wins. A step
 /// starts with the phase of the thread's first range and ends with the
@@ -393,9 +394,12 @@ fn by_top_level_sequence(
     trace: &RankTrace,
     sequences: &[ThreadRanges],
 ) -> Option<(String, Vec<StepWindow>)> {
+    // Threads that call the runtime: a step's sequence is the thread that
+    // drives the device, not a helper thread's own loop.
+    let drivers: std::collections::HashSet<u64> = trace.api.iter().map(|a| a.tid).collect();
     // (time covered, source, steps) of the best thread so far.
     let mut best: Option<(Ns, String, Vec<StepWindow>)> = None;
-    for (tid, top) in sequences {
+    for (tid, top) in sequences.iter().filter(|s| drivers.contains(&s.0)) {
         let names: Vec<NameId> = top.iter().map(|r| r.2).collect();
         let Some(period) = shortest_period(&names).filter(|&d| d >= 2) else {
             continue;

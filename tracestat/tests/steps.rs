@@ -115,6 +115,18 @@ fn rank_trace(rank: u32, steps: &[(u64, u64)], marker: Marker) -> String {
         }
         s += len;
     }
+    if marker == Marker::Phases {
+        // A helper thread's own loop, over longer than the steps, calling
+        // no runtime: not the steps' thread.
+        for k in 0..(s / 50 + 2) {
+            let phase = ["DataLoader::fetch", "DataLoader::collate"][k as usize % 2];
+            push(format!(
+                r#"{{"ph": "X", "tid": {}, "pid": {host}, "name": "{phase}", "cat": "cpu_op", "ts": {}, "dur": 50}}"#,
+                host + 500,
+                base + k * 50
+            ));
+        }
+    }
     let mut out = String::from("{ \"traceEvents\":[\n");
     out.push_str(&ev);
     let _ = write!(out, "\n]\n}}\n");
