@@ -660,10 +660,13 @@ impl Graph<'_, '_> {
             .map(|(a, pos)| (self.nodes[a as usize].end, a, pos))
             .collect();
         arrivals.sort_unstable();
+        // A step's end node is kept for its window (`window::carried`);
+        // a dropped one reads as none rather than an index past the graph.
+        let ended = |k: &usize| ![NONE, window::GONE].contains(&self.step_end[*k]);
         // (window, id, start, end, end node) of each step with an end.
         let spans: Vec<(Option<i64>, Ns, Ns, u32)> = range
             .clone()
-            .filter(|&k| self.step_end[k] != NONE)
+            .filter(ended)
             .map(|k| {
                 let w = &windows[k];
                 let start = if w.id.is_none() {
@@ -676,10 +679,7 @@ impl Graph<'_, '_> {
             })
             .collect();
         let kernel_ns = self.kernel_time(&spans);
-        let hosts: Vec<u32> = range
-            .filter(|&k| self.step_end[k] != NONE)
-            .map(|k| self.step_host[k])
-            .collect();
+        let hosts: Vec<u32> = range.filter(ended).map(|k| self.step_host[k]).collect();
         for ((&(id, start, end, end_node), kernel_ns), host) in
             spans.iter().zip(kernel_ns).zip(hosts)
         {
@@ -1025,7 +1025,8 @@ impl<'m, 'a> Graph<'m, 'a> {
     fn step_tails(&mut self, windows: std::ops::Range<usize>) {
         for w in windows {
             let mark = self.step_end[w];
-            if let (Some((end, node)), true) = (self.tail(w), mark != NONE) {
+            if let (Some((end, node)), true) = (self.tail(w), ![NONE, window::GONE].contains(&mark))
+            {
                 let m = &mut self.nodes[mark as usize];
                 if end > m.end {
                     m.start = end;
@@ -1291,10 +1292,15 @@ impl<'m, 'a> Graph<'m, 'a> {
         // The host range's end, replayed across ranks to move the rank's
         // next step (docs/tracestat.md#what-if).
         let host_end = match &lens {
-            Some(l) if host_node != NONE && l.has(self.pos[host_node as usize]) => Some((
-                self.nodes[host_node as usize].end,
-                SinkLens::from_entries(l.of(self.pos[host_node as usize])),
-            )),
+            Some(l)
+                if ![NONE, window::GONE].contains(&host_node)
+                    && l.has(self.pos[host_node as usize]) =>
+            {
+                Some((
+                    self.nodes[host_node as usize].end,
+                    SinkLens::from_entries(l.of(self.pos[host_node as usize])),
+                ))
+            }
             _ => None,
         };
         StepGraph {
