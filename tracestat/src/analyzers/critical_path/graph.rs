@@ -1580,20 +1580,24 @@ fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
 
 /// A thread's calls by start, the longer first at one start, in a stable
 /// order (its API calls, the first `api` of the list, before its host
-/// ranges at the same times). Each part is usually in that order already
-/// (the trace lists them by time): then the two are merged, not sorted.
+/// ranges at the same times). Each part is sorted on its own only when it
+/// is out of order (the trace usually lists a thread's API calls by time,
+/// its ranges as they end), then the two are merged: the same order as a
+/// stable sort of the whole, at a fraction of its cost.
 fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef) -> K) {
     let key = |c: &CallRef| key(*c);
     let in_order = |part: &[CallRef]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
-    let (a, h) = calls.split_at(api.min(calls.len()));
-    if !(in_order(a) && in_order(h)) {
-        calls.sort_by_key(key);
-        return;
+    let len = calls.len();
+    let (a, h) = calls.split_at_mut(api.min(len));
+    for part in [&mut *a, &mut *h] {
+        if !in_order(part) {
+            part.sort_by_key(key);
+        }
     }
     if a.is_empty() || h.is_empty() || key(&a[a.len() - 1]) <= key(&h[0]) {
         return;
     }
-    let mut merged = Vec::with_capacity(calls.len());
+    let mut merged = Vec::with_capacity(len);
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < h.len() {
         // At equal keys the API call first, as a stable sort keeps it.
@@ -1790,7 +1794,7 @@ mod tests {
     fn calls_merged_come_in_the_order_of_a_stable_sort() {
         let call = |s: Ns, e: Ns, api: bool, n: u32| (s, e, Kind::Host, api, NameId(n));
         // API calls then host ranges, each in order, with equal keys
-        // across the two; then a part out of order (sorted, not merged).
+        // across the two; then a part out of order (sorted, then merged).
         let api: Vec<Call> = (0..40)
             .map(|i| call(i / 2 * 10, 100 - i % 3, true, i as u32))
             .collect();
@@ -1804,6 +1808,7 @@ mod tests {
             (&api, &host),
             (&api, &Vec::new()),
             (&Vec::new(), &host),
+            (&host, &api),
         ] {
             let all: Vec<Call> = a.iter().chain(h.iter()).copied().collect();
             let mut want = all.clone();
