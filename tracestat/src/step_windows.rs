@@ -24,7 +24,7 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
-use crate::ingest::{HostCall, RankTrace};
+use crate::ingest::RankTrace;
 use crate::time::Ns;
 
 /// The step marker when `--step` is not given: PyTorch's `ProfilerStep#N`
@@ -313,9 +313,19 @@ fn by_marker(trace: &RankTrace, re: &Regex) -> Vec<StepWindow> {
 /// candidate covering the most time wins (ties: more instances, then the
 /// name). Steps are numbered 0, 1, ... in time order.
 fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWindow>)> {
-    let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
+    // Each thread's ranges `(start, end, name)` in lists sized exactly: a
+    // rank has millions, and growing the lists was half this rule's time.
+    let mut counts: FastMap<u64, usize> = FastMap::default();
     for h in &trace.host {
-        by_tid.entry(h.tid).or_default().push(*h);
+        *counts.entry(h.tid).or_default() += 1;
+    }
+    let mut by_tid: FastMap<u64, Vec<(Ns, Ns, NameId)>> = (counts.into_iter())
+        .map(|(tid, n)| (tid, Vec::with_capacity(n)))
+        .collect();
+    for h in &trace.host {
+        if let Some(list) = by_tid.get_mut(&h.tid) {
+            list.push((h.start, h.end, h.name));
+        }
     }
     // (time covered, instances, name, spans, thread) of the best group so far.
     type Group = (Ns, usize, String, Vec<(Ns, Ns)>, u64);
@@ -326,17 +336,19 @@ fn by_top_level_range(trace: &RankTrace) -> Option<(StepRule, String, Vec<StepWi
     let mut sequences: Vec<ThreadRanges> = Vec::new();
     for tid in tids {
         let mut ranges = by_tid.remove(&tid).unwrap_or_default();
-        ranges.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+        // By start, the longer first, then by name: one order whatever the
+        // sort does with ties.
+        ranges.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         let mut groups: FastMap<NameId, Vec<(Ns, Ns)>> = FastMap::default();
         let mut open_end: Option<Ns> = None;
         let mut top = Vec::new();
-        for r in &ranges {
-            if open_end.is_some_and(|e| r.start < e) {
+        for &(start, end, name) in &ranges {
+            if open_end.is_some_and(|e| start < e) {
                 continue; // inside the top-level range still open
             }
-            open_end = Some(r.end);
-            groups.entry(r.name).or_default().push((r.start, r.end));
-            top.push((r.start, r.end, r.name));
+            open_end = Some(end);
+            groups.entry(name).or_default().push((start, end));
+            top.push((start, end, name));
         }
         sequences.push((tid, top));
         for (name, spans) in groups {
