@@ -397,11 +397,13 @@ type ThreadRanges = (u64, Vec<(Ns, Ns, NameId)>);
 /// repeat as a sequence of names (`forward`, `backward`, `optimizer`, ...),
 /// its period found as the GPU period's is (at least 2 ranges, at least
 /// [`MIN_DETECTED_STEPS`] periods), on a thread that calls the runtime
-/// and whose top-level ranges cover [`TOP_LEVEL_COVER`] of its span,
+/// and whose top-level ranges cover [`TOP_LEVEL_COVER`] of the span of its
+/// loop (from the first to the last range of a name that repeats, so that
+/// a set-up range and the idle time after it do not count),
 /// whose steps' ranges cover at least
 /// [`TOP_LEVEL_COVER`] of the stretch from the first step's start to the
 /// last one's end; the thread whose steps cover the most time wins. A step
-/// starts with the phase of the thread's first range and ends with the
+/// starts with the phase of the loop's first range and ends with the
 /// last range before the next step. The source names the sequence.
 fn by_top_level_sequence(
     trace: &RankTrace,
@@ -410,7 +412,11 @@ fn by_top_level_sequence(
     // (time covered, source, steps) of the best thread so far.
     let mut best: Option<(Ns, String, Vec<StepWindow>)> = None;
     for (tid, top) in sequences {
-        // The thread's top-level ranges cover 80% of its span, as its
+        // The loop's ranges: from the first to the last range of a name
+        // that repeats; a set-up range before the loop (loading a model)
+        // and the idle time after it are no part of it.
+        let top = repeated_stretch(top);
+        // The thread's top-level ranges cover 80% of that span, as its
         // steps' must of theirs: checked first, as the period's search on a
         // thread of a million ranges cost 4% of a report (at half, still
         // 3.9% on the bench files).
@@ -431,7 +437,7 @@ fn by_top_level_sequence(
             continue;
         }
         let (a, _) = clean_stretch(&names, period);
-        // A step starts with the phase the thread's first range is of: the
+        // A step starts with the phase the loop's first range is of: the
         // profiler starts with a step (the loop inside it), where host
         // ranges follow each other with no idle time that tells a step's
         // first phase on every rank alike.
@@ -472,6 +478,20 @@ fn by_top_level_sequence(
         }
     }
     best.map(|(_, source, steps)| (source, steps))
+}
+
+/// A thread's top-level ranges from the first to the last whose name
+/// occurs at least [`MIN_DETECTED_STEPS`] times (none when no name does).
+fn repeated_stretch(top: &[(Ns, Ns, NameId)]) -> &[(Ns, Ns, NameId)] {
+    let mut counts: FastMap<NameId, usize> = FastMap::default();
+    for r in top {
+        *counts.entry(r.2).or_default() += 1;
+    }
+    let repeats = |r: &(Ns, Ns, NameId)| counts[&r.2] >= MIN_DETECTED_STEPS;
+    match (top.iter().position(repeats), top.iter().rposition(repeats)) {
+        (Some(a), Some(b)) => &top[a..=b],
+        _ => &[],
+    }
 }
 
 /// Rule 3: the period of the busiest engine's operation sequence (the

@@ -23,6 +23,9 @@ enum Marker {
     /// Top-level ranges `PyTorch::forward`, `PyTorch::backward`,
     /// `PyTorch::optimizer` in turn: 40%, 50% and 10% of the step.
     Phases,
+    /// `Phases` after a set-up range, `PyTorch::load_model` 3,000 us
+    /// before the first step, 400 us long, then idle until the loop.
+    PhasesAfterSetup,
 }
 
 /// One rank of steps of `(length, compute)` us, back to back from 0 (us
@@ -56,15 +59,21 @@ fn rank_trace(rank: u32, steps: &[(u64, u64)], marker: Marker) -> String {
     push(format!(
         r#"{{"ph": "M", "name": "thread_name", "pid": {dev}, "tid": {copy}, "ts": {base}, "args": {{"name": "Thread {host} L0 Copy Engine<1,0>"}}}}"#
     ));
+    if marker == Marker::PhasesAfterSetup {
+        push(format!(
+            r#"{{"ph": "X", "tid": {host}, "pid": {host}, "name": "PyTorch::load_model", "cat": "cpu_op", "ts": {}, "dur": 400}}"#,
+            base - 3000
+        ));
+    }
     let mut s = 0u64;
     let mut id = 0u64;
     for (i, &(len, c)) in steps.iter().enumerate() {
         let name = match marker {
             Marker::ProfilerStep => Some(format!("PyTorch::ProfilerStep#{i}")),
             Marker::Range => Some("PyTorch::train_iteration".to_string()),
-            Marker::None | Marker::Phases => None,
+            Marker::None | Marker::Phases | Marker::PhasesAfterSetup => None,
         };
-        if marker == Marker::Phases {
+        if matches!(marker, Marker::Phases | Marker::PhasesAfterSetup) {
             let (f, b) = (len * 4 / 10, len * 5 / 10);
             for (phase, at, dur) in [
                 ("forward", 0, f),
@@ -115,7 +124,7 @@ fn rank_trace(rank: u32, steps: &[(u64, u64)], marker: Marker) -> String {
         }
         s += len;
     }
-    if marker == Marker::Phases {
+    if matches!(marker, Marker::Phases | Marker::PhasesAfterSetup) {
         // A helper thread's own loop, over longer than the steps, calling
         // no runtime: not the steps' thread.
         for k in 0..(s / 50 + 2) {
@@ -463,6 +472,34 @@ fn steps_without_markers_by_a_repeated_range_or_the_gpu_period() {
         stdout.contains("the repeated sequence of top-level ranges `PyTorch::forward, PyTorch::backward, PyTorch::optimizer`"),
         "{stdout}"
     );
+    // The same loop after a set-up range and 2,600 us of idle time: the
+    // thread's ranges cover a fifth of its span, the loop's all of its
+    // own; the steps are the loop's, from its first forward range, with
+    // the set-up range in none of them.
+    let setup_dir = dir.path().join("setup");
+    std::fs::create_dir(&setup_dir).unwrap();
+    let (doc, _, _) = report(&two_ranks(&setup_dir, Marker::PhasesAfterSetup), &[]);
+    let r1 = row(&doc, "step_ranks", "rank", "1");
+    assert_eq!(r1["rule"], "top-level-sequence");
+    assert_eq!(
+        r1["source"],
+        "PyTorch::forward, PyTorch::backward, PyTorch::optimizer"
+    );
+    assert_eq!(r1["steps_found"], 4);
+    let first = f(&step_row(&doc, "1", 0)["start_us"]);
+    for (step, start, dur) in [
+        (0, 0.0, 100.0),
+        (1, 100.0, 100.0),
+        (2, 200.0, 200.0),
+        (3, 400.0, 100.0),
+    ] {
+        close(
+            f(&step_row(&doc, "1", step)["start_us"]) - first,
+            start,
+            "start",
+        );
+        close(f(&step_row(&doc, "1", step)["dur_us"]), dur, "dur");
+    }
     // --step that matches nothing falls through to the rules after it.
     let (doc, _, _) = report(&files, &["--step", "nothing-like-this"]);
     assert_eq!(
