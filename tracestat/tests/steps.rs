@@ -158,6 +158,31 @@ fn write_ranks(dir: &Path, ranks: &[Vec<(u64, u64)>], marker: Marker) -> Vec<Pat
 const EVEN: (u64, u64) = (100, 40);
 const SLOW: (u64, u64) = (200, 140);
 
+/// Rank 1's steps found by the sequence of `Marker::Phases` ranges: its
+/// four steps of 100, 100, 200 and 100 us from `origin`.
+fn assert_phase_steps(doc: &Value, origin: f64) {
+    let r1 = row(doc, "step_ranks", "rank", "1");
+    assert_eq!(r1["rule"], "top-level-sequence");
+    assert_eq!(
+        r1["source"],
+        "PyTorch::forward, PyTorch::backward, PyTorch::optimizer"
+    );
+    assert_eq!(r1["steps_found"], 4);
+    for (step, start, dur) in [
+        (0, 0.0, 100.0),
+        (1, 100.0, 100.0),
+        (2, 200.0, 200.0),
+        (3, 400.0, 100.0),
+    ] {
+        close(
+            f(&step_row(doc, "1", step)["start_us"]) - origin,
+            start,
+            "start",
+        );
+        close(f(&step_row(doc, "1", step)["dur_us"]), dur, "dur");
+    }
+}
+
 /// 2 ranks x 4 steps of 100 us, rank 1's step 2 takes 200 us (140 us of
 /// compute).
 fn two_ranks(dir: &Path, marker: Marker) -> Vec<PathBuf> {
@@ -452,22 +477,7 @@ fn steps_without_markers_by_a_repeated_range_or_the_gpu_period() {
     std::fs::create_dir(&phases_dir).unwrap();
     let phases = two_ranks(&phases_dir, Marker::Phases);
     let (doc, stdout, _) = report(&phases, &[]);
-    let r1 = row(&doc, "step_ranks", "rank", "1");
-    assert_eq!(r1["rule"], "top-level-sequence");
-    assert_eq!(
-        r1["source"],
-        "PyTorch::forward, PyTorch::backward, PyTorch::optimizer"
-    );
-    assert_eq!(r1["steps_found"], 4);
-    for (step, start, dur) in [
-        (0, 0.0, 100.0),
-        (1, 100.0, 100.0),
-        (2, 200.0, 200.0),
-        (3, 400.0, 100.0),
-    ] {
-        close(f(&step_row(&doc, "1", step)["start_us"]), start, "start");
-        close(f(&step_row(&doc, "1", step)["dur_us"]), dur, "dur");
-    }
+    assert_phase_steps(&doc, 0.0);
     assert!(
         stdout.contains("the repeated sequence of top-level ranges `PyTorch::forward, PyTorch::backward, PyTorch::optimizer`"),
         "{stdout}"
@@ -479,27 +489,7 @@ fn steps_without_markers_by_a_repeated_range_or_the_gpu_period() {
     let setup_dir = dir.path().join("setup");
     std::fs::create_dir(&setup_dir).unwrap();
     let (doc, _, _) = report(&two_ranks(&setup_dir, Marker::PhasesAfterSetup), &[]);
-    let r1 = row(&doc, "step_ranks", "rank", "1");
-    assert_eq!(r1["rule"], "top-level-sequence");
-    assert_eq!(
-        r1["source"],
-        "PyTorch::forward, PyTorch::backward, PyTorch::optimizer"
-    );
-    assert_eq!(r1["steps_found"], 4);
-    let first = f(&step_row(&doc, "1", 0)["start_us"]);
-    for (step, start, dur) in [
-        (0, 0.0, 100.0),
-        (1, 100.0, 100.0),
-        (2, 200.0, 200.0),
-        (3, 400.0, 100.0),
-    ] {
-        close(
-            f(&step_row(&doc, "1", step)["start_us"]) - first,
-            start,
-            "start",
-        );
-        close(f(&step_row(&doc, "1", step)["dur_us"]), dur, "dur");
-    }
+    assert_phase_steps(&doc, f(&step_row(&doc, "1", 0)["start_us"]));
     // --step that matches nothing falls through to the rules after it.
     let (doc, _, _) = report(&files, &["--step", "nothing-like-this"]);
     assert_eq!(
