@@ -487,7 +487,7 @@ fn repeated_stretch(top: &[(Ns, Ns, NameId)]) -> &[(Ns, Ns, NameId)] {
     for r in top {
         *counts.entry(r.2).or_default() += 1;
     }
-    let repeats = |r: &(Ns, Ns, NameId)| counts[&r.2] >= MIN_DETECTED_STEPS;
+    let repeats = |r: &(Ns, Ns, NameId)| counts.get(&r.2).is_some_and(|&n| n >= MIN_DETECTED_STEPS);
     match (top.iter().position(repeats), top.iter().rposition(repeats)) {
         (Some(a), Some(b)) => &top[a..=b],
         _ => &[],
