@@ -302,6 +302,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .is_some()
         .then(|| annotate::collect(&mut ranks));
     let report = analyzers::build(ranks, options, &plan.report);
+    if let Some(why) = &report.out.critical_path.spill_error {
+        bail!("the critical path's steps could not be read back: {why}");
+    }
     for rule in &report.out.critical_path.unmatched_rules {
         let why = analyzers::critical_path::UNMATCHED;
         warn(TOOL, format!("--what-if {rule}: {why}"));
@@ -381,9 +384,15 @@ fn combine(paths: &[PathBuf], plan: &Plan) -> Result<(Vec<RankSummary>, RankOpti
             ),
             Some(_) => {}
         }
-        all.extend(p.ranks.into_iter().filter(|r| match (&plan.ranks, r.rank) {
+        let kept = p.ranks.into_iter().filter(|r| match (&plan.ranks, r.rank) {
             (Some(set), Some(x)) => set.contains(x),
             _ => true,
+        });
+        // A partial's steps leave memory as a read rank's do
+        // (docs/tracestat.md#memory).
+        all.extend(kept.map(|mut r| {
+            r.parts.critical_path.spill_steps();
+            r
         }));
     }
     let options = first.map_or_else(|| plan.rank_options.clone(), |f| f.0);

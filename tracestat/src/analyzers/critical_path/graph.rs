@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
 use super::packed::{ChainItems, SinkLens};
+pub use super::reduced::{Sink, StepGraph, Total};
 use super::rules::{Rule, Target};
+use super::spill::{self, Spill};
 use super::steps::{step_windows, StepWindow};
 pub use super::stretch::{Item, Kind};
 use super::sweep::{self, Stretch, Stretches, SweepCall};
@@ -65,47 +67,6 @@ pub const MAX_ITEMS: usize = 256;
 /// Sources kept per node for the what-if replay.
 pub const KEEP: usize = 4;
 
-/// A point of a step whose time the cross-rank solve needs: a collective
-/// arrival, or the step's end (the last sink of a step).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Sink {
-    pub time: Ns,
-    /// Where the chain that set its time starts: `None` at the step's
-    /// start, `Some(j)` at the end of the rank's collective call `j`.
-    pub source: Option<u32>,
-    /// That chain, in time order, tiling `source..time`; a chain of more
-    /// than [`MAX_ITEMS`] stretches is coarsened (see [`coarsen`]). Packed:
-    /// every rank's chains are held until the cross-rank solve.
-    pub items: ChainItems,
-    /// When the chain was coarsened: its time per kind and name, exact,
-    /// `(kind, name, stretches, time)` (otherwise its items are exact).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub totals: Vec<Total>,
-    /// With `--what-if`: per source, the longest chain to this sink as
-    /// `[recorded, its kernel part, under rule 1, rule 2, ...]`.
-    #[serde(default, skip_serializing_if = "SinkLens::is_empty")]
-    pub lens: SinkLens,
-}
-
-/// A chain's time of one kind and name: `(kind, name, stretches, time)`.
-pub type Total = (Kind, u32, u64, Ns);
-
-/// One step of one rank, reduced.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct StepGraph {
-    /// The step's number; `None` for the whole run as one step.
-    pub id: Option<i64>,
-    pub start: Ns,
-    pub end: Ns,
-    pub sinks: Vec<Sink>,
-    /// Kernel time in the step (the `rank:N=median` rule's measure).
-    pub kernel_ns: Ns,
-    /// With `--what-if`, for a step with a host range: when that range
-    /// ended, and its chains' lengths as a [`Sink`]'s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_end: Option<(Ns, SinkLens)>,
-}
-
 /// A collective call of the rank, in the order of the collectives
 /// analyzer's part (its position is the call's index there).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -127,14 +88,89 @@ pub struct EngineDepth {
 }
 
 /// What the critical path keeps of one rank (its `--partial` part).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct RankPath {
     pub names: Vec<String>,
+    /// The steps; once spilled (`spill`), their heads only: no sinks and
+    /// no host range end lengths (read them through the solver).
     pub steps: Vec<StepGraph>,
     pub colls: Vec<CollPoint>,
     /// Queue depth per engine, for `--annotate` (never in a partial).
     #[serde(skip)]
     pub queue_depth: Vec<EngineDepth>,
+    /// Where the steps' bodies went, when they left memory
+    /// (docs/tracestat.md#memory); a partial carries them whole.
+    #[serde(skip)]
+    pub spill: Option<Spill>,
+}
+
+impl RankPath {
+    /// Moves the steps' bodies out of memory (`spill.rs`); they stay
+    /// when the spill file cannot be written.
+    pub fn spill_steps(&mut self) {
+        if self.spill.is_none() && self.steps.iter().any(|s| !s.sinks.is_empty()) {
+            self.spill = spill::spill(&mut self.steps);
+        }
+    }
+
+    /// Step `k`'s count of sinks, spilled or not.
+    pub fn sink_count(&self, k: usize) -> usize {
+        match &self.spill {
+            Some(s) => s.sinks(k),
+            None => self.steps.get(k).map_or(0, |s| s.sinks.len()),
+        }
+    }
+
+    /// The fewest what-if lengths a source of the rank's sinks and host
+    /// range ends has (`usize::MAX` for none), and whether any sink has
+    /// lengths.
+    pub fn lens_widths(&self) -> (usize, bool) {
+        match &self.spill {
+            Some(s) => s.widths,
+            None => spill::lens_widths(&self.steps),
+        }
+    }
+
+    /// Steps `ks` whole, bodies included (read back when spilled).
+    pub fn load(&self, ks: std::ops::Range<usize>) -> std::io::Result<Vec<StepGraph>> {
+        match &self.spill {
+            Some(s) => s.load(&self.steps, ks),
+            None => Ok(self.steps.get(ks).map(<[_]>::to_vec).unwrap_or_default()),
+        }
+    }
+}
+
+/// A partial carries a rank's steps whole: spilled ones are read back a
+/// few at a time as they are written.
+impl Serialize for RankPath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("RankPath", 3)?;
+        st.serialize_field("names", &self.names)?;
+        st.serialize_field("steps", &WholeSteps(self))?;
+        st.serialize_field("colls", &self.colls)?;
+        st.end()
+    }
+}
+
+struct WholeSteps<'a>(&'a RankPath);
+
+impl Serialize for WholeSteps<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let p = self.0;
+        if p.spill.is_none() {
+            return p.steps.serialize(s);
+        }
+        let mut seq = s.serialize_seq(Some(p.steps.len()))?;
+        for from in (0..p.steps.len()).step_by(256) {
+            let ks = from..(from + 256).min(p.steps.len());
+            for step in p.load(ks).map_err(S::Error::custom)? {
+                seq.serialize_element(&step)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 /// How a node waits for a predecessor.
@@ -565,6 +601,7 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         steps: out.steps,
         colls: points,
         queue_depth,
+        spill: None,
     }
 }
 

@@ -12,8 +12,10 @@
 
 pub mod graph;
 pub mod packed;
+mod reduced;
 pub mod rules;
 pub mod solve;
+mod spill;
 pub mod steps;
 pub mod stretch;
 pub mod sweep;
@@ -228,6 +230,10 @@ pub struct CriticalPathOut {
     /// (docs/findings.md#savings); never a table.
     #[serde(skip)]
     pub replays: Option<ImplicitReplays>,
+    /// Why the spilled steps could not be read back, if so
+    /// (docs/tracestat.md#memory): the run fails with it, no report.
+    #[serde(skip)]
+    pub spill_error: Option<String>,
 }
 
 /// A bar of the Gantt chart: `(rank index, kind (its place in
@@ -246,7 +252,10 @@ impl Analyzer for CriticalPath {
         }
         let mut rules = rules::parse_rules(&o.what_if);
         rules.extend(implicit_rules(m.trace.rank));
-        graph::observe(m, &rules, o.annotate)
+        let mut path = graph::observe(m, &rules, o.annotate);
+        // Kept out of memory until the solve (docs/tracestat.md#memory).
+        path.spill_steps();
+        path
     }
 
     fn part(rank: &RankSummary) -> &RankPath {
@@ -263,13 +272,9 @@ impl Analyzer for CriticalPath {
         // The user's rules, then the implicit ones of the findings.
         let mut all_rules = rules.clone();
         all_rules.extend(implicit_rules(None));
-        let solver = solver(ranks, off);
+        let mut solver = solver(ranks, off);
         let u = rules.len();
         let implicit = has_implicit_slots(&solver, u);
-        // The steps' paths are solved apart, in parallel (the cross-rank
-        // part runs after every rank is read, so on many cores it would
-        // otherwise set the wall time, docs/tracestat.md#scale); the
-        // results keep the steps' order.
         let steps = solver.steps();
         // Per step: the end of the time the steps before it cover, from
         // which its path counts in the tables over all steps.
@@ -282,11 +287,6 @@ impl Analyzer for CriticalPath {
                 before
             })
             .collect();
-        let mut paths: Vec<StepPath> = steps
-            .par_iter()
-            .zip(covered_before)
-            .map(|((id, parts), covered_to)| solver.path(*id, parts, covered_to))
-            .collect();
         // The replays go in step order: a step takes the replayed
         // arrivals of the collectives of the steps before it. Per rule:
         // the user's, then the implicit comm=0 and launch=0, whose
@@ -295,7 +295,16 @@ impl Analyzer for CriticalPath {
         let replays: Vec<(usize, &rules::Rule)> = (2..slots)
             .map(|slot| (slot, &all_rules[slot - 2]))
             .collect();
-        let windows = replay_in_order(&solver, &steps, &replays);
+        let solved = solve_in_windows(&mut solver, &steps, Some(&covered_before), &replays);
+        let (mut paths, windows) = match solved {
+            Ok(solved) => solved,
+            Err(e) => {
+                return CriticalPathOut {
+                    spill_error: Some(e.to_string()),
+                    ..Default::default()
+                }
+            }
+        };
         let mut saved = [0 as Ns; 2];
         if implicit {
             // Over the run: the time the steps cover, recorded less
@@ -1007,25 +1016,94 @@ fn has_implicit_slots(solver: &Solver<'_>, user: usize) -> bool {
     for p in &solver.paths {
         // The host range ends are replayed with the same slots (a partial
         // edited to hold fewer would be read out of bounds).
-        let host_ends = p.steps.iter().filter_map(|s| s.host_end.as_ref());
-        if host_ends
-            .into_iter()
-            .any(|h| h.1.shape().any(|(_, n)| n < width))
-        {
+        let (fewest, some) = p.lens_widths();
+        if fewest < width {
             return false;
         }
-        for sink in p.steps.iter().flat_map(|s| &s.sinks) {
-            if sink.lens.shape().any(|(_, n)| n < width) {
-                return false;
-            }
-            any |= !sink.lens.is_empty();
-        }
+        any |= some;
     }
     any
 }
 
 /// Sinks per thread in a batch of steps of [`replay_in_order`].
 const REPLAY_BATCH_SINKS: usize = 4096;
+/// Sinks of the steps whose spilled bodies are loaded at once, at least
+/// (docs/tracestat.md#memory): about 13 MB.
+const WINDOW_SINKS: usize = 1 << 15;
+
+/// Each step's path, and its `(start, end)` under each replay.
+type Solved = (Vec<StepPath>, Vec<Vec<(Ns, Ns)>>);
+
+/// With `UNITRACE_TEST_WINDOW_SINKS=N`, windows of about N sinks: the
+/// tests compare windows of one step with one window
+/// (`tracestat/tests/critical_path.rs`).
+fn window_sinks() -> Option<usize> {
+    static N: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("UNITRACE_TEST_WINDOW_SINKS")
+            .ok()?
+            .parse()
+            .ok()
+    })
+}
+
+/// Every step's path and its replays under `replays`, a window of steps
+/// at a time: the bodies of a window's steps are loaded, its paths solved
+/// apart, in parallel (the cross-rank part runs after every rank is read,
+/// so on many cores it would otherwise set the wall time,
+/// docs/tracestat.md#scale), its steps replayed in order, and the bodies
+/// dropped. The results keep the steps' order.
+/// Without `covered_before` (each step's, `finish`), only the replays.
+fn solve_in_windows(
+    solver: &mut Solver<'_>,
+    steps: &[solve::StepParts],
+    covered_before: Option<&[Ns]>,
+    replays: &[(usize, &rules::Rule)],
+) -> std::io::Result<Solved> {
+    let mut carried: Vec<solve::Carried> = replays
+        .iter()
+        .map(|_| solve::Carried::new(solver))
+        .collect();
+    let threads = rayon::current_num_threads().max(1);
+    let most = window_sinks().unwrap_or(WINDOW_SINKS.max(2 * threads * REPLAY_BATCH_SINKS));
+    let per_step = solver.sinks / steps.len().max(1) + 1;
+    let mut paths = Vec::with_capacity(steps.len());
+    let mut windows = Vec::with_capacity(steps.len());
+    let mut from = 0;
+    while from < steps.len() {
+        let mut to = from;
+        let mut sinks = 0;
+        while to < steps.len() && (to == from || sinks < most) {
+            let parts = &steps[to].1;
+            sinks += parts
+                .iter()
+                .map(|&(r, k)| solver.paths[r].sink_count(k))
+                .sum::<usize>();
+            to += 1;
+        }
+        solver.load_window(&steps[from..to])?;
+        let solver = &*solver;
+        if let Some(covered) = covered_before.and_then(|c| c.get(from..to)) {
+            paths.par_extend(
+                steps[from..to]
+                    .par_iter()
+                    .zip(covered)
+                    .map(|((id, parts), &covered_to)| solver.path(*id, parts, covered_to)),
+            );
+        }
+        let window = &steps[from..to];
+        windows.extend(replay_in_order(
+            solver,
+            window,
+            replays,
+            &mut carried,
+            per_step,
+        ));
+        from = to;
+    }
+    solver.load_window(&[])?;
+    Ok((paths, windows))
+}
 
 /// Every step's window replayed under each of `replays` (`(slot, rule)`),
 /// per step in the order of `steps`. The steps go in order, each rule with
@@ -1036,22 +1114,19 @@ fn replay_in_order(
     solver: &Solver<'_>,
     steps: &[solve::StepParts],
     replays: &[(usize, &rules::Rule)],
+    carried: &mut [solve::Carried],
+    per_step: usize,
 ) -> Vec<Vec<(Ns, Ns)>> {
     let mut out: Vec<Vec<(Ns, Ns)>> = vec![Vec::with_capacity(replays.len()); steps.len()];
     if replays.is_empty() {
         return out;
     }
-    let mut carried: Vec<solve::Carried> = replays
-        .iter()
-        .map(|_| solve::Carried::new(solver))
-        .collect();
     // Plans prepared in parallel and held at once, a batch of about
     // REPLAY_BATCH_SINKS sinks per thread: a plan holds the chains of every
     // rank's step, so a batch of many steps of many ranks would hold much
     // memory, and a batch of one step of few ranks spends more time handing
     // work to the threads than replaying (docs/tracestat.md#scale).
     let threads = rayon::current_num_threads().max(1);
-    let per_step = solver.sinks / steps.len().max(1) + 1;
     let batch_len = (threads * REPLAY_BATCH_SINKS / per_step).clamp(threads, 1024);
     for (batch, rows) in steps.chunks(batch_len).zip(out.chunks_mut(batch_len)) {
         let plans: Vec<solve::StepReplay> = batch
@@ -1238,7 +1313,7 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
         .iter()
         .map(|&i| implicit_rules(Some(ranks.ranks[i].rank?)).pop())
         .collect();
-    let s = solver(ranks, &off);
+    let mut s = solver(ranks, &off);
     if !has_implicit_slots(&s, user.len()) {
         return vec![None; who.len()];
     }
@@ -1249,7 +1324,10 @@ pub fn rank_median_savings(ranks: &Ranks<'_>, done: &Finished, who: &[usize]) ->
     let steps = s.steps();
     let replays: Vec<(usize, &rules::Rule)> =
         per_rank.iter().flatten().map(|rule| (slot, rule)).collect();
-    let windows = replay_in_order(&s, &steps, &replays);
+    let Ok((_, windows)) = solve_in_windows(&mut s, &steps, None, &replays) else {
+        // The report's own solve fails the run with the reason.
+        return vec![None; who.len()];
+    };
     let recorded = covered(steps.iter().map(|(_, parts)| step_window(&s, parts)));
     let sums: Vec<Ns> = (0..replays.len())
         .map(|i| recorded - covered(windows.iter().map(|w| w[i])))

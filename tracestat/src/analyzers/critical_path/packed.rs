@@ -55,6 +55,47 @@ impl ChainItems {
     pub fn to_vec(&self) -> Vec<Item> {
         self.iter().collect()
     }
+
+    /// The packed bytes (the spill file's copy, `spill.rs`).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Stretches packed as [`ChainItems::as_bytes`] gave them; `None`
+    /// unless the bytes are whole stretches (each a start, a length and a
+    /// name, all whole numbers of a known kind), so that reading them
+    /// never runs past their end.
+    pub fn from_bytes(bytes: &[u8]) -> Option<ChainItems> {
+        let mut numbers = Numbers(bytes);
+        while !numbers.0.is_empty() {
+            numbers.next()?;
+            numbers.next()?;
+            let packed = numbers.next()?;
+            Kind::ALL.get((packed & 7) as usize)?;
+            u32::try_from(packed >> 3).ok()?;
+        }
+        Some(ChainItems {
+            bytes: bytes.into(),
+        })
+    }
+}
+
+/// Whole LEB128 numbers of a byte list, for checking it: `None` at one
+/// that does not end within the list or within ten bytes.
+struct Numbers<'a>(&'a [u8]);
+
+impl Numbers<'_> {
+    fn next(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for (i, &b) in self.0.iter().enumerate().take(10) {
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                self.0 = &self.0[i + 1..];
+                return Some(v);
+            }
+        }
+        None
+    }
 }
 
 impl From<Vec<Item>> for ChainItems {
@@ -208,6 +249,30 @@ impl SinkLens {
 
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
+    }
+
+    /// The packed bytes (the spill file's copy, `spill.rs`).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Lengths packed as [`SinkLens::as_bytes`] gave them; `None` unless
+    /// the bytes are whole entries (a source, a count and that many
+    /// lengths, all whole numbers, the source within `u32`).
+    pub fn from_bytes(bytes: &[u8]) -> Option<SinkLens> {
+        let mut numbers = Numbers(bytes);
+        while !numbers.0.is_empty() {
+            let src = numbers.next()?;
+            if let Some(s) = src.checked_sub(1) {
+                u32::try_from(s).ok()?;
+            }
+            for _ in 0..numbers.next()? {
+                numbers.next()?;
+            }
+        }
+        Some(SinkLens {
+            bytes: bytes.into(),
+        })
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::graph::{Item, Kind, RankPath};
+use super::graph::{Item, Kind, RankPath, StepGraph};
 use super::packed::SinkLens;
 use super::rules::{Rule, Target};
 use crate::time::Ns;
@@ -83,7 +83,21 @@ pub struct Solver<'a> {
     /// Per rank, its calls that are a step's sink as `(step, call)`, in
     /// order: a step's calls are found by a search, not a scan of all.
     step_calls: Vec<Vec<(u32, u32)>>,
+    /// The spilled steps the window being solved reads, whole
+    /// ([`Solver::load_window`]).
+    window: HashMap<Part, StepGraph>,
 }
+
+/// What a step reads as when its body is not in the window: no sinks
+/// (never so: [`Solver::load_window`] loads what the walks reach).
+static NO_STEP: StepGraph = StepGraph {
+    id: None,
+    start: 0,
+    end: 0,
+    sinks: Vec::new(),
+    kernel_ns: 0,
+    host_end: None,
+};
 
 /// The replayed arrivals of the calls of the steps already replayed
 /// under one rule: a step that waits on a collective of an earlier step
@@ -243,8 +257,7 @@ impl<'a> Solver<'a> {
     ) -> Self {
         let sinks = paths
             .iter()
-            .flat_map(|p| &p.steps)
-            .map(|s| s.sinks.len())
+            .map(|p| (0..p.steps.len()).map(|k| p.sink_count(k)).sum::<usize>())
             .sum();
         let labels = paths
             .iter()
@@ -260,6 +273,7 @@ impl<'a> Solver<'a> {
             labels,
             op_last: Vec::new(),
             step_calls: Vec::new(),
+            window: HashMap::default(),
         };
         s.step_calls = (s.paths.iter())
             .map(|p| {
@@ -280,6 +294,91 @@ impl<'a> Solver<'a> {
             })
             .collect();
         s
+    }
+
+    /// Rank `r`'s step `k` whole: from the rank's steps, or from the
+    /// window when they were spilled.
+    fn body(&self, r: usize, k: usize) -> &StepGraph {
+        let p = self.paths[r];
+        if p.spill.is_none() {
+            return p.steps.get(k).unwrap_or(&NO_STEP);
+        }
+        self.window.get(&(r, k)).unwrap_or(&NO_STEP)
+    }
+
+    /// Loads the spilled steps that the paths and replays of `steps`
+    /// read: their parts, and what their walks reach from them (the step
+    /// before of a rank still in it, the step of the last arrival at a
+    /// collective a chain starts at), as [`Solver::path`] follows them.
+    /// The window loaded before is dropped.
+    pub fn load_window(&mut self, steps: &[StepParts]) -> std::io::Result<()> {
+        self.window = HashMap::default();
+        if self.paths.iter().all(|p| p.spill.is_none()) {
+            return Ok(());
+        }
+        // Each rank's parts, read at once where they lie together.
+        let mut per_rank: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &(r, k) in steps.iter().flat_map(|(_, parts)| parts) {
+            per_rank.entry(r).or_default().push(k);
+        }
+        for (r, mut ks) in per_rank {
+            ks.sort_unstable();
+            let (lo, hi) = (ks[0], ks[ks.len() - 1]);
+            if hi - lo < 2 * ks.len() {
+                self.load_range(r, lo..hi + 1)?;
+            } else {
+                for k in ks {
+                    self.load_range(r, k..k + 1)?;
+                }
+            }
+        }
+        for (_, parts) in steps {
+            let start = (parts.iter())
+                .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
+                .min()
+                .unwrap_or(0);
+            let mut seen: std::collections::HashSet<Part> = parts.iter().copied().collect();
+            let mut todo = parts.to_vec();
+            while let Some((r, k)) = todo.pop() {
+                if self.paths[r].spill.is_some() && !self.window.contains_key(&(r, k)) {
+                    self.load_range(r, k..k + 1)?;
+                }
+                let next = self.reached_from(r, k, start);
+                todo.extend(next.into_iter().filter(|p| seen.insert(*p)));
+            }
+        }
+        Ok(())
+    }
+
+    fn load_range(&mut self, r: usize, ks: std::ops::Range<usize>) -> std::io::Result<()> {
+        let from = ks.start;
+        for (i, step) in self.paths[r].load(ks)?.into_iter().enumerate() {
+            self.window.insert((r, from + i), step);
+        }
+        Ok(())
+    }
+
+    /// The steps [`Solver::path`] may go on to from rank `r`'s step `k` of
+    /// a step that starts at `start`.
+    fn reached_from(&self, r: usize, k: usize, start: Ns) -> Vec<Part> {
+        let mut out: Vec<Part> = self
+            .step_before_at(r, k, start)
+            .map(|b| (r, b))
+            .into_iter()
+            .collect();
+        for sink in &self.body(r, k).sinks {
+            let Some(j) = sink.source.map(|j| j as usize) else {
+                continue;
+            };
+            if j >= self.paths[r].colls.len() {
+                continue;
+            }
+            let (lr, lj, _) = self.last_arrival(r, j);
+            if let Some((k2, _)) = self.paths[lr].colls[lj].sink {
+                out.push((lr, k2 as usize));
+            }
+        }
+        out
     }
 
     fn arrival(&self, r: usize, j: usize) -> Ns {
@@ -355,11 +454,13 @@ impl<'a> Solver<'a> {
         let mut cur = (
             end_rank,
             end_k,
-            self.paths[end_rank].steps[end_k].sinks.len() - 1,
+            self.paths[end_rank].sink_count(end_k).saturating_sub(1),
         );
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
-            let sink = &self.paths[r].steps[k].sinks[si];
+            let Some(sink) = self.body(r, k).sinks.get(si) else {
+                break;
+            };
             // The chain in time order, reversed in place (it is packed:
             // read forwards only).
             let from = rev.len();
@@ -392,7 +493,11 @@ impl<'a> Solver<'a> {
                     rev.push(between);
                 }
                 horizon = own_start.min(before_end);
-                cur = (r, before, self.paths[r].steps[before].sinks.len() - 1);
+                cur = (
+                    r,
+                    before,
+                    self.paths[r].sink_count(before).saturating_sub(1),
+                );
                 continue;
             };
             let j = j as usize;
@@ -599,12 +704,12 @@ impl<'a> Solver<'a> {
         let mut first = Vec::with_capacity(parts.len() + 1);
         first.push(0);
         for &(r, k) in parts {
-            first.push(first[first.len() - 1] + self.paths[r].steps[k].sinks.len());
+            first.push(first[first.len() - 1] + self.body(r, k).sinks.len());
         }
         let index: HashMap<Part, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
         let mut order: Vec<(Ns, usize, usize)> = Vec::new();
         for (i, &(r, k)) in parts.iter().enumerate() {
-            for (si, s) in self.paths[r].steps[k].sinks.iter().enumerate() {
+            for (si, s) in self.body(r, k).sinks.iter().enumerate() {
                 order.push((s.time - self.off[r], i, si));
             }
         }
@@ -676,7 +781,7 @@ impl<'a> Solver<'a> {
         let mut sinks = Vec::with_capacity(order.len());
         for &(_, i, si) in &order {
             let (r, k) = parts[i];
-            let sink = &self.paths[r].steps[k].sinks[si];
+            let sink = &self.body(r, k).sinks[si];
             sinks.push(PlannedSink {
                 at: first[i] + si,
                 part: i,
@@ -688,7 +793,7 @@ impl<'a> Solver<'a> {
         // Each part's host range end, replayed after its sinks.
         let mut host_ends = Vec::new();
         for (i, &(r, k)) in parts.iter().enumerate() {
-            if let Some((time, host_lens)) = &self.paths[r].steps[k].host_end {
+            if let Some((time, host_lens)) = &self.body(r, k).host_end {
                 host_ends.push(PlannedSink {
                     at: usize::MAX,
                     part: i,
@@ -906,7 +1011,7 @@ impl<'a> Solver<'a> {
         }
         let at = steps[..k].iter().rposition(|s| s.id == Some(before))?;
         let s = &steps[at];
-        (s.end - self.off[r] > start && !s.sinks.is_empty()).then_some(at)
+        (s.end - self.off[r] > start && self.paths[r].sink_count(at) > 0).then_some(at)
     }
 
     /// `(rank index, factor)` of a `rank:N=median` rule in this step: the
@@ -1218,6 +1323,7 @@ mod tests {
                 sink: Some((0, 0)),
             }],
             queue_depth: Vec::new(),
+            spill: None,
         }
     }
 
@@ -1285,6 +1391,7 @@ mod tests {
             ],
             colls: Vec::new(),
             queue_depth: Vec::new(),
+            spill: None,
         };
         let a = item(0, 60, Kind::Host, 0);
         let k = item(60, end1, Kind::Compute, 1);
@@ -1296,6 +1403,7 @@ mod tests {
             ],
             colls: Vec::new(),
             queue_depth: Vec::new(),
+            spill: None,
         };
         vec![rank0, rank1]
     }
@@ -1344,6 +1452,7 @@ mod tests {
             }],
             colls: Vec::new(),
             queue_depth: Vec::new(),
+            spill: None,
         };
         let off = vec![0];
         let solver = Solver::new(
