@@ -1750,6 +1750,47 @@ fn the_report_is_the_same_whatever_steps_a_window_holds() {
     }
 }
 
+/// Where no spill file can be made (`TMPDIR` is no folder), the ranks keep
+/// their steps' sinks in memory (docs/tracestat.md#memory): the report is
+/// the same, and so it is through a partial written and combined that way.
+#[test]
+fn the_report_is_the_same_where_steps_cannot_be_spilled() {
+    let dir = tempfile::tempdir().unwrap();
+    let planted = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/planted");
+    let files = std::slice::from_ref(&planted);
+    let args = ["--what-if", "kernel:*=-20%", "--what-if", "comm=0"];
+    let missing = dir.path().join("no-such-folder");
+    let no_tmp = [("TMPDIR", missing.to_str().unwrap())];
+    let spilled = json_with_env(files, &dir.path().join("a.json"), &args, &[]);
+    let held = json_with_env(files, &dir.path().join("b.json"), &args, &no_tmp);
+    assert!(spilled.contains("\"what_if\""));
+    assert!(spilled == held, "a report with its steps held differs");
+    let part = dir.path().join("p.json");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
+        .args(files)
+        .arg("--partial")
+        .arg(&part)
+        .args(args)
+        .envs(no_tmp)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let combined = json_with_env(
+        &[],
+        &dir.path().join("c.json"),
+        &["--combine", part.to_str().unwrap()],
+        &no_tmp,
+    );
+    assert!(
+        spilled == combined,
+        "a combined partial of held steps differs"
+    );
+}
+
 /// The cross-rank solve takes the steps in parallel (docs/tracestat.md#scale):
 /// one thread or several, the report is the same, what-if replays and the
 /// findings' `rank:N=median` replay included.
