@@ -1752,7 +1752,9 @@ fn the_report_is_the_same_whatever_steps_a_window_holds() {
 
 /// Where no spill file can be made (`TMPDIR` is no folder), the ranks keep
 /// their steps' sinks in memory (docs/tracestat.md#memory): the report is
-/// the same, and so it is through a partial written and combined that way.
+/// the same as with every rank spilled (`UNITRACE_TEST_WINDOW_SINKS`; these
+/// ranks are too small to be spilled otherwise), and so it is through a
+/// partial written and combined that way.
 #[test]
 fn the_report_is_the_same_where_steps_cannot_be_spilled() {
     let dir = tempfile::tempdir().unwrap();
@@ -1760,8 +1762,10 @@ fn the_report_is_the_same_where_steps_cannot_be_spilled() {
     let files = std::slice::from_ref(&planted);
     let args = ["--what-if", "kernel:*=-20%", "--what-if", "comm=0"];
     let missing = dir.path().join("no-such-folder");
-    let no_tmp = [("TMPDIR", missing.to_str().unwrap())];
-    let spilled = json_with_env(files, &dir.path().join("a.json"), &args, &[]);
+    // Every rank spilled (the hook), where a folder is there.
+    let window = ("UNITRACE_TEST_WINDOW_SINKS", "7");
+    let no_tmp = [("TMPDIR", missing.to_str().unwrap()), window];
+    let spilled = json_with_env(files, &dir.path().join("a.json"), &args, &[window]);
     let held = json_with_env(files, &dir.path().join("b.json"), &args, &no_tmp);
     assert!(spilled.contains("\"what_if\""));
     assert!(spilled == held, "a report with its steps held differs");
@@ -1788,6 +1792,27 @@ fn the_report_is_the_same_where_steps_cannot_be_spilled() {
     assert!(
         spilled == combined,
         "a combined partial of held steps differs"
+    );
+    // A partial of spilled ranks reads their steps back as it is written.
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
+        .args(files)
+        .arg("--partial")
+        .arg(&part)
+        .args(args)
+        .envs([window])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let plain: [(&str, &str); 0] = [];
+    let combine = ["--combine", part.to_str().unwrap()];
+    let combined = json_with_env(&[], &dir.path().join("c.json"), &combine, &plain);
+    assert!(
+        spilled == combined,
+        "a combined partial of spilled steps differs"
     );
 }
 

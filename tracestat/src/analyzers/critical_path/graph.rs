@@ -106,10 +106,10 @@ pub struct RankPath {
 
 impl RankPath {
     /// Moves the steps' bodies out of memory (`spill.rs`); they stay
-    /// when the spill file cannot be written.
+    /// when small or when the spill file cannot be written.
     pub fn spill_steps(&mut self) {
         if self.spill.is_none() && self.steps.iter().any(|s| !s.sinks.is_empty()) {
-            self.spill = spill::spill(&mut self.steps);
+            self.spill = spill::spill(&mut self.steps, spill::spill_at_least());
         }
     }
 

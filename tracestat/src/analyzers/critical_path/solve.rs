@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::graph::{Item, Kind, RankPath, StepGraph};
@@ -321,15 +322,23 @@ impl<'a> Solver<'a> {
         for &(r, k) in steps.iter().flat_map(|(_, parts)| parts) {
             per_rank.entry(r).or_default().push(k);
         }
+        let mut ranges: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
         for (r, mut ks) in per_rank {
             ks.sort_unstable();
             let (lo, hi) = (ks[0], ks[ks.len() - 1]);
             if hi - lo < 2 * ks.len() {
-                self.load_range(r, lo..hi + 1)?;
+                ranges.push((r, lo..hi + 1));
             } else {
-                for k in ks {
-                    self.load_range(r, k..k + 1)?;
-                }
+                ranges.extend(ks.into_iter().map(|k| (r, k..k + 1)));
+            }
+        }
+        // Read and decoded in parallel, put in the window in order.
+        let loaded: Vec<std::io::Result<Vec<StepGraph>>> = (ranges.par_iter())
+            .map(|(r, ks)| self.paths[*r].load(ks.clone()))
+            .collect();
+        for ((r, ks), steps) in ranges.into_iter().zip(loaded) {
+            for (k, step) in ks.zip(steps?) {
+                self.window.insert((r, k), step);
             }
         }
         for (_, parts) in steps {
