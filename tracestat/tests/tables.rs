@@ -292,3 +292,60 @@ fn the_documented_tables_are_the_ones_written() {
     let listed: Vec<&String> = listed.iter().collect();
     assert_eq!(listed, files, "docs/tracestat.md#csv-files");
 }
+
+/// The tables of a row per rank and step (`steps`), per collective
+/// instance (`collectives`), per rank's wait at one (`collective_waits`)
+/// and per stretch of the path (`critical_path`) hold as values only the
+/// rows the screen shows; their files' rows are made while the files are
+/// written (docs/tracestat.md#scale), every one of them: the files hold
+/// the rows of the JSON report.
+#[test]
+fn tables_of_a_row_per_step_or_call_hold_only_their_shown_rows() {
+    use clap::Parser;
+    // Recorded: 4 ranks of FSDP, 5 steps, 60 collective calls.
+    let fsdp =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/fsdp");
+    let args = [
+        "tracestat".to_string(),
+        "-q".to_string(),
+        fsdp.to_string_lossy().into_owned(),
+    ];
+    let plan = tracestat::plan::plan(tracestat::args::Args::parse_from(&args)).unwrap();
+    let tracestat::plan::Source::Traces(paths) = &plan.source else {
+        panic!("traces expected");
+    };
+    let found = tracestat::summarize_files(paths, None, &plan.rank_options, None).unwrap();
+    let report = tracestat::analyzers::build(found.ranks, plan.rank_options.clone(), &plan.report);
+    let json = serde_json::to_value(&report).unwrap();
+    let (_, sections) = tracestat::sections(&report, None);
+    let tables: Vec<&unitrace_render::sections::Table> =
+        sections.iter().flat_map(|s| &s.tables).collect();
+    let rows_of = |name: &str| json[name].as_array().map_or(0, Vec::len);
+    let waits: usize = json["collectives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["waits_us"].as_array().map_or(0, Vec::len))
+        .sum();
+    for (file, all) in [
+        ("steps", rows_of("steps")),
+        ("collectives", rows_of("collectives")),
+        ("collective_waits", waits),
+        ("critical_path", rows_of("critical_path")),
+    ] {
+        let t = tables.iter().find(|t| t.file == file).unwrap();
+        let mut written = 0;
+        let _ = t.for_each_file_row(|_| -> Result<(), ()> {
+            written += 1;
+            Ok(())
+        });
+        assert!(all >= 20, "{file}: {all} rows");
+        assert_eq!(written, all, "{file}");
+        let shown = t.screen_rows.as_ref().map_or(t.rows.len(), |s| s.0.len());
+        assert!(
+            t.rows.len() <= shown.max(1) && t.rows.len() < all,
+            "{file}: {} rows held",
+            t.rows.len()
+        );
+    }
+}

@@ -5,9 +5,10 @@
 //! and the bus bandwidth it reached; then per collective type.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+use unitrace_render::sections::{Column, FileRows, RowSource, Section, Table, Unit, Value};
 
 use super::clocks::{align, ClockAlignment, Matched};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -90,7 +91,9 @@ pub struct ArrivalTally {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CollectivesOut {
-    pub collectives: Vec<CollectiveInstance>,
+    /// Shared with the tables of its files, made row by row from it
+    /// (docs/tracestat.md#scale).
+    pub collectives: Arc<Vec<CollectiveInstance>>,
     pub collective_summary: Vec<CollectiveTypeRow>,
     /// Matched collective instances whose times line up (see
     /// [`CollectiveInstance::consistent`]).
@@ -133,7 +136,7 @@ impl Analyzer for Collectives {
         let collective_summary = summary(&collectives);
         let consistent = collectives.iter().filter(|c| c.consistent).count();
         CollectivesOut {
-            collectives,
+            collectives: Arc::new(collectives),
             collective_summary,
             collectives_consistent: consistent,
             clock_alignment,
@@ -650,7 +653,73 @@ fn summary_table(rows: &[CollectiveTypeRow]) -> Table {
     t
 }
 
-fn instance_table(rows: &[CollectiveInstance]) -> Table {
+/// The rows of `collectives.csv`, made one at a time from the instances.
+struct InstanceRows(Arc<Vec<CollectiveInstance>>);
+
+impl RowSource for InstanceRows {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        out.clear();
+        let Some(c) = self.0.get(i) else {
+            return;
+        };
+        let wait: f64 = c.waits_us.iter().map(|w| w.1).sum();
+        out.extend([
+            Value::from(&c.name),
+            c.comm.as_ref().into(),
+            c.bytes.into(),
+            c.occurrence.into(),
+            c.ranks.into(),
+            c.start_us.into(),
+            c.skew_us.into(),
+            Value::from(&c.last_rank),
+            wait.into(),
+            c.duration_us.into(),
+            c.bytes.into(),
+            c.transfer_us.into(),
+            c.bus_gbps.into(),
+            c.consistent.into(),
+            Value::from(&c.name),
+        ]);
+    }
+}
+
+/// The rows of `collective_waits.csv`: a row per rank's wait of every
+/// instance, made one at a time; `first[i]`: instance `i`'s first row.
+struct WaitRows {
+    instances: Arc<Vec<CollectiveInstance>>,
+    first: Vec<usize>,
+}
+
+impl RowSource for WaitRows {
+    fn count(&self) -> usize {
+        self.first.last().copied().unwrap_or(0)
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        out.clear();
+        let at = self.first.partition_point(|&f| f <= i).saturating_sub(1);
+        let Some(c) = self.instances.get(at) else {
+            return;
+        };
+        let Some((rank, w)) = self.first.get(at).and_then(|f| c.waits_us.get(i - f)) else {
+            return;
+        };
+        out.extend([
+            Value::from(&c.name),
+            c.comm.as_ref().into(),
+            c.bytes.into(),
+            c.occurrence.into(),
+            Value::from(rank),
+            (*w).into(),
+        ]);
+    }
+}
+
+fn instance_table(rows: &Arc<Vec<CollectiveInstance>>) -> Table {
     let mut t = Table::new(
         "collectives",
         "",
@@ -672,30 +741,20 @@ fn instance_table(rows: &[CollectiveInstance]) -> Table {
             Column::new("name", "collective", Unit::Text).screen_only(),
         ],
     );
-    for c in rows {
-        let wait: f64 = c.waits_us.iter().map(|w| w.1).sum();
-        t.push(vec![
-            Value::from(&c.name),
-            c.comm.as_ref().into(),
-            c.bytes.into(),
-            c.occurrence.into(),
-            c.ranks.into(),
-            c.start_us.into(),
-            c.skew_us.into(),
-            Value::from(&c.last_rank),
-            wait.into(),
-            c.duration_us.into(),
-            c.bytes.into(),
-            c.transfer_us.into(),
-            c.bus_gbps.into(),
-            c.consistent.into(),
-            Value::from(&c.name),
-        ]);
-    }
     // Largest skew first; ties in time order (the rows' order).
     let mut worst: Vec<usize> = (0..rows.len()).collect();
     worst.sort_by(|&a, &b| rows[b].skew_us.total_cmp(&rows[a].skew_us));
     worst.truncate(TOP);
+    // Only the rows shown are values; the file's (an instance per
+    // collective call: hundreds of thousands in a long run) are made while
+    // it is written (docs/tracestat.md#scale).
+    let source = InstanceRows(Arc::clone(rows));
+    let mut row = Vec::with_capacity(t.columns.len());
+    for &i in &worst {
+        source.row(i, &mut row);
+        t.push(std::mem::take(&mut row));
+    }
+    t.file_rows = Some(FileRows(Arc::new(source)));
     t.title = format!(
         "Collective instances with the largest skew ({} of {}; wait = sum of the ranks' waits for the last arrival)",
         worst.len(),
@@ -704,11 +763,11 @@ fn instance_table(rows: &[CollectiveInstance]) -> Table {
     if rows.is_empty() {
         t.files_only = true;
     }
-    t.show_only(worst, String::new());
+    t.show_only((0..worst.len()).collect(), String::new());
     t
 }
 
-fn wait_table(rows: &[CollectiveInstance]) -> Table {
+fn wait_table(rows: &Arc<Vec<CollectiveInstance>>) -> Table {
     let mut t = Table::new(
         "collective_waits",
         "",
@@ -722,18 +781,13 @@ fn wait_table(rows: &[CollectiveInstance]) -> Table {
         ],
     );
     t.files_only = true;
-    for c in rows {
-        for (rank, w) in &c.waits_us {
-            t.push(vec![
-                Value::from(&c.name),
-                c.comm.as_ref().into(),
-                c.bytes.into(),
-                c.occurrence.into(),
-                Value::from(rank),
-                (*w).into(),
-            ]);
-        }
+    let mut first = Vec::with_capacity(rows.len() + 1);
+    first.push(0);
+    for c in rows.iter() {
+        first.push(first[first.len() - 1] + c.waits_us.len());
     }
+    let instances = Arc::clone(rows);
+    t.file_rows = Some(FileRows(Arc::new(WaitRows { instances, first })));
     t
 }
 

@@ -9,9 +9,10 @@
 //! through the same clipping as `--from`/`--to`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use unitrace_render::sections::{Column, Section, Table, Unit, Value};
+use unitrace_render::sections::{Column, FileRows, RowSource, Section, Table, Unit, Value};
 
 use super::breakdown::limit_rows;
 use super::{median, vs, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -168,7 +169,9 @@ pub struct StepTime {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StepsOut {
-    pub steps: Vec<StepRow>,
+    /// A row per rank and step: shared with the table of its file, made
+    /// row by row from it (docs/tracestat.md#scale).
+    pub steps: Arc<Vec<StepRow>>,
     pub step_ranks: Vec<StepRankRow>,
     pub step_spread: Vec<StepSpreadRow>,
     /// `null` when no rank has steps.
@@ -231,7 +234,7 @@ impl Analyzer for Steps {
         let step_spread = spread(&steps);
         let step_time = step_time(&step_spread);
         StepsOut {
-            steps,
+            steps: Arc::new(steps),
             step_ranks,
             step_spread,
             step_time,
@@ -662,6 +665,37 @@ fn spread_table(out: &StepsOut) -> Table {
     t
 }
 
+/// The rows of `steps.csv`, made one at a time from the steps.
+struct StepTableRows(Arc<Vec<StepRow>>);
+
+impl RowSource for StepTableRows {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        out.clear();
+        let Some(s) = self.0.get(i) else {
+            return;
+        };
+        out.extend([
+            Value::from(&s.rank),
+            s.step.into(),
+            s.start_us.into(),
+            s.dur_us.into(),
+            s.compute_us.into(),
+            s.communication_us.into(),
+            s.memory_us.into(),
+            s.idle_us.into(),
+            s.kernels.into(),
+            s.launches.into(),
+            s.launched_us.into(),
+            s.vs_median_pct.into(),
+            s.outlier.into(),
+        ]);
+    }
+}
+
 fn steps_table(out: &StepsOut) -> Table {
     let mut t = Table::new(
         "steps",
@@ -682,30 +716,24 @@ fn steps_table(out: &StepsOut) -> Table {
             Column::new("outlier", "outlier", Unit::Bool).files_only(),
         ],
     );
-    for s in &out.steps {
-        t.push(vec![
-            Value::from(&s.rank),
-            s.step.into(),
-            s.start_us.into(),
-            s.dur_us.into(),
-            s.compute_us.into(),
-            s.communication_us.into(),
-            s.memory_us.into(),
-            s.idle_us.into(),
-            s.kernels.into(),
-            s.launches.into(),
-            s.launched_us.into(),
-            s.vs_median_pct.into(),
-            s.outlier.into(),
-        ]);
-    }
     let outliers: Vec<usize> = (0..out.steps.len())
         .filter(|&i| out.steps[i].outlier)
         .collect();
-    let shown: Vec<usize> = {
+    let picked: Vec<usize> = {
         let picked = largest(outliers.len(), |k| out.steps[outliers[k]].dur_us);
         picked.into_iter().map(|k| outliers[k]).collect()
     };
+    // Only the rows shown are values; the file's (a row per rank and
+    // step: hundreds of thousands over many ranks) are made while it is
+    // written (docs/tracestat.md#scale).
+    let source = StepTableRows(Arc::clone(&out.steps));
+    let mut row = Vec::with_capacity(t.columns.len());
+    for &i in &picked {
+        source.row(i, &mut row);
+        t.push(std::mem::take(&mut row));
+    }
+    t.file_rows = Some(FileRows(Arc::new(source)));
+    let shown: Vec<usize> = (0..picked.len()).collect();
     let note = if outliers.len() > shown.len() {
         format!(
             "({} longest of {} outlier steps shown; every step of every rank in --csv/--json)",
