@@ -1769,51 +1769,43 @@ fn the_report_is_the_same_where_steps_cannot_be_spilled() {
     let held = json_with_env(files, &dir.path().join("b.json"), &args, &no_tmp);
     assert!(spilled.contains("\"what_if\""));
     assert!(spilled == held, "a report with its steps held differs");
-    let part = dir.path().join("p.json");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
-        .args(files)
-        .arg("--partial")
-        .arg(&part)
-        .args(args)
-        .envs(no_tmp)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let combined = json_with_env(
-        &[],
-        &dir.path().join("c.json"),
-        &["--combine", part.to_str().unwrap()],
-        &no_tmp,
-    );
+    let plain: [(&str, &str); 0] = [];
+    let combined = json_through_partial(files, dir.path(), &args, &no_tmp, &no_tmp);
     assert!(
         spilled == combined,
         "a combined partial of held steps differs"
     );
     // A partial of spilled ranks reads their steps back as it is written.
+    let combined = json_through_partial(files, dir.path(), &args, &[window], &plain);
+    assert!(
+        spilled == combined,
+        "a combined partial of spilled steps differs"
+    );
+}
+
+/// The `--json` report of `files` with `args` through a `--partial` of
+/// them (with `partial_env` set) and its `--combine` (with `combine_env`),
+/// in `dir`.
+fn json_through_partial(
+    files: &[PathBuf],
+    dir: &Path,
+    args: &[&str],
+    partial_env: &[(&str, &str)],
+    combine_env: &[(&str, &str)],
+) -> String {
+    let part = dir.join("p.json");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_tracestat"))
         .args(files)
         .arg("--partial")
         .arg(&part)
         .args(args)
-        .envs([window])
+        .envs(partial_env.iter().copied())
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let plain: [(&str, &str); 0] = [];
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
     let combine = ["--combine", part.to_str().unwrap()];
-    let combined = json_with_env(&[], &dir.path().join("c.json"), &combine, &plain);
-    assert!(
-        spilled == combined,
-        "a combined partial of spilled steps differs"
-    );
+    json_with_env(&[], &dir.join("c.json"), &combine, combine_env)
 }
 
 /// The cross-rank solve takes the steps in parallel (docs/tracestat.md#scale):
