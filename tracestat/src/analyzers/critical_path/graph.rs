@@ -1241,13 +1241,20 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// The nodes in link order (for the replay).
     fn in_order(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
         // The nodes are built a thread's or an engine's at a time, each
         // list in time order: a few sorted runs, which the stable sort
         // finds and merges (the keys are unique: the same order as any
-        // sort).
-        order.sort_by_key(|&v| self.key(v));
-        order
+        // sort). The end, the key's first part, sits beside each node
+        // so that most comparisons read no node (measured: the sort took
+        // 4% of a run with rules when every comparison read two).
+        let mut by_end: Vec<(Ns, u32)> = (0..self.nodes.len() as u32)
+            .map(|v| (self.nodes[v as usize].end, v))
+            .collect();
+        by_end.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| self.key(a.1).cmp(&self.key(b.1)))
+        });
+        by_end.into_iter().map(|(_, v)| v).collect()
     }
 
     /// Where node `v`'s own work starts: its start, or its binding
