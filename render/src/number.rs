@@ -138,9 +138,18 @@ pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
         out.push('-');
     }
     let pow = 10u64.pow(decimals as u32);
-    let _ = write!(out, "{}", units / pow);
+    // Digits by `itoa`, not `write!`: the formatting machinery took more
+    // than the rounding (docs/benchmarks.md#tracestat).
+    out.push_str(itoa::Buffer::new().format(units / pow));
     if decimals > 0 {
-        let _ = write!(out, ".{:0width$}", units % pow, width = decimals);
+        out.push('.');
+        let mut frac = [b'0'; 4];
+        let mut rest = units % pow;
+        for d in frac[..decimals].iter_mut().rev() {
+            *d = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        out.extend(frac[..decimals].iter().map(|&d| char::from(d)));
     }
 }
 

@@ -319,12 +319,9 @@ pub fn file_text(unit: Unit, v: &Value) -> String {
 /// [`file_text`] appended to `out`: a table file's rows reuse one text per
 /// column rather than allocating one per value.
 fn push_file_text(out: &mut String, unit: Unit, v: &Value) {
-    use std::fmt::Write;
     match v {
         Value::Empty => {}
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Text(t) => out.push_str(t),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Num(x) => match unit {

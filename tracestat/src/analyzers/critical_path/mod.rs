@@ -28,6 +28,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use unitrace_render::sections::{Column, Figure, FileRows, RowSource, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, group_calls};
@@ -133,9 +134,65 @@ impl PathTable {
     }
 }
 
+/// A row of `critical_path` in the JSON report: [`PathRow`]'s fields,
+/// its texts already in JSON.
+#[derive(Serialize)]
+struct JsonPathRow<'a> {
+    step: &'a RawValue,
+    seq: u64,
+    rank: &'a RawValue,
+    kind: Kind,
+    name: &'a RawValue,
+    start_us: f64,
+    dur_us: f64,
+}
+
+/// Texts in JSON, each made once: a report's path has a million rows
+/// over a few thousand names, and escaping each name for every row took
+/// most of the time of writing the JSON report (docs/tracestat.md#scale).
+#[derive(Default)]
+struct JsonTexts {
+    texts: Vec<Box<RawValue>>,
+    /// Keyed by the shared text's address: the rows of a name share its
+    /// one `Arc`, and every `Arc` here lives as long as the table.
+    index: HashMap<*const u8, usize>,
+}
+
+impl JsonTexts {
+    /// Where `text`'s JSON is in `texts`.
+    fn place<E: serde::ser::Error>(&mut self, text: &solve::Label) -> Result<usize, E> {
+        if let Some(&i) = self.index.get(&text.as_ptr()) {
+            return Ok(i);
+        }
+        let raw = serde_json::value::to_raw_value(&**text).map_err(E::custom)?;
+        self.texts.push(raw);
+        self.index.insert(text.as_ptr(), self.texts.len() - 1);
+        Ok(self.texts.len() - 1)
+    }
+}
+
 impl Serialize for PathTable {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
+        use serde::ser::SerializeSeq;
+        let mut json = JsonTexts::default();
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for (step, items) in &self.steps {
+            let step = json.place::<S::Error>(step)?;
+            for (i, it) in items.iter().enumerate() {
+                let rank = json.place::<S::Error>(&self.ranks[it.rank])?;
+                let name = json.place::<S::Error>(&it.name)?;
+                seq.serialize_element(&JsonPathRow {
+                    step: &json.texts[step],
+                    seq: i as u64,
+                    rank: &json.texts[rank],
+                    kind: it.kind,
+                    name: &json.texts[name],
+                    start_us: us(it.start - self.origin),
+                    dur_us: us(it.dur),
+                })?;
+            }
+        }
+        seq.end()
     }
 }
 
@@ -1402,6 +1459,46 @@ mod tests {
             serde_json::to_value(&t).unwrap()[2],
             serde_json::json!({"step": "3", "seq": 0, "rank": "1", "kind": "host", "name": "f", "start_us": 2.5, "dur_us": 1.0})
         );
+    }
+
+    /// The JSON report's rows, written from texts escaped once per name,
+    /// are byte for byte those of each row serialized whole, names that
+    /// JSON escapes included; a name shared by rows, or equal to another
+    /// name held apart, reads the same in each.
+    #[test]
+    fn the_path_tables_json_rows_are_those_of_its_rows() {
+        let odd: solve::Label = "k<\"q\", \\b>\n\t\u{1}\u{7f} µs 名".into();
+        let plain: solve::Label = "gemm_kernel".into();
+        let item = |rank, name: &solve::Label, start| solve::PathItem {
+            rank,
+            kind: Kind::Compute,
+            name: name.clone(),
+            start,
+            dur: 1_234,
+        };
+        let mut t = PathTable::new(vec!["0".into(), "r\"1".into()], 1_000);
+        t.push(
+            "1".into(),
+            vec![
+                item(0, &odd, 1_000),
+                item(1, &plain, 2_500),
+                item(1, &odd, 4_000),
+            ],
+        );
+        t.push("s\\2".into(), vec![item(0, &"gemm_kernel".into(), 7_001)]);
+        let whole: Vec<PathRow> = t.iter().collect();
+        assert_eq!(report_json(&t), report_json(&whole));
+        assert!(report_json(&t).contains(r#""name": "k<\"q\", \\b>\n\t\u0001"#));
+    }
+
+    /// `table` as the report's one field, through the report's writer (its
+    /// rows on lines of their own).
+    fn report_json<T: Serialize>(table: &T) -> String {
+        let mut report = BTreeMap::new();
+        report.insert("critical_path", table);
+        let mut out = Vec::new();
+        unitrace_render::json::write_report(&mut out, &report, 1).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     /// A partial's step whose host range end names a call the rank does
