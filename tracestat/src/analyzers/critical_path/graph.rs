@@ -1014,10 +1014,15 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// tail.
     fn prepare_tails(&mut self, windows: &[StepWindow]) {
         let mut per: Vec<(u32, u32)> = Vec::new();
+        // Launches come nearly in time order: each search starts at the
+        // last one's answer.
+        let mut near = 0;
         for (k, sub) in self.m.submissions.iter().enumerate() {
             let Some((_, ts)) = *sub else { continue };
-            let w = windows.partition_point(|w| w.start <= ts);
-            let Some(w) = w.checked_sub(1) else { continue };
+            near = partition_point_near(windows, near, |w| w.start <= ts);
+            let Some(w) = near.checked_sub(1) else {
+                continue;
+            };
             if windows[w].tid.is_some() && ts <= windows[w].end {
                 per.push((w as u32, k as u32));
             }
@@ -1360,13 +1365,16 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// Kernel time in each step (`(id, start, end, end node)`, by start).
     fn kernel_time(&self, spans: &[(Option<i64>, Ns, Ns, u32)]) -> Vec<Ns> {
         let mut out = vec![0; spans.len()];
+        // Nodes are built an engine's at a time in time order: each search
+        // starts at the last one's answer.
+        let mut i = 0;
         for n in &self.nodes {
             if !matches!(n.what, What::Kernel { .. }) {
                 continue;
             }
             // Steps are disjoint but for their device tails: a kernel
             // meets the few steps that start before it ends.
-            let i = spans.partition_point(|s| s.1 < n.end);
+            i = partition_point_near(spans, i, |s| s.1 < n.end);
             for k in (0..i).rev().take(4) {
                 let s = &spans[k];
                 let overlap = n.end.min(s.2) - n.start.max(s.1);

@@ -75,8 +75,11 @@ impl Graph<'_, '_> {
     /// Per step window: the launches in it, by their host time.
     pub(super) fn launches_per_window(&self, windows: &[StepWindow]) -> Vec<usize> {
         let mut out = vec![0; windows.len()];
+        // Launches come nearly in time order: each search starts at the
+        // last one's answer.
+        let mut w = 0;
         for &(_, ts) in self.m.submissions.iter().flatten() {
-            let w = windows.partition_point(|w| w.start <= ts);
+            w = partition_point_near(windows, w, |w| w.start <= ts);
             if let Some(n) = w.checked_sub(1).and_then(|w| out.get_mut(w)) {
                 *n += 1;
             }
