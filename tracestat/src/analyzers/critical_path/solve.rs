@@ -260,9 +260,22 @@ impl<'a> Solver<'a> {
             .iter()
             .map(|p| (0..p.steps.len()).map(|k| p.sink_count(k)).sum::<usize>())
             .sum();
+        // One label per distinct name over the ranks: thousands of ranks
+        // name the same few dozen kernels and ranges, each held once
+        // rather than once per rank (docs/tracestat.md#memory).
+        let mut shared: HashMap<&str, Label> = HashMap::default();
         let labels = paths
             .iter()
-            .map(|p| p.names.iter().map(|n| Label::from(n.as_str())).collect())
+            .map(|p| {
+                (p.names.iter())
+                    .map(|n| {
+                        let label = shared
+                            .entry(n.as_str())
+                            .or_insert_with(|| Label::from(n.as_str()));
+                        Label::clone(label)
+                    })
+                    .collect()
+            })
             .collect();
         let mut s = Solver {
             paths,
@@ -1518,6 +1531,25 @@ mod tests {
             .map(|i| (i.rank, i.kind, i.name.to_string(), i.start, i.dur))
             .collect();
         (items, p.totals)
+    }
+
+    /// The ranks' names are one label each, shared by every rank that
+    /// names it, whatever its number on each rank.
+    #[test]
+    fn ranks_share_one_label_per_name() {
+        let mut paths = two_steps(130);
+        paths[1].names = ["b", "k", "c"].map(String::from).to_vec();
+        let off = vec![0; 2];
+        let solver = Solver::new(
+            paths.iter().collect(),
+            &off,
+            (HashMap::default(), Vec::new()),
+            vec![Some(0), Some(1)],
+        );
+        let [r0, r1] = [&solver.labels[0], &solver.labels[1]];
+        assert!(Arc::ptr_eq(&r0[1], &r1[1]), "k");
+        assert!(Arc::ptr_eq(&r0[2], &r1[0]), "b");
+        assert_eq!((&*r0[0], &*r1[2]), ("a", "c"));
     }
 
     /// Step 2 across ranks starts at 100 (rank 0) and ends at 200 (rank
