@@ -1512,18 +1512,23 @@ mod tests {
         );
     }
 
+    /// The solver of two ranks numbered 0 and 1 without collectives.
+    fn two_ranks_solver<'a>(paths: &'a [RankPath], off: &'a [Ns]) -> Solver<'a> {
+        Solver::new(
+            paths.iter().collect(),
+            off,
+            (HashMap::default(), Vec::new()),
+            vec![Some(0), Some(1)],
+        )
+    }
+
     /// `(rank, kind, name, start, dur)` of a stretch of a path.
     type Stretch = (usize, Kind, String, Ns, Ns);
 
     /// Step 2's path and its totals.
     fn path_of(paths: &[RankPath]) -> (Vec<Stretch>, Totals) {
         let off = vec![0; 2];
-        let solver = Solver::new(
-            paths.iter().collect(),
-            &off,
-            (HashMap::default(), Vec::new()),
-            vec![Some(0), Some(1)],
-        );
+        let solver = two_ranks_solver(paths, &off);
         let p = solver.path(Some(2), &[(0, 1), (1, 1)], Ns::MIN);
         let items = p
             .items
@@ -1540,12 +1545,7 @@ mod tests {
         let mut paths = two_steps(130);
         paths[1].names = ["b", "k", "c"].map(String::from).to_vec();
         let off = vec![0; 2];
-        let solver = Solver::new(
-            paths.iter().collect(),
-            &off,
-            (HashMap::default(), Vec::new()),
-            vec![Some(0), Some(1)],
-        );
+        let solver = two_ranks_solver(&paths, &off);
         let [r0, r1] = [&solver.labels[0], &solver.labels[1]];
         assert!(Arc::ptr_eq(&r0[1], &r1[1]), "k");
         assert!(Arc::ptr_eq(&r0[2], &r1[0]), "b");
