@@ -31,6 +31,7 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
+use super::labels::{self, Label};
 use super::packed::{ChainItems, SinkLens};
 pub use super::reduced::{Sink, StepGraph, Total};
 use super::rules::{Rule, Target};
@@ -90,7 +91,9 @@ pub struct EngineDepth {
 /// What the critical path keeps of one rank (its `--partial` part).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct RankPath {
-    pub names: Vec<String>,
+    /// One label per name, shared with the other ranks (`labels.rs`).
+    #[serde(deserialize_with = "labels::deserialize")]
+    pub names: Vec<Label>,
     /// The steps; once spilled (`spill`), their heads only: no sinks and
     /// no host range end lengths (read them through the solver).
     pub steps: Vec<StepGraph>,
@@ -597,7 +600,7 @@ pub fn observe(m: &RankModel<'_>, rules: &[Rule], annotate: bool) -> RankPath {
         Vec::new()
     };
     RankPath {
-        names: std::mem::take(&mut g.names.list),
+        names: g.names.list.iter().map(|n| labels::label(n)).collect(),
         steps: out.steps,
         colls: points,
         queue_depth,

@@ -11,6 +11,7 @@
 //! `rules.rs` reads the what-if rules.
 
 pub mod graph;
+mod labels;
 pub mod packed;
 mod reduced;
 pub mod rules;
@@ -1545,7 +1546,7 @@ mod tests {
             name,
         };
         let path = |names: usize, items: Vec<graph::Item>, totals| RankPath {
-            names: vec!["k".to_string(); names],
+            names: vec![labels::Label::from("k"); names],
             steps: vec![StepGraph {
                 end: 10,
                 sinks: vec![Sink {

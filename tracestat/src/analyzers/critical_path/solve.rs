@@ -11,7 +11,6 @@
 //! other rank are taken as the rank's own work from its arrival.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -21,9 +20,7 @@ use super::packed::SinkLens;
 use super::rules::{Rule, Target};
 use crate::time::Ns;
 
-/// A name on the path: shared, not copied, by the many stretches and
-/// rows that carry it (docs/tracestat.md#scale).
-pub type Label = Arc<str>;
+pub use super::labels::Label;
 
 /// One stretch of a step's path, on aligned clocks.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,23 +257,8 @@ impl<'a> Solver<'a> {
             .iter()
             .map(|p| (0..p.steps.len()).map(|k| p.sink_count(k)).sum::<usize>())
             .sum();
-        // One label per distinct name over the ranks: thousands of ranks
-        // name the same few dozen kernels and ranges, each held once
-        // rather than once per rank (docs/tracestat.md#memory).
-        let mut shared: HashMap<&str, Label> = HashMap::default();
-        let labels = paths
-            .iter()
-            .map(|p| {
-                (p.names.iter())
-                    .map(|n| {
-                        let label = shared
-                            .entry(n.as_str())
-                            .or_insert_with(|| Label::from(n.as_str()));
-                        Label::clone(label)
-                    })
-                    .collect()
-            })
-            .collect();
+        // Shared by the ranks that name them (`labels.rs`).
+        let labels = paths.iter().map(|p| p.names.clone()).collect();
         let mut s = Solver {
             paths,
             off,
@@ -1329,7 +1311,7 @@ mod tests {
             lens: SinkLens::from(vec![(source, vec![len, 0, len])]),
         };
         RankPath {
-            names: vec!["allreduce".to_string()],
+            names: vec![Label::from("allreduce")],
             steps: vec![StepGraph {
                 id: Some(1),
                 start: 0,
@@ -1404,7 +1386,7 @@ mod tests {
             kernel_ns: 0,
             host_end: None,
         };
-        let names = ["a", "k", "b"].map(String::from).to_vec();
+        let names = ["a", "k", "b"].map(Label::from).to_vec();
         let rank0 = RankPath {
             names: names.clone(),
             steps: vec![
@@ -1439,7 +1421,7 @@ mod tests {
     #[test]
     fn a_joined_chain_shares_its_part_among_its_names() {
         let names = ["a", "b", "b (most of 4 stretches)"]
-            .map(String::from)
+            .map(Label::from)
             .to_vec();
         let items = [
             Item {
@@ -1538,17 +1520,20 @@ mod tests {
         (items, p.totals)
     }
 
-    /// The ranks' names are one label each, shared by every rank that
-    /// names it, whatever its number on each rank.
+    /// Ranks read from a partial share one label per name, whatever its
+    /// number on each rank, and so do the solver's labels.
     #[test]
     fn ranks_share_one_label_per_name() {
-        let mut paths = two_steps(130);
-        paths[1].names = ["b", "k", "c"].map(String::from).to_vec();
+        let mut written = two_steps(130);
+        written[1].names = ["b", "k", "c"].map(Label::from).to_vec();
+        let paths: Vec<RankPath> = (written.iter())
+            .map(|p| serde_json::from_value(serde_json::to_value(p).unwrap()).unwrap())
+            .collect();
         let off = vec![0; 2];
         let solver = two_ranks_solver(&paths, &off);
         let [r0, r1] = [&solver.labels[0], &solver.labels[1]];
-        assert!(Arc::ptr_eq(&r0[1], &r1[1]), "k");
-        assert!(Arc::ptr_eq(&r0[2], &r1[0]), "b");
+        assert!(std::sync::Arc::ptr_eq(&r0[1], &r1[1]), "k");
+        assert!(std::sync::Arc::ptr_eq(&r0[2], &r1[0]), "b");
         assert_eq!((&*r0[0], &*r1[2]), ("a", "c"));
     }
 
