@@ -401,11 +401,25 @@ pub fn write_dir<'a>(
             // Row by row into one reused record: a table of a million rows
             // is never held a second time as texts (docs/tracestat.md#scale).
             let keep = file_columns(table);
+            let units: Vec<Unit> = keep.iter().map(|&i| table.columns[i].unit).collect();
+            if let Some(csv) = w.csv() {
+                table.for_each_file_row(|r| {
+                    csv.record_with(|f| {
+                        for (&i, &unit) in keep.iter().zip(&units) {
+                            match &r[i] {
+                                Value::Text(t) => f.text(t),
+                                v => push_file_text(f.plain(), unit, v),
+                            }
+                        }
+                    })
+                })?;
+                return w.finish();
+            }
             let mut record: Vec<String> = vec![String::new(); keep.len()];
             table.for_each_file_row(|r| {
-                for (text, &i) in record.iter_mut().zip(&keep) {
+                for (text, (&i, &unit)) in record.iter_mut().zip(keep.iter().zip(&units)) {
                     text.clear();
-                    push_file_text(text, table.columns[i].unit, &r[i]);
+                    push_file_text(text, unit, &r[i]);
                 }
                 w.write_record(&record)
             })?;
