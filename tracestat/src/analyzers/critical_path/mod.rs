@@ -931,12 +931,13 @@ impl RowSource for PathRows {
     fn row(&self, i: usize, out: &mut Vec<Value>) {
         let r = self.rows.row(i);
         out.clear();
+        // The row's shared texts moved, not shared once more.
         out.extend([
-            Value::from(&r.step),
+            Value::from(r.step),
             r.seq.into(),
-            Value::from(&r.rank),
+            Value::from(r.rank),
             self.kinds[r.kind as usize].clone(),
-            Value::from(&r.name),
+            Value::from(r.name),
             r.start_us.into(),
             r.dur_us.into(),
             // The screen's name column: filled in for the rows shown only.
