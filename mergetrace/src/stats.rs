@@ -381,10 +381,10 @@ fn categories(
         if classifier.kind(&k.name).class.is_none() {
             unmatched.launches += k.count;
             unmatched.total_ns += k.total_ns;
-            unmatched.names.push(k.name.clone());
+            unmatched.names.push(k.name.to_string());
         }
         let row = rows.entry(&k.category).or_insert_with(|| CategoryRow {
-            category: k.category.clone(),
+            category: k.category.to_string(),
             count: 0,
             total_ns: 0,
             max_ns: 0,

@@ -23,6 +23,7 @@ pub mod events;
 pub mod figures;
 pub mod html;
 pub mod ingest;
+pub mod labels;
 pub mod memory_budget;
 pub mod partial;
 pub mod plan;

@@ -437,7 +437,7 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
     };
     let mut by_kernel: Vec<(String, f64)> = Vec::new();
     for k in compute_kernels() {
-        let Some(sorted) = totals.get(k.name.as_str()) else {
+        let Some(sorted) = totals.get(&*k.name) else {
             continue;
         };
         let own: Ns = compute_kernels()
@@ -446,7 +446,7 @@ fn imbalance_observe(c: &Context<'_>, i: usize) -> Option<Evidence> {
             .sum();
         let d = k.total_ns as f64 - median_without(sorted, own as f64);
         if d > 0.0 {
-            by_kernel.push((k.name.clone(), d));
+            by_kernel.push((k.name.to_string(), d));
         }
     }
     by_kernel.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -485,7 +485,7 @@ fn compute_kernel_totals<'a>(ranks: &'a Ranks<'_>) -> std::collections::HashMap<
     let mut out: std::collections::HashMap<&str, Vec<Ns>> = Default::default();
     for (j, r) in ranks.ranks.iter().enumerate() {
         for k in r.parts.kernels.iter().filter(|k| k.class == Class::Compute) {
-            out.entry(k.name.as_str()).or_insert_with(|| vec![0; n])[j] += k.total_ns;
+            out.entry(&*k.name).or_insert_with(|| vec![0; n])[j] += k.total_ns;
         }
     }
     out.into_iter()

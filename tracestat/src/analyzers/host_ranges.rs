@@ -14,6 +14,7 @@ use unitrace_core::timeline::NameId;
 use unitrace_render::sections::{Column, Figure, Section, Table, Unit, Value};
 
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
+use crate::labels::{self, Label};
 use crate::rank_model::{union_len, RankModel};
 use crate::time::{us, Ns};
 
@@ -22,7 +23,9 @@ const TOP: usize = 15;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RangeAgg {
-    pub name: String,
+    /// A label shared by every rank (docs/tracestat.md#many-ranks).
+    #[serde(deserialize_with = "labels::deserialize_one")]
+    pub name: Label,
     /// Kernels launched inside the range (nested ranges of the same name
     /// counted once).
     pub launches: u64,
@@ -129,7 +132,7 @@ impl Analyzer for HostRanges {
         let mut host_ranges: Vec<RangeAgg> = ranges
             .into_iter()
             .map(|(id, mut a)| {
-                a.name = m.name(id).to_string();
+                a.name = labels::label(m.name(id));
                 a
             })
             .collect();
@@ -158,7 +161,7 @@ impl Analyzer for HostRanges {
             let part = Self::part(r);
             for a in &part.host_ranges {
                 let e = hr.entry(&a.name).or_insert_with(|| HostRangeRow {
-                    name: a.name.clone(),
+                    name: a.name.to_string(),
                     ranks: 0,
                     calls: 0,
                     host_us: 0.0,

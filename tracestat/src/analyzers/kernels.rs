@@ -5,7 +5,7 @@
 //! which is where a straggling kernel shows; and the innermost host range
 //! each kernel ran under most (where in the program it was launched).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,7 @@ use unitrace_render::sections::{Column, Section, Table, Unit, Value};
 
 use super::{median, Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
 use crate::classify::{Class, KernelKind};
+use crate::labels::{self, Label};
 use crate::rank_model::RankModel;
 use crate::sketch::DurationSketch;
 use crate::time::{pct, us, Ns};
@@ -23,8 +24,12 @@ const TOP: usize = 15;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelAgg {
-    pub category: String,
-    pub name: String,
+    /// Labels shared by every rank, not a copy per rank
+    /// (docs/tracestat.md#many-ranks).
+    #[serde(deserialize_with = "labels::deserialize_one")]
+    pub category: Label,
+    #[serde(deserialize_with = "labels::deserialize_one")]
+    pub name: Label,
     pub class: Class,
     pub count: u64,
     pub total_ns: Ns,
@@ -33,8 +38,8 @@ pub struct KernelAgg {
     /// kernel's device time on this rank ([`NO_RANGE`] for time submitted
     /// outside any range or without a submission link), and that time.
     /// Absent from partials written before it was kept.
-    #[serde(default)]
-    pub host_range: String,
+    #[serde(default, deserialize_with = "labels::deserialize_one")]
+    pub host_range: Label,
     #[serde(default)]
     pub host_range_ns: Ns,
 }
@@ -81,7 +86,7 @@ impl Analyzer for Kernels {
     type Output = KernelsOut;
 
     fn observe(m: &RankModel<'_>, _: &RankOptions) -> Self::Rank {
-        let mut agg_index: HashMap<(String, String), usize> = HashMap::new();
+        let mut agg_index: FastMap<(Label, Label), usize> = FastMap::default();
         // (name id, class) -> row: several names may share a row.
         let mut agg_by_id: FastMap<(NameId, Class), usize> = FastMap::default();
         let mut aggs: Vec<(KernelAgg, Vec<Ns>)> = Vec::new();
@@ -98,7 +103,10 @@ impl Analyzer for Kernels {
             let j = match agg_by_id.get(&(k.name, class)) {
                 Some(&j) => j,
                 None => {
-                    let key = (category(kind, class), kind.short_name.clone());
+                    let key = (
+                        labels::label(&category(kind, class)),
+                        labels::label(&kind.short_name),
+                    );
                     let j = *agg_index.entry(key.clone()).or_insert_with(|| {
                         aggs.push((
                             KernelAgg {
@@ -108,7 +116,7 @@ impl Analyzer for Kernels {
                                 count: 0,
                                 total_ns: 0,
                                 durations: DurationSketch::default(),
-                                host_range: String::new(),
+                                host_range: Label::default(),
                                 host_range_ns: 0,
                             },
                             Vec::new(),
@@ -129,7 +137,7 @@ impl Analyzer for Kernels {
             let name = range.map_or(NO_RANGE, |r| m.name(r));
             let agg = &mut aggs[j].0;
             if is_top_range((name, ns), (&agg.host_range, agg.host_range_ns)) {
-                agg.host_range = name.to_string();
+                agg.host_range = labels::label(name);
                 agg.host_range_ns = ns;
             }
         }
@@ -193,7 +201,7 @@ struct Acc {
     sketch: DurationSketch,
     per_rank: Vec<(usize, Ns)>,
     /// Top host range of each rank -> its time, summed over the ranks.
-    ranges: BTreeMap<String, Ns>,
+    ranges: BTreeMap<Label, Ns>,
 }
 
 impl Acc {
@@ -231,8 +239,8 @@ impl Acc {
 
 /// Per-category and per-kernel tables over all ranks.
 fn kernel_tables(ranks: &Ranks<'_>) -> (Vec<KernelRow>, Vec<KernelRow>) {
-    let mut kernels: BTreeMap<(String, String), Acc> = BTreeMap::new();
-    let mut cats: BTreeMap<String, Acc> = BTreeMap::new();
+    let mut kernels: BTreeMap<(Label, Label), Acc> = BTreeMap::new();
+    let mut cats: BTreeMap<Label, Acc> = BTreeMap::new();
     let mut grand: Ns = 0;
     for (i, r) in ranks.ranks.iter().enumerate() {
         let mut cat_rank: BTreeMap<&str, Ns> = BTreeMap::new();
@@ -292,11 +300,11 @@ fn kernel_tables(ranks: &Ranks<'_>) -> (Vec<KernelRow>, Vec<KernelRow>) {
     };
     let mut k: Vec<KernelRow> = kernels
         .into_iter()
-        .map(|((c, n), a)| row(c, n, a))
+        .map(|((c, n), a)| row(c.to_string(), n.to_string(), a))
         .collect();
     let mut c: Vec<KernelRow> = cats
         .into_iter()
-        .map(|(c, a)| row(c, String::new(), a))
+        .map(|(c, a)| row(c.to_string(), String::new(), a))
         .collect();
     let by_total = |a: &KernelRow, b: &KernelRow| {
         b.total_us
@@ -446,24 +454,47 @@ mod tests {
 {"ph": "X", "tid": 9, "pid": 9, "name": "copy", "cat": "gpu_op", "ts": 300.0, "dur": 20.0, "args": {"id": "3"}}
 ]}"#;
 
+    /// Two ranks hold one allocation per kernel, category and range
+    /// name, whether observed or read back from a partial's JSON
+    /// (docs/tracestat.md#many-ranks).
+    #[test]
+    fn ranks_share_their_kernel_and_range_names() {
+        let (a, b) = (summary(NESTED, 0).parts, summary(NESTED, 1).parts);
+        let shared = |x: &Label, y: &Label| std::sync::Arc::ptr_eq(x, y);
+        let read = |k: &KernelAgg| -> KernelAgg {
+            serde_json::from_str(&serde_json::to_string(k).unwrap()).unwrap()
+        };
+        assert_eq!(a.kernels.len(), 2);
+        for (x, y) in a.kernels.iter().zip(&b.kernels) {
+            assert_eq!(&*x.name, &*y.name);
+            assert!(shared(&x.name, &y.name) && shared(&x.category, &y.category));
+            assert!(x.host_range.is_empty() || shared(&x.host_range, &y.host_range));
+            let back = read(x);
+            assert_eq!(&back, x);
+            assert!(shared(&back.name, &x.name) && shared(&back.category, &x.category));
+        }
+        let (ra, rb) = (&a.host_ranges.host_ranges, &b.host_ranges.host_ranges);
+        assert!(!ra.is_empty());
+        for (x, y) in ra.iter().zip(rb) {
+            assert!(shared(&x.name, &y.name), "{}", x.name);
+        }
+    }
+
     #[test]
     fn each_kernel_keeps_the_innermost_range_of_most_of_its_time() {
         let kernels = summary(NESTED, 0).parts.kernels;
-        let of = |name: &str| kernels.iter().find(|k| k.name == name).unwrap();
+        let of = |name: &str| kernels.iter().find(|k| &*k.name == name).unwrap();
         // gemm: 10 us submitted inside the oneDNN range (innermost), 30 us
         // inside the PyTorch op only (the oneDNN range ended at 120).
         let gemm = of("gemm");
         assert_eq!((gemm.count, gemm.total_ns), (2, 40_000));
         assert_eq!(
-            (gemm.host_range.as_str(), gemm.host_range_ns),
+            (&*gemm.host_range, gemm.host_range_ns),
             ("PyTorch::aten::linear", 30_000)
         );
         // No submission link: no range.
         let copy = of("copy");
-        assert_eq!(
-            (copy.host_range.as_str(), copy.host_range_ns),
-            (NO_RANGE, 20_000)
-        );
+        assert_eq!((&*copy.host_range, copy.host_range_ns), (NO_RANGE, 20_000));
     }
 
     #[test]
@@ -522,6 +553,6 @@ mod tests {
             "count": 1, "total_ns": 5,
             "durations": {"zeros": 0, "buckets": [], "min": 5, "max": 5, "count": 1}}"#;
         let k: KernelAgg = serde_json::from_str(old).unwrap();
-        assert_eq!((k.host_range.as_str(), k.host_range_ns), ("", 0));
+        assert_eq!((&*k.host_range, k.host_range_ns), ("", 0));
     }
 }

@@ -31,7 +31,6 @@ use rustc_hash::FxHashMap as FastMap;
 use serde::{Deserialize, Serialize};
 use unitrace_core::timeline::NameId;
 
-use super::labels::{self, Label};
 use super::packed::{ChainItems, SinkLens};
 pub use super::reduced::{Sink, StepGraph, Total};
 use super::rules::{Rule, Target};
@@ -41,6 +40,7 @@ pub use super::stretch::{Item, Kind};
 use super::sweep::{self, Stretch, Stretches, SweepCall};
 use crate::analyzers::collectives::call_order;
 use crate::classify::{Class, HostKind};
+use crate::labels::{self, Label};
 use crate::rank_model::RankModel;
 use crate::search::partition_point_near;
 use crate::time::Ns;

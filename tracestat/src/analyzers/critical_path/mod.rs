@@ -11,7 +11,6 @@
 //! `rules.rs` reads the what-if rules.
 
 pub mod graph;
-mod labels;
 pub mod packed;
 mod reduced;
 pub mod rules;
@@ -1547,7 +1546,7 @@ mod tests {
             name,
         };
         let path = |names: usize, items: Vec<graph::Item>, totals| RankPath {
-            names: vec![labels::Label::from("k"); names],
+            names: vec![crate::labels::Label::from("k"); names],
             steps: vec![StepGraph {
                 end: 10,
                 sinks: vec![Sink {

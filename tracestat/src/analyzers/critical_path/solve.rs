@@ -20,7 +20,7 @@ use super::packed::SinkLens;
 use super::rules::{Rule, Target};
 use crate::time::Ns;
 
-pub use super::labels::Label;
+pub use crate::labels::Label;
 
 /// One stretch of a step's path, on aligned clocks.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! One allocation per distinct name over a run's ranks: thousands of ranks
 //! name the same few dozen kernels, ranges and gaps, and a copy per rank
-//! and name was a tenth of the peak memory of 4,096 small ranks
-//! (docs/tracestat.md#many-ranks).
+//! and name was a tenth of the peak memory of 4,096 small ranks (the
+//! critical path's names; the kernels' besides: docs/tracestat.md#many-ranks).
 //!
 //! The table is the process's: ranks are reduced on many threads and read
 //! back from partials, and a name is looked up once per rank, so one lock
@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex, Weak};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Deserializer};
 
-/// A name on the path: shared, not copied, by the ranks and by the many
-/// stretches and rows that carry it (docs/tracestat.md#scale).
+/// A name on the path or of a rank's kernel: shared, not copied, by the
+/// ranks and by the many stretches and rows that carry it
+/// (docs/tracestat.md#scale).
 pub type Label = Arc<str>;
 
 struct Table {
@@ -57,6 +58,11 @@ pub fn label(text: &str) -> Label {
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Label>, D::Error> {
     let texts = Vec::<String>::deserialize(d)?;
     Ok(texts.iter().map(|t| label(t)).collect())
+}
+
+/// A name read (from a partial) as a shared label.
+pub fn deserialize_one<'de, D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
+    Ok(label(&String::deserialize(d)?))
 }
 
 #[cfg(test)]
