@@ -4,7 +4,7 @@
 #
 #   benches/tracestat.sh [--gen UNITRACE_GEN] [--ranks N] [--size SIZE]
 #                        [--work DIR] [--repeat R] [--formats json,pftrace]
-#                        [--baseline TRACESTAT] [--pairs P]
+#                        [--baseline TRACESTAT] [--pairs P] [--instructions]
 #
 # Generates N per-rank traces of SIZE each (default 8 x 500MB) with
 # the repository's generator
@@ -30,6 +30,12 @@
 #     largest peak RSS (under 300 MB). Pairs, not two bests apart: this
 #     machine's speed drifts by a third within minutes, and each pair's two
 #     runs meet the same drift (docs/benchmarks.md#tracestat);
+#   * with --instructions (needs valgrind), the same ratio in instructions
+#     that `callgrind` counts on the first JSON rank: --no-critical-path,
+#     every analysis and the two rules with the console report only, and
+#     every output besides. Counts do not drift with the machine's speed,
+#     so two builds compare within a fraction of a percent where their
+#     times cannot (docs/tracestat.md#scale); a 500 MB rank takes minutes;
 #   * mergetrace --stats (one pass, merged output to /dev/null) on one core
 #     (taskset -c 0) and on two (taskset -c 0,1; it is a two-thread
 #     pipeline, scanner -> writer), and the scaling between them.
@@ -46,6 +52,7 @@ work=""
 formats="json,pftrace"
 baseline=""
 pairs=3
+instructions=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --gen) UNITRACE_GEN="$2"; shift 2 ;;
@@ -56,6 +63,7 @@ while [ $# -gt 0 ]; do
         --formats) formats="$2"; shift 2 ;;
         --baseline) baseline="$2"; shift 2 ;;
         --pairs) pairs="$2"; shift 2 ;;
+        --instructions) instructions=1; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -148,6 +156,22 @@ printf '%s\n' "${ratios[@]}" | sort -n | awk -v r="$every_rss" -v p="$pairs" '
         m = (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
         printf "target: every output + 2 --what-if at most 1.35x the CPU of --no-critical-path, under 300 MB: %.2fx (median of %d pairs, %.2f-%.2fx), %.0f MB: %s\n",
             m, p, x[1], x[NR], r, (m <= 1.35 && r < 300) ? "met" : "missed" }'
+if [ "$instructions" = 1 ]; then
+    # The three runs side by side, each under `callgrind` (one thread).
+    count() {
+        local out="$1"; shift
+        valgrind --tool=callgrind --callgrind-out-file="$out.cg" "$@" > /dev/null 2> "$out.err"
+        awk '/I *refs:/ { gsub(",", "", $NF); print $NF }' "$out.err"
+    }
+    rules=(--what-if 'kernel:*gemm*=-20%' --what-if comm=0)
+    count "$work/ins.n" "$bin" -q --jobs 1 --no-critical-path "${files[0]}" > "$work/ins.n.count" &
+    count "$work/ins.a" "$bin" -q --jobs 1 "${rules[@]}" "${files[0]}" > "$work/ins.a.count" &
+    count "$work/ins.e" "$bin" -q --jobs 1 --json "$work/ins.json" --csv "$work/ins.csv" --html "$work/ins.html" "${rules[@]}" "${files[0]}" > "$work/ins.e.count" &
+    wait
+    awk -v n="$(cat "$work/ins.n.count")" -v a="$(cat "$work/ins.a.count")" -v e="$(cat "$work/ins.e.count")" -v f="$(basename "${files[0]}")" 'BEGIN {
+        printf "instructions on %s: --no-critical-path %.0fM; every analysis + 2 --what-if %.0fM (%.3fx); every output besides %.0fM (%.3fx)\n",
+            f, n / 1e6, a / 1e6, a / n, e / 1e6, e / n }'
+fi
 run "mergetrace --stats (1 core)" "$bytes" taskset -c 0 "$merge" -o /dev/null --stats "${files[@]}"
 read -r mone _ < "$work/last"
 run "mergetrace --stats (2 cores)" "$bytes" taskset -c 0,1 "$merge" -o /dev/null --stats "${files[@]}"
