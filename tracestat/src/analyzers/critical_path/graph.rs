@@ -330,7 +330,7 @@ impl Coverage {
     }
 
     fn new(mut v: Vec<(Ns, Ns)>) -> Coverage {
-        v.sort_unstable();
+        v.sort();
         let mut c = Coverage::default();
         for (s, e) in v {
             match c.ends.last_mut() {
@@ -699,7 +699,7 @@ impl Graph<'_, '_> {
             .filter(|&(a, _)| a != NONE && a != window::GONE)
             .map(|(a, pos)| (self.nodes[a as usize].end, a, pos))
             .collect();
-        arrivals.sort_unstable();
+        arrivals.sort();
         // A step's end node is kept for its window (`window::carried`);
         // a dropped one reads as none rather than an index past the graph.
         let ended = |k: &usize| ![NONE, window::GONE].contains(&self.step_end[*k]);
@@ -1032,7 +1032,7 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
         // By window, then by kernel: the order a scan of the kernels met
         // them in.
-        per.sort_unstable();
+        per.sort();
         self.tail_first = vec![0; windows.len() + 1];
         for &(w, _) in &per {
             self.tail_first[w as usize + 1] += 1;
@@ -1089,7 +1089,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .filter(|&v| self.device_end(v))
             .map(|v| (self.nodes[v as usize].end, self.seq[v as usize], v))
             .collect();
-        ends.sort_unstable();
+        ends.sort();
         ends
     }
 
@@ -1193,7 +1193,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             .into_iter()
             .map(|(e, s, v)| (e, std::cmp::Reverse(s), v))
             .collect();
-        ends.sort_unstable();
+        ends.sort();
         for w in range {
             let win = &windows[w];
             if win.tid.is_some() {
@@ -1646,7 +1646,7 @@ fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef
     let (a, h) = calls.split_at_mut(api.min(len));
     for part in [&mut *a, &mut *h] {
         if !in_order(part) {
-            part.sort_by_key(key);
+            sort_by_cached_keys(part, key);
         }
     }
     if a.is_empty() || h.is_empty() || key(&a[a.len() - 1]) <= key(&h[0]) {
@@ -1667,6 +1667,19 @@ fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef
     merged.extend_from_slice(&a[i..]);
     merged.extend_from_slice(&h[j..]);
     *calls = merged;
+}
+
+/// `part` sorted by `key` as a stable sort would: each key is read once
+/// and sorted with its place, rather than read twice per comparison (the
+/// keys of calls are behind two lookups; docs/tracestat.md#scale).
+fn sort_by_cached_keys<K: Ord>(part: &mut [CallRef], key: impl Fn(&CallRef) -> K) {
+    let mut keyed: Vec<(K, u32)> = (part.iter().enumerate())
+        .map(|(i, c)| (key(c), i as u32))
+        .collect();
+    // Unique keys (the place breaks ties): any sort gives the stable order.
+    keyed.sort();
+    let sorted: Vec<CallRef> = keyed.iter().map(|&(_, i)| part[i as usize]).collect();
+    part.copy_from_slice(&sorted);
 }
 
 /// Pushes a named gap (latest first) when it has a length.

@@ -182,42 +182,39 @@ impl<'m, 'a> Graph<'m, 'a> {
         per_tid: &FastMap<u64, Vec<(Ns, u8, Ev)>>,
     ) -> FastMap<u64, Vec<CallRef>> {
         let t = self.m.trace;
-        let mut calls_by_tid: FastMap<u64, Vec<CallRef>> = FastMap::default();
+        let mut threads = ThreadIndex::new(per_tid.keys().copied());
         // Each thread's list sized exactly: the calls are the largest list
         // of this stage (docs/tracestat.md#scale).
-        let mut counts: FastMap<u64, usize> = FastMap::default();
+        let mut counts = vec![0usize; threads.len()];
         for c in t.api.iter().chain(&t.host) {
-            if per_tid.contains_key(&c.tid) {
-                *counts.entry(c.tid).or_default() += 1;
+            if let Some(k) = threads.get(c.tid) {
+                counts[k] += 1;
             }
         }
-        for (tid, n) in counts {
-            calls_by_tid.insert(tid, Vec::with_capacity(n));
-        }
+        let mut lists: Vec<Vec<CallRef>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
         for (i, a) in t.api.iter().enumerate() {
-            if per_tid.contains_key(&a.tid) {
+            if let Some(k) = threads.get(a.tid) {
                 // Cached here, read by `call`.
                 self.call_kind(a.name);
-                calls_by_tid.entry(a.tid).or_default().push(i as CallRef);
+                lists[k].push(i as CallRef);
             }
         }
         // Where each thread's host ranges start in its list.
-        let api_calls: FastMap<u64, usize> =
-            calls_by_tid.iter().map(|(&t, c)| (t, c.len())).collect();
+        let api_calls: Vec<usize> = lists.iter().map(Vec::len).collect();
         for (i, h) in t.host.iter().enumerate() {
-            if per_tid.contains_key(&h.tid) {
-                let r = (t.api.len() + i) as CallRef;
-                calls_by_tid.entry(h.tid).or_default().push(r);
+            if let Some(k) = threads.get(h.tid) {
+                lists[k].push((t.api.len() + i) as CallRef);
             }
         }
-        for (tid, calls) in calls_by_tid.iter_mut() {
-            let api = api_calls.get(tid).copied().unwrap_or(0);
+        for (calls, &api) in lists.iter_mut().zip(&api_calls) {
             sort_calls(calls, api, |r| {
                 let c = self.call(r);
                 (c.0, std::cmp::Reverse(c.1))
             });
         }
-        calls_by_tid
+        (threads.tids.into_iter().zip(lists))
+            .filter(|(_, calls)| !calls.is_empty())
+            .collect()
     }
 
     /// Per collective position: whether its host call gets a node of its
@@ -479,4 +476,41 @@ pub(super) fn engine_groups(kernels: &[crate::ingest::KernelRun]) -> Vec<((u32, 
         list.sort_by_key(|&k| kernels[k as usize].start);
     }
     groups
+}
+
+/// Threads numbered from 0, looked up by id with the last one found kept
+/// aside: a trace lists a thread's calls in runs, and a hash per call was
+/// most of the time of gathering them (docs/tracestat.md#scale).
+struct ThreadIndex {
+    tids: Vec<u64>,
+    index: FastMap<u64, usize>,
+    last: Option<(u64, usize)>,
+}
+
+impl ThreadIndex {
+    fn new(tids: impl Iterator<Item = u64>) -> ThreadIndex {
+        let tids: Vec<u64> = tids.collect();
+        let index = tids.iter().enumerate().map(|(k, &tid)| (tid, k)).collect();
+        ThreadIndex {
+            tids,
+            index,
+            last: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.tids.len()
+    }
+
+    /// Thread `tid`'s number, `None` for a thread not in the index.
+    fn get(&mut self, tid: u64) -> Option<usize> {
+        match self.last {
+            Some((t, k)) if t == tid => Some(k),
+            _ => {
+                let k = *self.index.get(&tid)?;
+                self.last = Some((tid, k));
+                Some(k)
+            }
+        }
+    }
 }
