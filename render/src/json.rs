@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::ser::Formatter;
+use serde_json::ser::{CompactFormatter, Formatter};
 
 /// The depth of a report's tables: containers down to it (the report
 /// itself, its sections and tables) get a line per element; deeper ones
@@ -71,9 +71,17 @@ impl RowsFormatter {
     }
 
     fn new_line<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
-        w.write_all(b"\n")?;
-        for _ in 0..self.depth {
-            w.write_all(b"  ")?;
+        // The line break and the indent in one write (a table's rows are
+        // at one depth; deeper than the spaces here, the rest in pieces).
+        const LINE: &[u8] = b"\n                ";
+        let mut indent = 2 * self.depth;
+        let first = indent.min(LINE.len() - 1);
+        w.write_all(&LINE[..1 + first])?;
+        indent -= first;
+        while indent > 0 {
+            let n = indent.min(LINE.len() - 1);
+            w.write_all(&LINE[1..1 + n])?;
+            indent -= n;
         }
         Ok(())
     }
@@ -116,6 +124,86 @@ impl Formatter for RowsFormatter {
     fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
         self.has_value = true;
         Ok(())
+    }
+
+    /// A [`JsonRow`]: JSON the report made itself, written as it is.
+    fn write_byte_array<W: ?Sized + Write>(&mut self, w: &mut W, value: &[u8]) -> io::Result<()> {
+        w.write_all(value)
+    }
+}
+
+/// A table row already written as JSON, in a row's layout ([`RowText`]):
+/// the report's formatter writes it as it is. A table of a million rows
+/// spent most of its writing in serde's call per key and value, and
+/// serde_json has no public way to pass it text unchecked but this one
+/// (docs/tracestat.md#json). Only the report's writer
+/// ([`write_report`]) reads it so: any other serializer sees bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct JsonRow<'a>(pub &'a [u8]);
+
+impl Serialize for JsonRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
+/// A row's JSON made field by field, as [`RowsFormatter`] lays out a row
+/// (`{"key": value, "key": value}`), its numbers written by serde_json's
+/// own formatter: the same bytes as the row serialized.
+#[derive(Debug, Default)]
+pub struct RowText {
+    buf: Vec<u8>,
+}
+
+impl RowText {
+    /// Starts a new row (the last one's text is dropped).
+    #[inline]
+    pub fn begin(&mut self) {
+        self.buf.clear();
+        self.buf.push(b'{');
+    }
+
+    /// `key` is a field name that JSON needs no escape for.
+    #[inline]
+    fn key(&mut self, key: &str) {
+        debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        if self.buf.len() > 1 {
+            self.buf.extend_from_slice(b", ");
+        }
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.extend_from_slice(b"\": ");
+    }
+
+    /// A value already in JSON (a string escaped once for many rows).
+    #[inline]
+    pub fn json(&mut self, key: &str, text: &[u8]) {
+        self.key(key);
+        self.buf.extend_from_slice(text);
+    }
+
+    #[inline]
+    pub fn u64(&mut self, key: &str, v: u64) {
+        self.key(key);
+        // Writes to a `Vec` do not fail.
+        let _ = CompactFormatter.write_u64(&mut self.buf, v);
+    }
+
+    /// As serde_json writes an `f64`: `null` when not finite.
+    #[inline]
+    pub fn f64(&mut self, key: &str, v: f64) {
+        self.key(key);
+        let _ = match v.is_finite() {
+            true => CompactFormatter.write_f64(&mut self.buf, v),
+            false => CompactFormatter.write_null(&mut self.buf),
+        };
+    }
+
+    /// The row's text, closed.
+    #[inline]
+    pub fn end(&mut self) -> JsonRow<'_> {
+        self.buf.push(b'}');
+        JsonRow(&self.buf)
     }
 }
 
@@ -171,6 +259,76 @@ mod tests {
 }
 "#;
         assert_eq!(text(&v), expected);
+    }
+
+    /// Rows made field by field are byte for byte the rows serialized,
+    /// numbers of every kind included, in a table of the report.
+    #[test]
+    fn rows_written_as_text_are_the_rows_serialized() {
+        #[derive(Serialize)]
+        struct Row {
+            step: String,
+            seq: u64,
+            start_us: f64,
+        }
+        let values = [
+            0.0,
+            -0.0,
+            2.5,
+            355_962.0,
+            7.016,
+            1e300,
+            -1e-7,
+            0.1 + 0.2,
+            f64::NAN,
+            f64::INFINITY,
+            u64::MAX as f64,
+        ];
+        let rows: Vec<Row> = (values.iter().enumerate())
+            .map(|(i, &x)| Row {
+                step: format!("s\"{i}\n"),
+                seq: [0, 1, u64::MAX][i % 3],
+                start_us: x,
+            })
+            .collect();
+        struct Texts<'a>(&'a [Row]);
+        impl Serialize for Texts<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeSeq;
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                let mut text = RowText::default();
+                for r in self.0 {
+                    text.begin();
+                    text.json("step", &serde_json::to_vec(&r.step).unwrap());
+                    text.u64("seq", r.seq);
+                    text.f64("start_us", r.start_us);
+                    seq.serialize_element(&text.end())?;
+                }
+                seq.end()
+            }
+        }
+        let mut a = std::collections::BTreeMap::new();
+        a.insert("rows", &rows);
+        let mut b = std::collections::BTreeMap::new();
+        b.insert("rows", Texts(&rows));
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        write_report(&mut x, &a, TABLE_DEPTH).unwrap();
+        write_report(&mut y, &b, TABLE_DEPTH).unwrap();
+        assert_eq!(String::from_utf8(y).unwrap(), String::from_utf8(x).unwrap());
+    }
+
+    /// Indented all the way down, a report is serde_json's pretty
+    /// layout, at depths past the indent written in one piece too.
+    #[test]
+    fn indented_at_every_depth_is_the_pretty_layout() {
+        let mut v = json!({"leaf": [1, {"a": []}, {}], "s": "x"});
+        for i in 0..12 {
+            v = json!({ format!("k{i}"): [v, i] });
+        }
+        let mut out = Vec::new();
+        write_report(&mut out, &v, 100).unwrap();
+        let pretty = serde_json::to_string_pretty(&v).unwrap() + "\n";
+        assert_eq!(String::from_utf8(out).unwrap(), pretty);
     }
 
     #[test]

@@ -28,7 +28,8 @@ use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
+use serde::ser::Error as _;
+use unitrace_render::json::RowText;
 use unitrace_render::sections::{Column, Figure, FileRows, RowSource, Section, Table, Unit, Value};
 
 use super::collectives::{aligned_origin, group_calls};
@@ -134,25 +135,12 @@ impl PathTable {
     }
 }
 
-/// A row of `critical_path` in the JSON report: [`PathRow`]'s fields,
-/// its texts already in JSON.
-#[derive(Serialize)]
-struct JsonPathRow<'a> {
-    step: &'a RawValue,
-    seq: u64,
-    rank: &'a RawValue,
-    kind: Kind,
-    name: &'a RawValue,
-    start_us: f64,
-    dur_us: f64,
-}
-
 /// Texts in JSON, each made once: a report's path has a million rows
 /// over a few thousand names, and escaping each name for every row took
 /// most of the time of writing the JSON report (docs/tracestat.md#scale).
 #[derive(Default)]
 struct JsonTexts {
-    texts: Vec<Box<RawValue>>,
+    texts: Vec<Vec<u8>>,
     /// Keyed by the shared text's address: the rows of a name share its
     /// one `Arc`, and every `Arc` here lives as long as the table.
     index: HashMap<*const u8, usize>,
@@ -164,32 +152,42 @@ impl JsonTexts {
         if let Some(&i) = self.index.get(&text.as_ptr()) {
             return Ok(i);
         }
-        let raw = serde_json::value::to_raw_value(&**text).map_err(E::custom)?;
-        self.texts.push(raw);
+        let json = serde_json::to_vec(&**text).map_err(E::custom)?;
+        self.texts.push(json);
         self.index.insert(text.as_ptr(), self.texts.len() - 1);
         Ok(self.texts.len() - 1)
     }
 }
 
+/// The rows, each written as JSON text by hand ([`RowText`]) with the
+/// fields of [`PathRow`]: serde's call per key and value was 85% of the
+/// time of writing the JSON report of a generated rank
+/// (docs/tracestat.md#scale). For the report's writer only
+/// ([`unitrace_render::json::write_report`]; [`unitrace_render::json::JsonRow`]).
 impl Serialize for PathTable {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
+        let kinds: Vec<Vec<u8>> = Kind::ALL
+            .iter()
+            .map(|k| serde_json::to_vec(k).map_err(S::Error::custom))
+            .collect::<Result<_, _>>()?;
         let mut json = JsonTexts::default();
+        let mut row = RowText::default();
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
         for (step, items) in &self.steps {
             let step = json.place::<S::Error>(step)?;
             for (i, it) in items.iter().enumerate() {
                 let rank = json.place::<S::Error>(&self.ranks[it.rank])?;
                 let name = json.place::<S::Error>(&it.name)?;
-                seq.serialize_element(&JsonPathRow {
-                    step: &json.texts[step],
-                    seq: i as u64,
-                    rank: &json.texts[rank],
-                    kind: it.kind,
-                    name: &json.texts[name],
-                    start_us: us(it.start - self.origin),
-                    dur_us: us(it.dur),
-                })?;
+                row.begin();
+                row.json("step", &json.texts[step]);
+                row.u64("seq", i as u64);
+                row.json("rank", &json.texts[rank]);
+                row.json("kind", &kinds[it.kind as usize]);
+                row.json("name", &json.texts[name]);
+                row.f64("start_us", us(it.start - self.origin));
+                row.f64("dur_us", us(it.dur));
+                seq.serialize_element(&row.end())?;
             }
         }
         seq.end()
@@ -1457,7 +1455,8 @@ mod tests {
         );
         assert_eq!(t.step_rows("4"), 0..0);
         assert_eq!(
-            serde_json::to_value(&t).unwrap()[2],
+            serde_json::from_str::<serde_json::Value>(&report_json(&t)).unwrap()["critical_path"]
+                [2],
             serde_json::json!({"step": "3", "seq": 0, "rank": "1", "kind": "host", "name": "f", "start_us": 2.5, "dur_us": 1.0})
         );
     }
