@@ -172,17 +172,17 @@ fn host_segments(cover: &[Vec<(Ns, Ns)>; 3]) -> Vec<(Ns, Ns, HostKind)> {
 
 /// For each kernel with a known submission, the host ranges (innermost
 /// last) enclosing the submission on the submitting thread.
-fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> EnclosingPaths {
-    let mut by_tid: FastMap<u64, Vec<HostCall>> = FastMap::default();
-    for h in &trace.host {
-        by_tid.entry(h.tid).or_default().push(*h);
-    }
+fn enclosing_ranges(
+    trace: &RankTrace,
+    submissions: &[Option<(u64, Ns)>],
+) -> (EnclosingPaths, HostOrder) {
     let mut queries: FastMap<u64, Vec<(Ns, usize)>> = FastMap::default();
     for (i, sub) in submissions.iter().enumerate() {
         if let Some((tid, ts)) = *sub {
             queries.entry(tid).or_default().push((ts, i));
         }
     }
+    let order = HostOrder::of_threads(trace, queries.keys().copied());
     let mut out = EnclosingPaths {
         of_kernel: vec![NO_PATH; trace.kernels.len()],
         ..EnclosingPaths::default()
@@ -192,13 +192,12 @@ fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> Enc
     let mut last: Option<u32> = None;
     for (tid, mut qs) in queries {
         qs.sort_unstable();
-        let mut ranges = by_tid.remove(&tid).unwrap_or_default();
-        ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+        let ranges = order.of_thread(tid).unwrap_or_default();
         let mut stack: Vec<HostCall> = Vec::new();
         let mut next = 0;
         for (ts, k) in qs {
-            while next < ranges.len() && ranges[next].start <= ts {
-                let r = ranges[next];
+            while next < ranges.len() && trace.host[ranges[next] as usize].start <= ts {
+                let r = trace.host[ranges[next] as usize];
                 while stack.last().is_some_and(|top| top.end < r.start) {
                     stack.pop();
                 }
@@ -227,7 +226,50 @@ fn enclosing_ranges(trace: &RankTrace, submissions: &[Option<(u64, Ns)>]) -> Enc
             out.of_kernel[k] = id;
         }
     }
-    out
+    (out, order)
+}
+
+/// The host ranges of threads that launch work, by start, the longer
+/// first at one start, ties in trace order: read by the enclosing ranges
+/// and by the critical path's threads, which sorted them each on its own
+/// (docs/tracestat.md#scale).
+#[derive(Debug, Default)]
+pub struct HostOrder {
+    /// Per thread, where its list starts in `ranges`.
+    threads: FastMap<u64, (usize, usize)>,
+    /// Indices into the trace's host ranges.
+    ranges: Vec<u32>,
+}
+
+impl HostOrder {
+    fn of_threads(trace: &RankTrace, tids: impl Iterator<Item = u64>) -> HostOrder {
+        let mut keyed: FastMap<u64, Vec<(Ns, std::cmp::Reverse<Ns>, u32)>> =
+            tids.map(|tid| (tid, Vec::new())).collect();
+        for (i, h) in trace.host.iter().enumerate() {
+            if let Some(list) = keyed.get_mut(&h.tid) {
+                list.push((h.start, std::cmp::Reverse(h.end), i as u32));
+            }
+        }
+        let mut tids: Vec<u64> = keyed.keys().copied().collect();
+        tids.sort_unstable();
+        let mut out = HostOrder::default();
+        for tid in tids {
+            let mut list = keyed.remove(&tid).unwrap_or_default();
+            // The index breaks ties: the order of a stable sort by key.
+            list.sort_unstable();
+            let from = out.ranges.len();
+            out.ranges.extend(list.iter().map(|r| r.2));
+            out.threads.insert(tid, (from, out.ranges.len()));
+        }
+        out
+    }
+
+    /// Thread `tid`'s host ranges in order (indices into the trace's),
+    /// `None` for a thread that launches nothing.
+    pub fn of_thread(&self, tid: u64) -> Option<&[u32]> {
+        let &(from, to) = self.threads.get(&tid)?;
+        self.ranges.get(from..to)
+    }
 }
 
 const NO_PATH: u32 = u32::MAX;
@@ -278,6 +320,8 @@ pub struct RankModel<'a> {
     pub submissions: Vec<Option<(u64, Ns)>>,
     /// Per kernel: the host ranges enclosing its submission.
     pub enclosing: EnclosingPaths,
+    /// The host ranges of each thread that launches work, in time order.
+    pub host_order: HostOrder,
     /// Host activity as disjoint segments, labelled by kind.
     pub host_segments: Vec<(Ns, Ns, HostKind)>,
     /// `[0]` the whole rank; then one per device when it has several.
@@ -494,7 +538,7 @@ pub fn with_model<T>(
         (0, 0)
     };
     let submissions = submissions(&mut trace);
-    let enclosing = enclosing_ranges(&trace, &submissions);
+    let (enclosing, host_order) = enclosing_ranges(&trace, &submissions);
     let kinds: Vec<KernelKind> = (0..trace.names.len())
         .map(|i| classifier.kind(trace.names.name(NameId(i as u32))))
         .collect();
@@ -510,6 +554,7 @@ pub fn with_model<T>(
         classes,
         submissions,
         enclosing,
+        host_order,
         host_segments: host_segments(&trace.host_cover),
         scopes,
         steps,

@@ -1638,48 +1638,38 @@ fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
 /// ranges at the same times). Each part is sorted on its own only when it
 /// is out of order (the trace usually lists a thread's API calls by time,
 /// its ranges as they end), then the two are merged: the same order as a
-/// stable sort of the whole, at a fraction of its cost.
-fn sort_calls<K: Ord>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef) -> K) {
-    let key = |c: &CallRef| key(*c);
-    let in_order = |part: &[CallRef]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
-    let len = calls.len();
-    let (a, h) = calls.split_at_mut(api.min(len));
+/// stable sort of the whole, at a fraction of its cost. Each key is read
+/// once and kept beside its call: a call's key is behind two lookups, and
+/// reading it for every comparison was most of the cost
+/// (docs/tracestat.md#scale).
+fn sort_calls<K: Ord + Copy>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef) -> K) {
+    let mut keyed: Vec<(K, CallRef)> = calls.iter().map(|&c| (key(c), c)).collect();
+    let in_order = |part: &[(K, CallRef)]| part.windows(2).all(|w| w[0].0 <= w[1].0);
+    let len = keyed.len();
+    let (a, h) = keyed.split_at_mut(api.min(len));
     for part in [&mut *a, &mut *h] {
         if !in_order(part) {
-            sort_by_cached_keys(part, key);
+            // Stable: calls of one key keep their order.
+            part.sort_by_key(|c| c.0);
         }
     }
-    if a.is_empty() || h.is_empty() || key(&a[a.len() - 1]) <= key(&h[0]) {
+    calls.clear();
+    if a.is_empty() || h.is_empty() || a[a.len() - 1].0 <= h[0].0 {
+        calls.extend(a.iter().chain(h.iter()).map(|c| c.1));
         return;
     }
-    let mut merged = Vec::with_capacity(len);
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < h.len() {
         // At equal keys the API call first, as a stable sort keeps it.
-        if key(&h[j]) < key(&a[i]) {
-            merged.push(h[j]);
+        if h[j].0 < a[i].0 {
+            calls.push(h[j].1);
             j += 1;
         } else {
-            merged.push(a[i]);
+            calls.push(a[i].1);
             i += 1;
         }
     }
-    merged.extend_from_slice(&a[i..]);
-    merged.extend_from_slice(&h[j..]);
-    *calls = merged;
-}
-
-/// `part` sorted by `key` as a stable sort would: each key is read once
-/// and sorted with its place, rather than read twice per comparison (the
-/// keys of calls are behind two lookups; docs/tracestat.md#scale).
-fn sort_by_cached_keys<K: Ord>(part: &mut [CallRef], key: impl Fn(&CallRef) -> K) {
-    let mut keyed: Vec<(K, u32)> = (part.iter().enumerate())
-        .map(|(i, c)| (key(c), i as u32))
-        .collect();
-    // Unique keys (the place breaks ties): any sort gives the stable order.
-    keyed.sort();
-    let sorted: Vec<CallRef> = keyed.iter().map(|&(_, i)| part[i as usize]).collect();
-    part.copy_from_slice(&sorted);
+    calls.extend(a[i..].iter().chain(&h[j..]).map(|c| c.1));
 }
 
 /// Pushes a named gap (latest first) when it has a length.

@@ -201,9 +201,20 @@ impl<'m, 'a> Graph<'m, 'a> {
         }
         // Where each thread's host ranges start in its list.
         let api_calls: Vec<usize> = lists.iter().map(Vec::len).collect();
+        // A thread that launches work has its ranges in order already
+        // (the model's); another's are sorted with its calls.
+        let mut ordered = vec![false; threads.len()];
+        for (k, &tid) in threads.tids.iter().enumerate() {
+            if let Some(order) = self.m.host_order.of_thread(tid) {
+                let first = t.api.len() as CallRef;
+                lists[k].extend(order.iter().map(|&i| first + i));
+                ordered[k] = true;
+            }
+        }
         for (i, h) in t.host.iter().enumerate() {
-            if let Some(k) = threads.get(h.tid) {
-                lists[k].push((t.api.len() + i) as CallRef);
+            match threads.get(h.tid) {
+                Some(k) if !ordered[k] => lists[k].push((t.api.len() + i) as CallRef),
+                _ => {}
             }
         }
         for (calls, &api) in lists.iter_mut().zip(&api_calls) {
