@@ -544,6 +544,8 @@ struct Graph<'m, 'a> {
     kernel_rule: Vec<Vec<bool>>,
     /// This rank is the one of a `rank:N=median` rule.
     median_rank: Vec<bool>,
+    /// The rules by the nodes they can change.
+    lanes: replay::RuleLanes,
     /// Per thread: where the last walk found its stretches. Sinks are
     /// walked in time order, so the next search starts near there.
     walk_hint: Vec<usize>,
@@ -798,6 +800,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             rules,
             kernel_rule,
             median_rank,
+            lanes: replay::RuleLanes::of(rules),
             walk_hint: Vec::new(),
             sweep_again: sweep_again(),
         }

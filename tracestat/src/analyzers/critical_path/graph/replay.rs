@@ -133,9 +133,7 @@ impl Graph<'_, '_> {
                 (n.start.max(be), (n.start - be).max(0))
             }
         };
-        let launch_gap = b != NONE && edge == Edge::Launch;
         let dur = n.end - es;
-        let covers = self.rules.len() + 1;
         out[0] = gap + dur;
         gaps[0] = gap;
         gaps[1] = 0;
@@ -144,48 +142,57 @@ impl Graph<'_, '_> {
         } else {
             0
         };
-        for (i, r) in self.rules.iter().enumerate() {
-            let mut g = gap;
-            let mut d = dur;
-            match (&r.target, n.what) {
-                (Target::Kernel(_), What::Kernel { full, .. })
-                    if self.kernel_rule[i][full.index()] =>
-                {
-                    d = r.change.apply(dur);
-                }
-                (
-                    Target::Comm,
-                    What::Kernel {
-                        kind: Kind::Communication,
-                        ..
-                    },
-                ) => {
-                    d = r.change.apply(dur);
-                }
-                (Target::RankMedian(_), What::Kernel { .. }) if self.median_rank[i] => d = 0,
-                (Target::Range(_), What::Piece { thread }) => {
-                    if let Some(Some(c)) = self.threads[thread as usize].cover.get(i) {
-                        let f = r.change.factor().unwrap_or(1.0);
-                        let o = c.overlap(es, n.end, &mut near[thread as usize * covers + i]);
-                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
+        // Every rule's slot as recorded, then those of the rules that can
+        // change this node.
+        out[2..].fill(gap + dur.max(0));
+        gaps[2..].fill(gap);
+        let mut set = |i: usize, d: Ns| out[2 + i] = gap + d.max(0);
+        match n.what {
+            What::Kernel { full, kind, .. } => {
+                for &i in &self.lanes.kernel {
+                    let r = &self.rules[i];
+                    match r.target {
+                        Target::Kernel(_) if self.kernel_rule[i][full.index()] => {
+                            set(i, r.change.apply(dur))
+                        }
+                        Target::Comm if kind == Kind::Communication => set(i, r.change.apply(dur)),
+                        Target::RankMedian(_) if self.median_rank[i] => set(i, 0),
+                        _ => {}
                     }
                 }
-                (Target::Launch, What::Piece { thread }) => {
+            }
+            What::Piece { thread } => {
+                let covers = self.rules.len() + 1;
+                for &i in &self.lanes.piece {
+                    let r = &self.rules[i];
+                    let f = r.change.factor().unwrap_or(1.0);
                     let th = &self.threads[thread as usize];
-                    if let Some(l) = &th.launches {
-                        let f = r.change.factor().unwrap_or(1.0);
-                        let at = &mut near[thread as usize * covers + covers - 1];
-                        let o = self.launch_overlap(th, l, (es, n.end), at);
-                        d = dur - ((1.0 - f) * o as f64).round() as Ns;
-                    }
+                    let o = match &r.target {
+                        Target::Range(_) => match th.cover.get(i) {
+                            Some(Some(c)) => {
+                                c.overlap(es, n.end, &mut near[thread as usize * covers + i])
+                            }
+                            _ => continue,
+                        },
+                        _ => match &th.launches {
+                            Some(l) => {
+                                let at = &mut near[thread as usize * covers + covers - 1];
+                                self.launch_overlap(th, l, (es, n.end), at)
+                            }
+                            None => continue,
+                        },
+                    };
+                    set(i, dur - ((1.0 - f) * o as f64).round() as Ns);
                 }
-                _ => {}
             }
-            if matches!(r.target, Target::Launch) && launch_gap {
-                g = r.change.apply(gap);
+            _ => {}
+        }
+        if b != NONE && edge == Edge::Launch {
+            for &i in &self.lanes.launch {
+                let g = self.rules[i].change.apply(gap);
+                out[2 + i] += g - gap;
+                gaps[2 + i] = g;
             }
-            out[2 + i] = g + d.max(0);
-            gaps[2 + i] = g;
         }
         es
     }
@@ -410,6 +417,34 @@ impl Chains {
         self.order
             .sort_by_key(|&j| std::cmp::Reverse(key(src[j], &flat[j * w..(j + 1) * w])));
         self.order.truncate(keep);
+    }
+}
+
+/// The rules by the nodes they can change, so that a node is looked at
+/// only by those (docs/tracestat.md#what-if): kernels by `kernel:`,
+/// `comm=` and `rank:N=median`; host pieces by `range:` and `launch=`
+/// (the time in launch calls); launch delays by `launch=`.
+#[derive(Debug, Default)]
+pub(super) struct RuleLanes {
+    kernel: Vec<usize>,
+    piece: Vec<usize>,
+    launch: Vec<usize>,
+}
+
+impl RuleLanes {
+    pub(super) fn of(rules: &[Rule]) -> RuleLanes {
+        let mut lanes = RuleLanes::default();
+        for (i, r) in rules.iter().enumerate() {
+            match r.target {
+                Target::Kernel(_) | Target::Comm | Target::RankMedian(_) => lanes.kernel.push(i),
+                Target::Range(_) => lanes.piece.push(i),
+                Target::Launch => {
+                    lanes.piece.push(i);
+                    lanes.launch.push(i);
+                }
+            }
+        }
+        lanes
     }
 }
 
