@@ -1394,7 +1394,8 @@ impl<'m, 'a> Graph<'m, 'a> {
 
     /// The binding chain from sink `v` back to its source, in time order.
     fn walk(&self, sink: u32, s: Ns, hint: &mut [usize]) -> (Option<u32>, Vec<Item>) {
-        let mut rev: Vec<Item> = Vec::new();
+        // Room for a step's usual chain at once, not grown five times.
+        let mut rev: Vec<Item> = Vec::with_capacity(64);
         let mut v = sink;
         let source = loop {
             let n = &self.nodes[v as usize];

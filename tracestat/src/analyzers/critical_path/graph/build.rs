@@ -128,9 +128,16 @@ impl<'m, 'a> Graph<'m, 'a> {
         let steps = windows.iter().filter_map(|w| w.tid);
         let colls = order.iter().map(|&i| &t.collectives[i]);
         let host_colls = colls.filter(|c| !c.on_device && c.end >= c.start);
-        let mut counts: FastMap<u64, usize> = FastMap::default();
+        // Threads numbered as met (the launching ones first), counted,
+        // then filled: one lookup per event, mostly the thread before's.
+        let mut threads = ThreadIndex::default();
+        let mut counts: Vec<usize> = Vec::new();
         for tid in launches.chain(steps).chain(host_colls.map(|c| c.tid)) {
-            *counts.entry(tid).or_default() += 1;
+            let k = threads.insert(tid);
+            if k == counts.len() {
+                counts.push(0);
+            }
+            counts[k] += 1;
         }
         let frees: Vec<bool> = (0..t.names.len())
             .map(|i| frees_device_memory(t.name(NameId(i as u32))))
@@ -139,16 +146,15 @@ impl<'m, 'a> Graph<'m, 'a> {
             t.names.info(a.name).host_kind == HostKind::Sync || frees[a.name.index()]
         };
         for a in t.api.iter().filter(|a| waits(a)) {
-            if let Some(n) = counts.get_mut(&a.tid) {
-                *n += 1;
+            if let Some(k) = threads.get(a.tid) {
+                counts[k] += 1;
             }
         }
-        let mut per_tid: FastMap<u64, Vec<(Ns, u8, Ev)>> = (counts.iter())
-            .map(|(&tid, &n)| (tid, Vec::with_capacity(n)))
-            .collect();
+        let mut lists: Vec<Vec<(Ns, u8, Ev)>> =
+            counts.iter().map(|&n| Vec::with_capacity(n)).collect();
         let mut add = |tid: u64, e: (Ns, u8, Ev)| {
-            if let Some(evs) = per_tid.get_mut(&tid) {
-                evs.push(e);
+            if let Some(k) = threads.get(tid) {
+                lists[k].push(e);
             }
         };
         for (k, sub) in self.m.submissions.iter().enumerate() {
@@ -172,7 +178,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 add(a.tid, (a.start, 3, Ev::Sync(i as u32, NONE)));
             }
         }
-        per_tid
+        threads.tids.into_iter().zip(lists).collect()
     }
 
     /// The calls of each thread with events, sorted by start (the longer
@@ -492,6 +498,7 @@ pub(super) fn engine_groups(kernels: &[crate::ingest::KernelRun]) -> Vec<((u32, 
 /// Threads numbered from 0, looked up by id with the last one found kept
 /// aside: a trace lists a thread's calls in runs, and a hash per call was
 /// most of the time of gathering them (docs/tracestat.md#scale).
+#[derive(Default)]
 struct ThreadIndex {
     tids: Vec<u64>,
     index: FastMap<u64, usize>,
@@ -500,13 +507,23 @@ struct ThreadIndex {
 
 impl ThreadIndex {
     fn new(tids: impl Iterator<Item = u64>) -> ThreadIndex {
-        let tids: Vec<u64> = tids.collect();
-        let index = tids.iter().enumerate().map(|(k, &tid)| (tid, k)).collect();
-        ThreadIndex {
-            tids,
-            index,
-            last: None,
+        let mut index = ThreadIndex::default();
+        for tid in tids {
+            index.insert(tid);
         }
+        index
+    }
+
+    /// Thread `tid`'s number, a new one (the next) when it had none.
+    fn insert(&mut self, tid: u64) -> usize {
+        if let Some(k) = self.get(tid) {
+            return k;
+        }
+        let k = self.tids.len();
+        self.tids.push(tid);
+        self.index.insert(tid, k);
+        self.last = Some((tid, k));
+        k
     }
 
     fn len(&self) -> usize {
