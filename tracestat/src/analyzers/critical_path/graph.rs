@@ -632,11 +632,13 @@ impl Graph<'_, '_> {
         let first_new = self.nodes.len();
         let h = self.build_to(windows, range.clone(), order, whole_run);
         self.step_tails(range.clone());
-        self.waits(first_new, h);
+        // The same for both: the waits add links, not nodes.
+        let ends = self.device_ends();
+        self.waits(first_new, h, &ends);
         if whole_run {
             self.whole_run_end();
         } else {
-            self.device_step_ends(windows, range.clone());
+            self.device_step_ends(windows, range.clone(), ends);
         }
         self.bind_all();
         if !self.rules.is_empty() {
@@ -1103,14 +1105,13 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// before it; a synchronisation call waits for the device work that
     /// finished last before it returned (left for later when it returns
     /// after `h`, how far the graph is built).
-    fn waits(&mut self, from: usize, h: Ns) {
-        let ends = self.device_ends();
+    fn waits(&mut self, from: usize, h: Ns, ends: &[(Ns, u64, u32)]) {
         let mut todo = std::mem::take(&mut self.pending_syncs);
         todo.extend(from as u32..self.nodes.len() as u32);
         for v in todo {
             let n = self.nodes[v as usize];
             match n.what {
-                What::Kernel { .. } | What::Arrival => self.engine_wait(v, &ends),
+                What::Kernel { .. } | What::Arrival => self.engine_wait(v, ends),
                 // Its other thread's work was linked with the chains.
                 What::Sync {
                     kernel: THREADS, ..
@@ -1186,13 +1187,17 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// their window ends: the step's end waits for it. Host time is left
     /// out: the window is the device's, and a host thread's time runs on
     /// to the next step's launches.
-    fn device_step_ends(&mut self, windows: &[StepWindow], range: std::ops::Range<usize>) {
+    fn device_step_ends(
+        &mut self,
+        windows: &[StepWindow],
+        range: std::ops::Range<usize>,
+        ends: Vec<(Ns, u64, u32)>,
+    ) {
         if windows[range.clone()].iter().all(|w| w.tid.is_some()) {
             return;
         }
         // The last at one end is the one made first.
-        let mut ends: Vec<(Ns, std::cmp::Reverse<u64>, u32)> = self
-            .device_ends()
+        let mut ends: Vec<(Ns, std::cmp::Reverse<u64>, u32)> = ends
             .into_iter()
             .map(|(e, s, v)| (e, std::cmp::Reverse(s), v))
             .collect();
