@@ -33,10 +33,13 @@ impl Replay {
     /// predecessors `inside` (their places in the step, and whether each is
     /// the binding one), done without the general merge ([`Chains`]), to
     /// the same result: one predecessor's chains, each longer by the node's
-    /// `cost` (still the latest first); or predecessors with one chain
-    /// each, all from one source (their merge, longer by the cost). A
-    /// predecessor that does not bind comes without the node's delay
-    /// `gaps` ([`Graph::replay`]). Whether the node was one of them.
+    /// `cost` (still the latest first); or predecessors with the same one
+    /// or two sources in the same order (their merge, longer by the cost,
+    /// still the latest first: each lists them by its source's time plus
+    /// its length, the times are the step's, and the maximum of lengths
+    /// so ordered is so ordered). A predecessor that does not bind comes
+    /// without the node's delay `gaps` ([`Graph::replay`]). Whether the
+    /// node was one of them.
     fn carry(&mut self, inside: &[(usize, bool)], cost: &[Ns], gaps: &[Ns]) -> bool {
         let w = self.width;
         let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
@@ -58,34 +61,40 @@ impl Replay {
             }
             &[(i, binds), ref more @ ..] => {
                 let e = self.first[i] as usize;
-                let single = |j: usize| entries(j).len() == 1;
-                let src = self.src[e];
-                if !single(i)
-                    || more
-                        .iter()
-                        .any(|&(j, _)| !single(j) || self.src[self.first[j] as usize] != src)
-                {
+                let m = entries(i).len();
+                // Most nodes of a step join a host chain and a device
+                // chain: two sources, the same in each predecessor.
+                let same = |j: usize| {
+                    let f = self.first[j] as usize;
+                    entries(j).len() == m && self.src[f..f + m] == self.src[e..e + m]
+                };
+                if !(1..=2).contains(&m) || more.iter().any(|&(j, _)| !same(j)) {
                     return false;
                 }
-                self.src.push(src);
-                self.lens.extend_from_within(e * w..(e + 1) * w);
+                for q in e..e + m {
+                    self.src.push(self.src[q]);
+                    self.lens.extend_from_within(q * w..(q + 1) * w);
+                }
                 if !binds {
-                    for (x, g) in self.lens[at..].iter_mut().zip(gaps) {
+                    for (x, g) in self.lens[at..].iter_mut().zip(gaps.iter().cycle()) {
                         *x -= g;
                     }
                 }
                 for &(j, binds) in more {
+                    let f = self.first[j] as usize;
                     // As `Chains::merge`: the recorded length with its
                     // kernel part, every rule's length its own maximum.
-                    let from = self.first[j] as usize * w;
                     let gap = |k: usize| if binds { 0 } else { gaps[k] };
-                    let recorded = self.lens[from] - gap(0);
-                    if recorded > self.lens[at] {
-                        self.lens[at] = recorded;
-                        self.lens[at + 1] = self.lens[from + 1];
-                    }
-                    for k in 2..w {
-                        self.lens[at + k] = self.lens[at + k].max(self.lens[from + k] - gap(k));
+                    for q in 0..m {
+                        let (to, from) = (at + q * w, (f + q) * w);
+                        let recorded = self.lens[from] - gap(0);
+                        if recorded > self.lens[to] {
+                            self.lens[to] = recorded;
+                            self.lens[to + 1] = self.lens[from + 1];
+                        }
+                        for k in 2..w {
+                            self.lens[to + k] = self.lens[to + k].max(self.lens[from + k] - gap(k));
+                        }
                     }
                 }
             }
@@ -228,6 +237,15 @@ impl Graph<'_, '_> {
         // step that a node waits for.
         let mut before_ends = [vec![0 as Ns; width], vec![0 as Ns; width]];
         let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
+        // Where a chain ends in time: its source's time and its length.
+        let key = |s: u32, l: &[Ns]| -> Ns {
+            let t = if s == START || s == BEFORE {
+                start
+            } else {
+                self.coll_end_time(s)
+            };
+            t + l[0]
+        };
         for at_v in lo..hi {
             let v = self.order[at_v as usize];
             let n = &self.nodes[v as usize];
@@ -324,14 +342,6 @@ impl Graph<'_, '_> {
                     acc.merge(src, &line);
                 }
             }
-            let key = |s: u32, l: &[Ns]| -> Ns {
-                let t = if s == START || s == BEFORE {
-                    start
-                } else {
-                    self.coll_end_time(s)
-                };
-                t + l[0]
-            };
             acc.keep_latest(KEEP, key);
             for &j in &acc.order {
                 r.src.push(acc.src[j]);
@@ -511,6 +521,24 @@ mod tests {
             merged(&[&[(7, [40, 2, 10, 40, 35])]], &[0; 5]),
             merged(&[&[(7, [30, 20, 25, 10, 30])]], &[0; 5]),
             merged(&[&[(8, [30, 10, 20, 30, 25])]], &[0; 5]),
+            // Two sources (key 10 x source + length): latest first 5, 6;
+            // then 6, 5 twice; then 5, 6, a tie kept in its order.
+            merged(
+                &[&[(5, [60, 1, 50, 60, 55]), (6, [20, 2, 20, 15, 20])]],
+                &[0; 5],
+            ),
+            merged(
+                &[&[(5, [10, 3, 5, 10, 8]), (6, [70, 4, 60, 70, 65])]],
+                &[0; 5],
+            ),
+            merged(
+                &[&[(5, [30, 0, 25, 35, 30]), (6, [45, 5, 40, 45, 20])]],
+                &[0; 5],
+            ),
+            merged(
+                &[&[(5, [50, 6, 45, 50, 60]), (6, [40, 7, 45, 30, 50])]],
+                &[0; 5],
+            ),
         ];
         let mut r = Replay {
             lo: 0,
@@ -543,6 +571,13 @@ mod tests {
             (vec![(2, true), (1, false), (3, false)], true),
             (vec![(1, true), (4, false)], false),
             (vec![(0, true), (1, false)], false),
+            (vec![(5, true), (8, false)], true),
+            (vec![(8, true), (5, true)], true),
+            (vec![(6, false), (7, true)], true),
+            (vec![(7, false), (6, false)], true),
+            (vec![(5, true), (6, false)], false),
+            (vec![(5, true), (1, false)], false),
+            (vec![(0, true), (5, false)], false),
             (vec![], false),
         ] {
             let mut after = Replay {
