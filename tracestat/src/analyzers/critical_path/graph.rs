@@ -1816,17 +1816,17 @@ pub fn joined_label(most: &str, count: u64) -> String {
 }
 
 /// Adjacent items of one kind and name as one.
-fn merge_items(items: Vec<Item>) -> Vec<Item> {
-    let mut out: Vec<Item> = Vec::with_capacity(items.len());
-    for it in items {
-        match out.last_mut() {
-            Some(l) if l.kind == it.kind && l.name == it.name && l.start + l.dur == it.start => {
-                l.dur += it.dur
-            }
-            _ => out.push(it),
+fn merge_items(mut items: Vec<Item>) -> Vec<Item> {
+    // In place: each item against the last one kept (grown by those it
+    // took in), as a fold into a new list would.
+    items.dedup_by(|it, l| {
+        let joins = l.kind == it.kind && l.name == it.name && l.start + l.dur == it.start;
+        if joins {
+            l.dur += it.dur;
         }
-    }
-    out
+        joins
+    });
+    items
 }
 
 /// The gap names, interned before any walk so items can refer to them.

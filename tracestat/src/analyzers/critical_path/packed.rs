@@ -27,36 +27,25 @@ pub struct ChainItems {
 
 impl ChainItems {
     pub fn new(items: &[Item]) -> ChainItems {
-        // Each item's three numbers, measured, then written into bytes
-        // allocated once at their size (a guess grew and then shrank).
-        let numbers = |end: &mut Ns, it: &Item| {
-            let n = [
-                zigzag(it.start.wrapping_sub(*end)),
-                zigzag(it.dur),
-                (u64::from(it.name) << 3) | kind_code(it.kind),
-            ];
-            *end = it.start.wrapping_add(it.dur);
-            n
-        };
-        let mut end: Ns = 0;
-        let len: usize = (items.iter())
-            .map(|it| {
-                numbers(&mut end, it)
-                    .iter()
-                    .map(|&v| put_len(v))
-                    .sum::<usize>()
-            })
-            .sum();
-        let mut bytes = Vec::with_capacity(len);
-        let mut end: Ns = 0;
-        for it in items {
-            for v in numbers(&mut end, it) {
-                put(&mut bytes, v);
+        // Written into a buffer the thread reuses, then copied into bytes
+        // of their size: one allocation a chain (a guess of the size grew
+        // and then shrank, a reallocation each).
+        thread_local! {
+            static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BYTES.with_borrow_mut(|bytes| {
+            bytes.clear();
+            let mut end: Ns = 0;
+            for it in items {
+                put(bytes, zigzag(it.start.wrapping_sub(end)));
+                put(bytes, zigzag(it.dur));
+                put(bytes, (u64::from(it.name) << 3) | kind_code(it.kind));
+                end = it.start.wrapping_add(it.dur);
             }
-        }
-        ChainItems {
-            bytes: bytes.into_boxed_slice(),
-        }
+            ChainItems {
+                bytes: Box::from(&bytes[..]),
+            }
+        })
     }
 
     /// The stretches in time order.
@@ -185,11 +174,6 @@ fn zigzag(v: i64) -> u64 {
 
 fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
-/// The bytes [`put`] writes `v` in.
-fn put_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn put(out: &mut Vec<u8>, mut v: u64) {
@@ -374,19 +358,6 @@ impl<'de> Deserialize<'de> for SinkLens {
 mod tests {
     use super::*;
 
-    /// A number's measured length is the bytes it is written in.
-    #[test]
-    fn a_numbers_length_is_what_put_writes() {
-        let mut values = vec![0, 1, 0x7f, 0x80, 0x3fff, 0x4000, u64::MAX, u64::MAX >> 1];
-        values.extend((0..64).map(|b| 1u64 << b));
-        values.extend((1..64).map(|b| (1u64 << b) - 1));
-        for v in values {
-            let mut out = Vec::new();
-            put(&mut out, v);
-            assert_eq!(put_len(v), out.len(), "{v}");
-        }
-    }
-
     #[test]
     fn packed_stretches_come_back_exactly() {
         let it = |start, dur, kind, name| Item {
@@ -408,6 +379,11 @@ mod tests {
         assert_eq!(packed.to_vec(), items);
         assert!(!packed.is_empty());
         assert!(ChainItems::new(&[]).is_empty());
+        // The buffer each chain is written through holds nothing of the
+        // one before: a short chain after a long one is itself alone.
+        let short = items[..1].to_vec();
+        let (a, b) = (ChainItems::new(&items), ChainItems::new(&short));
+        assert_eq!((a.to_vec(), b.to_vec()), (items.clone(), short));
         assert_eq!(ChainItems::new(&[]).to_vec(), Vec::<Item>::new());
         // A tiling chain costs a byte per start.
         let tiling: Vec<Item> = (0..100)
