@@ -1646,39 +1646,56 @@ fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
 /// order (its API calls, the first `api` of the list, before its host
 /// ranges at the same times). Each part is sorted on its own only when it
 /// is out of order (the trace usually lists a thread's API calls by time,
-/// its ranges as they end), then the two are merged: the same order as a
-/// stable sort of the whole, at a fraction of its cost. Each key is read
-/// once and kept beside its call: a call's key is behind two lookups, and
-/// reading it for every comparison was most of the cost
-/// (docs/tracestat.md#scale).
-fn sort_calls<K: Ord + Copy>(calls: &mut Vec<CallRef>, api: usize, key: impl Fn(CallRef) -> K) {
-    let mut keyed: Vec<(K, CallRef)> = calls.iter().map(|&c| (key(c), c)).collect();
-    let in_order = |part: &[(K, CallRef)]| part.windows(2).all(|w| w[0].0 <= w[1].0);
-    let len = keyed.len();
-    let (a, h) = keyed.split_at_mut(api.min(len));
-    for part in [&mut *a, &mut *h] {
-        if !in_order(part) {
-            // Stable: calls of one key keep their order.
-            part.sort_by_key(|c| c.0);
+/// its ranges as they end; a launching thread's ranges come in order from
+/// the model), then the two are merged: the same order as a stable sort
+/// of the whole, at a fraction of its cost. Keys are read where compared,
+/// not listed: a list of every call's key took 36 MB of a 500 MB rank at
+/// its peak (docs/tracestat.md#memory).
+fn sort_calls<K: Ord>(
+    calls: &mut Vec<CallRef>,
+    (api, ranges_in_order): (usize, bool),
+    key: impl Fn(CallRef) -> K,
+) {
+    let key = |c: &CallRef| key(*c);
+    let in_order = |part: &[CallRef]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+    let len = calls.len();
+    let (a, h) = calls.split_at_mut(api.min(len));
+    for (part, known) in [(&mut *a, false), (&mut *h, ranges_in_order)] {
+        if !known && !in_order(part) {
+            sort_by_cached_keys(part, key);
         }
     }
-    calls.clear();
-    if a.is_empty() || h.is_empty() || a[a.len() - 1].0 <= h[0].0 {
-        calls.extend(a.iter().chain(h.iter()).map(|c| c.1));
+    if a.is_empty() || h.is_empty() || key(&a[a.len() - 1]) <= key(&h[0]) {
         return;
     }
+    let mut merged = Vec::with_capacity(len);
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < h.len() {
         // At equal keys the API call first, as a stable sort keeps it.
-        if h[j].0 < a[i].0 {
-            calls.push(h[j].1);
+        if key(&h[j]) < key(&a[i]) {
+            merged.push(h[j]);
             j += 1;
         } else {
-            calls.push(a[i].1);
+            merged.push(a[i]);
             i += 1;
         }
     }
-    calls.extend(a[i..].iter().chain(&h[j..]).map(|c| c.1));
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&h[j..]);
+    *calls = merged;
+}
+
+/// `part` sorted by `key` as a stable sort would: each key is read once
+/// and sorted with its place, rather than read twice per comparison (the
+/// keys of calls are behind two lookups; docs/tracestat.md#scale).
+fn sort_by_cached_keys<K: Ord>(part: &mut [CallRef], key: impl Fn(&CallRef) -> K) {
+    let mut keyed: Vec<(K, u32)> = (part.iter().enumerate())
+        .map(|(i, c)| (key(c), i as u32))
+        .collect();
+    // Unique keys (the place breaks ties): any sort gives the stable order.
+    keyed.sort();
+    let sorted: Vec<CallRef> = keyed.iter().map(|&(_, i)| part[i as usize]).collect();
+    part.copy_from_slice(&sorted);
 }
 
 /// Pushes a named gap (latest first) when it has a length.
@@ -1870,18 +1887,21 @@ mod tests {
             .collect();
         let mut host_sorted = host.clone();
         host_sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        for (a, h) in [
-            (&api, &host_sorted),
-            (&api, &host),
-            (&api, &Vec::new()),
-            (&Vec::new(), &host),
-            (&host, &api),
+        // Ranges said to be in order (the model's) are taken as they are.
+        for (a, h, known) in [
+            (&api, &host_sorted, false),
+            (&api, &host_sorted, true),
+            (&api, &host, false),
+            (&api, &Vec::new(), false),
+            (&Vec::new(), &host, false),
+            (&Vec::new(), &host_sorted, true),
+            (&host, &api, false),
         ] {
             let all: Vec<Call> = a.iter().chain(h.iter()).copied().collect();
             let mut want = all.clone();
             want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             let mut refs: Vec<CallRef> = (0..all.len() as CallRef).collect();
-            sort_calls(&mut refs, a.len(), |r| {
+            sort_calls(&mut refs, (a.len(), known), |r| {
                 let c = all[r as usize];
                 (c.0, std::cmp::Reverse(c.1))
             });

@@ -223,8 +223,8 @@ impl<'m, 'a> Graph<'m, 'a> {
                 _ => {}
             }
         }
-        for (calls, &api) in lists.iter_mut().zip(&api_calls) {
-            sort_calls(calls, api, |r| {
+        for ((calls, &api), &ordered) in lists.iter_mut().zip(&api_calls).zip(&ordered) {
+            sort_calls(calls, (api, ordered), |r| {
                 let c = self.call(r);
                 (c.0, std::cmp::Reverse(c.1))
             });

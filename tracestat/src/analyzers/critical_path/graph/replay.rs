@@ -508,6 +508,7 @@ mod tests {
     fn carried_chains_are_the_general_merge() {
         // Nodes as the replay leaves them (merged from nothing, so in the
         // order the general merge keeps): several sources, or one.
+        let two = |a: [Ns; 5], b: [Ns; 5]| merged(&[&[(5, a), (6, b)]], &[0; 5]);
         let nodes: Vec<Vec<(u32, Vec<Ns>)>> = vec![
             merged(
                 &[&[
@@ -523,22 +524,10 @@ mod tests {
             merged(&[&[(8, [30, 10, 20, 30, 25])]], &[0; 5]),
             // Two sources (key 10 x source + length): latest first 5, 6;
             // then 6, 5 twice; then 5, 6, a tie kept in its order.
-            merged(
-                &[&[(5, [60, 1, 50, 60, 55]), (6, [20, 2, 20, 15, 20])]],
-                &[0; 5],
-            ),
-            merged(
-                &[&[(5, [10, 3, 5, 10, 8]), (6, [70, 4, 60, 70, 65])]],
-                &[0; 5],
-            ),
-            merged(
-                &[&[(5, [30, 0, 25, 35, 30]), (6, [45, 5, 40, 45, 20])]],
-                &[0; 5],
-            ),
-            merged(
-                &[&[(5, [50, 6, 45, 50, 60]), (6, [40, 7, 45, 30, 50])]],
-                &[0; 5],
-            ),
+            two([60, 1, 50, 60, 55], [20, 2, 20, 15, 20]),
+            two([10, 3, 5, 10, 8], [70, 4, 60, 70, 65]),
+            two([30, 0, 25, 35, 30], [45, 5, 40, 45, 20]),
+            two([50, 6, 45, 50, 60], [40, 7, 45, 30, 50]),
         ];
         let mut r = Replay {
             lo: 0,
