@@ -199,6 +199,36 @@ impl RowText {
         };
     }
 
+    /// `n / 1000` as serde_json writes the `f64` `n as f64 / 1000.0`
+    /// (whole nanoseconds as microseconds): from the integer's digits
+    /// where that is the float's shortest form ([`crate::number::thousandths`]).
+    #[inline]
+    pub fn thousandths(&mut self, key: &str, n: i64) {
+        let Some((negative, whole, frac)) = crate::number::thousandths(n) else {
+            return self.f64(key, n as f64 / 1000.0);
+        };
+        self.key(key);
+        if negative {
+            self.buf.push(b'-');
+        }
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
+        let digits = [
+            b'.',
+            b'0' + (frac / 100) as u8,
+            b'0' + (frac / 10 % 10) as u8,
+            b'0' + (frac % 10) as u8,
+        ];
+        // Trailing zeros dropped, one digit kept: `7.0`, `7.5`, `7.016`.
+        let kept = match frac {
+            0 => 2,
+            f if f % 100 == 0 => 2,
+            f if f % 10 == 0 => 3,
+            _ => 4,
+        };
+        self.buf.extend_from_slice(&digits[..kept]);
+    }
+
     /// The row's text, closed.
     #[inline]
     pub fn end(&mut self) -> JsonRow<'_> {
@@ -259,6 +289,33 @@ mod tests {
 }
 "#;
         assert_eq!(text(&v), expected);
+    }
+
+    /// Whole nanoseconds written as microseconds from their digits are
+    /// the float's JSON, on every small value, around the limit and on
+    /// values of every size.
+    #[test]
+    fn thousandths_are_the_floats_json() {
+        let mut values: Vec<i64> = (-20_000..20_000).collect();
+        for edge in [1i64 << 45, -(1 << 45), i64::MAX, i64::MIN, i64::MAX / 1000] {
+            values.extend((-3..=3).map(|d| edge.saturating_add(d)));
+        }
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            values.push((seed >> (seed % 40)) as i64);
+            values.push(-((seed >> 20) as i64));
+        }
+        let (mut ours, mut float) = (RowText::default(), RowText::default());
+        for n in values {
+            ours.begin();
+            ours.thousandths("t", n);
+            float.begin();
+            float.f64("t", n as f64 / 1000.0);
+            assert_eq!(ours.end().0, float.end().0, "{n}");
+        }
     }
 
     /// Rows made field by field are byte for byte the rows serialized,

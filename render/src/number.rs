@@ -13,6 +13,9 @@
 //! * [`push_fixed`]: table files' numbers, a fixed number of decimals,
 //!   exactly as `format!("{x:.N}")` spells them (written a million rows
 //!   at a time, so hand-written: see its head).
+//! * [`thousandths`]: a whole number of nanoseconds as microseconds, the
+//!   digits of the integer put around a point, where that is the text the
+//!   two above give the float `n / 1000`.
 
 /// Shortest round-trip form; whole numbers without a fraction.
 pub fn shortest(v: f64) -> String {
@@ -125,37 +128,101 @@ pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
         return;
     };
     let y = (x * scale).abs();
-    let whole = y.floor();
-    let frac = y - whole;
     let small = y < (1u64 << 43) as f64; // false for NaN
+                                         // The cast truncates, which for `0 <= y < 2^43` is the floor, without
+                                         // a call into the C library's `floor`.
+    let whole = if small { y as u64 } else { 0 };
+    let frac = y - whole as f64;
     if !small || (frac - 0.5).abs() <= 1e-3 {
         let _ = write!(out, "{x:.decimals$}");
         return;
     }
-    let units = whole as u64 + u64::from(frac > 0.5);
+    let units = whole + u64::from(frac > 0.5);
     // `format!` keeps the sign of a negative value that rounds to zero.
     if x.is_sign_negative() {
         out.push('-');
     }
-    let pow = 10u64.pow(decimals as u32);
-    // Digits by `itoa`, not `write!`: the formatting machinery took more
-    // than the rounding (docs/benchmarks.md#tracestat).
-    out.push_str(itoa::Buffer::new().format(units / pow));
-    if decimals > 0 {
+    // The digits of `units` by `itoa`, not `write!` (the formatting
+    // machinery took more than the rounding, docs/benchmarks.md#tracestat),
+    // and the point put in among them.
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(units);
+    if decimals == 0 {
+        out.push_str(digits);
+    } else if digits.len() > decimals {
+        let (int, fraction) = digits.split_at(digits.len() - decimals);
+        out.push_str(int);
         out.push('.');
-        let mut frac = [b'0'; 4];
-        let mut rest = units % pow;
-        for d in frac[..decimals].iter_mut().rev() {
-            *d = b'0' + (rest % 10) as u8;
-            rest /= 10;
-        }
-        out.extend(frac[..decimals].iter().map(|&d| char::from(d)));
+        out.push_str(fraction);
+    } else {
+        out.push_str(&"0.000"[..2 + decimals - digits.len()]);
+        out.push_str(digits);
+    }
+}
+
+/// Nanoseconds under which [`thousandths`] splits them: `n / 1000` is
+/// then under 2^35, where adjacent floats are less than 2^-17 apart.
+const THOUSANDTHS_EXACT: u64 = 1 << 45;
+
+/// `n / 1000` as its sign, whole part and three decimals, where `n` is
+/// small enough ([`THOUSANDTHS_EXACT`]) that the float `n as f64 / 1000.0`
+/// is the nearest to that decimal by far: rounded to three decimals
+/// ([`push_fixed`]) it is that decimal, and no decimal with fewer digits
+/// rounds to the same float, so it is also the float's shortest
+/// round-trip form. Report times are whole nanoseconds shown in
+/// microseconds: writing them from the integer skips the float's
+/// formatting, most of the time of writing the path's table
+/// (docs/tracestat.md#scale).
+pub fn thousandths(n: i64) -> Option<(bool, u64, u16)> {
+    let a = n.unsigned_abs();
+    (a < THOUSANDTHS_EXACT).then_some((n < 0, a / 1000, (a % 1000) as u16))
+}
+
+/// Appends `n / 1000` with three decimals: the text of
+/// `push_fixed(out, n as f64 / 1000.0, 3)`.
+pub fn push_fixed_thousandths(out: &mut String, n: i64) {
+    let Some((negative, whole, frac)) = thousandths(n) else {
+        push_fixed(out, n as f64 / 1000.0, 3);
+        return;
+    };
+    if negative {
+        out.push('-');
+    }
+    out.push_str(itoa::Buffer::new().format(whole));
+    out.push('.');
+    for digit in [frac / 100, frac / 10 % 10, frac % 10] {
+        out.push(char::from(b'0' + digit as u8));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `push_fixed_thousandths` against `push_fixed` of the float, on
+    /// every small value, around the limit and on values of every size.
+    #[test]
+    fn thousandths_are_the_floats_fixed_decimals() {
+        let mut values: Vec<i64> = (-20_000..20_000).collect();
+        let limit = THOUSANDTHS_EXACT as i64;
+        for edge in [limit, -limit, i64::MAX, i64::MIN, i64::MAX / 1000] {
+            values.extend((-3..=3).map(|d| edge.saturating_add(d)));
+        }
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            values.push((seed >> (seed % 40)) as i64);
+            values.push(-((seed >> 20) as i64));
+        }
+        for n in values {
+            let (mut ours, mut float) = (String::new(), String::new());
+            push_fixed_thousandths(&mut ours, n);
+            push_fixed(&mut float, n as f64 / 1000.0, 3);
+            assert_eq!(ours, float, "{n}");
+        }
+    }
 
     /// `push_fixed` against `format!` on values of every magnitude, on
     /// and near the ties of each number of decimals, and the signs.

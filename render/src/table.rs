@@ -223,8 +223,9 @@ pub struct CsvFields<'a> {
 }
 
 impl CsvFields<'_> {
-    /// The next field, which the caller appends whole and which holds no
-    /// byte that needs quotes (a number, `true`, nothing).
+    /// The next field, which the caller appends whole: one that holds no
+    /// byte that needs quotes (a number, `true`, nothing), or one already
+    /// quoted ([`field_text`]).
     pub fn plain(&mut self) -> &mut String {
         self.next();
         self.buf
@@ -233,24 +234,7 @@ impl CsvFields<'_> {
     /// The next field: `text`, quoted where it must be.
     pub fn text(&mut self, text: &str) {
         self.next();
-        // A fold without an early exit, which the compiler turns into
-        // vector compares: faster on names of tens of bytes than a search
-        // per byte value.
-        let special = (text.bytes()).fold(false, |any, b| {
-            any | matches!(b, b',' | b'"' | b'\n' | b'\r')
-        });
-        if !special {
-            self.buf.push_str(text);
-            return;
-        }
-        self.buf.push('"');
-        for part in text.split_inclusive('"') {
-            self.buf.push_str(part);
-            if part.ends_with('"') {
-                self.buf.push('"');
-            }
-        }
-        self.buf.push('"');
+        push_field(self.buf, text);
     }
 
     fn next(&mut self) {
@@ -258,6 +242,50 @@ impl CsvFields<'_> {
             self.buf.push(',');
         }
         self.count += 1;
+    }
+}
+
+/// `text` as one CSV field, quoted where it must be: for a writer that
+/// spells a name once and copies it into many records ([`CsvFields::plain`]).
+pub fn field_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_field(&mut out, text);
+    out
+}
+
+/// Appends `text` as one CSV field, quoted where it must be.
+fn push_field(buf: &mut String, text: &str) {
+    // A fold without an early exit, which the compiler turns into
+    // vector compares: faster on names of tens of bytes than a search
+    // per byte value.
+    let special = (text.bytes()).fold(false, |any, b| {
+        any | matches!(b, b',' | b'"' | b'\n' | b'\r')
+    });
+    if !special {
+        buf.push_str(text);
+        return;
+    }
+    buf.push('"');
+    for part in text.split_inclusive('"') {
+        buf.push_str(part);
+        if part.ends_with('"') {
+            buf.push('"');
+        }
+    }
+    buf.push('"');
+}
+
+/// A CSV table's records, one at a time, through a writer of any
+/// destination: what a [`crate::sections::RowSource`] writes its rows into.
+pub trait CsvRecords {
+    /// Writes one record, whose fields `fill` gives in order
+    /// ([`CsvOut::record_with`]).
+    fn record(&mut self, fill: &mut dyn FnMut(&mut CsvFields<'_>)) -> io::Result<()>;
+}
+
+impl<W: Write> CsvRecords for CsvOut<W> {
+    fn record(&mut self, fill: &mut dyn FnMut(&mut CsvFields<'_>)) -> io::Result<()> {
+        self.record_with(|f| fill(f))
     }
 }
 

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use serde::ser::Error as _;
 use unitrace_render::json::RowText;
 use unitrace_render::sections::{Column, Figure, FileRows, RowSource, Section, Table, Unit, Value};
+use unitrace_render::table::CsvRecords;
 
 use super::collectives::{aligned_origin, group_calls};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
@@ -135,27 +136,88 @@ impl PathTable {
     }
 }
 
-/// Texts in JSON, each made once: a report's path has a million rows
-/// over a few thousand names, and escaping each name for every row took
-/// most of the time of writing the JSON report (docs/tracestat.md#scale).
-#[derive(Default)]
-struct JsonTexts {
-    texts: Vec<Vec<u8>>,
+/// Texts spelled for one output (JSON, CSV), each once: a report's path
+/// has a million rows over a few thousand names, and escaping each name
+/// for every row took most of the time of writing the path's table
+/// (docs/tracestat.md#scale).
+struct SpelledTexts<T> {
+    texts: Vec<T>,
     /// Keyed by the shared text's address: the rows of a name share its
     /// one `Arc`, and every `Arc` here lives as long as the table.
     index: HashMap<*const u8, usize>,
 }
 
-impl JsonTexts {
-    /// Where `text`'s JSON is in `texts`.
-    fn place<E: serde::ser::Error>(&mut self, text: &solve::Label) -> Result<usize, E> {
+impl<T> Default for SpelledTexts<T> {
+    fn default() -> Self {
+        SpelledTexts {
+            texts: Vec::new(),
+            index: HashMap::default(),
+        }
+    }
+}
+
+impl<T> SpelledTexts<T> {
+    /// Where `text` as `spell` writes it is in `texts`.
+    fn place<E>(
+        &mut self,
+        text: &solve::Label,
+        spell: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<usize, E> {
         if let Some(&i) = self.index.get(&text.as_ptr()) {
             return Ok(i);
         }
-        let json = serde_json::to_vec(&**text).map_err(E::custom)?;
-        self.texts.push(json);
+        self.texts.push(spell(text)?);
         self.index.insert(text.as_ptr(), self.texts.len() - 1);
         Ok(self.texts.len() - 1)
+    }
+}
+
+/// `text` in JSON, for [`SpelledTexts::place`].
+fn json_text<E: serde::ser::Error>(text: &str) -> Result<Vec<u8>, E> {
+    serde_json::to_vec(text).map_err(E::custom)
+}
+
+/// `text` as a CSV field, for [`SpelledTexts::place`].
+fn csv_text(text: &str) -> Result<String, std::convert::Infallible> {
+    Ok(unitrace_render::table::field_text(text))
+}
+
+impl PathTable {
+    /// The rows of `critical_path.csv`, as [`PathRows::row`]'s values
+    /// would be written (the file's columns; times in microseconds with
+    /// three decimals, docs/formats.md#parquet-tables), each name quoted
+    /// once: the generic row of values took two thirds of the time of
+    /// writing the file (docs/tracestat.md#scale).
+    fn write_csv(&self, csv: &mut dyn CsvRecords) -> std::io::Result<()> {
+        use unitrace_render::number::push_fixed_thousandths;
+        let kinds: Vec<String> = Kind::ALL
+            .iter()
+            .map(|k| unitrace_render::table::field_text(k.name()))
+            .collect();
+        let mut texts = SpelledTexts::<String>::default();
+        let place = |texts: &mut SpelledTexts<String>, t| match texts.place(t, csv_text) {
+            Ok(i) => i,
+            Err(never) => match never {},
+        };
+        let mut digits = itoa::Buffer::new();
+        for (step, items) in &self.steps {
+            let step = place(&mut texts, step);
+            for (seq, it) in items.iter().enumerate() {
+                let rank = place(&mut texts, &self.ranks[it.rank]);
+                let name = place(&mut texts, &it.name);
+                let texts = &texts.texts;
+                csv.record(&mut |f| {
+                    f.plain().push_str(&texts[step]);
+                    f.plain().push_str(digits.format(seq));
+                    f.plain().push_str(&texts[rank]);
+                    f.plain().push_str(&kinds[it.kind as usize]);
+                    f.plain().push_str(&texts[name]);
+                    push_fixed_thousandths(f.plain(), it.start - self.origin);
+                    push_fixed_thousandths(f.plain(), it.dur);
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -171,22 +233,23 @@ impl Serialize for PathTable {
             .iter()
             .map(|k| serde_json::to_vec(k).map_err(S::Error::custom))
             .collect::<Result<_, _>>()?;
-        let mut json = JsonTexts::default();
+        let mut json = SpelledTexts::<Vec<u8>>::default();
         let mut row = RowText::default();
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
         for (step, items) in &self.steps {
-            let step = json.place::<S::Error>(step)?;
+            let step = json.place(step, json_text::<S::Error>)?;
             for (i, it) in items.iter().enumerate() {
-                let rank = json.place::<S::Error>(&self.ranks[it.rank])?;
-                let name = json.place::<S::Error>(&it.name)?;
+                let rank = json.place(&self.ranks[it.rank], json_text::<S::Error>)?;
+                let name = json.place(&it.name, json_text::<S::Error>)?;
                 row.begin();
                 row.json("step", &json.texts[step]);
                 row.u64("seq", i as u64);
                 row.json("rank", &json.texts[rank]);
                 row.json("kind", &kinds[it.kind as usize]);
                 row.json("name", &json.texts[name]);
-                row.f64("start_us", us(it.start - self.origin));
-                row.f64("dur_us", us(it.dur));
+                // `us` of each, from the integer (`RowText::thousandths`).
+                row.thousandths("start_us", it.start - self.origin);
+                row.thousandths("dur_us", it.dur);
                 seq.serialize_element(&row.end())?;
             }
         }
@@ -941,6 +1004,10 @@ impl RowSource for PathRows {
             Value::Empty,
         ]);
     }
+
+    fn write_csv(&self, csv: &mut dyn CsvRecords) -> Option<std::io::Result<()>> {
+        Some(self.rows.write_csv(csv))
+    }
 }
 
 /// What is said of a rule in [`CriticalPathOut::unmatched_rules`].
@@ -1485,10 +1552,74 @@ mod tests {
                 item(1, &odd, 4_000),
             ],
         );
-        t.push("s\\2".into(), vec![item(0, &"gemm_kernel".into(), 7_001)]);
+        t.push(
+            "s\\2".into(),
+            // A start before the origin; one too far for the integer spelling.
+            vec![
+                item(0, &"gemm_kernel".into(), 7_001),
+                item(0, &plain, -3),
+                item(1, &plain, 1 << 50),
+            ],
+        );
         let whole: Vec<PathRow> = t.iter().collect();
         assert_eq!(report_json(&t), report_json(&whole));
         assert!(report_json(&t).contains(r#""name": "k<\"q\", \\b>\n\t\u0001"#));
+    }
+
+    /// `critical_path.csv` written straight from the stretches is byte for
+    /// byte the file of the same rows as values: names CSV quotes, a start
+    /// before the origin, times too long for the integer spelling.
+    #[test]
+    fn the_path_tables_csv_rows_are_those_of_its_values() {
+        let odd: solve::Label = "k<\"q\", b>\n\r µs 名".into();
+        let plain: solve::Label = "gemm_kernel".into();
+        let item = |rank, name: &solve::Label, start, dur| solve::PathItem {
+            rank,
+            kind: Kind::Communication,
+            name: name.clone(),
+            start,
+            dur,
+        };
+        let long = 1i64 << 50;
+        let mut t = PathTable::new(vec!["0".into(), "r,1".into()], 1_000);
+        t.push(
+            "1".into(),
+            vec![
+                item(0, &odd, 1_000, 1_234),
+                item(1, &plain, 500, 7),
+                item(1, &odd, 4_000, 0),
+            ],
+        );
+        t.push("s\"2".into(), vec![item(0, &plain, long, long + 5)]);
+        let out = CriticalPathOut {
+            critical_path: Arc::new(t),
+            ..Default::default()
+        };
+        let direct = items_table(&out);
+        let mut values = direct.clone();
+        values.file_rows = None;
+        values.rows = (0..out.critical_path.len())
+            .map(|i| {
+                let mut row = Vec::new();
+                PathRows::new(Arc::clone(&out.critical_path)).row(i, &mut row);
+                row
+            })
+            .collect();
+        let files = |table: &Table| {
+            let dir = tempfile::tempdir().unwrap();
+            let format = unitrace_render::table::TableFormat::Csv;
+            unitrace_render::sections::write_dir(dir.path(), [table], format).unwrap();
+            std::fs::read_to_string(dir.path().join("critical_path.csv")).unwrap()
+        };
+        let (direct, values) = (files(&direct), files(&values));
+        assert_eq!(direct, values);
+        let names: Vec<String> = csv::Reader::from_reader(direct.as_bytes())
+            .records()
+            .map(|r| r.unwrap()[4].to_string())
+            .collect();
+        assert_eq!(names, [&*odd, &*plain, &*odd, &*plain]);
+        assert!(direct.contains("\"k<\"\"q\"\", b>\n\r µs 名\",0.000,1.234\n"));
+        assert!(direct.contains("1,1,\"r,1\",communication,gemm_kernel,-0.500,0.007\n"));
     }
 
     /// `table` as the report's one field, through the report's writer (its
