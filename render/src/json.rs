@@ -213,20 +213,16 @@ impl RowText {
         }
         self.buf
             .extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
-        let digits = [
-            b'.',
-            b'0' + (frac / 100) as u8,
-            b'0' + (frac / 10 % 10) as u8,
-            b'0' + (frac % 10) as u8,
-        ];
         // Trailing zeros dropped, one digit kept: `7.0`, `7.5`, `7.016`.
-        let kept = match frac {
-            0 => 2,
-            f if f % 100 == 0 => 2,
-            f if f % 10 == 0 => 3,
-            _ => 4,
-        };
-        self.buf.extend_from_slice(&digits[..kept]);
+        // Byte by byte: a copy of a length known only here is a call.
+        self.buf.push(b'.');
+        self.buf.push(b'0' + (frac / 100) as u8);
+        if frac % 100 != 0 {
+            self.buf.push(b'0' + (frac / 10 % 10) as u8);
+            if frac % 10 != 0 {
+                self.buf.push(b'0' + (frac % 10) as u8);
+            }
+        }
     }
 
     /// The row's text, closed.
