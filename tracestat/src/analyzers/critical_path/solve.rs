@@ -529,8 +529,10 @@ impl<'a> Solver<'a> {
         if let Some(first) = items.first().filter(|i| &*i.name == STEP_START) {
             totals.add_clipped(first);
         }
-        let (mut totals, mut own) = totals.finish(self);
-        for (t, from_t) in [(&mut totals, start), (&mut own, own_from)] {
+        let (mut totals, own) = totals.finish(self);
+        // Each is checked against the time it covers; `None`: the same
+        // totals over the same time.
+        let checked = |t: &mut Totals, from_t: Ns| {
             let sum: Ns = t.values().map(|t| t.1).sum();
             if sum != end - from_t {
                 // Not met on the traces tried: the clipped stretches are
@@ -540,7 +542,17 @@ impl<'a> Solver<'a> {
                     add_clipped(t, it, (from_t, end));
                 }
             }
-        }
+        };
+        let own = match own {
+            None if own_from == start => None,
+            own => {
+                let mut own = own.unwrap_or_else(|| totals.clone());
+                checked(&mut own, own_from);
+                Some(own)
+            }
+        };
+        checked(&mut totals, start);
+        let own = own.filter(|own| *own != totals);
         let last_start = parts
             .iter()
             .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
@@ -553,7 +565,7 @@ impl<'a> Solver<'a> {
             end_rank,
             last_start,
             items: join(items, MAX_STEP_ITEMS),
-            own_totals: (own != totals).then_some(own),
+            own_totals: own,
             totals,
             what_if: Vec::new(),
         }
@@ -1230,8 +1242,10 @@ impl StepTotals {
         }
     }
 
-    /// The totals over the whole step and over its own part.
-    fn finish(self, solver: &Solver<'_>) -> (Totals, Totals) {
+    /// The totals over the whole step and over its own part; `None` for
+    /// the latter where they are the same (nothing counted in one only:
+    /// most steps), which spares a copy and a comparison.
+    fn finish(self, solver: &Solver<'_>) -> (Totals, Option<Totals>) {
         let merged = |mut into: Totals, from: Totals| {
             for (k, (c, d)) in from {
                 let t = into.entry(k).or_default();
@@ -1241,8 +1255,15 @@ impl StepTotals {
             into
         };
         let both = self.both.labelled(solver);
-        let all = merged(both.clone(), self.all_only.labelled(solver));
-        (all, merged(both, self.own_only.labelled(solver)))
+        let (all_only, own_only) = (
+            self.all_only.labelled(solver),
+            self.own_only.labelled(solver),
+        );
+        if all_only.is_empty() && own_only.is_empty() {
+            return (both, None);
+        }
+        let all = merged(both.clone(), all_only);
+        (all, Some(merged(both, own_only)))
     }
 }
 
