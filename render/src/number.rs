@@ -195,28 +195,35 @@ pub fn push_fixed_thousandths(out: &mut String, n: i64) {
     }
 }
 
+/// Nanosecond counts to check a [`thousandths`] spelling on: every small
+/// value, those around the limit and the ends of `i64`, and values of
+/// every size of either sign.
+#[cfg(test)]
+pub(crate) fn thousandths_cases() -> Vec<i64> {
+    let mut values: Vec<i64> = (-20_000..20_000).collect();
+    let limit = THOUSANDTHS_EXACT as i64;
+    for edge in [limit, -limit, i64::MAX, i64::MIN, i64::MAX / 1000] {
+        values.extend((-3..=3).map(|d| edge.saturating_add(d)));
+    }
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..200_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        values.push((seed >> (seed % 40)) as i64);
+        values.push(-((seed >> 20) as i64));
+    }
+    values
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `push_fixed_thousandths` against `push_fixed` of the float, on
-    /// every small value, around the limit and on values of every size.
+    /// `push_fixed_thousandths` against `push_fixed` of the float.
     #[test]
     fn thousandths_are_the_floats_fixed_decimals() {
-        let mut values: Vec<i64> = (-20_000..20_000).collect();
-        let limit = THOUSANDTHS_EXACT as i64;
-        for edge in [limit, -limit, i64::MAX, i64::MIN, i64::MAX / 1000] {
-            values.extend((-3..=3).map(|d| edge.saturating_add(d)));
-        }
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        for _ in 0..200_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            values.push((seed >> (seed % 40)) as i64);
-            values.push(-((seed >> 20) as i64));
-        }
-        for n in values {
+        for n in thousandths_cases() {
             let (mut ours, mut float) = (String::new(), String::new());
             push_fixed_thousandths(&mut ours, n);
             push_fixed(&mut float, n as f64 / 1000.0, 3);
