@@ -27,14 +27,7 @@ pub struct ChainItems {
 
 impl ChainItems {
     pub fn new(items: &[Item]) -> ChainItems {
-        // Written into a buffer the thread reuses, then copied into bytes
-        // of their size: one allocation a chain (a guess of the size grew
-        // and then shrank, a reallocation each).
-        thread_local! {
-            static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        BYTES.with_borrow_mut(|bytes| {
-            bytes.clear();
+        let bytes = packed(|bytes| {
             let mut end: Ns = 0;
             for it in items {
                 put(bytes, zigzag(it.start.wrapping_sub(end)));
@@ -42,10 +35,8 @@ impl ChainItems {
                 put(bytes, (u64::from(it.name) << 3) | kind_code(it.kind));
                 end = it.start.wrapping_add(it.dur);
             }
-            ChainItems {
-                bytes: Box::from(&bytes[..]),
-            }
-        })
+        });
+        ChainItems { bytes }
     }
 
     /// The stretches in time order.
@@ -174,6 +165,22 @@ fn zigzag(v: i64) -> u64 {
 
 fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// The bytes `fill` writes, written into a buffer the thread reuses and
+/// then copied into bytes of their size: one allocation a list, where a
+/// list grown from empty took four or five (a reallocation per doubling,
+/// one more to shrink), most of the allocator's work in the path's build
+/// (docs/tracestat.md#scale). `fill` must not pack a list itself.
+fn packed(fill: impl FnOnce(&mut Vec<u8>)) -> Box<[u8]> {
+    thread_local! {
+        static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BYTES.with_borrow_mut(|bytes| {
+        bytes.clear();
+        fill(bytes);
+        Box::from(&bytes[..])
+    })
 }
 
 fn put(out: &mut Vec<u8>, mut v: u64) {
@@ -319,20 +326,19 @@ impl SinkLens {
     pub fn from_entries<'a>(
         entries: impl IntoIterator<Item = (Option<u32>, &'a [Ns])>,
     ) -> SinkLens {
-        let mut bytes = Vec::new();
-        for (src, lens) in entries {
-            put(&mut bytes, src.map_or(0, |s| u64::from(s) + 1));
-            put(&mut bytes, lens.len() as u64);
-            if let Some(&first) = lens.first() {
-                put(&mut bytes, zigzag(first));
-                for &l in &lens[1..] {
-                    put(&mut bytes, zigzag(l.wrapping_sub(first)));
+        let bytes = packed(|bytes| {
+            for (src, lens) in entries {
+                put(bytes, src.map_or(0, |s| u64::from(s) + 1));
+                put(bytes, lens.len() as u64);
+                if let Some(&first) = lens.first() {
+                    put(bytes, zigzag(first));
+                    for &l in &lens[1..] {
+                        put(bytes, zigzag(l.wrapping_sub(first)));
+                    }
                 }
             }
-        }
-        SinkLens {
-            bytes: bytes.into_boxed_slice(),
-        }
+        });
+        SinkLens { bytes }
     }
 }
 
