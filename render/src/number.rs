@@ -164,24 +164,56 @@ pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
 /// then under 2^35, where adjacent floats are less than 2^-17 apart.
 const THOUSANDTHS_EXACT: u64 = 1 << 45;
 
-/// `n / 1000` as its sign, whole part and three decimals, where `n` is
-/// small enough ([`THOUSANDTHS_EXACT`]) that the float `n as f64 / 1000.0`
-/// is the nearest to that decimal by far: rounded to three decimals
+/// `.000` to `.999`, four bytes each, for [`thousandths`].
+const DECIMALS: &str = {
+    const BYTES: [u8; 4000] = {
+        let mut b = [0; 4000];
+        let mut i = 0;
+        while i < 1000 {
+            b[4 * i] = b'.';
+            b[4 * i + 1] = b'0' + (i / 100) as u8;
+            b[4 * i + 2] = b'0' + (i / 10 % 10) as u8;
+            b[4 * i + 3] = b'0' + (i % 10) as u8;
+            i += 1;
+        }
+        b
+    };
+    match std::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("decimals are ASCII"),
+    }
+};
+
+/// `n / 1000` in decimal, where `n` is small enough
+/// ([`THOUSANDTHS_EXACT`]) that the float `n as f64 / 1000.0` is the
+/// nearest to that decimal by far: rounded to three decimals
 /// ([`push_fixed`]) it is that decimal, and no decimal with fewer digits
-/// rounds to the same float, so it is also the float's shortest
-/// round-trip form. Report times are whole nanoseconds shown in
+/// rounds to the same float, so without its trailing zeros (one decimal
+/// kept) it is also the float's shortest round-trip form. Returns its
+/// sign, whole part, three decimals (`.016`) and shortest decimals
+/// (`.0`, `.5`, `.016`). Report times are whole nanoseconds shown in
 /// microseconds: writing them from the integer skips the float's
 /// formatting, most of the time of writing the path's table
 /// (docs/tracestat.md#scale).
-pub fn thousandths(n: i64) -> Option<(bool, u64, u16)> {
+pub fn thousandths(n: i64) -> Option<(bool, u64, &'static str, &'static str)> {
     let a = n.unsigned_abs();
-    (a < THOUSANDTHS_EXACT).then_some((n < 0, a / 1000, (a % 1000) as u16))
+    if a >= THOUSANDTHS_EXACT {
+        return None;
+    }
+    let frac = (a % 1000) as usize;
+    let decimals = DECIMALS.get(4 * frac..4 * frac + 4)?;
+    let shortest = match (frac % 100, frac % 10) {
+        (0, _) => 2,
+        (_, 0) => 3,
+        _ => 4,
+    };
+    Some((n < 0, a / 1000, decimals, &decimals[..shortest]))
 }
 
 /// Appends `n / 1000` with three decimals: the text of
 /// `push_fixed(out, n as f64 / 1000.0, 3)`.
 pub fn push_fixed_thousandths(out: &mut String, n: i64) {
-    let Some((negative, whole, frac)) = thousandths(n) else {
+    let Some((negative, whole, decimals, _)) = thousandths(n) else {
         push_fixed(out, n as f64 / 1000.0, 3);
         return;
     };
@@ -189,10 +221,7 @@ pub fn push_fixed_thousandths(out: &mut String, n: i64) {
         out.push('-');
     }
     out.push_str(itoa::Buffer::new().format(whole));
-    out.push('.');
-    for digit in [frac / 100, frac / 10 % 10, frac % 10] {
-        out.push(char::from(b'0' + digit as u8));
-    }
+    out.push_str(decimals);
 }
 
 /// Nanosecond counts to check a [`thousandths`] spelling on: every small

@@ -29,7 +29,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use serde::ser::Error as _;
-use unitrace_render::json::RowText;
+use unitrace_render::json::{push_thousandths, JsonRow};
 use unitrace_render::sections::{Column, Figure, FileRows, RowSource, Section, Table, Unit, Value};
 use unitrace_render::table::CsvRecords;
 
@@ -136,83 +136,86 @@ impl PathTable {
     }
 }
 
-/// Texts spelled for one output (JSON, CSV), each once: a report's path
-/// has a million rows over a few thousand names, and escaping each name
-/// for every row took most of the time of writing the path's table
-/// (docs/tracestat.md#scale).
-struct SpelledTexts<T> {
+/// The part of a path row from its rank to where its start's value
+/// begins, spelled once per rank, kind and name for one output (JSON,
+/// CSV): a report's path has a million rows over a few thousand names,
+/// and escaping each name, then writing each field, for every row took
+/// most of the time of writing the path's table (docs/tracestat.md#scale).
+struct RowMiddles<T> {
     texts: Vec<T>,
-    /// Keyed by the shared text's address: the rows of a name share its
-    /// one `Arc`, and every `Arc` here lives as long as the table.
-    index: HashMap<*const u8, usize>,
+    /// Keyed by the name's address: the rows of a name share its one
+    /// `Arc`, and every `Arc` here lives as long as the table.
+    index: HashMap<(usize, u8, *const u8), usize>,
 }
 
-impl<T> Default for SpelledTexts<T> {
+impl<T> Default for RowMiddles<T> {
     fn default() -> Self {
-        SpelledTexts {
+        RowMiddles {
             texts: Vec::new(),
             index: HashMap::default(),
         }
     }
 }
 
-impl<T> SpelledTexts<T> {
-    /// Where `text` as `spell` writes it is in `texts`.
-    fn place<E>(
+impl<T> RowMiddles<T> {
+    /// The middle of `it`'s row, as `spell` writes it the first time.
+    fn of<E>(
         &mut self,
-        text: &solve::Label,
-        spell: impl FnOnce(&str) -> Result<T, E>,
-    ) -> Result<usize, E> {
-        if let Some(&i) = self.index.get(&text.as_ptr()) {
-            return Ok(i);
-        }
-        self.texts.push(spell(text)?);
-        self.index.insert(text.as_ptr(), self.texts.len() - 1);
-        Ok(self.texts.len() - 1)
+        it: &solve::PathItem,
+        spell: impl FnOnce() -> Result<T, E>,
+    ) -> Result<&T, E> {
+        let key = (it.rank, it.kind as u8, it.name.as_ptr());
+        let i = match self.index.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.texts.push(spell()?);
+                self.index.insert(key, self.texts.len() - 1);
+                self.texts.len() - 1
+            }
+        };
+        Ok(&self.texts[i])
     }
 }
 
-/// `text` in JSON, for [`SpelledTexts::place`].
+/// `text` in JSON.
 fn json_text<E: serde::ser::Error>(text: &str) -> Result<Vec<u8>, E> {
     serde_json::to_vec(text).map_err(E::custom)
-}
-
-/// `text` as a CSV field, for [`SpelledTexts::place`].
-fn csv_text(text: &str) -> Result<String, std::convert::Infallible> {
-    Ok(unitrace_render::table::field_text(text))
 }
 
 impl PathTable {
     /// The rows of `critical_path.csv`, as [`PathRows::row`]'s values
     /// would be written (the file's columns; times in microseconds with
-    /// three decimals, docs/formats.md#parquet-tables), each name quoted
-    /// once: the generic row of values took two thirds of the time of
+    /// three decimals, docs/formats.md#parquet-tables): each row its
+    /// step's text, its number, its middle ([`RowMiddles`]) and its two
+    /// times. The generic row of values took two thirds of the time of
     /// writing the file (docs/tracestat.md#scale).
     fn write_csv(&self, csv: &mut dyn CsvRecords) -> std::io::Result<()> {
         use unitrace_render::number::push_fixed_thousandths;
-        let kinds: Vec<String> = Kind::ALL
-            .iter()
-            .map(|k| unitrace_render::table::field_text(k.name()))
-            .collect();
-        let mut texts = SpelledTexts::<String>::default();
-        let place = |texts: &mut SpelledTexts<String>, t| match texts.place(t, csv_text) {
-            Ok(i) => i,
-            Err(never) => match never {},
-        };
+        use unitrace_render::table::field_text;
+        let mut middles = RowMiddles::<String>::default();
         let mut digits = itoa::Buffer::new();
         for (step, items) in &self.steps {
-            let step = place(&mut texts, step);
+            let head = field_text(step) + ",";
             for (seq, it) in items.iter().enumerate() {
-                let rank = place(&mut texts, &self.ranks[it.rank]);
-                let name = place(&mut texts, &it.name);
-                let texts = &texts.texts;
+                // `rank,kind,name,`: three fields and the start's comma.
+                let middle = match middles.of(it, || {
+                    let mut text = field_text(&self.ranks[it.rank]);
+                    for part in [it.kind.name(), &it.name] {
+                        text.push(',');
+                        text.push_str(&field_text(part));
+                    }
+                    Ok::<_, std::convert::Infallible>(text + ",")
+                }) {
+                    Ok(text) => text,
+                    Err(never) => match never {},
+                };
                 csv.record(&mut |f| {
-                    f.plain().push_str(&texts[step]);
-                    f.plain().push_str(digits.format(seq));
-                    f.plain().push_str(&texts[rank]);
-                    f.plain().push_str(&kinds[it.kind as usize]);
-                    f.plain().push_str(&texts[name]);
-                    push_fixed_thousandths(f.plain(), it.start - self.origin);
+                    let two = f.plain_fields(2);
+                    two.push_str(&head);
+                    two.push_str(digits.format(seq));
+                    let four = f.plain_fields(4);
+                    four.push_str(middle);
+                    push_fixed_thousandths(four, it.start - self.origin);
                     push_fixed_thousandths(f.plain(), it.dur);
                 })?;
             }
@@ -221,37 +224,65 @@ impl PathTable {
     }
 }
 
-/// The rows, each written as JSON text by hand ([`RowText`]) with the
-/// fields of [`PathRow`]: serde's call per key and value was 85% of the
-/// time of writing the JSON report of a generated rank
-/// (docs/tracestat.md#scale). For the report's writer only
-/// ([`unitrace_render::json::write_report`]; [`unitrace_render::json::JsonRow`]).
+/// How many bytes of the path's JSON rows are handed to the report's
+/// writer at a time ([`JsonRow`]).
+const JSON_ROWS_CHUNK: usize = 64 * 1024;
+
+/// The rows, written as JSON text by hand with the fields of [`PathRow`]
+/// in a row's layout ([`unitrace_render::json::RowText`]): each row its
+/// step's part, its number, its middle ([`RowMiddles`]) and its two
+/// times, and the rows handed to the writer many at a time. serde's call
+/// per key and value was 85% of the time of writing the JSON report of a
+/// generated rank; after it, writing each field took half the time of
+/// the path's rows (docs/tracestat.md#scale). For the report's writer only
+/// ([`unitrace_render::json::write_report`]; [`JsonRow`]).
 impl Serialize for PathTable {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        let kinds: Vec<Vec<u8>> = Kind::ALL
-            .iter()
-            .map(|k| serde_json::to_vec(k).map_err(S::Error::custom))
-            .collect::<Result<_, _>>()?;
-        let mut json = SpelledTexts::<Vec<u8>>::default();
-        let mut row = RowText::default();
+        let mut middles = RowMiddles::<Vec<u8>>::default();
+        let mut digits = itoa::Buffer::new();
+        let mut rows = Vec::with_capacity(JSON_ROWS_CHUNK + 4096);
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
         for (step, items) in &self.steps {
-            let step = json.place(step, json_text::<S::Error>)?;
+            let head = [
+                &br#"{"step": "#[..],
+                &json_text::<S::Error>(step)?,
+                br#", "seq": "#,
+            ]
+            .concat();
             for (i, it) in items.iter().enumerate() {
-                let rank = json.place(&self.ranks[it.rank], json_text::<S::Error>)?;
-                let name = json.place(&it.name, json_text::<S::Error>)?;
-                row.begin();
-                row.json("step", &json.texts[step]);
-                row.u64("seq", i as u64);
-                row.json("rank", &json.texts[rank]);
-                row.json("kind", &kinds[it.kind as usize]);
-                row.json("name", &json.texts[name]);
-                // `us` of each, from the integer (`RowText::thousandths`).
-                row.thousandths("start_us", it.start - self.origin);
-                row.thousandths("dur_us", it.dur);
-                seq.serialize_element(&row.end())?;
+                let middle = middles.of(it, || {
+                    let kind = serde_json::to_vec(&it.kind).map_err(S::Error::custom)?;
+                    Ok([
+                        &br#", "rank": "#[..],
+                        &json_text::<S::Error>(&self.ranks[it.rank])?,
+                        br#", "kind": "#,
+                        &kind,
+                        br#", "name": "#,
+                        &json_text::<S::Error>(&it.name)?,
+                        br#", "start_us": "#,
+                    ]
+                    .concat())
+                })?;
+                if !rows.is_empty() {
+                    rows.push(b'\n');
+                }
+                rows.extend_from_slice(&head);
+                rows.extend_from_slice(digits.format(i).as_bytes());
+                rows.extend_from_slice(middle);
+                // `us` from the integer (`push_thousandths`).
+                push_thousandths(&mut rows, it.start - self.origin);
+                rows.extend_from_slice(br#", "dur_us": "#);
+                push_thousandths(&mut rows, it.dur);
+                rows.push(b'}');
+                if rows.len() >= JSON_ROWS_CHUNK {
+                    seq.serialize_element(&JsonRow(&rows))?;
+                    rows.clear();
+                }
             }
+        }
+        if !rows.is_empty() {
+            seq.serialize_element(&JsonRow(&rows))?;
         }
         seq.end()
     }
@@ -1566,6 +1597,40 @@ mod tests {
         assert!(report_json(&t).contains(r#""name": "k<\"q\", \\b>\n\t\u0001"#));
     }
 
+    /// A path longer than the rows handed to the writer at a time, whose
+    /// rows share a rank and name with different kinds, and a name with
+    /// different ranks: each row reads as its own, wherever the chunks
+    /// are cut, at a depth where rows take a line each and at one where
+    /// a table is on one line.
+    #[test]
+    fn a_long_paths_json_rows_are_those_of_its_rows() {
+        let names: Vec<solve::Label> = (0..40)
+            .map(|i| format!("kernel_{i}_{}", "x".repeat(i * 7)).into())
+            .collect();
+        let mut t = PathTable::new(vec!["0".into(), "1".into(), "2".into()], 0);
+        for step in 0..30 {
+            let items = (0..60)
+                .map(|i| solve::PathItem {
+                    rank: (i + step) % 3,
+                    kind: Kind::ALL[i % Kind::ALL.len()],
+                    name: names[(i * 7 + step) % names.len()].clone(),
+                    start: (step * 1_000_000 + i * 1_001) as i64,
+                    dur: (i * 37) as i64,
+                })
+                .collect();
+            t.push(format!("{step}").into(), items);
+        }
+        let whole: Vec<PathRow> = t.iter().collect();
+        let text = report_json(&t);
+        assert!(text.len() > 3 * JSON_ROWS_CHUNK, "{}", text.len());
+        assert_eq!(text, report_json(&whole));
+        let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(rows["critical_path"].as_array().unwrap().len(), 1_800);
+        let one_line = report_json_at(&t, 0);
+        assert_eq!(one_line, report_json_at(&whole, 0));
+        assert_eq!(one_line.lines().count(), 1);
+    }
+
     /// `critical_path.csv` written straight from the stretches is byte for
     /// byte the file of the same rows as values: names CSV quotes, a start
     /// before the origin, times too long for the integer spelling.
@@ -1591,6 +1656,10 @@ mod tests {
             ],
         );
         t.push("s\"2".into(), vec![item(0, &plain, long, long + 5)]);
+        // The same rank and name as a row before, another kind.
+        let mut compute = item(1, &plain, 1_500, 9);
+        compute.kind = Kind::Compute;
+        t.push("3".into(), vec![compute]);
         let out = CriticalPathOut {
             critical_path: Arc::new(t),
             ..Default::default()
@@ -1617,7 +1686,12 @@ mod tests {
             .records()
             .map(|r| r.unwrap()[4].to_string())
             .collect();
-        assert_eq!(names, [&*odd, &*plain, &*odd, &*plain]);
+        assert_eq!(names, [&*odd, &*plain, &*odd, &*plain, &*plain]);
+        assert!(direct.ends_with(
+            "\n3,0,r,1,compute,gemm_kernel,0.500,0.009\n"
+                .replace("r,1", "\"r,1\"")
+                .as_str()
+        ));
         assert!(direct.contains("\"k<\"\"q\"\", b>\n\r µs 名\",0.000,1.234\n"));
         assert!(direct.contains("1,1,\"r,1\",communication,gemm_kernel,-0.500,0.007\n"));
     }
@@ -1625,10 +1699,15 @@ mod tests {
     /// `table` as the report's one field, through the report's writer (its
     /// rows on lines of their own).
     fn report_json<T: Serialize>(table: &T) -> String {
+        report_json_at(table, 1)
+    }
+
+    /// The same, containers indented down to `depth`.
+    fn report_json_at<T: Serialize>(table: &T, depth: usize) -> String {
         let mut report = BTreeMap::new();
         report.insert("critical_path", table);
         let mut out = Vec::new();
-        unitrace_render::json::write_report(&mut out, &report, 1).unwrap();
+        unitrace_render::json::write_report(&mut out, &report, depth).unwrap();
         String::from_utf8(out).unwrap()
     }
 
