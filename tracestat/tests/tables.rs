@@ -316,7 +316,12 @@ fn tables_of_a_row_per_step_or_call_hold_only_their_shown_rows() {
     };
     let found = tracestat::summarize_files(paths, None, &plan.rank_options, None).unwrap();
     let report = tracestat::analyzers::build(found.ranks, plan.rank_options.clone(), &plan.report);
-    let json = serde_json::to_value(&report).unwrap();
+    // Read as the report's writer writes it: its long tables' rows go to
+    // it as JSON text (`unitrace_render::json::JsonRow`).
+    let mut text = Vec::new();
+    unitrace_render::json::write_report(&mut text, &report, unitrace_render::json::TABLE_DEPTH)
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&text).unwrap();
     let (_, sections) = tracestat::sections(&report, None);
     let tables: Vec<&unitrace_render::sections::Table> =
         sections.iter().flat_map(|s| &s.tables).collect();
