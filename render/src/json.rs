@@ -209,6 +209,20 @@ impl RowText {
         self.buf.extend_from_slice(text);
     }
 
+    /// A string, escaped as serde_json escapes it.
+    #[inline]
+    pub fn str(&mut self, key: &str, text: &str) {
+        self.key(key);
+        // Writes to a `Vec` do not fail.
+        let _ = serde_json::to_writer(&mut self.buf, text);
+    }
+
+    #[inline]
+    pub fn bool(&mut self, key: &str, v: bool) {
+        self.key(key);
+        let _ = CompactFormatter.write_bool(&mut self.buf, v);
+    }
+
     #[inline]
     pub fn u64(&mut self, key: &str, v: u64) {
         self.key(key);
@@ -220,10 +234,7 @@ impl RowText {
     #[inline]
     pub fn f64(&mut self, key: &str, v: f64) {
         self.key(key);
-        let _ = match v.is_finite() {
-            true => CompactFormatter.write_f64(&mut self.buf, v),
-            false => CompactFormatter.write_null(&mut self.buf),
-        };
+        push_f64(&mut self.buf, v);
     }
 
     /// `n / 1000` as serde_json writes the `f64` `n as f64 / 1000.0`
@@ -243,6 +254,16 @@ impl RowText {
     }
 }
 
+/// Appends `v` as serde_json writes an `f64`: `null` when not finite.
+#[inline]
+pub fn push_f64(out: &mut Vec<u8>, v: f64) {
+    // Writes to a `Vec` do not fail.
+    let _ = match v.is_finite() {
+        true => CompactFormatter.write_f64(out, v),
+        false => CompactFormatter.write_null(out),
+    };
+}
+
 /// Appends `n / 1000` as serde_json writes the `f64` `n as f64 / 1000.0`:
 /// the integer's digits where they are the float's shortest form
 /// ([`crate::number::thousandths`]), else the float's.
@@ -259,6 +280,62 @@ pub fn push_thousandths(out: &mut Vec<u8>, n: i64) {
         // Writes to a `Vec` do not fail; an `i64` over 1000 is finite.
         None => drop(CompactFormatter.write_f64(out, n as f64 / 1000.0)),
     }
+}
+
+/// How many bytes of a table's rows [`serialize_rows`] hands to the
+/// writer at a time.
+const ROWS_CHUNK: usize = 64 * 1024;
+
+/// Serializes `rows` as a table of the report, each row's JSON made by
+/// `fill` ([`RowText`], its fields in the order the row's type declares
+/// them), the rows handed to the report's writer many at a time
+/// ([`JsonRow`]): serde's call per key and value was most of the time
+/// of writing a table of a row per step (docs/tracestat.md#scale). For
+/// the report's writer only, as [`JsonRow`] is.
+pub fn serialize_rows<S: serde::Serializer, T>(
+    serializer: S,
+    rows: &[T],
+    mut fill: impl FnMut(&mut RowText, &T),
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = serializer.serialize_seq(Some(rows.len()))?;
+    let (mut row, mut chunk) = (RowText::default(), Vec::new());
+    for r in rows {
+        row.begin();
+        fill(&mut row, r);
+        if !chunk.is_empty() {
+            chunk.push(b'\n');
+        }
+        chunk.extend_from_slice(row.end().0);
+        if chunk.len() >= ROWS_CHUNK {
+            seq.serialize_element(&JsonRow(&chunk))?;
+            chunk.clear();
+        }
+    }
+    if !chunk.is_empty() {
+        seq.serialize_element(&JsonRow(&chunk))?;
+    }
+    seq.end()
+}
+
+/// Floats of every kind serde_json writes apart (signed zeros, the
+/// shortest and the longest forms, huge and tiny, not finite), for tests
+/// that a table's rows made as text are its rows serialized.
+pub fn test_floats() -> [f64; 12] {
+    [
+        0.0,
+        -0.0,
+        2.5,
+        355_962.016,
+        1e300,
+        -1e-7,
+        0.1 + 0.2,
+        u64::MAX as f64,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -7.0,
+    ]
 }
 
 /// Writes `value` as a JSON report whose tables are at depth

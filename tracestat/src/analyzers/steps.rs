@@ -171,14 +171,53 @@ pub struct StepTime {
 pub struct StepsOut {
     /// A row per rank and step: shared with the table of its file, made
     /// row by row from it (docs/tracestat.md#scale).
+    #[serde(serialize_with = "step_rows_json")]
     pub steps: Arc<Vec<StepRow>>,
     pub step_ranks: Vec<StepRankRow>,
+    #[serde(serialize_with = "spread_rows_json")]
     pub step_spread: Vec<StepSpreadRow>,
     /// `null` when no rank has steps.
     pub step_time: Option<StepTime>,
     /// Whether the other analyses saw only the kept steps (`--steps`,
     /// `--skip-warmup`).
     pub steps_selected: bool,
+}
+
+/// `steps` as the report's writer takes it: each row as [`StepRow`]'s
+/// derived `Serialize` writes it, made as text
+/// ([`unitrace_render::json::serialize_rows`]).
+fn step_rows_json<S: serde::Serializer>(rows: &[StepRow], s: S) -> Result<S::Ok, S::Error> {
+    unitrace_render::json::serialize_rows(s, rows, |t, r| {
+        t.str("rank", &r.rank);
+        t.u64("step", r.step);
+        t.f64("start_us", r.start_us);
+        t.f64("dur_us", r.dur_us);
+        t.f64("compute_us", r.compute_us);
+        t.f64("communication_us", r.communication_us);
+        t.f64("memory_us", r.memory_us);
+        t.f64("idle_us", r.idle_us);
+        t.u64("kernels", r.kernels);
+        t.u64("launches", r.launches);
+        t.f64("launched_us", r.launched_us);
+        t.f64("vs_median_pct", r.vs_median_pct);
+        t.bool("outlier", r.outlier);
+    })
+}
+
+/// `step_spread` as the report's writer takes it (see [`step_rows_json`]).
+fn spread_rows_json<S: serde::Serializer>(rows: &[StepSpreadRow], s: S) -> Result<S::Ok, S::Error> {
+    unitrace_render::json::serialize_rows(s, rows, |t, r| {
+        t.u64("step", r.step);
+        t.u64("ranks", r.ranks as u64);
+        t.f64("min_us", r.min_us);
+        t.f64("median_us", r.median_us);
+        t.f64("max_us", r.max_us);
+        t.str("slowest_rank", &r.slowest_rank);
+        t.f64("spread_us", r.spread_us);
+        t.f64("max_over_median", r.max_over_median);
+        t.str("busiest_rank", &r.busiest_rank);
+        t.f64("busiest_us", r.busiest_us);
+    })
 }
 
 pub struct Steps;
@@ -745,4 +784,85 @@ fn steps_table(out: &StepsOut) -> Table {
     };
     t.show_only(shown, note);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `steps` and `step_spread` made as text are byte for byte their
+    /// rows serialized, at every depth of the report's layout and over
+    /// more rows than the writer takes at a time.
+    #[test]
+    fn the_step_and_spread_rows_are_those_serialized() {
+        let x = unitrace_render::json::test_floats();
+        let text = ["0", "r\"1\n", "名 µs", ""];
+        let steps: Vec<StepRow> = (0..2_000)
+            .map(|i| StepRow {
+                rank: text[i % 4].to_string(),
+                step: [0, 7, u64::MAX][i % 3],
+                start_us: x[i % 12],
+                dur_us: x[(i + 1) % 12],
+                compute_us: x[(i + 2) % 12],
+                communication_us: x[(i + 3) % 12],
+                memory_us: x[(i + 4) % 12],
+                idle_us: x[(i + 5) % 12],
+                kernels: i as u64,
+                launches: u64::MAX - i as u64,
+                launched_us: x[(i + 6) % 12],
+                vs_median_pct: x[(i + 7) % 12],
+                outlier: i % 3 == 0,
+            })
+            .collect();
+        let spread: Vec<StepSpreadRow> = (0..2_000)
+            .map(|i| StepSpreadRow {
+                step: i as u64,
+                ranks: [0, 1, usize::MAX][i % 3],
+                min_us: x[i % 12],
+                median_us: x[(i + 1) % 12],
+                max_us: x[(i + 2) % 12],
+                slowest_rank: text[i % 4].to_string(),
+                spread_us: x[(i + 3) % 12],
+                max_over_median: x[(i + 4) % 12],
+                busiest_rank: text[(i + 1) % 4].to_string(),
+                busiest_us: x[(i + 5) % 12],
+            })
+            .collect();
+        #[derive(Serialize)]
+        struct Plain<'a> {
+            steps: &'a [StepRow],
+            step_spread: &'a [StepSpreadRow],
+        }
+        #[derive(Serialize)]
+        struct Text<'a> {
+            #[serde(serialize_with = "step_rows_json")]
+            steps: &'a [StepRow],
+            #[serde(serialize_with = "spread_rows_json")]
+            step_spread: &'a [StepSpreadRow],
+        }
+        for depth in [0, 1, 2] {
+            let plain = report_text(
+                &Plain {
+                    steps: &steps,
+                    step_spread: &spread,
+                },
+                depth,
+            );
+            let text = report_text(
+                &Text {
+                    steps: &steps,
+                    step_spread: &spread,
+                },
+                depth,
+            );
+            assert!(text.len() > 4 * 64 * 1024);
+            assert_eq!(text, plain, "depth {depth}");
+        }
+    }
+
+    fn report_text<T: Serialize>(value: &T, depth: usize) -> String {
+        let mut out = Vec::new();
+        unitrace_render::json::write_report(&mut out, value, depth).unwrap();
+        String::from_utf8(out).unwrap()
+    }
 }

@@ -342,6 +342,53 @@ pub struct WhatIfRow {
     pub change_pct: f64,
 }
 
+/// `critical_path_steps` as the report's writer takes it: each row as
+/// [`StepRow`]'s derived `Serialize` writes it, made as text
+/// ([`unitrace_render::json::serialize_rows`]).
+fn step_rows_json<S: serde::Serializer>(rows: &[StepRow], s: S) -> Result<S::Ok, S::Error> {
+    use unitrace_render::json::push_f64;
+    let kinds: Vec<Vec<u8>> = Kind::ALL
+        .iter()
+        .map(|k| serde_json::to_vec(k).map_err(S::Error::custom))
+        .collect::<Result<_, _>>()?;
+    let mut list = Vec::new();
+    unitrace_render::json::serialize_rows(s, rows, |t, r| {
+        t.str("step", &r.step);
+        t.f64("start_us", r.start_us);
+        t.f64("dur_us", r.dur_us);
+        t.f64("adds_us", r.adds_us);
+        t.str("end_rank", &r.end_rank);
+        t.u64("ranks_on_path", r.ranks_on_path);
+        t.u64("rank_changes", r.rank_changes);
+        // `[["compute", 1.5], ...]`, as a row's lists are laid out.
+        list.clear();
+        list.push(b'[');
+        for (i, &(kind, us)) in r.kinds_us.iter().enumerate() {
+            if i > 0 {
+                list.extend_from_slice(b", ");
+            }
+            list.push(b'[');
+            list.extend_from_slice(&kinds[kind as usize]);
+            list.extend_from_slice(b", ");
+            push_f64(&mut list, us);
+            list.push(b']');
+        }
+        list.push(b']');
+        t.json("kinds_us", &list);
+    })
+}
+
+/// `what_if` as the report's writer takes it (see [`step_rows_json`]).
+fn what_if_rows_json<S: serde::Serializer>(rows: &[WhatIfRow], s: S) -> Result<S::Ok, S::Error> {
+    unitrace_render::json::serialize_rows(s, rows, |t, r| {
+        t.str("rule", &r.rule);
+        t.str("step", &r.step);
+        t.f64("dur_us", r.dur_us);
+        t.f64("what_if_dur_us", r.what_if_dur_us);
+        t.f64("change_pct", r.change_pct);
+    })
+}
+
 /// One rule over all the steps (`what_if_totals.csv`): a table of its own,
 /// not a row of `what_if`, so that `what_if`'s `step` holds step ids only
 /// and its sums are not counted twice (docs/tracestat.md#what-if).
@@ -356,11 +403,13 @@ pub struct WhatIfTotalRow {
 
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CriticalPathOut {
+    #[serde(serialize_with = "step_rows_json")]
     pub critical_path_steps: Vec<StepRow>,
     /// Shared with the table of its file, made row by row from it.
     pub critical_path: Arc<PathTable>,
     pub critical_path_kinds: Vec<KindRow>,
     pub critical_path_names: Vec<NameRow>,
+    #[serde(serialize_with = "what_if_rows_json")]
     pub what_if: Vec<WhatIfRow>,
     pub what_if_totals: Vec<WhatIfTotalRow>,
     /// The slowest step (index into `critical_path_steps`).
@@ -1629,6 +1678,71 @@ mod tests {
         let one_line = report_json_at(&t, 0);
         assert_eq!(one_line, report_json_at(&whole, 0));
         assert_eq!(one_line.lines().count(), 1);
+    }
+
+    /// `critical_path_steps` and `what_if` made as text are byte for byte
+    /// their rows serialized, at every depth of the report's layout and
+    /// over more rows than the writer takes at a time.
+    #[test]
+    fn the_step_and_what_if_rows_are_those_serialized() {
+        let x = unitrace_render::json::test_floats();
+        let text = ["0", "s\"1\n", "名 µs", ""];
+        let steps: Vec<StepRow> = (0..1_500)
+            .map(|i| StepRow {
+                step: text[i % 4].to_string(),
+                start_us: x[i % 12],
+                dur_us: x[(i + 1) % 12],
+                adds_us: x[(i + 2) % 12],
+                after_before: i % 2 == 0,
+                end_rank: text[(i + 1) % 4].to_string(),
+                ranks_on_path: [0, 1, u64::MAX][i % 3],
+                rank_changes: i as u64,
+                kinds_us: Kind::ALL[..i % 8]
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &kind)| (kind, x[(i + k) % 12]))
+                    .collect(),
+            })
+            .collect();
+        let what_if: Vec<WhatIfRow> = (0..3_000)
+            .map(|i| WhatIfRow {
+                rule: text[(i + 2) % 4].to_string(),
+                step: text[i % 4].to_string(),
+                dur_us: x[i % 12],
+                what_if_dur_us: x[(i + 5) % 12],
+                change_pct: x[(i + 7) % 12],
+            })
+            .collect();
+        #[derive(Serialize)]
+        struct Plain<'a> {
+            steps: &'a [StepRow],
+            what_if: &'a [WhatIfRow],
+        }
+        #[derive(Serialize)]
+        struct Text<'a> {
+            #[serde(serialize_with = "step_rows_json")]
+            steps: &'a [StepRow],
+            #[serde(serialize_with = "what_if_rows_json")]
+            what_if: &'a [WhatIfRow],
+        }
+        for depth in [0, 1, 2] {
+            let plain = report_json_at(
+                &Plain {
+                    steps: &steps,
+                    what_if: &what_if,
+                },
+                depth,
+            );
+            let text = report_json_at(
+                &Text {
+                    steps: &steps,
+                    what_if: &what_if,
+                },
+                depth,
+            );
+            assert!(text.len() > 4 * 64 * 1024);
+            assert_eq!(text, plain, "depth {depth}");
+        }
     }
 
     /// `critical_path.csv` written straight from the stretches is byte for
