@@ -282,40 +282,74 @@ pub fn push_thousandths(out: &mut Vec<u8>, n: i64) {
     }
 }
 
-/// How many bytes of a table's rows [`serialize_rows`] hands to the
-/// writer at a time.
-const ROWS_CHUNK: usize = 64 * 1024;
+/// How many bytes of a table's rows [`JsonRows`] hands to the writer at
+/// a time.
+pub const ROWS_CHUNK: usize = 64 * 1024;
+
+/// A table's rows gathered as JSON text and handed to the report's
+/// writer [`ROWS_CHUNK`] bytes at a time, as one [`JsonRow`] each.
+pub struct JsonRows<Q: serde::ser::SerializeSeq> {
+    seq: Q,
+    text: Vec<u8>,
+}
+
+impl<Q: serde::ser::SerializeSeq> JsonRows<Q> {
+    pub fn new(seq: Q) -> Self {
+        JsonRows {
+            seq,
+            text: Vec::with_capacity(ROWS_CHUNK + 4096),
+        }
+    }
+
+    /// Where the next row's text goes, after a line break that ends the
+    /// row before; [`JsonRows::row_done`] once it is written.
+    #[inline]
+    pub fn next_row(&mut self) -> &mut Vec<u8> {
+        if !self.text.is_empty() {
+            self.text.push(b'\n');
+        }
+        &mut self.text
+    }
+
+    /// Hands the rows over once there are enough of them.
+    #[inline]
+    pub fn row_done(&mut self) -> Result<(), Q::Error> {
+        if self.text.len() >= ROWS_CHUNK {
+            self.seq.serialize_element(&JsonRow(&self.text))?;
+            self.text.clear();
+        }
+        Ok(())
+    }
+
+    /// Hands the last rows over and ends the table.
+    pub fn end(mut self) -> Result<Q::Ok, Q::Error> {
+        if !self.text.is_empty() {
+            self.seq.serialize_element(&JsonRow(&self.text))?;
+        }
+        self.seq.end()
+    }
+}
 
 /// Serializes `rows` as a table of the report, each row's JSON made by
 /// `fill` ([`RowText`], its fields in the order the row's type declares
-/// them), the rows handed to the report's writer many at a time
-/// ([`JsonRow`]): serde's call per key and value was most of the time
-/// of writing a table of a row per step (docs/tracestat.md#scale). For
-/// the report's writer only, as [`JsonRow`] is.
+/// them), the rows handed over many at a time ([`JsonRows`]): serde's
+/// call per key and value was most of the time of writing a table of a
+/// row per step (docs/tracestat.md#scale). For the report's writer only,
+/// as [`JsonRow`] is.
 pub fn serialize_rows<S: serde::Serializer, T>(
     serializer: S,
     rows: &[T],
     mut fill: impl FnMut(&mut RowText, &T),
 ) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    let mut seq = serializer.serialize_seq(Some(rows.len()))?;
-    let (mut row, mut chunk) = (RowText::default(), Vec::new());
+    let mut out = JsonRows::new(serializer.serialize_seq(Some(rows.len()))?);
+    let mut row = RowText::default();
     for r in rows {
         row.begin();
         fill(&mut row, r);
-        if !chunk.is_empty() {
-            chunk.push(b'\n');
-        }
-        chunk.extend_from_slice(row.end().0);
-        if chunk.len() >= ROWS_CHUNK {
-            seq.serialize_element(&JsonRow(&chunk))?;
-            chunk.clear();
-        }
+        out.next_row().extend_from_slice(row.end().0);
+        out.row_done()?;
     }
-    if !chunk.is_empty() {
-        seq.serialize_element(&JsonRow(&chunk))?;
-    }
-    seq.end()
+    out.end()
 }
 
 /// Floats of every kind serde_json writes apart (signed zeros, the
@@ -336,6 +370,20 @@ pub fn test_floats() -> [f64; 12] {
         f64::NEG_INFINITY,
         -7.0,
     ]
+}
+
+/// Checks that `text` and `plain`, reports whose tables are fields of
+/// the root (as a tool's report's are), are written the same at every
+/// depth of the layout down to the tables' ([`TABLE_DEPTH`]): for tests
+/// that a table made as text ([`serialize_rows`]) is its rows
+/// serialized. Panics where they differ.
+pub fn assert_same_report(plain: &impl Serialize, text: &impl Serialize) {
+    for depth in 0..=TABLE_DEPTH {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let written = write_report(&mut a, plain, depth).and(write_report(&mut b, text, depth));
+        assert!(written.is_ok(), "{written:?}");
+        assert!(a == b, "depth {depth}: {}", String::from_utf8_lossy(&b));
+    }
 }
 
 /// Writes `value` as a JSON report whose tables are at depth
