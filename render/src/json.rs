@@ -266,17 +266,12 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64) {
 
 /// Appends `n / 1000` as serde_json writes the `f64` `n as f64 / 1000.0`:
 /// the integer's digits where they are the float's shortest form
-/// ([`crate::number::thousandths`]), else the float's.
+/// ([`crate::number::thousandths_bytes`]), else the float's.
 #[inline]
 pub fn push_thousandths(out: &mut Vec<u8>, n: i64) {
-    match crate::number::thousandths(n) {
-        Some((negative, whole, _, decimals)) => {
-            if negative {
-                out.push(b'-');
-            }
-            out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
-            out.extend_from_slice(decimals.as_bytes());
-        }
+    let mut buf = crate::number::ThousandthsBuf::default();
+    match crate::number::thousandths_bytes(n, &mut buf) {
+        Some(text) => out.extend_from_slice(text),
         // Writes to a `Vec` do not fail; an `i64` over 1000 is finite.
         None => drop(CompactFormatter.write_f64(out, n as f64 / 1000.0)),
     }
