@@ -15,7 +15,7 @@ use crate::figures::{breakdown_svg, Bar, MAX_BARS};
 /// Writes the page.
 /// `sections` are taken, not copied: with many steps their tables hold
 /// hundreds of thousands of rows (docs/tracestat.md#scale).
-pub fn write(out: impl Write, r: &Report, sections: Vec<Section>) -> io::Result<()> {
+pub fn write(out: impl Write, r: &Report, sections: &[Section]) -> io::Result<()> {
     let mut doc = Document::new(out, "tracestat")?;
     doc.heading(
         1,
@@ -33,13 +33,14 @@ pub fn write(out: impl Write, r: &Report, sections: Vec<Section>) -> io::Result<
         doc.paragraph(&format!("Slowest step: {slowest}"))?;
     }
     // The findings first (docs/findings.md#output), then the bars.
-    let (findings, rest): (Vec<Section>, Vec<Section>) = sections
-        .into_iter()
-        .partition(|s| s.id == crate::analyzers::findings::SECTION_ID);
-    let mut all: Vec<Section> = findings;
-    all.push(bars(r));
-    all.extend(rest);
-    write_page(&mut doc, &all)?;
+    let findings = |s: &&Section| s.id == crate::analyzers::findings::SECTION_ID;
+    for s in sections.iter().filter(findings) {
+        write_page(&mut doc, std::slice::from_ref(s))?;
+    }
+    write_page(&mut doc, &[bars(r)])?;
+    for s in sections.iter().filter(|s| !findings(s)) {
+        write_page(&mut doc, std::slice::from_ref(s))?;
+    }
     doc.finish()?;
     Ok(())
 }

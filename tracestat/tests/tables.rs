@@ -354,3 +354,72 @@ fn tables_of_a_row_per_step_or_call_hold_only_their_shown_rows() {
         );
     }
 }
+
+/// The report of `inputs` as `tracestat -q` builds it.
+fn report_of(inputs: &[std::path::PathBuf]) -> tracestat::analyzers::Report {
+    use clap::Parser;
+    let mut args = vec!["tracestat".to_string(), "-q".to_string()];
+    args.extend(inputs.iter().map(|p| p.to_string_lossy().into_owned()));
+    let plan = tracestat::plan::plan(tracestat::args::Args::parse_from(&args)).unwrap();
+    let tracestat::plan::Source::Traces(paths) = &plan.source else {
+        panic!("traces expected");
+    };
+    let found = tracestat::summarize_files(paths, None, &plan.rank_options, None).unwrap();
+    tracestat::analyzers::build(found.ranks, plan.rank_options.clone(), &plan.report)
+}
+
+/// Every file of `dir`, by name, and its bytes.
+fn files_of(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Where the page's cap leaves nothing out, its sections stand for the
+/// files' (`tracestat::write_report` builds them once): the tables
+/// written from either are byte for byte the same, and so is the page.
+/// Where it leaves a rank out, it says so. On the recorded FSDP run (4
+/// ranks) and on four ranks with a truncated input, the one list the
+/// inputs' section caps by the count itself.
+#[test]
+fn sections_a_cap_leaves_nothing_out_of_are_the_files() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let coll: Vec<std::path::PathBuf> = (0..4)
+        .map(|i| data.join(format!("tracestat/coll.200{i}.{i}.json")))
+        .collect();
+    for inputs in [vec![data.join("kineto/recorded/fsdp")], coll] {
+        let report = report_of(&inputs);
+        let (capped, _) = tracestat::sections(&report, Some(3));
+        assert!(!capped.cuts_nothing(&report), "{inputs:?}: 3 of 4 ranks");
+        let (screen, page) = tracestat::sections(&report, Some(32));
+        assert!(screen.cuts_nothing(&report), "{inputs:?}");
+        let (_, files) = tracestat::sections(&report, None);
+        let dir = tempfile::tempdir().unwrap();
+        for format in [
+            unitrace_render::table::TableFormat::Csv,
+            unitrace_render::table::TableFormat::Parquet,
+        ] {
+            let (a, b) = (dir.path().join("page"), dir.path().join("files"));
+            unitrace_render::sections::write_dir(&a, page.iter().flat_map(|s| &s.tables), format)
+                .unwrap();
+            unitrace_render::sections::write_dir(&b, files.iter().flat_map(|s| &s.tables), format)
+                .unwrap();
+            let (a, b) = (files_of(&a), files_of(&b));
+            assert!(a.len() > 10, "{inputs:?}: {} files", a.len());
+            assert_eq!(a, b, "{inputs:?} {format:?}");
+            std::fs::remove_dir_all(dir.path().join("page")).unwrap();
+            std::fs::remove_dir_all(dir.path().join("files")).unwrap();
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        tracestat::html::write(&mut a, &report, &page).unwrap();
+        tracestat::html::write(&mut b, &report, &files).unwrap();
+        assert!(a == b, "{inputs:?}: the pages differ");
+    }
+}

@@ -132,6 +132,18 @@ pub struct Screen {
     pub rank_rows: Option<usize>,
 }
 
+impl Screen {
+    /// Whether the cap leaves nothing out of `report`: every rank shown
+    /// and every truncated input listed (the only list [`inputs`] caps by
+    /// `rank_rows` itself). The sections are then those of the files,
+    /// built once for both (`tracestat::write_report`; test
+    /// `sections_a_cap_leaves_nothing_out_of_are_the_files`).
+    pub fn cuts_nothing(&self, report: &Report) -> bool {
+        let truncated = report.out.inputs.truncated.len();
+        !self.ranks.is_capped() && self.rank_rows.is_none_or(|cap| cap >= truncated)
+    }
+}
+
 /// Declares the analyses: the per-rank parts, the results, and the steps
 /// that run each of them in order.
 macro_rules! registry {
