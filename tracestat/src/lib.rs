@@ -475,11 +475,10 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         drop(w);
         pending.push((path.clone(), f));
     }
-    // The page shows what the console shows (capped per-rank tables).
-    let page = out
-        .html
-        .as_ref()
-        .map(|_| sections(report, out.console.unwrap_or(Some(32))));
+    // The page shows what the console shows (capped per-rank tables):
+    // the same sections, built once.
+    let page = (out.html.is_some() || out.console.is_some())
+        .then(|| sections(report, out.console.unwrap_or(Some(32))));
     if let (Some(path), Some((_, shown))) = (&out.html, &page) {
         let mut f = AtomicFile::create(path).map_err(|e| InputError::io(path, &e))?;
         html::write(&mut f, report, shown)?;
@@ -510,17 +509,24 @@ fn write_report(plan: &Plan, report: &Report, marks: Option<&[annotate::RankMark
         f.commit().map_err(|e| InputError::io(&path, &e))?;
     }
     output_set.commit()?;
-    if let Some(rank_rows) = out.console {
-        let (screen, mut shown) = sections(report, rank_rows);
-        if out.findings_only {
-            shown.retain(|s| s.id == analyzers::findings::SECTION_ID);
-        }
+    if let (Some(_), Some((screen, shown))) = (out.console, &page) {
+        let findings: Vec<Section>;
+        let shown = match out.findings_only {
+            true => {
+                let only = shown
+                    .iter()
+                    .filter(|s| s.id == analyzers::findings::SECTION_ID);
+                findings = only.cloned().collect();
+                &findings
+            }
+            false => shown,
+        };
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
         let written = if out.findings_only {
-            console::write_findings(&mut lock, report, &shown)
+            console::write_findings(&mut lock, report, shown)
         } else {
-            console::write(&mut lock, report, &screen.ranks, &shown)
+            console::write(&mut lock, report, &screen.ranks, shown)
         }
         .and_then(|_| lock.flush());
         match written {
