@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
-use super::graph::{Item, Kind, RankPath, StepGraph};
+use super::graph::{Item, Kind, RankPath, Sink, StepGraph};
 use super::packed::SinkLens;
 use super::rules::{Rule, Target};
 use crate::time::Ns;
@@ -460,6 +460,8 @@ impl<'a> Solver<'a> {
             end_k,
             self.paths[end_rank].sink_count(end_k).saturating_sub(1),
         );
+        // A chain's stretches decoded once, for the path and its totals.
+        let mut chain: Vec<Item> = Vec::new();
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
             let Some(sink) = self.body(r, k).sinks.get(si) else {
@@ -468,13 +470,15 @@ impl<'a> Solver<'a> {
             // The chain in time order, reversed in place (it is packed:
             // read forwards only).
             let from = rev.len();
-            rev.extend(sink.items.iter().map(|it| self.item(r, &it)));
+            chain.clear();
+            chain.extend(sink.items.iter());
+            rev.extend(chain.iter().map(|it| self.item(r, it)));
             let cut = cut_at(&mut rev, from, horizon);
             rev[from..].reverse();
             if let Some(first) = rev[from..].last() {
                 horizon = horizon.min(first.start);
             }
-            self.add_chain(&mut totals, r, sink, &rev[from..], cut);
+            self.add_chain(&mut totals, r, (sink, &chain), &rev[from..], cut);
             let Some(j) = sink.source else {
                 // The chain began at rank r's step start. Where r was
                 // still in its step numbered before when this step began
@@ -574,14 +578,14 @@ impl<'a> Solver<'a> {
     /// A chain's time per kind and name, exact (before any joining), by
     /// the rank's name ids: a label is looked up once per name and step
     /// (`Acc::labelled`), not once per chain.
-    fn add_exact(&self, acc: &mut Acc, r: usize, sink: &super::graph::Sink) {
+    fn add_exact(&self, acc: &mut Acc, r: usize, (sink, chain): (&Sink, &[Item])) {
         let mut add = |kind, name, count, dur| {
             let t = acc.ids.entry((kind, r as u32, name)).or_default();
             t.0 += count;
             t.1 += dur;
         };
         if sink.totals.is_empty() {
-            for i in sink.items.iter() {
+            for i in chain {
                 add(i.kind, i.name, 1, i.dur);
             }
         } else {
@@ -591,8 +595,8 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// A chain (`items`: its stretches in the path, `cut` where the walk
-    /// cut it) in the step's totals, whole and from the step's own part
+    /// A chain (`chain`: its sink's stretches as decoded; `items`: them
+    /// in the path, `cut` where the walk cut it) in the step's totals, whole and from the step's own part
     /// on: its exact times where it lies inside the window, else its
     /// stretches' parts in it (a joined stretch counting as one over the
     /// whole step, shared among its names from the own part on).
@@ -600,7 +604,7 @@ impl<'a> Solver<'a> {
         &self,
         t: &mut StepTotals,
         r: usize,
-        sink: &super::graph::Sink,
+        (sink, chain): (&Sink, &[Item]),
         items: &[PathItem],
         cut: bool,
     ) {
@@ -609,11 +613,11 @@ impl<'a> Solver<'a> {
         let inside = |from: Ns| !cut && earliest.is_none_or(|e| e >= from);
         if inside(own_from) {
             // The same in both: counted once.
-            self.add_exact(&mut t.both, r, sink);
+            self.add_exact(&mut t.both, r, (sink, chain));
             return;
         }
         if inside(start) {
-            self.add_exact(&mut t.all_only, r, sink);
+            self.add_exact(&mut t.all_only, r, (sink, chain));
         } else {
             for it in items {
                 add_clipped(&mut t.all_only.labels, it, (start, end));
