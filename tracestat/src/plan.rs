@@ -11,6 +11,7 @@ use unitrace_core::timeline::RankList;
 use unitrace_core::InputError;
 use unitrace_render::table::TableFormat;
 
+use crate::analyzers::critical_path::MOST_WHAT_IF;
 use crate::analyzers::{RankOptions, ReportOptions};
 use crate::args::Args;
 use crate::step_windows::{StepList, StepOptions};
@@ -123,6 +124,9 @@ pub fn plan(mut args: Args) -> Result<Plan> {
         None => None,
     };
     let window = window(&args)?;
+    if args.what_if.len() > MOST_WHAT_IF {
+        bail!("--what-if: at most {MOST_WHAT_IF} rules in one run");
+    }
     if args.combine && !args.what_if.is_empty() {
         bail!("--what-if is chosen when the partials are made, not at --combine");
     }

@@ -1119,6 +1119,70 @@ fn the_page_draws_the_slowest_steps_path_over_the_ranks() {
     );
 }
 
+/// The replay's lanes are arrays of 8, 16, 32 or 64 (`graph/replay.rs`):
+/// on the recorded 4-rank run, two rules give the same steps, totals,
+/// findings and path with as many more rules (that change nothing) as
+/// take each length; one rule more than the longest holds is refused.
+#[test]
+fn rules_replay_the_same_with_every_width_of_lanes() {
+    let planted = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kineto/recorded/planted");
+    let rules = ["kernel:*gemm*=-20%", "comm=0"];
+    let with = |more: usize| {
+        let fillers: Vec<String> = (0..more)
+            .map(|i| format!("kernel:no_such_kernel_{i}*=-10%"))
+            .collect();
+        let mut args: Vec<&str> = Vec::new();
+        for r in rules
+            .iter()
+            .copied()
+            .chain(fillers.iter().map(|f| f.as_str()))
+        {
+            args.extend(["--what-if", r]);
+        }
+        let (doc, _, stderr) = report(std::slice::from_ref(&planted), &args);
+        assert_eq!(stderr.lines().count(), more, "a warning per filler");
+        doc
+    };
+    let two = with(0);
+    let ours = |doc: &Value, table: &str| -> Vec<Value> {
+        rows(doc, table)
+            .iter()
+            .filter(|r| !matches!(r.get("rule"), Some(x) if !rules.iter().any(|want| x == want)))
+            .cloned()
+            .collect()
+    };
+    assert!(!ours(&two, "what_if").is_empty());
+    // 2 + rules + 3 implicit lanes: 7 (8), 15 (16), 25 (32), 64 (64).
+    for more in [8, 18, 57] {
+        let doc = with(more);
+        for table in [
+            "what_if",
+            "what_if_totals",
+            "findings",
+            "critical_path",
+            "steps",
+        ] {
+            assert_eq!(
+                ours(&doc, table),
+                ours(&two, table),
+                "{table} with {more} more"
+            );
+        }
+    }
+    let mut args: Vec<String> = Vec::new();
+    for i in 0..60 {
+        args.extend(["--what-if".into(), format!("kernel:k{i}=-10%")]);
+    }
+    let mut argv: Vec<&std::ffi::OsStr> = vec![planted.as_os_str()];
+    argv.extend(args.iter().map(std::ffi::OsStr::new));
+    let out = run(&argv);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tracestat: --what-if: at most 59 rules in one run\n"
+    );
+}
+
 /// A bad rule is a usage error; an annotated trace of the wrong kind is
 /// refused in one line and leaves no file behind.
 #[test]

@@ -33,7 +33,7 @@ use unitrace_core::timeline::NameId;
 
 use super::packed::{ChainItems, SinkLens};
 pub use super::reduced::{Sink, StepGraph, Total};
-use super::rules::{Rule, Target};
+use super::rules::{self, Rule, Target};
 use super::spill::{self, Spill};
 use super::steps::{step_windows, StepWindow};
 pub use super::stretch::{Item, Kind};
@@ -1326,21 +1326,28 @@ impl<'m, 'a> Graph<'m, 'a> {
         sink_nodes.sort_by_key(|s| self.seq[s.0 as usize]);
         sink_nodes.push((end_node, None));
         self.hold_stretches(start, end);
-        let lens = if self.rules.is_empty() {
-            None
-        } else {
-            Some(self.replay(start, end, end_node, !after))
+        let nodes: Vec<u32> = sink_nodes.iter().map(|s| s.0).collect();
+        let replayed = (start, end, end_node, !after);
+        // The lanes' arrays: `2 + rules` long at least (`replay.rs`).
+        let (mut lens, host_end) = match 2 + self.rules.len() {
+            _ if self.rules.is_empty() => (Vec::new(), None),
+            0..=8 => self.replayed::<8>(replayed, &nodes, host_node),
+            9..=16 => self.replayed::<16>(replayed, &nodes, host_node),
+            17..=32 => self.replayed::<32>(replayed, &nodes, host_node),
+            w if w <= rules::MOST_RULES + 2 => {
+                self.replayed::<{ rules::MOST_RULES + 2 }>(replayed, &nodes, host_node)
+            }
+            // More rules than that are refused with the arguments
+            // (`plan.rs`).
+            _ => (Vec::new(), None),
         };
+        lens.resize_with(nodes.len(), SinkLens::default);
         let mut sinks = Vec::with_capacity(sink_nodes.len());
-        for (v, pos) in sink_nodes {
+        for ((v, pos), lens) in sink_nodes.into_iter().zip(lens) {
             let (source, items, totals) = self.chain(v, start);
             if let Some(pos) = pos {
                 points[pos].sink = Some((index, sinks.len() as u32));
             }
-            let lens = match &lens {
-                Some(l) => SinkLens::from_entries(l.of(self.pos[v as usize])),
-                None => SinkLens::default(),
-            };
             sinks.push(Sink {
                 time: self.nodes[v as usize].end,
                 source,
@@ -1349,20 +1356,6 @@ impl<'m, 'a> Graph<'m, 'a> {
                 lens,
             });
         }
-        // The host range's end, replayed across ranks to move the rank's
-        // next step (docs/tracestat.md#what-if).
-        let host_end = match &lens {
-            Some(l)
-                if ![NONE, window::GONE].contains(&host_node)
-                    && l.has(self.pos[host_node as usize]) =>
-            {
-                Some((
-                    self.nodes[host_node as usize].end,
-                    SinkLens::from_entries(l.of(self.pos[host_node as usize])),
-                ))
-            }
-            _ => None,
-        };
         StepGraph {
             id: None,
             start,
@@ -1371,6 +1364,32 @@ impl<'m, 'a> Graph<'m, 'a> {
             kernel_ns: 0,
             host_end,
         }
+    }
+
+    /// The step's replay (`(start, end, end node, first)`, as
+    /// [`Graph::replay`]): the lengths of the chains of each of `sinks`,
+    /// and of the host range's end (`host_node`), replayed across ranks
+    /// to move the rank's next step (docs/tracestat.md#what-if).
+    fn replayed<const S: usize>(
+        &self,
+        (start, end, end_node, first): (Ns, Ns, u32, bool),
+        sinks: &[u32],
+        host_node: u32,
+    ) -> (Vec<SinkLens>, Option<(Ns, SinkLens)>) {
+        let l = self.replay::<S>(start, end, end_node, first);
+        let lens = sinks
+            .iter()
+            .map(|&v| SinkLens::from_entries(l.of(self.pos[v as usize])))
+            .collect();
+        let host_end = (![NONE, window::GONE].contains(&host_node)
+            && l.has(self.pos[host_node as usize]))
+        .then(|| {
+            (
+                self.nodes[host_node as usize].end,
+                SinkLens::from_entries(l.of(self.pos[host_node as usize])),
+            )
+        });
+        (lens, host_end)
     }
 
     /// Kernel time in each step (`(id, start, end, end node)`, by start).

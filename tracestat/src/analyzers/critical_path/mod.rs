@@ -1182,6 +1182,10 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
 /// How many [`implicit_rules`] there are.
 const IMPLICIT_RULES: usize = 3;
 
+/// The most `--what-if` rules a run takes: with the implicit ones, as many
+/// as a replay carries ([`rules::MOST_RULES`]).
+pub const MOST_WHAT_IF: usize = rules::MOST_RULES - IMPLICIT_RULES;
+
 /// The what-if rules every rank's graph keeps a slot for besides the
 /// user's, after them, for the findings' savings (docs/findings.md#savings):
 /// `comm=0`, `launch=0`, and the rank's own kernels taken away (the slot

@@ -15,6 +15,11 @@ use unitrace_core::timeline::names::strip_shape;
 
 use crate::time::{parse_duration, Ns};
 
+/// The most rules a rank's replay carries, the implicit ones with the
+/// user's: its lanes are arrays of a fixed length (`graph/replay.rs`), the
+/// longest of 64 (docs/tracestat.md#what-if).
+pub const MOST_RULES: usize = 62;
+
 /// How a duration changes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {

@@ -5,17 +5,20 @@
 use super::*;
 
 /// The what-if replay of one step: per node, the longest chain from each
-/// of the latest sources, under every rule.
-pub(super) struct Replay {
+/// of the latest sources, under every rule. An entry's lengths are
+/// `[recorded, kernel part, rule...]`, `width` of them, in an array of `S`
+/// (the lanes past `width` are never read): the lanes' loops then have a
+/// length the compiler knows, unrolled and without bounds checks
+/// (docs/tracestat.md#scale).
+pub(super) struct Replay<const S: usize> {
     lo: u32,
-    /// Lens per entry: `[recorded, kernel part, rule...]`.
     width: usize,
     /// Node `lo + i`'s entries are `first[i]..first[i + 1]`: most nodes
     /// have one source, so entries are packed rather than [`KEEP`] slots
     /// per node (docs/tracestat.md#scale).
     first: Vec<u32>,
     src: Vec<u32>,
-    lens: Vec<Ns>,
+    lens: Vec<[Ns; S]>,
 }
 
 /// The step's start as a source.
@@ -28,7 +31,7 @@ const START: u32 = NONE - 1;
 /// (docs/tracestat.md#what-if).
 pub const BEFORE: u32 = NONE - 2;
 
-impl Replay {
+impl<const S: usize> Replay<S> {
     /// The common cases of a node whose chains all come from its
     /// predecessors `inside` (their places in the step, and whether each is
     /// the binding one), done without the general merge ([`Chains`]), to
@@ -40,8 +43,7 @@ impl Replay {
     /// so ordered is so ordered). A predecessor that does not bind comes
     /// without the node's delay `gaps` ([`Graph::replay`]). Whether the
     /// node was one of them.
-    fn carry(&mut self, inside: &[(usize, bool)], cost: &[Ns], gaps: &[Ns]) -> bool {
-        let w = self.width;
+    fn carry(&mut self, inside: &[(usize, bool)], cost: &[Ns; S], gaps: &[Ns; S]) -> bool {
         let entries = |i: usize| self.first[i] as usize..self.first[i + 1] as usize;
         let at = self.lens.len();
         match inside {
@@ -49,14 +51,10 @@ impl Replay {
             &[(i, binds)] => {
                 for e in entries(i) {
                     self.src.push(self.src[e]);
-                    self.lens.extend_from_within(e * w..(e + 1) * w);
+                    self.lens.push(self.lens[e]);
                 }
                 if !binds {
-                    for l in self.lens[at..].chunks_exact_mut(w) {
-                        for (x, g) in l.iter_mut().zip(gaps) {
-                            *x -= g;
-                        }
-                    }
+                    self.lens[at..].iter_mut().for_each(|l| less(l, gaps));
                 }
             }
             &[(i, binds), ref more @ ..] => {
@@ -73,33 +71,33 @@ impl Replay {
                 }
                 for q in e..e + m {
                     self.src.push(self.src[q]);
-                    self.lens.extend_from_within(q * w..(q + 1) * w);
+                    self.lens.push(self.lens[q]);
                 }
                 if !binds {
-                    for (x, g) in self.lens[at..].iter_mut().zip(gaps.iter().cycle()) {
-                        *x -= g;
-                    }
+                    self.lens[at..].iter_mut().for_each(|l| less(l, gaps));
                 }
+                let none = [0; S];
                 for &(j, binds) in more {
                     let f = self.first[j] as usize;
-                    // As `Chains::merge`: the recorded length with its
-                    // kernel part, every rule's length its own maximum.
-                    let gap = |k: usize| if binds { 0 } else { gaps[k] };
+                    let gap = if binds { &none } else { gaps };
                     for q in 0..m {
-                        let (to, from) = (at + q * w, (f + q) * w);
-                        let recorded = self.lens[from] - gap(0);
-                        if recorded > self.lens[to] {
-                            self.lens[to] = recorded;
-                            self.lens[to + 1] = self.lens[from + 1];
+                        let from = self.lens[f + q];
+                        // As `Chains::merge`: the recorded length with its
+                        // kernel part, every rule's length its own maximum.
+                        let to = &mut self.lens[at + q];
+                        let recorded = from[0] - gap[0];
+                        if recorded > to[0] {
+                            to[0] = recorded;
+                            to[1] = from[1];
                         }
-                        for k in 2..w {
-                            self.lens[to + k] = self.lens[to + k].max(self.lens[from + k] - gap(k));
+                        for k in 2..S {
+                            to[k] = to[k].max(from[k] - gap[k]);
                         }
                     }
                 }
             }
         }
-        for l in self.lens[at..].chunks_exact_mut(w) {
+        for l in &mut self.lens[at..] {
             for (x, c) in l.iter_mut().zip(cost) {
                 *x += c;
             }
@@ -117,10 +115,9 @@ impl Replay {
     pub(super) fn of(&self, at: u32) -> impl Iterator<Item = (Option<u32>, &[Ns])> + '_ {
         let i = (at - self.lo) as usize;
         (self.first[i] as usize..self.first[i + 1] as usize).map(|e| {
-            let at = e * self.width;
             let s = self.src[e];
             let src = if s == START { None } else { Some(s) };
-            (src, &self.lens[at..at + self.width])
+            (src, &self.lens[e][..self.width])
         })
     }
 }
@@ -131,7 +128,13 @@ impl Graph<'_, '_> {
     /// Returns where its own work starts ([`Graph::eff_start`]) and the
     /// delay per slot, which `out` counts in. `near`: per thread and
     /// coverage, where its last search ended.
-    fn costs(&self, v: u32, out: &mut [Ns], gaps: &mut [Ns], near: &mut [usize]) -> Ns {
+    fn costs<const S: usize>(
+        &self,
+        v: u32,
+        out: &mut [Ns; S],
+        gaps: &mut [Ns; S],
+        near: &mut [usize],
+    ) -> Ns {
         let n = &self.nodes[v as usize];
         // `eff_start` and `gap` from one look at the binding predecessor.
         let (b, edge) = self.bind[v as usize];
@@ -209,7 +212,13 @@ impl Graph<'_, '_> {
     /// Replays the step `start..end` (ending with node `end_node`) from
     /// its sources; `first`: no step of the rank moves it (its first, or
     /// one after a step not numbered before it).
-    pub(super) fn replay(&self, start: Ns, end: Ns, end_node: u32, first: bool) -> Replay {
+    pub(super) fn replay<const S: usize>(
+        &self,
+        start: Ns,
+        end: Ns,
+        end_node: u32,
+        first: bool,
+    ) -> Replay<S> {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
         // Searched from the step's end node: only nodes near it, which
         // the replay then reads, rather than a search of the whole run.
@@ -224,21 +233,21 @@ impl Graph<'_, '_> {
             width,
             first: Vec::with_capacity(span + 1),
             src: Vec::with_capacity(span),
-            lens: Vec::with_capacity(span * width),
+            lens: Vec::with_capacity(span),
         };
         r.first.push(0);
-        let mut cost = vec![0 as Ns; width];
-        let mut gaps = vec![0 as Ns; width];
+        let mut cost = [0 as Ns; S];
+        let mut gaps = [0 as Ns; S];
         // One node's chains per source, reused from node to node: no
         // allocation per node (docs/tracestat.md#scale).
-        let mut acc = Chains::new(width);
-        let mut line = vec![0 as Ns; width];
+        let mut acc = Chains::<S>::new();
+        let mut line = [0 as Ns; S];
         // Per slot, the latest end of host and of device work before the
         // step that a node waits for.
-        let mut before_ends = [vec![0 as Ns; width], vec![0 as Ns; width]];
+        let mut before_ends = [[0 as Ns; S]; 2];
         let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
         // Where a chain ends in time: its source's time and its length.
-        let key = |s: u32, l: &[Ns]| -> Ns {
+        let key = |s: u32, l: &[Ns; S]| -> Ns {
             let t = if s == START || s == BEFORE {
                 start
             } else {
@@ -251,7 +260,7 @@ impl Graph<'_, '_> {
             let n = &self.nodes[v as usize];
             if let What::End { coll } = n.what {
                 r.src.push(coll);
-                r.lens.extend(std::iter::repeat_n(0, width));
+                r.lens.push([0; S]);
                 r.first.push(r.src.len() as u32);
                 continue;
             }
@@ -291,8 +300,7 @@ impl Graph<'_, '_> {
             acc.clear();
             for &(i, binds) in &inside[..count] {
                 for e in r.first[i] as usize..r.first[i + 1] as usize {
-                    let at = e * width;
-                    let lens = &r.lens[at..at + width];
+                    let lens = &r.lens[e];
                     if binds {
                         acc.merge(r.src[e], lens);
                     } else {
@@ -345,7 +353,7 @@ impl Graph<'_, '_> {
             acc.keep_latest(KEEP, key);
             for &j in &acc.order {
                 r.src.push(acc.src[j]);
-                r.lens.extend_from_slice(acc.lens(j));
+                r.lens.push(*acc.lens(j));
             }
             r.first.push(r.src.len() as u32);
         }
@@ -361,20 +369,18 @@ impl Graph<'_, '_> {
 }
 
 /// A node's chains per source during the replay: `src[j]` with its
-/// lengths `lens(j)` (`width` values each).
-struct Chains {
-    width: usize,
+/// lengths `lens(j)` (lanes as [`Replay`]'s).
+struct Chains<const S: usize> {
     src: Vec<u32>,
-    flat: Vec<Ns>,
+    flat: Vec<[Ns; S]>,
     order: Vec<usize>,
 }
 
-impl Chains {
-    fn new(width: usize) -> Self {
+impl<const S: usize> Chains<S> {
+    fn new() -> Self {
         Chains {
-            width,
             src: Vec::with_capacity(4 * KEEP),
-            flat: Vec::with_capacity(4 * KEEP * width),
+            flat: Vec::with_capacity(4 * KEEP),
             order: Vec::with_capacity(4 * KEEP),
         }
     }
@@ -384,34 +390,34 @@ impl Chains {
         self.flat.clear();
     }
 
-    fn lens(&self, j: usize) -> &[Ns] {
-        &self.flat[j * self.width..(j + 1) * self.width]
+    fn lens(&self, j: usize) -> &[Ns; S] {
+        &self.flat[j]
     }
 
     /// Adds one chain to the per-source maxima: the recorded length and
     /// its kernel part go together; every rule's length is its own maximum.
-    fn merge(&mut self, src: u32, l: &[Ns]) {
+    fn merge(&mut self, src: u32, l: &[Ns; S]) {
         match self.src.iter().position(|&s| s == src) {
             Some(j) => {
-                let have = &mut self.flat[j * self.width..(j + 1) * self.width];
+                let have = &mut self.flat[j];
                 if l[0] > have[0] {
                     have[0] = l[0];
                     have[1] = l[1];
                 }
-                for (h, x) in have.iter_mut().zip(l).skip(2) {
-                    *h = (*h).max(*x);
+                for k in 2..S {
+                    have[k] = have[k].max(l[k]);
                 }
             }
             None => {
                 self.src.push(src);
-                self.flat.extend_from_slice(l);
+                self.flat.push(*l);
             }
         }
     }
 
     /// Adds the node's own cost to every chain.
-    fn add(&mut self, cost: &[Ns]) {
-        for l in self.flat.chunks_exact_mut(self.width) {
+    fn add(&mut self, cost: &[Ns; S]) {
+        for l in &mut self.flat {
             for (x, c) in l.iter_mut().zip(cost) {
                 *x += c;
             }
@@ -420,10 +426,10 @@ impl Chains {
 
     /// Puts in `order` the indices of the `keep` chains that end latest by
     /// `key` (ties in the order they came).
-    fn keep_latest(&mut self, keep: usize, key: impl Fn(u32, &[Ns]) -> Ns) {
+    fn keep_latest(&mut self, keep: usize, key: impl Fn(u32, &[Ns; S]) -> Ns) {
         self.order.clear();
-        let (src, flat, w) = (&self.src, &self.flat, self.width);
-        let key_of = |j: usize| key(src[j], &flat[j * w..(j + 1) * w]);
+        let (src, flat) = (&self.src, &self.flat);
+        let key_of = |j: usize| key(src[j], &flat[j]);
         match src.len() {
             // Most nodes have one or two chains (docs/tracestat.md#scale):
             // their order without a sort, the same as its.
@@ -467,6 +473,13 @@ impl RuleLanes {
     }
 }
 
+/// Each lane of `l` less the node's delay in it.
+fn less<const S: usize>(l: &mut [Ns; S], gaps: &[Ns; S]) {
+    for (x, g) in l.iter_mut().zip(gaps) {
+        *x -= g;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,22 +495,29 @@ mod tests {
         cost: &[Ns; 5],
         gaps: &[Ns; 5],
     ) -> Vec<(u32, Vec<Ns>)> {
-        let mut acc = Chains::new(5);
+        let mut acc = Chains::<8>::new();
         for (chains, &b) in preds.iter().zip(binds) {
             for (src, lens) in chains.iter() {
-                let mut l = *lens;
+                let mut l = padded(lens);
                 if !b {
-                    l.iter_mut().zip(gaps).for_each(|(x, g)| *x -= g);
+                    less(&mut l, &padded(gaps));
                 }
                 acc.merge(*src, &l);
             }
         }
-        acc.add(cost);
+        acc.add(&padded(cost));
         acc.keep_latest(KEEP, |s, l| 10 * s as Ns + l[0]);
         acc.order
             .iter()
-            .map(|&j| (acc.src[j], acc.lens(j).to_vec()))
+            .map(|&j| (acc.src[j], acc.lens(j)[..5].to_vec()))
             .collect()
+    }
+
+    /// Five lanes in an array of eight, the rest zero.
+    fn padded(l: &[Ns; 5]) -> [Ns; 8] {
+        let mut out = [0; 8];
+        out[..5].copy_from_slice(l);
+        out
     }
 
     fn merged(preds: &[&[(u32, [Ns; 5])]], cost: &[Ns; 5]) -> Vec<(u32, Vec<Ns>)> {
@@ -539,7 +559,7 @@ mod tests {
         for node in &nodes {
             for (src, lens) in node {
                 r.src.push(*src);
-                r.lens.extend_from_slice(lens);
+                r.lens.push(padded(&lens[..].try_into().unwrap()));
             }
             r.first.push(r.src.len() as u32);
         }
@@ -576,7 +596,8 @@ mod tests {
                 src: r.src.clone(),
                 lens: r.lens.clone(),
             };
-            assert_eq!(after.carry(&inside, &cost, &gaps), carried, "{inside:?}");
+            let (cost8, gaps8) = (padded(&cost), padded(&gaps));
+            assert_eq!(after.carry(&inside, &cost8, &gaps8), carried, "{inside:?}");
             if !carried {
                 continue;
             }
