@@ -448,7 +448,9 @@ impl<'a> Solver<'a> {
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
         let own_from = start.max(covered_to).min(end);
-        let mut rev: Vec<PathItem> = Vec::new();
+        // Room for a step's usual path (about 140 stretches on the bench's
+        // ranks) at once, not grown seven times (docs/tracestat.md#scale).
+        let mut rev: Vec<PathItem> = Vec::with_capacity(256);
         let mut totals = StepTotals::new((start, own_from, end));
         // The walk goes back in time: what it adds is cut at the earliest
         // time it has reached (a step before's device tail may run on past
@@ -461,7 +463,7 @@ impl<'a> Solver<'a> {
             self.paths[end_rank].sink_count(end_k).saturating_sub(1),
         );
         // A chain's stretches decoded once, for the path and its totals.
-        let mut chain: Vec<Item> = Vec::new();
+        let mut chain: Vec<Item> = Vec::with_capacity(64);
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
             let Some(sink) = self.body(r, k).sinks.get(si) else {
@@ -1288,17 +1290,14 @@ fn add_clipped(totals: &mut Totals, it: &PathItem, (start, end): (Ns, Ns)) {
 
 /// Items cut to `start..end`, with the time before the first one (the
 /// step had not begun on the rank the path reaches) as idle.
-fn clip(items: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
-    let mut out: Vec<PathItem> = Vec::with_capacity(items.len() + 1);
-    for mut it in items {
+fn clip(mut out: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
+    // In place: the list is the path's, a new one would copy it.
+    out.retain_mut(|it| {
         let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
-        if e <= s {
-            continue;
-        }
         it.start = s;
         it.dur = e - s;
-        out.push(it);
-    }
+        e > s
+    });
     let first = out.first().map_or(end, |i| i.start);
     if first > start {
         let rank = out.first().map_or(end_rank, |i| i.rank);
