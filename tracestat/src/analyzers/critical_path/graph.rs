@@ -549,6 +549,9 @@ struct Graph<'m, 'a> {
     /// Per thread: where the last walk found its stretches. Sinks are
     /// walked in time order, so the next search starts near there.
     walk_hint: Vec<usize>,
+    /// The list a walk fills, kept from chain to chain: no allocation per
+    /// chain, and grown only to the longest (docs/tracestat.md#scale).
+    walk_items: Vec<Item>,
     /// The tests' hook: every stretch found by a sweep of its thread's
     /// calls, as when a walk leaves the stretches generated.
     sweep_again: bool,
@@ -804,6 +807,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             median_rank,
             lanes: replay::RuleLanes::of(rules),
             walk_hint: Vec::new(),
+            walk_items: Vec::new(),
             sweep_again: sweep_again(),
         }
     }
@@ -1416,10 +1420,10 @@ impl<'m, 'a> Graph<'m, 'a> {
         out
     }
 
-    /// The binding chain from sink `v` back to its source, in time order.
-    fn walk(&self, sink: u32, s: Ns, hint: &mut [usize]) -> (Option<u32>, Vec<Item>) {
-        // Room for a step's usual chain at once, not grown five times.
-        let mut rev: Vec<Item> = Vec::with_capacity(64);
+    /// The binding chain from sink `v` back to its source, in time order,
+    /// in `rev` (emptied first).
+    fn walk(&self, sink: u32, s: Ns, hint: &mut [usize], rev: &mut Vec<Item>) -> Option<u32> {
+        rev.clear();
         let mut v = sink;
         let source = loop {
             let n = &self.nodes[v as usize];
@@ -1429,19 +1433,19 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
             let es = self.eff_start(v);
-            self.own_items(v, es.max(s), n.end, &mut rev, hint);
+            self.own_items(v, es.max(s), n.end, rev, hint);
             if es <= s {
                 break None;
             }
             let (b, _) = self.bind[v as usize];
             let (g, kind, name) = self.gap(v);
             if b == NONE {
-                push_rev(&mut rev, s, es, Kind::Idle, name);
+                push_rev(rev, s, es, Kind::Idle, name);
                 break None;
             }
             let be = self.nodes[b as usize].end;
             if g > 0 {
-                push_rev(&mut rev, be.max(s), n.start, kind, name);
+                push_rev(rev, be.max(s), n.start, kind, name);
             }
             if be <= s {
                 break None;
@@ -1449,17 +1453,21 @@ impl<'m, 'a> Graph<'m, 'a> {
             v = b;
         };
         rev.reverse();
-        (source, merge_items(rev))
+        merge_items(rev);
+        source
     }
 
     /// A chain's totals and its stretches, at most [`MAX_ITEMS`].
     fn chain(&mut self, sink: u32, s: Ns) -> (Option<u32>, ChainItems, Vec<Total>) {
         let mut hint = std::mem::take(&mut self.walk_hint);
         hint.resize(self.threads.len(), 0);
-        let (source, items) = self.walk(sink, s, &mut hint);
+        let mut items = std::mem::take(&mut self.walk_items);
+        let source = self.walk(sink, s, &mut hint, &mut items);
         self.walk_hint = hint;
         if items.len() <= MAX_ITEMS {
-            return (source, ChainItems::new(&items), Vec::new());
+            let packed = ChainItems::new(&items);
+            self.walk_items = items;
+            return (source, packed, Vec::new());
         }
         let mut totals: FastMap<(Kind, u32), (u64, Ns)> = FastMap::default();
         for it in &items {
@@ -1852,7 +1860,7 @@ pub fn joined_label(most: &str, count: u64) -> String {
 }
 
 /// Adjacent items of one kind and name as one.
-fn merge_items(mut items: Vec<Item>) -> Vec<Item> {
+fn merge_items(items: &mut Vec<Item>) {
     // In place: each item against the last one kept (grown by those it
     // took in), as a fold into a new list would.
     items.dedup_by(|it, l| {
@@ -1862,7 +1870,6 @@ fn merge_items(mut items: Vec<Item>) -> Vec<Item> {
         }
         joins
     });
-    items
 }
 
 /// The gap names, interned before any walk so items can refer to them.
@@ -2081,7 +2088,8 @@ mod tests {
             kind: Kind::Host,
             name,
         };
-        let m = merge_items(vec![it(0, 5, 1), it(5, 5, 1), it(10, 2, 2)]);
+        let mut m = vec![it(0, 5, 1), it(5, 5, 1), it(10, 2, 2)];
+        merge_items(&mut m);
         assert_eq!(m, vec![it(0, 10, 1), it(10, 2, 2)]);
     }
 
