@@ -1291,7 +1291,10 @@ fn add_clipped(totals: &mut Totals, it: &PathItem, (start, end): (Ns, Ns)) {
 /// Items cut to `start..end`, with the time before the first one (the
 /// step had not begun on the rank the path reaches) as idle.
 fn clip(mut out: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
-    // In place: the list is the path's, a new one would copy it.
+    // In place: the list is the path's, a new one would copy it. It is
+    // then shrunk to its length, as it is kept for the tables: the room
+    // the walk began with, held by every step, took 55 MB of the bench's
+    // 8 ranks (docs/tracestat.md#memory).
     out.retain_mut(|it| {
         let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
         it.start = s;
@@ -1312,6 +1315,7 @@ fn clip(mut out: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<Path
             },
         );
     }
+    out.shrink_to_fit();
     out
 }
 
