@@ -46,7 +46,7 @@ pub struct StepPath {
     pub items: Vec<PathItem>,
     /// The path's time per (kind, name): `(stretches, time)`, exact even
     /// where long chains were coarsened.
-    pub totals: BTreeMap<(Kind, Label), (u64, Ns)>,
+    pub totals: Totals,
     /// The same over the part of the step that no step before it covers
     /// (from the latest end of those steps): what the tables over all
     /// steps count, so that a rank's work that two steps' paths both hold
@@ -54,7 +54,7 @@ pub struct StepPath {
     /// (docs/tracestat.md#critical-path). `None` where they are `totals`
     /// (no step before reaches into this one): every step is held until
     /// the output, and most have none.
-    pub own_totals: Option<BTreeMap<(Kind, Label), (u64, Ns)>>,
+    pub own_totals: Option<Totals>,
     /// Per rule: the step's start and end (aligned) replayed under it.
     pub what_if: Vec<(Ns, Ns)>,
 }
@@ -654,7 +654,8 @@ impl<'a> Solver<'a> {
         items: &[PathItem],
         window: (Ns, Ns),
     ) {
-        let mut joined: Totals = Totals::new();
+        // In order: the rounding's rest goes to the last longest.
+        let mut joined: BTreeMap<(Kind, Label), (u64, Ns)> = BTreeMap::new();
         for &(kind, name, count, dur) in &sink.totals {
             joined.insert((kind, self.label(r, name)), (count, dur));
         }
@@ -1192,7 +1193,11 @@ fn cut_at(items: &mut Vec<PathItem>, from: usize, horizon: Ns) -> bool {
 }
 
 /// A step's path time per kind and name: `(stretches, time)`.
-type Totals = BTreeMap<(Kind, Label), (u64, Ns)>;
+/// Path time per kind and name: `(stretches, time)`. Hashed, not
+/// ordered: every reader sums it or looks names up, and a step adds to it
+/// once per stretch, which an ordered map keyed by the names' text made a
+/// twentieth of the solve's time (docs/tracestat.md#scale).
+pub type Totals = HashMap<(Kind, Label), (u64, Ns)>;
 
 /// A step's path time per kind and name over the whole step and from its
 /// own part on (`window`: start, own part's start, end): what counts the
@@ -1496,11 +1501,13 @@ mod tests {
         let sink = &rank.steps[0].sinks[0];
         let path_items: Vec<PathItem> = items.iter().map(|it| solver.item(0, it)).collect();
         let share_to = |from: Ns, to: Ns| {
-            let mut t = Totals::new();
+            let mut t = Totals::default();
             solver.add_joined_part(&mut t, 0, sink, &path_items, (from, to));
-            t.into_iter()
+            let mut t: Vec<_> = (t.into_iter())
                 .map(|((k, n), v)| (k, n.to_string(), v))
-                .collect::<Vec<_>>()
+                .collect();
+            t.sort();
+            t
         };
         let share = |from: Ns| share_to(from, 100);
         let host = Kind::Host;
