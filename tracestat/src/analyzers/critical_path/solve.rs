@@ -1221,6 +1221,8 @@ impl Acc {
     /// Everything by label.
     fn labelled(self, solver: &Solver<'_>) -> Totals {
         let mut out = self.labels;
+        // Grown once: each growth hashes every name again.
+        out.reserve(self.ids.len());
         for ((kind, r, name), (c, d)) in self.ids {
             let t = out
                 .entry((kind, solver.label(r as usize, name)))
@@ -1236,7 +1238,12 @@ impl StepTotals {
     fn new(window: (Ns, Ns, Ns)) -> StepTotals {
         StepTotals {
             window,
-            both: Acc::default(),
+            // Room for a step's usual names at once (about 24 on the
+            // bench's ranks): each growth hashes every key again.
+            both: Acc {
+                ids: HashMap::with_capacity_and_hasher(32, Default::default()),
+                labels: Totals::default(),
+            },
             all_only: Acc::default(),
             own_only: Acc::default(),
         }
@@ -1258,6 +1265,7 @@ impl StepTotals {
     /// most steps), which spares a copy and a comparison.
     fn finish(self, solver: &Solver<'_>) -> (Totals, Option<Totals>) {
         let merged = |mut into: Totals, from: Totals| {
+            into.reserve(from.len());
             for (k, (c, d)) in from {
                 let t = into.entry(k).or_default();
                 t.0 += c;
