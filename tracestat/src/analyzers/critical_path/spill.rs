@@ -269,7 +269,7 @@ fn decode(head: &StepGraph, bytes: &[u8]) -> Option<StepGraph> {
             0 => None,
             j => Some(u32::try_from(j - 1).ok()?),
         };
-        let items = ChainItems::from_bytes(r.bytes()?)?;
+        let items = ChainItems::from_bytes(r.bytes()?);
         let t = r.number()?;
         let mut totals: Vec<Total> = Vec::with_capacity(usize::try_from(t).ok()?.min(bytes.len()));
         for _ in 0..t {
@@ -277,7 +277,7 @@ fn decode(head: &StepGraph, bytes: &[u8]) -> Option<StepGraph> {
             let name = u32::try_from(r.number()?).ok()?;
             totals.push((kind, name, r.number()?, unzigzag(r.number()?)));
         }
-        let lens = SinkLens::from_bytes(r.bytes()?)?;
+        let lens = SinkLens::from_bytes(r.bytes()?);
         sinks.push(Sink {
             time,
             source,
@@ -288,7 +288,7 @@ fn decode(head: &StepGraph, bytes: &[u8]) -> Option<StepGraph> {
     }
     let host_end = match r.number()? {
         0 => None,
-        1 => Some((unzigzag(r.number()?), SinkLens::from_bytes(r.bytes()?)?)),
+        1 => Some((unzigzag(r.number()?), SinkLens::from_bytes(r.bytes()?))),
         _ => return None,
     };
     r.bytes.is_empty().then(|| StepGraph {
