@@ -13,9 +13,12 @@
 //!
 //! Hand-written: the encoding is the packed lists' own bytes (`packed.rs`)
 //! behind a few LEB128 integers, which no serialization crate in use writes
-//! more simply. The bytes are checked when read back, so a short or
-//! garbled read is an error, never a panic. When the file cannot be
-//! written (a full disk), the rank keeps its steps in memory, as before.
+//! more simply. A body's layout is checked when read back, so a short
+//! read is an error, never a panic; the packed lists within it read as
+//! some stretches and lengths whatever their bytes (`packed.rs`), so a
+//! garbled read is an error or wrong numbers, never a panic. When the
+//! file cannot be written (a full disk), the rank keeps its steps in
+//! memory, as before.
 //!
 //! A rank whose sinks take less than [`SPILL_AT_LEAST`] keeps them: a
 //! small rank holds more than that in its summary anyway, and the writes
