@@ -651,11 +651,9 @@ fn rank_table(out: &StepsOut, screen: &Screen) -> Table {
 
 /// The rows of the `SCREEN_STEPS` largest `key`s, in their table order.
 fn largest(n: usize, key: impl Fn(usize) -> f64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
-    order.truncate(SCREEN_STEPS);
-    order.sort_unstable();
-    order
+    crate::search::first_places(n, SCREEN_STEPS, |a, b| {
+        key(b).total_cmp(&key(a)).then(a.cmp(&b))
+    })
 }
 
 fn spread_table(out: &StepsOut) -> Table {

@@ -36,6 +36,7 @@ use unitrace_render::table::CsvRecords;
 use super::collectives::{aligned_origin, group_calls};
 use super::{Analyzer, Finished, RankOptions, RankSummary, Ranks, Report, Screen};
 use crate::rank_model::RankModel;
+use crate::search::first_places;
 use crate::time::{pct, us, Ns};
 use graph::{Kind, RankPath};
 use solve::{Operations, Solver, StepPath};
@@ -898,13 +899,18 @@ fn steps_table(out: &CriticalPathOut) -> Table {
         cols.push(Column::new(name, k.name(), Unit::Us));
     }
     let mut t = Table::new("critical_path_steps", "Steps and their path by kind", cols);
+    // A rank's label once, shared by its rows' values.
+    let mut ranks: HashMap<&str, Value> = HashMap::default();
     for r in &out.critical_path_steps {
+        let end_rank = (ranks.entry(&r.end_rank))
+            .or_insert_with(|| Value::from(&*r.end_rank))
+            .clone();
         let mut row: Vec<Value> = vec![
             Value::from(&*r.step),
             r.start_us.into(),
             r.dur_us.into(),
             r.adds_us.into(),
-            r.end_rank.clone().into(),
+            end_rank,
             r.ranks_on_path.into(),
             r.rank_changes.into(),
         ];
@@ -912,11 +918,10 @@ fn steps_table(out: &CriticalPathOut) -> Table {
         t.push(row);
     }
     if t.rows.len() > TOP_STEPS {
-        let mut idx: Vec<usize> = (0..t.rows.len()).collect();
         let d = |i: usize| out.critical_path_steps[i].adds_us;
-        idx.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
-        idx.truncate(TOP_STEPS);
-        idx.sort_unstable();
+        let idx = first_places(t.rows.len(), TOP_STEPS, |a, b| {
+            d(b).total_cmp(&d(a)).then(a.cmp(&b))
+        });
         let note = format!(
             "({} slowest of {} steps shown; the files hold all)",
             TOP_STEPS,
@@ -1023,10 +1028,12 @@ fn items_table(out: &CriticalPathOut) -> Table {
     let all = slowest.len();
     let mut shown = slowest;
     if shown.len() > TOP_ITEMS {
-        let d = |i: usize| out.critical_path.row(i).dur_us;
-        shown.sort_by(|&a, &b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
-        shown.truncate(TOP_ITEMS);
-        shown.sort_unstable();
+        // The step's rows are in order: places compare as rows do.
+        let d = |k: usize| out.critical_path.row(shown[k]).dur_us;
+        let places = first_places(shown.len(), TOP_ITEMS, |a, b| {
+            d(b).total_cmp(&d(a)).then(a.cmp(&b))
+        });
+        shown = places.into_iter().map(|k| shown[k]).collect();
     }
     // Only the rows shown are values; the file's (a row per stretch of
     // every step: hundreds of thousands) are made while it is written
@@ -1152,9 +1159,14 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
             Column::new("change_pct", "change", Unit::PctChange),
         ],
     );
+    // A rule's text once, shared by its rows' values.
+    let mut rules: HashMap<&str, Value> = HashMap::default();
     for r in &out.what_if {
+        let rule = (rules.entry(&r.rule))
+            .or_insert_with(|| Value::from(&*r.rule))
+            .clone();
         t.push(vec![
-            r.rule.clone().into(),
+            rule,
             Value::from(&*r.step),
             r.dur_us.into(),
             r.what_if_dur_us.into(),
@@ -1164,10 +1176,9 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
     if t.rows.len() > TOP_STEPS {
         // The steps a rule shortens most, in table order.
         let saved = |i: usize| out.what_if[i].dur_us - out.what_if[i].what_if_dur_us;
-        let mut shown: Vec<usize> = (0..t.rows.len()).collect();
-        shown.sort_by(|&a, &b| saved(b).total_cmp(&saved(a)).then(a.cmp(&b)));
-        shown.truncate(TOP_STEPS);
-        shown.sort_unstable();
+        let shown = first_places(t.rows.len(), TOP_STEPS, |a, b| {
+            saved(b).total_cmp(&saved(a)).then(a.cmp(&b))
+        });
         t.show_only(
             shown,
             format!(
