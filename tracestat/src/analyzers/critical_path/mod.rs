@@ -404,14 +404,16 @@ pub struct WhatIfTotalRow {
 
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CriticalPathOut {
+    /// Shared with the table of its file, made row by row from it.
     #[serde(serialize_with = "step_rows_json")]
-    pub critical_path_steps: Vec<StepRow>,
+    pub critical_path_steps: Arc<Vec<StepRow>>,
     /// Shared with the table of its file, made row by row from it.
     pub critical_path: Arc<PathTable>,
     pub critical_path_kinds: Vec<KindRow>,
     pub critical_path_names: Vec<NameRow>,
+    /// Shared with the table of its file, made row by row from it.
     #[serde(serialize_with = "what_if_rows_json")]
-    pub what_if: Vec<WhatIfRow>,
+    pub what_if: Arc<Vec<WhatIfRow>>,
     pub what_if_totals: Vec<WhatIfTotalRow>,
     /// The slowest step (index into `critical_path_steps`).
     pub slowest_step: Option<String>,
@@ -569,9 +571,10 @@ fn output(
     origin: Ns,
 ) -> CriticalPathOut {
     let mut out = CriticalPathOut::default();
-    // A row per stretch of every step: sized exactly, as it is the largest
-    // table of a run of many steps (docs/tracestat.md#scale).
-    out.critical_path_steps.reserve_exact(paths.len());
+    // A row per step: sized exactly, as it is a large table of a run of
+    // many steps (docs/tracestat.md#scale).
+    let mut step_rows: Vec<StepRow> = Vec::with_capacity(paths.len());
+    let mut what_if_rows: Vec<WhatIfRow> = Vec::with_capacity(paths.len() * rules.len());
     let mut kinds: BTreeMap<Kind, (u64, Ns)> = BTreeMap::new();
     // Per kind and name: stretches, steps (counted once each: the steps
     // come in order, so the last one seen is enough), time. Hashed, not
@@ -623,7 +626,7 @@ fn output(
         // ranks' spread of starts, which the step did not make).
         let from = after.map_or(p.last_start, |b| b.end);
         let adds = p.end - from.min(p.end).max(p.start.min(p.end));
-        out.critical_path_steps.push(StepRow {
+        step_rows.push(StepRow {
             step: step.clone(),
             start_us: us(p.start - origin),
             dur_us: us(p.end - p.start),
@@ -642,10 +645,11 @@ fn output(
         }
         for (i, r) in rules.iter().enumerate() {
             let (s, e) = p.what_if[i];
-            out.what_if
-                .push(what_if_row(&r.text, &step, p.end - p.start, e - s));
+            what_if_rows.push(what_if_row(&r.text, &step, p.end - p.start, e - s));
         }
     }
+    out.critical_path_steps = Arc::new(step_rows);
+    out.what_if = Arc::new(what_if_rows);
     for (i, r) in rules.iter().enumerate() {
         // The time the steps cover, each moment once: steps of ranks
         // that overlap (a rank still in step n while another began n + 1)
@@ -899,13 +903,58 @@ fn steps_table(out: &CriticalPathOut) -> Table {
         cols.push(Column::new(name, k.name(), Unit::Us));
     }
     let mut t = Table::new("critical_path_steps", "Steps and their path by kind", cols);
-    // A rank's label once, shared by its rows' values.
-    let mut ranks: HashMap<&str, Value> = HashMap::default();
-    for r in &out.critical_path_steps {
-        let end_rank = (ranks.entry(&r.end_rank))
-            .or_insert_with(|| Value::from(&*r.end_rank))
-            .clone();
-        let mut row: Vec<Value> = vec![
+    let n = out.critical_path_steps.len();
+    // The steps that add the most, in table order.
+    let d = |i: usize| out.critical_path_steps[i].adds_us;
+    let shown = first_places(n, TOP_STEPS, |a, b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
+    // Only the rows shown are values; the file's (a row per step: tens
+    // of thousands) are made while it is written (docs/tracestat.md#scale).
+    let source = StepRows::new(Arc::clone(&out.critical_path_steps));
+    let mut row = Vec::with_capacity(t.columns.len());
+    for &i in &shown {
+        source.row(i, &mut row);
+        t.push(std::mem::take(&mut row));
+    }
+    t.file_rows = Some(FileRows(Arc::new(source)));
+    if n > TOP_STEPS {
+        let note = format!("({TOP_STEPS} slowest of {n} steps shown; the files hold all)");
+        t.show_only((0..shown.len()).collect(), note);
+    }
+    t
+}
+
+/// The rows of `critical_path_steps.csv`, made one at a time.
+struct StepRows {
+    rows: Arc<Vec<StepRow>>,
+    /// A rank's label once, shared by its rows' values.
+    ranks: HashMap<String, Value>,
+}
+
+impl StepRows {
+    fn new(rows: Arc<Vec<StepRow>>) -> StepRows {
+        let mut ranks = HashMap::default();
+        for r in rows.iter() {
+            if !ranks.contains_key(&r.end_rank) {
+                ranks.insert(r.end_rank.clone(), Value::from(&*r.end_rank));
+            }
+        }
+        StepRows { rows, ranks }
+    }
+}
+
+impl RowSource for StepRows {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        out.clear();
+        let Some(r) = self.rows.get(i) else {
+            return;
+        };
+        let end_rank =
+            (self.ranks.get(&r.end_rank).cloned()).unwrap_or_else(|| Value::from(&*r.end_rank));
+        out.extend([
             Value::from(&*r.step),
             r.start_us.into(),
             r.dur_us.into(),
@@ -913,23 +962,9 @@ fn steps_table(out: &CriticalPathOut) -> Table {
             end_rank,
             r.ranks_on_path.into(),
             r.rank_changes.into(),
-        ];
-        row.extend(r.kinds_us.iter().map(|(_, v)| Value::from(*v)));
-        t.push(row);
+        ]);
+        out.extend(r.kinds_us.iter().map(|(_, v)| Value::from(*v)));
     }
-    if t.rows.len() > TOP_STEPS {
-        let d = |i: usize| out.critical_path_steps[i].adds_us;
-        let idx = first_places(t.rows.len(), TOP_STEPS, |a, b| {
-            d(b).total_cmp(&d(a)).then(a.cmp(&b))
-        });
-        let note = format!(
-            "({} slowest of {} steps shown; the files hold all)",
-            TOP_STEPS,
-            t.rows.len()
-        );
-        t.show_only(idx, note);
-    }
-    t
 }
 
 fn kinds_table(out: &CriticalPathOut) -> Table {
@@ -1159,13 +1194,62 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
             Column::new("change_pct", "change", Unit::PctChange),
         ],
     );
-    // A rule's text once, shared by its rows' values.
-    let mut rules: HashMap<&str, Value> = HashMap::default();
-    for r in &out.what_if {
-        let rule = (rules.entry(&r.rule))
-            .or_insert_with(|| Value::from(&*r.rule))
-            .clone();
-        t.push(vec![
+    let n = out.what_if.len();
+    // The steps a rule shortens most, in table order.
+    let saved = |i: usize| out.what_if[i].dur_us - out.what_if[i].what_if_dur_us;
+    let shown = first_places(n, TOP_STEPS, |a, b| {
+        saved(b).total_cmp(&saved(a)).then(a.cmp(&b))
+    });
+    // Only the rows shown are values ([`steps_table`]).
+    let source = WhatIfRows::new(Arc::clone(&out.what_if));
+    let mut row = Vec::with_capacity(t.columns.len());
+    for &i in &shown {
+        source.row(i, &mut row);
+        t.push(std::mem::take(&mut row));
+    }
+    t.file_rows = Some(FileRows(Arc::new(source)));
+    if n > TOP_STEPS {
+        t.show_only(
+            (0..shown.len()).collect(),
+            format!(
+                "({TOP_STEPS} of {n} rows shown: the steps shortened most; the files hold every step)"
+            ),
+        );
+    }
+    t
+}
+
+/// The rows of `what_if.csv`, made one at a time.
+struct WhatIfRows {
+    rows: Arc<Vec<WhatIfRow>>,
+    /// A rule's text once, shared by its rows' values.
+    rules: HashMap<String, Value>,
+}
+
+impl WhatIfRows {
+    fn new(rows: Arc<Vec<WhatIfRow>>) -> WhatIfRows {
+        let mut rules = HashMap::default();
+        for r in rows.iter() {
+            if !rules.contains_key(&r.rule) {
+                rules.insert(r.rule.clone(), Value::from(&*r.rule));
+            }
+        }
+        WhatIfRows { rows, rules }
+    }
+}
+
+impl RowSource for WhatIfRows {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize, out: &mut Vec<Value>) {
+        out.clear();
+        let Some(r) = self.rows.get(i) else {
+            return;
+        };
+        let rule = (self.rules.get(&r.rule).cloned()).unwrap_or_else(|| Value::from(&*r.rule));
+        out.extend([
             rule,
             Value::from(&*r.step),
             r.dur_us.into(),
@@ -1173,21 +1257,6 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
             r.change_pct.into(),
         ]);
     }
-    if t.rows.len() > TOP_STEPS {
-        // The steps a rule shortens most, in table order.
-        let saved = |i: usize| out.what_if[i].dur_us - out.what_if[i].what_if_dur_us;
-        let shown = first_places(t.rows.len(), TOP_STEPS, |a, b| {
-            saved(b).total_cmp(&saved(a)).then(a.cmp(&b))
-        });
-        t.show_only(
-            shown,
-            format!(
-                "({TOP_STEPS} of {} rows shown: the steps shortened most; the files hold every step)",
-                out.what_if.len()
-            ),
-        );
-    }
-    t
 }
 
 /// How many [`implicit_rules`] there are.
