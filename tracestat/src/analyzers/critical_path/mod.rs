@@ -909,13 +909,7 @@ fn steps_table(out: &CriticalPathOut) -> Table {
     let shown = first_places(n, TOP_STEPS, |a, b| d(b).total_cmp(&d(a)).then(a.cmp(&b)));
     // Only the rows shown are values; the file's (a row per step: tens
     // of thousands) are made while it is written (docs/tracestat.md#scale).
-    let source = StepRows::new(Arc::clone(&out.critical_path_steps));
-    let mut row = Vec::with_capacity(t.columns.len());
-    for &i in &shown {
-        source.row(i, &mut row);
-        t.push(std::mem::take(&mut row));
-    }
-    t.file_rows = Some(FileRows(Arc::new(source)));
+    shown_rows(&mut t, step_rows(&out.critical_path_steps), &shown);
     if n > TOP_STEPS {
         let note = format!("({TOP_STEPS} slowest of {n} steps shown; the files hold all)");
         t.show_only((0..shown.len()).collect(), note);
@@ -923,47 +917,75 @@ fn steps_table(out: &CriticalPathOut) -> Table {
     t
 }
 
-/// The rows of `critical_path_steps.csv`, made one at a time.
-struct StepRows {
-    rows: Arc<Vec<StepRow>>,
-    /// A rank's label once, shared by its rows' values.
-    ranks: HashMap<String, Value>,
-}
+/// Texts that many rows repeat (a rank's label, a rule), one value each,
+/// shared by the rows' values.
+struct SharedTexts(HashMap<String, Value>);
 
-impl StepRows {
-    fn new(rows: Arc<Vec<StepRow>>) -> StepRows {
-        let mut ranks = HashMap::default();
-        for r in rows.iter() {
-            if !ranks.contains_key(&r.end_rank) {
-                ranks.insert(r.end_rank.clone(), Value::from(&*r.end_rank));
+impl SharedTexts {
+    fn of<'a>(texts: impl Iterator<Item = &'a str>) -> SharedTexts {
+        let mut values = HashMap::default();
+        for t in texts {
+            if !values.contains_key(t) {
+                values.insert(t.to_string(), Value::from(t));
             }
         }
-        StepRows { rows, ranks }
+        SharedTexts(values)
+    }
+
+    fn value(&self, text: &str) -> Value {
+        (self.0.get(text).cloned()).unwrap_or_else(|| Value::from(text))
     }
 }
 
-impl RowSource for StepRows {
+/// The rows `shown` of `source` as `t`'s values, and `source` as the
+/// rows of its files.
+fn shown_rows(t: &mut Table, source: impl RowSource + 'static, shown: &[usize]) {
+    let mut row = Vec::with_capacity(t.columns.len());
+    for &i in shown {
+        source.row(i, &mut row);
+        t.push(std::mem::take(&mut row));
+    }
+    t.file_rows = Some(FileRows(Arc::new(source)));
+}
+
+/// A table's rows made one at a time for its file: `fill` makes a row's
+/// values, the texts its rows repeat shared ([`SharedTexts`]).
+struct RowsOf<T> {
+    rows: Arc<Vec<T>>,
+    texts: SharedTexts,
+    fill: fn(&T, &SharedTexts, &mut Vec<Value>),
+}
+
+impl<T: Send + Sync> RowSource for RowsOf<T> {
     fn count(&self) -> usize {
         self.rows.len()
     }
 
     fn row(&self, i: usize, out: &mut Vec<Value>) {
         out.clear();
-        let Some(r) = self.rows.get(i) else {
-            return;
-        };
-        let end_rank =
-            (self.ranks.get(&r.end_rank).cloned()).unwrap_or_else(|| Value::from(&*r.end_rank));
-        out.extend([
-            Value::from(&*r.step),
-            r.start_us.into(),
-            r.dur_us.into(),
-            r.adds_us.into(),
-            end_rank,
-            r.ranks_on_path.into(),
-            r.rank_changes.into(),
-        ]);
-        out.extend(r.kinds_us.iter().map(|(_, v)| Value::from(*v)));
+        if let Some(r) = self.rows.get(i) {
+            (self.fill)(r, &self.texts, out);
+        }
+    }
+}
+
+/// The rows of `critical_path_steps.csv`, a rank's label shared.
+fn step_rows(rows: &Arc<Vec<StepRow>>) -> RowsOf<StepRow> {
+    RowsOf {
+        texts: SharedTexts::of(rows.iter().map(|r| r.end_rank.as_str())),
+        rows: Arc::clone(rows),
+        fill: |r, ranks, out| {
+            out.extend([
+                Value::from(&*r.step),
+                r.start_us.into(),
+                r.dur_us.into(),
+                r.adds_us.into(),
+                ranks.value(&r.end_rank),
+                r.ranks_on_path.into(),
+                r.rank_changes.into(),
+            ]);
+            out.extend(r.kinds_us.iter().map(|(_, v)| Value::from(*v)));
+        },
     }
 }
 
@@ -1201,13 +1223,7 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
         saved(b).total_cmp(&saved(a)).then(a.cmp(&b))
     });
     // Only the rows shown are values ([`steps_table`]).
-    let source = WhatIfRows::new(Arc::clone(&out.what_if));
-    let mut row = Vec::with_capacity(t.columns.len());
-    for &i in &shown {
-        source.row(i, &mut row);
-        t.push(std::mem::take(&mut row));
-    }
-    t.file_rows = Some(FileRows(Arc::new(source)));
+    shown_rows(&mut t, what_if_rows(&out.what_if), &shown);
     if n > TOP_STEPS {
         t.show_only(
             (0..shown.len()).collect(),
@@ -1219,43 +1235,20 @@ fn what_if_table(out: &CriticalPathOut) -> Table {
     t
 }
 
-/// The rows of `what_if.csv`, made one at a time.
-struct WhatIfRows {
-    rows: Arc<Vec<WhatIfRow>>,
-    /// A rule's text once, shared by its rows' values.
-    rules: HashMap<String, Value>,
-}
-
-impl WhatIfRows {
-    fn new(rows: Arc<Vec<WhatIfRow>>) -> WhatIfRows {
-        let mut rules = HashMap::default();
-        for r in rows.iter() {
-            if !rules.contains_key(&r.rule) {
-                rules.insert(r.rule.clone(), Value::from(&*r.rule));
-            }
-        }
-        WhatIfRows { rows, rules }
-    }
-}
-
-impl RowSource for WhatIfRows {
-    fn count(&self) -> usize {
-        self.rows.len()
-    }
-
-    fn row(&self, i: usize, out: &mut Vec<Value>) {
-        out.clear();
-        let Some(r) = self.rows.get(i) else {
-            return;
-        };
-        let rule = (self.rules.get(&r.rule).cloned()).unwrap_or_else(|| Value::from(&*r.rule));
-        out.extend([
-            rule,
-            Value::from(&*r.step),
-            r.dur_us.into(),
-            r.what_if_dur_us.into(),
-            r.change_pct.into(),
-        ]);
+/// The rows of `what_if.csv`, a rule's text shared.
+fn what_if_rows(rows: &Arc<Vec<WhatIfRow>>) -> RowsOf<WhatIfRow> {
+    RowsOf {
+        texts: SharedTexts::of(rows.iter().map(|r| r.rule.as_str())),
+        rows: Arc::clone(rows),
+        fill: |r, rules, out| {
+            out.extend([
+                rules.value(&r.rule),
+                Value::from(&*r.step),
+                r.dur_us.into(),
+                r.what_if_dur_us.into(),
+                r.change_pct.into(),
+            ]);
+        },
     }
 }
 
