@@ -113,6 +113,43 @@ pub fn tick_labels(ticks: &[f64], step: f64) -> (Vec<String>, Option<String>) {
 /// Powers of ten [`push_fixed`] scales by.
 const FIXED_SCALE: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
 
+/// The sign and the digits, as one integer, of [`push_fixed`]'s text of
+/// `x` with `decimals` decimals, where the scaled product `x *
+/// 10^decimals` is under 2^43 (its rounding error then under 2^-11) and
+/// not within 10^-3 of a half: it then rounds as the exact value does.
+/// `None` for every other value (near a tie, large, not finite, more
+/// than 4 decimals), whose text `format!` makes.
+#[inline]
+pub fn fixed_units(x: f64, decimals: usize) -> Option<(bool, u64)> {
+    let &scale = FIXED_SCALE.get(decimals)?;
+    let y = (x * scale).abs();
+    // Large, or NaN (which no comparison holds for).
+    if y.is_nan() || y >= (1u64 << 43) as f64 {
+        return None;
+    }
+    // The cast truncates, which for `0 <= y < 2^43` is the floor, without
+    // a call into the C library's `floor`.
+    let whole = y as u64;
+    let frac = y - whole as f64;
+    if (frac - 0.5).abs() <= 1e-3 {
+        return None;
+    }
+    Some((x.is_sign_negative(), whole + u64::from(frac > 0.5)))
+}
+
+/// The number [`push_fixed`]'s text of `x` reads back as, where
+/// [`fixed_units`] spells it: `units / 10^decimals`, both exact in an
+/// `f64` (`units` < 2^43), so the quotient is the float nearest the
+/// decimal text, as parsing it gives. For a Parquet column that holds a
+/// table file's values as its CSV spells them (docs/formats.md#parquet-tables)
+/// without spelling and parsing each one.
+#[inline]
+pub fn fixed_value(x: f64, decimals: usize) -> Option<f64> {
+    let (negative, units) = fixed_units(x, decimals)?;
+    let v = units as f64 / FIXED_SCALE.get(decimals)?;
+    Some(if negative { -v } else { v })
+}
+
 /// Appends `x` with `decimals` (at most 4) decimals, the same text as
 /// `format!("{x:.decimals$}")`. Hand-written because that formatting,
 /// exact for every value, took most of the time of writing a table
@@ -123,23 +160,12 @@ const FIXED_SCALE: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
 /// (near a tie, large, not finite) goes through `format!`.
 pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
     use std::fmt::Write;
-    let Some(&scale) = FIXED_SCALE.get(decimals) else {
+    let Some((negative, units)) = fixed_units(x, decimals) else {
         let _ = write!(out, "{x:.decimals$}");
         return;
     };
-    let y = (x * scale).abs();
-    let small = y < (1u64 << 43) as f64; // false for NaN
-                                         // The cast truncates, which for `0 <= y < 2^43` is the floor, without
-                                         // a call into the C library's `floor`.
-    let whole = if small { y as u64 } else { 0 };
-    let frac = y - whole as f64;
-    if !small || (frac - 0.5).abs() <= 1e-3 {
-        let _ = write!(out, "{x:.decimals$}");
-        return;
-    }
-    let units = whole + u64::from(frac > 0.5);
     // `format!` keeps the sign of a negative value that rounds to zero.
-    if x.is_sign_negative() {
+    if negative {
         out.push('-');
     }
     // The digits of `units` by `itoa`, not `write!` (the formatting
@@ -330,10 +356,9 @@ mod tests {
         }
     }
 
-    /// `push_fixed` against `format!` on values of every magnitude, on
-    /// and near the ties of each number of decimals, and the signs.
-    #[test]
-    fn fixed_decimals_are_those_of_format() {
+    /// Values of every magnitude, on and near the ties of each number of
+    /// decimals, and the ends of `f64`.
+    fn fixed_cases() -> Vec<f64> {
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move || {
             seed ^= seed << 13;
@@ -371,7 +396,14 @@ mod tests {
             values.push(f64::from_bits(bits));
             values.push((bits >> 11) as f64 / (1u64 << (bits % 60)) as f64);
         }
-        for x in values {
+        values
+    }
+
+    /// `push_fixed` against `format!` on [`fixed_cases`] and their
+    /// negatives.
+    #[test]
+    fn fixed_decimals_are_those_of_format() {
+        for x in fixed_cases() {
             for d in 0..=5 {
                 let mut s = String::new();
                 push_fixed(&mut s, x, d);
@@ -382,6 +414,38 @@ mod tests {
                 assert_eq!(s, format!("{neg:.d$}"), "{neg:e} with {d} decimals");
             }
         }
+    }
+
+    /// `fixed_value` and `fixed_units` against `push_fixed`'s text read
+    /// back as a float and, without decimals, as an integer: the values
+    /// a table's Parquet file holds (`sections::push_parquet_value`).
+    #[test]
+    fn fixed_values_are_the_texts_read_back() {
+        let mut typed = 0;
+        for x in fixed_cases().into_iter().flat_map(|x| [x, -x]) {
+            for d in 0..=5 {
+                let mut s = String::new();
+                push_fixed(&mut s, x, d);
+                let Some(value) = fixed_value(x, d) else {
+                    continue;
+                };
+                typed += 1;
+                let read: f64 = s.parse().unwrap();
+                assert_eq!(
+                    value.to_bits(),
+                    read.to_bits(),
+                    "{x:e} with {d} decimals: {s}"
+                );
+                if d == 0 {
+                    let (negative, units) = fixed_units(x, 0).unwrap();
+                    let units = units as i64;
+                    let whole = if negative { -units } else { units };
+                    assert_eq!(Ok(whole), s.parse::<i64>(), "{x:e}: {s}");
+                }
+            }
+        }
+        // Most of the cases are typed; the rest go through the text.
+        assert!(typed > 200_000, "{typed}");
     }
 
     #[test]

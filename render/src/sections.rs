@@ -16,7 +16,7 @@ use std::sync::Arc;
 use unitrace_core::atomic::AtomicFile;
 
 use crate::html::{Cell, Document, Table as HtmlTable};
-use crate::parquet::{Column as ParquetColumn, ColumnType, Schema};
+use crate::parquet::{Column as ParquetColumn, ColumnType, ParquetWriter, Schema};
 use crate::table::{CsvRecords, TableFormat, TableWriter};
 
 /// What a column's values are.
@@ -341,6 +341,53 @@ fn push_file_text(out: &mut String, unit: Unit, v: &Value) {
     }
 }
 
+/// Pushes `v` into column `col` of a table's Parquet file as the value
+/// its [`file_text`] parses to (docs/formats.md#parquet-tables: the
+/// Parquet file holds the CSV's values): typed where that value is known
+/// without the text (text, integers, flags, and numbers
+/// [`number::fixed_value`] rounds), else through the text, spelled into
+/// `text` and parsed as the column's type. Spelling and parsing every
+/// value took a third of the time of writing the Parquet tables of a
+/// report (docs/tracestat.md#scale).
+fn push_parquet_value<W: io::Write + Send>(
+    pq: &mut ParquetWriter<W>,
+    col: usize,
+    unit: Unit,
+    v: &Value,
+    text: &mut String,
+) {
+    let ty = unit.parquet_type();
+    let decimals = match unit {
+        Unit::Us => 3,
+        Unit::Count | Unit::Bytes => 0,
+        _ => 4,
+    };
+    match (v, ty) {
+        (Value::Text(t), _) => return pq.push_text(col, t),
+        (Value::Int(i), ColumnType::Int64) => return pq.push_i64(col, *i),
+        // The nearest float to the integer, as its digits parse to.
+        (Value::Int(i), ColumnType::Float64) => return pq.push_f64(col, *i as f64),
+        (Value::Bool(b), ColumnType::Bool) => return pq.push_bool(col, *b),
+        (Value::Num(x), ColumnType::Float64) => {
+            if let Some(value) = crate::number::fixed_value(*x, decimals) {
+                return pq.push_f64(col, value);
+            }
+        }
+        (Value::Num(x), ColumnType::Int64) if decimals == 0 => {
+            // `units` < 2^43: the digits, with "-" before a negative
+            // value's ("-0" reads as 0).
+            if let Some((negative, units)) = crate::number::fixed_units(*x, 0) {
+                let units = units as i64;
+                return pq.push_i64(col, if negative { -units } else { units });
+            }
+        }
+        _ => {}
+    }
+    text.clear();
+    push_file_text(text, unit, v);
+    pq.push_text(col, text);
+}
+
 /// The Parquet schema of a table's file columns.
 pub fn schema(table: &Table) -> Schema {
     Schema::new(
@@ -428,14 +475,15 @@ pub fn write_dir<'a>(
                 })?;
                 return w.finish();
             }
-            let mut record: Vec<String> = vec![String::new(); keep.len()];
-            table.for_each_file_row(|r| {
-                for (text, (&i, &unit)) in record.iter_mut().zip(keep.iter().zip(&units)) {
-                    text.clear();
-                    push_file_text(text, unit, &r[i]);
-                }
-                w.write_record(&record)
-            })?;
+            if let Some(pq) = w.parquet() {
+                let mut text = String::new();
+                table.for_each_file_row(|r| {
+                    for (col, (&i, &unit)) in keep.iter().zip(&units).enumerate() {
+                        push_parquet_value(pq, col, unit, &r[i], &mut text);
+                    }
+                    pq.end_row()
+                })?;
+            }
             w.finish()
         })();
         let file =

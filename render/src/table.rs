@@ -92,6 +92,15 @@ impl<W: Write + Send> TableWriter<W> {
         }
     }
 
+    /// The Parquet writer, where the table is Parquet: for a caller that
+    /// pushes each value as its column's type.
+    pub fn parquet(&mut self) -> Option<&mut ParquetWriter<W>> {
+        match &mut self.inner {
+            Inner::Csv(_) => None,
+            Inner::Parquet(w) => Some(w),
+        }
+    }
+
     pub fn format(&self) -> TableFormat {
         match self.inner {
             Inner::Csv(_) => TableFormat::Csv,
