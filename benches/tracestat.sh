@@ -29,14 +29,15 @@
 #     target's 675 MB/s was measured by (`-q --jobs 1`, the console report
 #     only) with every analysis and the two rules, at most 1.35x, under
 #     300 MB; every output besides is measured beside it. The three runs
-#     are made in turn P times (default 3); printed are the ratio of each
-#     run's best CPU time and the median of the P ratios, and met means
-#     both are at most 1.35x. This machine's speed drifts by a third within
-#     minutes (three pairs' median read 1.33x to 1.68x for nearly the same
+#     are made in turn P times (default 20) on the first K ranks
+#     (--pair-ranks, default 1; 0 for all); printed are the ratio of each
+#     run's best CPU time, the median of the P ratios and the largest peak
+#     RSS of these runs and of the one-core runs on every rank; met means
+#     both ratios at most 1.35x and under 300 MB. This machine's speed
+#     drifts by a third within minutes (three pairs' median read 1.33x to 1.68x for nearly the same
 #     code): the runs taken in turn meet the same drift, interference only
-#     adds time, and many runs settle what three cannot: --pair-ranks K
-#     makes them on the first K ranks only, so that forty take minutes
-#     (docs/benchmarks.md#tracestat);
+#     adds time, and many runs on one rank settle in minutes what three on
+#     every rank cannot (docs/benchmarks.md#tracestat);
 #   * with --instructions (needs valgrind), the same ratio in instructions
 #     that `callgrind` counts on the first JSON rank: --no-critical-path,
 #     every analysis and the two rules with the console report only, and
@@ -58,8 +59,8 @@ repeat=2
 work=""
 formats="json,pftrace"
 baseline=""
-pairs=3
-pair_ranks=0
+pairs=20
+pair_ranks=1
 instructions=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -126,6 +127,7 @@ for format in ${formats//,/ }; do
     rm -f "$work/cat.out"
     run "tracestat, $format (1 core)" "$bytes" taskset -c 0 "$bin" -q --jobs 1 "${files[@]}"
     read -r one one_cpu < "$work/last"
+    if [ "$format" = json ]; then one_rss=$(cat "$work/last.rss"); fi
     run "tracestat, $format ($cores cores)" "$bytes" taskset -c "0-$((cores - 1))" "$bin" -q --jobs "$cores" "${files[@]}"
     read -r all _ < "$work/last"
     awk -v a="$one" -v b="$all" -v n="$cores" -v f="$floor" -v fm="$format" 'BEGIN {
@@ -146,6 +148,8 @@ mapfile -t files < <(ls "$in"/*.json | sort -t. -k3,3n)
 bytes=$(cat "${files[@]}" | wc -c)
 run "tracestat --json --csv --html ($cores cores)" "$bytes" "$bin" -q --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${files[@]}"
 run "tracestat every output + 2 --what-if (1 core)" "$bytes" taskset -c 0 "$bin" -q --jobs 1 --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" --what-if 'kernel:*gemm*=-20%' --what-if comm=0 "${files[@]}"
+# The memory of the target: the one-core runs on every rank (KB).
+every_rss=$(cat "$work/last.rss")
 # The target as a ratio (docs/tracestat.md#scale): everything on at no
 # more than 675/500 = 1.35 times the CPU of the analyses without the path
 # (--no-critical-path: those of the build the 500 MB/s target was set
@@ -158,6 +162,7 @@ run "tracestat every output + 2 --what-if (1 core)" "$bytes" taskset -c 0 "$bin"
 # taken in turn meet the same drift); met when both are at most 1.35x.
 cpu_of() { awk '{ print $2 + $3 }' "$1"; }
 rules=(--what-if 'kernel:*gemm*=-20%' --what-if comm=0)
+one_rss=${one_rss:-0}
 pair_files=("${files[@]}")
 if [ "$pair_ranks" -gt 0 ]; then
     pair_files=("${files[@]:0:$pair_ranks}")
@@ -170,9 +175,11 @@ for ((i = 0; i < pairs; i++)); do
     /usr/bin/time -f "%e %U %S %M" -o "$work/pair.e" taskset -c 0 "$bin" -q --jobs 1 --json "$work/r.json" --csv "$work/csv" --html "$work/r.html" "${rules[@]}" "${pair_files[@]}" > /dev/null
     echo "$(cpu_of "$work/pair.n") $(cpu_of "$work/pair.a") $(cpu_of "$work/pair.e") $(awk '{ print $4 / 1024 }' "$work/pair.a") $(awk '{ print $4 / 1024 }' "$work/pair.e")" >> "$work/pairs.txt"
 done
-# ratio_line LABEL COLUMN: the target's line for the run in COLUMN (2 or 3).
+# ratio_line LABEL COLUMN RSS_KB: the target's line for the run in COLUMN (2
+# or 3); its memory is the largest of RSS_KB and the runs in turn.
 ratio_line() {
-    awk -v label="$1" -v col="$2" '
+    awk -v label="$1" -v col="$2" -v all_rss="$3" '
+        BEGIN { rss = all_rss / 1024 }
         { n[NR] = $1; x[NR] = $col; r[NR] = $col / ($1 > 0 ? $1 : 0.01); m = (col == 2 ? $4 : $5); if (m > rss) rss = m }
         END {
             bn = n[1]; bx = x[1]
@@ -184,8 +191,9 @@ ratio_line() {
             printf "%s at most 1.35x the CPU of --no-critical-path, under 300 MB: bests %.2fx (%.2f against %.2f CPU s), median of %d in turn %.2fx (%.2f-%.2fx), %.0f MB: %s\n",
                 label, best, bx, bn, k, med, r[1], r[k], rss, (best <= 1.35 && med <= 1.35 && rss < 300) ? "met" : "missed" }' "$work/pairs.txt"
 }
-ratio_line "target: every analysis + 2 --what-if" 2
-ratio_line "also: every output + 2 --what-if" 3
+most_rss=$(( one_rss > every_rss ? one_rss : every_rss ))
+ratio_line "target: every analysis + 2 --what-if" 2 "$most_rss"
+ratio_line "also: every output + 2 --what-if" 3 "$most_rss"
 if [ "$instructions" = 1 ]; then
     # The three runs side by side, each under `callgrind` (one thread).
     count() {
