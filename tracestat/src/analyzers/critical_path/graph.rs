@@ -555,6 +555,9 @@ struct Graph<'m, 'a> {
     /// The tests' hook: every stretch found by a sweep of its thread's
     /// calls, as when a walk leaves the stretches generated.
     sweep_again: bool,
+    /// The replay's lists ([`replay::ReplayBufs`] of the run's lane
+    /// count), kept from step to step.
+    replay_bufs: Option<Box<dyn std::any::Any>>,
 }
 
 /// With `UNITRACE_TEST_SWEEP_AGAIN` set, walks read no generated stretch:
@@ -809,6 +812,7 @@ impl<'m, 'a> Graph<'m, 'a> {
             walk_hint: Vec::new(),
             walk_items: Vec::new(),
             sweep_again: sweep_again(),
+            replay_bufs: None,
         }
     }
 
@@ -1375,12 +1379,16 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// and of the host range's end (`host_node`), replayed across ranks
     /// to move the rank's next step (docs/tracestat.md#what-if).
     fn replayed<const S: usize>(
-        &self,
-        (start, end, end_node, first): (Ns, Ns, u32, bool),
+        &mut self,
+        replayed: (Ns, Ns, u32, bool),
         sinks: &[u32],
         host_node: u32,
     ) -> (Vec<SinkLens>, Option<(Ns, SinkLens)>) {
-        let l = self.replay::<S>(start, end, end_node, first);
+        let mut bufs: Box<replay::ReplayBufs<S>> = (self.replay_bufs.take())
+            .and_then(|b| b.downcast().ok())
+            .unwrap_or_default();
+        self.replay::<S>(&mut bufs, replayed);
+        let l = &bufs.replay;
         let lens = sinks
             .iter()
             .map(|&v| SinkLens::from_entries(l.of(self.pos[v as usize])))
@@ -1393,6 +1401,7 @@ impl<'m, 'a> Graph<'m, 'a> {
                 SinkLens::from_entries(l.of(self.pos[host_node as usize])),
             )
         });
+        self.replay_bufs = Some(bufs);
         (lens, host_end)
     }
 
@@ -1677,17 +1686,21 @@ fn first_after(segs: &[Stretch], a: Ns, near: usize) -> usize {
 /// the model), then the two are merged: the same order as a stable sort
 /// of the whole, at a fraction of its cost. Keys are read where compared,
 /// not listed: a list of every call's key took 36 MB of a 500 MB rank at
-/// its peak (docs/tracestat.md#memory).
-fn sort_calls<K: Ord>(
+/// its peak (docs/tracestat.md#memory). `span` gives a call's start and
+/// end; the flags say which part is known to be in order.
+fn sort_calls(
     calls: &mut Vec<CallRef>,
-    (api, ranges_in_order): (usize, bool),
-    key: impl Fn(CallRef) -> K,
+    (api, api_in_order, ranges_in_order): (usize, bool, bool),
+    span: impl Fn(CallRef) -> (Ns, Ns),
 ) {
-    let key = |c: &CallRef| key(*c);
+    let key = |c: &CallRef| {
+        let (start, end) = span(*c);
+        (start, std::cmp::Reverse(end))
+    };
     let in_order = |part: &[CallRef]| part.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
     let len = calls.len();
     let (a, h) = calls.split_at_mut(api.min(len));
-    for (part, known) in [(&mut *a, false), (&mut *h, ranges_in_order)] {
+    for (part, known) in [(&mut *a, api_in_order), (&mut *h, ranges_in_order)] {
         if !known && !in_order(part) {
             sort_by_cached_keys(part, key);
         }
@@ -1927,9 +1940,9 @@ mod tests {
             let mut want = all.clone();
             want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             let mut refs: Vec<CallRef> = (0..all.len() as CallRef).collect();
-            sort_calls(&mut refs, (a.len(), known), |r| {
+            sort_calls(&mut refs, (a.len(), false, known), |r| {
                 let c = all[r as usize];
-                (c.0, std::cmp::Reverse(c.1))
+                (c.0, c.1)
             });
             let got: Vec<Call> = refs.iter().map(|&r| all[r as usize]).collect();
             assert_eq!(got, want);

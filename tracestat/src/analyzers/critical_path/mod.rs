@@ -1364,12 +1364,12 @@ fn solve_in_windows(
         solver.load_window(&steps[from..to])?;
         let solver = &*solver;
         if let Some(covered) = covered_before.and_then(|c| c.get(from..to)) {
-            paths.par_extend(
-                steps[from..to]
-                    .par_iter()
-                    .zip(covered)
-                    .map(|((id, parts), &covered_to)| solver.path(*id, parts, covered_to)),
-            );
+            paths.par_extend(steps[from..to].par_iter().zip(covered).map_init(
+                solve::PathScratch::default,
+                |scratch, ((id, parts), &covered_to)| {
+                    solver.path_in(scratch, *id, parts, covered_to)
+                },
+            ));
         }
         let window = &steps[from..to];
         windows.extend(replay_in_order(

@@ -33,6 +33,16 @@ pub struct PathItem {
     pub dur: Ns,
 }
 
+/// The lists a step's path is walked in, kept from step to step: a run
+/// walks every step, and the walk's room (a large block, 256 stretches)
+/// was allocated and shrunk for each; now a step allocates only its
+/// clipped path, at its length (docs/tracestat.md#scale).
+#[derive(Default)]
+pub struct PathScratch {
+    rev: Vec<PathItem>,
+    chain: Vec<Item>,
+}
+
 /// One step's path across ranks.
 #[derive(Debug, Clone)]
 pub struct StepPath {
@@ -109,6 +119,21 @@ pub struct Carried {
     /// range.
     end_shift: Vec<Option<(usize, Ns)>>,
     host_shift: Vec<Option<(usize, Ns)>>,
+    /// The lists a step's replay works in, kept from step to step: a run
+    /// replays every step under every rule, four lists each time
+    /// (docs/tracestat.md#scale).
+    scratch: ReplayScratch,
+}
+
+/// [`Solver::replay_prepared`]'s lists: per sink its replayed time, per
+/// part its shifts, per group its latest arrival, per host range end its
+/// move.
+#[derive(Default)]
+struct ReplayScratch {
+    value: Vec<Ns>,
+    shifts: Vec<(Ns, Ns)>,
+    latest: Vec<Option<Ns>>,
+    host_moved: Vec<(usize, Ns)>,
 }
 
 impl Carried {
@@ -127,6 +152,7 @@ impl Carried {
             at: vec![Self::UNSET; n],
             end_shift: vec![None; solver.paths.len()],
             host_shift: vec![None; solver.paths.len()],
+            scratch: ReplayScratch::default(),
         }
     }
 
@@ -436,7 +462,19 @@ impl<'a> Solver<'a> {
 
     /// The path of one step; the steps before it cover the time up to
     /// `covered_to` (`Ns::MIN` for none).
+    #[cfg(test)]
     pub fn path(&self, id: Option<i64>, parts: &[Part], covered_to: Ns) -> StepPath {
+        self.path_in(&mut PathScratch::default(), id, parts, covered_to)
+    }
+
+    /// [`Solver::path`], its walk in `scratch`'s lists.
+    pub fn path_in(
+        &self,
+        scratch: &mut PathScratch,
+        id: Option<i64>,
+        parts: &[Part],
+        covered_to: Ns,
+    ) -> StepPath {
         let start = parts
             .iter()
             .map(|&(r, k)| self.paths[r].steps[k].start - self.off[r])
@@ -448,9 +486,8 @@ impl<'a> Solver<'a> {
             .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
             .unwrap_or((0, 0, 0));
         let own_from = start.max(covered_to).min(end);
-        // Room for a step's usual path (about 140 stretches on the bench's
-        // ranks) at once, not grown seven times (docs/tracestat.md#scale).
-        let mut rev: Vec<PathItem> = Vec::with_capacity(256);
+        let PathScratch { rev, chain } = scratch;
+        rev.clear();
         let mut totals = StepTotals::new((start, own_from, end));
         // The walk goes back in time: what it adds is cut at the earliest
         // time it has reached (a step before's device tail may run on past
@@ -462,8 +499,6 @@ impl<'a> Solver<'a> {
             end_k,
             self.paths[end_rank].sink_count(end_k).saturating_sub(1),
         );
-        // A chain's stretches decoded once, for the path and its totals.
-        let mut chain: Vec<Item> = Vec::with_capacity(64);
         for _ in 0..=total_sinks {
             let (r, k, si) = cur;
             let Some(sink) = self.body(r, k).sinks.get(si) else {
@@ -475,12 +510,12 @@ impl<'a> Solver<'a> {
             chain.clear();
             chain.extend(sink.items.iter());
             rev.extend(chain.iter().map(|it| self.item(r, it)));
-            let cut = cut_at(&mut rev, from, horizon);
+            let cut = cut_at(rev, from, horizon);
             rev[from..].reverse();
             if let Some(first) = rev[from..].last() {
                 horizon = horizon.min(first.start);
             }
-            self.add_chain(&mut totals, r, (sink, &chain), &rev[from..], cut);
+            self.add_chain(&mut totals, r, (sink, chain), &rev[from..], cut);
             let Some(j) = sink.source else {
                 // The chain began at rank r's step start. Where r was
                 // still in its step numbered before when this step began
@@ -901,7 +936,15 @@ impl<'a> Solver<'a> {
             _ => None,
         };
         const UNSET: Ns = Ns::MIN / 4;
-        let mut value: Vec<Ns> = vec![UNSET; plan.first[plan.first.len() - 1]];
+        let mut scratch = std::mem::take(&mut carried.scratch);
+        let ReplayScratch {
+            value,
+            shifts,
+            latest,
+            host_moved,
+        } = &mut scratch;
+        value.clear();
+        value.resize(plan.first[plan.first.len() - 1], UNSET);
         // Per part, how far its host start and the device work before it
         // moved: as the host range and the end of the rank's step before
         // moved in its replay (docs/tracestat.md#what-if).
@@ -909,17 +952,19 @@ impl<'a> Solver<'a> {
             Some((b, d)) if b + 1 == k => d,
             _ => 0,
         };
-        let shifts: Vec<(Ns, Ns)> = (plan.parts.iter().zip(&plan.bounds))
-            .map(|(&p, &(_, _, follows))| match follows {
+        shifts.clear();
+        shifts.extend(
+            (plan.parts.iter().zip(&plan.bounds)).map(|(&p, &(_, _, follows))| match follows {
                 true => (
                     before(&carried.host_shift, p),
                     before(&carried.end_shift, p),
                 ),
                 false => (0, 0),
-            })
-            .collect();
+            }),
+        );
         // Each group's latest arrival, `None` once one of them changed.
-        let mut latest: Vec<Option<Ns>> = vec![None; plan.groups.len()];
+        latest.clear();
+        latest.resize(plan.groups.len(), None);
         let read = |value: &[Ns], a: Arrival| match a {
             Arrival::Replayed(at) => value[at],
             Arrival::Outside { call, recorded } => carried.get(call).unwrap_or(recorded),
@@ -977,7 +1022,7 @@ impl<'a> Solver<'a> {
         for _pass in 0..8 {
             let mut changed = false;
             for sink in &plan.sinks {
-                let best = time_of(sink, &value, &mut latest);
+                let best = time_of(sink, value, latest);
                 if value[sink.at] != best {
                     value[sink.at] = best;
                     changed = true;
@@ -991,9 +1036,10 @@ impl<'a> Solver<'a> {
                 break;
             }
         }
-        let host_moved: Vec<(usize, Ns)> = (plan.host_ends.iter())
-            .map(|h| (h.part, time_of(h, &value, &mut latest) - h.recorded))
-            .collect();
+        host_moved.clear();
+        host_moved.extend(
+            (plan.host_ends.iter()).map(|h| (h.part, time_of(h, value, latest) - h.recorded)),
+        );
         // Each part's last sink: its step's end; the step from its ranks'
         // earliest (moved) start to their latest end.
         let mut start = Ns::MAX;
@@ -1007,7 +1053,7 @@ impl<'a> Solver<'a> {
             }
             carried.host_shift[r] = None;
         }
-        for (i, d) in host_moved {
+        for &(i, d) in host_moved.iter() {
             let (r, k) = plan.parts[i];
             carried.host_shift[r] = Some((k, d));
         }
@@ -1016,6 +1062,7 @@ impl<'a> Solver<'a> {
                 carried.set(call, value[at]);
             }
         }
+        carried.scratch = scratch;
         if start == Ns::MAX {
             return (0, 0);
         }
@@ -1303,11 +1350,10 @@ fn add_clipped(totals: &mut Totals, it: &PathItem, (start, end): (Ns, Ns)) {
 
 /// Items cut to `start..end`, with the time before the first one (the
 /// step had not begun on the rank the path reaches) as idle.
-fn clip(mut out: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
-    // In place: the list is the path's, a new one would copy it. It is
-    // then shrunk to its length, as it is kept for the tables: the room
-    // the walk began with, held by every step, took 55 MB of the bench's
-    // 8 ranks (docs/tracestat.md#memory).
+fn clip(out: &mut Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<PathItem> {
+    // In the walk's list, then moved to one of its length, as it is kept
+    // for the tables: the room the walk needs, held by every step, took
+    // 55 MB of the bench's 8 ranks (docs/tracestat.md#memory).
     out.retain_mut(|it| {
         let (s, e) = (it.start.max(start), (it.start + it.dur).min(end));
         it.start = s;
@@ -1328,8 +1374,10 @@ fn clip(mut out: Vec<PathItem>, start: Ns, end: Ns, end_rank: usize) -> Vec<Path
             },
         );
     }
-    out.shrink_to_fit();
-    out
+    // Moved out at its length; the walk's list keeps its room.
+    let mut kept = Vec::with_capacity(out.len());
+    kept.append(out);
+    kept
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ pub(super) fn first_seq(phase: u64, list: u64) -> u64 {
     (phase << PHASE_SHIFT) | (list << LIST_SHIFT)
 }
 
+/// Per thread: its events `(time, tag, event)`.
+type ThreadEvents = FastMap<u64, Vec<(Ns, u8, Ev)>>;
+
 /// Where one host thread's chain stopped.
 pub(super) struct ThreadBuild {
     /// Its events in time order; those before `at` are built.
@@ -82,10 +85,9 @@ impl<'m, 'a> Graph<'m, 'a> {
             .enumerate()
             .map(|(pos, &i)| (t.collectives[i].start, t.collectives[i].end, pos))
             .collect();
-        let mut per_tid = self.thread_events(order, windows);
+        let (mut per_tid, mut calls_by_tid) = self.gather_threads(order, windows);
         let mut tids: Vec<u64> = per_tid.keys().copied().collect();
         tids.sort_unstable();
-        let mut calls_by_tid = self.calls_by_thread(&per_tid);
         self.waits = self.thread_waits(&mut per_tid, &calls_by_tid);
         for tid in tids {
             let mut evs = per_tid.remove(&tid).unwrap_or_default();
@@ -114,124 +116,126 @@ impl<'m, 'a> Graph<'m, 'a> {
         self.host_coll = self.host_collectives();
     }
 
-    /// Per thread: `(time, tag, event)`: tag 0 a launch, 1 a step end,
-    /// 2 a collective call, 3 a call that waits for the device. Each
-    /// thread's list sized exactly: they are held while the rank's windows
-    /// are built (docs/tracestat.md#scale).
-    fn thread_events(
+    /// Per thread with events: its events `(time, tag, event)` (tag 0 a
+    /// launch, 1 a step end, 2 a collective call, 3 a call that waits for
+    /// the device) and its calls, sorted by start (the longer first), as
+    /// 4-byte references. Each list is sized exactly: they are held while
+    /// the rank's windows are built (docs/tracestat.md#scale). The rank's
+    /// API calls, the largest list this stage reads (35 MB of a 500 MB
+    /// rank), are read twice: to count each thread's calls and waits (and
+    /// see whether its calls come in order), then to fill them: five
+    /// passes took a tenth more of the stage's instructions.
+    fn gather_threads(
         &mut self,
         order: &[usize],
         windows: &[StepWindow],
-    ) -> FastMap<u64, Vec<(Ns, u8, Ev)>> {
+    ) -> (ThreadEvents, FastMap<u64, Vec<CallRef>>) {
         let t = self.m.trace;
-        let launches = self.m.submissions.iter().flatten().map(|s| s.0);
-        let steps = windows.iter().filter_map(|w| w.tid);
-        let colls = order.iter().map(|&i| &t.collectives[i]);
-        let host_colls = colls.filter(|c| !c.on_device && c.end >= c.start);
-        // Threads numbered as met (the launching ones first), counted,
-        // then filled: one lookup per event, mostly the thread before's.
+        // Threads numbered as met, the launching ones first.
         let mut threads = ThreadIndex::default();
-        let mut counts: Vec<usize> = Vec::new();
-        for tid in launches.chain(steps).chain(host_colls.map(|c| c.tid)) {
+        let mut ev_counts: Vec<usize> = Vec::new();
+        for (tid, _) in self.thread_events(order, windows) {
             let k = threads.insert(tid);
-            if k == counts.len() {
-                counts.push(0);
+            if k == ev_counts.len() {
+                ev_counts.push(0);
             }
-            counts[k] += 1;
+            ev_counts[k] += 1;
         }
-        let frees: Vec<bool> = (0..t.names.len())
-            .map(|i| frees_device_memory(t.name(NameId(i as u32))))
+        let mut call_counts = vec![0usize; threads.len()];
+        // Per thread: the last API call's order key, and whether its API
+        // calls came in order.
+        let mut last: Vec<Option<(Ns, std::cmp::Reverse<Ns>)>> = vec![None; threads.len()];
+        let mut api_in_order = vec![true; threads.len()];
+        let waits: Vec<bool> = (0..t.names.len())
+            .map(|i| {
+                let name = NameId(i as u32);
+                t.names.info(name).host_kind == HostKind::Sync || frees_device_memory(t.name(name))
+            })
             .collect();
-        let waits = |a: &crate::ingest::HostCall| {
-            t.names.info(a.name).host_kind == HostKind::Sync || frees[a.name.index()]
-        };
-        for a in t.api.iter().filter(|a| waits(a)) {
-            if let Some(k) = threads.get(a.tid) {
-                counts[k] += 1;
+        for a in &t.api {
+            let Some(k) = threads.get(a.tid) else {
+                continue;
+            };
+            // Cached here, read by `call`.
+            self.call_kind(a.name);
+            call_counts[k] += 1;
+            ev_counts[k] += usize::from(waits[a.name.index()]);
+            let key = Some((a.start, std::cmp::Reverse(a.end)));
+            api_in_order[k] &= last[k] <= key;
+            last[k] = key;
+        }
+        for h in &t.host {
+            if let Some(k) = threads.get(h.tid) {
+                call_counts[k] += 1;
             }
         }
-        let mut lists: Vec<Vec<(Ns, u8, Ev)>> =
-            counts.iter().map(|&n| Vec::with_capacity(n)).collect();
-        let mut add = |tid: u64, e: (Ns, u8, Ev)| {
+        let mut evs: Vec<Vec<(Ns, u8, Ev)>> =
+            ev_counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+        for (tid, e) in self.thread_events(order, windows) {
             if let Some(k) = threads.get(tid) {
-                lists[k].push(e);
-            }
-        };
-        for (k, sub) in self.m.submissions.iter().enumerate() {
-            if let Some((tid, ts)) = *sub {
-                add(tid, (ts, 0, Ev::Launch(k as u32)));
+                evs[k].push(e);
             }
         }
-        for (w, win) in windows.iter().enumerate() {
-            if let Some(tid) = win.tid {
-                add(tid, (win.end, 1, Ev::StepEnd(w as u32)));
-            }
-        }
-        for (pos, &i) in order.iter().enumerate() {
-            let c = &t.collectives[i];
-            if !c.on_device && c.end >= c.start {
-                add(c.tid, (c.start, 2, Ev::Coll(pos as u32)));
-            }
-        }
+        let mut calls: Vec<Vec<CallRef>> =
+            call_counts.iter().map(|&n| Vec::with_capacity(n)).collect();
         for (i, a) in t.api.iter().enumerate() {
-            if waits(a) {
-                add(a.tid, (a.start, 3, Ev::Sync(i as u32, NONE)));
-            }
-        }
-        threads.tids.into_iter().zip(lists).collect()
-    }
-
-    /// The calls of each thread with events, sorted by start (the longer
-    /// first), as 4-byte references.
-    fn calls_by_thread(
-        &mut self,
-        per_tid: &FastMap<u64, Vec<(Ns, u8, Ev)>>,
-    ) -> FastMap<u64, Vec<CallRef>> {
-        let t = self.m.trace;
-        let mut threads = ThreadIndex::new(per_tid.keys().copied());
-        // Each thread's list sized exactly: the calls are the largest list
-        // of this stage (docs/tracestat.md#scale).
-        let mut counts = vec![0usize; threads.len()];
-        for c in t.api.iter().chain(&t.host) {
-            if let Some(k) = threads.get(c.tid) {
-                counts[k] += 1;
-            }
-        }
-        let mut lists: Vec<Vec<CallRef>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
-        for (i, a) in t.api.iter().enumerate() {
-            if let Some(k) = threads.get(a.tid) {
-                // Cached here, read by `call`.
-                self.call_kind(a.name);
-                lists[k].push(i as CallRef);
+            let Some(k) = threads.get(a.tid) else {
+                continue;
+            };
+            calls[k].push(i as CallRef);
+            if waits[a.name.index()] {
+                evs[k].push((a.start, 3, Ev::Sync(i as u32, NONE)));
             }
         }
         // Where each thread's host ranges start in its list.
-        let api_calls: Vec<usize> = lists.iter().map(Vec::len).collect();
+        let api_calls: Vec<usize> = calls.iter().map(Vec::len).collect();
         // A thread that launches work has its ranges in order already
         // (the model's); another's are sorted with its calls.
         let mut ordered = vec![false; threads.len()];
         for (k, &tid) in threads.tids.iter().enumerate() {
             if let Some(order) = self.m.host_order.of_thread(tid) {
                 let first = t.api.len() as CallRef;
-                lists[k].extend(order.iter().map(|&i| first + i));
+                calls[k].extend(order.iter().map(|&i| first + i));
                 ordered[k] = true;
             }
         }
         for (i, h) in t.host.iter().enumerate() {
             match threads.get(h.tid) {
-                Some(k) if !ordered[k] => lists[k].push((t.api.len() + i) as CallRef),
+                Some(k) if !ordered[k] => calls[k].push((t.api.len() + i) as CallRef),
                 _ => {}
             }
         }
-        for ((calls, &api), &ordered) in lists.iter_mut().zip(&api_calls).zip(&ordered) {
-            sort_calls(calls, (api, ordered), |r| {
+        for (k, list) in calls.iter_mut().enumerate() {
+            sort_calls(list, (api_calls[k], api_in_order[k], ordered[k]), |r| {
                 let c = self.call(r);
-                (c.0, std::cmp::Reverse(c.1))
+                (c.0, c.1)
             });
         }
-        (threads.tids.into_iter().zip(lists))
+        let calls = (threads.tids.iter().copied().zip(calls))
             .filter(|(_, calls)| !calls.is_empty())
-            .collect()
+            .collect();
+        (threads.tids.into_iter().zip(evs).collect(), calls)
+    }
+
+    /// The launches, step ends and collective calls of the threads, as
+    /// `(thread, (time, tag, event))`, in that order (the launching
+    /// threads are met first).
+    fn thread_events<'s>(
+        &'s self,
+        order: &'s [usize],
+        windows: &'s [StepWindow],
+    ) -> impl Iterator<Item = (u64, (Ns, u8, Ev))> + 's {
+        let t = self.m.trace;
+        let launches = (self.m.submissions.iter().enumerate())
+            .filter_map(|(k, sub)| sub.map(|(tid, ts)| (tid, (ts, 0, Ev::Launch(k as u32)))));
+        let steps = (windows.iter().enumerate())
+            .filter_map(|(w, win)| Some((win.tid?, (win.end, 1, Ev::StepEnd(w as u32)))));
+        let colls = order.iter().enumerate().filter_map(move |(pos, &i)| {
+            let c = &t.collectives[i];
+            (!c.on_device && c.end >= c.start)
+                .then_some((c.tid, (c.start, 2, Ev::Coll(pos as u32))))
+        });
+        launches.chain(steps).chain(colls)
     }
 
     /// Per collective position: whether its host call gets a node of its
@@ -506,14 +510,6 @@ struct ThreadIndex {
 }
 
 impl ThreadIndex {
-    fn new(tids: impl Iterator<Item = u64>) -> ThreadIndex {
-        let mut index = ThreadIndex::default();
-        for tid in tids {
-            index.insert(tid);
-        }
-        index
-    }
-
     /// Thread `tid`'s number, a new one (the next) when it had none.
     fn insert(&mut self, tid: u64) -> usize {
         if let Some(k) = self.get(tid) {

@@ -214,11 +214,9 @@ impl Graph<'_, '_> {
     /// one after a step not numbered before it).
     pub(super) fn replay<const S: usize>(
         &self,
-        start: Ns,
-        end: Ns,
-        end_node: u32,
-        first: bool,
-    ) -> Replay<S> {
+        bufs: &mut ReplayBufs<S>,
+        (start, end, end_node, first): (Ns, Ns, u32, bool),
+    ) {
         let end_of = |v: &u32| self.nodes[*v as usize].end;
         // Searched from the step's end node: only nodes near it, which
         // the replay then reads, rather than a search of the whole run.
@@ -226,26 +224,25 @@ impl Graph<'_, '_> {
         let hi = partition_point_near(&self.order, at_end, |v| end_of(v) <= end);
         let lo = partition_point_near(&self.order[..hi], at_end, |v| end_of(v) <= start);
         let (lo, hi) = (lo as u32, hi as u32);
-        let width = 2 + self.rules.len();
-        let span = (hi - lo) as usize;
-        let mut r = Replay {
-            lo,
-            width,
-            first: Vec::with_capacity(span + 1),
-            src: Vec::with_capacity(span),
-            lens: Vec::with_capacity(span),
-        };
+        let ReplayBufs {
+            replay: r,
+            acc,
+            near,
+        } = bufs;
+        r.lo = lo;
+        r.width = 2 + self.rules.len();
+        r.first.clear();
+        r.src.clear();
+        r.lens.clear();
         r.first.push(0);
         let mut cost = [0 as Ns; S];
         let mut gaps = [0 as Ns; S];
-        // One node's chains per source, reused from node to node: no
-        // allocation per node (docs/tracestat.md#scale).
-        let mut acc = Chains::<S>::new();
         let mut line = [0 as Ns; S];
         // Per slot, the latest end of host and of device work before the
         // step that a node waits for.
         let mut before_ends = [[0 as Ns; S]; 2];
-        let mut near = vec![0; self.threads.len() * (self.rules.len() + 1)];
+        near.clear();
+        near.resize(self.threads.len() * (self.rules.len() + 1), 0);
         // Where a chain ends in time: its source's time and its length.
         let key = |s: u32, l: &[Ns; S]| -> Ns {
             let t = if s == START || s == BEFORE {
@@ -264,7 +261,7 @@ impl Graph<'_, '_> {
                 r.first.push(r.src.len() as u32);
                 continue;
             }
-            let es = self.costs(v, &mut cost, &mut gaps, &mut near);
+            let es = self.costs(v, &mut cost, &mut gaps, near);
             // The node's delay was recorded after its binding predecessor:
             // it waits that long after that one's (replayed) end, and for
             // its other predecessors only until they end (a kernel queued
@@ -357,13 +354,38 @@ impl Graph<'_, '_> {
             }
             r.first.push(r.src.len() as u32);
         }
-        r
     }
 
     fn coll_end_time(&self, pos: u32) -> Ns {
         match self.coll_end.get(pos as usize) {
             Some(&e) if e != NONE => self.nodes[e as usize].end,
             _ => 0,
+        }
+    }
+}
+
+/// The lists a step's replay fills, kept from step to step (a run replays
+/// thousands of steps, and the allocator took about a tenth of the path's
+/// time on the bench's ranks, docs/tracestat.md#scale): the replay, the
+/// chains of the node being replayed, the searches' hints.
+pub(super) struct ReplayBufs<const S: usize> {
+    pub(super) replay: Replay<S>,
+    acc: Chains<S>,
+    near: Vec<usize>,
+}
+
+impl<const S: usize> Default for ReplayBufs<S> {
+    fn default() -> Self {
+        ReplayBufs {
+            replay: Replay {
+                lo: 0,
+                width: 0,
+                first: Vec::new(),
+                src: Vec::new(),
+                lens: Vec::new(),
+            },
+            acc: Chains::new(),
+            near: Vec::new(),
         }
     }
 }
